@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/resp"
+)
+
+// shutdownGrace bounds how long in-flight commands may run after a signal.
+const shutdownGrace = 5 * time.Second
+
+// envPrefix names each flag's environment variable: --max-memory is
+// STAMPEDELESS_MAX_MEMORY.
+const envPrefix = "STAMPEDELESS_"
+
+func env(flag string) []string {
+	return []string{envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))}
+}
+
+// serveFlags are the flags of `stampedeless serve`, which is also what runs
+// with no subcommand.
+func serveFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
+			Usage: "address to serve the Redis protocol on"},
+		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
+			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
+		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
+			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
+		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
+			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
+		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
+			Usage: "password clients must AUTH with before other commands (empty: none)"},
+		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
+			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
+		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: env("log-level"),
+			Usage: "debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: env("log-format"),
+			Usage: "text or json"},
+	}
+}
+
+func newApp() *cli.App {
+	serve := &cli.Command{
+		Name:   "serve",
+		Usage:  "run the server (the default)",
+		Flags:  serveFlags(),
+		Action: runServe,
+	}
+	return &cli.App{
+		Name:   "stampedeless",
+		Usage:  "a Redis-protocol cache server that stops cache stampedes",
+		Flags:  serveFlags(),
+		Action: runServe,
+		Commands: []*cli.Command{
+			serve,
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, resp.RedisVersion)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// config is the parsed command line.
+type config struct {
+	addr, metricsAddr string
+	store             engine.Options
+	server            resp.Options
+}
+
+func parseConfig(c *cli.Context) (config, error) {
+	var cfg config
+	maxMemory, err := resp.ParseMemory(c.String("max-memory"))
+	if err != nil {
+		return cfg, fmt.Errorf("--max-memory: %w", err)
+	}
+	maxValue, err := resp.ParseMemory(c.String("max-value-size"))
+	if err != nil {
+		return cfg, fmt.Errorf("--max-value-size: %w", err)
+	}
+	level := new(slog.LevelVar)
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return cfg, fmt.Errorf("--log-level: %w", err)
+	}
+	handlerOpts := &slog.HandlerOptions{Level: level}
+	var logger *slog.Logger
+	switch c.String("log-format") {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(os.Stderr, handlerOpts))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(os.Stderr, handlerOpts))
+	default:
+		return cfg, fmt.Errorf("--log-format: want text or json, got %q", c.String("log-format"))
+	}
+	cfg.addr = c.String("addr")
+	cfg.metricsAddr = c.String("metrics-addr")
+	cfg.store = engine.Options{MaxMemory: maxMemory}
+	cfg.server = resp.Options{
+		RequirePass:  c.String("requirepass"),
+		MaxClients:   c.Int("max-clients"),
+		MaxValueSize: maxValue,
+		Logger:       logger,
+		LogLevel:     level,
+		Version:      version,
+	}
+	return cfg, nil
+}
+
+func runServe(c *cli.Context) error {
+	cfg, err := parseConfig(c)
+	if err != nil {
+		return err
+	}
+	log := cfg.server.Logger
+
+	store, err := engine.New(cfg.store)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	reg := metrics.New()
+	reg.Store(store)
+	cfg.server.Store = store
+	cfg.server.Metrics = reg
+	srv := resp.New(cfg.server)
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	var metricsSrv *http.Server
+	if cfg.metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", reg.Handler())
+		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		go metricsSrv.Serve(mln)
+		log.Info("serving metrics", "addr", mln.Addr().String())
+	}
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("stampedeless ready", "addr", ln.Addr().String(), "version", version,
+		"max_memory", cfg.store.MaxMemory)
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if metricsSrv != nil {
+		metricsSrv.Shutdown(sctx)
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("connections still open at the end of the grace period were closed", "err", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,98 @@
+package engine
+
+// Match reports whether subject matches the glob pattern with Redis's rules:
+// '*' matches any run of bytes, '?' any one byte, '[abc]', '[^abc]' and
+// '[a-z]' a byte from a set, and '\' makes the next byte literal.
+func Match(pattern []byte, subject string) bool {
+	p, s := 0, 0
+	// Where to resume after the most recent '*': the pattern position after
+	// it, and the subject position it has absorbed up to.
+	starP, starS := -1, 0
+	for s < len(subject) {
+		if p < len(pattern) {
+			switch pattern[p] {
+			case '*':
+				for p < len(pattern) && pattern[p] == '*' {
+					p++
+				}
+				if p == len(pattern) {
+					return true
+				}
+				starP, starS = p, s
+				continue
+			case '?':
+				p++
+				s++
+				continue
+			case '[':
+				if next, ok := matchClass(pattern, p, subject[s]); ok {
+					p = next
+					s++
+					continue
+				}
+			case '\\':
+				if p+1 < len(pattern) {
+					if pattern[p+1] == subject[s] {
+						p += 2
+						s++
+						continue
+					}
+					break
+				}
+				fallthrough
+			default:
+				if pattern[p] == subject[s] {
+					p++
+					s++
+					continue
+				}
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		starS++
+		p, s = starP, starS
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// matchClass matches c against the class starting at pattern[open] == '['
+// and returns the position after the class. An unterminated class ends with
+// the pattern, as in Redis.
+func matchClass(pattern []byte, open int, c byte) (int, bool) {
+	p := open + 1
+	negate := p < len(pattern) && pattern[p] == '^'
+	if negate {
+		p++
+	}
+	matched := false
+	for p < len(pattern) && pattern[p] != ']' {
+		switch {
+		case pattern[p] == '\\' && p+1 < len(pattern):
+			p++
+			matched = matched || pattern[p] == c
+		case p+2 < len(pattern) && pattern[p+1] == '-' && pattern[p+2] != ']':
+			lo, hi := pattern[p], pattern[p+2]
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+			matched = matched || (c >= lo && c <= hi)
+			p += 2
+		default:
+			matched = matched || pattern[p] == c
+		}
+		p++
+	}
+	if p < len(pattern) {
+		p++ // the closing ']'
+	}
+	return p, matched != negate
+}
+
+func isMatchAll(pattern []byte) bool {
+	return len(pattern) == 0 || (len(pattern) == 1 && pattern[0] == '*')
+}

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock for Options.Now that only moves when told to.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// nanos returns the current fake time in unix nanoseconds.
+func (c *fakeClock) nanos() int64 { return c.ns.Load() }
+
+// in returns the fake time d from now in unix nanoseconds.
+func (c *fakeClock) in(d time.Duration) int64 { return c.ns.Load() + int64(d) }
+
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// noSweep is an ExpireInterval long enough that the sweeper never runs
+// during a test, so lazy expiry can be observed on its own.
+const noSweep = time.Hour
+
+// newStore returns a store closed when the test ends.
+func newStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// newClockStore returns a store on a fake clock whose sweeper does not run.
+func newClockStore(t testing.TB) (*Store, *fakeClock) {
+	t.Helper()
+	clk := newFakeClock()
+	s := newStore(t, Options{MaxMemory: 64 << 20, Now: clk.Now, ExpireInterval: noSweep})
+	return s, clk
+}
+
+func mustSet(t testing.TB, s *Store, key, value string, opts SetOptions) SetResult {
+	t.Helper()
+	res, err := s.Set([]byte(key), []byte(value), opts)
+	if err != nil {
+		t.Fatalf("Set(%q): %v", key, err)
+	}
+	return res
+}
+
+func set(t testing.TB, s *Store, key, value string) {
+	t.Helper()
+	res := mustSet(t, s, key, value, SetOptions{})
+	if !res.Written {
+		t.Fatalf("Set(%q) not written", key)
+	}
+}
+
+// wantValue fails the test unless key is live with value want.
+func wantValue(t testing.TB, s *Store, key, want string) {
+	t.Helper()
+	got, ok := s.Get([]byte(key))
+	if !ok {
+		t.Fatalf("Get(%q): miss, want %q", key, want)
+	}
+	if string(got) != want {
+		t.Fatalf("Get(%q) = %q, want %q", key, got, want)
+	}
+}
+
+// wantMiss fails the test if key is live.
+func wantMiss(t testing.TB, s *Store, key string) {
+	t.Helper()
+	if got, ok := s.Get([]byte(key)); ok {
+		t.Fatalf("Get(%q) = %q, want a miss", key, got)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// deadline. It is for state that settles asynchronously, such as
+// ristretto's bookkeeping or the background sweeper.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// settle waits until ristretto has applied every Set and Del queued so far,
+// and with it every eviction and rejection those caused.
+func settle(s *Store) { s.policy.Wait() }
+
+// liveCost sums entryCost over the entries in the shard maps.
+func liveCost(s *Store) (entries int, cost int64) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for _, e := range sh.m {
+			entries++
+			cost += entryCost(len(e.key), len(e.value))
+		}
+		sh.mu.RUnlock()
+	}
+	return entries, cost
+}
+
+// checkInvariants checks the store's internal bookkeeping. It must be called
+// when no other goroutine is using s and after settle, so that ristretto's
+// view is complete: every entry in the maps is in its right shard, is not
+// marked dead, is charged its size, and is known to ristretto; and the cost
+// ristretto holds is exactly that of the entries in the maps, so ristretto
+// keeps no orphans and the maps hold nothing ristretto could not evict.
+func checkInvariants(t testing.TB, s *Store) {
+	t.Helper()
+	var total int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		volatile := 0
+		for k, e := range sh.m {
+			if e.key != k {
+				t.Errorf("shard %d: map key %q holds entry of %q", i, k, e.key)
+			}
+			if got := s.shardForString(k); got != sh {
+				t.Errorf("key %q is in shard %d, not its own", k, i)
+			}
+			if e.dead.Load() {
+				t.Errorf("key %q: entry in map is marked dead", k)
+			}
+			if e.staleUntil != 0 {
+				volatile++
+			}
+			if e.staleUntil == 0 && e.freshUntil != 0 {
+				t.Errorf("key %q: fresh deadline %d without stale deadline", k, e.freshUntil)
+			}
+			want := entryCost(len(e.key), len(e.value))
+			if got := e.cost.Load(); got != want {
+				t.Errorf("key %q: charged %d, want %d", k, got, want)
+			}
+			if _, ok := s.policy.GetTTL(e.id); !ok {
+				t.Errorf("key %q (id %d) is in the map but not in ristretto", k, e.id)
+			}
+			total += want
+		}
+		if volatile != sh.volatile {
+			t.Errorf("shard %d: volatile = %d, but %d entries have a deadline", i, sh.volatile, volatile)
+		}
+		sh.mu.RUnlock()
+	}
+	if st := s.Stats(); st.Cost != total {
+		t.Errorf("ristretto is charged %d bytes, entries in the maps cost %d", st.Cost, total)
+	}
+}
+
+// fullScan runs SCAN from cursor 0 to completion and returns every key it
+// returned, in order, with duplicates kept.
+func fullScan(t testing.TB, s *Store, pattern []byte, count int) []string {
+	t.Helper()
+	var all []string
+	cursor := uint64(0)
+	for calls := 0; ; calls++ {
+		if calls > 1_000_000 {
+			t.Fatalf("scan with count %d did not finish", count)
+		}
+		next, keys := s.Scan(cursor, pattern, count)
+		if count > 0 && len(keys) > count {
+			t.Fatalf("Scan(%#x, count %d) returned %d keys", cursor, count, len(keys))
+		}
+		if next != 0 && next <= cursor {
+			t.Fatalf("Scan(%#x) returned cursor %#x, which does not advance", cursor, next)
+		}
+		all = append(all, keys...)
+		if next == 0 {
+			return all
+		}
+		cursor = next
+	}
+}
+
+// sameSet reports the difference between got (which may hold duplicates)
+// and the set want, or "" if got holds each of want exactly once.
+func sameSet(got []string, want map[string]bool) string {
+	var b bytes.Buffer
+	seen := make(map[string]int, len(got))
+	for _, k := range got {
+		seen[k]++
+	}
+	var dup, extra, missing []string
+	for k, n := range seen {
+		if n > 1 {
+			dup = append(dup, k)
+		}
+		if !want[k] {
+			extra = append(extra, k)
+		}
+	}
+	for k := range want {
+		if seen[k] == 0 {
+			missing = append(missing, k)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		keys []string
+	}{{"duplicated", dup}, {"unexpected", extra}, {"missing", missing}} {
+		if len(l.keys) == 0 {
+			continue
+		}
+		slices.Sort(l.keys)
+		if len(l.keys) > 10 {
+			fmt.Fprintf(&b, "%d %s keys, e.g. %q; ", len(l.keys), l.name, l.keys[:10])
+		} else {
+			fmt.Fprintf(&b, "%s keys %q; ", l.name, l.keys)
+		}
+	}
+	return b.String()
+}
+
+func setOf(keys ...string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}

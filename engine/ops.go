@@ -1,0 +1,443 @@
+package engine
+
+import (
+	"bytes"
+	"slices"
+)
+
+// Envelope is a copy of what the store holds for a key. Value is shared with
+// the store and must not be modified.
+type Envelope struct {
+	Value []byte
+	// FreshUntil and StaleUntil are unix nanoseconds; zero means no deadline.
+	// For plain writes they are equal.
+	FreshUntil int64
+	StaleUntil int64
+	// Fill is nil unless a read-through fill wrote the entry.
+	Fill *FillMeta
+}
+
+// Condition restricts when a write happens.
+type Condition uint8
+
+// Conditions for Set, matching SET's NX and XX.
+const (
+	Always    Condition = iota
+	IfAbsent            // NX
+	IfPresent           // XX
+)
+
+// SetOptions says how Set writes. The zero value writes unconditionally with
+// no expiry.
+type SetOptions struct {
+	Condition Condition
+	// KeepTTL keeps the deadlines of an existing entry (SET ... KEEPTTL).
+	KeepTTL bool
+	// FreshUntil and StaleUntil are unix nanoseconds; zero means none. A zero
+	// FreshUntil with a non-zero StaleUntil means they are equal.
+	FreshUntil int64
+	StaleUntil int64
+	// Fill records a read-through fill's metadata; nil for plain writes.
+	Fill *FillMeta
+}
+
+// SetResult reports what Set found and did.
+type SetResult struct {
+	// Old is the value the key had before the call, if HadOld.
+	Old     []byte
+	HadOld  bool
+	Written bool
+}
+
+// Get returns the value of key if it is live.
+func (s *Store) Get(key []byte) ([]byte, bool) {
+	env, ok := s.Lookup(key)
+	return env.Value, ok
+}
+
+// Lookup returns the envelope of key if it is live, counting a hit or a miss.
+func (s *Store) Lookup(key []byte) (Envelope, bool) {
+	sh := s.shardFor(key)
+	sh.mu.RLock()
+	e := sh.m[string(key)]
+	if e == nil {
+		sh.mu.RUnlock()
+		sh.misses.Add(1)
+		return Envelope{}, false
+	}
+	if e.staleUntil != 0 && e.expiredAt(s.now()) {
+		sh.mu.RUnlock()
+		s.expire(sh, e)
+		sh.misses.Add(1)
+		return Envelope{}, false
+	}
+	env := e.envelope()
+	id := e.id
+	sh.mu.RUnlock()
+	sh.hits.Add(1)
+	s.policy.Get(id) // feeds ristretto's frequency sketch
+	return env, true
+}
+
+func (e *entry) envelope() Envelope {
+	return Envelope{Value: e.value, FreshUntil: e.freshUntil, StaleUntil: e.staleUntil, Fill: e.fill}
+}
+
+// Peek is Lookup without touching hit counters or access frequency, for
+// commands such as TTL, TYPE and EXISTS.
+func (s *Store) Peek(key []byte) (Envelope, bool) {
+	sh := s.shardFor(key)
+	sh.mu.RLock()
+	e := sh.m[string(key)]
+	if e == nil || e.expiredAt(s.now()) {
+		sh.mu.RUnlock()
+		return Envelope{}, false
+	}
+	env := e.envelope()
+	sh.mu.RUnlock()
+	return env, true
+}
+
+// Touch records an access to key and reports whether it is live.
+func (s *Store) Touch(key []byte) bool {
+	sh := s.shardFor(key)
+	sh.mu.RLock()
+	e := sh.m[string(key)]
+	live := e != nil && !e.expiredAt(s.now())
+	var id uint64
+	if live {
+		id = e.id
+	}
+	sh.mu.RUnlock()
+	if live {
+		s.policy.Get(id)
+	}
+	return live
+}
+
+// expire removes e if it is still the entry of its key; a reader found it
+// past its stale deadline.
+func (s *Store) expire(sh *shard, e *entry) {
+	sh.mu.Lock()
+	removed := sh.m[e.key] == e
+	if removed {
+		sh.removeLocked(e)
+	}
+	sh.mu.Unlock()
+	if removed {
+		s.expired.Add(1)
+		s.policy.Del(e.id)
+	}
+}
+
+// liveLocked returns the live entry of key in sh, removing an expired one.
+// The caller holds sh.mu for writing and must unregister *dead afterwards.
+func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *entry {
+	e := sh.m[string(key)]
+	if e != nil && e.expiredAt(now) {
+		sh.removeLocked(e)
+		s.expired.Add(1)
+		*dead = append(*dead, e)
+		return nil
+	}
+	return e
+}
+
+// Set writes value under key as opts says. It copies key and value.
+func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
+	cost := entryCost(len(key), len(value))
+	if cost > s.maxCost {
+		return SetResult{}, ErrTooLarge
+	}
+	owned := bytes.Clone(value)
+	if owned == nil {
+		owned = []byte{}
+	}
+	sh := s.shardFor(key)
+	var dead []*entry
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, s.now(), &dead)
+	res := SetResult{HadOld: e != nil}
+	if e != nil {
+		res.Old = e.value
+	}
+	if (opts.Condition == IfAbsent && e != nil) || (opts.Condition == IfPresent && e == nil) {
+		sh.mu.Unlock()
+		s.unregister(dead)
+		return res, nil
+	}
+	res.Written = true
+	fresh, stale := opts.FreshUntil, opts.StaleUntil
+	if fresh == 0 {
+		fresh = stale
+	}
+	isNew := e == nil
+	if isNew {
+		e = &entry{key: string(key), id: s.nextID.Add(1)}
+		sh.m[e.key] = e
+	} else if opts.KeepTTL {
+		fresh, stale = e.freshUntil, e.staleUntil
+	}
+	sh.setDeadlinesLocked(e, fresh, stale)
+	e.value = owned
+	e.fill = opts.Fill
+	changed := e.cost.Swap(cost) != cost
+	sh.mu.Unlock()
+	s.unregister(dead)
+	if isNew || changed {
+		s.register(e)
+	}
+	return res, nil
+}
+
+// setDeadlinesLocked sets e's deadlines, keeping sh.volatile in step.
+func (sh *shard) setDeadlinesLocked(e *entry, fresh, stale int64) {
+	if (e.staleUntil != 0) != (stale != 0) {
+		if stale != 0 {
+			sh.volatile++
+		} else {
+			sh.volatile--
+		}
+	}
+	e.freshUntil, e.staleUntil = fresh, stale
+}
+
+// SetMulti writes pairs (key, value, key, value, ...) atomically with no
+// expiry, as MSET does. With IfAbsent nothing is written if any key exists
+// (MSETNX); it reports whether the pairs were written.
+func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if entryCost(len(pairs[i]), len(pairs[i+1])) > s.maxCost {
+			return false, ErrTooLarge
+		}
+	}
+	shards := s.lockShards(pairs, 2)
+	var dead []*entry
+	now := s.now()
+	if cond == IfAbsent {
+		for i := 0; i < len(pairs); i += 2 {
+			sh := s.shardFor(pairs[i])
+			if s.liveLocked(sh, pairs[i], now, &dead) != nil {
+				unlockShards(shards)
+				s.unregister(dead)
+				return false, nil
+			}
+		}
+	}
+	var touched []*entry
+	for i := 0; i+1 < len(pairs); i += 2 {
+		key, value := pairs[i], pairs[i+1]
+		sh := s.shardFor(key)
+		e := s.liveLocked(sh, key, now, &dead)
+		if e == nil {
+			e = &entry{key: string(key), id: s.nextID.Add(1)}
+			sh.m[e.key] = e
+		}
+		sh.setDeadlinesLocked(e, 0, 0)
+		e.value = append([]byte{}, value...)
+		e.fill = nil
+		cost := entryCost(len(key), len(value))
+		if e.cost.Swap(cost) != cost {
+			touched = append(touched, e)
+		}
+	}
+	unlockShards(shards)
+	s.unregister(dead)
+	for _, e := range touched {
+		s.register(e)
+	}
+	return true, nil
+}
+
+// lockShards write-locks, in index order, every shard holding one of the keys
+// keys[0], keys[stride], ..., and returns them for unlockShards.
+func (s *Store) lockShards(keys [][]byte, stride int) []*shard {
+	idx := make([]int, 0, (len(keys)+stride-1)/stride)
+	for i := 0; i < len(keys); i += stride {
+		idx = append(idx, int(s.hash(keys[i])>>(64-shardBits)))
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	locked := make([]*shard, len(idx))
+	for i, n := range idx {
+		locked[i] = &s.shards[n]
+		locked[i].mu.Lock()
+	}
+	return locked
+}
+
+func unlockShards(shards []*shard) {
+	for _, sh := range shards {
+		sh.mu.Unlock()
+	}
+}
+
+// Update replaces the value of key with what fn returns, keeping its
+// deadlines; a missing key is created without expiry. fn receives the current
+// value (nil, false if absent) and runs under the key's lock, so it must be
+// quick and must not call the store. It may return old with bytes appended:
+// the store never lets a reader see bytes past a length it published. If fn
+// returns an error nothing changes.
+func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, error)) ([]byte, error) {
+	sh := s.shardFor(key)
+	var dead []*entry
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, s.now(), &dead)
+	var old []byte
+	if e != nil {
+		old = e.value
+	}
+	value, err := fn(old, e != nil)
+	if err == nil && entryCost(len(key), len(value)) > s.maxCost {
+		err = ErrTooLarge
+	}
+	if err != nil {
+		sh.mu.Unlock()
+		s.unregister(dead)
+		return nil, err
+	}
+	isNew := e == nil
+	if isNew {
+		e = &entry{key: string(key), id: s.nextID.Add(1)}
+		sh.m[e.key] = e
+	}
+	e.value = value
+	cost := entryCost(len(key), len(value))
+	changed := e.cost.Swap(cost) != cost
+	sh.mu.Unlock()
+	s.unregister(dead)
+	if isNew || changed {
+		s.register(e)
+	}
+	return value, nil
+}
+
+// Delete removes key and reports whether it was live.
+func (s *Store) Delete(key []byte) bool {
+	_, ok := s.GetDel(key)
+	return ok
+}
+
+// GetDel removes key and returns the value it had.
+func (s *Store) GetDel(key []byte) ([]byte, bool) {
+	sh := s.shardFor(key)
+	var dead []*entry
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, s.now(), &dead)
+	if e != nil {
+		sh.removeLocked(e)
+		dead = append(dead, e)
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	if e == nil {
+		return nil, false
+	}
+	return e.value, true
+}
+
+// ExpireCondition restricts when Expire changes a deadline, as EXPIRE's
+// NX, XX, GT and LT options do.
+type ExpireCondition uint8
+
+// Conditions for Expire. A key without a deadline counts as expiring never,
+// so GT never applies to it and LT always does.
+const (
+	ExpireAlways   ExpireCondition = iota
+	ExpireIfNone                   // NX
+	ExpireIfSet                    // XX
+	ExpireIfLater                  // GT
+	ExpireIfEarlier                // LT
+	ExpireIfSetEarlier             // XX and LT
+)
+
+// Expire sets key's stale deadline to at (unix nanoseconds) and reports
+// whether it did. A deadline not in the future deletes the key, as in Redis.
+// The fresh deadline is pulled in to at if it was later.
+func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
+	sh := s.shardFor(key)
+	var dead []*entry
+	now := s.now()
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, now, &dead)
+	ok := e != nil && expireAllowed(e.staleUntil, at, cond)
+	if ok {
+		if at <= now {
+			sh.removeLocked(e)
+			dead = append(dead, e)
+		} else {
+			fresh := at
+			if e.freshUntil != 0 && e.freshUntil < at {
+				fresh = e.freshUntil
+			}
+			sh.setDeadlinesLocked(e, fresh, at)
+		}
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	return ok
+}
+
+func expireAllowed(current, at int64, cond ExpireCondition) bool {
+	switch cond {
+	case ExpireIfNone:
+		return current == 0
+	case ExpireIfSet:
+		return current != 0
+	case ExpireIfLater:
+		return current != 0 && at > current
+	case ExpireIfEarlier:
+		return current == 0 || at < current
+	case ExpireIfSetEarlier:
+		return current != 0 && at < current
+	}
+	return true
+}
+
+// Persist removes key's deadlines and reports whether it had one.
+func (s *Store) Persist(key []byte) bool {
+	sh := s.shardFor(key)
+	var dead []*entry
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, s.now(), &dead)
+	ok := e != nil && e.staleUntil != 0
+	if ok {
+		sh.setDeadlinesLocked(e, 0, 0)
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	return ok
+}
+
+// GetEx returns key's value and, if persist or at is set, changes its
+// deadline the way GETEX does: at (unix nanoseconds) not in the future
+// deletes the key after reading it.
+func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
+	if at == 0 && !persist {
+		return s.Get(key)
+	}
+	sh := s.shardFor(key)
+	var dead []*entry
+	now := s.now()
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, now, &dead)
+	if e != nil {
+		switch {
+		case persist:
+			sh.setDeadlinesLocked(e, 0, 0)
+		case at <= now:
+			sh.removeLocked(e)
+			dead = append(dead, e)
+		default:
+			sh.setDeadlinesLocked(e, at, at)
+		}
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	if e == nil {
+		sh.misses.Add(1)
+		return nil, false
+	}
+	sh.hits.Add(1)
+	return e.value, true
+}

@@ -1,0 +1,902 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestNewDefaults(t *testing.T) {
+	s := newStore(t, Options{})
+	if got := s.MaxMemory(); got != DefaultMaxMemory {
+		t.Errorf("MaxMemory() = %d, want %d", got, DefaultMaxMemory)
+	}
+	if st := s.Stats(); st.MaxCost != DefaultMaxMemory || st.Cost != 0 {
+		t.Errorf("Stats() = %+v, want MaxCost %d and Cost 0", st, DefaultMaxMemory)
+	}
+	set(t, s, "k", "v")
+	wantValue(t, s, "k", "v")
+}
+
+func TestReadYourWritesConcurrent(t *testing.T) {
+	const writers, perWriter = 50, 2000
+	s := newStore(t, Options{MaxMemory: 256 << 20})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				key := fmt.Sprintf("w%02d:k%05d", w, i)
+				val := "value-of-" + key
+				res, err := s.Set([]byte(key), []byte(val), SetOptions{})
+				if err != nil || !res.Written || res.HadOld {
+					t.Errorf("Set(%q) = %+v, %v; want a fresh write", key, res, err)
+					return
+				}
+				got, ok := s.Get([]byte(key))
+				if !ok || string(got) != val {
+					t.Errorf("Get(%q) right after Set = %q, %v; want %q", key, got, ok, val)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for w := range writers {
+		for i := range perWriter {
+			key := fmt.Sprintf("w%02d:k%05d", w, i)
+			wantValue(t, s, key, "value-of-"+key)
+		}
+	}
+	if n := s.Len(); n != writers*perWriter {
+		t.Errorf("Len() = %d, want %d", n, writers*perWriter)
+	}
+	settle(s)
+	st := s.Stats()
+	if st.Evicted != 0 || st.Rejected != 0 {
+		t.Errorf("Stats() = %+v; nothing should be evicted or rejected", st)
+	}
+	checkInvariants(t, s)
+}
+
+func TestOverwriteIsVisibleImmediately(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				key := []byte(fmt.Sprintf("g%d:fresh:%d", g, i))
+				if _, err := s.Set(key, []byte("1"), SetOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+				res, err := s.Set(key, []byte("2"), SetOptions{})
+				if err != nil || !res.HadOld || string(res.Old) != "1" {
+					t.Errorf("second Set(%q) = %+v, %v; want Old \"1\"", key, res, err)
+					return
+				}
+				if got, ok := s.Get(key); !ok || string(got) != "2" {
+					t.Errorf("Get(%q) after Set 1, Set 2 = %q, %v; want \"2\"", key, got, ok)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	settle(s)
+	checkInvariants(t, s)
+}
+
+func TestSetDeleteGet(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	for i := range 1000 {
+		key := []byte("del:" + strconv.Itoa(i))
+		if _, err := s.Set(key, []byte("x"), SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !s.Delete(key) {
+			t.Fatalf("Delete(%q) = false right after Set", key)
+		}
+		if got, ok := s.Get(key); ok {
+			t.Fatalf("Get(%q) after Delete = %q, want a miss", key, got)
+		}
+		if s.Delete(key) {
+			t.Fatalf("second Delete(%q) = true", key)
+		}
+	}
+	if n := s.Len(); n != 0 {
+		t.Errorf("Len() = %d after deleting everything", n)
+	}
+	// Every Del must have reached ristretto, including those that overtook
+	// the Set registering the same entry.
+	settle(s)
+	if st := s.Stats(); st.Cost != 0 {
+		t.Errorf("Stats().Cost = %d after deleting everything, want 0", st.Cost)
+	}
+	checkInvariants(t, s)
+}
+
+func TestGetDel(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	set(t, s, "k", "v")
+	v, ok := s.GetDel([]byte("k"))
+	if !ok || string(v) != "v" {
+		t.Fatalf("GetDel = %q, %v; want \"v\", true", v, ok)
+	}
+	wantMiss(t, s, "k")
+	if v, ok := s.GetDel([]byte("k")); ok || v != nil {
+		t.Fatalf("GetDel of a missing key = %q, %v", v, ok)
+	}
+}
+
+func TestConcurrentSetDeleteSameKeys(t *testing.T) {
+	// Writers and deleters race on a small key set, so Dels often overtake
+	// the Sets registering the same entries; ristretto must end up holding
+	// exactly the entries left in the maps.
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 5000 {
+				key := []byte("k" + strconv.Itoa(r.IntN(64)))
+				if r.IntN(2) == 0 {
+					if _, err := s.Set(key, bytes.Repeat([]byte("v"), r.IntN(50)), SetOptions{}); err != nil {
+						t.Error(err)
+						return
+					}
+				} else {
+					s.Delete(key)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	settle(s)
+	checkInvariants(t, s)
+}
+
+func TestSetCopiesKeyAndValue(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	key := []byte("key")
+	val := []byte("value")
+	if _, err := s.Set(key, val, SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	copy(key, "XXX")
+	copy(val, "XXXXX")
+	wantValue(t, s, "key", "value")
+	wantMiss(t, s, "XXX")
+
+	pairs := [][]byte{[]byte("a"), []byte("1"), []byte("b"), []byte("2")}
+	if ok, err := s.SetMulti(pairs, Always); !ok || err != nil {
+		t.Fatalf("SetMulti = %v, %v", ok, err)
+	}
+	for _, p := range pairs {
+		p[0] = 'Z'
+	}
+	wantValue(t, s, "a", "1")
+	wantValue(t, s, "b", "2")
+}
+
+func TestSetEmptyValue(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	for _, v := range [][]byte{nil, {}} {
+		if _, err := s.Set([]byte("empty"), v, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := s.Get([]byte("empty"))
+		if !ok || got == nil || len(got) != 0 {
+			t.Fatalf("Get after Set(%#v) = %#v, %v; want a non-nil empty value", v, got, ok)
+		}
+	}
+	// The empty key is a key like any other.
+	set(t, s, "", "empty key")
+	wantValue(t, s, "", "empty key")
+	if n := s.Len(); n != 2 {
+		t.Errorf("Len() = %d, want 2", n)
+	}
+}
+
+func TestSetConditions(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+
+	res := mustSet(t, s, "k", "v1", SetOptions{Condition: IfPresent})
+	if res.Written || res.HadOld || res.Old != nil {
+		t.Errorf("IfPresent on a missing key = %+v, want nothing written", res)
+	}
+	wantMiss(t, s, "k")
+
+	res = mustSet(t, s, "k", "v1", SetOptions{Condition: IfAbsent})
+	if !res.Written || res.HadOld || res.Old != nil {
+		t.Errorf("IfAbsent on a missing key = %+v, want written with no old value", res)
+	}
+	wantValue(t, s, "k", "v1")
+
+	res = mustSet(t, s, "k", "v2", SetOptions{Condition: IfAbsent})
+	if res.Written || !res.HadOld || string(res.Old) != "v1" {
+		t.Errorf("IfAbsent on an existing key = %+v, want not written, Old v1", res)
+	}
+	wantValue(t, s, "k", "v1")
+
+	res = mustSet(t, s, "k", "v3", SetOptions{Condition: IfPresent})
+	if !res.Written || !res.HadOld || string(res.Old) != "v1" {
+		t.Errorf("IfPresent on an existing key = %+v, want written, Old v1", res)
+	}
+	wantValue(t, s, "k", "v3")
+
+	res = mustSet(t, s, "k", "v4", SetOptions{})
+	if !res.Written || !res.HadOld || string(res.Old) != "v3" {
+		t.Errorf("Always on an existing key = %+v, want written, Old v3", res)
+	}
+	wantValue(t, s, "k", "v4")
+
+	// The old value handed out is not changed by the overwrite.
+	old := res.Old
+	mustSet(t, s, "k", "v5", SetOptions{})
+	if string(old) != "v3" {
+		t.Errorf("Old value changed to %q by a later Set", old)
+	}
+}
+
+func TestSetIfAbsentConcurrentOneWinner(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	for round := range 50 {
+		key := []byte("lock:" + strconv.Itoa(round))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var winners []int
+		for g := range 8 {
+			wg.Go(func() {
+				res, err := s.Set(key, []byte(strconv.Itoa(g)), SetOptions{Condition: IfAbsent})
+				if err != nil {
+					t.Error(err)
+				}
+				if res.Written {
+					mu.Lock()
+					winners = append(winners, g)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(winners) != 1 {
+			t.Fatalf("round %d: %d IfAbsent Sets succeeded, want 1", round, len(winners))
+		}
+		wantValue(t, s, string(key), strconv.Itoa(winners[0]))
+	}
+}
+
+func TestSetFill(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	fill := &FillMeta{Loader: "http", ETag: `"abc"`, LastModified: "yesterday"}
+	mustSet(t, s, "k", "v", SetOptions{Fill: fill})
+	env, ok := s.Lookup([]byte("k"))
+	if !ok || env.Fill == nil || *env.Fill != *fill {
+		t.Fatalf("Lookup = %+v, %v; want Fill %+v", env, ok, fill)
+	}
+	// A plain write replaces the fill's metadata.
+	mustSet(t, s, "k", "w", SetOptions{})
+	if env, _ := s.Lookup([]byte("k")); env.Fill != nil {
+		t.Errorf("Fill = %+v after a plain Set, want nil", env.Fill)
+	}
+}
+
+func TestErrTooLarge(t *testing.T) {
+	const maxMem = 4096
+	s := newStore(t, Options{MaxMemory: maxMem})
+	key := []byte("big")
+	tooBig := make([]byte, maxMem-EntryOverhead-len(key)+1)
+	fits := tooBig[:len(tooBig)-1] // costs exactly maxMem
+
+	if _, err := s.Set(key, tooBig, SetOptions{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Set of a %d-byte value: err = %v, want ErrTooLarge", len(tooBig), err)
+	}
+	wantMiss(t, s, "big")
+
+	set(t, s, "small", "v")
+	if ok, err := s.SetMulti([][]byte{[]byte("a"), []byte("1"), key, tooBig}, Always); ok || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("SetMulti with a too large pair = %v, %v; want false, ErrTooLarge", ok, err)
+	}
+	wantMiss(t, s, "a") // nothing of the call is written
+	wantMiss(t, s, "big")
+	if ok, err := s.SetMulti([][]byte{key, tooBig}, IfAbsent); ok || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("SetMulti IfAbsent with a too large pair = %v, %v; want false, ErrTooLarge", ok, err)
+	}
+
+	if _, err := s.Update([]byte("small"), func(old []byte, _ bool) ([]byte, error) {
+		return append(old, tooBig...), nil
+	}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Update to a too large value: err = %v, want ErrTooLarge", err)
+	}
+	wantValue(t, s, "small", "v")
+	if _, err := s.Update(key, func([]byte, bool) ([]byte, error) { return tooBig, nil }); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Update creating a too large value: err = %v, want ErrTooLarge", err)
+	}
+	wantMiss(t, s, "big")
+
+	// An entry costing exactly MaxMemory is allowed, and stays once
+	// ristretto has made room for it.
+	if _, err := s.Set(key, fits, SetOptions{}); err != nil {
+		t.Fatalf("Set of an entry costing exactly MaxMemory: %v", err)
+	}
+	settle(s)
+	if got, ok := s.Get(key); !ok || len(got) != len(fits) {
+		t.Errorf("entry costing exactly MaxMemory: Get = %d bytes, %v", len(got), ok)
+	}
+	checkInvariants(t, s)
+}
+
+func TestSetMaxMemory(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	s.SetMaxMemory(4096)
+	if got := s.MaxMemory(); got != 4096 {
+		t.Fatalf("MaxMemory() = %d after SetMaxMemory(4096)", got)
+	}
+	if got := s.Stats().MaxCost; got != 4096 {
+		t.Errorf("Stats().MaxCost = %d after SetMaxMemory(4096)", got)
+	}
+	// The bound that ErrTooLarge enforces moves with the memory bound: an
+	// entry bigger than the new bound cannot be stored, so the write must
+	// fail rather than be acknowledged and silently dropped by ristretto.
+	big := make([]byte, 8192)
+	if _, err := s.Set([]byte("big"), big, SetOptions{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Set of %d bytes with MaxMemory 4096: err = %v, want ErrTooLarge", len(big), err)
+	}
+
+	// Growing the bound admits entries the original bound refused.
+	huge := make([]byte, 2<<20)
+	s.SetMaxMemory(8 << 20)
+	if _, err := s.Set([]byte("huge"), huge, SetOptions{}); err != nil {
+		t.Fatalf("Set of 2 MiB with MaxMemory 8 MiB: %v", err)
+	}
+	settle(s)
+	if got, ok := s.Get([]byte("huge")); !ok || len(got) != len(huge) {
+		t.Errorf("Get(huge) = %d bytes, %v after it was written", len(got), ok)
+	}
+
+	s.SetMaxMemory(0)
+	if got := s.MaxMemory(); got != DefaultMaxMemory {
+		t.Errorf("MaxMemory() = %d after SetMaxMemory(0), want the default", got)
+	}
+}
+
+func TestSetMaxMemoryShrinkEvicts(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 8 << 20})
+	val := make([]byte, 100)
+	for i := range 5000 {
+		if _, err := s.Set([]byte(fmt.Sprintf("k%05d", i)), val, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(s)
+	if n := s.Len(); n != 5000 {
+		t.Fatalf("Len() = %d before shrinking, want 5000", n)
+	}
+	const small = 256 << 10
+	s.SetMaxMemory(small)
+	// ristretto evicts as new entries arrive.
+	for i := range 2000 {
+		if _, err := s.Set([]byte(fmt.Sprintf("n%05d", i)), val, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(s)
+	st := s.Stats()
+	if st.Cost > small {
+		t.Errorf("Cost = %d after shrinking to %d and writing", st.Cost, small)
+	}
+	if st.Evicted == 0 {
+		t.Errorf("nothing evicted after shrinking: %+v", st)
+	}
+	if got := int64(s.Len()) * entryCost(6, 100); got > small {
+		t.Errorf("%d live entries cost %d, more than MaxMemory %d", s.Len(), got, small)
+	}
+	checkInvariants(t, s)
+}
+
+func TestMemoryBound(t *testing.T) {
+	const (
+		maxMem  = 1 << 20
+		writers = 4
+		perW    = 12500
+		valLen  = 100
+	)
+	s := newStore(t, Options{MaxMemory: maxMem})
+	keyOf := func(w, i int) string { return fmt.Sprintf("w%d:%07d", w, i) } // 10 bytes
+	valOf := func(key string) []byte {
+		v := bytes.Repeat([]byte{'.'}, valLen)
+		copy(v, key)
+		return v
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perW {
+				key := keyOf(w, i)
+				if _, err := s.Set([]byte(key), valOf(key), SetOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "Cost <= MaxCost", func() bool {
+		st := s.Stats()
+		return st.Cost <= st.MaxCost
+	})
+	settle(s)
+
+	st := s.Stats()
+	if st.Evicted+st.Rejected == 0 {
+		t.Errorf("wrote %d bytes into %d but nothing was evicted or rejected: %+v",
+			writers*perW*(valLen+10), maxMem, st)
+	}
+	found := 0
+	for w := range writers {
+		for i := range perW {
+			key := keyOf(w, i)
+			got, ok := s.Get([]byte(key))
+			if !ok {
+				continue
+			}
+			found++
+			if !bytes.Equal(got, valOf(key)) {
+				t.Fatalf("Get(%q) = %q, want its own value", key, got)
+			}
+		}
+	}
+	n := s.Len()
+	if n != found {
+		t.Errorf("Len() = %d, but Get finds %d keys", n, found)
+	}
+	if k := len(s.Keys([]byte("*"))); k != n {
+		t.Errorf("len(Keys(*)) = %d, Len() = %d", k, n)
+	}
+	if n == 0 {
+		t.Errorf("everything was evicted")
+	}
+	perEntry := entryCost(10, valLen)
+	if used := int64(n) * perEntry; used > maxMem {
+		t.Errorf("%d live entries cost %d bytes, more than MaxMemory %d", n, used, maxMem)
+	}
+	if got := st.Evicted + st.Rejected + int64(n); got != writers*perW {
+		t.Errorf("evicted %d + rejected %d + live %d = %d, want the %d keys written",
+			st.Evicted, st.Rejected, n, got, writers*perW)
+	}
+	checkInvariants(t, s)
+}
+
+func TestCostMatchesEntriesUnderChurn(t *testing.T) {
+	// Every kind of write races on a small key space, some changing the size
+	// of entries ristretto already holds, with and without memory pressure.
+	// When the writes stop, ristretto must be charged exactly for the
+	// entries in the maps: a cost update it never applied would let the
+	// maps outgrow MaxMemory, an orphan would waste it.
+	for _, maxMem := range []int64{64 << 20, 64 << 10} {
+		t.Run(strconv.FormatInt(maxMem, 10), func(t *testing.T) {
+			s := newStore(t, Options{MaxMemory: maxMem})
+			var wg sync.WaitGroup
+			for g := range 6 {
+				wg.Go(func() {
+					r := rand.New(rand.NewPCG(uint64(g), 2))
+					val := make([]byte, 400)
+					for range 6000 {
+						key := []byte("k" + strconv.Itoa(r.IntN(500)))
+						var err error
+						switch r.IntN(8) {
+						case 0, 1, 2:
+							_, err = s.Set(key, val[:r.IntN(len(val))], SetOptions{})
+						case 3:
+							_, err = s.Update(key, func(old []byte, _ bool) ([]byte, error) {
+								if len(old) > 300 {
+									return old[:0:0], nil
+								}
+								return append(old, "0123456789"...), nil
+							})
+						case 4:
+							k2 := []byte("k" + strconv.Itoa(r.IntN(500)))
+							_, err = s.SetMulti([][]byte{key, val[:r.IntN(50)], k2, val[:r.IntN(50)]}, Condition(r.IntN(2)))
+						case 5:
+							s.Delete(key)
+						case 6:
+							s.Get(key)
+						case 7:
+							_, err = s.Set(key, val[:r.IntN(len(val))], SetOptions{Condition: IfPresent, KeepTTL: true})
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			settle(s)
+			checkInvariants(t, s)
+		})
+	}
+}
+
+func TestNoCrossKeyConfusion(t *testing.T) {
+	// Values are derived from their key; under concurrent writes, deletes
+	// and evictions no read may ever return another key's value.
+	for _, maxMem := range []int64{64 << 20, 128 << 10} {
+		t.Run(strconv.FormatInt(maxMem, 10), func(t *testing.T) {
+			s := newStore(t, Options{MaxMemory: maxMem})
+			const nkeys = 3000
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Go(func() { // writers
+					r := rand.New(rand.NewPCG(uint64(g), 3))
+					for gen := range 5000 {
+						i := r.IntN(nkeys)
+						key := fmt.Sprintf("key:%d", i)
+						switch r.IntN(10) {
+						case 0:
+							s.Delete([]byte(key))
+						case 1:
+							s.SetMulti([][]byte{[]byte(key), []byte(fmt.Sprintf("val:%s:%d", key, gen))}, Always)
+						default:
+							val := fmt.Sprintf("val:%s:%d:%s", key, gen, strings.Repeat("x", r.IntN(30)))
+							if _, err := s.Set([]byte(key), []byte(val), SetOptions{}); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					}
+				})
+				wg.Go(func() { // readers
+					r := rand.New(rand.NewPCG(uint64(g), 4))
+					for range 10000 {
+						key := fmt.Sprintf("key:%d", r.IntN(nkeys))
+						v, ok := s.Get([]byte(key))
+						if ok && !strings.HasPrefix(string(v), "val:"+key+":") {
+							t.Errorf("Get(%q) = %q, another key's value", key, v)
+							return
+						}
+						if env, ok := s.Peek([]byte(key)); ok && !strings.HasPrefix(string(env.Value), "val:"+key+":") {
+							t.Errorf("Peek(%q) = %q, another key's value", key, env.Value)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for _, k := range s.Keys([]byte("*")) {
+				if v, ok := s.Get([]byte(k)); ok && !strings.HasPrefix(string(v), "val:"+k+":") {
+					t.Errorf("Get(%q) = %q, another key's value", k, v)
+				}
+			}
+			settle(s)
+			checkInvariants(t, s)
+		})
+	}
+}
+
+func TestSetMulti(t *testing.T) {
+	clk := newFakeClock()
+	s := newStore(t, Options{MaxMemory: 1 << 20, Now: clk.Now, ExpireInterval: noSweep})
+	kv := func(s ...string) [][]byte {
+		out := make([][]byte, len(s))
+		for i := range s {
+			out[i] = []byte(s[i])
+		}
+		return out
+	}
+
+	mustSet(t, s, "a", "old", SetOptions{StaleUntil: clk.in(10e9), Fill: &FillMeta{Loader: "l"}})
+	if ok, err := s.SetMulti(kv("a", "1", "b", "2", "c", "3"), Always); !ok || err != nil {
+		t.Fatalf("SetMulti Always = %v, %v", ok, err)
+	}
+	wantValue(t, s, "a", "1")
+	wantValue(t, s, "b", "2")
+	wantValue(t, s, "c", "3")
+	// MSET clears an existing key's deadline and fill metadata.
+	if env, _ := s.Peek([]byte("a")); env.StaleUntil != 0 || env.FreshUntil != 0 || env.Fill != nil {
+		t.Errorf("after SetMulti, a's envelope = %+v, want no deadline and no fill", env)
+	}
+	if n := s.Volatile(); n != 0 {
+		t.Errorf("Volatile() = %d after SetMulti cleared the only deadline", n)
+	}
+
+	// A repeated key takes its last value, as in MSET.
+	if ok, _ := s.SetMulti(kv("d", "1", "d", "2"), Always); !ok {
+		t.Fatal("SetMulti with a repeated key failed")
+	}
+	wantValue(t, s, "d", "2")
+
+	// IfAbsent writes nothing if any key exists.
+	if ok, err := s.SetMulti(kv("x", "1", "y", "2", "a", "3"), IfAbsent); ok || err != nil {
+		t.Fatalf("SetMulti IfAbsent with an existing key = %v, %v; want false", ok, err)
+	}
+	wantMiss(t, s, "x")
+	wantMiss(t, s, "y")
+	wantValue(t, s, "a", "1")
+
+	if ok, err := s.SetMulti(kv("x", "1", "y", "2"), IfAbsent); !ok || err != nil {
+		t.Fatalf("SetMulti IfAbsent with new keys = %v, %v; want true", ok, err)
+	}
+	wantValue(t, s, "x", "1")
+	wantValue(t, s, "y", "2")
+
+	// An expired key counts as absent.
+	mustSet(t, s, "e", "old", SetOptions{StaleUntil: clk.in(1e9)})
+	clk.advance(2e9)
+	if ok, _ := s.SetMulti(kv("e", "new", "f", "1"), IfAbsent); !ok {
+		t.Fatal("SetMulti IfAbsent over an expired key = false, want true")
+	}
+	wantValue(t, s, "e", "new")
+	if env, _ := s.Peek([]byte("e")); env.StaleUntil != 0 {
+		t.Errorf("e kept its old deadline: %+v", env)
+	}
+
+	if ok, err := s.SetMulti(nil, Always); !ok || err != nil {
+		t.Errorf("empty SetMulti = %v, %v", ok, err)
+	}
+	if n := s.Len(); n != 8 {
+		t.Errorf("Len() = %d, want 8", n)
+	}
+	settle(s)
+	checkInvariants(t, s)
+}
+
+func TestSetMultiIfAbsentConcurrentAllOrNothing(t *testing.T) {
+	// Each goroutine tries to claim the shared key together with keys of
+	// its own. Exactly one may succeed per round, and the losers must not
+	// have written any of their keys.
+	s := newStore(t, Options{MaxMemory: 16 << 20})
+	const goroutines = 16
+	for round := range 30 {
+		shared := fmt.Sprintf("shared:%d", round)
+		won := make([]bool, goroutines)
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				var pairs [][]byte
+				for i := range 5 {
+					pairs = append(pairs, []byte(fmt.Sprintf("own:%d:%d:%d", round, g, i)), []byte(strconv.Itoa(g)))
+				}
+				pairs = append(pairs, []byte(shared), []byte(strconv.Itoa(g)))
+				ok, err := s.SetMulti(pairs, IfAbsent)
+				if err != nil {
+					t.Error(err)
+				}
+				won[g] = ok
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for g, ok := range won {
+			if ok {
+				if winner >= 0 {
+					t.Fatalf("round %d: goroutines %d and %d both won", round, winner, g)
+				}
+				winner = g
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: nobody won", round)
+		}
+		wantValue(t, s, shared, strconv.Itoa(winner))
+		for g := range goroutines {
+			for i := range 5 {
+				key := fmt.Sprintf("own:%d:%d:%d", round, g, i)
+				_, ok := s.Get([]byte(key))
+				if ok != (g == winner) {
+					t.Fatalf("round %d: %s live = %v, winner was %d", round, key, ok, winner)
+				}
+			}
+		}
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	s, clk := newClockStore(t)
+
+	// A missing key is created without expiry.
+	v, err := s.Update([]byte("n"), func(old []byte, exists bool) ([]byte, error) {
+		if old != nil || exists {
+			t.Errorf("fn(%q, %v) for a missing key", old, exists)
+		}
+		return []byte("created"), nil
+	})
+	if err != nil || string(v) != "created" {
+		t.Fatalf("Update = %q, %v", v, err)
+	}
+	wantValue(t, s, "n", "created")
+	if env, _ := s.Peek([]byte("n")); env.StaleUntil != 0 || env.FreshUntil != 0 {
+		t.Errorf("created key has deadlines: %+v", env)
+	}
+
+	// An existing key keeps its deadlines.
+	fresh, stale := clk.in(5e9), clk.in(10e9)
+	mustSet(t, s, "k", "abc", SetOptions{FreshUntil: fresh, StaleUntil: stale})
+	v, err = s.Update([]byte("k"), func(old []byte, exists bool) ([]byte, error) {
+		if string(old) != "abc" || !exists {
+			t.Errorf("fn(%q, %v), want (\"abc\", true)", old, exists)
+		}
+		return []byte("xyz"), nil
+	})
+	if err != nil || string(v) != "xyz" {
+		t.Fatalf("Update = %q, %v", v, err)
+	}
+	env, ok := s.Peek([]byte("k"))
+	if !ok || string(env.Value) != "xyz" || env.FreshUntil != fresh || env.StaleUntil != stale {
+		t.Errorf("after Update: %+v, %v; want xyz with deadlines %d/%d", env, ok, fresh, stale)
+	}
+
+	// An error changes nothing and is returned.
+	boom := errors.New("boom")
+	v, err = s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) {
+		return []byte("changed"), boom
+	})
+	if !errors.Is(err, boom) || v != nil {
+		t.Errorf("Update with failing fn = %q, %v; want nil, boom", v, err)
+	}
+	wantValue(t, s, "k", "xyz")
+	if _, err := s.Update([]byte("missing"), func([]byte, bool) ([]byte, error) { return []byte("x"), boom }); !errors.Is(err, boom) {
+		t.Errorf("err = %v, want boom", err)
+	}
+	wantMiss(t, s, "missing")
+
+	// An expired key is replaced by a new one without expiry.
+	clk.advance(11e9)
+	if _, err := s.Update([]byte("k"), func(old []byte, exists bool) ([]byte, error) {
+		if old != nil || exists {
+			t.Errorf("fn(%q, %v) for an expired key", old, exists)
+		}
+		return []byte("again"), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if env, _ := s.Peek([]byte("k")); string(env.Value) != "again" || env.StaleUntil != 0 {
+		t.Errorf("after Update of an expired key: %+v", env)
+	}
+	if n := s.Volatile(); n != 0 {
+		t.Errorf("Volatile() = %d", n)
+	}
+	settle(s)
+	checkInvariants(t, s)
+}
+
+func TestUpdateAppendDoesNotChangePublishedValues(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	appendFn := func(suffix string) func([]byte, bool) ([]byte, error) {
+		return func(old []byte, _ bool) ([]byte, error) { return append(old, suffix...), nil }
+	}
+	set(t, s, "k", "a")
+	var held [][]byte
+	var want []string
+	for i := range 200 {
+		v, _ := s.Get([]byte("k"))
+		held = append(held, v)
+		want = append(want, string(v))
+		suffix := string(rune('a' + i%26))
+		if i%7 == 0 {
+			// A failed update may scribble past the published length;
+			// nobody may see it.
+			s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) {
+				return append(old, "!!!!"...), errors.New("no")
+			})
+		}
+		got, err := s.Update([]byte("k"), appendFn(suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want[i]+suffix {
+			t.Fatalf("Update returned %q, want %q", got, want[i]+suffix)
+		}
+	}
+	for i, v := range held {
+		if string(v) != want[i] {
+			t.Fatalf("value %d returned by Get changed from %q to %q", i, want[i], v)
+		}
+	}
+	v, _ := s.Get([]byte("k"))
+	if len(v) != 201 || !strings.HasSuffix(string(v), "rs") {
+		t.Errorf("final value %q", v)
+	}
+}
+
+func TestUpdateAppendConcurrentReaders(t *testing.T) {
+	// Readers keep the slices they got while a writer appends in place;
+	// the bytes within each slice's length must never change.
+	s := newStore(t, Options{MaxMemory: 1 << 20})
+	set(t, s, "log", "")
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			var held [][]byte
+			for {
+				select {
+				case <-done:
+					for _, v := range held {
+						for i, c := range v {
+							if c != byte('a'+i%26) {
+								t.Errorf("byte %d of a held value changed to %q", i, c)
+								return
+							}
+						}
+					}
+					return
+				default:
+				}
+				if v, ok := s.Get([]byte("log")); ok && len(held) < 5000 {
+					held = append(held, v)
+				}
+			}
+		})
+	}
+	for i := range 3000 {
+		if _, err := s.Update([]byte("log"), func(old []byte, _ bool) ([]byte, error) {
+			return append(old, byte('a'+i%26)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+}
+
+func TestStatsHitsMisses(t *testing.T) {
+	s, clk := newClockStore(t)
+	set(t, s, "a", "1")
+	mustSet(t, s, "e", "1", SetOptions{StaleUntil: clk.in(1e9)})
+	base := s.Stats()
+	if base.Hits != 0 || base.Misses != 0 {
+		t.Fatalf("writes counted as reads: %+v", base)
+	}
+
+	s.Get([]byte("a"))         // hit
+	s.Get([]byte("nope"))      // miss
+	s.Lookup([]byte("a"))      // hit
+	s.Lookup([]byte("nope"))   // miss
+	s.Peek([]byte("a"))        // not counted
+	s.Peek([]byte("nope"))     // not counted
+	s.Touch([]byte("a"))       // not counted
+	s.GetEx([]byte("a"), 0, true)         // hit
+	s.GetEx([]byte("nope"), clk.in(1e9), false) // miss
+	st := s.Stats()
+	if st.Hits != 3 || st.Misses != 3 {
+		t.Errorf("Stats() = %+v, want 3 hits and 3 misses", st)
+	}
+
+	clk.advance(2e9)
+	s.Peek([]byte("e"))
+	if _, ok := s.Get([]byte("e")); ok {
+		t.Error("expired key found")
+	}
+	st = s.Stats()
+	if st.Hits != 3 || st.Misses != 4 {
+		t.Errorf("Stats() = %+v, want 3 hits and 4 misses after reading an expired key", st)
+	}
+	if st.Expired != 1 {
+		t.Errorf("Stats().Expired = %d, want 1", st.Expired)
+	}
+}
+
+func TestTouch(t *testing.T) {
+	s, clk := newClockStore(t)
+	set(t, s, "a", "1")
+	mustSet(t, s, "e", "1", SetOptions{StaleUntil: clk.in(1e9)})
+	if !s.Touch([]byte("a")) || !s.Touch([]byte("e")) {
+		t.Error("Touch of a live key = false")
+	}
+	if s.Touch([]byte("nope")) {
+		t.Error("Touch of a missing key = true")
+	}
+	clk.advance(1e9)
+	if s.Touch([]byte("e")) {
+		t.Error("Touch of an expired key = true")
+	}
+}

@@ -1,0 +1,25 @@
+package metrics
+
+import "github.com/stampedeless/stampedeless/engine"
+
+// Store registers the envelope store's metrics.
+func (r *Registry) Store(s *engine.Store) {
+	stat := func(field func(engine.Stats) int64) func() float64 {
+		return func() float64 { return float64(field(s.Stats())) }
+	}
+	r.Gauge("keys", "Live keys in the store (DBSIZE).", func() float64 { return float64(s.Len()) })
+	r.Gauge("memory_cost_bytes", "Bytes charged against --max-memory: keys, values and a fixed per-entry overhead.",
+		stat(func(st engine.Stats) int64 { return st.Cost }))
+	r.Gauge("memory_max_bytes", "The memory bound, --max-memory.",
+		stat(func(st engine.Stats) int64 { return st.MaxCost }))
+	r.Counter("keyspace_hits_total", "Reads that found a live key.",
+		stat(func(st engine.Stats) int64 { return st.Hits }))
+	r.Counter("keyspace_misses_total", "Reads that found no live key.",
+		stat(func(st engine.Stats) int64 { return st.Misses }))
+	r.Counter("evicted_keys_total", "Keys removed by the eviction policy to stay under --max-memory.",
+		stat(func(st engine.Stats) int64 { return st.Evicted }))
+	r.Counter("rejected_keys_total", "Acknowledged writes of new keys that the admission policy refused because memory was full (INFO counts them in evicted_keys as well).",
+		stat(func(st engine.Stats) int64 { return st.Rejected }))
+	r.Counter("expired_keys_total", "Keys removed because their deadline passed.",
+		stat(func(st engine.Stats) int64 { return st.Expired }))
+}

@@ -1,0 +1,280 @@
+package resp
+
+import (
+	"cmp"
+	"crypto/subtle"
+	"slices"
+	"strings"
+)
+
+func cmdPing(c *Conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		c.w.Status("PONG")
+	case 2:
+		c.w.Bulk(args[1])
+	default:
+		c.w.Error("ERR wrong number of arguments for 'ping' command")
+	}
+}
+
+func cmdEcho(c *Conn, args [][]byte) { c.w.Bulk(args[1]) }
+
+func cmdQuit(c *Conn, _ [][]byte) {
+	c.w.OK()
+	c.quit = true
+}
+
+func cmdSelect(c *Conn, args [][]byte) {
+	n, ok := parseInteger(args[1])
+	switch {
+	case !ok:
+		c.w.Error(errNotInteger)
+	case n != 0:
+		c.w.Error("ERR DB index is out of range")
+	default:
+		c.w.OK()
+	}
+}
+
+// authenticate checks a username and password against --requirepass, as
+// Redis's default user, and returns the error text to reply, if any.
+func (c *Conn) authenticate(user, pass []byte) string {
+	want := *c.srv.requirePass.Load()
+	if want == "" {
+		if user == nil {
+			return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+		}
+		// With no password, the default user accepts any password.
+		if string(user) == "default" {
+			c.authed = true
+			return ""
+		}
+		return "WRONGPASS invalid username-password pair or user is disabled."
+	}
+	userOK := user == nil || string(user) == "default"
+	if !userOK || subtle.ConstantTimeCompare(pass, []byte(want)) != 1 {
+		return "WRONGPASS invalid username-password pair or user is disabled."
+	}
+	c.authed = true
+	return ""
+}
+
+func cmdAuth(c *Conn, args [][]byte) {
+	var user, pass []byte
+	switch len(args) {
+	case 2:
+		pass = args[1]
+	case 3:
+		user, pass = args[1], args[2]
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	if errText := c.authenticate(user, pass); errText != "" {
+		c.w.Error(errText)
+		return
+	}
+	c.w.OK()
+}
+
+// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
+// Only RESP2 is spoken: HELLO 3 fails with NOPROTO, which clients such as
+// go-redis take as the signal to fall back to RESP2.
+func cmdHello(c *Conn, args [][]byte) {
+	if len(args) >= 2 {
+		ver, ok := parseInteger(args[1])
+		if !ok {
+			c.w.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if ver != 2 {
+			c.w.Error("NOPROTO unsupported protocol version")
+			return
+		}
+	}
+	var setName []byte
+	for i := 2; i < len(args); i++ {
+		switch {
+		case equalFold(args[i], "auth") && i+2 < len(args):
+			if errText := c.authenticate(args[i+1], args[i+2]); errText != "" {
+				c.w.Error(errText)
+				return
+			}
+			i += 2
+		case equalFold(args[i], "setname") && i+1 < len(args):
+			setName = args[i+1]
+			if !validClientName(setName) {
+				c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			i++
+		default:
+			c.w.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
+			return
+		}
+	}
+	if !c.authenticated() {
+		c.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName != nil {
+		c.mu.Lock()
+		c.name = string(setName)
+		c.mu.Unlock()
+	}
+	c.w.Array(14)
+	c.w.BulkString("server")
+	c.w.BulkString("redis")
+	c.w.BulkString("version")
+	c.w.BulkString(RedisVersion)
+	c.w.BulkString("proto")
+	c.w.Int(2)
+	c.w.BulkString("id")
+	c.w.Int(c.id)
+	c.w.BulkString("mode")
+	c.w.BulkString("standalone")
+	c.w.BulkString("role")
+	c.w.BulkString("master")
+	c.w.BulkString("modules")
+	c.w.Array(0)
+}
+
+// cmdClient implements the CLIENT subcommands clients send on connect and
+// operators use to look at connections.
+func cmdClient(c *Conn, args [][]byte) {
+	sub := args[1]
+	switch {
+	case equalFold(sub, "setname") && len(args) == 3:
+		if !validClientName(args[2]) {
+			c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.mu.Lock()
+		c.name = string(args[2])
+		c.mu.Unlock()
+		c.w.OK()
+	case equalFold(sub, "getname") && len(args) == 2:
+		c.mu.Lock()
+		name := c.name
+		c.mu.Unlock()
+		if name == "" {
+			c.w.Null()
+		} else {
+			c.w.BulkString(name)
+		}
+	case equalFold(sub, "id") && len(args) == 2:
+		c.w.Int(c.id)
+	case equalFold(sub, "setinfo") && len(args) == 4:
+		clientSetInfo(c, args[2], args[3])
+	case equalFold(sub, "info") && len(args) == 2:
+		c.w.BulkString(c.info() + "\n")
+	case equalFold(sub, "list"):
+		clientList(c, args[2:])
+	case equalFold(sub, "help") && len(args) == 2:
+		writeHelp(c, "CLIENT",
+			"GETNAME", "    Return the name of the current connection.",
+			"ID", "    Return the ID of the current connection.",
+			"INFO", "    Return information about the current client connection.",
+			"LIST [TYPE normal] [ID id ...]", "    Return information about client connections.",
+			"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+			"SETNAME <name>", "    Assign the name <name> to the current connection.")
+	case isClientSubcommand(sub):
+		c.w.Error("ERR wrong number of arguments for 'client|" + string(lower(sub)) + "' command")
+	default:
+		c.w.Error("ERR unknown subcommand '" + string(sub) + "'. Try CLIENT HELP.")
+	}
+}
+
+func isClientSubcommand(sub []byte) bool {
+	for _, s := range []string{"setname", "getname", "id", "setinfo", "info", "list", "help"} {
+		if equalFold(sub, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func clientSetInfo(c *Conn, attr, value []byte) {
+	if !validClientName(value) && len(value) > 0 {
+		c.w.Error("ERR " + string(attr) + " cannot contain spaces, newlines or special characters.")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case equalFold(attr, "lib-name"):
+		c.libName = string(value)
+	case equalFold(attr, "lib-ver"):
+		c.libVer = string(value)
+	default:
+		c.w.Error("ERR Unrecognized option '" + string(attr) + "'")
+		return
+	}
+	c.w.OK()
+}
+
+// clientList implements CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
+func clientList(c *Conn, args [][]byte) {
+	var ids map[int64]bool
+	noneOfType := false
+	for i := 0; i < len(args); i++ {
+		switch {
+		case equalFold(args[i], "type") && i+1 < len(args):
+			t := args[i+1]
+			if !equalFold(t, "normal") && !equalFold(t, "master") && !equalFold(t, "replica") &&
+				!equalFold(t, "slave") && !equalFold(t, "pubsub") {
+				c.w.Error("ERR Unknown client type '" + string(t) + "'")
+				return
+			}
+			noneOfType = !equalFold(t, "normal")
+			i++
+		case equalFold(args[i], "id") && i+1 < len(args):
+			ids = make(map[int64]bool)
+			for i++; i < len(args); i++ {
+				id, ok := parseInteger(args[i])
+				if !ok || id <= 0 {
+					c.w.Error("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	if !noneOfType {
+		for _, other := range c.srv.clients() {
+			if ids == nil || ids[other.id] {
+				b.WriteString(other.info())
+				b.WriteByte('\n')
+			}
+		}
+	}
+	c.w.BulkString(b.String())
+}
+
+// writeHelp replies with a subcommand help text in Redis's layout.
+func writeHelp(c *Conn, name string, lines ...string) {
+	c.w.Array(len(lines) + 3)
+	c.w.Status(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		c.w.Status(l)
+	}
+	c.w.Status("HELP")
+	c.w.Status("    Print this help.")
+}
+
+// clients returns the open connections ordered by id.
+func (s *Server) clients() []*Conn {
+	s.mu.Lock()
+	out := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Conn) int { return cmp.Compare(a.id, b.id) })
+	return out
+}

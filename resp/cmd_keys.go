@@ -1,0 +1,191 @@
+package resp
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+func cmdDel(c *Conn, args [][]byte) {
+	var n int64
+	for _, k := range args[1:] {
+		if c.srv.store.Delete(k) {
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+func cmdExists(c *Conn, args [][]byte) {
+	var n int64
+	for _, k := range args[1:] {
+		if _, ok := c.srv.store.Peek(k); ok {
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+func cmdType(c *Conn, args [][]byte) {
+	if _, ok := c.srv.store.Peek(args[1]); ok {
+		c.w.Status("string")
+	} else {
+		c.w.Status("none")
+	}
+}
+
+func cmdTouch(c *Conn, args [][]byte) {
+	var n int64
+	for _, k := range args[1:] {
+		if c.srv.store.Touch(k) {
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+// expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT.
+func expireCommand(c *Conn, args [][]byte, unit int64, absolute bool, name string) {
+	at, errText := expiryArg(args[2], unit, absolute, false, name)
+	if errText != "" {
+		c.w.Error(errText)
+		return
+	}
+	cond := engine.ExpireAlways
+	var nx, xx, gt, lt bool
+	for _, a := range args[3:] {
+		switch {
+		case equalFold(a, "nx"):
+			nx, cond = true, engine.ExpireIfNone
+		case equalFold(a, "xx"):
+			xx, cond = true, engine.ExpireIfSet
+		case equalFold(a, "gt"):
+			gt, cond = true, engine.ExpireIfLater
+		case equalFold(a, "lt"):
+			lt, cond = true, engine.ExpireIfEarlier
+		default:
+			c.w.Error("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	switch {
+	case nx && (xx || gt || lt):
+		c.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	case gt && lt:
+		c.w.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	case xx && gt:
+		cond = engine.ExpireIfLater // GT already requires a deadline
+	case xx && lt:
+		cond = engine.ExpireIfSetEarlier
+	}
+	c.w.Int(boolInt(c.srv.store.Expire(args[1], at, cond)))
+}
+
+func cmdExpire(c *Conn, args [][]byte)    { expireCommand(c, args, 1000, false, "expire") }
+func cmdPExpire(c *Conn, args [][]byte)   { expireCommand(c, args, 1, false, "pexpire") }
+func cmdExpireAt(c *Conn, args [][]byte)  { expireCommand(c, args, 1000, true, "expireat") }
+func cmdPExpireAt(c *Conn, args [][]byte) { expireCommand(c, args, 1, true, "pexpireat") }
+
+// ttlReply answers TTL-family commands: -2 for a missing key, -1 for a key
+// without a deadline, else what value computes from the stale deadline in
+// Unix milliseconds.
+func ttlReply(c *Conn, key []byte, value func(deadlineMs int64) int64) {
+	env, ok := c.srv.store.Peek(key)
+	switch {
+	case !ok:
+		c.w.Int(-2)
+	case env.StaleUntil == 0:
+		c.w.Int(-1)
+	default:
+		c.w.Int(value(env.StaleUntil / int64(time.Millisecond)))
+	}
+}
+
+func cmdTTL(c *Conn, args [][]byte) {
+	ttlReply(c, args[1], func(ms int64) int64 { return (max(ms-nowMillis(), 0) + 500) / 1000 })
+}
+
+func cmdPTTL(c *Conn, args [][]byte) {
+	ttlReply(c, args[1], func(ms int64) int64 { return max(ms-nowMillis(), 0) })
+}
+
+func cmdExpireTime(c *Conn, args [][]byte) {
+	ttlReply(c, args[1], func(ms int64) int64 { return (ms + 500) / 1000 })
+}
+
+func cmdPExpireTime(c *Conn, args [][]byte) {
+	ttlReply(c, args[1], func(ms int64) int64 { return ms })
+}
+
+func cmdPersist(c *Conn, args [][]byte) {
+	c.w.Int(boolInt(c.srv.store.Persist(args[1])))
+}
+
+func cmdKeys(c *Conn, args [][]byte) {
+	keys := c.srv.store.Keys(args[1])
+	c.w.Array(len(keys))
+	for _, k := range keys {
+		c.w.BulkString(k)
+	}
+}
+
+// cmdScan implements SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
+func cmdScan(c *Conn, args [][]byte) {
+	cursor, err := strconv.ParseUint(string(args[1]), 10, 64)
+	if err != nil {
+		c.w.Error("ERR invalid cursor")
+		return
+	}
+	var pattern []byte
+	count := 10
+	onlyStrings := true
+	for i := 2; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return
+		}
+		opt, val := args[i], args[i+1]
+		switch {
+		case equalFold(opt, "match"):
+			pattern = val
+		case equalFold(opt, "count"):
+			n, ok := parseInteger(val)
+			if !ok {
+				c.w.Error(errNotInteger)
+				return
+			}
+			if n < 1 {
+				c.w.Error(errSyntax)
+				return
+			}
+			count = int(min(n, 1<<20))
+		case equalFold(opt, "type"):
+			// Every key holds a string; any other type matches nothing.
+			onlyStrings = equalFold(val, "string")
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	next, keys := c.srv.store.Scan(cursor, pattern, count)
+	if !onlyStrings {
+		keys = nil
+	}
+	c.w.Array(2)
+	c.w.BulkString(strconv.FormatUint(next, 10))
+	c.w.Array(len(keys))
+	for _, k := range keys {
+		c.w.BulkString(k)
+	}
+}
+
+func cmdRandomKey(c *Conn, _ [][]byte) {
+	if k, ok := c.srv.store.RandomKey(); ok {
+		c.w.BulkString(k)
+	} else {
+		c.w.Null()
+	}
+}

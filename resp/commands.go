@@ -1,0 +1,190 @@
+package resp
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// flags describe a command to COMMAND INFO and to the dispatcher.
+type flags uint16
+
+const (
+	flagWrite    flags = 1 << iota // changes the keyspace
+	flagReadonly                   // reads the keyspace
+	flagFast                       // O(1) or O(log n)
+	flagNoAuth                     // allowed before AUTH
+	flagAdmin                      // administrative
+	flagDenyOOM                    // may grow memory
+	flagLoading                    // allowed while loading (always, here)
+	flagStale                      // allowed with stale data (always, here)
+)
+
+var flagNames = []struct {
+	f    flags
+	name string
+}{
+	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
+	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagLoading, "loading"},
+	{flagStale, "stale"}, {flagFast, "fast"},
+}
+
+// command is one entry of the command table.
+type command struct {
+	name  string
+	arity int // n: exactly n arguments with the name; -n: at least n
+	flags flags
+	// Key positions for COMMAND INFO: first and last argument index that
+	// is a key (last -1: to the end) and the step between keys.
+	firstKey, lastKey, step int
+
+	handler func(c *Conn, args [][]byte)
+
+	// Documentation for COMMAND DOCS, which redis-cli turns into help and
+	// argument hints. usage is the argument syntax as Redis's docs print it.
+	group   string
+	summary string
+	usage   string
+	since   string
+
+	counters counters
+}
+
+// counters are a command's pre-resolved metric children, so counting a call
+// costs one atomic add and no label lookup.
+type counters struct {
+	ok, fail prometheus.Counter
+}
+
+// commandTable lists every command. It is a function, not a variable, so the
+// handlers it names can refer back to the table (COMMAND) without an
+// initialisation cycle.
+func commandTable() []*command {
+	return []*command{
+		// Connection.
+		{name: "ping", arity: -1, flags: flagFast | flagStale, handler: cmdPing,
+			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
+		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
+			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
+		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdQuit,
+			group: "connection", summary: "Closes the connection.", since: "1.0.0"},
+		{name: "select", arity: 2, flags: flagFast | flagStale | flagLoading, handler: cmdSelect,
+			group: "connection", summary: "Changes the selected database; only database 0 exists.", usage: "index", since: "1.0.0"},
+		{name: "auth", arity: -2, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdAuth,
+			group: "connection", summary: "Authenticates the connection.", usage: "[username] password", since: "1.0.0"},
+		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
+			group: "connection", summary: "Handshakes with the server; only RESP2 is spoken.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
+		{name: "client", arity: -2, flags: flagStale | flagLoading, handler: cmdClient,
+			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
+
+		// Strings.
+		{name: "get", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGet,
+			group: "string", summary: "Returns the string value of a key.", usage: "key", since: "1.0.0"},
+		{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSet,
+			group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+			usage: "key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]", since: "1.0.0"},
+		{name: "setex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetEx,
+			group: "string", summary: "Sets the string value and expiration time of a key.", usage: "key seconds value", since: "2.0.0"},
+		{name: "psetex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdPSetEx,
+			group: "string", summary: "Sets both string value and expiration time in milliseconds of a key.", usage: "key milliseconds value", since: "2.6.0"},
+		{name: "setnx", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetNX,
+			group: "string", summary: "Sets the string value of a key only when the key doesn't exist.", usage: "key value", since: "1.0.0"},
+		{name: "getex", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetEx,
+			group: "string", summary: "Returns the string value of a key after setting its expiration time.",
+			usage: "key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]", since: "6.2.0"},
+		{name: "getdel", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetDel,
+			group: "string", summary: "Returns the string value of a key after deleting the key.", usage: "key", since: "6.2.0"},
+		{name: "getset", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetSet,
+			group: "string", summary: "Returns the previous string value of a key after setting it to a new value.", usage: "key value", since: "1.0.0"},
+		{name: "mget", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdMGet,
+			group: "string", summary: "Atomically returns the string values of one or more keys.", usage: "key [key ...]", since: "1.0.0"},
+		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSet,
+			group: "string", summary: "Atomically creates or modifies the string values of one or more keys.", usage: "key value [key value ...]", since: "1.0.1"},
+		{name: "msetnx", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSetNX,
+			group: "string", summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", usage: "key value [key value ...]", since: "1.0.1"},
+		{name: "append", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdAppend,
+			group: "string", summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", usage: "key value", since: "2.0.0"},
+		{name: "strlen", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdStrlen,
+			group: "string", summary: "Returns the length of a string value.", usage: "key", since: "2.2.0"},
+		{name: "getrange", arity: 4, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetRange,
+			group: "string", summary: "Returns a substring of the string stored at a key.", usage: "key start end", since: "2.4.0"},
+		{name: "setrange", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetRange,
+			group: "string", summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", usage: "key offset value", since: "2.2.0"},
+		{name: "incr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncr,
+			group: "string", summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", usage: "key", since: "1.0.0"},
+		{name: "decr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdDecr,
+			group: "string", summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", usage: "key", since: "1.0.0"},
+		{name: "incrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncrBy,
+			group: "string", summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", usage: "key increment", since: "1.0.0"},
+		{name: "decrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdDecrBy,
+			group: "string", summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", usage: "key decrement", since: "1.0.0"},
+		{name: "incrbyfloat", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncrByFloat,
+			group: "string", summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", usage: "key increment", since: "2.6.0"},
+
+		// Keys.
+		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
+			group: "generic", summary: "Deletes one or more keys.", usage: "key [key ...]", since: "1.0.0"},
+		{name: "unlink", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
+			group: "generic", summary: "Deletes one or more keys.", usage: "key [key ...]", since: "4.0.0"},
+		{name: "exists", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdExists,
+			group: "generic", summary: "Determines whether one or more keys exist.", usage: "key [key ...]", since: "1.0.0"},
+		{name: "type", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdType,
+			group: "generic", summary: "Determines the type of value stored at a key.", usage: "key", since: "1.0.0"},
+		{name: "touch", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdTouch,
+			group: "generic", summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", usage: "key [key ...]", since: "3.2.1"},
+		{name: "expire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpire,
+			group: "generic", summary: "Sets the expiration time of a key in seconds.", usage: "key seconds [NX|XX|GT|LT]", since: "1.0.0"},
+		{name: "pexpire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpire,
+			group: "generic", summary: "Sets the expiration time of a key in milliseconds.", usage: "key milliseconds [NX|XX|GT|LT]", since: "2.6.0"},
+		{name: "expireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpireAt,
+			group: "generic", summary: "Sets the expiration time of a key to a Unix timestamp.", usage: "key unix-time-seconds [NX|XX|GT|LT]", since: "1.2.0"},
+		{name: "pexpireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpireAt,
+			group: "generic", summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", usage: "key unix-time-milliseconds [NX|XX|GT|LT]", since: "2.6.0"},
+		{name: "ttl", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdTTL,
+			group: "generic", summary: "Returns the expiration time in seconds of a key.", usage: "key", since: "1.0.0"},
+		{name: "pttl", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPTTL,
+			group: "generic", summary: "Returns the expiration time in milliseconds of a key.", usage: "key", since: "2.6.0"},
+		{name: "expiretime", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpireTime,
+			group: "generic", summary: "Returns the expiration time of a key as a Unix timestamp.", usage: "key", since: "7.0.0"},
+		{name: "pexpiretime", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpireTime,
+			group: "generic", summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", usage: "key", since: "7.0.0"},
+		{name: "persist", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPersist,
+			group: "generic", summary: "Removes the expiration time of a key.", usage: "key", since: "2.2.0"},
+		{name: "keys", arity: 2, flags: flagReadonly, handler: cmdKeys,
+			group: "generic", summary: "Returns all key names that match a pattern.", usage: "pattern", since: "1.0.0"},
+		{name: "scan", arity: -2, flags: flagReadonly, handler: cmdScan,
+			group: "generic", summary: "Iterates over the key names in the database.", usage: "cursor [MATCH pattern] [COUNT count] [TYPE type]", since: "2.8.0"},
+		{name: "randomkey", arity: 1, flags: flagReadonly, handler: cmdRandomKey,
+			group: "generic", summary: "Returns a random key name from the database.", since: "1.0.0"},
+
+		// Server.
+		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, handler: cmdDBSize,
+			group: "server", summary: "Returns the number of keys in the database.", since: "1.0.0"},
+		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush,
+			group: "server", summary: "Removes all keys from the current database.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
+		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush,
+			group: "server", summary: "Removes all keys from all databases.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
+		{name: "time", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdTime,
+			group: "server", summary: "Returns the server time.", since: "2.6.0"},
+		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo,
+			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
+		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfig,
+			group: "server", summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT.", usage: "subcommand [argument ...]", since: "2.0.0"},
+		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand,
+			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
+	}
+}
+
+// buildTable indexes the command table by name and resolves each command's
+// metric children.
+func buildTable(reg *metrics.Registry) map[string]*command {
+	table := make(map[string]*command)
+	for _, c := range commandTable() {
+		c.counters = counters{
+			ok:   reg.Commands.WithLabelValues(c.name, "ok"),
+			fail: reg.Commands.WithLabelValues(c.name, "error"),
+		}
+		table[c.name] = c
+	}
+	return table
+}

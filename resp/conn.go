@@ -1,0 +1,85 @@
+package resp
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is one client connection. Its reader, writer and flags are owned by
+// the connection's goroutine; the fields CLIENT LIST reads from other
+// connections are atomic or guarded by mu.
+type Conn struct {
+	srv     *Server
+	nc      net.Conn
+	rd      *Reader
+	w       *Writer
+	id      int64
+	created time.Time
+	scratch [32]byte // lower-cased command names
+	authed  bool
+	quit    bool
+
+	lastCommand atomic.Pointer[command]
+	lastActive  atomic.Int64 // unix seconds when the last batch was answered
+
+	mu      sync.Mutex // protects name, libName and libVer
+	name    string
+	libName string
+	libVer  string
+}
+
+func newConn(s *Server, nc net.Conn) *Conn {
+	c := &Conn{
+		srv:     s,
+		nc:      nc,
+		rd:      NewReader(nc),
+		w:       newWriter(nc, s.opts.WriteTimeout),
+		id:      s.nextConnID.Add(1),
+		created: time.Now(),
+	}
+	c.lastActive.Store(c.created.Unix())
+	c.rd.BeforeBlock = c.flush
+	return c
+}
+
+// flush sends the replies of a batch before the connection waits for more.
+func (c *Conn) flush() error {
+	c.lastActive.Store(time.Now().Unix())
+	return c.w.Flush()
+}
+
+// authenticated reports whether the client may run any command.
+func (c *Conn) authenticated() bool {
+	return c.authed || *c.srv.requirePass.Load() == ""
+}
+
+func (c *Conn) limits() Limits {
+	return Limits{MaxBulk: c.srv.maxBulk.Load()}
+}
+
+// info is the connection's line in CLIENT LIST and CLIENT INFO, in Redis's
+// format with the fields that apply.
+func (c *Conn) info() string {
+	c.mu.Lock()
+	name, libName, libVer := c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	cmd := "NULL"
+	if last := c.lastCommand.Load(); last != nil {
+		cmd = last.name
+	}
+	now := time.Now()
+	age := int64(now.Sub(c.created) / time.Second)
+	idle := now.Unix() - c.lastActive.Load()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), name, age, idle, cmd, libName, libVer)
+}
+
+// validClientName reports whether s may be a client name: Redis refuses
+// spaces, newlines and other characters outside '!' to '~'.
+func validClientName(s []byte) bool {
+	return !strings.ContainsFunc(string(s), func(r rune) bool { return r < '!' || r > '~' })
+}

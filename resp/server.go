@@ -1,0 +1,378 @@
+// Package resp is stampedeless's wire layer: a RESP2 server that parses
+// requests with enforced limits, dispatches them through a static command
+// table and writes Redis-exact replies. Handlers parse arguments and call
+// the engine; no caching policy lives here.
+//
+// redcon's encoders write every reply. Its server loop is not used: it has
+// no input limits (a 20-byte header pins a core), no panic recovery, no write
+// deadline and no accept back-off, so this package owns the connection loop
+// and the reader.
+package resp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxClients   = 10000
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// RedisVersion is the Redis version reported to clients, which some gate
+// features on; stampedeless implements the Redis 7 semantics of its commands.
+const RedisVersion = "7.2.0"
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("resp: server closed")
+
+// Options configures a Server. Zero values mean the documented defaults.
+type Options struct {
+	// Store holds the keys; required.
+	Store *engine.Store
+	// RequirePass, if set, makes clients AUTH before other commands.
+	RequirePass string
+	// MaxClients bounds open connections. If zero, DefaultMaxClients.
+	MaxClients int
+	// MaxValueSize bounds a bulk string and a stored value. If zero,
+	// DefaultMaxBulk (512 MiB), as Redis's proto-max-bulk-len.
+	MaxValueSize int64
+	// WriteTimeout disconnects a client that does not read its replies.
+	// If zero, DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// Logger receives operational logs. If nil, slog.Default().
+	Logger *slog.Logger
+	// LogLevel, if set, is exposed as CONFIG GET/SET loglevel.
+	LogLevel *slog.LevelVar
+	// Metrics receives the server's metrics. If nil, a private registry.
+	Metrics *metrics.Registry
+	// Version is stampedeless's own version, reported by INFO.
+	Version string
+}
+
+// Server serves RESP clients. Its methods are safe for concurrent use.
+type Server struct {
+	store   *engine.Store
+	log     *slog.Logger
+	metrics *metrics.Registry
+	opts    Options
+	table   map[string]*command
+	unknown counters
+	started time.Time
+
+	// Settable at run time with CONFIG SET.
+	requirePass atomic.Pointer[string]
+	maxClients  atomic.Int64
+	maxBulk     atomic.Int64
+
+	nextConnID      atomic.Int64
+	commandsTotal   atomic.Int64
+	connectionsSeen atomic.Int64
+	rejectedConns   atomic.Int64
+
+	mu        sync.Mutex // protects listeners, conns and closing
+	listeners []net.Listener
+	conns     map[*Conn]struct{}
+	closing   bool
+	wg        sync.WaitGroup // one per connection goroutine
+}
+
+// New returns a Server for opts.
+func New(opts Options) *Server {
+	if opts.Store == nil {
+		panic("resp: Options.Store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	s := &Server{
+		store:   opts.Store,
+		log:     opts.Logger,
+		metrics: opts.Metrics,
+		opts:    opts,
+		started: time.Now(),
+		conns:   make(map[*Conn]struct{}),
+	}
+	pass := opts.RequirePass
+	s.requirePass.Store(&pass)
+	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
+	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	s.table = buildTable(s.metrics)
+	s.unknown = counters{
+		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
+		fail: s.metrics.Commands.WithLabelValues("unknown", "error"),
+	}
+	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
+		return float64(s.connectedClients())
+	})
+	return s
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Serve accepts connections on l until Shutdown, and returns ErrServerClosed
+// then. Temporary accept errors (such as running out of file descriptors)
+// are retried with a growing delay instead of spinning.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				delay = max(5*time.Millisecond, min(2*delay, time.Second))
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+// isTemporary reports accept errors worth retrying, such as EMFILE.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.connectionsSeen.Add(1)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if int64(len(s.conns)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.rejectedConns.Add(1)
+		s.metrics.ConnectionsRejected.Inc()
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.metrics.ConnectionsAccepted.Inc()
+	go s.serveConn(c)
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *Server) connectedClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown stops accepting, lets every connection finish the commands it has
+// received, and waits for them to close. If ctx ends first, the remaining
+// connections are closed and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	// A past read deadline wakes connections waiting for requests; one that
+	// is running a command finishes it and its buffered pipeline first.
+	for c := range s.conns {
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Close reasons, the label of stampedeless_connections_closed_total.
+const (
+	closedByClient   = "client"
+	closedQuit       = "quit"
+	closedProtocol   = "protocol_error"
+	closedWriteError = "write_error"
+	closedPanic      = "panic"
+	closedShutdown   = "shutdown"
+)
+
+func (s *Server) serveConn(c *Conn) {
+	reason := closedByClient
+	defer func() {
+		if p := recover(); p != nil {
+			reason = closedPanic
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.log.Error("panic serving client; closing its connection",
+				"client", c.nc.RemoteAddr().String(), "panic", fmt.Sprint(p), "stack", string(buf))
+			c.w.Error("ERR internal error")
+			c.w.Flush()
+		}
+		c.nc.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		if s.closing && reason == closedByClient {
+			reason = closedShutdown
+		}
+		s.mu.Unlock()
+		s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
+		s.wg.Done()
+	}()
+	for {
+		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
+		if err != nil {
+			var pe ProtocolError
+			switch {
+			case errors.As(err, &pe):
+				reason = closedProtocol
+				c.w.Error("ERR " + pe.Error())
+				c.w.Flush()
+			case c.w.err != nil:
+				reason = closedWriteError
+			}
+			return
+		}
+		s.dispatch(c, args)
+		if c.quit {
+			reason = closedQuit
+			c.w.Flush()
+			return
+		}
+		// A long pipeline of large replies is sent as it goes, not held.
+		if c.w.Len() > maxRetainedReply {
+			if c.w.Flush() != nil {
+				reason = closedWriteError
+				return
+			}
+		}
+	}
+}
+
+// dispatch runs one command and counts its result.
+func (s *Server) dispatch(c *Conn, args [][]byte) {
+	s.commandsTotal.Add(1)
+	cmd := s.lookup(c, args[0])
+	if cmd == nil {
+		s.unknown.fail.Inc()
+		c.w.Error(unknownCommand(args))
+		return
+	}
+	c.lastCommand.Store(cmd)
+	before := c.w.Len()
+	switch {
+	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
+		c.w.Error("NOAUTH Authentication required.")
+	case (cmd.arity > 0 && len(args) != cmd.arity) || len(args) < -cmd.arity:
+		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+	default:
+		cmd.handler(c, args)
+	}
+	if c.w.Len() > before && c.w.b[before] == '-' {
+		cmd.counters.fail.Inc()
+	} else {
+		cmd.counters.ok.Inc()
+	}
+}
+
+// lookup finds a command by name, case-insensitively, without allocating.
+func (s *Server) lookup(c *Conn, name []byte) *command {
+	if len(name) > len(c.scratch) {
+		return nil
+	}
+	lower := c.scratch[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	return s.table[string(lower)]
+}
+
+// unknownCommand is Redis's text for a command not in the table, quoting
+// the first arguments up to about 128 bytes.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = truncate(a, 128-n)
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

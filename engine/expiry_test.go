@@ -2,7 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -151,42 +155,41 @@ func TestSweeperRemovesExpiredKeys(t *testing.T) {
 func TestExpireConditions(t *testing.T) {
 	s, clk := newClockStore(t)
 	t10, t20, t30 := clk.in(10*time.Second), clk.in(20*time.Second), clk.in(30*time.Second)
-	tests := []struct {
+	type expireCase struct {
 		name      string
-		ttl       int64 // the key's stale deadline before the call; 0: none
+		ttl       int64 // the key's deadlines before the call; 0: none
 		missing   bool
 		at        int64
 		cond      ExpireCondition
 		want      bool
 		wantStale int64
-	}{
+		wantFresh int64 // if not wantStale: an earlier fresh deadline is kept
+	}
+	tests := []expireCase{
 		{name: "always/none", at: t20, cond: ExpireAlways, want: true, wantStale: t20},
-		{name: "always/set", ttl: t10, at: t30, cond: ExpireAlways, want: true, wantStale: t30},
+		{name: "always/set", ttl: t10, at: t30, cond: ExpireAlways, want: true, wantStale: t30, wantFresh: t10},
 		{name: "always/shorter", ttl: t30, at: t10, cond: ExpireAlways, want: true, wantStale: t10},
 		{name: "NX/none", at: t20, cond: ExpireIfNone, want: true, wantStale: t20},
 		{name: "NX/set", ttl: t10, at: t20, cond: ExpireIfNone, want: false, wantStale: t10},
 		{name: "XX/none", at: t20, cond: ExpireIfSet, want: false, wantStale: 0},
-		{name: "XX/set", ttl: t10, at: t20, cond: ExpireIfSet, want: true, wantStale: t20},
+		{name: "XX/set", ttl: t10, at: t20, cond: ExpireIfSet, want: true, wantStale: t20, wantFresh: t10},
 		// A key without a deadline counts as never expiring.
 		{name: "GT/none", at: t20, cond: ExpireIfLater, want: false, wantStale: 0},
-		{name: "GT/later", ttl: t10, at: t20, cond: ExpireIfLater, want: true, wantStale: t20},
+		{name: "GT/later", ttl: t10, at: t20, cond: ExpireIfLater, want: true, wantStale: t20, wantFresh: t10},
 		{name: "GT/equal", ttl: t20, at: t20, cond: ExpireIfLater, want: false, wantStale: t20},
 		{name: "GT/earlier", ttl: t30, at: t20, cond: ExpireIfLater, want: false, wantStale: t30},
 		{name: "LT/none", at: t20, cond: ExpireIfEarlier, want: true, wantStale: t20},
 		{name: "LT/earlier", ttl: t30, at: t20, cond: ExpireIfEarlier, want: true, wantStale: t20},
 		{name: "LT/equal", ttl: t20, at: t20, cond: ExpireIfEarlier, want: false, wantStale: t20},
 		{name: "LT/later", ttl: t10, at: t20, cond: ExpireIfEarlier, want: false, wantStale: t10},
+		// XX and LT together: a deadline is needed and must move earlier.
+		{name: "XX+LT/none", at: t20, cond: ExpireIfSetEarlier, want: false, wantStale: 0},
+		{name: "XX+LT/earlier", ttl: t30, at: t20, cond: ExpireIfSetEarlier, want: true, wantStale: t20},
+		{name: "XX+LT/equal", ttl: t20, at: t20, cond: ExpireIfSetEarlier, want: false, wantStale: t20},
+		{name: "XX+LT/later", ttl: t10, at: t20, cond: ExpireIfSetEarlier, want: false, wantStale: t10},
 	}
-	for _, cond := range []ExpireCondition{ExpireAlways, ExpireIfNone, ExpireIfSet, ExpireIfLater, ExpireIfEarlier} {
-		tests = append(tests, struct {
-			name      string
-			ttl       int64
-			missing   bool
-			at        int64
-			cond      ExpireCondition
-			want      bool
-			wantStale int64
-		}{name: fmt.Sprintf("missing/%d", cond), missing: true, at: t20, cond: cond})
+	for _, cond := range []ExpireCondition{ExpireAlways, ExpireIfNone, ExpireIfSet, ExpireIfLater, ExpireIfEarlier, ExpireIfSetEarlier} {
+		tests = append(tests, expireCase{name: fmt.Sprintf("missing/%d", cond), missing: true, at: t20, cond: cond})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,8 +207,12 @@ func TestExpireConditions(t *testing.T) {
 			if env.StaleUntil != tt.wantStale {
 				t.Errorf("StaleUntil = %d, want %d", env.StaleUntil, tt.wantStale)
 			}
-			if env.FreshUntil != tt.wantStale {
-				t.Errorf("FreshUntil = %d, want %d", env.FreshUntil, tt.wantStale)
+			wantFresh := tt.wantFresh
+			if wantFresh == 0 {
+				wantFresh = tt.wantStale
+			}
+			if env.FreshUntil != wantFresh {
+				t.Errorf("FreshUntil = %d, want %d", env.FreshUntil, wantFresh)
 			}
 		})
 	}
@@ -448,6 +455,7 @@ func TestVolatileCountThroughTransitions(t *testing.T) {
 			s.GetEx([]byte(k), clk.in(time.Hour), false)
 		}
 	}
+	settle(s)
 	checkInvariants(t, s)
 	if n := s.Volatile(); n != 50*4 {
 		t.Errorf("Volatile() = %d, want 200", n)
@@ -471,6 +479,71 @@ func TestVolatileCountThroughTransitions(t *testing.T) {
 	if !slices.Equal(got, live) {
 		t.Errorf("Keys() = %d keys, want %d", len(got), len(live))
 	}
+	settle(s)
+	checkInvariants(t, s)
+}
+
+func TestExpiryRacesWithWriters(t *testing.T) {
+	// The clock runs, the sweeper and readers expire entries, and writers
+	// set, extend, persist and delete the same keys. Whatever interleaving
+	// happens, a read never returns an expired entry, and afterwards the
+	// shards' volatile counts and ristretto's charges match the maps.
+	clk := newFakeClock()
+	s := newStore(t, Options{MaxMemory: 64 << 20, Now: clk.Now, ExpireInterval: time.Millisecond})
+	stop := make(chan struct{})
+	var bg, writers sync.WaitGroup
+	bg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			clk.advance(time.Millisecond)
+			runtime.Gosched()
+		}
+	})
+	for g := range 4 {
+		writers.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 5000 {
+				key := []byte("k" + strconv.Itoa(r.IntN(300)))
+				ttl := time.Duration(r.IntN(50)) * time.Millisecond
+				switch r.IntN(7) {
+				case 0, 1:
+					if _, err := s.Set(key, []byte("v"), SetOptions{StaleUntil: clk.in(ttl)}); err != nil {
+						t.Error(err)
+						return
+					}
+				case 2:
+					s.Expire(key, clk.in(ttl), ExpireCondition(r.IntN(6)))
+				case 3:
+					s.Persist(key)
+				case 4:
+					s.Delete(key)
+				case 5:
+					s.GetEx(key, clk.in(ttl), r.IntN(2) == 0)
+				case 6:
+					now := clk.nanos()
+					if env, ok := s.Lookup(key); ok && env.StaleUntil != 0 && env.StaleUntil <= now {
+						t.Errorf("Lookup returned an entry expired at %d, read at or after %d", env.StaleUntil, now)
+						return
+					}
+				}
+			}
+		})
+	}
+	writers.Wait()
+	close(stop)
+	bg.Wait()
+	settle(s)
+	checkInvariants(t, s)
+	clk.advance(time.Hour)
+	live := s.Len()
+	waitFor(t, "the sweeper to remove every expired key", func() bool {
+		n, _ := liveCost(s)
+		return n == live
+	})
 	settle(s)
 	checkInvariants(t, s)
 }

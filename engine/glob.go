@@ -4,6 +4,13 @@ package engine
 // '*' matches any run of bytes, '?' any one byte, '[abc]', '[^abc]' and
 // '[a-z]' a byte from a set, and '\' makes the next byte literal.
 func Match(pattern []byte, subject string) bool {
+	// Redis stops matching once the subject is used up, skipping trailing
+	// stars only after a byte was matched, so an empty subject matches the
+	// empty pattern alone: not even "*" (KEYS * includes the empty key only
+	// because it skips matching, as isMatchAll does here).
+	if len(subject) == 0 {
+		return len(pattern) == 0
+	}
 	p, s := 0, 0
 	// Where to resume after the most recent '*': the pattern position after
 	// it, and the subject position it has absorbed up to.

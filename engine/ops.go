@@ -146,7 +146,8 @@ func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *en
 // Set writes value under key as opts says. It copies key and value.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	cost := entryCost(len(key), len(value))
-	if cost > s.maxCost {
+	// The bound is read from ristretto each time: SetMaxMemory changes it.
+	if cost > s.MaxMemory() {
 		return SetResult{}, ErrTooLarge
 	}
 	owned := bytes.Clone(value)
@@ -207,7 +208,7 @@ func (sh *shard) setDeadlinesLocked(e *entry, fresh, stale int64) {
 // (MSETNX); it reports whether the pairs were written.
 func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if entryCost(len(pairs[i]), len(pairs[i+1])) > s.maxCost {
+		if entryCost(len(pairs[i]), len(pairs[i+1])) > s.MaxMemory() {
 			return false, ErrTooLarge
 		}
 	}
@@ -288,7 +289,7 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 		old = e.value
 	}
 	value, err := fn(old, e != nil)
-	if err == nil && entryCost(len(key), len(value)) > s.maxCost {
+	if err == nil && entryCost(len(key), len(value)) > s.MaxMemory() {
 		err = ErrTooLarge
 	}
 	if err != nil {
@@ -343,12 +344,12 @@ type ExpireCondition uint8
 // Conditions for Expire. A key without a deadline counts as expiring never,
 // so GT never applies to it and LT always does.
 const (
-	ExpireAlways   ExpireCondition = iota
-	ExpireIfNone                   // NX
-	ExpireIfSet                    // XX
-	ExpireIfLater                  // GT
-	ExpireIfEarlier                // LT
-	ExpireIfSetEarlier             // XX and LT
+	ExpireAlways       ExpireCondition = iota
+	ExpireIfNone                       // NX
+	ExpireIfSet                        // XX
+	ExpireIfLater                      // GT
+	ExpireIfEarlier                    // LT
+	ExpireIfSetEarlier                 // XX and LT
 )
 
 // Expire sets key's stale deadline to at (unix nanoseconds) and reports
@@ -421,7 +422,11 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 	now := s.now()
 	sh.mu.Lock()
 	e := s.liveLocked(sh, key, now, &dead)
+	// Read the value under the lock: e stays in the map, so a concurrent
+	// Set may replace e.value as soon as the lock is released.
+	var value []byte
 	if e != nil {
+		value = e.value
 		switch {
 		case persist:
 			sh.setDeadlinesLocked(e, 0, 0)
@@ -439,5 +444,5 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		return nil, false
 	}
 	sh.hits.Add(1)
-	return e.value, true
+	return value, true
 }

@@ -65,7 +65,6 @@ type Store struct {
 	shards  [numShards]shard
 	seed    maphash.Seed
 	policy  *ristretto.Cache[uint64, *entry]
-	maxCost int64
 	nowFunc func() time.Time
 
 	nextID atomic.Uint64
@@ -122,7 +121,6 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		seed:    maphash.MakeSeed(),
-		maxCost: maxCost,
 		nowFunc: opts.Now,
 		stop:    make(chan struct{}),
 	}
@@ -137,7 +135,7 @@ func New(opts Options) (*Store, error) {
 		MaxCost:            maxCost,
 		BufferItems:        64,
 		IgnoreInternalCost: true, // EntryOverhead already covers it
-		Cost:               func(e *entry) int64 { return e.cost.Load() },
+		Cost:               policyCost,
 		OnEvict:            s.onEvict,
 		OnReject:           s.onReject,
 	})
@@ -153,6 +151,21 @@ func New(opts Options) (*Store, error) {
 	s.bg.Add(1)
 	go s.sweep(interval)
 	return s, nil
+}
+
+// policyCost is ristretto's Cost hook, called when it applies a queued Set.
+// A Set of a new entry can still be queued when the entry dies: a second
+// write changed its cost before ristretto saw the first, and ristretto then
+// rejected or evicted it, or it was evicted while a writer re-registered it.
+// Nothing can Del the entry after that Set (the callbacks that killed it run
+// on the goroutine that drains the buffer), so ristretto adds it as an
+// orphan. Charging a dead entry nothing keeps orphans from displacing live
+// entries; they are evicted like any other when sampled.
+func policyCost(e *entry) int64 {
+	if e.dead.Load() {
+		return 0
+	}
+	return e.cost.Load()
 }
 
 // numCounters sizes ristretto's frequency sketch: about one counter per 128
@@ -172,6 +185,11 @@ func (s *Store) Close() {
 
 // MaxMemory returns the current memory bound.
 func (s *Store) MaxMemory() int64 { return s.policy.MaxCost() }
+
+// Sync waits until the eviction policy has applied every write made before
+// the call, so Stats and the keyspace hold still until the next write.
+// Serving never needs it; tests and benchmarks that count evictions do.
+func (s *Store) Sync() { s.policy.Wait() }
 
 // SetMaxMemory changes the memory bound at run time; shrinking it makes
 // ristretto evict as new entries arrive.

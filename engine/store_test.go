@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,10 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestReadYourWritesConcurrent(t *testing.T) {
-	const writers, perWriter = 50, 2000
+	writers, perWriter := 50, 2000
+	if raceEnabled {
+		perWriter = 1000 // keeps the package's tests well under 20s
+	}
 	s := newStore(t, Options{MaxMemory: 256 << 20})
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -801,10 +805,11 @@ func TestUpdateAppendDoesNotChangePublishedValues(t *testing.T) {
 			t.Fatalf("value %d returned by Get changed from %q to %q", i, want[i], v)
 		}
 	}
-	v, _ := s.Get([]byte("k"))
-	if len(v) != 201 || !strings.HasSuffix(string(v), "rs") {
-		t.Errorf("final value %q", v)
+	wantFinal := "a"
+	for i := range 200 {
+		wantFinal += string(rune('a' + i%26))
 	}
+	wantValue(t, s, "k", wantFinal)
 }
 
 func TestUpdateAppendConcurrentReaders(t *testing.T) {
@@ -857,14 +862,14 @@ func TestStatsHitsMisses(t *testing.T) {
 		t.Fatalf("writes counted as reads: %+v", base)
 	}
 
-	s.Get([]byte("a"))         // hit
-	s.Get([]byte("nope"))      // miss
-	s.Lookup([]byte("a"))      // hit
-	s.Lookup([]byte("nope"))   // miss
-	s.Peek([]byte("a"))        // not counted
-	s.Peek([]byte("nope"))     // not counted
-	s.Touch([]byte("a"))       // not counted
-	s.GetEx([]byte("a"), 0, true)         // hit
+	s.Get([]byte("a"))                          // hit
+	s.Get([]byte("nope"))                       // miss
+	s.Lookup([]byte("a"))                       // hit
+	s.Lookup([]byte("nope"))                    // miss
+	s.Peek([]byte("a"))                         // not counted
+	s.Peek([]byte("nope"))                      // not counted
+	s.Touch([]byte("a"))                        // not counted
+	s.GetEx([]byte("a"), 0, true)               // hit
 	s.GetEx([]byte("nope"), clk.in(1e9), false) // miss
 	st := s.Stats()
 	if st.Hits != 3 || st.Misses != 3 {
@@ -899,4 +904,52 @@ func TestTouch(t *testing.T) {
 	if s.Touch([]byte("e")) {
 		t.Error("Touch of an expired key = true")
 	}
+}
+
+// TestCostUpdateNotLostWhenBufferFull shows a known, unfixed bug: when
+// ristretto's set buffer is full, Cache.Set of a key it already holds drops
+// the update yet reports success, so register cannot retry it, and the new
+// cost of the entry is never charged. Later writes of the same size do not
+// register again, so the entry stays under-charged and the maps can outgrow
+// MaxMemory by the difference.
+func TestCostUpdateNotLostWhenBufferFull(t *testing.T) {
+	if os.Getenv("ENGINE_KNOWN_BUGS") == "" {
+		t.Skip("known bug: a cost update ristretto drops is never applied; set ENGINE_KNOWN_BUGS=1 to run")
+	}
+	s := newStore(t, Options{MaxMemory: 64 << 10})
+	const blocked, other = 0, 1
+	// Two entries in one shard that stay: read often so ristretto's
+	// admission policy prefers them to anything else.
+	stay := keysInShard(s, other, "stay", 2)
+	filler, grown := stay[0], stay[1]
+	set(t, s, filler, "f")
+	set(t, s, grown, "g")
+	// Fill the rest of the store with entries of one other shard.
+	for _, k := range keysInShard(s, blocked, "x", 300) {
+		set(t, s, k, strings.Repeat("v", 100))
+	}
+	settle(s)
+	for range 2000 {
+		s.Get([]byte(filler))
+		s.Get([]byte(grown))
+	}
+	settle(s)
+
+	// With that shard locked, the eviction a new entry causes blocks
+	// ristretto's goroutine in onEvict, and its buffer fills up.
+	sh := &s.shards[blocked]
+	sh.mu.Lock()
+	newKey := keysInShard(s, other, "new", 1)[0]
+	set(t, s, newKey, strings.Repeat("n", 100))
+	for i := range 40000 {
+		mustSet(t, s, filler, strings.Repeat("f", 1+i%2), SetOptions{})
+	}
+	// The buffer is full: this cost change is dropped.
+	mustSet(t, s, grown, strings.Repeat("g", 5000), SetOptions{})
+	sh.mu.Unlock()
+	settle(s)
+	if _, ok := s.Peek([]byte(grown)); !ok {
+		t.Skip("the grown entry was evicted after all")
+	}
+	checkInvariants(t, s)
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -50,6 +51,26 @@ func newConn(s *Server, nc net.Conn) *Conn {
 func (c *Conn) flush() error {
 	c.lastActive.Store(time.Now().Unix())
 	return c.w.Flush()
+}
+
+// Lingering after the last reply: how long, and how many bytes of further
+// input to discard at most.
+const (
+	lingerTime  = time.Second
+	lingerBytes = 64 << 20
+)
+
+// closeGracefully flushes the last replies, sends FIN and discards what the
+// client still sends for a moment before closing. Closing a socket with
+// unread input makes the kernel send a reset, which can destroy replies the
+// client has not read yet, such as the error explaining why it is closed.
+func (c *Conn) closeGracefully() {
+	c.w.Flush()
+	if tc, ok := c.nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+		tc.SetReadDeadline(time.Now().Add(lingerTime))
+		io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
+	}
+	c.nc.Close()
 }
 
 // authenticated reports whether the client may run any command.

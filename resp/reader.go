@@ -50,10 +50,11 @@ type Limits struct {
 // The arguments returned by ReadCommand alias the reader's buffer and are
 // valid until the next call; whoever keeps one must copy it.
 type Reader struct {
-	rd  io.Reader
-	buf []byte
-	r   int // buf[r:w] is received but not yet returned
-	w   int
+	rd       io.Reader
+	received int64 // bytes read from rd in all
+	buf      []byte
+	r        int // buf[r:w] is received but not yet returned
+	w        int
 
 	// A multibulk command being parsed across reads; offsets are relative
 	// to r so that they survive the buffer being moved.
@@ -75,6 +76,9 @@ type Reader struct {
 func NewReader(rd io.Reader) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, readSize)}
 }
+
+// Received reports how many bytes the reader has read in all.
+func (r *Reader) Received() int64 { return r.received }
 
 // Buffered reports how many received bytes have not been returned yet.
 func (r *Reader) Buffered() int { return r.w - r.r }
@@ -150,6 +154,7 @@ func (r *Reader) fill(need int) error {
 	}
 	n, err := r.rd.Read(r.buf[r.w:])
 	r.w += n
+	r.received += int64(n)
 	if n > 0 {
 		return nil
 	}

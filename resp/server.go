@@ -31,6 +31,10 @@ const (
 	DefaultWriteTimeout = 30 * time.Second
 )
 
+// drainWindow is how long a connection waits for more of a client's
+// requests during shutdown before it closes.
+const drainWindow = 100 * time.Millisecond
+
 // RedisVersion is the Redis version reported to clients, which some gate
 // features on; stampedeless implements the Redis 7 semantics of its commands.
 const RedisVersion = "7.2.0"
@@ -220,10 +224,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.Close()
 	}
-	// A past read deadline wakes connections waiting for requests; one that
-	// is running a command finishes it and its buffered pipeline first.
+	// A read deadline wakes connections waiting for requests. Until it
+	// passes, a connection still reads what its client already sent, and it
+	// extends the deadline while requests keep arriving, so a pipeline in
+	// flight is answered; a quiet connection closes when it passes.
 	for c := range s.conns {
-		c.nc.SetReadDeadline(time.Now())
+		c.nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}
 	s.mu.Unlock()
 
@@ -278,24 +284,33 @@ func (s *Server) serveConn(c *Conn) {
 		s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
 		s.wg.Done()
 	}()
+	var drained int64 // bytes received when the drain deadline last passed
 	for {
 		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
 		if err != nil {
 			var pe ProtocolError
+			var ne net.Error
 			switch {
 			case errors.As(err, &pe):
 				reason = closedProtocol
 				c.w.Error("ERR " + pe.Error())
-				c.w.Flush()
+				c.closeGracefully()
 			case c.w.err != nil:
 				reason = closedWriteError
+			case errors.As(err, &ne) && ne.Timeout() && s.isClosing():
+				if c.rd.Received() > drained {
+					drained = c.rd.Received()
+					c.nc.SetReadDeadline(time.Now().Add(drainWindow))
+					continue
+				}
+				c.closeGracefully()
 			}
 			return
 		}
 		s.dispatch(c, args)
 		if c.quit {
 			reason = closedQuit
-			c.w.Flush()
+			c.closeGracefully()
 			return
 		}
 		// A long pipeline of large replies is sent as it goes, not held.

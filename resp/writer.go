@@ -87,4 +87,3 @@ func (w *Writer) NullArray() { w.b = append(w.b, "*-1\r\n"...) }
 func (w *Writer) Array(n int) {
 	w.b = redcon.AppendArray(w.b, n)
 }
-

@@ -1,0 +1,346 @@
+// Command compare benchmarks stampedeless against redis-server on the same
+// machine with redis-benchmark, and compares their memory use after loading
+// the same keys.
+//
+// Run it from the repository root:
+//
+//	go run ./bench/compare            # full run, a few minutes
+//	go run ./bench/compare -quick     # smoke test, seconds
+//
+// It builds stampedeless into a temporary directory, starts redis-server and
+// stampedeless as child processes on free loopback ports, runs
+// `redis-benchmark -t get,set -c 50 -d 100` against each in turn for every
+// configuration of {-P 1, -P 16} x {one key, -r 1000000}, and prints Markdown
+// tables of the median throughput and p99 latency with the ratios
+// stampedeless/redis-server. See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the parsed command-line flags.
+type options struct {
+	rounds   int
+	n        int // requests per test at -P 1; -P 16 runs use n*pipelineScale
+	memKeys  int
+	only     string
+	memory   bool
+	speed    bool
+	quick    bool
+	raw      bool
+	timeout  time.Duration
+	clients  int
+	dataSize int
+	random   int
+	maxMem   string
+}
+
+// pipelineScale multiplies -n for pipelined runs so they last about as long as
+// the unpipelined ones.
+const pipelineScale = 10
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the benchmark matrix; medians are taken over rounds")
+	fs.IntVar(&o.n, "n", 100000, fmt.Sprintf("requests per test at -P 1 (runs at -P 16 use %d times as many)", pipelineScale))
+	fs.IntVar(&o.memKeys, "keys", 1000000, "distinct keys loaded by the memory test")
+	fs.StringVar(&o.only, "only", "", "comma-separated filter of the speed matrix: tests (get, set), pipelines (P1, P16), keyspaces (single, random); "+
+		"tokens of one kind are OR'ed, kinds are AND'ed, e.g. -only get,P16")
+	fs.BoolVar(&o.memory, "memory", true, "run the memory test")
+	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
+	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
+	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound on the whole run; children are killed when it passes")
+	fs.IntVar(&o.clients, "c", 50, "redis-benchmark -c (parallel connections)")
+	fs.IntVar(&o.dataSize, "d", 100, "redis-benchmark -d and memory-test value size in bytes")
+	fs.IntVar(&o.random, "r", 1000000, "redis-benchmark -r for the random-keyspace configurations")
+	fs.StringVar(&o.maxMem, "max-memory", "4gb", "stampedeless --max-memory (large enough that nothing is evicted)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["n"] {
+			o.n = 2000
+		}
+		if !set["rounds"] {
+			o.rounds = 1
+		}
+		if !set["keys"] {
+			o.memKeys = 20000
+		}
+	}
+	switch {
+	case o.rounds < 1:
+		return o, errors.New("-rounds must be at least 1")
+	case o.n < 1:
+		return o, errors.New("-n must be at least 1")
+	case o.memKeys < 1 || o.memKeys > 99999999:
+		return o, errors.New("-keys must be between 1 and 99999999")
+	case o.dataSize < 1:
+		return o, errors.New("-d must be at least 1")
+	}
+	return o, nil
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run does the work; it returns only after every child process is gone.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "compare:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	h := &harness{opts: o, out: stdout, log: stderr, args: args}
+	defer h.cleanup()
+	if err := h.main(ctx); err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+		fmt.Fprintln(stderr, "compare:", err)
+		return 1
+	}
+	if h.failed {
+		fmt.Fprintln(stderr, "compare: finished with failures (see Notes)")
+		return 1
+	}
+	return 0
+}
+
+// harness holds what one invocation shares: the temporary directory, the
+// stampedeless binary, the running servers and the anomalies seen.
+type harness struct {
+	opts options
+	out  io.Writer
+	log  io.Writer
+	args []string
+
+	tmp     string
+	bin     string
+	servers []*server
+	notes   []string
+	failed  bool
+}
+
+func (h *harness) logf(format string, a ...any) {
+	fmt.Fprintf(h.log, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+// note records an anomaly for the Notes section; fail also makes the exit
+// status non-zero.
+func (h *harness) note(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	for _, n := range h.notes {
+		if n == msg {
+			return
+		}
+	}
+	h.notes = append(h.notes, msg)
+	h.logf("note: %s", msg)
+}
+
+func (h *harness) fail(format string, a ...any) {
+	h.failed = true
+	h.note("FAIL: "+format, a...)
+}
+
+// cleanup kills every server still running and removes the temporary
+// directory.
+func (h *harness) cleanup() {
+	for _, s := range h.servers {
+		s.stop()
+	}
+	h.servers = nil
+	if h.tmp != "" {
+		os.RemoveAll(h.tmp)
+	}
+}
+
+func (h *harness) main(ctx context.Context) error {
+	for _, tool := range []string{"redis-server", "redis-benchmark", "redis-cli", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found in PATH: %w", tool, err)
+		}
+	}
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	h.tmp, err = os.MkdirTemp("", "stampedeless-bench-")
+	if err != nil {
+		return err
+	}
+	h.bin = filepath.Join(h.tmp, "stampedeless")
+	h.logf("building stampedeless from %s", root)
+	build := exec.CommandContext(ctx, "go", "build", "-o", h.bin, "./cmd/stampedeless")
+	build.Dir = root
+	build.Stdout, build.Stderr = h.log, h.log
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/stampedeless: %w", err)
+	}
+
+	env := describeEnvironment(ctx, root, h.bin, h.args)
+	fmt.Fprint(h.out, env.markdown())
+
+	if l := loadAverage(); l > float64(runtime.NumCPU())/2 {
+		h.note("load average at the start was %.2f on %d cores: other processes may have skewed the numbers", l, runtime.NumCPU())
+	}
+	if h.opts.speed {
+		if err := h.speedTest(ctx); err != nil {
+			return err
+		}
+	}
+	if h.opts.memory && ctx.Err() == nil {
+		if err := h.memoryTest(ctx); err != nil {
+			return err
+		}
+	}
+	if l := loadAverage(); l > float64(runtime.NumCPU())/2 {
+		h.note("load average at the end was %.2f on %d cores: other processes may have skewed the numbers", l, runtime.NumCPU())
+	}
+	if len(h.notes) > 0 {
+		fmt.Fprintln(h.out, "\n### Notes")
+		fmt.Fprintln(h.out)
+		for _, n := range h.notes {
+			fmt.Fprintf(h.out, "- %s\n", n)
+		}
+	}
+	return nil
+}
+
+// moduleRoot is the directory holding go.mod of the module we run in.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside a Go module: run from the stampedeless repository")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// environment is the header describing where and how the numbers were taken.
+type environment struct {
+	date, cpus, cpuModel, goVersion, redisVersion, benchVersion string
+	stampedeless, commandLine, load                             string
+}
+
+func describeEnvironment(ctx context.Context, root, bin string, args []string) environment {
+	e := environment{
+		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		cpus:      firstLine(ctx, "", "nproc"),
+		cpuModel:  cpuModel(),
+		goVersion: runtime.Version(),
+		load:      strconv.FormatFloat(loadAverage(), 'f', 2, 64),
+	}
+	if v := firstLine(ctx, "", "go", "env", "GOVERSION"); v != "" {
+		e.goVersion = v
+	}
+	e.redisVersion = firstLine(ctx, "", "redis-server", "--version")
+	e.benchVersion = firstLine(ctx, "", "redis-benchmark", "--version")
+	e.stampedeless = firstLine(ctx, "", bin, "version")
+	if rev := firstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
+		if dirty := firstLine(ctx, root, "git", "status", "--porcelain", "--untracked-files=no"); dirty != "" {
+			rev += " (uncommitted changes)"
+		}
+		e.stampedeless += ", commit " + rev
+	}
+	quoted := []string{"go", "run", "./bench/compare"}
+	for _, a := range args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	e.commandLine = strings.Join(quoted, " ")
+	return e
+}
+
+func (e environment) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## stampedeless vs redis-server\n\n")
+	fmt.Fprintf(&b, "- date: %s\n", e.date)
+	fmt.Fprintf(&b, "- machine: %s cores (nproc), %s; load average at start %s\n", e.cpus, e.cpuModel, e.load)
+	fmt.Fprintf(&b, "- go: %s; stampedeless: %s\n", e.goVersion, e.stampedeless)
+	fmt.Fprintf(&b, "- %s; %s\n", e.redisVersion, e.benchVersion)
+	fmt.Fprintf(&b, "- command: `%s`\n", e.commandLine)
+	return b.String()
+}
+
+// firstLine runs a command and returns the first line of its output, or ""
+// when it fails.
+func firstLine(ctx context.Context, dir, name string, args ...string) string {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line)
+}
+
+// loadAverage is the 1-minute load average, or 0 when unknown.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	l, _ := strconv.ParseFloat(f[0], 64)
+	return l
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// memResult is what the memory test measured on one server.
+type memResult struct {
+	server                string
+	rssBefore, rssAfter   int64
+	peak                  int64 // VmHWM
+	dbsize                int64
+	load                  time.Duration
+	info                  map[string]string
+	pipeErrs, pipeReplies int64
+}
+
+func (m memResult) perKey(keys int) float64 {
+	return float64(m.rssAfter-m.rssBefore) / float64(keys)
+}
+
+// memoryTest loads the same distinct keys into a fresh redis-server and a
+// fresh stampedeless, one after the other, and compares their RSS.
+func (h *harness) memoryTest(ctx context.Context) error {
+	var results []memResult
+	for _, start := range []func(context.Context) (*server, error){h.startRedis, h.startStampedeless} {
+		s, err := start(ctx)
+		if err != nil {
+			return err
+		}
+		m, err := h.measureMemory(ctx, s)
+		s.stop()
+		if err != nil {
+			return err
+		}
+		results = append(results, m)
+	}
+	h.printMemory(results)
+	return nil
+}
+
+func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, error) {
+	m := memResult{server: s.name}
+	keys := h.opts.memKeys
+	if err := sleep(ctx, time.Second); err != nil { // let startup allocation settle
+		return m, err
+	}
+	var err error
+	if m.rssBefore, err = s.rssBytes(); err != nil {
+		return m, err
+	}
+	h.logf("memory: loading %d keys of %d bytes into %s (RSS before %.1f MiB)", keys, h.opts.dataSize, s.name, mib(m.rssBefore))
+	start := time.Now()
+	m.pipeErrs, m.pipeReplies, err = h.pipeLoad(ctx, s, keys)
+	m.load = time.Since(start)
+	if err != nil {
+		h.fail("loading %s: %v", s.name, err)
+	}
+	if m.pipeErrs != 0 || m.pipeReplies != int64(keys) {
+		h.fail("redis-cli --pipe into %s: errors %d, replies %d, want 0 and %d", s.name, m.pipeErrs, m.pipeReplies, keys)
+	}
+	if !s.alive() {
+		return m, s.exitError()
+	}
+	// DBSIZE should be exact at once; poll a little in case a server
+	// applies writes asynchronously, and report it if so.
+	deadline := time.Now().Add(5 * time.Second)
+	polls := 0
+	for {
+		reply, err := s.do(ctx, "DBSIZE")
+		if err != nil {
+			return m, fmt.Errorf("DBSIZE on %s: %w", s.name, err)
+		}
+		if m.dbsize, err = strconv.ParseInt(reply, 10, 64); err != nil {
+			return m, fmt.Errorf("DBSIZE on %s: %q", s.name, reply)
+		}
+		if m.dbsize == int64(keys) || time.Now().After(deadline) {
+			break
+		}
+		polls++
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return m, err
+		}
+	}
+	switch {
+	case m.dbsize != int64(keys):
+		h.fail("DBSIZE on %s is %d after loading %d distinct keys (max-memory %s)", s.name, m.dbsize, keys, h.opts.maxMem)
+	case polls > 0:
+		h.note("DBSIZE on %s reached %d only %d polls (100ms apart) after the last reply", s.name, keys, polls)
+	}
+	if err := sleep(ctx, time.Second); err != nil {
+		return m, err
+	}
+	if m.rssAfter, err = s.rssBytes(); err != nil {
+		return m, err
+	}
+	if m.peak, err = procStatusBytes(s.pid(), "VmHWM"); err != nil {
+		return m, err
+	}
+	if m.info, err = s.info(ctx, "memory"); err != nil {
+		h.note("INFO memory on %s: %v", s.name, err)
+	}
+	h.logf("memory: %s DBSIZE %d, RSS %.1f MiB, load %.1fs", s.name, m.dbsize, mib(m.rssAfter), m.load.Seconds())
+	return m, nil
+}
+
+var pipeSummary = regexp.MustCompile(`errors:\s*(\d+),\s*replies:\s*(\d+)`)
+
+// pipeLoad writes SET key:0000000..key:<keys-1> with values of -d bytes to
+// `redis-cli --pipe` and returns the error and reply counts it reports.
+func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, replies int64, err error) {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(lctx, "redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "--pipe")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	writeErr := writeSets(stdin, keys, h.opts.dataSize)
+	stdin.Close()
+	runErr := cmd.Wait()
+	if lctx.Err() != nil && ctx.Err() == nil {
+		return 0, 0, fmt.Errorf("redis-cli --pipe timed out: %s", firstLines(out.String(), 5))
+	}
+	if runErr != nil {
+		return 0, 0, fmt.Errorf("redis-cli --pipe: %v: %s", runErr, firstLines(out.String(), 5))
+	}
+	if writeErr != nil {
+		return 0, 0, fmt.Errorf("writing to redis-cli --pipe: %w", writeErr)
+	}
+	sm := pipeSummary.FindStringSubmatch(out.String())
+	if sm == nil {
+		return 0, 0, fmt.Errorf("no summary from redis-cli --pipe: %s", firstLines(out.String(), 5))
+	}
+	errs, _ = strconv.ParseInt(sm[1], 10, 64)
+	replies, _ = strconv.ParseInt(sm[2], 10, 64)
+	return errs, replies, nil
+}
+
+// writeSets writes the RESP stream of SETs of distinct keys, key:0000000 on.
+func writeSets(w io.Writer, keys, size int) error {
+	width := max(7, len(strconv.Itoa(keys-1)))
+	value := bytes.Repeat([]byte{'x'}, size)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	keyBuf := make([]byte, 0, 32)
+	for i := range keys {
+		keyBuf = append(keyBuf[:0], "key:"...)
+		digits := strconv.Itoa(i)
+		for range width - len(digits) {
+			keyBuf = append(keyBuf, '0')
+		}
+		keyBuf = append(keyBuf, digits...)
+		fmt.Fprintf(bw, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n", len(keyBuf), keyBuf, len(value))
+		bw.Write(value)
+		if _, err := bw.WriteString("\r\n"); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func (h *harness) printMemory(results []memResult) {
+	keys := h.opts.memKeys
+	fmt.Fprintf(h.out, "\n### Memory after %d SETs of distinct keys with %d-byte values\n\n", keys, h.opts.dataSize)
+	fmt.Fprintf(h.out, "Fresh server each, loaded with `redis-cli --pipe`; VmRSS from /proc/<pid>/status 1 s after the load. stampedeless runs with `--max-memory %s`.\n\n", h.opts.maxMem)
+	fmt.Fprintln(h.out, "| server | DBSIZE | RSS before MiB | RSS after MiB | peak RSS MiB | bytes/key | load s | used_memory MiB |")
+	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	byName := map[string]memResult{}
+	for _, m := range results {
+		byName[m.server] = m
+		used := "n/a"
+		if v, err := strconv.ParseInt(m.info["used_memory"], 10, 64); err == nil {
+			used = fmt.Sprintf("%.1f", mib(v))
+		}
+		fmt.Fprintf(h.out, "| %s | %d | %.1f | %.1f | %.1f | %.0f | %.1f | %s |\n",
+			m.server, m.dbsize, mib(m.rssBefore), mib(m.rssAfter), mib(m.peak), m.perKey(keys), m.load.Seconds(), used)
+	}
+	r, rok := byName[redisName]
+	s, sok := byName[stampName]
+	if rok && sok && r.rssAfter > 0 && r.perKey(keys) > 0 {
+		ratio := float64(s.rssAfter) / float64(r.rssAfter)
+		fmt.Fprintf(h.out, "\nRSS ratio stampedeless/redis-server: **%.2f** %s (target ≤ 1.5); bytes/key ratio: %.2f; peak RSS ratio: %.2f.\n",
+			ratio, mark(ratio <= 1.5), s.perKey(keys)/r.perKey(keys), float64(s.peak)/float64(r.peak))
+	}
+	if sok {
+		var parts []string
+		for _, f := range []string{"used_memory", "used_memory_rss", "cache_cost_bytes"} {
+			if v, ok := s.info[f]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%s", f, v))
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					parts[len(parts)-1] += fmt.Sprintf(" (%.1f MiB)", mib(n))
+				}
+			} else {
+				parts = append(parts, f+" missing")
+			}
+		}
+		fmt.Fprintf(h.out, "\nstampedeless INFO memory after the load: %s.\n", strings.Join(parts, ", "))
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -381,4 +382,31 @@ func TestFlushWithConcurrentWriters(t *testing.T) {
 	set(t, s, "x", "y")
 	settle(s)
 	checkInvariants(t, s)
+}
+
+func TestFlushAsyncThenClose(t *testing.T) {
+	// Close waits for an asynchronous flush still releasing entries.
+	s, err := New(Options{MaxMemory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillKeys(t, s, "k%d", 20000)
+	s.Flush(true)
+	s.Close()
+}
+
+func TestCloseStopsGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for range 5 {
+		s, err := New(Options{MaxMemory: 1 << 20, ExpireInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(t, s, "k", "v")
+		s.Flush(true)
+		s.Close()
+	}
+	waitFor(t, "the stores' goroutines to exit", func() bool {
+		return runtime.NumGoroutine() <= before
+	})
 }

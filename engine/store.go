@@ -153,14 +153,15 @@ func New(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// policyCost is ristretto's Cost hook, called when it applies a queued Set.
-// A Set of a new entry can still be queued when the entry dies: a second
-// write changed its cost before ristretto saw the first, and ristretto then
-// rejected or evicted it, or it was evicted while a writer re-registered it.
-// Nothing can Del the entry after that Set (the callbacks that killed it run
-// on the goroutine that drains the buffer), so ristretto adds it as an
-// orphan. Charging a dead entry nothing keeps orphans from displacing live
-// entries; they are evicted like any other when sampled.
+// policyCost is ristretto's Cost hook, called as it applies each queued Set.
+// A Set registering an entry may still be queued when ristretto rejects or
+// evicts that entry: a second write changed the entry's cost before
+// ristretto applied the first Set, or a writer re-registered it while it was
+// being evicted. ristretto then adds the dead entry again, and nothing can
+// Del it: the callbacks that killed it run on the goroutine draining the
+// buffer, and the writer checked e.dead before it died. Charging a dead entry
+// nothing keeps such orphans from crowding out live entries, which they did
+// by most of MaxMemory under churn; they go when eviction samples them.
 func policyCost(e *entry) int64 {
 	if e.dead.Load() {
 		return 0

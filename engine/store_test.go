@@ -326,8 +326,9 @@ func TestErrTooLarge(t *testing.T) {
 	}
 	wantMiss(t, s, "big")
 
-	// An entry costing exactly MaxMemory is allowed, and stays once
-	// ristretto has made room for it.
+	// An entry costing exactly MaxMemory is allowed, and is admitted into
+	// the otherwise empty store.
+	s.Delete([]byte("small"))
 	if _, err := s.Set(key, fits, SetOptions{}); err != nil {
 		t.Fatalf("Set of an entry costing exactly MaxMemory: %v", err)
 	}

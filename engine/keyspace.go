@@ -197,6 +197,7 @@ func (s *Store) sweep(interval time.Duration) {
 		case <-t.C:
 			for i := range s.shards {
 				s.sweepShard(&s.shards[i])
+				s.recheckCosts(&s.shards[i])
 			}
 		}
 	}

@@ -182,10 +182,10 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	sh.setDeadlinesLocked(e, fresh, stale)
 	e.value = owned
 	e.fill = opts.Fill
-	changed := e.cost.Swap(cost) != cost
+	changed := sh.chargeLocked(e, cost, isNew)
 	sh.mu.Unlock()
 	s.unregister(dead)
-	if isNew || changed {
+	if changed {
 		s.register(e)
 	}
 	return res, nil
@@ -230,15 +230,15 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 		key, value := pairs[i], pairs[i+1]
 		sh := s.shardFor(key)
 		e := s.liveLocked(sh, key, now, &dead)
-		if e == nil {
+		isNew := e == nil
+		if isNew {
 			e = &entry{key: string(key), id: s.nextID.Add(1)}
 			sh.m[e.key] = e
 		}
 		sh.setDeadlinesLocked(e, 0, 0)
 		e.value = append([]byte{}, value...)
 		e.fill = nil
-		cost := entryCost(len(key), len(value))
-		if e.cost.Swap(cost) != cost {
+		if sh.chargeLocked(e, entryCost(len(key), len(value)), isNew) {
 			touched = append(touched, e)
 		}
 	}
@@ -304,10 +304,10 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 	}
 	e.value = value
 	cost := entryCost(len(key), len(value))
-	changed := e.cost.Swap(cost) != cost
+	changed := sh.chargeLocked(e, cost, isNew)
 	sh.mu.Unlock()
 	s.unregister(dead)
-	if isNew || changed {
+	if changed {
 		s.register(e)
 	}
 	return value, nil

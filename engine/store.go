@@ -84,6 +84,7 @@ type shard struct {
 	mu       sync.RWMutex      // protects m and volatile
 	m        map[string]*entry // live entries, plus expired ones not yet swept
 	volatile int               // entries in m that have a stale deadline
+	recheck  []*entry          // entries whose cost update ristretto may have dropped
 
 	hits   atomic.Int64
 	misses atomic.Int64
@@ -99,9 +100,11 @@ type entry struct {
 	staleUntil int64 // unix nanoseconds; 0 means the entry never expires
 	fill       *FillMeta
 
-	id   uint64       // this entry's key in ristretto, unique for the store's life
-	cost atomic.Int64 // what ristretto is charged; read by its Cost hook
-	dead atomic.Bool  // removed from its shard; ristretto callbacks ignore it
+	id      uint64       // this entry's key in ristretto, unique for the store's life
+	cost    atomic.Int64 // what ristretto should be charged; read by its Cost hook
+	charged atomic.Int64 // what ristretto's Cost hook last charged
+	queued  atomic.Bool  // in its shard's recheck list
+	dead    atomic.Bool  // removed from its shard; ristretto callbacks ignore it
 }
 
 // FillMeta is what a read-through fill remembers about the origin's answer.
@@ -162,11 +165,54 @@ func New(opts Options) (*Store, error) {
 // buffer, and the writer checked e.dead before it died. Charging a dead entry
 // nothing keeps such orphans from crowding out live entries, which they did
 // by most of MaxMemory under churn; they go when eviction samples them.
+//
+// It also records what was charged, so the sweeper can tell whether an
+// update of an entry's cost was applied or dropped.
 func policyCost(e *entry) int64 {
-	if e.dead.Load() {
-		return 0
+	var cost int64
+	if !e.dead.Load() {
+		cost = e.cost.Load()
 	}
-	return e.cost.Load()
+	e.charged.Store(cost)
+	return cost
+}
+
+// chargeLocked records e's new cost and reports whether ristretto must be
+// told. ristretto drops an update of an entry it holds, while reporting
+// success, when its buffer is full; so an existing entry whose cost changed
+// is also queued for the sweeper, which re-sends the update until the Cost
+// hook has charged it. The caller holds sh.mu.
+func (sh *shard) chargeLocked(e *entry, cost int64, isNew bool) bool {
+	if e.cost.Swap(cost) == cost {
+		return false
+	}
+	if !isNew && !e.queued.Swap(true) {
+		sh.recheck = append(sh.recheck, e)
+	}
+	return true
+}
+
+// recheckCosts re-sends the cost updates of sh that ristretto has not
+// applied yet, keeping the ones still pending for the next round.
+func (s *Store) recheckCosts(sh *shard) {
+	sh.mu.Lock()
+	pending := sh.recheck
+	sh.recheck = nil
+	sh.mu.Unlock()
+	var again []*entry
+	for _, e := range pending {
+		if e.dead.Load() || e.charged.Load() == e.cost.Load() {
+			e.queued.Store(false)
+			continue
+		}
+		s.policy.Set(e.id, e, 0)
+		again = append(again, e)
+	}
+	if len(again) > 0 {
+		sh.mu.Lock()
+		sh.recheck = append(sh.recheck, again...)
+		sh.mu.Unlock()
+	}
 }
 
 // numCounters sizes ristretto's frequency sketch: about one counter per 128

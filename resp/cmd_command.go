@@ -322,7 +322,8 @@ func repeated(group docArg, before []docArg) ([]docArg, bool) {
 			return nil, false
 		}
 	}
-	return tail, true
+	// A copy: the caller overwrites these slots of before with the result.
+	return slices.Clone(tail), true
 }
 
 func isToken(t string) bool {

@@ -499,6 +499,17 @@ func TestCommandDocsAndInfo(t *testing.T) {
 			t.Errorf("COMMAND DOCS set lacks %s:\n%s", want, docs)
 		}
 	}
+	// Without names, every command: this is what redis-cli asks on start.
+	all := r.do("COMMAND", "DOCS")
+	for name := range ts.table {
+		if !strings.Contains(all, `"`+name+`" ["summary"`) {
+			t.Errorf("COMMAND DOCS lacks %s", name)
+		}
+	}
+	if mset := r.do("COMMAND", "DOCS", "mset"); !strings.Contains(mset,
+		`"name" "data" "type" "block" "flags" [+multiple] "arguments" [["name" "key" "type" "key"] ["name" "value" "type" "string"]]`) {
+		t.Errorf("COMMAND DOCS mset: %s", mset)
+	}
 	mget := r.do("COMMAND", "DOCS", "mget")
 	if !strings.Contains(mget, `"name" "key" "type" "key" "flags" [+multiple]`) {
 		t.Errorf("COMMAND DOCS mget: %s", mget)

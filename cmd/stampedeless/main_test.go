@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// binary is the stampedeless binary built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "stampedeless-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "stampedeless")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startBinary runs the server with the given environment and waits until
+// it logs that it is ready.
+func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.Contains(sc.Text(), "stampedeless ready") {
+				close(ready)
+				signalled = true
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not become ready")
+	}
+	return cmd
+}
+
+// TestServeFromEnvironmentAndSIGTERM configures the server only through
+// STAMPEDELESS_* variables, uses it, and stops it with SIGTERM while a
+// client is connected: it must exit 0 within a few seconds.
+func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	cmd := startBinary(t, []string{
+		"STAMPEDELESS_ADDR=" + addr,
+		"STAMPEDELESS_METRICS_ADDR=" + metricsAddr,
+		"STAMPEDELESS_REQUIREPASS=pw",
+		"STAMPEDELESS_MAX_MEMORY=64mb",
+		"STAMPEDELESS_LOG_FORMAT=json",
+	})
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: "pw"})
+	defer c.Close()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ConfigGet(ctx, "maxmemory").Val()["maxmemory"]; got != "67108864" {
+		t.Fatalf("maxmemory from STAMPEDELESS_MAX_MEMORY = %q", got)
+	}
+
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`stampedeless_commands_total{command="set",result="ok"} 1`,
+		"stampedeless_keys 1", "stampedeless_connected_clients 1", "stampedeless_memory_max_bytes 6.7108864e+07",
+		"stampedeless_evicted_keys_total 0", "stampedeless_keyspace_hits_total", "process_resident_memory_bytes"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10s after SIGTERM")
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("took %v to stop", d)
+	}
+}
+
+func TestBadFlagsFail(t *testing.T) {
+	for _, args := range [][]string{
+		{"--max-memory", "lots"},
+		{"--log-format", "xml"},
+		{"--addr", "127.0.0.1:notaport"},
+	} {
+		out, err := exec.Command(binary, args...).CombinedOutput()
+		if err == nil {
+			t.Errorf("%v: exit 0, want failure; output %s", args, out)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "stampedeless ") {
+		t.Fatalf("version: %q, %v", out, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -47,6 +48,8 @@ func serveFlags() []cli.Flag {
 			Usage: "password clients must AUTH with before other commands (empty: none)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
+		&cli.BoolFlag{Name: "pprof", EnvVars: env("pprof"),
+			Usage: "also serve Go's profiler at /debug/pprof/ on --metrics-addr"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: env("log-level"),
 			Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: env("log-format"),
@@ -83,6 +86,7 @@ func newApp() *cli.App {
 // config is the parsed command line.
 type config struct {
 	addr, metricsAddr string
+	pprof             bool
 	store             engine.Options
 	server            resp.Options
 }
@@ -113,6 +117,7 @@ func parseConfig(c *cli.Context) (config, error) {
 	}
 	cfg.addr = c.String("addr")
 	cfg.metricsAddr = c.String("metrics-addr")
+	cfg.pprof = c.Bool("pprof")
 	cfg.store = engine.Options{MaxMemory: maxMemory}
 	cfg.server = resp.Options{
 		RequirePass:  c.String("requirepass"),
@@ -152,6 +157,12 @@ func runServe(c *cli.Context) error {
 	if cfg.metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", reg.Handler())
+		if cfg.pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {

@@ -18,13 +18,16 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/stampedeless" ./cmd/stampedeless
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16380)
-"$work/stampedeless" --addr "127.0.0.1:$port" --metrics-addr "" --log-level warn 2>"$work/server.log" &
+# Port 0: the kernel picks a free port, and the server logs the address.
+"$work/stampedeless" --addr 127.0.0.1:0 --metrics-addr "" 2>"$work/server.log" &
 server_pid=$!
+port=""
 for _ in $(seq 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  port=$(sed -n 's/.*stampedeless ready" addr=127.0.0.1:\([0-9]*\).*/\1/p' "$work/server.log")
+  [ -n "$port" ] && break
   sleep 0.1
 done
+[ -n "$port" ] || { echo "integration: server did not start"; cat "$work/server.log"; exit 1; }
 
 cli() { redis-cli -p "$port" "$@"; }
 fail=0

@@ -82,7 +82,9 @@ func matchClass(pattern []byte, open int, c byte) (int, bool) {
 		case pattern[p] == '\\' && p+1 < len(pattern):
 			p++
 			matched = matched || pattern[p] == c
-		case p+2 < len(pattern) && pattern[p+1] == '-' && pattern[p+2] != ']':
+		case p+2 < len(pattern) && pattern[p+1] == '-':
+			// As in Redis, "[a-]" is the range from 'a' to ']' (swapped),
+			// and the class then runs to the end of the pattern.
 			lo, hi := pattern[p], pattern[p+2]
 			if lo > hi {
 				lo, hi = hi, lo
@@ -100,6 +102,9 @@ func matchClass(pattern []byte, open int, c byte) (int, bool) {
 	return p, matched != negate
 }
 
+// isMatchAll reports whether pattern matches every key: nil (no pattern
+// given, as for SCAN without MATCH) or "*". An empty pattern is not nil: it
+// matches only the empty key, as KEYS "" does in Redis.
 func isMatchAll(pattern []byte) bool {
-	return len(pattern) == 0 || (len(pattern) == 1 && pattern[0] == '*')
+	return pattern == nil || (len(pattern) == 1 && pattern[0] == '*')
 }

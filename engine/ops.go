@@ -280,22 +280,31 @@ func unlockShards(shards []*shard) {
 // the store never lets a reader see bytes past a length it published. If fn
 // returns an error nothing changes.
 func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, error)) ([]byte, error) {
-	sh := s.shardFor(key)
 	var dead []*entry
+	e, value, changed, err := s.updateLocked(s.shardFor(key), key, fn, &dead)
+	s.unregister(dead)
+	if changed {
+		s.register(e)
+	}
+	return value, err
+}
+
+// updateLocked is Update's critical section. The deferred unlock matters:
+// fn is the caller's code, and if it panics the shard must not stay locked.
+func (s *Store) updateLocked(sh *shard, key []byte, fn func([]byte, bool) ([]byte, error), dead *[]*entry) (e *entry, value []byte, changed bool, err error) {
 	sh.mu.Lock()
-	e := s.liveLocked(sh, key, s.now(), &dead)
+	defer sh.mu.Unlock()
+	e = s.liveLocked(sh, key, s.now(), dead)
 	var old []byte
 	if e != nil {
 		old = e.value
 	}
-	value, err := fn(old, e != nil)
+	value, err = fn(old, e != nil)
 	if err == nil && entryCost(len(key), len(value)) > s.MaxMemory() {
 		err = ErrTooLarge
 	}
 	if err != nil {
-		sh.mu.Unlock()
-		s.unregister(dead)
-		return nil, err
+		return nil, nil, false, err
 	}
 	isNew := e == nil
 	if isNew {
@@ -303,14 +312,8 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 		sh.m[e.key] = e
 	}
 	e.value = value
-	cost := entryCost(len(key), len(value))
-	changed := sh.chargeLocked(e, cost, isNew)
-	sh.mu.Unlock()
-	s.unregister(dead)
-	if changed {
-		s.register(e)
-	}
-	return value, nil
+	changed = sh.chargeLocked(e, entryCost(len(key), len(value)), isNew)
+	return e, value, changed, nil
 }
 
 // Delete removes key and reports whether it was live.

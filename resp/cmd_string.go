@@ -274,7 +274,7 @@ func cmdSetRange(c *Conn, args [][]byte) {
 		c.w.Int(int64(len(env.Value)))
 		return
 	}
-	if offset+int64(len(patch)) > c.srv.maxBulk.Load() {
+	if offset > c.srv.maxBulk.Load()-int64(len(patch)) { // not offset+len: that can overflow
 		c.w.Error(errStringLimit)
 		return
 	}

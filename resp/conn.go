@@ -42,6 +42,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
+	c.authed = *s.requirePass.Load() == ""
 	c.lastActive.Store(c.created.Unix())
 	c.rd.BeforeBlock = c.flush
 	return c
@@ -73,7 +74,10 @@ func (c *Conn) closeGracefully() {
 	c.nc.Close()
 }
 
-// authenticated reports whether the client may run any command.
+// authenticated reports whether the client may run any command: no password
+// is required now, or it passed AUTH, or none was required when it
+// connected. As in Redis, setting a password does not log out connections
+// that are already open.
 func (c *Conn) authenticated() bool {
 	return c.authed || *c.srv.requirePass.Load() == ""
 }

@@ -368,8 +368,11 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 	}
 }
 
+// isSpace reports the bytes that separate inline arguments. Redis skips
+// any isspace() byte between arguments but ends an unquoted argument only at
+// these; the difference (\v, \f) is not worth a second function.
 func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0
 }
 
 func isHex(c byte) bool {

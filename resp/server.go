@@ -334,11 +334,12 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	}
 	c.lastCommand.Store(cmd)
 	before := c.w.Len()
+	// Redis checks arity before authentication.
 	switch {
-	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.w.Error("NOAUTH Authentication required.")
 	case (cmd.arity > 0 && len(args) != cmd.arity) || len(args) < -cmd.arity:
 		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
+		c.w.Error("NOAUTH Authentication required.")
 	default:
 		cmd.handler(c, args)
 	}

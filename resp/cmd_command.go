@@ -3,62 +3,94 @@ package resp
 import (
 	"slices"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/engine"
 )
 
-// cmdCommand implements COMMAND, COMMAND COUNT, COMMAND INFO [name ...],
-// COMMAND DOCS [name ...] and COMMAND LIST, enough for redis-cli to show
-// help and argument hints for every command, ours included.
-func cmdCommand(c *Conn, args [][]byte) {
-	if len(args) == 1 {
-		cmds := c.srv.sortedCommands()
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			writeCommandInfo(c, cmd)
+// cmdCommand implements COMMAND without a subcommand; the handlers below
+// implement COUNT, INFO [name ...], DOCS [name ...] and LIST. That is
+// enough for redis-cli to show help and argument hints for every command,
+// ours included.
+func cmdCommand(c *Conn, _ [][]byte) {
+	cmds := c.srv.sortedCommands()
+	c.w.Array(len(cmds))
+	for _, cmd := range cmds {
+		writeCommandInfo(c, cmd)
+	}
+}
+
+func cmdCommandCount(c *Conn, _ [][]byte) { c.w.Int(int64(len(c.srv.table))) }
+
+// cmdCommandList implements COMMAND LIST [FILTERBY MODULE name|ACLCAT
+// category|PATTERN pattern]. There are no modules, and a command's one
+// category is its group, as COMMAND INFO says.
+func cmdCommandList(c *Conn, args [][]byte) {
+	keep := func(*command) bool { return true }
+	switch {
+	case len(args) == 2:
+	case len(args) == 5 && equalFold(args[2], "filterby"):
+		arg := args[4]
+		switch by := args[3]; {
+		case equalFold(by, "module"):
+			keep = func(*command) bool { return false }
+		case equalFold(by, "aclcat"):
+			keep = func(cmd *command) bool { return equalFold(arg, cmd.group) }
+		case equalFold(by, "pattern"):
+			pattern := lower(arg)
+			keep = func(cmd *command) bool { return engine.Match(pattern, cmd.name) }
+		default:
+			c.w.Error(errSyntax)
+			return
 		}
+	default:
+		c.w.Error(errSyntax)
 		return
 	}
-	sub := args[1]
-	switch {
-	case equalFold(sub, "count") && len(args) == 2:
-		c.w.Int(int64(len(c.srv.table)))
-	case equalFold(sub, "list") && len(args) == 2:
-		cmds := c.srv.sortedCommands()
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
+	var names []string
+	for _, cmd := range c.srv.sortedCommands() {
+		if keep(cmd) {
+			names = append(names, cmd.name)
 		}
-	case equalFold(sub, "info"):
-		cmds := c.srv.commandsNamed(args[2:])
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			if cmd == nil {
-				c.w.Null()
-			} else {
-				writeCommandInfo(c, cmd)
-			}
-		}
-	case equalFold(sub, "docs"):
-		var cmds []*command
-		for _, cmd := range c.srv.commandsNamed(args[2:]) {
-			if cmd != nil {
-				cmds = append(cmds, cmd)
-			}
-		}
-		c.w.Array(2 * len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
-			writeCommandDocs(c, cmd)
-		}
-	case equalFold(sub, "help") && len(args) == 2:
-		writeHelp(c, "COMMAND",
-			"(no subcommand)", "    Return details about all commands.",
-			"COUNT", "    Return the total number of commands.",
-			"DOCS [<command-name> ...]", "    Return documentation details about commands.",
-			"INFO [<command-name> ...]", "    Return details about the named commands, or all of them.",
-			"LIST", "    Return a list of all commands.")
-	default:
-		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(sub) + "'. Try COMMAND HELP.")
 	}
+	c.w.Array(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+	}
+}
+
+func cmdCommandInfo(c *Conn, args [][]byte) {
+	cmds := c.srv.commandsNamed(args[2:])
+	c.w.Array(len(cmds))
+	for _, cmd := range cmds {
+		if cmd == nil {
+			c.w.Null()
+		} else {
+			writeCommandInfo(c, cmd)
+		}
+	}
+}
+
+func cmdCommandDocs(c *Conn, args [][]byte) {
+	var cmds []*command
+	for _, cmd := range c.srv.commandsNamed(args[2:]) {
+		if cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	c.w.Array(2 * len(cmds))
+	for _, cmd := range cmds {
+		c.w.BulkString(cmd.name)
+		writeCommandDocs(c, cmd)
+	}
+}
+
+func cmdCommandHelp(c *Conn, _ [][]byte) {
+	writeHelp(c, "COMMAND",
+		"(no subcommand)", "    Return details about all commands.",
+		"COUNT", "    Return the total number of commands.",
+		"DOCS [<command-name> ...]", "    Return documentation details about commands.",
+		"INFO [<command-name> ...]", "    Return details about the named commands, or all of them.",
+		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.")
 }
 
 func (s *Server) sortedCommands() []*command {
@@ -106,7 +138,10 @@ func writeCommandInfo(c *Conn, cmd *command) {
 	c.w.Status("@" + cmd.group)
 	c.w.Array(0) // tips
 	c.w.Array(0) // key specs
-	c.w.Array(0) // subcommands
+	c.w.Array(len(cmd.subcommands))
+	for _, sub := range cmd.subcommands {
+		writeCommandInfo(c, sub)
+	}
 }
 
 // writeCommandDocs writes a command's COMMAND DOCS map (a flat array in RESP2).

@@ -140,120 +140,115 @@ func cmdHello(c *Conn, args [][]byte) {
 	c.w.Array(0)
 }
 
-// cmdClient implements the CLIENT subcommands clients send on connect and
-// operators use to look at connections.
-func cmdClient(c *Conn, args [][]byte) {
-	sub := args[1]
-	switch {
-	case equalFold(sub, "setname") && len(args) == 3:
-		if !validClientName(args[2]) {
-			c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
-			return
-		}
-		c.mu.Lock()
-		c.name = string(args[2])
-		c.mu.Unlock()
-		c.w.OK()
-	case equalFold(sub, "getname") && len(args) == 2:
-		c.mu.Lock()
-		name := c.name
-		c.mu.Unlock()
-		if name == "" {
-			c.w.Null()
-		} else {
-			c.w.BulkString(name)
-		}
-	case equalFold(sub, "id") && len(args) == 2:
-		c.w.Int(c.id)
-	case equalFold(sub, "setinfo") && len(args) == 4:
-		clientSetInfo(c, args[2], args[3])
-	case equalFold(sub, "info") && len(args) == 2:
-		c.w.BulkString(c.info() + "\n")
-	case equalFold(sub, "list"):
-		clientList(c, args[2:])
-	case equalFold(sub, "help") && len(args) == 2:
-		writeHelp(c, "CLIENT",
-			"GETNAME", "    Return the name of the current connection.",
-			"ID", "    Return the ID of the current connection.",
-			"INFO", "    Return information about the current client connection.",
-			"LIST [TYPE normal] [ID id ...]", "    Return information about client connections.",
-			"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-			"SETNAME <name>", "    Assign the name <name> to the current connection.")
-	case isClientSubcommand(sub):
-		c.w.Error("ERR wrong number of arguments for 'client|" + string(lower(sub)) + "' command")
-	default:
-		c.w.Error("ERR unknown subcommand '" + string(sub) + "'. Try CLIENT HELP.")
-	}
-}
+// The CLIENT subcommands clients send on connect and operators use to
+// look at connections.
 
-func isClientSubcommand(sub []byte) bool {
-	for _, s := range []string{"setname", "getname", "id", "setinfo", "info", "list", "help"} {
-		if equalFold(sub, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func clientSetInfo(c *Conn, attr, value []byte) {
-	if !validClientName(value) && len(value) > 0 {
-		c.w.Error("ERR " + string(attr) + " cannot contain spaces, newlines or special characters.")
+func cmdClientSetName(c *Conn, args [][]byte) {
+	if !validClientName(args[2]) {
+		c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.name = string(args[2])
+	c.mu.Unlock()
+	c.w.OK()
+}
+
+func cmdClientGetName(c *Conn, _ [][]byte) {
+	c.mu.Lock()
+	name := c.name
+	c.mu.Unlock()
+	if name == "" {
+		c.w.Null()
+	} else {
+		c.w.BulkString(name)
+	}
+}
+
+func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
+
+func cmdClientInfo(c *Conn, _ [][]byte) { c.w.BulkString(c.info() + "\n") }
+
+func cmdClientHelp(c *Conn, _ [][]byte) {
+	writeHelp(c, "CLIENT",
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"LIST [TYPE normal|ID id ...]", "    Return information about client connections.",
+		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.")
+}
+
+// cmdClientSetInfo implements CLIENT SETINFO LIB-NAME|LIB-VER value, which
+// checks the attribute before the value and names it as given.
+func cmdClientSetInfo(c *Conn, args [][]byte) {
+	attr, value := args[2], args[3]
+	var dst *string
 	switch {
 	case equalFold(attr, "lib-name"):
-		c.libName = string(value)
+		dst = &c.libName
 	case equalFold(attr, "lib-ver"):
-		c.libVer = string(value)
+		dst = &c.libVer
 	default:
 		c.w.Error("ERR Unrecognized option '" + string(attr) + "'")
 		return
 	}
+	if !validClientName(value) {
+		c.w.Error("ERR " + string(attr) + " cannot contain spaces, newlines or special characters.")
+		return
+	}
+	c.mu.Lock()
+	*dst = string(value)
+	c.mu.Unlock()
 	c.w.OK()
 }
 
-// clientList implements CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
-func clientList(c *Conn, args [][]byte) {
-	var ids map[int64]bool
-	noneOfType := false
-	for i := 0; i < len(args); i++ {
+// cmdClientList implements CLIENT LIST [TYPE normal|master|replica|pubsub]
+// and CLIENT LIST ID id [id ...], one or the other as in Redis 7.0. Ids are
+// listed in the order given, each time given; unknown ones are skipped.
+func cmdClientList(c *Conn, args [][]byte) {
+	var b strings.Builder
+	switch {
+	case len(args) == 2:
+		writeClientInfos(&b, c.srv.clients())
+	case len(args) == 4 && equalFold(args[2], "type"):
+		t := args[3]
 		switch {
-		case equalFold(args[i], "type") && i+1 < len(args):
-			t := args[i+1]
-			if !equalFold(t, "normal") && !equalFold(t, "master") && !equalFold(t, "replica") &&
-				!equalFold(t, "slave") && !equalFold(t, "pubsub") {
-				c.w.Error("ERR Unknown client type '" + string(t) + "'")
-				return
-			}
-			noneOfType = !equalFold(t, "normal")
-			i++
-		case equalFold(args[i], "id") && i+1 < len(args):
-			ids = make(map[int64]bool)
-			for i++; i < len(args); i++ {
-				id, ok := parseInteger(args[i])
-				if !ok || id <= 0 {
-					c.w.Error("ERR Invalid client ID")
-					return
-				}
-				ids[id] = true
-			}
+		case equalFold(t, "normal"):
+			writeClientInfos(&b, c.srv.clients())
+		case equalFold(t, "master"), equalFold(t, "replica"), equalFold(t, "slave"), equalFold(t, "pubsub"):
+			// There are no such clients.
 		default:
-			c.w.Error(errSyntax)
+			c.w.Error("ERR Unknown client type '" + string(t) + "'")
 			return
 		}
-	}
-	var b strings.Builder
-	if !noneOfType {
+	case len(args) > 3 && equalFold(args[2], "id"):
+		byID := make(map[int64]*Conn)
 		for _, other := range c.srv.clients() {
-			if ids == nil || ids[other.id] {
-				b.WriteString(other.info())
-				b.WriteByte('\n')
+			byID[other.id] = other
+		}
+		for _, a := range args[3:] {
+			id, ok := parseInteger(a)
+			if !ok {
+				c.w.Error("ERR Invalid client ID")
+				return
+			}
+			if other := byID[id]; other != nil {
+				writeClientInfos(&b, []*Conn{other})
 			}
 		}
+	default:
+		c.w.Error(errSyntax)
+		return
 	}
 	c.w.BulkString(b.String())
+}
+
+func writeClientInfos(b *strings.Builder, conns []*Conn) {
+	for _, other := range conns {
+		b.WriteString(other.info())
+		b.WriteByte('\n')
+	}
 }
 
 // writeHelp replies with a subcommand help text in Redis's layout.

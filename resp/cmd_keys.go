@@ -45,16 +45,26 @@ func cmdTouch(c *Conn, args [][]byte) {
 	c.w.Int(n)
 }
 
-// expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT.
+// expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT. As in
+// Redis, the options are checked before the time.
 func expireCommand(c *Conn, args [][]byte, unit int64, absolute bool, name string) {
-	at, errText := expiryArg(args[2], unit, absolute, false, name)
-	if errText != "" {
-		c.w.Error(errText)
-		return
+	cond, errText := expireCondition(args[3:])
+	if errText == "" {
+		var at int64
+		if at, errText = expiryArg(args[2], unit, absolute, false, name); errText == "" {
+			c.w.Int(boolInt(c.srv.store.Expire(args[1], at, cond)))
+			return
+		}
 	}
+	c.w.Error(errText)
+}
+
+// expireCondition parses the NX, XX, GT and LT options of the EXPIRE
+// family, or returns the error to reply.
+func expireCondition(opts [][]byte) (engine.ExpireCondition, string) {
 	cond := engine.ExpireAlways
 	var nx, xx, gt, lt bool
-	for _, a := range args[3:] {
+	for _, a := range opts {
 		switch {
 		case equalFold(a, "nx"):
 			nx, cond = true, engine.ExpireIfNone
@@ -65,23 +75,20 @@ func expireCommand(c *Conn, args [][]byte, unit int64, absolute bool, name strin
 		case equalFold(a, "lt"):
 			lt, cond = true, engine.ExpireIfEarlier
 		default:
-			c.w.Error("ERR Unsupported option " + string(a))
-			return
+			return 0, "ERR Unsupported option " + string(a)
 		}
 	}
 	switch {
 	case nx && (xx || gt || lt):
-		c.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
-		return
+		return 0, "ERR NX and XX, GT or LT options at the same time are not compatible"
 	case gt && lt:
-		c.w.Error("ERR GT and LT options at the same time are not compatible")
-		return
+		return 0, "ERR GT and LT options at the same time are not compatible"
 	case xx && gt:
 		cond = engine.ExpireIfLater // GT already requires a deadline
 	case xx && lt:
 		cond = engine.ExpireIfSetEarlier
 	}
-	c.w.Int(boolInt(c.srv.store.Expire(args[1], at, cond)))
+	return cond, ""
 }
 
 func cmdExpire(c *Conn, args [][]byte)    { expireCommand(c, args, 1000, false, "expire") }
@@ -134,8 +141,8 @@ func cmdKeys(c *Conn, args [][]byte) {
 
 // cmdScan implements SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 func cmdScan(c *Conn, args [][]byte) {
-	cursor, err := strconv.ParseUint(string(args[1]), 10, 64)
-	if err != nil {
+	cursor, ok := parseCursor(args[1])
+	if !ok {
 		c.w.Error("ERR invalid cursor")
 		return
 	}

@@ -1,12 +1,16 @@
 package resp
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -217,9 +221,9 @@ var configParams = []configParam{
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 1 {
-				return fmt.Errorf("argument must be between 1 and %d inclusive", int64(1)<<31-1)
+			n, err := configInteger(v, 1, math.MaxUint32)
+			if err != nil {
+				return err
 			}
 			s.maxClients.Store(n)
 			return nil
@@ -253,9 +257,29 @@ var configParams = []configParam{
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
 	{name: "databases", get: func(*Server) string { return "1" }},
-	{name: "timeout", get: func(*Server) string { return "0" }},
+	{name: "timeout", get: func(*Server) string { return "0" },
+		set: func(_ *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt32)
+			if err == nil && n != 0 {
+				err = errors.New("stampedeless never closes idle clients; only 0 is accepted")
+			}
+			return err
+		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
+}
+
+// configInteger parses an integer parameter as Redis's numeric
+// configuration does, with its error texts.
+func configInteger(v string, lo, hi int64) (int64, error) {
+	n, ok := parseInteger([]byte(v))
+	if !ok {
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
 }
 
 // onlyValue accepts setting a parameter to the one value it has: nothing
@@ -296,52 +320,59 @@ func findConfigParam(name string) *configParam {
 	return nil
 }
 
-// cmdConfig implements CONFIG GET pattern [pattern ...], CONFIG SET
-// name value [name value ...], and CONFIG HELP.
-func cmdConfig(c *Conn, args [][]byte) {
-	sub := args[1]
-	switch {
-	case equalFold(sub, "get") && len(args) >= 3:
-		var out []string
+// cmdConfigGet implements CONFIG GET parameter [parameter ...] as Redis 7
+// does: a name without glob characters is looked up ignoring case and
+// echoed as given, a pattern matches names ignoring case, and a parameter
+// named by several arguments is reported once.
+func cmdConfigGet(c *Conn, args [][]byte) {
+	var found []*configParam
+	var names []string
+	for _, a := range args[2:] {
+		if !bytes.ContainsAny(a, "[*?") {
+			if p := findConfigParam(string(lower(a))); p != nil && !slices.Contains(found, p) {
+				found, names = append(found, p), append(names, string(a))
+			}
+			continue
+		}
+		pattern := lower(a)
 		for i := range configParams {
-			p := &configParams[i]
-			for _, pattern := range args[2:] {
-				if engine.Match(lower(pattern), p.name) {
-					out = append(out, p.name, p.get(c.srv))
-					break
-				}
+			if p := &configParams[i]; !slices.Contains(found, p) && engine.Match(pattern, p.name) {
+				found, names = append(found, p), append(names, p.name)
 			}
 		}
-		c.w.Array(len(out))
-		for _, s := range out {
-			c.w.BulkString(s)
-		}
-	case equalFold(sub, "set") && len(args) >= 4 && len(args)%2 == 0:
-		configSet(c, args[2:])
-	case equalFold(sub, "help") && len(args) == 2:
-		writeHelp(c, "CONFIG",
-			"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-			"SET <directive> <value>", "    Set the configuration <directive> to <value>.")
-	case equalFold(sub, "get") || equalFold(sub, "set"):
-		c.w.Error("ERR wrong number of arguments for 'config|" + string(lower(sub)) + "' command")
-	default:
-		c.w.Error("ERR unknown subcommand '" + string(sub) + "'. Try CONFIG HELP.")
+	}
+	c.w.Array(2 * len(found))
+	for i, p := range found {
+		c.w.BulkString(names[i])
+		c.w.BulkString(p.get(c.srv))
 	}
 }
 
-// configSet applies every pair or none: names are checked first, and if a
-// value is refused the parameters already set get their old values back.
-func configSet(c *Conn, pairs [][]byte) {
+// cmdConfigSet implements CONFIG SET parameter value [parameter value ...]
+// as Redis 7 does: every name is checked first, and the first that is
+// unknown, immutable or repeated is the error, named as given. Then the
+// values are set in order; if one is refused, the parameters already set
+// get their old values back.
+func cmdConfigSet(c *Conn, args [][]byte) {
+	if len(args)%2 != 0 {
+		c.w.Error(errSyntax)
+		return
+	}
+	pairs := args[2:]
 	params := make([]*configParam, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
-		name := string(lower(pairs[i]))
-		p := findConfigParam(name)
+		name := string(pairs[i])
+		p := findConfigParam(string(lower(pairs[i])))
+		failed := "ERR CONFIG SET failed (possibly related to argument '" + name + "') - "
 		switch {
 		case p == nil:
 			c.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
 			return
 		case p.set == nil:
-			c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
+			c.w.Error(failed + "can't set immutable config")
+			return
+		case slices.Contains(params, p):
+			c.w.Error(failed + "duplicate parameter")
 			return
 		}
 		params = append(params, p)
@@ -360,6 +391,23 @@ func configSet(c *Conn, pairs [][]byte) {
 		}
 	}
 	c.w.OK()
+}
+
+// cmdConfigResetStat implements CONFIG RESETSTAT for the INFO counters the
+// server keeps. The engine's (keyspace hits and misses, expired and
+// evicted keys) cannot be reset, and metrics counters never are.
+func cmdConfigResetStat(c *Conn, _ [][]byte) {
+	c.srv.commandsTotal.Store(0)
+	c.srv.connectionsSeen.Store(0)
+	c.srv.rejectedConns.Store(0)
+	c.w.OK()
+}
+
+func cmdConfigHelp(c *Conn, _ [][]byte) {
+	writeHelp(c, "CONFIG",
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.")
 }
 
 // ParseMemory parses a memory size as Redis's configuration does: a number

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -15,55 +16,100 @@ func cmdGet(c *Conn, args [][]byte) {
 	}
 }
 
-// expiryOption parses one of the options EX, PX, EXAT and PXAT and its
-// value into a deadline, or returns the error text to reply.
-func expiryOption(opt []byte, value []byte, cmd string) (int64, string) {
-	switch {
-	case equalFold(opt, "ex"):
-		return expiryArg(value, 1000, false, true, cmd)
-	case equalFold(opt, "px"):
-		return expiryArg(value, 1, false, true, cmd)
-	case equalFold(opt, "exat"):
-		return expiryArg(value, 1000, true, true, cmd)
-	case equalFold(opt, "pxat"):
-		return expiryArg(value, 1, true, true, cmd)
+// Options of SET and GETEX.
+const (
+	optNX = 1 << iota
+	optXX
+	optGet
+	optKeepTTL
+	optPersist
+	optEX
+	optPX
+	optEXAT
+	optPXAT
+
+	optExpiry = optEX | optPX | optEXAT | optPXAT
+)
+
+// stringOptions parses the options of SET (set) or GETEX (!set) as Redis's
+// parseExtendedStringArgumentsOrReply does: an option may be repeated (the
+// last expiry value counts) but not combined with one it conflicts with,
+// and the expiry value is only read afterwards, so a bad option is a syntax
+// error whatever the value. It returns the options and the expiry value.
+func stringOptions(args [][]byte, set bool) (opts int, expiry []byte, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var opt, conflicts int
+		switch {
+		case set && equalFold(a, "nx"):
+			opt, conflicts = optNX, optXX
+		case set && equalFold(a, "xx"):
+			opt, conflicts = optXX, optNX
+		case set && equalFold(a, "get"):
+			opt = optGet
+		case set && equalFold(a, "keepttl"):
+			opt, conflicts = optKeepTTL, optExpiry
+		case !set && equalFold(a, "persist"):
+			opt, conflicts = optPersist, optExpiry
+		case equalFold(a, "ex"):
+			opt = optEX
+		case equalFold(a, "px"):
+			opt = optPX
+		case equalFold(a, "exat"):
+			opt = optEXAT
+		case equalFold(a, "pxat"):
+			opt = optPXAT
+		default:
+			return 0, nil, false
+		}
+		if opt&optExpiry != 0 {
+			if i+1 == len(args) {
+				return 0, nil, false
+			}
+			conflicts = optKeepTTL | optPersist | optExpiry&^opt
+			i++
+			expiry = args[i]
+		}
+		if opts&conflicts != 0 {
+			return 0, nil, false
+		}
+		opts |= opt
 	}
-	return 0, errSyntax
+	return opts, expiry, true
 }
 
-func isExpiryOption(b []byte) bool {
-	return equalFold(b, "ex") || equalFold(b, "px") || equalFold(b, "exat") || equalFold(b, "pxat")
+// expiryDeadline reads the value of SET's or GETEX's expiry option.
+func expiryDeadline(opts int, value []byte, cmd string) (int64, string) {
+	unit := int64(1000)
+	if opts&(optPX|optPXAT) != 0 {
+		unit = 1
+	}
+	return expiryArg(value, unit, opts&(optEXAT|optPXAT) != 0, true, cmd)
 }
 
 // cmdSet implements SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL].
 func cmdSet(c *Conn, args [][]byte) {
-	var opts engine.SetOptions
-	var get, expiry bool
-	for i := 3; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case equalFold(a, "nx") && opts.Condition == engine.Always:
-			opts.Condition = engine.IfAbsent
-		case equalFold(a, "xx") && opts.Condition == engine.Always:
-			opts.Condition = engine.IfPresent
-		case equalFold(a, "get") && !get:
-			get = true
-		case equalFold(a, "keepttl") && !expiry:
-			opts.KeepTTL, expiry = true, true
-		case isExpiryOption(a) && !expiry && i+1 < len(args):
-			at, errText := expiryOption(a, args[i+1], "set")
-			if errText != "" {
-				c.w.Error(errText)
-				return
-			}
-			opts.StaleUntil, expiry = at, true
-			i++
-		default:
-			c.w.Error(errSyntax)
+	opts, expiry, ok := stringOptions(args[3:], true)
+	if !ok {
+		c.w.Error(errSyntax)
+		return
+	}
+	set := engine.SetOptions{KeepTTL: opts&optKeepTTL != 0}
+	switch {
+	case opts&optNX != 0:
+		set.Condition = engine.IfAbsent
+	case opts&optXX != 0:
+		set.Condition = engine.IfPresent
+	}
+	if opts&optExpiry != 0 {
+		var errText string
+		if set.StaleUntil, errText = expiryDeadline(opts, expiry, "set"); errText != "" {
+			c.w.Error(errText)
 			return
 		}
 	}
-	res, err := c.srv.store.Set(args[1], args[2], opts)
+	res, err := c.srv.store.Set(args[1], args[2], set)
+	get := opts&optGet != 0
 	switch {
 	case err != nil:
 		writeErr(c, err)
@@ -110,28 +156,26 @@ func boolInt(b bool) int64 {
 
 // cmdGetEx implements GETEX key [EX|PX|EXAT|PXAT n|PERSIST].
 func cmdGetEx(c *Conn, args [][]byte) {
+	opts, expiry, ok := stringOptions(args[2:], false)
+	if !ok {
+		c.w.Error(errSyntax)
+		return
+	}
 	var at int64
-	var persist, set bool
-	for i := 2; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case equalFold(a, "persist") && !set:
-			persist, set = true, true
-		case isExpiryOption(a) && !set && i+1 < len(args):
-			var errText string
-			at, errText = expiryOption(a, args[i+1], "getex")
-			if errText != "" {
+	if opts&optExpiry != 0 {
+		var errText string
+		if at, errText = expiryDeadline(opts, expiry, "getex"); errText != "" {
+			// Redis looks the key up before it reads the value: a
+			// missing key is nil whatever the value.
+			if _, exists := c.srv.store.Peek(args[1]); !exists {
+				c.w.Null()
+			} else {
 				c.w.Error(errText)
-				return
 			}
-			set = true
-			i++
-		default:
-			c.w.Error(errSyntax)
 			return
 		}
 	}
-	if v, ok := c.srv.store.GetEx(args[1], at, persist); ok {
+	if v, ok := c.srv.store.GetEx(args[1], at, opts&optPersist != 0); ok {
 		c.w.Bulk(v)
 	} else {
 		c.w.Null()
@@ -342,26 +386,33 @@ func cmdDecrBy(c *Conn, args [][]byte) {
 	incrBy(c, args[1], -delta)
 }
 
+// cmdIncrByFloat adds in long double precision, as Redis does on x86-64,
+// so that results such as 0.1+0.2 print as Redis prints them.
 func cmdIncrByFloat(c *Conn, args [][]byte) {
-	delta, ok := parseFloat(args[2])
+	delta, ok := parseLongDouble(args[2])
 	if !ok {
 		c.w.Error(errNotFloat)
 		return
 	}
 	v, err := c.srv.store.Update(args[1], func(old []byte, exists bool) ([]byte, error) {
-		var cur float64
+		cur := new(big.Float)
 		if exists {
 			var ok bool
-			if cur, ok = parseFloat(old); !ok {
+			if cur, ok = parseLongDouble(old); !ok {
 				return nil, errNotFloatValue
 			}
 		}
-		sum := cur + delta
-		if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		// Inf plus anything is Inf or NaN, which big.Float would panic on.
+		if cur.IsInf() || delta.IsInf() {
 			return nil, errNaNValue
 		}
-		// Redis prints fixed-point, never an exponent.
-		return strconv.AppendFloat(nil, sum, 'f', -1, 64), nil
+		// Rounding to 64 bits is all: a sum of long doubles small enough
+		// to be subnormal is exact.
+		sum := new(big.Float).SetPrec(ldPrec).Add(cur, delta)
+		if sum.MantExp(nil) > ldMaxExp {
+			return nil, errNaNValue
+		}
+		return formatLongDouble(sum), nil
 	})
 	if err != nil {
 		writeErr(c, err)

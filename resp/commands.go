@@ -40,6 +40,12 @@ type command struct {
 
 	handler func(c *Conn, args [][]byte)
 
+	// subcommands, for a container such as CLIENT, are the commands its
+	// first argument names, each with its full name ("client|list"),
+	// arity and flags, as in Redis 7. A container's handler, if any, runs
+	// when no subcommand is given (COMMAND alone).
+	subcommands []*command
+
 	// Documentation for COMMAND DOCS, which redis-cli turns into help and
 	// argument hints. usage is the argument syntax as Redis's docs print it.
 	group   string
@@ -74,7 +80,15 @@ func commandTable() []*command {
 			group: "connection", summary: "Authenticates the connection.", usage: "[username] password", since: "1.0.0"},
 		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
 			group: "connection", summary: "Handshakes with the server; only RESP2 is spoken.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
-		{name: "client", arity: -2, flags: flagStale | flagLoading, handler: cmdClient,
+		{name: "client", arity: -2, flags: flagStale | flagLoading, subcommands: []*command{
+			{name: "client|getname", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetName},
+			{name: "client|help", arity: 2, flags: flagLoading | flagStale, handler: cmdClientHelp},
+			{name: "client|id", arity: 2, flags: flagLoading | flagStale, handler: cmdClientID},
+			{name: "client|info", arity: 2, flags: flagLoading | flagStale, handler: cmdClientInfo},
+			{name: "client|list", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientList},
+			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale, handler: cmdClientSetInfo},
+			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
+		},
 			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
 
 		// Strings.
@@ -168,15 +182,26 @@ func commandTable() []*command {
 			group: "server", summary: "Returns the server time.", since: "2.6.0"},
 		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo,
 			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
-		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfig,
+		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, subcommands: []*command{
+			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigGet},
+			{name: "config|help", arity: 2, flags: flagLoading | flagStale, handler: cmdConfigHelp},
+			{name: "config|resetstat", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigResetStat},
+			{name: "config|set", arity: -4, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigSet},
+		},
 			group: "server", summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT.", usage: "subcommand [argument ...]", since: "2.0.0"},
-		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand,
+		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand, subcommands: []*command{
+			{name: "command|count", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandCount},
+			{name: "command|docs", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandDocs},
+			{name: "command|help", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandHelp},
+			{name: "command|info", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandInfo},
+			{name: "command|list", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandList},
+		},
 			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
 	}
 }
 
 // buildTable indexes the command table by name and resolves each command's
-// metric children.
+// metric children; subcommands are counted as their container.
 func buildTable(reg *metrics.Registry) map[string]*command {
 	table := make(map[string]*command)
 	for _, c := range commandTable() {
@@ -184,7 +209,27 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 			ok:   reg.Commands.WithLabelValues(c.name, "ok"),
 			fail: reg.Commands.WithLabelValues(c.name, "error"),
 		}
+		for _, sub := range c.subcommands {
+			sub.group = c.group
+		}
 		table[c.name] = c
 	}
 	return table
+}
+
+// arityOK reports whether a command of n arguments, its name included,
+// has cmd's arity.
+func (cmd *command) arityOK(n int) bool {
+	return (cmd.arity <= 0 || n == cmd.arity) && n >= -cmd.arity
+}
+
+// subcommand returns the subcommand named name, in any case, or nil.
+func (cmd *command) subcommand(name []byte) *command {
+	prefix := len(cmd.name) + 1 // "client|"
+	for _, sub := range cmd.subcommands {
+		if equalFold(name, sub.name[prefix:]) {
+			return sub
+		}
+	}
+	return nil
 }

@@ -322,7 +322,7 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 	r.args = r.args[:0]
 	i := 0
 	for {
-		for i < len(line) && isSpace(line[i]) {
+		for i < len(line) && (isSpace(line[i]) || line[i] == '\v' || line[i] == '\f') {
 			i++
 		}
 		if i == len(line) {
@@ -350,7 +350,7 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 				out = append(out, '\'')
 			case quote != 0 && c == quote:
 				// A closing quote must end the argument.
-				if i+1 < len(line) && !isSpace(line[i+1]) {
+				if next := i + 1; next < len(line) && !isSpace(line[next]) && line[next] != '\v' && line[next] != '\f' {
 					return nil, errUnbalancedQuotes
 				}
 				quote = 0
@@ -368,9 +368,8 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 	}
 }
 
-// isSpace reports the bytes that separate inline arguments. Redis skips
-// any isspace() byte between arguments but ends an unquoted argument only at
-// these; the difference (\v, \f) is not worth a second function.
+// isSpace reports the bytes that end an unquoted inline argument. Between
+// arguments Redis also skips \v and \f (any C isspace byte).
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0
 }

@@ -332,21 +332,29 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.w.Error(unknownCommand(args))
 		return
 	}
-	c.lastCommand.Store(cmd)
+	counted := cmd // subcommands are counted as their container
 	before := c.w.Len()
-	// Redis checks arity before authentication.
+	if len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
+	c.lastCommand.Store(cmd)
+	// Redis's order: the (sub)command exists, its arity, then authentication.
 	switch {
-	case (cmd.arity > 0 && len(args) != cmd.arity) || len(args) < -cmd.arity:
+	case cmd == nil:
+		c.w.Error("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try " +
+			strings.ToUpper(counted.name) + " HELP.")
+	case !cmd.arityOK(len(args)):
 		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.w.Error("NOAUTH Authentication required.")
+		c.w.Error(errNoAuth)
 	default:
 		cmd.handler(c, args)
 	}
 	if c.w.Len() > before && c.w.b[before] == '-' {
-		cmd.counters.fail.Inc()
+		counted.counters.fail.Inc()
 	} else {
-		cmd.counters.ok.Inc()
+		counted.counters.ok.Inc()
 	}
 }
 

@@ -50,8 +50,9 @@ func newConn(s *Server, nc net.Conn) *Conn {
 
 // flush sends the replies of a batch before the connection waits for more.
 func (c *Conn) flush() error {
-	c.lastActive.Store(time.Now().Unix())
-	return c.w.Flush()
+	now := time.Now()
+	c.lastActive.Store(now.Unix())
+	return c.w.flushAt(now)
 }
 
 // Lingering after the last reply: how long, and how many bytes of further

@@ -17,10 +17,11 @@ const maxRetainedReply = 256 << 10
 // is sticky: later replies are dropped and Flush reports it, so handlers
 // never deal with the network.
 type Writer struct {
-	conn    net.Conn
-	timeout time.Duration
-	b       []byte
-	err     error
+	conn     net.Conn
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set on conn
+	b        []byte
+	err      error
 }
 
 func newWriter(conn net.Conn, timeout time.Duration) *Writer {
@@ -32,15 +33,21 @@ func (w *Writer) Len() int { return len(w.b) }
 
 // Flush writes the buffered replies. A client that does not read them
 // within the write timeout is disconnected.
-func (w *Writer) Flush() error {
+func (w *Writer) Flush() error { return w.flushAt(time.Now()) }
+
+// flushAt is Flush for a caller that has read the clock. Setting a deadline
+// costs a timer update, so it is renewed only when less than a second of
+// slack is left rather than on every write.
+func (w *Writer) flushAt(now time.Time) error {
 	if w.err != nil {
 		return w.err
 	}
 	if len(w.b) == 0 {
 		return nil
 	}
-	if w.timeout > 0 {
-		w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	if w.timeout > 0 && now.Add(w.timeout-time.Second).After(w.deadline) {
+		w.deadline = now.Add(w.timeout)
+		w.conn.SetWriteDeadline(w.deadline)
 	}
 	_, w.err = w.conn.Write(w.b)
 	if cap(w.b) > maxRetainedReply {

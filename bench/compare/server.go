@@ -134,6 +134,29 @@ func (h *harness) startServer(ctx context.Context, name string, argv func(port i
 	return nil, lastErr
 }
 
+// healthy reports why a server that just failed a request is no longer
+// usable: it has exited (given a moment to be reaped), or it does not answer
+// PING on a new connection within 5 seconds. It returns nil otherwise.
+func (h *harness) healthy(ctx context.Context, s *server) error {
+	select {
+	case <-s.done:
+		return s.exitError()
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	reply, err := s.do(pctx, "PING")
+	if err != nil || reply != "PONG" {
+		if !s.alive() {
+			return s.exitError()
+		}
+		return fmt.Errorf("%s (pid %d) is running but does not answer PING (%q, %v)", s.name, s.pid(), reply, err)
+	}
+	return nil
+}
+
 // waitReady polls PING until the server answers PONG.
 func (s *server) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(15 * time.Second)

@@ -21,25 +21,14 @@ const (
 	errNoAuth      = "NOAUTH Authentication required."
 )
 
-// parseInteger parses a decimal int64 the way Redis's string2ll does: no
-// spaces, no '+', no leading zeros, nothing after the digits.
-func parseInteger(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	digits := b
-	if neg {
-		digits = b[1:]
-	}
-	if len(digits) == 0 || digits[0] < '1' || digits[0] > '9' {
+// parseDigits parses a non-empty run of decimal digits into a uint64,
+// refusing anything else and overflow. The stricter parsers build on it.
+func parseDigits(b []byte) (uint64, bool) {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var u uint64
-	for _, c := range digits {
+	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
@@ -49,13 +38,40 @@ func parseInteger(b []byte) (int64, bool) {
 		}
 		u = u*10 + d
 	}
+	return u, true
+}
+
+// signed applies an optional leading '-' to what parse makes of the rest,
+// keeping the result within int64.
+func signed(b []byte, parse func([]byte) (uint64, bool)) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	u, ok := parse(b)
 	switch {
+	case !ok:
+		return 0, false
 	case !neg && u <= math.MaxInt64:
 		return int64(u), true
 	case neg && u <= math.MaxInt64+1:
 		return int64(-u), true
 	}
 	return 0, false
+}
+
+// parseInteger parses a decimal int64 the way Redis's string2ll does: no
+// spaces, no '+', no leading zeros, nothing after the digits.
+func parseInteger(b []byte) (int64, bool) {
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	return signed(b, func(digits []byte) (uint64, bool) {
+		if len(digits) == 0 || digits[0] == '0' {
+			return 0, false
+		}
+		return parseDigits(digits)
+	})
 }
 
 // INCRBYFLOAT computes in the x87 long double Redis is built with on
@@ -244,25 +260,13 @@ func parseCursor(b []byte) (uint64, bool) {
 	}
 	neg := b[0] == '-'
 	if b[0] == '-' || b[0] == '+' {
-		if b = b[1:]; len(b) == 0 {
-			return 0, false
-		}
+		b = b[1:]
 	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
+	u, ok := parseDigits(b)
 	if neg {
 		u = -u
 	}
-	return u, true
+	return u, ok
 }
 
 // equalFold reports whether b equals the lower-case ASCII word s, ignoring case.

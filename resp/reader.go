@@ -250,31 +250,10 @@ func (r *Reader) line(at int) (int, bool) {
 // parseInt parses a RESP header number: optional '-', decimal digits, no
 // leading '+', at most 20 characters.
 func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > maxLineDigit {
+	if len(b) > maxLineDigit {
 		return 0, false
 	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := int64(c - '0')
-		if n > (math.MaxInt64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
+	return signed(b, parseDigits)
 }
 
 // parseInline parses a command typed as a line of text, splitting it the

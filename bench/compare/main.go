@@ -47,6 +47,7 @@ type options struct {
 	dataSize int
 	random   int
 	maxMem   string
+	procs    int // GOMAXPROCS for stampedeless; 0 leaves Go's default
 }
 
 // pipelineScale multiplies -n for pipelined runs so they last about as long as
@@ -70,6 +71,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.dataSize, "d", 100, "redis-benchmark -d and memory-test value size in bytes")
 	fs.IntVar(&o.random, "r", 1000000, "redis-benchmark -r for the random-keyspace configurations")
 	fs.StringVar(&o.maxMem, "max-memory", "4gb", "stampedeless --max-memory (large enough that nothing is evicted)")
+	fs.IntVar(&o.procs, "gomaxprocs", 0, "GOMAXPROCS for stampedeless (0: Go's default, one per core); 1 matches redis-server's single thread")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -121,6 +123,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
+	if o.procs > 0 {
+		// Only the children read it: this process's runtime has started.
+		os.Setenv("GOMAXPROCS", strconv.Itoa(o.procs))
+	}
 	h := &harness{opts: o, out: stdout, log: stderr, args: args}
 	defer h.cleanup()
 	if err := h.main(ctx); err != nil {
@@ -145,6 +151,7 @@ type harness struct {
 	log  io.Writer
 	args []string
 
+	cpu     cpuAccount
 	tmp     string
 	bin     string
 	servers []*server
@@ -212,6 +219,7 @@ func (h *harness) main(ctx context.Context) error {
 	env := describeEnvironment(ctx, root, h.bin, h.args)
 	fmt.Fprint(h.out, env.markdown())
 
+	h.cpu = startCPUAccount()
 	if l := loadAverage(); l > float64(runtime.NumCPU())/2 {
 		h.note("load average at the start was %.2f on %d cores: other processes may have skewed the numbers", l, runtime.NumCPU())
 	}
@@ -225,8 +233,14 @@ func (h *harness) main(ctx context.Context) error {
 			return err
 		}
 	}
-	if l := loadAverage(); l > float64(runtime.NumCPU())/2 {
-		h.note("load average at the end was %.2f on %d cores: other processes may have skewed the numbers", l, runtime.NumCPU())
+	if u, ok := h.cpu.foreignShare(); ok {
+		msg := fmt.Sprintf("other processes used %.0f%% of the machine's CPU during the run", 100*u)
+		if u > 0.1 {
+			h.note("%s: they may have skewed the numbers", msg)
+		} else {
+			h.logf("%s", msg)
+			fmt.Fprintf(h.out, "\n%s.\n", strings.ToUpper(msg[:1])+msg[1:])
+		}
 	}
 	if len(h.notes) > 0 {
 		fmt.Fprintln(h.out, "\n### Notes")
@@ -272,8 +286,8 @@ func describeEnvironment(ctx context.Context, root, bin string, args []string) e
 	e.benchVersion = firstLine(ctx, "", "redis-benchmark", "--version")
 	e.stampedeless = firstLine(ctx, "", bin, "version")
 	if rev := firstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
-		if dirty := firstLine(ctx, root, "git", "status", "--porcelain", "--untracked-files=no"); dirty != "" {
-			rev += " (uncommitted changes)"
+		if dirty := firstLine(ctx, root, "git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench"); dirty != "" {
+			rev += " (uncommitted changes outside bench/)"
 		}
 		e.stampedeless += ", commit " + rev
 	}

@@ -31,14 +31,16 @@ done
 
 cli() { redis-cli -p "$port" "$@"; }
 fail=0
+passed=0
+failed=0
 expect() { # expect <want> <command...>
   local want=$1; shift
   local got
   got=$(cli "$@" 2>&1)
   if [ "$got" != "$want" ]; then
-    echo "FAIL: redis-cli $* -> '$got', want '$want'"; fail=1
+    echo "FAIL: redis-cli $* -> '$got', want '$want'"; fail=1; failed=$((failed + 1))
   else
-    echo "ok: redis-cli $* -> $got"
+    echo "ok: redis-cli $* -> $got"; passed=$((passed + 1))
   fi
 }
 
@@ -83,6 +85,6 @@ expect PONG ping
 
 if [ "$fail" != 0 ]; then
   echo "server log:"; cat "$work/server.log"
-  echo "integration: FAILED"; exit 1
+  echo "integration: $passed passed, $((failed > 0 ? failed : 1)) failed"; exit 1
 fi
-echo "integration: all checks passed"
+echo "integration: $passed passed, 0 failed"

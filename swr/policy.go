@@ -1,0 +1,71 @@
+// Package swr is stampedeless's read-through policy: given what the store
+// holds for a key and whether the key is cooling down after a failed load,
+// it decides how GETFILL answers and what origin work that starts. The
+// decision is a pure function of its inputs, so its table can be tested
+// without a network, a store or a clock; the command that acts on it lives
+// in resp/, the flights in loader/.
+package swr
+
+import "github.com/stampedeless/stampedeless/engine"
+
+// Action is what a read-through read does.
+type Action uint8
+
+// The actions, one per row of the policy table in design.md.
+const (
+	// Load: nothing servable is stored; the caller waits, within its
+	// TIMEOUT, for the key's one flight (joining it or starting it).
+	Load Action = iota
+	// Serve: the entry is fresh; answer with it, no origin work.
+	Serve
+	// ServeAndRefresh: the entry is stale but within its grace; answer
+	// with it at once and start the key's one background refresh.
+	ServeAndRefresh
+	// ServeStale: the entry is stale and the key is cooling down after a
+	// failed load; answer with the stale value and leave the origin alone
+	// (stale-if-error).
+	ServeStale
+	// Fail: nothing servable is stored and the key is cooling down; answer
+	// with the remembered failure at once, without calling the origin.
+	Fail
+)
+
+var actionNames = [...]string{Load: "load", Serve: "serve", ServeAndRefresh: "serve_and_refresh",
+	ServeStale: "serve_stale", Fail: "fail"}
+
+// String names the action for logs and metric labels.
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return "unknown"
+}
+
+// Decide returns the action for a read at now (Unix nanoseconds) of a key
+// whose store lookup gave env and found, while cooling says whether the key
+// is in its failure cooldown. An entry is fresh before its FreshUntil,
+// servable-stale from then until its StaleUntil, and gone after; zero
+// deadlines mean never.
+func Decide(env engine.Envelope, found bool, now int64, cooling bool) Action {
+	servable := Servable(env, found, now)
+	fresh := servable && (env.FreshUntil == 0 || now < env.FreshUntil)
+	switch {
+	case fresh:
+		return Serve
+	case servable && cooling:
+		return ServeStale
+	case servable:
+		return ServeAndRefresh
+	case cooling:
+		return Fail
+	}
+	return Load
+}
+
+// Servable reports whether a stored entry may be answered with at now: it
+// exists and its stale deadline has not passed. A caller whose TIMEOUT ends
+// before its flight answers with the entry if it is servable, else with the
+// timeout error; the flight goes on either way.
+func Servable(env engine.Envelope, found bool, now int64) bool {
+	return found && (env.StaleUntil == 0 || now < env.StaleUntil)
+}

@@ -155,6 +155,7 @@ func (s *Store) Flush(async bool) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
+		sh.wroteAllLocked()
 		if len(sh.m) > 0 {
 			old = append(old, sh.m)
 			for _, e := range sh.m {

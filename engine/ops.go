@@ -39,6 +39,10 @@ type SetOptions struct {
 	StaleUntil int64
 	// Fill records a read-through fill's metadata; nil for plain writes.
 	Fill *FillMeta
+	// Fence, if not nil, makes the write a fill's: it is skipped when the
+	// key was written since the fence was taken, and the fence is released
+	// either way.
+	Fence *Fence
 }
 
 // SetResult reports what Set found and did.
@@ -162,12 +166,14 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	if e != nil {
 		res.Old = e.value
 	}
-	if (opts.Condition == IfAbsent && e != nil) || (opts.Condition == IfPresent && e == nil) {
+	fenced := opts.Fence != nil && sh.releaseFenceLocked(opts.Fence)
+	if fenced || (opts.Condition == IfAbsent && e != nil) || (opts.Condition == IfPresent && e == nil) {
 		sh.mu.Unlock()
 		s.unregister(dead)
 		return res, nil
 	}
 	res.Written = true
+	sh.wroteLocked(key)
 	fresh, stale := opts.FreshUntil, opts.StaleUntil
 	if fresh == 0 {
 		fresh = stale
@@ -235,6 +241,7 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 			e = &entry{key: string(key), id: s.nextID.Add(1)}
 			sh.m[e.key] = e
 		}
+		sh.wroteLocked(key)
 		sh.setDeadlinesLocked(e, 0, 0)
 		e.value = append([]byte{}, value...)
 		e.fill = nil
@@ -311,6 +318,7 @@ func (s *Store) updateLocked(sh *shard, key []byte, fn func([]byte, bool) ([]byt
 		e = &entry{key: string(key), id: s.nextID.Add(1)}
 		sh.m[e.key] = e
 	}
+	sh.wroteLocked(key)
 	e.value = value
 	changed = sh.chargeLocked(e, entryCost(len(key), len(value)), isNew)
 	return e, value, changed, nil
@@ -327,6 +335,9 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	sh := s.shardFor(key)
 	var dead []*entry
 	sh.mu.Lock()
+	// A delete wins over a fill in progress even when the key is absent:
+	// the fill must not bring back what was just deleted.
+	sh.wroteLocked(key)
 	e := s.liveLocked(sh, key, s.now(), &dead)
 	if e != nil {
 		sh.removeLocked(e)
@@ -366,6 +377,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 	e := s.liveLocked(sh, key, now, &dead)
 	ok := e != nil && expireAllowed(e.staleUntil, at, cond)
 	if ok {
+		sh.wroteLocked(key)
 		if at <= now {
 			sh.removeLocked(e)
 			dead = append(dead, e)
@@ -406,6 +418,7 @@ func (s *Store) Persist(key []byte) bool {
 	e := s.liveLocked(sh, key, s.now(), &dead)
 	ok := e != nil && e.staleUntil != 0
 	if ok {
+		sh.wroteLocked(key)
 		sh.setDeadlinesLocked(e, 0, 0)
 	}
 	sh.mu.Unlock()
@@ -430,6 +443,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 	var value []byte
 	if e != nil {
 		value = e.value
+		sh.wroteLocked(key)
 		switch {
 		case persist:
 			sh.setDeadlinesLocked(e, 0, 0)

@@ -84,10 +84,11 @@ type Store struct {
 
 // shard is one lock domain of the key space.
 type shard struct {
-	mu       sync.RWMutex      // protects m and volatile
-	m        map[string]*entry // live entries, plus expired ones not yet swept
-	volatile int               // entries in m that have a stale deadline
-	recheck  []*entry          // entries whose cost update ristretto may have dropped
+	mu       sync.RWMutex        // protects every field below but the counters
+	m        map[string]*entry   // live entries, plus expired ones not yet swept
+	volatile int                 // entries in m that have a stale deadline
+	recheck  []*entry            // entries whose cost update ristretto may have dropped
+	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
 
 	hits   atomic.Int64
 	misses atomic.Int64

@@ -1,0 +1,73 @@
+package engine
+
+// Fence lets a read-through fill store its result only if nothing else
+// wrote the key meanwhile. A fill takes a fence before it calls the origin
+// and stores with SetOptions.Fence; a SET, DEL, EXPIRE, APPEND, FLUSHALL or
+// any other write of the key in between wins, and the fill's result is not
+// stored (it still goes to the callers waiting for it). Expiry and eviction
+// are not writes: a fill after them is exactly what is wanted.
+//
+// A Fence must be given to exactly one Set, or to Release.
+type Fence struct {
+	key     string
+	shard   *shard
+	written bool // a write of key happened since the fence was taken; guarded by shard.mu
+}
+
+// Fence takes a fence on key.
+func (s *Store) Fence(key []byte) *Fence {
+	sh := s.shardFor(key)
+	f := &Fence{key: string(key), shard: sh}
+	sh.mu.Lock()
+	if sh.fences == nil {
+		sh.fences = make(map[string][]*Fence)
+	}
+	sh.fences[f.key] = append(sh.fences[f.key], f)
+	sh.mu.Unlock()
+	return f
+}
+
+// Release drops a fence whose fill stores nothing.
+func (f *Fence) Release() {
+	f.shard.mu.Lock()
+	f.shard.releaseFenceLocked(f)
+	f.shard.mu.Unlock()
+}
+
+// releaseFenceLocked removes f from its shard and reports whether the key
+// was written since f was taken. The caller holds sh.mu.
+func (sh *shard) releaseFenceLocked(f *Fence) (written bool) {
+	list := sh.fences[f.key]
+	for i, g := range list {
+		if g == f {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(sh.fences, f.key)
+	} else {
+		sh.fences[f.key] = list
+	}
+	return f.written
+}
+
+// wroteLocked records a write of key for the fences taken on it. It costs a
+// length check when no fill is running in the shard. The caller holds sh.mu.
+func (sh *shard) wroteLocked(key []byte) {
+	if len(sh.fences) == 0 {
+		return
+	}
+	for _, f := range sh.fences[string(key)] {
+		f.written = true
+	}
+}
+
+// wroteAllLocked records a write of every key in sh, for FLUSHALL.
+func (sh *shard) wroteAllLocked() {
+	for _, list := range sh.fences {
+		for _, f := range list {
+			f.written = true
+		}
+	}
+}

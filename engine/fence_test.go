@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"sync"
+	"testing"
+)
+
+// fill stores value under key as a read-through fill holding f, and reports
+// whether it was stored.
+func fill(t *testing.T, s *Store, key, value string, f *Fence) bool {
+	t.Helper()
+	res, err := s.Set([]byte(key), []byte(value), SetOptions{Fence: f, Fill: &FillMeta{Loader: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Written
+}
+
+func TestFenceStoresWhenNothingWrote(t *testing.T) {
+	s := newStore(t, Options{})
+	f := s.Fence([]byte("k"))
+	if !fill(t, s, "k", "loaded", f) {
+		t.Fatal("an unfenced fill was not stored")
+	}
+	if v, _ := s.Get([]byte("k")); string(v) != "loaded" {
+		t.Fatalf("GET = %q", v)
+	}
+	if n := len(s.shardForString("k").fences); n != 0 {
+		t.Fatalf("%d fences left after the fill", n)
+	}
+}
+
+// TestWritesWinOverFills: every write of the key between the fence and the
+// fill's store wins, and the fill's result is not stored.
+func TestWritesWinOverFills(t *testing.T) {
+	writes := map[string]func(s *Store){
+		"set":      func(s *Store) { s.Set([]byte("k"), []byte("newer"), SetOptions{}) },
+		"del":      func(s *Store) { s.Delete([]byte("k")) },
+		"expire":   func(s *Store) { s.Expire([]byte("k"), s.now()+1e12, ExpireAlways) },
+		"persist":  func(s *Store) { s.Persist([]byte("k")) },
+		"append":   func(s *Store) { s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) { return append(old, 'x'), nil }) },
+		"mset":     func(s *Store) { s.SetMulti([][]byte{[]byte("k"), []byte("newer")}, Always) },
+		"getex":    func(s *Store) { s.GetEx([]byte("k"), 0, true) },
+		"flushall": func(s *Store) { s.Flush(false) },
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			s := newStore(t, Options{})
+			s.Set([]byte("k"), []byte("old"), SetOptions{StaleUntil: s.now() + 1e12})
+			f := s.Fence([]byte("k"))
+			write(s)
+			before, hadBefore := s.Get([]byte("k"))
+			if fill(t, s, "k", "loaded", f) {
+				t.Fatalf("the fill was stored after a %s of the key", name)
+			}
+			after, hadAfter := s.Get([]byte("k"))
+			if hadBefore != hadAfter || string(before) != string(after) {
+				t.Fatalf("the fenced fill changed the key: %q,%v -> %q,%v", before, hadBefore, after, hadAfter)
+			}
+		})
+	}
+}
+
+func TestDeleteOfAbsentKeyFencesTheFill(t *testing.T) {
+	s := newStore(t, Options{})
+	f := s.Fence([]byte("k"))
+	s.Delete([]byte("k"))
+	if fill(t, s, "k", "loaded", f) {
+		t.Fatal("a fill stored a key deleted while it loaded")
+	}
+}
+
+func TestOtherKeysDoNotFence(t *testing.T) {
+	s := newStore(t, Options{})
+	f := s.Fence([]byte("k"))
+	s.Set([]byte("other"), []byte("v"), SetOptions{})
+	s.Delete([]byte("another"))
+	if !fill(t, s, "k", "loaded", f) {
+		t.Fatal("writes of other keys fenced the fill")
+	}
+}
+
+func TestReleaseAndConcurrentFences(t *testing.T) {
+	s := newStore(t, Options{})
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := s.Fence([]byte("k"))
+			s.Set([]byte("k"), []byte("w"), SetOptions{})
+			f.Release()
+		}()
+	}
+	wg.Wait()
+	if n := len(s.shardForString("k").fences); n != 0 {
+		t.Fatalf("%d fences left after every holder released", n)
+	}
+}

@@ -34,11 +34,13 @@ func TestFenceStoresWhenNothingWrote(t *testing.T) {
 // fill's store wins, and the fill's result is not stored.
 func TestWritesWinOverFills(t *testing.T) {
 	writes := map[string]func(s *Store){
-		"set":      func(s *Store) { s.Set([]byte("k"), []byte("newer"), SetOptions{}) },
-		"del":      func(s *Store) { s.Delete([]byte("k")) },
-		"expire":   func(s *Store) { s.Expire([]byte("k"), s.now()+1e12, ExpireAlways) },
-		"persist":  func(s *Store) { s.Persist([]byte("k")) },
-		"append":   func(s *Store) { s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) { return append(old, 'x'), nil }) },
+		"set":     func(s *Store) { s.Set([]byte("k"), []byte("newer"), SetOptions{}) },
+		"del":     func(s *Store) { s.Delete([]byte("k")) },
+		"expire":  func(s *Store) { s.Expire([]byte("k"), s.now()+1e12, ExpireAlways) },
+		"persist": func(s *Store) { s.Persist([]byte("k")) },
+		"append": func(s *Store) {
+			s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) { return append(old, 'x'), nil })
+		},
 		"mset":     func(s *Store) { s.SetMulti([][]byte{[]byte("k"), []byte("newer")}, Always) },
 		"getex":    func(s *Store) { s.GetEx([]byte("k"), 0, true) },
 		"flushall": func(s *Store) { s.Flush(false) },

@@ -320,6 +320,9 @@ func (s *Store) updateLocked(sh *shard, key []byte, fn func([]byte, bool) ([]byt
 	}
 	sh.wroteLocked(key)
 	e.value = value
+	// The value is no longer the origin's, so its validators must not
+	// renew it on a later revalidation.
+	e.fill = nil
 	changed = sh.chargeLocked(e, entryCost(len(key), len(value)), isNew)
 	return e, value, changed, nil
 }

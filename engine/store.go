@@ -95,8 +95,9 @@ type shard struct {
 	_      [64]byte // keep neighbouring shards' locks off one cache line
 }
 
-// entry is one stored key. Its fields other than id, key, cost and dead are
-// guarded by the owning shard's mu.
+// entry is one stored key. Its plain fields other than id and key (which
+// never change) are guarded by the owning shard's mu; the atomic ones are
+// also read by ristretto's goroutine and the sweeper.
 type entry struct {
 	key        string
 	value      []byte

@@ -53,6 +53,9 @@ type command struct {
 	usage   string
 	since   string
 
+	// own marks stampedeless's commands, which Redis does not have.
+	own bool
+
 	counters counters
 }
 
@@ -134,6 +137,18 @@ func commandTable() []*command {
 			group: "string", summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", usage: "key decrement", since: "1.0.0"},
 		{name: "incrbyfloat", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncrByFloat,
 			group: "string", summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", usage: "key increment", since: "2.6.0"},
+
+		// Read-through.
+		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill,
+			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
+			usage: "key ttl grace [TIMEOUT ms]", own: true, since: "0.1.0"},
+		{name: "loader.register", arity: -3, flags: flagAdmin, handler: cmdLoaderRegister,
+			group: "server", summary: "Registers the origin URL that fills keys with a prefix.",
+			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n]", own: true, since: "0.1.0"},
+		{name: "loader.unregister", arity: 2, flags: flagAdmin, handler: cmdLoaderUnregister,
+			group: "server", summary: "Removes the loader of a prefix.", usage: "prefix", own: true, since: "0.1.0"},
+		{name: "loader.list", arity: 1, flags: flagLoading | flagStale, handler: cmdLoaderList,
+			group: "server", summary: "Lists the registered loaders with their counters.", own: true, since: "0.1.0"},
 
 		// Keys.
 		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,

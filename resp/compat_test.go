@@ -1300,8 +1300,12 @@ func TestCompatShape(t *testing.T) {
 		if or.kind != '*' || len(or.elems) != len(commandTable()) {
 			t.Errorf("COMMAND LIST: ours %s", or)
 		}
+		own := make(map[string]bool)
+		for _, cmd := range commandTable() {
+			own[cmd.name] = cmd.own
+		}
 		for _, e := range or.elems {
-			if !redisNames[e.str] {
+			if !redisNames[e.str] && !own[e.str] {
 				t.Errorf("COMMAND LIST: ours has %q, Redis 7.0 does not", e.str)
 			}
 		}

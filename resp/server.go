@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults for Options fields left zero.
@@ -64,6 +66,13 @@ type Options struct {
 	Metrics *metrics.Registry
 	// Version is stampedeless's own version, reported by INFO.
 	Version string
+	// Loaders and Filler serve the read-through commands (GETFILL,
+	// LOADER.*); without them those commands fail.
+	Loaders *loader.Registry
+	Filler  *swr.Filler
+	// LoaderCommands says who may register loaders: LoaderCommandsNo,
+	// LoaderCommandsYes, or (if empty) LoaderCommandsLocal.
+	LoaderCommands string
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -103,6 +112,12 @@ func New(opts Options) *Server {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
+	}
+	if opts.Loaders == nil {
+		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
+	}
+	if opts.Filler == nil {
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders})
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout

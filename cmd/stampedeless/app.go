@@ -17,8 +17,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // shutdownGrace bounds how long in-flight commands may run after a signal.
@@ -48,6 +50,20 @@ func serveFlags() []cli.Flag {
 			Usage: "password clients must AUTH with before other commands (empty: none)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
+		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
+			Usage: "register a read-through loader at start: prefix=url (repeatable)"},
+		&cli.StringFlag{Name: "enable-loader-commands", Value: resp.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
+			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
+		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
+			Usage: "how long an origin's 404/410 is remembered"},
+		&cli.DurationFlag{Name: "max-cooldown", Value: 30 * time.Second, EnvVars: env("max-cooldown"),
+			Usage: "longest pause of a key's loads after repeated failures (starts at 1s, doubling)"},
+		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
+			Usage: "most origin calls in flight across all keys"},
+		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),
+			Usage: "most stale-while-revalidate refreshes in flight"},
+		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
+			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
 		&cli.BoolFlag{Name: "pprof", EnvVars: env("pprof"),
 			Usage: "also serve Go's profiler at /debug/pprof/ on --metrics-addr"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: env("log-level"),
@@ -89,6 +105,9 @@ type config struct {
 	pprof             bool
 	store             engine.Options
 	server            resp.Options
+	loaders           loader.Options
+	initialLoaders    []loader.Config
+	fill              swr.Options
 }
 
 func parseConfig(c *cli.Context) (config, error) {
@@ -119,13 +138,33 @@ func parseConfig(c *cli.Context) (config, error) {
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
 	cfg.store = engine.Options{MaxMemory: maxMemory}
+	switch v := c.String("enable-loader-commands"); v {
+	case resp.LoaderCommandsNo, resp.LoaderCommandsYes, resp.LoaderCommandsLocal:
+	default:
+		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
+	}
+	cfg.loaders = loader.Options{MaxValueSize: maxValue, MaxConcurrentFills: c.Int("max-concurrent-fills")}
+	for _, l := range c.StringSlice("loader") {
+		prefix, url, ok := strings.Cut(l, "=")
+		if !ok {
+			return cfg, fmt.Errorf("--loader: want prefix=url, got %q", l)
+		}
+		cfg.initialLoaders = append(cfg.initialLoaders, loader.Config{Prefix: prefix, URL: url})
+	}
+	cfg.fill = swr.Options{
+		NegativeTTL:            c.Duration("negative-ttl"),
+		Cooldown:               &loader.Cooldown{Max: c.Duration("max-cooldown")},
+		MaxBackgroundRefreshes: c.Int("max-background-refreshes"),
+		TTLJitter:              c.Float64("ttl-jitter"),
+	}
 	cfg.server = resp.Options{
-		RequirePass:  c.String("requirepass"),
-		MaxClients:   c.Int("max-clients"),
-		MaxValueSize: maxValue,
-		Logger:       logger,
-		LogLevel:     level,
-		Version:      version,
+		RequirePass:    c.String("requirepass"),
+		MaxClients:     c.Int("max-clients"),
+		MaxValueSize:   maxValue,
+		Logger:         logger,
+		LogLevel:       level,
+		Version:        version,
+		LoaderCommands: c.String("enable-loader-commands"),
 	}
 	return cfg, nil
 }
@@ -145,8 +184,17 @@ func runServe(c *cli.Context) error {
 
 	reg := metrics.New()
 	reg.Store(store)
+	loaders := loader.NewRegistry(cfg.loaders)
+	for _, l := range cfg.initialLoaders {
+		if err := loaders.Register(l); err != nil {
+			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
+		}
+	}
+	cfg.fill.Store, cfg.fill.Loaders = store, loaders
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
+	cfg.server.Loaders = loaders
+	cfg.server.Filler = swr.New(cfg.fill)
 	srv := resp.New(cfg.server)
 
 	ln, err := net.Listen("tcp", cfg.addr)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,25 @@ func TestVersion(t *testing.T) {
 	out, err := exec.Command(binary, "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "stampedeless ") {
 		t.Fatalf("version: %q, %v", out, err)
+	}
+}
+
+// TestLoaderFlag registers a loader from the command line and fills a key
+// through it from a real HTTP origin.
+func TestLoaderFlag(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "from origin: "+r.Header.Get("X-Stampedeless-Key"))
+	}))
+	defer origin.Close()
+	addr := freeAddr(t)
+	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--loader", "user:="+origin.URL+"/users/{key}")
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	v, err := c.Do(context.Background(), "GETFILL", "user:42", 60, 10).Text()
+	if err != nil || v != "from origin: user:42" {
+		t.Fatalf("GETFILL = %q, %v", v, err)
+	}
+	if ttl := c.TTL(context.Background(), "user:42").Val(); ttl <= 60*time.Second || ttl > 70*time.Second {
+		t.Fatalf("TTL = %v, want the stale deadline, ttl (jittered down) + grace", ttl)
 	}
 }

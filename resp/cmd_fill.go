@@ -1,0 +1,140 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// Who may run LOADER.REGISTER and LOADER.UNREGISTER, which make the server
+// send requests where a client says: Redis 7's convention for dangerous
+// commands (enable-module-command).
+const (
+	LoaderCommandsNo    = "no"
+	LoaderCommandsYes   = "yes"
+	LoaderCommandsLocal = "local" // only connections from loopback
+)
+
+// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms].
+func cmdGetFill(c *Conn, args [][]byte) {
+	if c.srv.opts.Filler == nil {
+		c.w.Error("ERR read-through is not configured")
+		return
+	}
+	ttl, ok1 := parseInteger(args[2])
+	grace, ok2 := parseInteger(args[3])
+	if !ok1 || !ok2 || ttl <= 0 || grace < 0 || ttl > maxDeadlineMillis/1000 || grace > maxDeadlineMillis/1000 {
+		c.w.Error("ERR invalid ttl or grace in 'getfill' command")
+		return
+	}
+	req := swr.Request{Key: string(args[1]), TTL: time.Duration(ttl) * time.Second,
+		Grace: time.Duration(grace) * time.Second, Timeout: -1}
+	switch {
+	case len(args) == 4:
+	case len(args) == 6 && equalFold(args[4], "timeout"):
+		ms, ok := parseInteger(args[5])
+		if !ok || ms < 0 {
+			c.w.Error("ERR invalid TIMEOUT in 'getfill' command")
+			return
+		}
+		req.Timeout = time.Duration(ms) * time.Millisecond
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	ans, err := c.srv.opts.Filler.Get(context.Background(), req)
+	var oe *loader.OriginError
+	switch {
+	case errors.Is(err, swr.ErrNoLoader):
+		c.w.Error("NOLOADER no loader registered for key '" + string(truncate(args[1], 128)) + "'")
+	case errors.Is(err, swr.ErrTimeout):
+		c.w.Error("TIMEOUT gave up waiting for the load after " + req.Timeout.String())
+	case errors.As(err, &oe):
+		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
+	case err != nil:
+		c.w.Error("LOADERR " + err.Error())
+	case !ans.Found:
+		c.w.Null()
+	default:
+		c.w.Bulk(ans.Value)
+	}
+}
+
+// loaderCommandAllowed applies --enable-loader-commands to this connection.
+func (c *Conn) loaderCommandAllowed() bool {
+	switch c.srv.opts.LoaderCommands {
+	case LoaderCommandsYes:
+		return true
+	case LoaderCommandsNo:
+		return false
+	}
+	addr, ok := c.nc.RemoteAddr().(*net.TCPAddr)
+	return ok && addr.IP.IsLoopback()
+}
+
+// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms] [CONCURRENCY n].
+func cmdLoaderRegister(c *Conn, args [][]byte) {
+	if !c.loaderCommandAllowed() {
+		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
+		return
+	}
+	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
+	for i := 3; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return
+		}
+		n, ok := parseInteger(args[i+1])
+		switch {
+		case !ok || n < 0:
+			c.w.Error(errNotInteger)
+			return
+		case equalFold(args[i], "timeout"):
+			cfg.Timeout = time.Duration(n) * time.Millisecond
+		case equalFold(args[i], "concurrency"):
+			cfg.Concurrency = int(n)
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	if err := c.srv.opts.Loaders.Register(cfg); err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
+	}
+	c.w.OK()
+}
+
+func cmdLoaderUnregister(c *Conn, args [][]byte) {
+	if !c.loaderCommandAllowed() {
+		c.w.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
+		return
+	}
+	c.w.Int(boolInt(c.srv.opts.Loaders.Unregister(string(args[1]))))
+}
+
+// cmdLoaderList replies with one flat map per loader.
+func cmdLoaderList(c *Conn, _ [][]byte) {
+	infos := c.srv.opts.Loaders.List()
+	c.w.Array(len(infos))
+	for _, in := range infos {
+		c.w.Array(12)
+		c.w.BulkString("prefix")
+		c.w.BulkString(in.Prefix)
+		c.w.BulkString("url")
+		c.w.BulkString(in.URL)
+		c.w.BulkString("timeout_ms")
+		c.w.Int(in.Timeout.Milliseconds())
+		c.w.BulkString("in_flight")
+		c.w.Int(in.InFlight)
+		c.w.BulkString("fills")
+		c.w.BulkString(strconv.FormatUint(in.Fills, 10))
+		c.w.BulkString("failures")
+		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
+	}
+}

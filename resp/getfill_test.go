@@ -1,0 +1,249 @@
+package resp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// origin is a real HTTP origin that counts its calls.
+type origin struct {
+	*httptest.Server
+	calls   atomic.Int64
+	status  atomic.Int64  // reply status; 0 means 200
+	delay   atomic.Int64  // nanoseconds to wait before answering
+	version atomic.Int64  // part of the body, so refreshes are visible
+	gate    chan struct{} // if not nil, each call waits for a receive
+	arrived chan struct{} // if not nil, each call sends here on arrival
+}
+
+func newOrigin(t *testing.T) *origin {
+	o := &origin{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.calls.Add(1)
+		if o.arrived != nil {
+			o.arrived <- struct{}{}
+		}
+		if o.gate != nil {
+			<-o.gate
+		}
+		time.Sleep(time.Duration(o.delay.Load()))
+		if s := o.status.Load(); s != 0 {
+			w.WriteHeader(int(s))
+			return
+		}
+		fmt.Fprintf(w, "%s@v%d", r.Header.Get("X-Stampedeless-Key"), o.version.Load())
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// fillServer starts a server with a loader for "k:" keys on o.
+func fillServer(t *testing.T, o *origin) (*testServer, *redis.Client) {
+	ts := startServer(t, Options{})
+	c := redis.NewClient(&redis.Options{Addr: ts.addr, Protocol: 2, PoolSize: 400})
+	t.Cleanup(func() { c.Close() })
+	if err := c.Do(context.Background(), "LOADER.REGISTER", "k:", o.URL+"/{key}", "TIMEOUT", "5000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ts, c
+}
+
+// burst runs n concurrent GETFILLs and returns their replies (value or error text).
+func burst(c *redis.Client, n int, args ...any) []string {
+	out := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Do(context.Background(), append([]any{"GETFILL"}, args...)...).Result()
+			switch {
+			case err == redis.Nil:
+				out[i] = "(nil)"
+			case err != nil:
+				out[i] = "ERR:" + err.Error()
+			default:
+				out[i] = fmt.Sprint(v)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func allEqual(t *testing.T, replies []string, want string) {
+	t.Helper()
+	for i, r := range replies {
+		if r != want {
+			t.Fatalf("reply %d = %q, want %q", i, r, want)
+		}
+	}
+}
+
+func TestGetFillColdKeyOneOriginCall(t *testing.T) {
+	o := newOrigin(t)
+	o.delay.Store(int64(200 * time.Millisecond))
+	_, c := fillServer(t, o)
+	allEqual(t, burst(c, 300, "k:hot", 60, 0), "k:hot@v0")
+	if n := o.calls.Load(); n != 1 {
+		t.Fatalf("300 callers on a cold key made %d origin calls, want 1", n)
+	}
+}
+
+func TestGetFillAfterExpiryWithoutGrace(t *testing.T) {
+	o := newOrigin(t)
+	_, c := fillServer(t, o)
+	ctx := context.Background()
+	allEqual(t, burst(c, 1, "k:e", 1, 0), "k:e@v0")
+	waitFor(t, "the entry to expire", func() bool { return c.Exists(ctx, "k:e").Val() == 0 })
+	o.version.Store(1)
+	o.delay.Store(int64(100 * time.Millisecond))
+	allEqual(t, burst(c, 300, "k:e", 60, 0), "k:e@v1")
+	if n := o.calls.Load(); n != 2 {
+		t.Fatalf("origin calls = %d, want 2 (one per expiry)", n)
+	}
+}
+
+func TestGetFillServesStaleWhileOneRefreshRuns(t *testing.T) {
+	o := newOrigin(t)
+	ts, c := fillServer(t, o)
+	allEqual(t, burst(c, 1, "k:s", 1, 60), "k:s@v0")
+	// Past the fresh deadline, within the grace.
+	waitFor(t, "the entry to go stale", func() bool {
+		env, ok := ts.store.Peek([]byte("k:s"))
+		return ok && time.Now().UnixNano() >= env.FreshUntil
+	})
+	o.version.Store(1)
+	o.gate = make(chan struct{})
+	allEqual(t, burst(c, 300, "k:s", 1, 60), "k:s@v0")
+	close(o.gate)
+	waitFor(t, "the refreshed value", func() bool {
+		return c.Get(context.Background(), "k:s").Val() == "k:s@v1"
+	})
+	if n := o.calls.Load(); n != 2 {
+		t.Fatalf("origin calls = %d, want 1 fill and exactly 1 refresh", n)
+	}
+}
+
+func TestGetFillFailureIsSharedThenCoolsDown(t *testing.T) {
+	o := newOrigin(t)
+	o.status.Store(503)
+	o.delay.Store(int64(100 * time.Millisecond))
+	_, c := fillServer(t, o)
+	replies := burst(c, 100, "k:f", 60, 0)
+	for _, r := range replies {
+		if !strings.HasPrefix(r, "ERR:LOADERR k:: status 503") {
+			t.Fatalf("reply %q, want -LOADERR k:: status 503", r)
+		}
+	}
+	if n := o.calls.Load(); n != 1 {
+		t.Fatalf("origin calls = %d, want 1", n)
+	}
+	// During the cooldown: the failure again, at once, without the origin.
+	replies = burst(c, 100, "k:f", 60, 0)
+	if n := o.calls.Load(); n != 1 || !strings.HasPrefix(replies[0], "ERR:LOADERR") {
+		t.Fatalf("second burst: %d origin calls, reply %q", n, replies[0])
+	}
+	if v, _ := c.Get(context.Background(), "k:f").Result(); v != "" {
+		t.Fatalf("a failure was stored as a value: %q", v)
+	}
+	o.status.Store(0)
+	waitFor(t, "the key to recover after the cooldown", func() bool {
+		return burst(c, 1, "k:f", 60, 0)[0] == "k:f@v0"
+	})
+}
+
+func TestGetFillNotFound(t *testing.T) {
+	o := newOrigin(t)
+	o.status.Store(404)
+	_, c := fillServer(t, o)
+	allEqual(t, burst(c, 50, "k:none", 60, 0), "(nil)")
+	if n := o.calls.Load(); n != 1 {
+		t.Fatalf("origin calls = %d, want 1", n)
+	}
+}
+
+func TestGetFillCallerTimeout(t *testing.T) {
+	o := newOrigin(t)
+	o.delay.Store(int64(2 * time.Second))
+	ts, c := fillServer(t, o)
+	start := time.Now()
+	replies := burst(c, 50, "k:slow", 60, 0, "TIMEOUT", 300)
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Fatalf("callers with TIMEOUT 300 waited %v", d)
+	}
+	for _, r := range replies {
+		if !strings.HasPrefix(r, "ERR:TIMEOUT") {
+			t.Fatalf("reply %q, want -TIMEOUT", r)
+		}
+	}
+	waitFor(t, "the load to be stored", func() bool {
+		v, _ := ts.store.Get([]byte("k:slow"))
+		return string(v) == "k:slow@v0"
+	})
+	if n := o.calls.Load(); n != 1 {
+		t.Fatalf("origin calls = %d, want 1", n)
+	}
+}
+
+// TestWritesDuringALoadWin: a SET or DEL while the load runs wins; the
+// caller still gets the loaded value, which is not stored.
+func TestWritesDuringALoadWin(t *testing.T) {
+	for _, write := range []string{"SET", "DEL"} {
+		t.Run(write, func(t *testing.T) {
+			o := newOrigin(t)
+			o.gate = make(chan struct{})
+			o.arrived = make(chan struct{}, 1)
+			_, c := fillServer(t, o)
+			ctx := context.Background()
+			got := make(chan []string)
+			go func() { got <- burst(c, 1, "k:w", 60, 0) }()
+			<-o.arrived
+			if write == "SET" {
+				c.Set(ctx, "k:w", "written", 0)
+			} else {
+				c.Del(ctx, "k:w")
+			}
+			close(o.gate)
+			if r := <-got; r[0] != "k:w@v0" {
+				t.Fatalf("the caller got %q, want the loaded value", r[0])
+			}
+			want := map[string]string{"SET": "written", "DEL": ""}[write]
+			if v := c.Get(ctx, "k:w").Val(); v != want {
+				t.Fatalf("after a %s during the load, GET = %q, want %q", write, v, want)
+			}
+		})
+	}
+}
+
+func TestGetFillErrorsAndLoaderCommands(t *testing.T) {
+	o := newOrigin(t)
+	_, c := fillServer(t, o)
+	ctx := context.Background()
+	if err := c.Do(ctx, "GETFILL", "other", 60, 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOLOADER") {
+		t.Fatalf("key without a loader: %v", err)
+	}
+	if err := c.Do(ctx, "GETFILL", "k:x", "abc", 0).Err(); err == nil || !strings.Contains(err.Error(), "invalid ttl") {
+		t.Fatalf("bad ttl: %v", err)
+	}
+	burst(c, 1, "k:x", 60, 0)
+	list := fmt.Sprint(c.Do(ctx, "LOADER.LIST").Val())
+	if !strings.Contains(list, "prefix k:") || !strings.Contains(list, "fills 1") {
+		t.Fatalf("LOADER.LIST = %s", list)
+	}
+	if n := c.Do(ctx, "LOADER.UNREGISTER", "k:").Val(); n != int64(1) {
+		t.Fatalf("LOADER.UNREGISTER = %v", n)
+	}
+	if err := c.Do(ctx, "LOADER.REGISTER", "x:", "ftp://nope").Err(); err == nil {
+		t.Fatal("an ftp URL was accepted")
+	}
+}

@@ -1,0 +1,248 @@
+package swr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultNegativeTTL            = 5 * time.Second
+	DefaultMaxBackgroundRefreshes = 64
+	DefaultTTLJitter              = 0.1
+)
+
+// Errors of Get; resp/ turns them into -NOLOADER, -TIMEOUT and -LOADERR.
+var (
+	// ErrNoLoader: no loader is registered for the key.
+	ErrNoLoader = errors.New("swr: no loader registered for the key")
+	// ErrTimeout: the caller's TIMEOUT passed before the load ended and no
+	// stale value was servable; the load goes on.
+	ErrTimeout = errors.New("swr: gave up waiting for the load")
+)
+
+// Options configures a Filler. Store and Loaders are required.
+type Options struct {
+	Store   *engine.Store
+	Loaders *loader.Registry
+	// NegativeTTL is how long an origin's "no such key" (404, 410) is
+	// remembered. If zero, DefaultNegativeTTL.
+	NegativeTTL time.Duration
+	// Cooldown paces loads of a key after failures; its zero value uses
+	// loader's defaults (1s doubling to 30s).
+	Cooldown *loader.Cooldown
+	// MaxBackgroundRefreshes bounds stale-while-revalidate refreshes in
+	// flight. If zero, DefaultMaxBackgroundRefreshes.
+	MaxBackgroundRefreshes int
+	// TTLJitter spreads fresh deadlines by up to this fraction of the TTL,
+	// so keys filled together do not expire together. If zero,
+	// DefaultTTLJitter; negative disables it.
+	TTLJitter float64
+}
+
+// Request is one GETFILL.
+type Request struct {
+	Key   string
+	TTL   time.Duration // fresh for this long
+	Grace time.Duration // then servable-stale for this long
+	// Timeout bounds how long this caller waits; negative means the
+	// loader's own timeout, zero answers at once (fail fast).
+	Timeout time.Duration
+}
+
+// Answer is what a GETFILL replies.
+type Answer struct {
+	Value []byte
+	Found bool // false: the origin says the key does not exist (nil reply)
+}
+
+// Filler answers read-through reads: from the store when it can, else from
+// the key's one flight to the origin. It is safe for concurrent use.
+type Filler struct {
+	opts      Options
+	group     loader.Group
+	cooldown  *loader.Cooldown
+	refreshes *loader.Budget
+
+	mu       sync.Mutex
+	negative map[string]time.Time // keys the origin said do not exist, until when
+}
+
+// New returns a Filler.
+func New(opts Options) *Filler {
+	if opts.NegativeTTL <= 0 {
+		opts.NegativeTTL = DefaultNegativeTTL
+	}
+	if opts.MaxBackgroundRefreshes <= 0 {
+		opts.MaxBackgroundRefreshes = DefaultMaxBackgroundRefreshes
+	}
+	if opts.TTLJitter == 0 {
+		opts.TTLJitter = DefaultTTLJitter
+	}
+	cd := opts.Cooldown
+	if cd == nil {
+		cd = &loader.Cooldown{}
+	}
+	return &Filler{
+		opts:      opts,
+		cooldown:  cd,
+		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
+		negative:  make(map[string]time.Time),
+	}
+}
+
+// Get answers one read-through read as the policy table says.
+func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
+	ld, ok := f.opts.Loaders.Lookup(req.Key)
+	if !ok {
+		return Answer{}, ErrNoLoader
+	}
+	now := time.Now()
+	env, found := f.opts.Store.Lookup([]byte(req.Key))
+	_, lastErr, cooling := f.cooldown.Check(req.Key, now)
+	switch Decide(env, found, now.UnixNano(), cooling) {
+	case Serve, ServeStale:
+		return Answer{Value: env.Value, Found: true}, nil
+	case ServeAndRefresh:
+		f.refresh(ld, req, env)
+		return Answer{Value: env.Value, Found: true}, nil
+	case Fail:
+		return Answer{}, lastErr
+	}
+	if f.isNegative(req.Key, now) {
+		return Answer{}, nil
+	}
+	timeout := req.Timeout
+	if timeout < 0 {
+		timeout = ld.Timeout()
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err, _ := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
+		return f.load(ld, req, loader.Validators{})
+	})
+	if errors.Is(err, loader.ErrCallerTimeout) {
+		// The flight goes on; serve what is servable now, if anything.
+		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, time.Now().UnixNano()) {
+			return Answer{Value: env.Value, Found: true}, nil
+		}
+		return Answer{}, ErrTimeout
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Value: res.Value, Found: res.Found}, nil
+}
+
+// refresh starts the key's one background refresh if the refresh budget has
+// room; a refresh that does not fit is tried again on a later stale read.
+func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
+	if f.group.InFlight(req.Key) || !f.refreshes.TryAcquire() {
+		return
+	}
+	var v loader.Validators
+	if env.Fill != nil {
+		v = loader.Validators{ETag: env.Fill.ETag, LastModified: env.Fill.LastModified}
+	}
+	started := f.group.Go(context.Background(), req.Key, func(context.Context) (loader.Result, error) {
+		defer f.refreshes.Release()
+		return f.load(ld, req, v)
+	})
+	if !started {
+		f.refreshes.Release()
+	}
+}
+
+// load is the work of a flight: look in the store again (an earlier flight
+// may have filled the key since this caller missed), call the origin, and
+// store the answer unless a write of the key happened meanwhile.
+func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, error) {
+	key := []byte(req.Key)
+	fence := f.opts.Store.Fence(key)
+	if v == (loader.Validators{}) {
+		if env, found := f.opts.Store.Lookup(key); found && Decide(env, found, time.Now().UnixNano(), false) == Serve {
+			fence.Release()
+			return loader.Result{Value: env.Value, Found: true}, nil
+		}
+	}
+	res, err := ld.Fetch(context.Background(), req.Key, v)
+	now := time.Now()
+	if err != nil {
+		fence.Release()
+		f.cooldown.Fail(req.Key, err, now)
+		return res, err
+	}
+	f.cooldown.Succeed(req.Key)
+	if !res.Found {
+		fence.Release()
+		f.rememberMissing(req.Key, now)
+		return res, nil
+	}
+	value := res.Value
+	if res.NotModified {
+		env, found := f.opts.Store.Peek(key)
+		if !found {
+			fence.Release()
+			return res, nil
+		}
+		value = env.Value
+		res.Value = value
+	}
+	fresh := now.Add(f.jitter(req.TTL))
+	_, serr := f.opts.Store.Set(key, value, engine.SetOptions{
+		FreshUntil: fresh.UnixNano(),
+		StaleUntil: fresh.Add(req.Grace).UnixNano(),
+		Fill:       &engine.FillMeta{Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified},
+		Fence:      fence,
+	})
+	if serr != nil {
+		return res, fmt.Errorf("storing the loaded value: %w", serr)
+	}
+	return res, nil
+}
+
+// jitter shortens ttl by a random fraction up to TTLJitter.
+func (f *Filler) jitter(ttl time.Duration) time.Duration {
+	if f.opts.TTLJitter <= 0 || ttl <= 0 {
+		return ttl
+	}
+	return ttl - time.Duration(rand.Float64()*f.opts.TTLJitter*float64(ttl))
+}
+
+// maxNegative bounds the keys remembered as missing at the origin.
+const maxNegative = 100_000
+
+// rememberMissing records that the origin said key does not exist. When the
+// record is full, expired entries are dropped, then, if need be, arbitrary
+// ones: forgetting one only costs one more origin call.
+func (f *Filler) rememberMissing(key string, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.negative) >= maxNegative {
+		for k, until := range f.negative {
+			if !now.Before(until) || len(f.negative) >= maxNegative {
+				delete(f.negative, k)
+			}
+		}
+	}
+	f.negative[key] = now.Add(f.opts.NegativeTTL)
+}
+
+// isNegative reports whether the origin recently said key does not exist.
+func (f *Filler) isNegative(key string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	until, ok := f.negative[key]
+	if ok && !now.Before(until) {
+		delete(f.negative, key)
+		return false
+	}
+	return ok
+}

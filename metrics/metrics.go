@@ -29,6 +29,8 @@ type Registry struct {
 	// ConnectionsClosed counts closed connections by reason (see resp's
 	// close reasons).
 	ConnectionsClosed *prometheus.CounterVec
+	// Fill holds the read-through (GETFILL) metrics.
+	Fill *Fill
 }
 
 // New returns a Registry with the Go runtime and process collectors.
@@ -56,6 +58,7 @@ func New() *Registry {
 			Help:      "Client connections closed, by reason.",
 		}, []string{"reason"}),
 	}
+	r.Fill = newFill(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed,
 		collectors.NewGoCollector(),

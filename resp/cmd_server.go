@@ -9,13 +9,14 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"runtime/metrics"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 func cmdDBSize(c *Conn, _ [][]byte) { c.w.Int(int64(c.srv.store.Len())) }
@@ -57,6 +58,7 @@ var infoSections = []infoSection{
 	{"memory", (*Server).infoMemory},
 	{"stats", (*Server).infoStats},
 	{"keyspace", (*Server).infoKeyspace},
+	{"stampede", (*Server).infoStampede},
 }
 
 // infoBuilder writes INFO's "field:value" lines.
@@ -126,11 +128,11 @@ func (s *Server) infoClients(b *infoBuilder) {
 }
 
 func (s *Server) infoMemory(b *infoBuilder) {
-	samples := []metrics.Sample{
+	samples := []rtmetrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},
 	}
-	metrics.Read(samples)
+	rtmetrics.Read(samples)
 	heap, total := samples[0].Value.Uint64(), samples[1].Value.Uint64()
 	st := s.store.Stats()
 	b.field("used_memory", heap)
@@ -195,6 +197,31 @@ func (s *Server) infoStats(b *infoBuilder) {
 func (s *Server) infoKeyspace(b *infoBuilder) {
 	if n := s.store.Len(); n > 0 {
 		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n, s.store.Volatile()))
+	}
+}
+
+// answerKinds are the labels of stampedeless_fill_answers_total, in INFO's order.
+var answerKinds = []string{"fresh", "stale", "stale_if_error", "loaded", "negative", "cooldown", "timeout", "timeout_stale", "error"}
+
+// infoStampede reports each loader's read-through counters, the same ones
+// /metrics exports.
+func (s *Server) infoStampede(b *infoBuilder) {
+	infos := s.opts.Loaders.List()
+	m := s.metrics.Fill
+	b.field("loaders", len(infos))
+	for i, in := range infos {
+		name := in.Prefix
+		var line strings.Builder
+		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,in_flight=%d,fills=%d,failures=%d", name,
+			in.Timeout.Milliseconds(), in.InFlight, in.Fills, in.Failures)
+		for _, kind := range answerKinds {
+			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, kind)))
+		}
+		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f",
+			metrics.Value(m.Coalesced.WithLabelValues(name)),
+			metrics.Value(m.Refreshes.WithLabelValues(name, "started")),
+			metrics.Value(m.Refreshes.WithLabelValues(name, "dropped")))
+		b.field("loader"+strconv.Itoa(i), line.String())
 	}
 }
 

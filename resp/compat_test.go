@@ -451,7 +451,10 @@ func startDisposableServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Store: store})
+	srv, err := New(Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		go func() {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 // origin is a real HTTP origin that counts its calls.
@@ -245,5 +247,33 @@ func TestGetFillErrorsAndLoaderCommands(t *testing.T) {
 	}
 	if err := c.Do(ctx, "LOADER.REGISTER", "x:", "ftp://nope").Err(); err == nil {
 		t.Fatal("an ftp URL was accepted")
+	}
+}
+
+// TestGetFillMetricsShowCoalescing is the seeds' success test read off the
+// metrics: K concurrent requests on an expired key show 1 load and K-1
+// coalesced waiters, in /metrics and in INFO.
+func TestGetFillMetricsShowCoalescing(t *testing.T) {
+	o := newOrigin(t)
+	o.delay.Store(int64(200 * time.Millisecond))
+	ts, c := fillServer(t, o)
+	const k = 200
+	allEqual(t, burst(c, k, "k:m", 60, 0), "k:m@v0")
+	m := ts.metrics.Fill
+	if v := metrics.Value(m.Loads.WithLabelValues("k:", "ok")); v != 1 {
+		t.Fatalf("fill_loads_total{ok} = %v, want 1", v)
+	}
+	if v := metrics.Value(m.Coalesced.WithLabelValues("k:")); v != k-1 {
+		t.Fatalf("fill_coalesced_waiters_total = %v, want %d", v, k-1)
+	}
+	if v := metrics.Value(m.Answers.WithLabelValues("k:", "loaded")); v != k {
+		t.Fatalf("fill_answers_total{loaded} = %v, want %d", v, k)
+	}
+	info := c.Info(context.Background(), "stampede").Val()
+	for _, want := range []string{"loaders:1", "prefix=k:", "fills=1,", fmt.Sprintf("coalesced_waiters=%d", k-1),
+		fmt.Sprintf("answers_loaded=%d", k)} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO stampede lacks %q:\n%s", want, info)
+		}
 	}
 }

@@ -52,7 +52,11 @@ func startServer(t testing.TB, opts Options) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{Server: New(opts), addr: ln.Addr().String(), store: opts.Store, done: make(chan error, 1)}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{Server: srv, addr: ln.Addr().String(), store: opts.Store, done: make(chan error, 1)}
 	go func() { ts.done <- ts.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

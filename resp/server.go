@@ -102,10 +102,13 @@ type Server struct {
 	wg        sync.WaitGroup // one per connection goroutine
 }
 
+// ErrNoStore is returned by New without Options.Store.
+var ErrNoStore = errors.New("resp: Options.Store is required")
+
 // New returns a Server for opts.
-func New(opts Options) *Server {
+func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
-		panic("resp: Options.Store is required")
+		return nil, ErrNoStore
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -117,7 +120,7 @@ func New(opts Options) *Server {
 		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
 	}
 	if opts.Filler == nil {
-		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders})
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
@@ -142,7 +145,7 @@ func New(opts Options) *Server {
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
 	})
-	return s
+	return s, nil
 }
 
 // orDefault returns v, or def when v is not positive.

@@ -328,7 +328,10 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv := New(Options{Store: store, Metrics: metrics.New()})
+	srv, err := New(Options{Store: store, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

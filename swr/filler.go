@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 // Defaults for Options fields left zero.
@@ -45,6 +46,8 @@ type Options struct {
 	// so keys filled together do not expire together. If zero,
 	// DefaultTTLJitter; negative disables it.
 	TTLJitter float64
+	// Metrics receives the read-through metrics. If nil, a private set.
+	Metrics *metrics.Fill
 }
 
 // Request is one GETFILL.
@@ -86,16 +89,21 @@ func New(opts Options) *Filler {
 	if opts.TTLJitter == 0 {
 		opts.TTLJitter = DefaultTTLJitter
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New().Fill
+	}
 	cd := opts.Cooldown
 	if cd == nil {
 		cd = &loader.Cooldown{}
 	}
-	return &Filler{
+	f := &Filler{
 		opts:      opts,
 		cooldown:  cd,
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
 		negative:  make(map[string]time.Time),
 	}
+	f.group.Observer = flightObserver{f}
+	return f
 }
 
 // Get answers one read-through read as the policy table says.
@@ -107,16 +115,24 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	now := time.Now()
 	env, found := f.opts.Store.Lookup([]byte(req.Key))
 	_, lastErr, cooling := f.cooldown.Check(req.Key, now)
+	m, name := f.opts.Metrics, ld.Prefix()
 	switch Decide(env, found, now.UnixNano(), cooling) {
-	case Serve, ServeStale:
+	case Serve:
+		m.Answer(name, "fresh")
+		return Answer{Value: env.Value, Found: true}, nil
+	case ServeStale:
+		m.Answer(name, "stale_if_error")
 		return Answer{Value: env.Value, Found: true}, nil
 	case ServeAndRefresh:
+		m.Answer(name, "stale")
 		f.refresh(ld, req, env)
 		return Answer{Value: env.Value, Found: true}, nil
 	case Fail:
+		m.Answer(name, "cooldown")
 		return Answer{}, lastErr
 	}
 	if f.isNegative(req.Key, now) {
+		m.Answer(name, "negative")
 		return Answer{}, nil
 	}
 	timeout := req.Timeout
@@ -128,23 +144,62 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	res, err, _ := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
 		return f.load(ld, req, loader.Validators{})
 	})
-	if errors.Is(err, loader.ErrCallerTimeout) {
+	switch {
+	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
 		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, time.Now().UnixNano()) {
+			m.Answer(name, "timeout_stale")
 			return Answer{Value: env.Value, Found: true}, nil
 		}
+		m.Answer(name, "timeout")
 		return Answer{}, ErrTimeout
-	}
-	if err != nil {
+	case err != nil:
+		m.Answer(name, "error")
 		return Answer{}, err
+	case !res.Found:
+		m.Answer(name, "negative")
+	default:
+		m.Answer(name, "loaded")
 	}
 	return Answer{Value: res.Value, Found: res.Found}, nil
+}
+
+// flightObserver feeds the coalescing measurements of the Filler's flights
+// into its metrics, by loader.
+type flightObserver struct{ f *Filler }
+
+func (o flightObserver) loaderName(key string) string {
+	if ld, ok := o.f.opts.Loaders.Lookup(key); ok {
+		return ld.Prefix()
+	}
+	return ""
+}
+
+// FlightDone records how many callers one load served.
+func (o flightObserver) FlightDone(key string, callers int, _ time.Duration, _ error) {
+	if callers > 0 {
+		o.f.opts.Metrics.WaitersPerFlight.WithLabelValues(o.loaderName(key)).Observe(float64(callers))
+	}
+}
+
+// Waited records how long a caller waited and whether it joined a load
+// someone else started.
+func (o flightObserver) Waited(key string, d time.Duration, joined bool, _ error) {
+	name := o.loaderName(key)
+	o.f.opts.Metrics.WaitSeconds.WithLabelValues(name).Observe(d.Seconds())
+	if joined {
+		o.f.opts.Metrics.Coalesced.WithLabelValues(name).Inc()
+	}
 }
 
 // refresh starts the key's one background refresh if the refresh budget has
 // room; a refresh that does not fit is tried again on a later stale read.
 func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
-	if f.group.InFlight(req.Key) || !f.refreshes.TryAcquire() {
+	if f.group.InFlight(req.Key) {
+		return
+	}
+	if !f.refreshes.TryAcquire() {
+		f.opts.Metrics.Refreshes.WithLabelValues(ld.Prefix(), "dropped").Inc()
 		return
 	}
 	var v loader.Validators
@@ -157,7 +212,9 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 	})
 	if !started {
 		f.refreshes.Release()
+		return
 	}
+	f.opts.Metrics.Refreshes.WithLabelValues(ld.Prefix(), "started").Inc()
 }
 
 // load is the work of a flight: look in the store again (an earlier flight
@@ -172,8 +229,14 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 			return loader.Result{Value: env.Value, Found: true}, nil
 		}
 	}
+	m, name := f.opts.Metrics, ld.Prefix()
+	inFlight := m.InFlight.WithLabelValues(name)
+	inFlight.Inc()
+	start := time.Now()
 	res, err := ld.Fetch(context.Background(), req.Key, v)
 	now := time.Now()
+	inFlight.Dec()
+	m.ObserveLoad(name, loadResult(res, err), now.Sub(start))
 	if err != nil {
 		fence.Release()
 		f.cooldown.Fail(req.Key, err, now)
@@ -206,6 +269,19 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 		return res, fmt.Errorf("storing the loaded value: %w", serr)
 	}
 	return res, nil
+}
+
+// loadResult is the result label of an origin call.
+func loadResult(res loader.Result, err error) string {
+	switch {
+	case err != nil:
+		return "error"
+	case res.NotModified:
+		return "not_modified"
+	case !res.Found:
+		return "not_found"
+	}
+	return "ok"
 }
 
 // jitter shortens ttl by a random fraction up to TTLJitter.

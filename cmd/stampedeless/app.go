@@ -190,12 +190,15 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
 	}
-	cfg.fill.Store, cfg.fill.Loaders = store, loaders
+	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics = store, loaders, reg.Fill
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
 	cfg.server.Loaders = loaders
 	cfg.server.Filler = swr.New(cfg.fill)
-	srv := resp.New(cfg.server)
+	srv, err := resp.New(cfg.server)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Fill holds the read-through metrics, labelled by loader (its prefix), a
+// set the operator bounds by registering loaders; never by key. The seeds'
+// success test reads straight off them: K concurrent GETFILLs of an expired
+// key show one load and K-1 coalesced waiters.
+type Fill struct {
+	// Loads counts origin calls by result: ok, not_found, not_modified, error.
+	Loads *prometheus.CounterVec
+	// LoadSeconds is how long origin calls took.
+	LoadSeconds *prometheus.HistogramVec
+	// InFlight is origin calls running now.
+	InFlight *prometheus.GaugeVec
+	// Answers counts GETFILL replies by how they were made: fresh, stale
+	// (with a refresh), stale_if_error (during a cooldown), loaded (waited
+	// for a flight), negative (origin said no such key, remembered),
+	// cooldown (failed at once, no origin call), timeout (caller's TIMEOUT
+	// passed, nothing servable), timeout_stale (TIMEOUT passed, stale served),
+	// error (the flight failed).
+	Answers *prometheus.CounterVec
+	// Coalesced counts callers that joined a flight someone else started.
+	Coalesced *prometheus.CounterVec
+	// WaitersPerFlight is how many callers each flight served.
+	WaitersPerFlight *prometheus.HistogramVec
+	// WaitSeconds is how long each caller waited for its flight.
+	WaitSeconds *prometheus.HistogramVec
+	// Refreshes counts background refreshes: started, or dropped because
+	// --max-background-refreshes were already running.
+	Refreshes *prometheus.CounterVec
+}
+
+// newFill makes the read-through metrics and registers them.
+func newFill(reg *prometheus.Registry) *Fill {
+	latency := []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	f := &Fill{
+		Loads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_loads_total",
+			Help: "Origin calls by loader and result (ok, not_found, not_modified, error)."}, []string{"loader", "result"}),
+		LoadSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "fill_load_seconds",
+			Help: "Duration of origin calls by loader.", Buckets: latency}, []string{"loader"}),
+		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "fill_loads_in_flight",
+			Help: "Origin calls running now, by loader."}, []string{"loader"}),
+		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_answers_total",
+			Help: "GETFILL replies by loader and how they were made (fresh, stale, stale_if_error, loaded, negative, cooldown, timeout, timeout_stale, error)."},
+			[]string{"loader", "kind"}),
+		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_coalesced_waiters_total",
+			Help: "GETFILL callers that joined a load another caller started, by loader."}, []string{"loader"}),
+		WaitersPerFlight: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "fill_waiters_per_flight",
+			Help:    "Callers served by each load, by loader.",
+			Buckets: []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000}}, []string{"loader"}),
+		WaitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "fill_wait_seconds",
+			Help: "How long GETFILL callers waited for a load, by loader.", Buckets: latency}, []string{"loader"}),
+		Refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_refreshes_total",
+			Help: "Background refreshes of stale entries by loader: started, or dropped at --max-background-refreshes."},
+			[]string{"loader", "result"}),
+	}
+	reg.MustRegister(f.Loads, f.LoadSeconds, f.InFlight, f.Answers, f.Coalesced, f.WaitersPerFlight, f.WaitSeconds, f.Refreshes)
+	return f
+}
+
+// ObserveLoad records one origin call.
+func (f *Fill) ObserveLoad(loader, result string, d time.Duration) {
+	f.Loads.WithLabelValues(loader, result).Inc()
+	f.LoadSeconds.WithLabelValues(loader).Observe(d.Seconds())
+}
+
+// Answer counts one GETFILL reply.
+func (f *Fill) Answer(loader, kind string) { f.Answers.WithLabelValues(loader, kind).Inc() }

@@ -138,3 +138,27 @@ func cmdLoaderList(c *Conn, _ [][]byte) {
 		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
 	}
 }
+
+// cmdFillInfo implements FILL.INFO key: a flat map of the key's state
+// (fresh, stale, missing, loading, cooldown), milliseconds to its fresh and
+// stale deadlines (-1: none), its loader, and whether a load is in flight.
+func cmdFillInfo(c *Conn, args [][]byte) {
+	in := c.srv.opts.Filler.Info(string(args[1]))
+	ms := func(d time.Duration) int64 {
+		if d < 0 {
+			return -1
+		}
+		return d.Milliseconds()
+	}
+	c.w.Array(10)
+	c.w.BulkString("state")
+	c.w.BulkString(in.State)
+	c.w.BulkString("fresh_ms")
+	c.w.Int(ms(in.FreshIn))
+	c.w.BulkString("stale_ms")
+	c.w.Int(ms(in.StaleIn))
+	c.w.BulkString("loader")
+	c.w.BulkString(in.Loader)
+	c.w.BulkString("in_flight")
+	c.w.Int(boolInt(in.InFlight))
+}

@@ -3,6 +3,7 @@ package resp
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +14,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // origin is a real HTTP origin that counts its calls.
@@ -275,5 +279,125 @@ func TestGetFillMetricsShowCoalescing(t *testing.T) {
 		if !strings.Contains(info, want) {
 			t.Errorf("INFO stampede lacks %q:\n%s", want, info)
 		}
+	}
+}
+
+func TestFillInfo(t *testing.T) {
+	o := newOrigin(t)
+	o.gate = make(chan struct{})
+	o.arrived = make(chan struct{}, 1)
+	_, c := fillServer(t, o)
+	ctx := context.Background()
+	info := func() string { return fmt.Sprint(c.Do(ctx, "FILL.INFO", "k:i").Val()) }
+	if got := info(); !strings.Contains(got, "state missing") || !strings.Contains(got, "loader k:") {
+		t.Fatalf("before any fill: %s", got)
+	}
+	done := make(chan []string)
+	go func() { done <- burst(c, 1, "k:i", 60, 30) }()
+	<-o.arrived
+	if got := info(); !strings.Contains(got, "state loading") || !strings.Contains(got, "in_flight 1") {
+		t.Fatalf("during the load: %s", got)
+	}
+	close(o.gate)
+	<-done
+	got := info()
+	var freshMs, staleMs int64
+	fmt.Sscanf(got[strings.Index(got, "fresh_ms"):], "fresh_ms %d stale_ms %d", &freshMs, &staleMs)
+	if !strings.Contains(got, "state fresh") || freshMs <= 50_000 || freshMs > 60_000 || staleMs-freshMs < 29_000 || staleMs-freshMs > 30_000 {
+		t.Fatalf("after the fill: %s (fresh %d ms, stale %d ms)", got, freshMs, staleMs)
+	}
+}
+
+// TestRevalidationRenewsWithoutABody: a refresh of an entry with an ETag
+// sends If-None-Match, and a 304 renews the deadlines keeping the value.
+func TestRevalidationRenewsWithoutABody(t *testing.T) {
+	var calls, conditional atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			conditional.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		io.WriteString(w, "body-v1")
+	}))
+	defer srv.Close()
+	ts := startServer(t, Options{})
+	c := ts.clientRESP2(t)
+	ctx := context.Background()
+	c.Do(ctx, "LOADER.REGISTER", "r:", srv.URL+"/{key}")
+	if v := c.Do(ctx, "GETFILL", "r:1", 1, 60).Val(); v != "body-v1" {
+		t.Fatalf("first fill: %v", v)
+	}
+	first, _ := ts.store.Peek([]byte("r:1"))
+	waitFor(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= first.FreshUntil })
+	if v := c.Do(ctx, "GETFILL", "r:1", 1, 60).Val(); v != "body-v1" {
+		t.Fatalf("stale read: %v", v)
+	}
+	waitFor(t, "the 304 to renew the entry", func() bool {
+		env, ok := ts.store.Peek([]byte("r:1"))
+		return ok && env.FreshUntil > first.FreshUntil
+	})
+	if env, _ := ts.store.Peek([]byte("r:1")); string(env.Value) != "body-v1" || env.Fill == nil || env.Fill.ETag != `"v1"` {
+		t.Fatalf("after the 304: value %q, fill %+v", env.Value, env.Fill)
+	}
+	if calls.Load() != 2 || conditional.Load() != 1 {
+		t.Fatalf("origin calls %d (conditional %d), want 2 (1)", calls.Load(), conditional.Load())
+	}
+}
+
+// TestBackgroundRefreshCap: refreshes beyond --max-background-refreshes are
+// dropped (and counted), and the stale value is served anyway.
+func TestBackgroundRefreshCap(t *testing.T) {
+	o := newOrigin(t)
+	store, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	reg := metrics.New()
+	loaders := loader.NewRegistry(loader.Options{})
+	filler := swr.New(swr.Options{Store: store, Loaders: loaders, Metrics: reg.Fill, MaxBackgroundRefreshes: 2})
+	ts := startServer(t, Options{Store: store, Metrics: reg, Loaders: loaders, Filler: filler})
+	c := ts.clientRESP2(t)
+	ctx := context.Background()
+	c.Do(ctx, "LOADER.REGISTER", "k:", o.URL+"/{key}")
+	for i := range 5 {
+		if err := c.Do(ctx, "GETFILL", fmt.Sprint("k:", i), 1, 60).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the entries to go stale", func() bool {
+		for i := range 5 {
+			env, _ := store.Peek([]byte(fmt.Sprint("k:", i)))
+			if time.Now().UnixNano() < env.FreshUntil {
+				return false
+			}
+		}
+		return true
+	})
+	o.gate = make(chan struct{})
+	for i := range 5 {
+		if v := c.Do(ctx, "GETFILL", fmt.Sprint("k:", i), 1, 60).Val(); v != fmt.Sprintf("k:%d@v0", i) {
+			t.Fatalf("stale read of k:%d = %v", i, v)
+		}
+	}
+	started := metrics.Value(reg.Fill.Refreshes.WithLabelValues("k:", "started"))
+	dropped := metrics.Value(reg.Fill.Refreshes.WithLabelValues("k:", "dropped"))
+	close(o.gate)
+	if started != 2 || dropped != 3 {
+		t.Fatalf("refreshes started %v, dropped %v; want 2 and 3", started, dropped)
+	}
+}
+
+func TestLoaderCommandsGate(t *testing.T) {
+	ts := startServer(t, Options{LoaderCommands: LoaderCommandsNo})
+	r := dialRaw(t, ts.addr)
+	if got := r.do("LOADER.REGISTER", "a:", "http://127.0.0.1:1/{key}"); !strings.Contains(got, "not allowed") {
+		t.Fatalf("with --enable-loader-commands no: %s", got)
+	}
+	if got := r.do("LOADER.LIST"); got != "[]" {
+		t.Fatalf("LOADER.LIST is always allowed: %s", got)
 	}
 }

@@ -401,3 +401,36 @@ func TestLoaderCommandsGate(t *testing.T) {
 		t.Fatalf("LOADER.LIST is always allowed: %s", got)
 	}
 }
+
+// TestGetFillDifferentKeysLoadInParallel: 100 missing keys with a 200 ms
+// origin are answered in about 200 ms, not 20 s.
+func TestGetFillDifferentKeysLoadInParallel(t *testing.T) {
+	o := newOrigin(t)
+	o.delay.Store(int64(200 * time.Millisecond))
+	_, c := fillServer(t, o)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprint("k:p", i)
+			if v, err := c.Do(context.Background(), "GETFILL", key, 60, 0).Text(); err != nil || v != key+"@v0" {
+				errs <- fmt.Errorf("GETFILL %s = %q, %v", key, v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Generous for a shared machine; serial loads would take 20 s.
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("100 keys took %v", d)
+	}
+	if n := o.calls.Load(); n != 100 {
+		t.Fatalf("origin calls = %d, want 100", n)
+	}
+}

@@ -71,3 +71,25 @@ func (sh *shard) wroteAllLocked() {
 		}
 	}
 }
+
+// DeleteFenced removes the fence's key for a fill that learned the key no
+// longer exists at its origin, unless the key was written since the fence
+// was taken. It releases the fence and reports whether a live entry was
+// removed.
+func (s *Store) DeleteFenced(f *Fence) bool {
+	sh := f.shard
+	var dead []*entry
+	sh.mu.Lock()
+	written := sh.releaseFenceLocked(f)
+	var e *entry
+	if !written {
+		e = s.liveLocked(sh, []byte(f.key), s.now(), &dead)
+		if e != nil {
+			sh.removeLocked(e)
+			dead = append(dead, e)
+		}
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	return e != nil
+}

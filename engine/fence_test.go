@@ -99,3 +99,23 @@ func TestReleaseAndConcurrentFences(t *testing.T) {
 		t.Fatalf("%d fences left after every holder released", n)
 	}
 }
+
+func TestDeleteFenced(t *testing.T) {
+	s := newStore(t, Options{})
+	s.Set([]byte("gone"), []byte("stale"), SetOptions{})
+	if !s.DeleteFenced(s.Fence([]byte("gone"))) {
+		t.Fatal("DeleteFenced did not remove the key")
+	}
+	if _, ok := s.Get([]byte("gone")); ok {
+		t.Fatal("key still there")
+	}
+	s.Set([]byte("kept"), []byte("old"), SetOptions{})
+	f := s.Fence([]byte("kept"))
+	s.Set([]byte("kept"), []byte("new"), SetOptions{})
+	if s.DeleteFenced(f) {
+		t.Fatal("DeleteFenced removed a key written after the fence")
+	}
+	if v, _ := s.Get([]byte("kept")); string(v) != "new" {
+		t.Fatalf("GET = %q", v)
+	}
+}

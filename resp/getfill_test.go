@@ -434,3 +434,25 @@ func TestGetFillDifferentKeysLoadInParallel(t *testing.T) {
 		t.Fatalf("origin calls = %d, want 100", n)
 	}
 }
+
+// TestGoneAtOriginDropsStaleCopy: when a refresh learns the key is gone
+// (404), the stale copy is removed rather than served until its grace ends.
+func TestGoneAtOriginDropsStaleCopy(t *testing.T) {
+	o := newOrigin(t)
+	ts, c := fillServer(t, o)
+	allEqual(t, burst(c, 1, "k:g", 1, 60), "k:g@v0")
+	waitFor(t, "the entry to go stale", func() bool {
+		env, ok := ts.store.Peek([]byte("k:g"))
+		return ok && time.Now().UnixNano() >= env.FreshUntil
+	})
+	o.status.Store(404)
+	allEqual(t, burst(c, 1, "k:g", 1, 60), "k:g@v0") // stale, starts the refresh
+	waitFor(t, "the stale copy to be dropped", func() bool {
+		_, ok := ts.store.Peek([]byte("k:g"))
+		return !ok
+	})
+	allEqual(t, burst(c, 20, "k:g", 1, 60), "(nil)")
+	if n := o.calls.Load(); n != 2 {
+		t.Fatalf("origin calls = %d, want 2 (the fill, the refresh; the 404 is remembered)", n)
+	}
+}

@@ -224,7 +224,7 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 	key := []byte(req.Key)
 	fence := f.opts.Store.Fence(key)
 	if v == (loader.Validators{}) {
-		if env, found := f.opts.Store.Lookup(key); found && Decide(env, found, time.Now().UnixNano(), false) == Serve {
+		if env, found := f.opts.Store.Peek(key); found && Decide(env, found, time.Now().UnixNano(), false) == Serve {
 			fence.Release()
 			return loader.Result{Value: env.Value, Found: true}, nil
 		}
@@ -244,7 +244,9 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 	}
 	f.cooldown.Succeed(req.Key)
 	if !res.Found {
-		fence.Release()
+		// The origin says the key is gone: a stale copy must not outlive
+		// that answer (unless a client wrote the key meanwhile).
+		f.opts.Store.DeleteFenced(fence)
 		f.rememberMissing(req.Key, now)
 		return res, nil
 	}

@@ -582,3 +582,18 @@ func TestGetExRacesWithSet(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+func TestLookupExpiredReportsTheStaleLimit(t *testing.T) {
+	s, clock := newClockStore(t)
+	mustSet(t, s, "k", "v", SetOptions{FreshUntil: clock.in(time.Second), StaleUntil: clock.in(2 * time.Second)})
+	if _, found, expired := s.LookupExpired([]byte("k")); !found || expired {
+		t.Fatalf("fresh: found %v, expired %v", found, expired)
+	}
+	clock.advance(2 * time.Second)
+	if _, found, expired := s.LookupExpired([]byte("k")); found || !expired {
+		t.Fatalf("past the stale deadline: found %v, expired %v", found, expired)
+	}
+	if _, found, expired := s.LookupExpired([]byte("k")); found || expired {
+		t.Fatalf("after removal it is a plain miss: found %v, expired %v", found, expired)
+	}
+}

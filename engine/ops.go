@@ -61,26 +61,35 @@ func (s *Store) Get(key []byte) ([]byte, bool) {
 
 // Lookup returns the envelope of key if it is live, counting a hit or a miss.
 func (s *Store) Lookup(key []byte) (Envelope, bool) {
+	env, found, _ := s.LookupExpired(key)
+	return env, found
+}
+
+// LookupExpired is Lookup that also reports whether the read found the key
+// past its stale deadline (and removed it), which read-through counts as
+// reaching the stale limit. Keys the background sweeper removed first are
+// plain misses.
+func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
 	sh := s.shardFor(key)
 	sh.mu.RLock()
 	e := sh.m[string(key)]
 	if e == nil {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
-		return Envelope{}, false
+		return Envelope{}, false, false
 	}
 	if e.staleUntil != 0 && e.expiredAt(s.now()) {
 		sh.mu.RUnlock()
 		s.expire(sh, e)
 		sh.misses.Add(1)
-		return Envelope{}, false
+		return Envelope{}, false, true
 	}
-	env := e.envelope()
+	env = e.envelope()
 	id := e.id
 	sh.mu.RUnlock()
 	sh.hits.Add(1)
 	s.policy.Get(id) // feeds ristretto's frequency sketch
-	return env, true
+	return env, true, false
 }
 
 func (e *entry) envelope() Envelope {

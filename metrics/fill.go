@@ -33,6 +33,10 @@ type Fill struct {
 	// Refreshes counts background refreshes: started, or dropped because
 	// --max-background-refreshes were already running.
 	Refreshes *prometheus.CounterVec
+	// PastGrace counts GETFILL reads that found their entry past its stale
+	// deadline: the grace was too short to cover the refresh, or the key
+	// was not read during it.
+	PastGrace *prometheus.CounterVec
 }
 
 // newFill makes the read-through metrics and registers them.
@@ -58,8 +62,11 @@ func newFill(reg *prometheus.Registry) *Fill {
 		Refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_refreshes_total",
 			Help: "Background refreshes of stale entries by loader: started, or dropped at --max-background-refreshes."},
 			[]string{"loader", "result"}),
+		PastGrace: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_past_grace_total",
+			Help: "GETFILL reads that found their entry past its stale deadline, by loader."}, []string{"loader"}),
 	}
-	reg.MustRegister(f.Loads, f.LoadSeconds, f.InFlight, f.Answers, f.Coalesced, f.WaitersPerFlight, f.WaitSeconds, f.Refreshes)
+	reg.MustRegister(f.Loads, f.LoadSeconds, f.InFlight, f.Answers, f.Coalesced, f.WaitersPerFlight, f.WaitSeconds,
+		f.Refreshes, f.PastGrace)
 	return f
 }
 

@@ -217,10 +217,11 @@ func (s *Server) infoStampede(b *infoBuilder) {
 		for _, kind := range answerKinds {
 			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, kind)))
 		}
-		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f",
+		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
 			metrics.Value(m.Coalesced.WithLabelValues(name)),
 			metrics.Value(m.Refreshes.WithLabelValues(name, "started")),
-			metrics.Value(m.Refreshes.WithLabelValues(name, "dropped")))
+			metrics.Value(m.Refreshes.WithLabelValues(name, "dropped")),
+			metrics.Value(m.PastGrace.WithLabelValues(name)))
 		b.field("loader"+strconv.Itoa(i), line.String())
 	}
 }

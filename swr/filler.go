@@ -113,9 +113,12 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 		return Answer{}, ErrNoLoader
 	}
 	now := time.Now()
-	env, found := f.opts.Store.Lookup([]byte(req.Key))
+	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
 	_, lastErr, cooling := f.cooldown.Check(req.Key, now)
 	m, name := f.opts.Metrics, ld.Prefix()
+	if pastGrace {
+		m.PastGrace.WithLabelValues(name).Inc()
+	}
 	switch Decide(env, found, now.UnixNano(), cooling) {
 	case Serve:
 		m.Answer(name, "fresh")

@@ -114,12 +114,20 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	}
 	now := time.Now()
 	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
-	_, lastErr, cooling := f.cooldown.Check(req.Key, now)
 	m, name := f.opts.Metrics, ld.Prefix()
 	if pastGrace {
 		m.PastGrace.WithLabelValues(name).Inc()
 	}
-	switch Decide(env, found, now.UnixNano(), cooling) {
+	// A fresh entry is served whatever the cooldown says, so the hot path
+	// skips the cooldown's lock.
+	action := Decide(env, found, now.UnixNano(), false)
+	var lastErr error
+	if action != Serve {
+		var cooling bool
+		_, lastErr, cooling = f.cooldown.Check(req.Key, now)
+		action = Decide(env, found, now.UnixNano(), cooling)
+	}
+	switch action {
 	case Serve:
 		m.Answer(name, "fresh")
 		return Answer{Value: env.Value, Found: true}, nil

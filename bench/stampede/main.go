@@ -1,0 +1,629 @@
+// Command stampede measures cache stampedes on one hot key: naive
+// cache-aside and SET NX lock-and-poll on redis-server, against stampedeless
+// GETFILL (grace 0 and grace 5), all in front of the same in-process HTTP
+// origin that sleeps 200 ms per call and counts its calls.
+//
+//	go run ./bench/stampede            # K = 100,500,1000, 30 s per run
+//	go run ./bench/stampede -quick     # K = 100, 5 s per run
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/bits"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+type options struct {
+	ks        []int
+	duration  time.Duration
+	ttl       time.Duration
+	latency   time.Duration
+	pollEvery time.Duration
+	pollBound time.Duration
+	timeout   time.Duration
+	png       string
+	quick     bool
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("stampede", flag.ContinueOnError)
+	kList := fs.String("k", "100,500,1000", "comma-separated numbers of concurrent clients")
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "how long each approach runs at each K")
+	fs.DurationVar(&o.ttl, "ttl", time.Second, "ttl of the hot key (whole seconds)")
+	fs.DurationVar(&o.latency, "origin-latency", 200*time.Millisecond, "latency of each origin call")
+	fs.DurationVar(&o.pollEvery, "poll", 10*time.Millisecond, "lock recipe: how often losers poll GET")
+	fs.DurationVar(&o.pollBound, "poll-bound", 5*time.Second, "lock recipe: how long a loser polls before giving up the request")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "hard limit for the whole program")
+	fs.StringVar(&o.png, "png", "bench/stampede/stampede.png", "where to write the chart (empty: none)")
+	fs.BoolVar(&o.quick, "quick", false, "smoke test: -duration 5s, K=100 only")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, f := range strings.Split(*kList, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 || k > 20000 {
+			return o, fmt.Errorf("-k: bad client count %q", f)
+		}
+		o.ks = append(o.ks, k)
+	}
+	if o.quick {
+		o.duration = 5 * time.Second
+		o.ks = []int{100}
+	}
+	switch {
+	case o.duration < time.Second:
+		return o, errors.New("-duration must be at least 1s")
+	case o.ttl < time.Second || o.ttl%time.Second != 0:
+		return o, errors.New("-ttl must be a whole number of seconds")
+	case o.timeout <= 0:
+		return o, errors.New("-timeout must be positive")
+	}
+	return o, nil
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "stampede:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	h := &harness{opts: o, out: stdout, log: stderr, args: args}
+	defer h.cleanup()
+	if err := h.main(ctx); err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+		fmt.Fprintln(stderr, "stampede:", err)
+		return 1
+	}
+	return 0
+}
+
+type harness struct {
+	opts    options
+	out     io.Writer
+	log     io.Writer
+	args    []string
+	tmp     string
+	bin     string
+	servers []*server
+	origin  *origin
+	notes   []string
+}
+
+func (h *harness) logf(format string, a ...any) {
+	fmt.Fprintf(h.log, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+func (h *harness) cleanup() {
+	for _, s := range h.servers {
+		s.stop()
+	}
+	h.servers = nil
+	if h.origin != nil {
+		h.origin.srv.Close()
+	}
+	if h.tmp != "" {
+		os.RemoveAll(h.tmp)
+	}
+}
+
+// approach is one way of reading the hot key.
+type approach struct {
+	name  string
+	grace int // GETFILL only
+}
+
+var approaches = []approach{
+	{name: "naive cache-aside (redis)"},
+	{name: "SET NX lock + poll (redis)"},
+	{name: "GETFILL grace 0 (stampedeless)", grace: 0},
+	{name: "GETFILL grace 5 (stampedeless)", grace: 5},
+}
+
+type result struct {
+	approach    int
+	k           int
+	originCalls int64
+	expiries    float64
+	bursts      int
+	requests    int64
+	errors      int64
+	elapsed     time.Duration
+	p50, p99    time.Duration
+	p999        time.Duration
+	firstErr    string
+}
+
+func (r result) perExpiry() float64 { return float64(r.originCalls) / r.expiries }
+func (r result) perBurst() float64 {
+	if r.bursts == 0 {
+		return 0
+	}
+	return float64(r.originCalls) / float64(r.bursts)
+}
+func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+func (h *harness) main(ctx context.Context) error {
+	for _, tool := range []string{"redis-server", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found in PATH: %w", tool, err)
+		}
+	}
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return errors.New("not inside a Go module: run from the stampedeless repository")
+	}
+	root := filepath.Dir(gomod)
+	h.tmp, err = os.MkdirTemp("", "stampedeless-stampede-")
+	if err != nil {
+		return err
+	}
+	h.bin = filepath.Join(h.tmp, "stampedeless")
+	h.logf("building stampedeless from %s", root)
+	build := exec.CommandContext(ctx, "go", "build", "-o", h.bin, "./cmd/stampedeless")
+	build.Dir = root
+	build.Stdout, build.Stderr = h.log, h.log
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/stampedeless: %w", err)
+	}
+
+	h.origin, err = startOrigin(h.opts.latency)
+	if err != nil {
+		return err
+	}
+	h.logf("origin on %s (latency %v)", h.origin.base, h.opts.latency)
+
+	redisSrv, err := h.startServer(ctx, "redis-server", func(port int) (string, []string) {
+		return "redis-server", []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--maxclients", "20000"}
+	})
+	if err != nil {
+		return err
+	}
+	stampSrv, err := h.startServer(ctx, "stampedeless", func(port int) (string, []string) {
+		return h.bin, []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			"--metrics-addr", "", "--log-level", "warn",
+			"--loader", "hot:=" + h.origin.base + "/{key}"}
+	})
+	if err != nil {
+		return err
+	}
+
+	h.printHeader(ctx, root)
+
+	var results []result
+	runID := 0
+	for _, k := range h.opts.ks {
+		for ai, a := range approaches {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			runID++
+			srv := redisSrv
+			if ai >= 2 {
+				srv = stampSrv
+			}
+			key := fmt.Sprintf("hot:run%d-k%d-a%d", runID, k, ai)
+			h.logf("K=%d %s: %v on key %s", k, a.name, h.opts.duration, key)
+			r, err := h.runOne(ctx, srv, ai, a, k, key)
+			if err != nil {
+				return fmt.Errorf("K=%d %s: %w", k, a.name, err)
+			}
+			if !srv.alive() {
+				return srv.exitError()
+			}
+			h.logf("  origin calls %d (%.1f/expiry, %d bursts), %d requests, %.0f req/s, p50 %v p99 %v p999 %v, errors %d",
+				r.originCalls, r.perExpiry(), r.bursts, r.requests, r.rps(), r.p50, r.p99, r.p999, r.errors)
+			if r.errors > 0 {
+				h.notes = append(h.notes, fmt.Sprintf("K=%d %s: %d failed requests (first: %s)", k, a.name, r.errors, r.firstErr))
+			}
+			results = append(results, r)
+		}
+	}
+	h.printTable(results)
+	if h.opts.png != "" {
+		if err := writeChart(h.opts.png, h.opts.ks, results); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		h.logf("chart written to %s", h.opts.png)
+		fmt.Fprintf(h.out, "\nChart: `%s` (top: origin calls per expiry, log scale, values under 0.1 clipped; bottom: p99 latency in ms, log scale; bars grouped by K; legend boxes 1-4 = %s).\n",
+			h.opts.png, "1 red naive, 2 orange SET NX lock, 3 blue GETFILL grace 0, 4 green GETFILL grace 5")
+	}
+	if len(h.notes) > 0 {
+		fmt.Fprint(h.out, "\n### Notes\n\n")
+		for _, n := range h.notes {
+			fmt.Fprintf(h.out, "- %s\n", n)
+		}
+	}
+	return nil
+}
+
+func (h *harness) printHeader(ctx context.Context, root string) {
+	quoted := []string{"go", "run", "./bench/stampede"}
+	for _, a := range h.args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	goVer := firstLine(ctx, "", "go", "env", "GOVERSION")
+	if goVer == "" {
+		goVer = runtime.Version()
+	}
+	stamp := firstLine(ctx, "", h.bin, "version")
+	if rev := firstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
+		stamp += ", commit " + rev
+	}
+	o := h.opts
+	fmt.Fprintf(h.out, "## Stampede: one hot key, ttl %v, origin latency %v\n\n", o.ttl, o.latency)
+	fmt.Fprintf(h.out, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(h.out, "- machine: %s cores (nproc), %s\n", firstLine(ctx, "", "nproc"), cpuModel())
+	fmt.Fprintf(h.out, "- go: %s; stampedeless: %s; %s\n", goVer, stamp, firstLine(ctx, "", "redis-server", "--version"))
+	fmt.Fprintf(h.out, "- command: `%s`\n", strings.Join(quoted, " "))
+	fmt.Fprintf(h.out, "- each run: %v, K clients looping as fast as they can (go-redis v9, PoolSize=K); key pre-warmed just before the clients start, warm-up calls not counted; expiries = duration/ttl, but a refilled key lives ttl from the end of its ~origin-latency refill, so the key really expires about every ttl+latency and one refill per expiry shows as less than 1 call/expiry; refill bursts = groups of origin calls separated by at least ttl/2, i.e. the refills actually observed; lock recipe polls every %v for at most %v\n\n",
+		o.duration, o.pollEvery, o.pollBound)
+}
+
+func (h *harness) printTable(results []result) {
+	fmt.Fprintln(h.out, "| approach | K | origin calls | expiries | calls/expiry | refill bursts | calls/burst | p50 | p99 | p99.9 | req/s | errors |")
+	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		fmt.Fprintf(h.out, "| %s | %d | %d | %.0f | %.1f | %d | %.1f | %s | %s | %s | %.0f | %d |\n",
+			approaches[r.approach].name, r.k, r.originCalls, r.expiries, r.perExpiry(), r.bursts, r.perBurst(),
+			fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.p999), r.rps(), r.errors)
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.0f ms", float64(d)/1e6)
+	}
+}
+
+// origin is the in-process HTTP origin: it sleeps, then answers 200 with a
+// value, counting calls per key.
+type origin struct {
+	srv     *http.Server
+	base    string
+	latency time.Duration
+	mu      sync.Mutex
+	calls   map[string]*atomic.Int64
+	times   map[string][]time.Time // start of each call, per key
+}
+
+func startOrigin(latency time.Duration) (*origin, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	o := &origin{base: "http://" + ln.Addr().String(), latency: latency, calls: map[string]*atomic.Int64{}, times: map[string][]time.Time{}}
+	o.srv = &http.Server{Handler: o, ReadHeaderTimeout: 10 * time.Second}
+	go o.srv.Serve(ln)
+	return o, nil
+}
+
+func (o *origin) counter(key string) *atomic.Int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.calls[key]
+	if c == nil {
+		c = new(atomic.Int64)
+		o.calls[key] = c
+	}
+	return c
+}
+
+// bursts counts the groups of calls for key made after the first skip
+// calls, a new group starting when a call comes gap or more after the
+// previous one.
+func (o *origin) bursts(key string, skip int64, gap time.Duration) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ts := append([]time.Time(nil), o.times[key]...)
+	if skip > int64(len(ts)) {
+		skip = int64(len(ts))
+	}
+	ts = ts[skip:]
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	n := 0
+	for i, t := range ts {
+		if i == 0 || t.Sub(ts[i-1]) >= gap {
+			n++
+		}
+	}
+	return n
+}
+
+func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(r.URL.Path, "/")
+	n := o.counter(key).Add(1)
+	o.mu.Lock()
+	o.times[key] = append(o.times[key], time.Now())
+	o.mu.Unlock()
+	select {
+	case <-time.After(o.latency):
+	case <-r.Context().Done():
+		return
+	}
+	fmt.Fprintf(w, "value of %s #%d", key, n)
+}
+
+// hist is a log-linear latency histogram (64 sub-buckets per power of two,
+// under 1.6% error).
+type hist [64 * 64]uint32
+
+func bucketOf(ns int64) int {
+	if ns < 64 {
+		if ns < 0 {
+			return 0
+		}
+		return int(ns)
+	}
+	e := bits.Len64(uint64(ns)) - 7
+	return (e+1)*64 + int(uint64(ns)>>e) - 64
+}
+
+func valueOf(b int) time.Duration {
+	if b < 64 {
+		return time.Duration(b)
+	}
+	e := b/64 - 1
+	return time.Duration(uint64(b%64+64) << e)
+}
+
+func (h *hist) add(d time.Duration) { h[bucketOf(int64(d))]++ }
+
+func quantiles(hs []*hist, qs ...float64) []time.Duration {
+	var total uint64
+	var sum hist
+	for _, h := range hs {
+		for i, c := range h {
+			sum[i] += c
+			total += uint64(c)
+		}
+	}
+	out := make([]time.Duration, len(qs))
+	if total == 0 {
+		return out
+	}
+	for qi, q := range qs {
+		rank := uint64(q * float64(total))
+		if rank >= total {
+			rank = total - 1
+		}
+		var seen uint64
+		for i, c := range sum {
+			seen += uint64(c)
+			if seen > rank {
+				out[qi] = valueOf(i)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// runOne runs one approach with k clients for the configured duration.
+func (h *harness) runOne(parent context.Context, srv *server, ai int, a approach, k int, key string) (result, error) {
+	o := h.opts
+	// Hard deadline for this run: the duration plus room for the slowest
+	// in-flight request and teardown.
+	ctx, cancel := context.WithTimeout(parent, o.duration+o.pollBound+30*time.Second)
+	defer cancel()
+
+	rdb := redis.NewClient(&redis.Options{
+		Addr:         srv.addr(),
+		PoolSize:     k,
+		MinIdleConns: k,
+		PoolTimeout:  10 * time.Second,
+		DialTimeout:  5 * time.Second,
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		MaxRetries:   -1,
+	})
+	defer rdb.Close()
+	httpc := &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{
+			MaxIdleConns:        k + 10,
+			MaxIdleConnsPerHost: k + 10,
+			IdleConnTimeout:     30 * time.Second,
+		},
+	}
+	defer httpc.CloseIdleConnections()
+	fetch := func(ctx context.Context) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, "GET", h.origin.base+"/"+key, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("origin: %s", resp.Status)
+		}
+		return string(body), nil
+	}
+	ttlSecs := strconv.Itoa(int(o.ttl / time.Second))
+	lockKey := key + ":lock"
+
+	// Warm up: the key holds a value when the clients start, and the origin
+	// calls made so far are not counted.
+	if ai < 2 {
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			return result{}, fmt.Errorf("FLUSHALL: %w", err)
+		}
+		v, err := fetch(ctx)
+		if err != nil {
+			return result{}, err
+		}
+		if err := rdb.Set(ctx, key, v, o.ttl).Err(); err != nil {
+			return result{}, err
+		}
+	} else if err := rdb.Do(ctx, "GETFILL", key, ttlSecs, strconv.Itoa(a.grace)).Err(); err != nil {
+		return result{}, fmt.Errorf("warm-up GETFILL: %w", err)
+	}
+	counter := h.origin.counter(key)
+	before := counter.Load()
+
+	var one func(ctx context.Context) error
+	switch ai {
+	case 0:
+		one = func(ctx context.Context) error {
+			_, err := rdb.Get(ctx, key).Result()
+			if !errors.Is(err, redis.Nil) {
+				return err
+			}
+			v, err := fetch(ctx)
+			if err != nil {
+				return err
+			}
+			return rdb.Set(ctx, key, v, o.ttl).Err()
+		}
+	case 1:
+		one = func(ctx context.Context) error {
+			_, err := rdb.Get(ctx, key).Result()
+			if !errors.Is(err, redis.Nil) {
+				return err
+			}
+			err = rdb.Do(ctx, "SET", lockKey, "1", "NX", "PX", "5000").Err()
+			switch {
+			case err == nil: // we hold the lock
+				v, err := fetch(ctx)
+				if err != nil {
+					rdb.Del(ctx, lockKey)
+					return err
+				}
+				if err := rdb.Set(ctx, key, v, o.ttl).Err(); err != nil {
+					return err
+				}
+				return rdb.Del(ctx, lockKey).Err()
+			case !errors.Is(err, redis.Nil):
+				return err
+			}
+			deadline := time.Now().Add(o.pollBound)
+			for {
+				select {
+				case <-time.After(o.pollEvery):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				_, err := rdb.Get(ctx, key).Result()
+				if !errors.Is(err, redis.Nil) {
+					return err
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("value did not appear within %v of polling", o.pollBound)
+				}
+			}
+		}
+	default:
+		grace := strconv.Itoa(a.grace)
+		one = func(ctx context.Context) error {
+			_, err := rdb.Do(ctx, "GETFILL", key, ttlSecs, grace).Text()
+			return err
+		}
+	}
+
+	hists := make([]*hist, k)
+	var requests, errCount atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(o.duration)
+	for i := 0; i < k; i++ {
+		hists[i] = new(hist)
+		wg.Add(1)
+		go func(hs *hist) {
+			defer wg.Done()
+			var n int64
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(end) {
+					break
+				}
+				err := one(ctx)
+				if ctx.Err() != nil {
+					break
+				}
+				hs.add(time.Since(t0))
+				n++
+				if err != nil {
+					errCount.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+			requests.Add(n)
+		}(hists[i])
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := parent.Err(); err != nil {
+		return result{}, err
+	}
+	if ctx.Err() != nil {
+		return result{}, fmt.Errorf("run exceeded its hard deadline")
+	}
+	r := result{
+		approach:    ai,
+		k:           k,
+		originCalls: counter.Load() - before,
+		bursts:      h.origin.bursts(key, before, o.ttl/2),
+		expiries:    o.duration.Seconds() / o.ttl.Seconds(),
+		requests:    requests.Load(),
+		errors:      errCount.Load(),
+		elapsed:     elapsed,
+	}
+	if s, ok := firstErr.Load().(string); ok {
+		r.firstErr = s
+	}
+	q := quantiles(hists, 0.5, 0.99, 0.999)
+	r.p50, r.p99, r.p999 = q[0], q[1], q[2]
+	return r, nil
+}

@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strconv"
@@ -47,7 +46,9 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	ans, err := c.srv.opts.Filler.Get(context.Background(), req)
+	ctx, stop := c.watchDisconnect()
+	ans, err := c.srv.opts.Filler.Get(ctx, req)
+	stop()
 	var oe *loader.OriginError
 	switch {
 	case errors.Is(err, swr.ErrNoLoader):

@@ -23,6 +23,7 @@ type Conn struct {
 	scratch [32]byte // lower-cased command names
 	authed  bool
 	quit    bool
+	pending []byte // read off the socket by a disconnect watcher, not yet parsed
 
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
@@ -37,11 +38,11 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{
 		srv:     s,
 		nc:      nc,
-		rd:      NewReader(nc),
 		w:       newWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
+	c.rd = NewReader(connReader{c})
 	c.authed = *s.requirePass.Load() == ""
 	c.lastActive.Store(c.created.Unix())
 	c.rd.BeforeBlock = c.flush

@@ -456,3 +456,40 @@ func TestGoneAtOriginDropsStaleCopy(t *testing.T) {
 		t.Fatalf("origin calls = %d, want 2 (the fill, the refresh; the 404 is remembered)", n)
 	}
 }
+
+// TestDisconnectedCallerLeavesTheFlight: a caller who closes its connection
+// stops waiting; the load goes on and its result is stored.
+func TestDisconnectedCallerLeavesTheFlight(t *testing.T) {
+	o := newOrigin(t)
+	o.gate = make(chan struct{})
+	o.arrived = make(chan struct{}, 1)
+	ts, c := fillServer(t, o)
+	r := dialRaw(t, ts.addr)
+	r.send(encodeCommand("GETFILL", "k:d", "60", "0"))
+	<-o.arrived
+	waitFor(t, "the caller to wait on the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 1 })
+	r.nc.Close()
+	waitFor(t, "the caller to leave the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 0 })
+	close(o.gate)
+	waitFor(t, "the load to be stored", func() bool { return c.Get(context.Background(), "k:d").Val() == "k:d@v0" })
+}
+
+// TestPipelineBehindGetFill: commands pipelined behind a waiting GETFILL
+// are answered in order once it is.
+func TestPipelineBehindGetFill(t *testing.T) {
+	o := newOrigin(t)
+	o.gate = make(chan struct{})
+	ts, _ := fillServer(t, o)
+	r := dialRaw(t, ts.addr)
+	r.send(encodeCommand("GETFILL", "k:pp", "60", "0"))
+	// The rest of the pipeline arrives while the disconnect watcher owns
+	// the socket; it must reach the reader intact.
+	waitFor(t, "the GETFILL to wait", func() bool { return ts.opts.Filler.Waiters("k:pp") == 1 })
+	r.send(encodeCommand("SET", "after", "1") + encodeCommand("GET", "after"))
+	close(o.gate)
+	for _, want := range []string{`"k:pp@v0"`, "+OK", `"1"`} {
+		if got := r.reply(); got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+}

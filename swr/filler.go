@@ -386,3 +386,7 @@ func (f *Filler) Info(key string) KeyInfo {
 	}
 	return in
 }
+
+// Waiters reports how many callers wait for key's flight, for tests and
+// FILL.INFO-style introspection.
+func (f *Filler) Waiters(key string) int { return f.group.Waiters(key) }

@@ -493,3 +493,48 @@ func TestPipelineBehindGetFill(t *testing.T) {
 		}
 	}
 }
+
+// TestFillBudgetBoundsOriginCalls: with --max-concurrent-fills 5, 50 cold
+// keys never have more than 5 origin calls in flight, and all complete.
+func TestFillBudgetBoundsOriginCalls(t *testing.T) {
+	var inFlight, peak, calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(50 * time.Millisecond)
+		inFlight.Add(-1)
+		io.WriteString(w, "v")
+	}))
+	defer srv.Close()
+	store, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	loaders := loader.NewRegistry(loader.Options{MaxConcurrentFills: 5})
+	ts := startServer(t, Options{Store: store, Loaders: loaders,
+		Filler: swr.New(swr.Options{Store: store, Loaders: loaders})})
+	c := redis.NewClient(&redis.Options{Addr: ts.addr, Protocol: 2, PoolSize: 60})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	c.Do(ctx, "LOADER.REGISTER", "b:", srv.URL+"/{key}")
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := c.Do(ctx, "GETFILL", fmt.Sprint("b:", i), 60, 0).Text(); err != nil || v != "v" {
+				t.Errorf("GETFILL b:%d = %q, %v", i, v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 5 {
+		t.Fatalf("%d origin calls in flight at once, want at most 5", p)
+	}
+	if n := calls.Load(); n != 50 {
+		t.Fatalf("origin calls = %d, want 50", n)
+	}
+}

@@ -78,8 +78,9 @@ type Store struct {
 	rejected atomic.Int64 // new entries refused by ristretto's admission policy
 	expired  atomic.Int64 // entries removed because their stale deadline passed
 
-	stop chan struct{}
-	bg   sync.WaitGroup // the sweeper and asynchronous flushes
+	stop   chan struct{}
+	bg     sync.WaitGroup // the sweeper and asynchronous flushes
+	closed atomic.Bool    // Close was called; ristretto no longer takes items
 }
 
 // shard is one lock domain of the key space.
@@ -228,8 +229,10 @@ func numCounters(maxCost int64) int64 {
 	return min(max(n, 1<<12), 1<<23)
 }
 
-// Close stops the store's goroutines. The store must not be used afterwards.
+// Close stops the store's goroutines. Writes that race with it are kept in
+// the map but no longer tracked; the store should not be used afterwards.
 func (s *Store) Close() {
+	s.closed.Store(true)
 	close(s.stop)
 	s.bg.Wait()
 	s.policy.Close()
@@ -282,7 +285,9 @@ func (s *Store) register(e *entry) {
 	// item. An entry ristretto does not know about would never be evicted,
 	// so wait for the buffer to drain and try again.
 	for !s.policy.Set(e.id, e, 0) {
-		if e.dead.Load() {
+		// A closed ristretto refuses every Set and Wait returns at once:
+		// a late write (a fill finishing after shutdown) must not spin.
+		if e.dead.Load() || s.closed.Load() {
 			return
 		}
 		s.policy.Wait()

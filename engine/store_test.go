@@ -929,3 +929,24 @@ func TestDroppedCostUpdateIsRepaired(t *testing.T) {
 	})
 	checkInvariants(t, s)
 }
+
+// TestWriteAfterCloseReturns: a write that comes after Close, such as a
+// read-through fill finishing during shutdown, returns instead of waiting
+// for ristretto forever.
+func TestWriteAfterCloseReturns(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	done := make(chan struct{})
+	go func() {
+		s.Set([]byte("late"), []byte("v"), SetOptions{})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Set after Close did not return")
+	}
+}

@@ -538,3 +538,51 @@ func TestFillBudgetBoundsOriginCalls(t *testing.T) {
 		t.Fatalf("origin calls = %d, want 50", n)
 	}
 }
+
+// TestTimeoutZeroFailsFast: TIMEOUT 0 answers at once and never waits,
+// while the load it started still runs and is stored.
+func TestTimeoutZeroFailsFast(t *testing.T) {
+	o := newOrigin(t)
+	o.delay.Store(int64(2 * time.Second))
+	ts, c := fillServer(t, o)
+	start := time.Now()
+	r := burst(c, 1, "k:z", 60, 0, "TIMEOUT", 0)[0]
+	if !strings.HasPrefix(r, "ERR:TIMEOUT") {
+		t.Fatalf("TIMEOUT 0 on a cold key: %q", r)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("TIMEOUT 0 waited %v for a 2 s origin", d)
+	}
+	waitFor(t, "the load to be stored", func() bool {
+		v, _ := ts.store.Get([]byte("k:z"))
+		return string(v) == "k:z@v0"
+	})
+	if got := burst(c, 1, "k:z", 60, 0, "TIMEOUT", 0)[0]; got != "k:z@v0" {
+		t.Fatalf("TIMEOUT 0 on a fresh key: %q", got)
+	}
+}
+
+// TestFailedRefreshKeepsDeadlinesAndServesStale: a refresh that fails
+// leaves the entry's deadlines alone, and during the cooldown the stale
+// value is served without calling the origin (stale-if-error).
+func TestFailedRefreshKeepsDeadlinesAndServesStale(t *testing.T) {
+	o := newOrigin(t)
+	ts, c := fillServer(t, o)
+	allEqual(t, burst(c, 1, "k:r", 1, 60), "k:r@v0")
+	before, _ := ts.store.Peek([]byte("k:r"))
+	waitFor(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= before.FreshUntil })
+	o.status.Store(500)
+	allEqual(t, burst(c, 1, "k:r", 1, 60), "k:r@v0") // stale; starts the refresh, which fails
+	waitFor(t, "the refresh to fail", func() bool { return o.calls.Load() == 2 })
+	waitFor(t, "the key to cool down", func() bool {
+		return strings.Contains(fmt.Sprint(c.Do(context.Background(), "FILL.INFO", "k:r").Val()), "in_flight 0")
+	})
+	allEqual(t, burst(c, 50, "k:r", 1, 60), "k:r@v0")
+	if n := o.calls.Load(); n != 2 {
+		t.Fatalf("origin calls = %d during the cooldown, want 2", n)
+	}
+	after, _ := ts.store.Peek([]byte("k:r"))
+	if after.FreshUntil != before.FreshUntil || after.StaleUntil != before.StaleUntil {
+		t.Fatalf("a failed refresh moved the deadlines: %+v -> %+v", before, after)
+	}
+}

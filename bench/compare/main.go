@@ -30,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stampedeless/stampedeless/bench/internal/child"
 )
 
 // options are the parsed command-line flags.
@@ -185,7 +187,7 @@ func (h *harness) fail(format string, a ...any) {
 // directory.
 func (h *harness) cleanup() {
 	for _, s := range h.servers {
-		s.stop()
+		s.Stop()
 	}
 	h.servers = nil
 	if h.tmp != "" {
@@ -274,26 +276,26 @@ type environment struct {
 func describeEnvironment(ctx context.Context, root, bin string, args []string) environment {
 	e := environment{
 		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		cpus:      firstLine(ctx, "", "nproc"),
-		cpuModel:  cpuModel(),
+		cpus:      child.FirstLine(ctx, "", "nproc"),
+		cpuModel:  child.CPUModel(),
 		goVersion: runtime.Version(),
 		load:      strconv.FormatFloat(loadAverage(), 'f', 2, 64),
 	}
-	if v := firstLine(ctx, "", "go", "env", "GOVERSION"); v != "" {
+	if v := child.FirstLine(ctx, "", "go", "env", "GOVERSION"); v != "" {
 		e.goVersion = v
 	}
-	e.redisVersion = firstLine(ctx, "", "redis-server", "--version")
-	e.benchVersion = firstLine(ctx, "", "redis-benchmark", "--version")
-	e.stampedeless = firstLine(ctx, "", bin, "version")
-	if rev := firstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
-		if dirty := firstLine(ctx, root, "git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench"); dirty != "" {
+	e.redisVersion = child.FirstLine(ctx, "", "redis-server", "--version")
+	e.benchVersion = child.FirstLine(ctx, "", "redis-benchmark", "--version")
+	e.stampedeless = child.FirstLine(ctx, "", bin, "version")
+	if rev := child.FirstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
+		if dirty := child.FirstLine(ctx, root, "git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench"); dirty != "" {
 			rev += " (uncommitted changes outside bench/)"
 		}
 		e.stampedeless += ", commit " + rev
 	}
 	quoted := []string{"go", "run", "./bench/compare"}
 	for _, a := range args {
-		quoted = append(quoted, shellQuote(a))
+		quoted = append(quoted, child.ShellQuote(a))
 	}
 	e.commandLine = strings.Join(quoted, " ")
 	return e
@@ -310,19 +312,6 @@ func (e environment) markdown() string {
 	return b.String()
 }
 
-// firstLine runs a command and returns the first line of its output, or ""
-// when it fails.
-func firstLine(ctx context.Context, dir, name string, args ...string) string {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(line)
-}
-
 // loadAverage is the 1-minute load average, or 0 when unknown.
 func loadAverage() float64 {
 	data, err := os.ReadFile("/proc/loadavg")
@@ -335,26 +324,4 @@ func loadAverage() float64 {
 	}
 	l, _ := strconv.ParseFloat(f[0], 64)
 	return l
-}
-
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -38,7 +38,7 @@ func (h *harness) memoryTest(ctx context.Context) error {
 			return err
 		}
 		m, err := h.measureMemory(ctx, s)
-		s.stop()
+		s.Stop()
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func (h *harness) memoryTest(ctx context.Context) error {
 }
 
 func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, error) {
-	m := memResult{server: s.name}
+	m := memResult{server: s.Name}
 	keys := h.opts.memKeys
 	if err := sleep(ctx, time.Second); err != nil { // let startup allocation settle
 		return m, err
@@ -58,18 +58,18 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	if m.rssBefore, err = s.rssBytes(); err != nil {
 		return m, err
 	}
-	h.logf("memory: loading %d keys of %d bytes into %s (RSS before %.1f MiB)", keys, h.opts.dataSize, s.name, mib(m.rssBefore))
+	h.logf("memory: loading %d keys of %d bytes into %s (RSS before %.1f MiB)", keys, h.opts.dataSize, s.Name, mib(m.rssBefore))
 	start := time.Now()
 	m.pipeErrs, m.pipeReplies, err = h.pipeLoad(ctx, s, keys)
 	m.load = time.Since(start)
 	if err != nil {
-		h.fail("loading %s: %v", s.name, err)
+		h.fail("loading %s: %v", s.Name, err)
 	}
 	if m.pipeErrs != 0 || m.pipeReplies != int64(keys) {
-		h.fail("redis-cli --pipe into %s: errors %d, replies %d, want 0 and %d", s.name, m.pipeErrs, m.pipeReplies, keys)
+		h.fail("redis-cli --pipe into %s: errors %d, replies %d, want 0 and %d", s.Name, m.pipeErrs, m.pipeReplies, keys)
 	}
-	if !s.alive() {
-		return m, s.exitError()
+	if !s.Alive() {
+		return m, s.ExitError()
 	}
 	// DBSIZE should be exact at once; poll a little in case a server
 	// applies writes asynchronously, and report it if so.
@@ -78,10 +78,10 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	for {
 		reply, err := s.do(ctx, "DBSIZE")
 		if err != nil {
-			return m, fmt.Errorf("DBSIZE on %s: %w", s.name, err)
+			return m, fmt.Errorf("DBSIZE on %s: %w", s.Name, err)
 		}
 		if m.dbsize, err = strconv.ParseInt(reply, 10, 64); err != nil {
-			return m, fmt.Errorf("DBSIZE on %s: %q", s.name, reply)
+			return m, fmt.Errorf("DBSIZE on %s: %q", s.Name, reply)
 		}
 		if m.dbsize == int64(keys) || time.Now().After(deadline) {
 			break
@@ -93,9 +93,9 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	}
 	switch {
 	case m.dbsize != int64(keys):
-		h.fail("DBSIZE on %s is %d after loading %d distinct keys (max-memory %s)", s.name, m.dbsize, keys, h.opts.maxMem)
+		h.fail("DBSIZE on %s is %d after loading %d distinct keys (max-memory %s)", s.Name, m.dbsize, keys, h.opts.maxMem)
 	case polls > 0:
-		h.note("DBSIZE on %s reached %d only %d polls (100ms apart) after the last reply", s.name, keys, polls)
+		h.note("DBSIZE on %s reached %d only %d polls (100ms apart) after the last reply", s.Name, keys, polls)
 	}
 	if err := sleep(ctx, time.Second); err != nil {
 		return m, err
@@ -103,13 +103,13 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	if m.rssAfter, err = s.rssBytes(); err != nil {
 		return m, err
 	}
-	if m.peak, err = procStatusBytes(s.pid(), "VmHWM"); err != nil {
+	if m.peak, err = procStatusBytes(s.Pid(), "VmHWM"); err != nil {
 		return m, err
 	}
 	if m.info, err = s.info(ctx, "memory"); err != nil {
-		h.note("INFO memory on %s: %v", s.name, err)
+		h.note("INFO memory on %s: %v", s.Name, err)
 	}
-	h.logf("memory: %s DBSIZE %d, RSS %.1f MiB, load %.1fs", s.name, m.dbsize, mib(m.rssAfter), m.load.Seconds())
+	h.logf("memory: %s DBSIZE %d, RSS %.1f MiB, load %.1fs", s.Name, m.dbsize, mib(m.rssAfter), m.load.Seconds())
 	return m, nil
 }
 
@@ -120,7 +120,7 @@ var pipeSummary = regexp.MustCompile(`errors:\s*(\d+),\s*replies:\s*(\d+)`)
 func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, replies int64, err error) {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(lctx, "redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "--pipe")
+	cmd := exec.CommandContext(lctx, "redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "--pipe")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second

@@ -9,12 +9,11 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/stampedeless/stampedeless/bench/internal/child"
 )
 
 const (
@@ -22,50 +21,9 @@ const (
 	stampName = "stampedeless"
 )
 
-// server is one running child process: redis-server or stampedeless.
-type server struct {
-	name    string
-	port    int
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{} // closed when the process has exited
-	waitErr error         // valid after done is closed
-}
-
-func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
-// alive reports whether the process is still running.
-func (s *server) alive() bool {
-	select {
-	case <-s.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// exitError describes how the process ended, with the tail of its log.
-func (s *server) exitError() error {
-	return fmt.Errorf("%s (pid %d) exited: %v; last lines of its log:\n  %s",
-		s.name, s.pid(), s.waitErr, strings.ReplaceAll(tail(s.logPath, 10), "\n", "\n  "))
-}
-
-// stop asks the process to exit with SIGTERM and kills it if it has not
-// within a few seconds. It is safe to call more than once.
-func (s *server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil || !s.alive() {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
-}
+// server is one running child process, with the RESP helpers this
+// benchmark uses on it.
+type server struct{ *child.Server }
 
 // startRedis starts a fresh redis-server with persistence off.
 func (h *harness) startRedis(ctx context.Context) (*server, error) {
@@ -83,55 +41,16 @@ func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
 	})
 }
 
-// startServer starts a server on a free port and waits until it answers
-// PING. A port picked free may be taken before the server binds it, so a
-// server that dies at startup is retried on another port.
+// startServer starts a child server and keeps it for cleanup.
 func (h *harness) startServer(ctx context.Context, name string, argv func(port int) (string, []string)) (*server, error) {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		dir, err := os.MkdirTemp(h.tmp, name+"-")
-		if err != nil {
-			return nil, err
-		}
-		logPath := filepath.Join(dir, "server.log")
-		logFile, err := os.Create(logPath)
-		if err != nil {
-			return nil, err
-		}
-		prog, args := argv(port)
-		cmd := exec.CommandContext(ctx, prog, args...)
-		cmd.Dir = dir
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		// Die with us even if we are killed without a chance to clean up.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			logFile.Close()
-			return nil, fmt.Errorf("start %s: %w", name, err)
-		}
-		s := &server{name: name, port: port, cmd: cmd, logPath: logPath, done: make(chan struct{})}
-		go func() {
-			s.waitErr = cmd.Wait()
-			logFile.Close()
-			close(s.done)
-		}()
-		h.servers = append(h.servers, s)
-		if err := s.waitReady(ctx); err != nil {
-			s.stop()
-			lastErr = err
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		h.logf("started %s pid %d on %s", name, s.pid(), s.addr())
-		return s, nil
+	cs, err := child.Start(ctx, h.tmp, name, argv)
+	if err != nil {
+		return nil, err
 	}
-	return nil, lastErr
+	s := &server{cs}
+	h.servers = append(h.servers, s)
+	h.logf("started %s pid %d on %s", name, s.Pid(), s.Addr())
+	return s, nil
 }
 
 // healthy reports why a server that just failed a request is no longer
@@ -139,8 +58,8 @@ func (h *harness) startServer(ctx context.Context, name string, argv func(port i
 // PING on a new connection within 5 seconds. It returns nil otherwise.
 func (h *harness) healthy(ctx context.Context, s *server) error {
 	select {
-	case <-s.done:
-		return s.exitError()
+	case <-s.Done():
+		return s.ExitError()
 	case <-time.After(time.Second):
 	case <-ctx.Done():
 		return ctx.Err()
@@ -149,43 +68,12 @@ func (h *harness) healthy(ctx context.Context, s *server) error {
 	defer cancel()
 	reply, err := s.do(pctx, "PING")
 	if err != nil || reply != "PONG" {
-		if !s.alive() {
-			return s.exitError()
+		if !s.Alive() {
+			return s.ExitError()
 		}
-		return fmt.Errorf("%s (pid %d) is running but does not answer PING (%q, %v)", s.name, s.pid(), reply, err)
+		return fmt.Errorf("%s (pid %d) is running but does not answer PING (%q, %v)", s.Name, s.Pid(), reply, err)
 	}
 	return nil
-}
-
-// waitReady polls PING until the server answers PONG.
-func (s *server) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if !s.alive() {
-			return s.exitError()
-		}
-		reply, err := s.do(ctx, "PING")
-		if err == nil && reply == "PONG" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s on %s did not answer PING within 15s (last: %q, %v)", s.name, s.addr(), reply, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // errReply is a RESP error reply.
@@ -197,7 +85,7 @@ func (e errReply) Error() string { return string(e) }
 // strings, bulk strings and integers as text, error replies as errReply.
 func (s *server) do(ctx context.Context, args ...string) (string, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", s.addr())
+	conn, err := d.DialContext(ctx, "tcp", s.Addr())
 	if err != nil {
 		return "", err
 	}
@@ -265,7 +153,7 @@ func (s *server) info(ctx context.Context, section string) (map[string]string, e
 
 // rssBytes reads VmRSS of the process from /proc.
 func (s *server) rssBytes() (int64, error) {
-	return procStatusBytes(s.pid(), "VmRSS")
+	return procStatusBytes(s.Pid(), "VmRSS")
 }
 
 func procStatusBytes(pid int, field string) (int64, error) {
@@ -289,20 +177,4 @@ func procStatusBytes(pid int, field string) (int64, error) {
 		return kb * 1024, nil
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return "(log empty)"
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

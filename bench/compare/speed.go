@@ -97,19 +97,19 @@ func (h *harness) speedTest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer redis.stop()
+	defer redis.Stop()
 	stamp, err := h.startStampedeless(ctx)
 	if err != nil {
 		return err
 	}
-	defer stamp.stop()
+	defer stamp.Stop()
 
 	// A short unrecorded run each, so neither server is measured cold.
 	warm := config{pipeline: 1}
 	for _, s := range []*server{redis, stamp} {
-		h.logf("warm-up %s", s.name)
+		h.logf("warm-up %s", s.Name)
 		if _, _, err := h.benchmark(ctx, s, warm, tests, max(h.opts.n/10, 1000)); err != nil {
-			h.fail("warm-up of %s: %v", s.name, err)
+			h.fail("warm-up of %s: %v", s.Name, err)
 			if err := h.healthy(ctx, s); err != nil {
 				h.fail("%v; speed test skipped", err)
 				h.printSpeed(cfgs, tests, nil)
@@ -138,43 +138,43 @@ speed:
 					break speed
 				}
 				if _, err := s.do(ctx, "FLUSHALL"); err != nil {
-					h.fail("FLUSHALL on %s: %v", s.name, err)
+					h.fail("FLUSHALL on %s: %v", s.Name, err)
 					if err := h.healthy(ctx, s); err != nil {
 						h.fail("%v; speed test stopped", err)
 						break speed
 					}
 				}
 				n := h.requests(c)
-				h.logf("round %d/%d %s %s -n %d", round, h.opts.rounds, s.name, c, n)
+				h.logf("round %d/%d %s %s -n %d", round, h.opts.rounds, s.Name, c, n)
 				got, elapsed, err := h.benchmark(ctx, s, c, tests, n)
 				if ctx.Err() != nil {
 					h.fail("speed test stopped early: %v", context.Cause(ctx))
 					break speed
 				}
 				if err != nil {
-					h.fail("redis-benchmark against %s, %s, round %d: %v", s.name, c, round, err)
+					h.fail("redis-benchmark against %s, %s, round %d: %v", s.Name, c, round, err)
 					if err := h.healthy(ctx, s); err != nil {
 						h.fail("%v; speed test stopped", err)
 						break speed
 					}
-					if failures[s.name]++; failures[s.name] >= 2 {
-						h.fail("%s failed two runs in a row; speed test stopped", s.name)
+					if failures[s.Name]++; failures[s.Name] >= 2 {
+						h.fail("%s failed two runs in a row; speed test stopped", s.Name)
 						break speed
 					}
 				} else {
-					failures[s.name] = 0
+					failures[s.Name] = 0
 				}
 				for _, t := range tests {
 					smp, ok := got[strings.ToUpper(t)]
 					if !ok {
 						continue
 					}
-					k := key{s.name, strings.ToUpper(t), c}
+					k := key{s.Name, strings.ToUpper(t), c}
 					results[k] = append(results[k], smp)
 					raw = append(raw, fmt.Sprintf("| %d | %s | %s | %d | %s | %.0f | %.3f | %.3f | %.3f | %.3f |",
-						round, s.name, strings.ToUpper(t), c.pipeline, c.keyspace(), smp.rps, smp.avg, smp.p50, smp.p99, smp.max))
+						round, s.Name, strings.ToUpper(t), c.pipeline, c.keyspace(), smp.rps, smp.avg, smp.p50, smp.p99, smp.max))
 				}
-				h.logf("  %s in %.1fs: %s", s.name, elapsed.Seconds(), summarize(got))
+				h.logf("  %s in %.1fs: %s", s.Name, elapsed.Seconds(), summarize(got))
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func summarize(got map[string]sample) string {
 
 // benchmark runs redis-benchmark once and parses its CSV output.
 func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []string, n int) (map[string]sample, time.Duration, error) {
-	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port),
 		"-t", strings.Join(tests, ","), "-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize),
 		"-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline)}
 	if c.random {
@@ -225,7 +225,7 @@ func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []st
 	runErr := cmd.Run()
 	elapsed := time.Since(start)
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
-		h.note("redis-benchmark printed to stderr against %s (%s): %s", s.name, c, firstLines(msg, 5))
+		h.note("redis-benchmark printed to stderr against %s (%s): %s", s.Name, c, firstLines(msg, 5))
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
 		return nil, elapsed, fmt.Errorf("timed out after %v", limit)

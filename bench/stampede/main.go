@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/bench/internal/child"
 )
 
 type options struct {
@@ -119,7 +121,7 @@ type harness struct {
 	args    []string
 	tmp     string
 	bin     string
-	servers []*server
+	servers []*child.Server
 	origin  *origin
 	notes   []string
 }
@@ -130,7 +132,7 @@ func (h *harness) logf(format string, a ...any) {
 
 func (h *harness) cleanup() {
 	for _, s := range h.servers {
-		s.stop()
+		s.Stop()
 	}
 	h.servers = nil
 	if h.origin != nil {
@@ -139,6 +141,17 @@ func (h *harness) cleanup() {
 	if h.tmp != "" {
 		os.RemoveAll(h.tmp)
 	}
+}
+
+// startServer starts a child server and keeps it for cleanup.
+func (h *harness) startServer(ctx context.Context, name string, argv func(port int) (string, []string)) (*child.Server, error) {
+	s, err := child.Start(ctx, h.tmp, name, argv)
+	if err != nil {
+		return nil, err
+	}
+	h.servers = append(h.servers, s)
+	h.logf("started %s pid %d on %s", name, s.Pid(), s.Addr())
+	return s, nil
 }
 
 // approach is one way of reading the hot key.
@@ -252,8 +265,8 @@ func (h *harness) main(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("K=%d %s: %w", k, a.name, err)
 			}
-			if !srv.alive() {
-				return srv.exitError()
+			if !srv.Alive() {
+				return srv.ExitError()
 			}
 			h.logf("  origin calls %d (%.1f/expiry, %d bursts), %d requests, %.0f req/s, p50 %v p99 %v p999 %v, errors %d",
 				r.originCalls, r.perExpiry(), r.bursts, r.requests, r.rps(), r.p50, r.p99, r.p999, r.errors)
@@ -294,21 +307,21 @@ func (h *harness) main(ctx context.Context) error {
 func (h *harness) printHeader(ctx context.Context, root string) {
 	quoted := []string{"go", "run", "./bench/stampede"}
 	for _, a := range h.args {
-		quoted = append(quoted, shellQuote(a))
+		quoted = append(quoted, child.ShellQuote(a))
 	}
-	goVer := firstLine(ctx, "", "go", "env", "GOVERSION")
+	goVer := child.FirstLine(ctx, "", "go", "env", "GOVERSION")
 	if goVer == "" {
 		goVer = runtime.Version()
 	}
-	stamp := firstLine(ctx, "", h.bin, "version")
-	if rev := firstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
+	stamp := child.FirstLine(ctx, "", h.bin, "version")
+	if rev := child.FirstLine(ctx, root, "git", "rev-parse", "--short", "HEAD"); rev != "" {
 		stamp += ", commit " + rev
 	}
 	o := h.opts
 	fmt.Fprintf(h.out, "## Stampede: one hot key, ttl %v, origin latency %v\n\n", o.ttl, o.latency)
 	fmt.Fprintf(h.out, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(h.out, "- machine: %s cores (nproc), %s\n", firstLine(ctx, "", "nproc"), cpuModel())
-	fmt.Fprintf(h.out, "- go: %s; stampedeless: %s; %s\n", goVer, stamp, firstLine(ctx, "", "redis-server", "--version"))
+	fmt.Fprintf(h.out, "- machine: %s cores (nproc), %s\n", child.FirstLine(ctx, "", "nproc"), child.CPUModel())
+	fmt.Fprintf(h.out, "- go: %s; stampedeless: %s; %s\n", goVer, stamp, child.FirstLine(ctx, "", "redis-server", "--version"))
 	fmt.Fprintf(h.out, "- command: `%s`\n", strings.Join(quoted, " "))
 	fmt.Fprintf(h.out, "- each run: %v, K clients looping as fast as they can (go-redis v9, PoolSize=K); key pre-warmed just before the clients start, warm-up calls not counted; expiries = duration/ttl, but a refilled key lives ttl from the end of its ~origin-latency refill, so the key really expires about every ttl+latency and one refill per expiry shows as less than 1 call/expiry; refill bursts = groups of origin calls separated by at least ttl/2, i.e. the refills actually observed; lock recipe polls every %v for at most %v\n\n",
 		o.duration, o.pollEvery, o.pollBound)
@@ -477,7 +490,7 @@ func quantiles(hs []*hist, qs ...float64) []time.Duration {
 }
 
 // runOne runs one approach with k clients for the configured duration.
-func (h *harness) runOne(parent context.Context, srv *server, ai int, a approach, k int, key string) (result, error) {
+func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a approach, k int, key string) (result, error) {
 	o := h.opts
 	// Hard deadline for this run: the duration plus room for the slowest
 	// in-flight request and teardown.
@@ -485,7 +498,7 @@ func (h *harness) runOne(parent context.Context, srv *server, ai int, a approach
 	defer cancel()
 
 	rdb := redis.NewClient(&redis.Options{
-		Addr:         srv.addr(),
+		Addr:         srv.Addr(),
 		PoolSize:     k,
 		MinIdleConns: k,
 		PoolTimeout:  10 * time.Second,

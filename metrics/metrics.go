@@ -31,6 +31,8 @@ type Registry struct {
 	ConnectionsClosed *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
+	// Cluster holds the --redis mode metrics.
+	Cluster *Cluster
 }
 
 // New returns a Registry with the Go runtime and process collectors.
@@ -59,6 +61,7 @@ func New() *Registry {
 		}, []string{"reason"}),
 	}
 	r.Fill = newFill(r.prom)
+	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed,
 		collectors.NewGoCollector(),

@@ -87,6 +87,7 @@ func newApp() *cli.App {
 		Action: runServe,
 		Commands: []*cli.Command{
 			serve,
+			originCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",

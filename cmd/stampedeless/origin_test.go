@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/origin"
+)
+
+// startOrigin runs `stampedeless origin` on a free port and waits until it
+// answers /healthz; it returns the origin's base URL.
+func startOrigin(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, append([]string{"origin", "--addr", addr, "--quiet"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("origin on %s did not answer /healthz: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func originStats(t *testing.T, base string) origin.Stats {
+	t.Helper()
+	resp, err := http.Get(base + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s origin.Stats
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestOriginStampede is the demo's claim end to end with both binaries: K
+// concurrent GETFILLs of a cold key make one origin call, while K
+// cache-aside clients (GET, origin on a miss, SET) of another cold key all
+// reach the origin.
+func TestOriginStampede(t *testing.T) {
+	base := startOrigin(t, "--latency", "300ms")
+	addr := freeAddr(t)
+	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--loader", "demo:="+base+"/{key}")
+	const k = 50
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: k})
+	defer c.Close()
+	ctx := context.Background()
+
+	values := make([]string, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			values[i], errs[i] = c.Do(ctx, "GETFILL", "demo:hot", 30, 30).Text()
+		}()
+	}
+	wg.Wait()
+	for i := range k {
+		if errs[i] != nil || values[i] != values[0] {
+			t.Fatalf("client %d: %q, %v; client 0 got %q", i, values[i], errs[i], values[0])
+		}
+	}
+	if s := originStats(t, base); s.Calls != 1 || s.MaxInFlight != 1 {
+		t.Fatalf("origin after %d concurrent GETFILLs: %+v, want 1 call", k, s)
+	}
+
+	resp, err := http.Post(base+"/reset", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Cache-aside: every client that misses calls the origin. The clients
+	// all read before any of them writes, as they do when a hot key
+	// expires under load, so all of them miss.
+	var read sync.WaitGroup
+	read.Add(k)
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Get(ctx, "plain:hot").Result()
+			read.Done()
+			read.Wait()
+			if err != redis.Nil {
+				t.Errorf("GET of a cold key: %v, want nil", err)
+				return
+			}
+			resp, err := http.Get(base + "/plain:hot")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			c.Set(ctx, "plain:hot", fmt.Sprint(resp.StatusCode), 30*time.Second)
+		}()
+	}
+	wg.Wait()
+	if s := originStats(t, base); s.Calls != k {
+		t.Fatalf("cache-aside made %d origin calls for %d clients; want %d", s.Calls, k, k)
+	}
+}

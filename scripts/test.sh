@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, unit and integration tests under the
-# race detector, then the redis-cli / redis-benchmark integration script.
+# race detector, then the redis-cli / redis-benchmark integration script and
+# the stampede demo.
 # Needs Go 1.26, and redis-server and redis-tools for the comparison and
 # integration tests; as root it installs those with apt-get when missing.
 set -euo pipefail
@@ -24,3 +25,4 @@ fi
 go vet ./...
 go test -race -count=1 ./...
 bash scripts/integration.sh
+bash scripts/demo.sh

@@ -31,6 +31,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/bench/internal/aside"
 	"github.com/stampedeless/stampedeless/bench/internal/child"
 )
 
@@ -508,34 +509,8 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 		MaxRetries:   -1,
 	})
 	defer rdb.Close()
-	httpc := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			MaxIdleConns:        k + 10,
-			MaxIdleConnsPerHost: k + 10,
-			IdleConnTimeout:     30 * time.Second,
-		},
-	}
-	defer httpc.CloseIdleConnections()
-	fetch := func(ctx context.Context) (string, error) {
-		req, err := http.NewRequestWithContext(ctx, "GET", h.origin.base+"/"+key, nil)
-		if err != nil {
-			return "", err
-		}
-		resp, err := httpc.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return "", err
-		}
-		if resp.StatusCode != 200 {
-			return "", fmt.Errorf("origin: %s", resp.Status)
-		}
-		return string(body), nil
-	}
+	org := aside.NewOrigin(h.origin.base, k)
+	defer org.Close()
 	ttlSecs := strconv.Itoa(int(o.ttl / time.Second))
 	if a.hitOnly {
 		ttlSecs = strconv.Itoa(int((o.duration + time.Hour) / time.Second))
@@ -548,7 +523,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
 			return result{}, fmt.Errorf("FLUSHALL: %w", err)
 		}
-		v, err := fetch(ctx)
+		v, err := org.Fetch(ctx, key)
 		if err != nil {
 			return result{}, err
 		}
@@ -565,15 +540,8 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 	switch ai {
 	case 0:
 		one = func(ctx context.Context) error {
-			_, err := rdb.Get(ctx, key).Result()
-			if !errors.Is(err, redis.Nil) {
-				return err
-			}
-			v, err := fetch(ctx)
-			if err != nil {
-				return err
-			}
-			return rdb.Set(ctx, key, v, o.ttl).Err()
+			_, err := aside.Read(ctx, rdb, org, key, o.ttl)
+			return err
 		}
 	case 1:
 		one = func(ctx context.Context) error {
@@ -584,7 +552,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 			err = rdb.Do(ctx, "SET", lockKey, "1", "NX", "PX", "5000").Err()
 			switch {
 			case err == nil: // we hold the lock
-				v, err := fetch(ctx)
+				v, err := org.Fetch(ctx, key)
 				if err != nil {
 					rdb.Del(ctx, lockKey)
 					return err

@@ -33,7 +33,7 @@ lib_init() {
 need() {
   local tool
   for tool in "$@"; do
-    command -v "$tool" >/dev/null || { echo "$(basename "$0"): $tool not found (apt-get install redis-server redis-tools curl)" >&2; exit 1; }
+    command -v "$tool" >/dev/null || { echo "$(basename "$0"): $tool not found on PATH (.ci/run shows the apt-get packages)" >&2; exit 1; }
   done
 }
 

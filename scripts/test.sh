@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, unit and integration tests under the
 # race detector, then the redis-cli / redis-benchmark integration script and
-# the stampede demo.
-# Needs Go 1.26, and redis-server and redis-tools for the comparison and
-# integration tests; as root it installs those with apt-get when missing.
+# the stampede demo, then the client examples (Go, and Node.js: needs node
+# and npm).
+# Needs Go 1.26; redis-server and redis-tools for the comparison and
+# integration tests; curl, node and npm for the demo and examples. As root it
+# installs those with apt-get when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v redis-benchmark >/dev/null || missing+=(redis-tools)
+command -v curl >/dev/null || missing+=(curl)
+if ! command -v node >/dev/null; then
+  missing+=(nodejs npm)
+elif ! command -v npm >/dev/null; then
+  missing+=(npm)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing redis-server and redis-tools with apt-get"
+    echo "installing ${missing[*]} with apt-get"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "scripts/test.sh needs redis-server and redis-tools: apt-get install redis-server redis-tools" >&2
+    echo "scripts/test.sh needs: apt-get install ${missing[*]}" >&2
     exit 1
   fi
 fi
@@ -26,3 +37,4 @@ go vet ./...
 go test -race -count=1 ./...
 bash scripts/integration.sh
 bash scripts/demo.sh
+bash scripts/examples.sh

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the client examples (examples/go with go-redis, examples/node with
+# ioredis), each against a fresh server whose "demo:" loader points at the
+# demo origin, and checks what each prints and how many origin calls each
+# made. Needs node and npm (the npm registry for `npm ci`) and curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+need node npm curl
+lib_init
+build_stampedeless
+go build -o "$lib_work/example-go" ./examples/go
+
+start origin "$lib_work/stampedeless" origin --addr 127.0.0.1:0 --latency 100ms \
+  --not-found-prefix demo:missing: --quiet
+origin="http://$(logged_addr origin "origin ready")"
+# new_server <name>: each example gets its own empty server, so that both
+# make the same origin calls.
+new_server() {
+  start "$1" "$lib_work/stampedeless" --addr 127.0.0.1:0 --metrics-addr "" --loader "demo:=$origin/{key}"
+  addr=$(logged_addr "$1" "stampedeless ready")
+}
+
+# What both examples print; * matches the origin's timestamp.
+want=(
+  "demo:user:42 = value of demo:user:42, version 1, made at *"
+  "100 concurrent reads of demo:hot: 1 distinct value(s)"
+  "demo:missing:1: not found at the origin"
+  "nowhere:1: NOLOADER error: NOLOADER no loader registered for key 'nowhere:1'"
+)
+
+fail=0
+passed=0
+# check <name> <output>: the output's lines against $want, and 3 origin
+# calls: demo:user:42, demo:hot (once for 100 readers) and demo:missing:1.
+check() {
+  local name=$1 out=$2 i line calls
+  mapfile -t lines <<<"$out"
+  for i in "${!want[@]}"; do
+    line=${lines[$i]:-}
+    # shellcheck disable=SC2053 # the wanted line is a glob pattern
+    if [[ "$line" != ${want[$i]} ]]; then
+      echo "FAIL: $name line $((i + 1)): '$line', want '${want[$i]}'"; fail=1
+    fi
+  done
+  [ "${#lines[@]}" = "${#want[@]}" ] || { echo "FAIL: $name printed ${#lines[@]} lines, want ${#want[@]}"; fail=1; }
+  calls=$(origin_stat "$origin" calls)
+  [ "$calls" = 3 ] || { echo "FAIL: $name made $calls origin calls, want 3"; fail=1; }
+  [ "$fail" = 0 ] && { echo "ok: $name ($calls origin calls)"; passed=$((passed + 1)); }
+  origin_reset "$origin"
+}
+
+new_server server-go
+echo "\$ go run ./examples/go -addr $addr"
+out=$(timeout 60 "$lib_work/example-go" -addr "$addr")
+echo "$out"
+check examples/go "$out"
+
+new_server server-node
+echo "\$ (cd examples/node && npm ci && node index.js $addr)"
+(cd examples/node && timeout 300 npm ci --no-audit --no-fund --loglevel=error)
+out=$(cd examples/node && timeout 60 node index.js "$addr")
+echo "$out"
+check examples/node "$out"
+
+if [ "$fail" != 0 ]; then
+  echo "server logs:"; tail -n 20 "$lib_work"/server-*.log
+  echo "examples: $passed passed, $((2 - passed)) failed"; exit 1
+fi
+echo "examples: 2 passed, 0 failed"

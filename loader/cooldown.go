@@ -124,6 +124,40 @@ func (c *Cooldown) Fail(key string, err error, now time.Time) (until time.Time) 
 	return e.until
 }
 
+// Hold records a failure of key that another replica saw and paused the
+// key for fleet-wide until until: the key pauses here until then too, or
+// longer if it already was. It counts as a failure, so this replica's next
+// own failure pauses the key for longer.
+func (c *Cooldown) Hold(key string, err error, until, now time.Time) {
+	limit := c.maxPause()
+	until = minTime(until, now.Add(limit))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*cooldownEntry)
+	}
+	e := c.m[key]
+	if e == nil || !now.Before(e.until.Add(limit)) {
+		if len(c.m) >= c.maxKeys() || !now.Before(c.nextSweep) {
+			c.sweep(now, limit)
+		}
+		e = &cooldownEntry{}
+		c.m[key] = e
+	}
+	e.failures++
+	e.err = err
+	if until.After(e.until) {
+		e.until = until
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // pause returns base doubled failures-1 times, jittered, and capped at limit.
 func pause(base, limit time.Duration, failures int) time.Duration {
 	d := base

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,9 @@ func cmdFlush(c *Conn, args [][]byte) {
 		return
 	}
 	c.srv.store.Flush(async)
+	if sh := c.srv.opts.Shared; sh != nil {
+		sh.Flushed(context.Background())
+	}
 	c.w.OK()
 }
 
@@ -59,6 +63,7 @@ var infoSections = []infoSection{
 	{"stats", (*Server).infoStats},
 	{"keyspace", (*Server).infoKeyspace},
 	{"stampede", (*Server).infoStampede},
+	{"cluster", (*Server).infoCluster},
 }
 
 // infoBuilder writes INFO's "field:value" lines.
@@ -224,6 +229,34 @@ func (s *Server) infoStampede(b *infoBuilder) {
 			metrics.Value(m.PastGrace.WithLabelValues(name)))
 		b.field("loader"+strconv.Itoa(i), line.String())
 	}
+}
+
+// infoCluster reports --redis mode: whether it is on, whether Redis
+// answers, the replicas heard, and the counters /metrics exports.
+func (s *Server) infoCluster(b *infoBuilder) {
+	sh := s.opts.Shared
+	if sh == nil {
+		b.field("cluster_mode", "off")
+		return
+	}
+	b.field("cluster_mode", "redis")
+	b.field("cluster_prefix", sh.Prefix())
+	b.field("cluster_redis_up", boolInt(sh.Available()))
+	b.field("cluster_peers", sh.Peers())
+	m := s.metrics.Cluster
+	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {
+		b.field("leases_"+r, int64(metrics.Value(m.Leases.WithLabelValues(r))))
+	}
+	for _, r := range []string{"hit", "miss"} {
+		b.field("shared_lookups_"+r, int64(metrics.Value(m.SharedLookups.WithLabelValues(r))))
+	}
+	for _, r := range []string{"published", "rejected"} {
+		b.field("publications_"+r, int64(metrics.Value(m.Publications.WithLabelValues(r))))
+	}
+	b.field("invalidations_sent", int64(metrics.Value(m.InvalidationsSent)))
+	b.field("invalidations_received", int64(metrics.Value(m.InvalidationsReceived)))
+	b.field("lease_wait_fallbacks", int64(metrics.Value(m.LeaseWaitFallbacks)))
+	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
 }
 
 // configParam is one parameter of CONFIG GET and SET. set is nil for

@@ -73,6 +73,8 @@ type Options struct {
 	// LoaderCommands says who may register loaders: LoaderCommandsNo,
 	// LoaderCommandsYes, or (if empty) LoaderCommandsLocal.
 	LoaderCommands string
+	// Shared, if not nil, is the tier shared with other replicas (--redis).
+	Shared Shared
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -366,6 +368,8 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
 		c.w.Error(errNoAuth)
+	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own:
+		s.runShared(c, cmd, args)
 	default:
 		cmd.handler(c, args)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -48,6 +49,8 @@ type Options struct {
 	TTLJitter float64
 	// Metrics receives the read-through metrics. If nil, a private set.
 	Metrics *metrics.Fill
+	// Fleet, if not nil, coordinates fills with other replicas (--redis).
+	Fleet Fleet
 }
 
 // Request is one GETFILL.
@@ -152,8 +155,8 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err, _ := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
-		return f.load(ld, req, loader.Validators{})
+	res, err, joined := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
+		return f.load(ld, req, false, loader.Validators{})
 	})
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
@@ -171,6 +174,14 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 		m.Answer(name, "negative")
 	default:
 		m.Answer(name, "loaded")
+		if !joined && f.opts.Fleet != nil {
+			// The fleet may have answered with a stale entry: its refresh
+			// starts now, as for a stale read.
+			if env, found := f.opts.Store.Peek([]byte(req.Key)); found &&
+				Decide(env, found, time.Now().UnixNano(), false) == ServeAndRefresh {
+				f.refresh(ld, req, env)
+			}
+		}
 	}
 	return Answer{Value: res.Value, Found: res.Found}, nil
 }
@@ -219,7 +230,7 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 	}
 	started := f.group.Go(context.Background(), req.Key, func(context.Context) (loader.Result, error) {
 		defer f.refreshes.Release()
-		return f.load(ld, req, v)
+		return f.load(ld, req, true, v)
 	})
 	if !started {
 		f.refreshes.Release()
@@ -229,28 +240,55 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 }
 
 // load is the work of a flight: look in the store again (an earlier flight
-// may have filled the key since this caller missed), call the origin, and
-// store the answer unless a write of the key happened meanwhile.
-func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, error) {
+// may have filled the key since this caller missed), ask the fleet (if
+// any) whether it has the key or who loads it, call the origin, and store
+// the answer unless a write of the key happened meanwhile. A refresh passes
+// the stale entry's validators.
+func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Validators) (loader.Result, error) {
 	key := []byte(req.Key)
 	fence := f.opts.Store.Fence(key)
-	if v == (loader.Validators{}) {
+	if !refresh {
 		if env, found := f.opts.Store.Peek(key); found && Decide(env, found, time.Now().UnixNano(), false) == Serve {
 			fence.Release()
 			return loader.Result{Value: env.Value, Found: true}, nil
 		}
 	}
-	m, name := f.opts.Metrics, ld.Prefix()
-	inFlight := m.InFlight.WithLabelValues(name)
-	inFlight.Inc()
-	start := time.Now()
-	res, err := ld.Fetch(context.Background(), req.Key, v)
+	var lease *cluster.Lease
+	if fleet := f.opts.Fleet; fleet != nil {
+		claim, err := fleet.Claim(context.Background(), req.Key, refresh, ld.Timeout())
+		var failure *cluster.Failure
+		switch {
+		case err == nil && claim.Found:
+			return f.adopt(req.Key, claim.Entry, fence), nil
+		case err == nil:
+			lease = claim.Lease
+		case errors.As(err, &failure):
+			// Another replica's load failed: share its failure and its
+			// cooldown rather than call the origin again.
+			fence.Release()
+			oe := &loader.OriginError{Loader: failure.Loader, Reason: failure.Reason}
+			f.cooldown.Hold(req.Key, oe, failure.Until, time.Now())
+			return loader.Result{}, oe
+		case errors.Is(err, cluster.ErrFleetBusy):
+			fence.Release()
+			return loader.Result{}, &loader.OriginError{Loader: ld.Prefix(), Reason: "fleet fill budget busy (--fleet-max-concurrent-fills)", Err: err}
+		}
+		// Otherwise Redis is down or the holder sent nothing in time: load
+		// here, as a single process would.
+	}
+	res, err := f.fetch(ld, req, v)
 	now := time.Now()
-	inFlight.Dec()
-	m.ObserveLoad(name, loadResult(res, err), now.Sub(start))
 	if err != nil {
 		fence.Release()
-		f.cooldown.Fail(req.Key, err, now)
+		until := f.cooldown.Fail(req.Key, err, now)
+		if lease != nil {
+			failure := cluster.Failure{Loader: ld.Prefix(), Reason: err.Error(), Until: until}
+			var oe *loader.OriginError
+			if errors.As(err, &oe) {
+				failure.Reason = oe.Reason
+			}
+			f.opts.Fleet.Fail(context.Background(), lease, failure)
+		}
 		return res, err
 	}
 	f.cooldown.Succeed(req.Key)
@@ -259,6 +297,11 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 		// that answer (unless a client wrote the key meanwhile).
 		f.opts.Store.DeleteFenced(fence)
 		f.rememberMissing(req.Key, now)
+		if lease != nil {
+			until := now.Add(f.opts.NegativeTTL).UnixNano()
+			f.opts.Fleet.Publish(context.Background(), lease, cluster.Entry{Value: []byte{}, Missing: true,
+				Loader: ld.Prefix(), FreshUntil: until, StaleUntil: until})
+		}
 		return res, nil
 	}
 	value := res.Value
@@ -266,15 +309,25 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 		env, found := f.opts.Store.Peek(key)
 		if !found {
 			fence.Release()
+			if lease != nil {
+				f.opts.Fleet.Release(lease)
+			}
 			return res, nil
 		}
 		value = env.Value
 		res.Value = value
 	}
 	fresh := now.Add(f.jitter(req.TTL))
+	entry := cluster.Entry{Value: value, FreshUntil: fresh.UnixNano(), StaleUntil: fresh.Add(req.Grace).UnixNano(),
+		Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified}
+	if lease != nil {
+		// Published before it is stored here, so followers on other
+		// replicas wake as early as possible.
+		f.opts.Fleet.Publish(context.Background(), lease, entry)
+	}
 	_, serr := f.opts.Store.Set(key, value, engine.SetOptions{
-		FreshUntil: fresh.UnixNano(),
-		StaleUntil: fresh.Add(req.Grace).UnixNano(),
+		FreshUntil: entry.FreshUntil,
+		StaleUntil: entry.StaleUntil,
 		Fill:       &engine.FillMeta{Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified},
 		Fence:      fence,
 	})
@@ -282,6 +335,33 @@ func (f *Filler) load(ld *loader.Loader, req Request, v loader.Validators) (load
 		return res, fmt.Errorf("storing the loaded value: %w", serr)
 	}
 	return res, nil
+}
+
+// fetch calls the origin, with the metrics of an origin call.
+func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, error) {
+	m, name := f.opts.Metrics, ld.Prefix()
+	inFlight := m.InFlight.WithLabelValues(name)
+	inFlight.Inc()
+	start := time.Now()
+	res, err := ld.Fetch(context.Background(), req.Key, v)
+	inFlight.Dec()
+	m.ObserveLoad(name, loadResult(res, err), time.Since(start))
+	return res, err
+}
+
+// adopt stores an entry the fleet already has, under the flight's fence,
+// and returns it as the flight's result.
+func (f *Filler) adopt(key string, e cluster.Entry, fence *engine.Fence) loader.Result {
+	if e.Missing {
+		f.opts.Store.DeleteFenced(fence)
+		f.rememberMissing(key, time.Now())
+		return loader.Result{}
+	}
+	f.cooldown.Succeed(key)
+	if _, err := f.opts.Store.Set([]byte(key), e.Value, e.SetOptions(fence)); err != nil {
+		fence.Release() // too large here: answered, not kept
+	}
+	return loader.Result{Value: e.Value, Found: true, ETag: e.ETag, LastModified: e.LastModified}
 }
 
 // loadResult is the result label of an origin call.

@@ -14,8 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -64,6 +66,20 @@ func serveFlags() []cli.Flag {
 			Usage: "most stale-while-revalidate refreshes in flight"},
 		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
 			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
+		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
+			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port, or host:port,host:port,... for a Redis Cluster (empty: off)"},
+		&cli.StringFlag{Name: "redis-prefix", Value: cluster.DefaultPrefix, EnvVars: env("redis-prefix"),
+			Usage: "namespace of stampedeless's keys and channels in the shared Redis"},
+		&cli.DurationFlag{Name: "redis-timeout", Value: cluster.DefaultTimeout, EnvVars: env("redis-timeout"),
+			Usage: "bound on each shared-Redis operation; past it the replica serves alone until Redis answers"},
+		&cli.StringFlag{Name: "redis-master-name", EnvVars: env("redis-master-name"),
+			Usage: "with --redis listing Sentinels: the name of the master they watch"},
+		&cli.BoolFlag{Name: "redis-cluster", EnvVars: env("redis-cluster"),
+			Usage: "treat a single --redis address as a Redis Cluster seed node"},
+		&cli.DurationFlag{Name: "lease-wait", Value: cluster.DefaultLeaseWait, EnvVars: env("lease-wait"),
+			Usage: "how long a replica waits for another replica's fill of a key before it loads the key itself"},
+		&cli.IntFlag{Name: "fleet-max-concurrent-fills", EnvVars: env("fleet-max-concurrent-fills"),
+			Usage: "with --redis: most origin calls in flight across all replicas together (0: no fleet-wide bound)"},
 		&cli.BoolFlag{Name: "pprof", EnvVars: env("pprof"),
 			Usage: "also serve Go's profiler at /debug/pprof/ on --metrics-addr"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: env("log-level"),
@@ -109,6 +125,9 @@ type config struct {
 	loaders           loader.Options
 	initialLoaders    []loader.Config
 	fill              swr.Options
+	// redis is nil unless --redis is set.
+	redis   *redis.UniversalOptions
+	cluster cluster.Options
 }
 
 func parseConfig(c *cli.Context) (config, error) {
@@ -158,6 +177,21 @@ func parseConfig(c *cli.Context) (config, error) {
 		MaxBackgroundRefreshes: c.Int("max-background-refreshes"),
 		TTLJitter:              c.Float64("ttl-jitter"),
 	}
+	if spec := c.String("redis"); spec != "" {
+		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.cluster = cluster.Options{
+			Prefix:                  c.String("redis-prefix"),
+			Timeout:                 c.Duration("redis-timeout"),
+			LeaseWait:               c.Duration("lease-wait"),
+			FleetMaxConcurrentFills: c.Int("fleet-max-concurrent-fills"),
+			Logger:                  logger,
+		}
+	} else if c.Int("fleet-max-concurrent-fills") > 0 {
+		return cfg, errors.New("--fleet-max-concurrent-fills needs --redis")
+	}
 	cfg.server = resp.Options{
 		RequirePass:    c.String("requirepass"),
 		MaxClients:     c.Int("max-clients"),
@@ -190,6 +224,17 @@ func runServe(c *cli.Context) error {
 		if err := loaders.Register(l); err != nil {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
+	}
+	if cfg.redis != nil {
+		cfg.cluster.Redis, cfg.cluster.Store, cfg.cluster.Metrics = redis.NewUniversalClient(cfg.redis), store, reg.Cluster
+		fleet, err := cluster.New(cfg.cluster)
+		if err != nil {
+			return err
+		}
+		defer fleet.Close()
+		cfg.fill.Fleet, cfg.server.Shared = fleet, fleet
+		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
+			"replica", fleet.ID())
 	}
 	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics = store, loaders, reg.Fill
 	cfg.server.Store = store

@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Kinds of message on the event channel. Every replica publishes and hears
+// all of them; a replica ignores its own.
+const (
+	// msgWrite: a client wrote or deleted keys on the sender; drop local
+	// copies and acknowledge on the sender's ack channel.
+	msgWrite byte = 'w'
+	// msgFlush: a client flushed the sender; flush and acknowledge.
+	msgFlush byte = 'F'
+	// msgFilled: a lease holder published a value of a key; followers look
+	// again, other replicas drop their now older copy.
+	msgFilled byte = 'f'
+	// msgFailed: a lease holder published a failure; followers look again.
+	msgFailed byte = 'x'
+	// msgHello: the sender just subscribed; peers answer with a beat so it
+	// learns of them at once.
+	msgHello byte = 'H'
+	// msgBeat: the sender is alive.
+	msgBeat byte = 'h'
+	// msgBye: the sender is shutting down.
+	msgBye byte = 'b'
+	// msgAck, on an ack channel only: the sender applied invalidation id.
+	msgAck byte = 'a'
+)
+
+// replicaIDLen is the length of a replica id: 8 random bytes in hex.
+const replicaIDLen = 16
+
+// message is one event. It is binary-safe: keys are any bytes.
+type message struct {
+	kind   byte
+	sender string
+	id     uint64 // matches an invalidation with its acknowledgements
+	keys   []string
+}
+
+func (m message) encode() string {
+	b := make([]byte, 0, 1+replicaIDLen+binary.MaxVarintLen64+16*len(m.keys))
+	b = append(b, m.kind)
+	b = append(b, m.sender...)
+	b = binary.AppendUvarint(b, m.id)
+	for _, k := range m.keys {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	return string(b)
+}
+
+var errBadMessage = errors.New("cluster: malformed event message")
+
+func decodeMessage(s string) (message, error) {
+	if len(s) < 1+replicaIDLen+1 {
+		return message{}, errBadMessage
+	}
+	m := message{kind: s[0], sender: s[1 : 1+replicaIDLen]}
+	rest := []byte(s[1+replicaIDLen:])
+	id, n := binary.Uvarint(rest)
+	if n <= 0 {
+		return message{}, errBadMessage
+	}
+	m.id, rest = id, rest[n:]
+	for len(rest) > 0 {
+		l, n := binary.Uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return message{}, errBadMessage
+		}
+		m.keys = append(m.keys, string(rest[n:n+int(l)]))
+		rest = rest[n+int(l):]
+	}
+	return m, nil
+}

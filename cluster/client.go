@@ -1,0 +1,423 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultTimeout bounds each Redis operation: a command never waits
+	// longer than this on a dead Redis.
+	DefaultTimeout = 250 * time.Millisecond
+	// DefaultLeaseWait is how long a follower waits for another replica's
+	// fill before it loads locally.
+	DefaultLeaseWait = 5 * time.Second
+)
+
+// Timing of the event channel and of followers' polls.
+const (
+	beatInterval = 500 * time.Millisecond // also how often a down Redis is retried
+	peerTimeout  = 4 * beatInterval       // a peer not heard for this long is gone
+	pollMin      = 5 * time.Millisecond   // first fallback poll of a follower
+	pollMax      = 100 * time.Millisecond // slowest fallback poll
+	slotPollMax  = 50 * time.Millisecond  // slowest poll for a fleet fill slot
+)
+
+// Errors of Claim, Publish and Fail. A *Failure is returned too.
+var (
+	// ErrUnavailable: Redis did not answer in time (or is known to be down);
+	// the caller goes on alone, as a single process would.
+	ErrUnavailable = errors.New("cluster: the shared Redis is unavailable")
+	// ErrLeaseWait: another replica held the lease for --lease-wait and
+	// published nothing; the caller loads locally.
+	ErrLeaseWait = errors.New("cluster: no value from the lease holder within --lease-wait")
+	// ErrLeaseLost: the lease was gone when its holder came to publish (it
+	// expired and was taken over, or a client wrote the key); the result was
+	// not published.
+	ErrLeaseLost = errors.New("cluster: the lease is no longer held")
+	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
+	// --lease-wait.
+	ErrFleetBusy = errors.New("cluster: no fleet fill slot became free within --lease-wait")
+)
+
+// Options configures a Client. Redis and Store are required.
+type Options struct {
+	// Redis is the shared Redis: a single server, Sentinel or Redis Cluster.
+	// The Client owns it and closes it.
+	Redis redis.UniversalClient
+	// Store is the local tier that invalidations from other replicas drop
+	// keys from and the shared tier fills.
+	Store *engine.Store
+	// Prefix namespaces every key and channel (--redis-prefix). If empty,
+	// DefaultPrefix.
+	Prefix string
+	// Timeout bounds each Redis operation (--redis-timeout). If zero,
+	// DefaultTimeout.
+	Timeout time.Duration
+	// LeaseWait bounds how long a follower waits for another replica's fill
+	// (--lease-wait). If zero, DefaultLeaseWait.
+	LeaseWait time.Duration
+	// FleetMaxConcurrentFills bounds origin calls across the fleet
+	// (--fleet-max-concurrent-fills); zero means no fleet-wide bound.
+	FleetMaxConcurrentFills int
+	// Metrics receives the cluster metrics. If nil, a private set.
+	Metrics *metrics.Cluster
+	// Logger logs Redis going away and coming back. If nil, slog.Default().
+	Logger *slog.Logger
+}
+
+// Client is one replica's membership in a fleet that shares a Redis: the
+// shared tier, the fill leases, the fleet fill budget and the invalidation
+// channel. It is safe for concurrent use.
+type Client struct {
+	opts  Options
+	rdb   redis.UniversalClient
+	names names
+	id    string // this replica's id on the event channel
+	m     *metrics.Cluster
+	log   *slog.Logger
+
+	up     atomic.Bool
+	nextID atomic.Uint64 // invalidation ids
+
+	mu      sync.Mutex
+	waiters map[string]map[chan struct{}]struct{} // followers by key
+	acks    map[uint64]*ackWait                   // invalidations awaiting acknowledgement
+	peers   map[string]time.Time                  // other replicas, last heard
+
+	pubsub    *redis.PubSub
+	done      chan struct{} // closed by Close
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// ackWait is an invalidation waiting for its acknowledgements.
+type ackWait struct {
+	want map[string]bool // peers that have not acknowledged yet
+	done chan struct{}   // closed when want empties
+}
+
+// New joins the fleet: it subscribes to the event channel and starts the
+// goroutines that listen on it and send heartbeats; Close stops them. A
+// Redis that does not answer is not an error: the Client starts as
+// unavailable and becomes available when Redis does.
+func New(opts Options) (*Client, error) {
+	if opts.Redis == nil || opts.Store == nil {
+		return nil, errors.New("cluster: Options.Redis and Options.Store are required")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.LeaseWait <= 0 {
+		opts.LeaseWait = DefaultLeaseWait
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New().Cluster
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	c := &Client{
+		opts:    opts,
+		rdb:     opts.Redis,
+		names:   names{prefix: opts.Prefix},
+		id:      randomHex(replicaIDLen / 2),
+		m:       opts.Metrics,
+		log:     opts.Logger,
+		waiters: make(map[string]map[chan struct{}]struct{}),
+		acks:    make(map[uint64]*ackWait),
+		peers:   make(map[string]time.Time),
+		done:    make(chan struct{}),
+	}
+	ctx, cancel := c.opCtx(context.Background())
+	err := c.rdb.Ping(ctx).Err()
+	cancel()
+	if err != nil {
+		c.log.Warn("the shared Redis does not answer; serving alone until it does", "err", err)
+	} else {
+		c.up.Store(true)
+		c.m.RedisUp.Set(1)
+	}
+	c.pubsub = c.rdb.Subscribe(context.Background(), c.names.events(), c.names.acks(c.id))
+	events := c.pubsub.ChannelWithSubscriptions(
+		redis.WithChannelSize(4096),
+		redis.WithChannelHealthCheckInterval(time.Second),
+		redis.WithChannelPingTimeout(opts.Timeout),
+	)
+	c.wg.Add(2)
+	go c.listen(events)
+	go c.heartbeat()
+	return c, nil
+}
+
+// Close leaves the fleet: it tells the other replicas, stops listening and
+// closes the Redis client.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.send(message{kind: msgBye, sender: c.id})
+		close(c.done)
+		c.pubsub.Close()
+		c.wg.Wait()
+		c.rdb.Close()
+	})
+	return nil
+}
+
+// ID is this replica's id on the event channel.
+func (c *Client) ID() string { return c.id }
+
+// Available reports whether Redis answers; while it does not, callers go on
+// alone.
+func (c *Client) Available() bool { return c.up.Load() }
+
+// Peers reports how many other replicas this one hears.
+func (c *Client) Peers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.peers)
+}
+
+// Prefix is the namespace of the fleet's keys in Redis.
+func (c *Client) Prefix() string { return c.opts.Prefix }
+
+func (c *Client) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opts.Timeout)
+}
+
+// check classifies err from a Redis operation. An error reply from Redis
+// (a script error, say) is counted and returned as is; anything else (a
+// timeout, a refused connection) marks Redis down until a heartbeat gets
+// through, and is returned wrapped in ErrUnavailable.
+func (c *Client) check(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return err
+	}
+	c.m.RedisErrors.Inc()
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		c.log.Warn("the shared Redis refused an operation", "err", err)
+		return err
+	}
+	if errors.Is(err, redis.ErrPoolTimeout) {
+		// Every pooled connection is busy: Redis is slow or this replica
+		// very busy, not gone.
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	c.markDown(err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+func (c *Client) markDown(err error) {
+	if c.up.Swap(false) {
+		c.m.RedisUp.Set(0)
+		c.log.Warn("the shared Redis is unavailable; falling back to per-process coalescing until it answers", "err", err)
+	}
+}
+
+func (c *Client) markUp() {
+	if !c.up.Swap(true) {
+		c.m.RedisUp.Set(1)
+		c.log.Info("the shared Redis answers again; fleet-wide coalescing resumed")
+	}
+}
+
+// send publishes m on the event channel.
+func (c *Client) send(m message) error {
+	ctx, cancel := c.opCtx(context.Background())
+	defer cancel()
+	return c.rdb.Publish(ctx, c.names.events(), m.encode()).Err()
+}
+
+// heartbeat tells the fleet this replica is alive, forgets peers that went
+// quiet, and is how a down Redis is noticed coming back.
+func (c *Client) heartbeat() {
+	defer c.wg.Done()
+	t := time.NewTicker(beatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		if err := c.send(message{kind: msgBeat, sender: c.id}); err != nil {
+			c.check(err)
+		} else {
+			c.markUp()
+		}
+		c.forgetQuietPeers(time.Now())
+	}
+}
+
+// listen handles the event and ack channels until Close.
+func (c *Client) listen(events <-chan any) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			switch ev := ev.(type) {
+			case *redis.Subscription:
+				// Subscribed, or subscribed again after a reconnect: make
+				// the fleet (re)learn of this replica now, not at the next
+				// beat.
+				if ev.Kind == "subscribe" && ev.Channel == c.names.events() {
+					c.send(message{kind: msgHello, sender: c.id})
+				}
+			case *redis.Message:
+				c.handle(ev.Payload)
+			}
+		}
+	}
+}
+
+// handle applies one message from another replica.
+func (c *Client) handle(payload string) {
+	m, err := decodeMessage(payload)
+	if err != nil || m.sender == c.id {
+		return
+	}
+	if m.kind != msgBye {
+		c.sawPeer(m.sender)
+	}
+	switch m.kind {
+	case msgWrite:
+		c.m.InvalidationsReceived.Inc()
+		for _, k := range m.keys {
+			c.opts.Store.Delete([]byte(k))
+			c.wake(k)
+		}
+		c.ack(m)
+	case msgFlush:
+		c.m.InvalidationsReceived.Inc()
+		c.opts.Store.Flush(false)
+		c.ack(m)
+	case msgFilled:
+		for _, k := range m.keys {
+			// A follower here takes the new value itself; without one, the
+			// local copy is older than the fleet's and is dropped, so the
+			// next read finds the new one in the shared tier.
+			if !c.wake(k) {
+				c.opts.Store.Delete([]byte(k))
+			}
+		}
+	case msgFailed:
+		for _, k := range m.keys {
+			c.wake(k)
+		}
+	case msgHello:
+		c.send(message{kind: msgBeat, sender: c.id})
+	case msgBye:
+		c.mu.Lock()
+		delete(c.peers, m.sender)
+		c.m.Peers.Set(float64(len(c.peers)))
+		c.mu.Unlock()
+	case msgAck:
+		c.mu.Lock()
+		if w := c.acks[m.id]; w != nil && w.want[m.sender] {
+			delete(w.want, m.sender)
+			if len(w.want) == 0 {
+				close(w.done)
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// ack tells the sender of invalidation m that it was applied here.
+func (c *Client) ack(m message) {
+	ctx, cancel := c.opCtx(context.Background())
+	defer cancel()
+	reply := message{kind: msgAck, sender: c.id, id: m.id}
+	if err := c.rdb.Publish(ctx, c.names.acks(m.sender), reply.encode()).Err(); err != nil {
+		c.check(err)
+	}
+}
+
+func (c *Client) sawPeer(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.peers[id]; !ok {
+		c.log.Debug("replica joined", "replica", id)
+	}
+	c.peers[id] = time.Now()
+	c.m.Peers.Set(float64(len(c.peers)))
+}
+
+func (c *Client) forgetQuietPeers(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, seen := range c.peers {
+		if now.Sub(seen) > peerTimeout {
+			delete(c.peers, id)
+			c.log.Debug("replica went quiet", "replica", id)
+		}
+	}
+	c.m.Peers.Set(float64(len(c.peers)))
+}
+
+// follow registers a follower of key, woken when a result for the key is
+// published.
+func (c *Client) follow(key string) chan struct{} {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	set := c.waiters[key]
+	if set == nil {
+		set = make(map[chan struct{}]struct{})
+		c.waiters[key] = set
+	}
+	set[ch] = struct{}{}
+	c.mu.Unlock()
+	return ch
+}
+
+func (c *Client) unfollow(key string, ch chan struct{}) {
+	c.mu.Lock()
+	delete(c.waiters[key], ch)
+	if len(c.waiters[key]) == 0 {
+		delete(c.waiters, key)
+	}
+	c.mu.Unlock()
+}
+
+// wake wakes key's followers and reports whether there were any.
+func (c *Client) wake(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ch := range c.waiters[key] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	return len(c.waiters[key]) > 0
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

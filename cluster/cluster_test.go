@@ -1,0 +1,258 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// replica is one Client with its own store, as one stampedeless process has.
+type replica struct {
+	*Client
+	store *engine.Store
+	m     *metrics.Cluster
+}
+
+func newReplica(t *testing.T, addrs []string, opts Options) *replica {
+	t.Helper()
+	store, err := engine.New(engine.Options{MaxMemory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	ropts, err := RedisOptions(strings.Join(addrs, ","), "", false, opts.Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Redis = redis.NewUniversalClient(ropts)
+	opts.Store = store
+	opts.Metrics = metrics.New().Cluster
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &replica{Client: c, store: store, m: opts.Metrics}
+}
+
+// waitPeers waits until every replica hears all the others.
+func waitPeers(t *testing.T, rs ...*replica) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, r := range rs {
+		for r.Peers() < len(rs)-1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func TestMessageRoundTrip(t *testing.T) {
+	for _, m := range []message{
+		{kind: msgWrite, sender: "0123456789abcdef", id: 7, keys: []string{"a", "", "\x00}{\r\n", strings.Repeat("k", 300)}},
+		{kind: msgBeat, sender: "fedcba9876543210"},
+	} {
+		got, err := decodeMessage(m.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.kind != m.kind || got.sender != m.sender || got.id != m.id || strings.Join(got.keys, "|") != strings.Join(m.keys, "|") {
+			t.Fatalf("round trip: got %+v, want %+v", got, m)
+		}
+	}
+	for _, bad := range []string{"", "w", "w0123456789abcdef", "w0123456789abcdef\x00\x05ab"} {
+		if _, err := decodeMessage(bad); err == nil {
+			t.Errorf("decodeMessage(%q): no error", bad)
+		}
+	}
+}
+
+func TestNamesShareATagPerKey(t *testing.T) {
+	n := names{prefix: DefaultPrefix}
+	for _, key := range []string{"user:1", "", "}x", "a}b", "{a}", "x{y}z"} {
+		tags := map[string]bool{}
+		for _, name := range []string{n.value(key), n.lease(key), n.failure(key)} {
+			tags[hashTag(name)] = true
+		}
+		if len(tags) != 1 || tags[""] {
+			t.Errorf("key %q: tags %v, want one non-empty tag", key, tags)
+		}
+	}
+	if n.value("") == n.value("~") || n.value("}") == n.value("=}") {
+		t.Error("escaped names collide with plain ones")
+	}
+	if err := checkPrefix("app{1}:"); err == nil {
+		t.Error("a prefix with braces was accepted")
+	}
+}
+
+// hashTag is Redis Cluster's rule: the part between the first '{' and the
+// next '}', if not empty.
+func hashTag(name string) string {
+	open := strings.IndexByte(name, '{')
+	if open < 0 {
+		return ""
+	}
+	end := strings.IndexByte(name[open+1:], '}')
+	if end <= 0 {
+		return ""
+	}
+	return name[open+1 : open+1+end]
+}
+
+// A leader that stalls past its lease is replaced, and its late publication
+// is rejected: the newer value stays.
+func TestStalledLeaderIsFencedOut(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	opts := Options{Timeout: 50 * time.Millisecond, LeaseWait: 5 * time.Second}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	ctx := context.Background()
+
+	claimA, err := a.Claim(ctx, "k", false, 100*time.Millisecond)
+	if err != nil || claimA.Lease == nil {
+		t.Fatalf("A's claim: %+v, %v", claimA, err)
+	}
+	// B follows A until A's lease expires, then takes it over.
+	claimB, err := b.Claim(ctx, "k", false, time.Second)
+	if err != nil || claimB.Lease == nil {
+		t.Fatalf("B's claim: %+v, %v", claimB, err)
+	}
+	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
+		t.Fatalf("B's takeovers = %v, want 1", got)
+	}
+	if err := b.Publish(ctx, claimB.Lease, Entry{Value: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, claimA.Lease, Entry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("A's late publication: %v, want ErrLeaseLost", err)
+	}
+	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
+		t.Fatalf("A's rejected publications = %v, want 1", got)
+	}
+	claim, err := a.Claim(ctx, "k", false, time.Second)
+	if err != nil || !claim.Found || string(claim.Entry.Value) != "new" {
+		t.Fatalf("after both: %+v, %v; want the newer value", claim, err)
+	}
+}
+
+// Followers get the holder's value, woken by its publication, and its
+// failure, with the fleet cooldown.
+func TestFollowersGetTheHoldersResult(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	a, b := newReplica(t, []string{addr}, Options{}), newReplica(t, []string{addr}, Options{})
+	waitPeers(t, a, b)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		key  string
+		fail bool
+	}{{"ok", false}, {"broken", true}} {
+		lead, err := a.Claim(ctx, tc.key, false, time.Second)
+		if err != nil || lead.Lease == nil {
+			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
+		}
+		type result struct {
+			c   Claim
+			err error
+		}
+		got := make(chan result, 1)
+		go func() {
+			c, err := b.Claim(ctx, tc.key, false, time.Second)
+			got <- result{c, err}
+		}()
+		for testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		until := time.Now().Add(time.Minute)
+		if tc.fail {
+			err = a.Fail(ctx, lead.Lease, Failure{Loader: "x:", Reason: "origin said 500", Until: until})
+		} else {
+			err = a.Publish(ctx, lead.Lease, Entry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		var f *Failure
+		switch {
+		case tc.fail && (!errors.As(r.err, &f) || f.Reason != "origin said 500" || f.Loader != "x:"):
+			t.Fatalf("follower of a failed load got %+v, %v", r.c, r.err)
+		case !tc.fail && (r.err != nil || !r.c.Found || string(r.c.Entry.Value) != "v"):
+			t.Fatalf("follower got %+v, %v", r.c, r.err)
+		}
+	}
+	// The cooldown holds for every later claim too.
+	if _, err := b.Claim(ctx, "broken", false, time.Second); err == nil {
+		t.Fatal("a claim during the fleet cooldown got no failure")
+	}
+}
+
+// A client write clears the key's lease: a fill that started before it
+// cannot publish over it, and the other replica drops its copy before the
+// write returns.
+func TestWriteFencesFillAndInvalidates(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	a, b := newReplica(t, []string{addr}, Options{}), newReplica(t, []string{addr}, Options{})
+	waitPeers(t, a, b)
+	ctx := context.Background()
+
+	b.store.Set([]byte("k"), []byte("old"), engine.SetOptions{})
+	lead, err := a.Claim(ctx, "k", false, time.Second)
+	if err != nil || lead.Lease == nil {
+		t.Fatalf("claim: %+v, %v", lead, err)
+	}
+	a.store.Set([]byte("k"), []byte("written"), engine.SetOptions{})
+	a.Written(ctx, [][]byte{[]byte("k")})
+	if _, found := b.store.Peek([]byte("k")); found {
+		t.Fatal("B still has its copy after A's write returned")
+	}
+	if err := a.Publish(ctx, lead.Lease, Entry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
+	}
+	b.Fault(ctx, []byte("k"))
+	if v, _ := b.store.Get([]byte("k")); string(v) != "written" {
+		t.Fatalf("B faulted in %q, want the write", v)
+	}
+}
+
+// --fleet-max-concurrent-fills: the slot after the last waits for a release.
+func TestFleetSlots(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	opts := Options{FleetMaxConcurrentFills: 2, LeaseWait: 300 * time.Millisecond}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	ctx := context.Background()
+	l1, err1 := a.Claim(ctx, "k1", false, time.Second)
+	l2, err2 := b.Claim(ctx, "k2", false, time.Second)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if _, err := a.Claim(ctx, "k3", false, time.Second); !errors.Is(err, ErrFleetBusy) {
+		t.Fatalf("third concurrent fill: %v, want ErrFleetBusy", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		c, err := b.Claim(ctx, "k3", false, time.Second)
+		if err == nil {
+			b.Release(c.Lease)
+		}
+		got <- err
+	}()
+	a.Publish(ctx, l1.Lease, Entry{Value: []byte("1")})
+	if err := <-got; err != nil {
+		t.Fatalf("fill after a slot was freed: %v", err)
+	}
+	b.Release(l2.Lease)
+}

@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lease is the right to call the origin for one key, fleet-wide. Its
+// holder must end it with exactly one of Publish, Fail or Release.
+type Lease struct {
+	key   string
+	token string // random; the scripts compare it before acting
+	ttl   time.Duration
+	slot  bool // holds a --fleet-max-concurrent-fills slot named token
+}
+
+// Key is the cache key the lease is for.
+func (l *Lease) Key() string { return l.key }
+
+// Claim is how a replica's fill of a key goes: with the entry the fleet
+// already has (Found), or by loading it under Lease.
+type Claim struct {
+	Entry Entry
+	Found bool
+	Lease *Lease
+}
+
+// Claim decides who loads key: the shared tier's entry if it has one (for a
+// refresh, only one fresh now), the fleet's failure (a *Failure) while the
+// key cools down after another replica's failed load, or a lease for this
+// replica. While another replica holds the lease, Claim follows it: it
+// waits for the holder's result, woken by its publication, with a backoff
+// poll as a fallback that also retries the lease, so a holder that died is
+// replaced once its lease expires. It gives up with ErrLeaseWait after
+// --lease-wait, and with an error matching ErrUnavailable as soon as Redis
+// does not answer: in both cases the caller loads alone.
+//
+// loadTimeout is the loader's timeout; the lease outlives it by a margin.
+func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (Claim, error) {
+	if !c.up.Load() {
+		return Claim{}, ErrUnavailable
+	}
+	// Following before the first look means a publication between that
+	// look and the wait below still wakes it.
+	wake := c.follow(key)
+	defer c.unfollow(key, wake)
+	deadline := time.Now().Add(c.opts.LeaseWait)
+	lease := &Lease{key: key, ttl: c.leaseTTL(loadTimeout)}
+	contended, backoff := false, pollMin
+	for first := true; ; first = false {
+		lease.token = randomHex(16)
+		res, err := c.claimOnce(ctx, lease, refresh)
+		if err != nil {
+			return Claim{}, err
+		}
+		if first {
+			if res.Found {
+				c.m.SharedLookups.WithLabelValues("hit").Inc()
+			} else {
+				c.m.SharedLookups.WithLabelValues("miss").Inc()
+			}
+		}
+		switch {
+		case res.Found:
+			return res.Claim, nil
+		case res.failure != nil:
+			return Claim{}, res.failure
+		case res.Lease != nil:
+			if contended {
+				c.m.Leases.WithLabelValues("takeover").Inc()
+			} else {
+				c.m.Leases.WithLabelValues("acquired").Inc()
+			}
+			err := c.takeSlot(ctx, lease, deadline)
+			if err == nil {
+				return res.Claim, nil
+			}
+			if err != ErrLeaseLost {
+				return Claim{}, err
+			}
+			// The slot wait outlasted the lease and another replica took
+			// it: follow that one.
+		}
+		if !contended {
+			contended = true
+			c.m.Leases.WithLabelValues("contended").Inc()
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			c.m.LeaseWaitFallbacks.Inc()
+			return Claim{}, ErrLeaseWait
+		}
+		timer := time.NewTimer(min(backoff, left))
+		select {
+		case <-wake:
+		case <-timer.C:
+			backoff = min(2*backoff, pollMax)
+		case <-ctx.Done():
+			timer.Stop()
+			return Claim{}, ctx.Err()
+		case <-c.done:
+			timer.Stop()
+			return Claim{}, ErrUnavailable
+		}
+		timer.Stop()
+	}
+}
+
+// claimResult is one run of claimScript.
+type claimResult struct {
+	Claim
+	failure *Failure
+}
+
+func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (claimResult, error) {
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	fresh := "0"
+	if refresh {
+		fresh = "1"
+	}
+	key := lease.key
+	v, err := claimScript.Run(ctx, c.rdb,
+		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
+		lease.token, lease.ttl.Milliseconds(), time.Now().UnixMilli(), fresh).Slice()
+	if err != nil {
+		return claimResult{}, c.check(err)
+	}
+	kind, _ := v[0].(string)
+	switch kind {
+	case "val":
+		h, err := pairs(v[1])
+		if err != nil {
+			return claimResult{}, err
+		}
+		e, err := decodeEntry(h)
+		if err != nil {
+			return claimResult{}, err
+		}
+		return claimResult{Claim: Claim{Entry: e, Found: true}}, nil
+	case "err":
+		h, err := pairs(v[1])
+		if err != nil {
+			return claimResult{}, err
+		}
+		f, err := decodeFailure(h)
+		if err != nil {
+			return claimResult{}, err
+		}
+		return claimResult{failure: f}, nil
+	case "lease":
+		return claimResult{Claim: Claim{Lease: lease}}, nil
+	case "held":
+		return claimResult{}, nil
+	}
+	return claimResult{}, fmt.Errorf("%w: claim answered %v", errMalformed, v)
+}
+
+// leaseTTL is how long a lease lives: the load's own deadline plus room for
+// publishing its result, so that a holder alive to the end of its load
+// never loses the lease, and one that died loses it soon after.
+func (c *Client) leaseTTL(loadTimeout time.Duration) time.Duration {
+	return loadTimeout + loadTimeout/10 + 2*c.opts.Timeout
+}
+
+// takeSlot waits for a --fleet-max-concurrent-fills slot for lease's load,
+// until deadline, then renews the lease, which the wait may have eaten
+// into. On ErrLeaseLost the lease and the slot are gone.
+func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
+	limit := c.opts.FleetMaxConcurrentFills
+	if limit <= 0 {
+		return nil
+	}
+	start, backoff := time.Now(), pollMin
+	for {
+		octx, cancel := c.opCtx(ctx)
+		ok, err := slotScript.Run(octx, c.rdb, []string{c.names.fills()},
+			lease.token, lease.ttl.Milliseconds(), limit).Bool()
+		cancel()
+		if err != nil {
+			c.Release(lease)
+			return c.check(err)
+		}
+		if ok {
+			lease.slot = true
+			break
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			c.Release(lease)
+			return ErrFleetBusy
+		}
+		select {
+		case <-time.After(min(backoff, left)):
+		case <-c.done:
+			c.Release(lease)
+			return ErrUnavailable
+		}
+		backoff = min(2*backoff, slotPollMax)
+	}
+	c.m.FleetSlotWaitSeconds.Observe(time.Since(start).Seconds())
+	octx, cancel := c.opCtx(ctx)
+	defer cancel()
+	renewed, err := renewScript.Run(octx, c.rdb, []string{c.names.lease(lease.key)},
+		lease.token, lease.ttl.Milliseconds()).Bool()
+	if err != nil || !renewed {
+		c.freeSlot(lease)
+		if err != nil {
+			return c.check(err)
+		}
+		c.m.Leases.WithLabelValues("lost").Inc()
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// Publish stores the holder's loaded entry in the shared tier, expiring at
+// its stale deadline, releases the lease and wakes every follower, all in
+// one step that happens only if the lease is still held: otherwise it
+// returns ErrLeaseLost and changes nothing.
+func (c *Client) Publish(ctx context.Context, lease *Lease, e Entry) error {
+	msg := message{kind: msgFilled, sender: c.id, keys: []string{lease.key}}
+	return c.settle(ctx, lease, c.names.value(lease.key), c.names.failure(lease.key), msg, e.expireAt(), e.fields())
+}
+
+// Fail shares the holder's failed load with the fleet: followers everywhere
+// get it, and the key's loads pause fleet-wide until f.Until. The shared
+// tier's entry, if any, is kept. Like Publish, it happens only if the lease
+// is still held.
+func (c *Client) Fail(ctx context.Context, lease *Lease, f Failure) error {
+	msg := message{kind: msgFailed, sender: c.id, keys: []string{lease.key}}
+	target := c.names.failure(lease.key)
+	until := strconv.FormatInt(max(f.Until.UnixMilli(), 1), 10)
+	return c.settle(ctx, lease, target, target, msg, until, f.fields())
+}
+
+func (c *Client) settle(ctx context.Context, lease *Lease, target, cleared string, msg message, expireAt string, fields []any) error {
+	defer c.freeSlot(lease)
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	args := append([]any{lease.token, c.names.events(), msg.encode(), expireAt}, fields...)
+	n, err := settleScript.Run(ctx, c.rdb, []string{target, c.names.lease(lease.key), cleared}, args...).Int()
+	if err != nil {
+		return c.check(err)
+	}
+	if n == 0 {
+		c.m.Publications.WithLabelValues("rejected").Inc()
+		c.m.Leases.WithLabelValues("lost").Inc()
+		return ErrLeaseLost
+	}
+	c.m.Publications.WithLabelValues("published").Inc()
+	return nil
+}
+
+// Release gives the lease up without a result, so another replica may take
+// it at once instead of after it expires.
+func (c *Client) Release(lease *Lease) {
+	defer c.freeSlot(lease)
+	ctx, cancel := c.opCtx(context.Background())
+	defer cancel()
+	if err := releaseScript.Run(ctx, c.rdb, []string{c.names.lease(lease.key)}, lease.token).Err(); err != nil {
+		c.check(err)
+	}
+}
+
+// freeSlot returns lease's fleet fill slot, if it has one.
+func (c *Client) freeSlot(lease *Lease) {
+	if !lease.slot {
+		return
+	}
+	lease.slot = false
+	ctx, cancel := c.opCtx(context.Background())
+	defer cancel()
+	if err := c.rdb.ZRem(ctx, c.names.fills(), lease.token).Err(); err != nil {
+		c.check(err)
+	}
+}
+
+// scanner is what SCAN and UNLINK need; both *redis.Client and a Redis
+// Cluster's node clients have it.
+type scanner interface {
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+	Pipeline() redis.Pipeliner
+}

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix namespaces stampedeless's keys and channels in a shared Redis
+// (--redis-prefix).
+const DefaultPrefix = "stampedeless:"
+
+// Kinds of Redis key kept per cache key.
+const (
+	kindValue = "val"   // the shared tier's entry, a hash (see entry.go)
+	kindLease = "lease" // the fill lease: a random token, SET NX PX
+	kindError = "err"   // the fleet-wide cooldown after a failed fill, a hash
+)
+
+// names builds the Redis keys and channels of one prefix.
+//
+// Every Redis key of one cache key must hash to the same Redis Cluster slot,
+// so that the scripts that touch several of them run on one node. The cache
+// key is therefore the hash tag: <prefix><kind>:{<key>}. Redis takes the tag
+// to end at the first '}' after the first '{', which is the same for every
+// kind of the same key, so a '}' inside a key is harmless, except at its
+// very start or in an empty key: the tag would be empty and Redis would hash
+// the whole name, a different slot per kind. Those keys are written
+// <prefix><kind>!{=}<key> instead; the '!' after the kind keeps the two forms
+// apart, so the mapping stays one-to-one.
+type names struct{ prefix string }
+
+// checkPrefix rejects prefixes that would take over the hash tag.
+func checkPrefix(prefix string) error {
+	if strings.ContainsAny(prefix, "{}") {
+		return fmt.Errorf("cluster: --redis-prefix %q must not contain '{' or '}': they would change which Redis Cluster slot keys hash to", prefix)
+	}
+	return nil
+}
+
+func (n names) key(kind, key string) string {
+	if key == "" || key[0] == '}' {
+		return n.prefix + kind + "!{=}" + key
+	}
+	return n.prefix + kind + ":{" + key + "}"
+}
+
+// value, lease and failure are the Redis keys of a cache key.
+func (n names) value(key string) string   { return n.key(kindValue, key) }
+func (n names) lease(key string) string   { return n.key(kindLease, key) }
+func (n names) failure(key string) string { return n.key(kindError, key) }
+
+// fills is the sorted set of --fleet-max-concurrent-fills slots.
+func (n names) fills() string { return n.prefix + "fills" }
+
+// events is the channel every replica publishes and listens on.
+func (n names) events() string { return n.prefix + "events" }
+
+// acks is the channel a replica hears acknowledgements of its
+// invalidations on.
+func (n names) acks(replica string) string { return n.prefix + "ack:" + replica }
+
+// pattern matches every Redis key of the prefix, for FLUSHALL.
+func (n names) pattern() string { return escapeGlob(n.prefix) + "*" }
+
+// escapeGlob quotes the glob metacharacters of s for SCAN MATCH.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

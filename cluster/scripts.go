@@ -1,0 +1,108 @@
+package cluster
+
+import "github.com/redis/go-redis/v9"
+
+// The Lua scripts that make each lease step atomic. Every script's keys
+// share one hash tag (see names), so each runs on one Redis Cluster node.
+// go-redis runs them with EVALSHA and loads them on NOSCRIPT.
+
+// claimScript decides a fill: the shared entry if there is one (for a
+// refresh, only a fresh one), else the fleet's failure if the key is cooling
+// down, else the lease if it is free, else "held". An entry comes before a
+// failure because a stale value is the answer during a cooldown.
+//
+// KEYS: value, failure, lease. ARGV: token, lease ms, now (unix ms), "1" if
+// only an entry fresh at now will do.
+var claimScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local fresh = tonumber(redis.call('HGET', KEYS[1], 'fresh') or '0')
+  if ARGV[4] ~= '1' or fresh == 0 or fresh > tonumber(ARGV[3]) then
+    return {'val', redis.call('HGETALL', KEYS[1])}
+  end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {'err', redis.call('HGETALL', KEYS[2])}
+end
+if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {'lease'}
+end
+return {'held'}
+`)
+
+// settleScript publishes a lease holder's result, if it still holds the
+// lease: it replaces the hash at KEYS[1] (the value, or the failure), clears
+// KEYS[3] (the failure after a success; the failure itself after a failure,
+// which is rewritten anyway), releases the lease and announces the result
+// on the event channel. A holder whose lease expired and was taken over, or
+// was cleared by a client write, gets 0 and changes nothing: its result is
+// older than what the fleet has.
+//
+// KEYS: target hash, lease, cleared. ARGV: token, channel, message,
+// PEXPIREAT ms ("0": none), then HSET's field/value pairs.
+var settleScript = redis.NewScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+if ARGV[4] ~= '0' then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+end
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+`)
+
+// releaseScript deletes the lease if it still holds token: compare and
+// delete, so a holder never frees a lease that has passed to another.
+//
+// KEYS: lease. ARGV: token.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// renewScript extends the lease if it still holds token.
+//
+// KEYS: lease. ARGV: token, lease ms.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// writeScript makes the shared tier follow a client write: the entry is
+// replaced (or deleted) and the key's lease is cleared, so that a fill that
+// started before the write cannot publish over it.
+//
+// KEYS: value, lease. ARGV: "-1" to delete, else PEXPIREAT ms ("0": none)
+// followed by HSET's field/value pairs.
+var writeScript = redis.NewScript(`
+redis.call('DEL', KEYS[1], KEYS[2])
+if ARGV[1] ~= '-1' then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+  if ARGV[1] ~= '0' then
+    redis.call('PEXPIREAT', KEYS[1], ARGV[1])
+  end
+end
+return 1
+`)
+
+// slotScript takes one of the fleet's fill slots if fewer than the limit
+// are held. Slots are members of a sorted set scored by when they expire,
+// in Redis's own clock, so a replica that dies holding one leaks it only
+// until then.
+//
+// KEYS: the slots. ARGV: token, slot ms, limit.
+var slotScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+  return 1
+end
+return 0
+`)

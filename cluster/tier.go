@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// Fault copies key from the shared tier into the local store when the store
+// does not have it, so that every command sees what a client wrote on
+// another replica. A client write of the key while Redis answers wins
+// (engine.Fence). Errors only mark Redis down: the command then runs on the
+// local tier alone.
+func (c *Client) Fault(ctx context.Context, key []byte) {
+	if !c.up.Load() {
+		return
+	}
+	store := c.opts.Store
+	if _, found := store.Peek(key); found {
+		return
+	}
+	fence := store.Fence(key)
+	ctx, cancel := c.opCtx(ctx)
+	h, err := c.rdb.HGetAll(ctx, c.names.value(string(key))).Result()
+	cancel()
+	if err != nil || len(h) == 0 {
+		fence.Release()
+		if c.check(err) == nil {
+			c.m.SharedLookups.WithLabelValues("miss").Inc()
+		}
+		return
+	}
+	e, err := decodeEntry(h)
+	if err != nil || e.Missing {
+		fence.Release()
+		c.m.SharedLookups.WithLabelValues("miss").Inc()
+		return
+	}
+	c.m.SharedLookups.WithLabelValues("hit").Inc()
+	c.adopt(key, e, fence)
+}
+
+// adopt stores a shared entry in the local tier under fence.
+func (c *Client) adopt(key []byte, e Entry, fence *engine.Fence) {
+	if _, err := c.opts.Store.Set(key, e.Value, e.SetOptions(fence)); err != nil {
+		// Too large for this replica's --max-memory: it stays in Redis only.
+		fence.Release()
+	}
+}
+
+// Written makes the shared tier follow a client write of keys on this
+// replica, then drops the keys from every other replica. For each key the
+// local entry (or its absence, after DEL) is written to Redis, clearing any
+// fill lease so that a fill that started earlier cannot publish over it.
+// It returns when every replica heard in the last seconds acknowledged the
+// invalidation, or after the Redis timeout: a later read on any of them
+// sees the write. With Redis down it does nothing; the write stays local.
+func (c *Client) Written(ctx context.Context, keys [][]byte) {
+	if !c.up.Load() || len(keys) == 0 {
+		return
+	}
+	wctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = string(k)
+	}
+	var err error
+	if len(keys) == 1 {
+		err = writeScript.Run(wctx, c.rdb, c.writeKeys(names[0]), c.writeArgs(keys[0])...).Err()
+	} else {
+		// EVAL, not EVALSHA, in a pipeline: a NOSCRIPT error would only show
+		// after the whole pipeline ran.
+		_, err = c.rdb.Pipelined(wctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				writeScript.Eval(wctx, p, c.writeKeys(names[i]), c.writeArgs(k)...)
+			}
+			return nil
+		})
+	}
+	if err != nil && c.check(err) != nil {
+		return
+	}
+	c.invalidate(ctx, message{kind: msgWrite, keys: names})
+}
+
+func (c *Client) writeKeys(key string) []string {
+	return []string{c.names.value(key), c.names.lease(key)}
+}
+
+// writeArgs are writeScript's arguments for key's local state.
+func (c *Client) writeArgs(key []byte) []any {
+	env, found := c.opts.Store.Peek(key)
+	if !found {
+		return []any{"-1"}
+	}
+	e := entryOf(env)
+	return append([]any{e.expireAt()}, e.fields()...)
+}
+
+// Flushed empties the shared tier (every Redis key under the prefix, on
+// every node of a Redis Cluster) and every replica, after a client's
+// FLUSHALL or FLUSHDB here.
+func (c *Client) Flushed(ctx context.Context) {
+	if !c.up.Load() {
+		return
+	}
+	flush := func(ctx context.Context, node scanner) error {
+		var cursor uint64
+		for {
+			sctx, cancel := c.opCtx(ctx)
+			keys, next, err := node.Scan(sctx, cursor, c.names.pattern(), 1000).Result()
+			if err == nil && len(keys) > 0 {
+				// One UNLINK per key: a Redis Cluster refuses multi-key
+				// commands across slots, even on one node.
+				p := node.Pipeline()
+				for _, k := range keys {
+					p.Unlink(sctx, k)
+				}
+				_, err = p.Exec(sctx)
+			}
+			cancel()
+			if err != nil {
+				return err
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	var err error
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return flush(ctx, node)
+		})
+	} else if node, ok := c.rdb.(scanner); ok {
+		err = flush(ctx, node)
+	}
+	if err != nil && c.check(err) != nil {
+		return
+	}
+	c.invalidate(ctx, message{kind: msgFlush})
+}
+
+// invalidate sends m to the fleet and waits, up to the Redis timeout, until
+// every replica heard recently acknowledged it.
+func (c *Client) invalidate(ctx context.Context, m message) {
+	m.sender, m.id = c.id, c.nextID.Add(1)
+	w := &ackWait{want: make(map[string]bool), done: make(chan struct{})}
+	c.mu.Lock()
+	for id := range c.peers {
+		w.want[id] = true
+	}
+	waiting := len(w.want) > 0
+	if waiting {
+		c.acks[m.id] = w
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.acks, m.id)
+		c.mu.Unlock()
+	}()
+	if err := c.send(m); err != nil {
+		c.check(err)
+		return
+	}
+	c.m.InvalidationsSent.Inc()
+	if !waiting {
+		return
+	}
+	timer := time.NewTimer(c.opts.Timeout)
+	defer timer.Stop()
+	select {
+	case <-w.done:
+	case <-timer.C:
+		c.log.Debug("not every replica acknowledged an invalidation in time")
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,137 @@
+// Package redistest starts real redis-server processes for tests: a single
+// server, or a Redis Cluster of several masters created with
+// redis-cli --cluster create. Each listens on free loopback ports and is
+// stopped when its test ends.
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process.
+type Server struct {
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	args []string
+	cmd  *exec.Cmd
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Start starts a redis-server with no persistence. Without redis-server the
+// test is skipped, except in CI (CI set), where it fails.
+func Start(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: lookPath(t, "redis-server"), port: freePort(t), dir: t.TempDir(), args: extra}
+	s.start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, s.args...)
+	s.cmd = exec.Command(s.bin, args...)
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if nc, err := net.Dial("tcp", s.Addr()); err == nil {
+			nc.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server did not start on %s", s.Addr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server at once, as a crash would. It may be called twice.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts a stopped server again on the same port, empty.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start()
+}
+
+// StartCluster starts n redis-server processes in cluster mode and joins
+// them into a Redis Cluster of n masters with no replicas, then waits until
+// every node reports the cluster ok. It returns the nodes' addresses.
+func StartCluster(t testing.TB, n int) []string {
+	t.Helper()
+	cli := lookPath(t, "redis-cli")
+	addrs := make([]string, n)
+	for i := range addrs {
+		// The cluster bus gets its own free port (cluster-port, Redis 7), so
+		// the default port+10000 need not be free.
+		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(freePort(t)))
+		addrs[i] = s.Addr()
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, addr := range addrs {
+		host, port, _ := net.SplitHostPort(addr)
+		for {
+			out, err := exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
+			if err == nil && strings.Contains(string(out), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s not ok: %v\n%s", addr, err, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return addrs
+}
+
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required in CI", name)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return bin
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(fmt.Errorf("finding a free port: %w", err))
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

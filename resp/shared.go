@@ -1,0 +1,59 @@
+package resp
+
+import "context"
+
+// Shared is the tier replicas share in --redis mode (cluster.Client). The
+// dispatcher calls it around every Redis command that names keys, so that a
+// command on one replica sees what clients wrote on another and its writes
+// reach the others before it is acknowledged. Without it (nil) a server
+// keeps its keys to itself.
+type Shared interface {
+	// Fault copies key from the shared tier into the store if the store
+	// lacks it.
+	Fault(ctx context.Context, key []byte)
+	// Written pushes the store's state of keys (value or absence) to the
+	// shared tier and drops them from the other replicas.
+	Written(ctx context.Context, keys [][]byte)
+	// Flushed empties the shared tier and the other replicas.
+	Flushed(ctx context.Context)
+	// Available reports whether the shared tier answers; Peers, how many
+	// other replicas are heard; Prefix, the namespace in Redis. For INFO.
+	Available() bool
+	Peers() int
+	Prefix() string
+}
+
+// keys returns the arguments of args that are keys, by the command's key
+// positions.
+func (cmd *command) keys(args [][]byte) [][]byte {
+	if cmd.firstKey <= 0 || cmd.firstKey >= len(args) {
+		return nil
+	}
+	last := cmd.lastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	step := max(cmd.step, 1)
+	keys := make([][]byte, 0, (last-cmd.firstKey)/step+1)
+	for i := cmd.firstKey; i <= last && i < len(args); i += step {
+		keys = append(keys, args[i])
+	}
+	return keys
+}
+
+// runShared runs a keyed command with the shared tier: its keys are faulted
+// in first, and if it is a write that succeeded, its keys are written
+// through after.
+func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
+	sh := s.opts.Shared
+	keys := cmd.keys(args)
+	ctx := context.Background()
+	for _, k := range keys {
+		sh.Fault(ctx, k)
+	}
+	before := c.w.Len()
+	cmd.handler(c, args)
+	if cmd.flags&flagWrite != 0 && !(c.w.Len() > before && c.w.b[before] == '-') {
+		sh.Written(ctx, keys)
+	}
+}

@@ -104,6 +104,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			serve,
 			originCommand(),
+			pingCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",

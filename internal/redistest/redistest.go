@@ -77,27 +77,70 @@ func (s *Server) Restart() {
 	s.start()
 }
 
+// Cluster is a Redis Cluster of redis-server processes.
+type Cluster struct {
+	t     testing.TB
+	Nodes []*Server
+}
+
+// Addrs are the nodes' addresses, comma-separated, as --redis takes them.
+func (c *Cluster) Addrs() string {
+	addrs := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		addrs[i] = n.Addr()
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Stop kills every node.
+func (c *Cluster) Stop() {
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+}
+
+// Restart starts every node again, empty but with its slots (each keeps its
+// nodes.conf), and waits until the cluster is ok.
+func (c *Cluster) Restart() {
+	c.t.Helper()
+	for _, n := range c.Nodes {
+		n.Restart()
+	}
+	c.waitOK()
+}
+
 // StartCluster starts n redis-server processes in cluster mode and joins
 // them into a Redis Cluster of n masters with no replicas, then waits until
-// every node reports the cluster ok. It returns the nodes' addresses.
-func StartCluster(t testing.TB, n int) []string {
+// every node reports the cluster ok.
+func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	cli := lookPath(t, "redis-cli")
-	addrs := make([]string, n)
-	for i := range addrs {
+	c := &Cluster{t: t}
+	args := []string{"--cluster", "create"}
+	for range n {
 		// The cluster bus gets its own free port (cluster-port, Redis 7), so
 		// the default port+10000 need not be free.
 		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(freePort(t)))
-		addrs[i] = s.Addr()
+		c.Nodes = append(c.Nodes, s)
+		args = append(args, s.Addr())
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
+	c.waitOK()
+	return c
+}
+
+// waitOK waits until every node reports cluster_state:ok.
+func (c *Cluster) waitOK() {
+	t := c.t
+	t.Helper()
+	cli := lookPath(t, "redis-cli")
 	deadline := time.Now().Add(30 * time.Second)
-	for _, addr := range addrs {
+	for _, node := range c.Nodes {
+		addr := node.Addr()
 		host, port, _ := net.SplitHostPort(addr)
 		for {
 			out, err := exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
@@ -110,7 +153,6 @@ func StartCluster(t testing.TB, n int) []string {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return addrs
 }
 
 func lookPath(t testing.TB, name string) string {

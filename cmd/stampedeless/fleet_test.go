@@ -1,0 +1,510 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/internal/redistest"
+)
+
+// The --redis mode suite: three real stampedeless processes sharing one
+// real Redis (a single redis-server, then a three-node Redis Cluster), a
+// real HTTP origin that counts its calls, and go-redis clients spread over
+// the replicas.
+
+// fleetOrigin is the origin of the fleet tests. Each answer carries the
+// number of the call that made it, so a test can tell a refreshed value
+// from a stale one.
+type fleetOrigin struct {
+	*httptest.Server
+	calls, inFlight, maxInFlight atomic.Int64
+	delay                        atomic.Int64 // nanoseconds each call takes
+	fail                         atomic.Bool  // answer 500
+	// stallFirst, if set, holds the next call until it is closed.
+	mu         sync.Mutex
+	stallFirst chan struct{}
+}
+
+func newFleetOrigin(t *testing.T) *fleetOrigin {
+	o := &fleetOrigin{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := o.calls.Add(1)
+		cur := o.inFlight.Add(1)
+		defer o.inFlight.Add(-1)
+		for {
+			m := o.maxInFlight.Load()
+			if cur <= m || o.maxInFlight.CompareAndSwap(m, cur) {
+				break
+			}
+		}
+		o.mu.Lock()
+		stall := o.stallFirst
+		o.stallFirst = nil
+		o.mu.Unlock()
+		if stall != nil {
+			<-stall
+		}
+		time.Sleep(time.Duration(o.delay.Load()))
+		if o.fail.Load() {
+			http.Error(w, "database down", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "%s#%d", r.Header.Get("X-Stampedeless-Key"), n)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// stall makes the next call wait until the returned func is called.
+func (o *fleetOrigin) stall() (release func()) {
+	ch := make(chan struct{})
+	o.mu.Lock()
+	o.stallFirst = ch
+	o.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+type fleet struct {
+	replicas []*replicaProc
+	origin   *fleetOrigin
+}
+
+// replicaProc is one stampedeless process of a fleet and a client of it.
+type replicaProc struct {
+	addr string
+	rdb  *redis.Client
+	pid  int
+	kill func()
+}
+
+// startFleet starts n replicas sharing redisSpec, each with the loader
+// "k:" on origin (timeout loadTimeout).
+func startFleet(t *testing.T, redisSpec string, n int, origin *fleetOrigin, loadTimeout time.Duration, extra ...string) *fleet {
+	t.Helper()
+	f := &fleet{origin: origin}
+	for range n {
+		addr := freeAddr(t)
+		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis", redisSpec}, extra...)
+		cmd := startBinary(t, nil, args...)
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 200, ReadTimeout: 30 * time.Second})
+		t.Cleanup(func() { rdb.Close() })
+		err := rdb.Do(context.Background(), "LOADER.REGISTER", "k:", origin.URL+"/{key}",
+			"TIMEOUT", loadTimeout.Milliseconds()).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.replicas = append(f.replicas, &replicaProc{addr: addr, rdb: rdb, pid: cmd.Process.Pid,
+			kill: func() { cmd.Process.Kill() }})
+	}
+	f.waitJoined(t)
+	return f
+}
+
+// info returns one field of a replica's INFO cluster.
+func (r *replicaProc) info(t *testing.T, field string) string {
+	t.Helper()
+	s, err := r.rdb.Info(context.Background(), "cluster").Result()
+	if err != nil {
+		t.Fatalf("INFO cluster on %s: %v", r.addr, err)
+	}
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO cluster has no %s:\n%s", field, s)
+	return ""
+}
+
+// waitJoined waits until every replica has Redis and hears every other.
+func (f *fleet) waitJoined(t *testing.T) {
+	t.Helper()
+	want := strconv.Itoa(len(f.replicas) - 1)
+	deadline := time.Now().Add(20 * time.Second)
+	for _, r := range f.replicas {
+		for r.info(t, "cluster_redis_up") != "1" || r.info(t, "cluster_peers") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %s: redis_up %s, peers %s (want %s)", r.addr,
+					r.info(t, "cluster_redis_up"), r.info(t, "cluster_peers"), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// burst sends k GETFILLs of key spread over the replicas at once and
+// returns each reply (value or error text).
+func (f *fleet) burst(k int, args ...any) []string {
+	out := make([]string, k)
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f.replicas[i%len(f.replicas)]
+			v, err := r.rdb.Do(context.Background(), append([]any{"GETFILL"}, args...)...).Text()
+			switch {
+			case errors.Is(err, redis.Nil):
+				out[i] = "(nil)"
+			case err != nil:
+				out[i] = "error: " + err.Error()
+			default:
+				out[i] = v
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// allEqual fails unless every reply is want (or, with prefix, starts with it).
+func allEqual(t *testing.T, what string, replies []string, want string, prefix bool) {
+	t.Helper()
+	for i, got := range replies {
+		if got != want && !(prefix && strings.HasPrefix(got, want)) {
+			t.Fatalf("%s: reply %d of %d is %q, want %q", what, i, len(replies), got, want)
+		}
+	}
+}
+
+func (f *fleet) waitCalls(t *testing.T, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.origin.calls.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("origin calls = %d, want %d", f.origin.calls.Load(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sharedRedis is what the fleet shares: one redis-server or a Redis Cluster.
+type sharedRedis interface {
+	Stop()
+	Restart()
+}
+
+// redisModes runs fn against a single redis-server and against a Redis
+// Cluster of three masters, with --redis spec.
+func redisModes(t *testing.T, fn func(t *testing.T, spec string, shared sharedRedis)) {
+	t.Run("redis-server", func(t *testing.T) {
+		s := redistest.Start(t)
+		fn(t, s.Addr(), s)
+	})
+	t.Run("redis-cluster", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3)
+		fn(t, c.Addrs(), c)
+	})
+}
+
+// TestFleetOneFillPerKey: 300 clients over 3 replicas make one origin call
+// per fill fleet-wide, cold, after expiry with no grace, for a stale entry
+// (one refresh, every caller served stale), and on a failing origin (one
+// call, every caller gets its error, and the cooldown holds fleet-wide).
+func TestFleetOneFillPerKey(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+		origin := newFleetOrigin(t)
+		origin.delay.Store(int64(200 * time.Millisecond))
+		f := startFleet(t, spec, 3, origin, time.Second)
+
+		// Cold.
+		allEqual(t, "cold burst", f.burst(300, "k:cold", 60, 0), "k:cold#1", false)
+		if n := origin.calls.Load(); n != 1 {
+			t.Fatalf("cold burst: %d origin calls, want 1", n)
+		}
+
+		// After expiry with grace 0 (a 1 s ttl, jittered shorter).
+		allEqual(t, "short-lived", f.burst(300, "k:short", 1, 0), "k:short#2", false)
+		time.Sleep(1100 * time.Millisecond)
+		allEqual(t, "after expiry", f.burst(300, "k:short", 1, 0), "k:short#3", false)
+		if n := origin.calls.Load(); n != 3 {
+			t.Fatalf("after expiry: %d origin calls in all, want 3", n)
+		}
+
+		// Stale: every caller gets the old value at once, one refresh runs.
+		allEqual(t, "graced", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
+		time.Sleep(1100 * time.Millisecond)
+		origin.delay.Store(int64(time.Second / 2))
+		allEqual(t, "stale burst", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
+		f.waitCalls(t, 5)
+		deadline := time.Now().Add(10 * time.Second)
+		for _, r := range f.replicas {
+			for r.rdb.Do(context.Background(), "GETFILL", "k:grace", 1, 30).Val() != "k:grace#5" {
+				if time.Now().After(deadline) {
+					t.Fatalf("replica %s never served the refreshed value", r.addr)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if n := origin.calls.Load(); n != 5 {
+			t.Fatalf("stale burst: %d origin calls in all, want 5 (one refresh)", n)
+		}
+
+		// Failing origin: one call, the error for everyone, then the
+		// cooldown fleet-wide.
+		origin.delay.Store(int64(200 * time.Millisecond))
+		origin.fail.Store(true)
+		want := "error: LOADERR k:: status 500"
+		allEqual(t, "failing origin", f.burst(300, "k:bad", 60, 0), want, true)
+		allEqual(t, "second burst", f.burst(300, "k:bad", 60, 0), want, true)
+		if n := origin.calls.Load(); n != 6 {
+			t.Fatalf("failing origin: %d origin calls in all, want 6 (one for the failure)", n)
+		}
+	})
+}
+
+// TestFleetLeaseTakeover: a replica that stalls (SIGSTOP) or dies (SIGKILL)
+// while it holds a key's lease is replaced once the lease expires; the
+// callers on the other replicas get the value, and the stalled holder's
+// late result is rejected.
+func TestFleetLeaseTakeover(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+		origin := newFleetOrigin(t)
+		f := startFleet(t, spec, 3, origin, time.Second)
+		holder := f.replicas[0]
+		for _, how := range []string{"stalled", "killed"} {
+			key := "k:" + how
+			before := origin.calls.Load()
+			release := origin.stall()
+			defer release()
+			go holder.rdb.Do(context.Background(), "GETFILL", key, 60, 0, "TIMEOUT", 0)
+			for origin.inFlight.Load() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			sig := syscall.SIGSTOP
+			if how == "killed" {
+				sig = syscall.SIGKILL
+			}
+			syscall.Kill(holder.pid, sig)
+			others := &fleet{replicas: f.replicas[1:], origin: origin}
+			want := fmt.Sprintf("%s#%d", key, before+2)
+			allEqual(t, how+" holder", others.burst(100, key, 60, 0, "TIMEOUT", 10000), want, false)
+			if n := origin.calls.Load(); n != before+2 {
+				t.Fatalf("%s holder: %d origin calls, want 2", how, n-before)
+			}
+			if how == "killed" {
+				break
+			}
+			// The stalled holder wakes up and finishes its load late: its
+			// result must not replace the newer one.
+			release()
+			syscall.Kill(holder.pid, syscall.SIGCONT)
+			deadline := time.Now().Add(10 * time.Second)
+			for holder.info(t, "publications_rejected") != "1" {
+				if time.Now().After(deadline) {
+					t.Fatalf("the stalled holder's publication was not rejected: publications_rejected %s",
+						holder.info(t, "publications_rejected"))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for _, r := range others.replicas {
+				if v := r.rdb.Do(context.Background(), "GETFILL", key, 60, 0).Val(); v != want {
+					t.Fatalf("after the late publication %s serves %q, want %q", r.addr, v, want)
+				}
+			}
+			taken := 0
+			for _, r := range others.replicas {
+				taken += atoi(t, r.info(t, "leases_takeover"))
+			}
+			if taken != 1 {
+				t.Fatalf("takeovers = %d, want 1", taken)
+			}
+		}
+	})
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFleetWritesInvalidate: a write acknowledged on one replica is what the
+// others serve next, also where they held the old value.
+func TestFleetWritesInvalidate(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+		f := startFleet(t, spec, 3, newFleetOrigin(t), time.Second)
+		ctx := context.Background()
+		a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+		get := func(r *redis.Client, key string) string {
+			v, err := r.Get(ctx, key).Result()
+			if errors.Is(err, redis.Nil) {
+				return "(nil)"
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		for i := range 50 {
+			old, cur := fmt.Sprint("old", i), fmt.Sprint("new", i)
+			a.Set(ctx, "user", old, 0)
+			if get(b, "user") != old || get(c, "user") != old {
+				t.Fatalf("round %d: the first write is not seen", i)
+			}
+			a.Set(ctx, "user", cur, 0)
+			if v1, v2 := get(b, "user"), get(c, "user"); v1 != cur || v2 != cur {
+				t.Fatalf("round %d: after SET on A, B has %q and C %q, want %q", i, v1, v2, cur)
+			}
+		}
+		a.Del(ctx, "user")
+		if v1, v2 := get(b, "user"), get(c, "user"); v1 != "(nil)" || v2 != "(nil)" {
+			t.Fatalf("after DEL on A, B has %q and C %q", v1, v2)
+		}
+
+		// A GETFILL value overwritten by a client is the client's value
+		// everywhere.
+		if v := b.Do(ctx, "GETFILL", "k:x", 60, 0).Val(); v != "k:x#1" {
+			t.Fatalf("GETFILL = %q", v)
+		}
+		c.Do(ctx, "GETFILL", "k:x", 60, 0)
+		a.Set(ctx, "k:x", "written", 0)
+		for _, r := range []*redis.Client{b, c} {
+			if v := r.Do(ctx, "GETFILL", "k:x", 60, 0).Val(); v != "written" {
+				t.Fatalf("GETFILL after SET on A = %q, want the write", v)
+			}
+		}
+
+		// Expiry, counters, multi-key writes and FLUSHALL travel too.
+		a.Set(ctx, "session", "s", 0)
+		get(c, "session")
+		a.Expire(ctx, "session", 100*time.Second)
+		if ttl := c.TTL(ctx, "session").Val(); ttl < 90*time.Second || ttl > 100*time.Second {
+			t.Fatalf("TTL on C after EXPIRE on A = %v", ttl)
+		}
+		a.Incr(ctx, "hits")
+		b.Incr(ctx, "hits")
+		if n := c.Incr(ctx, "hits").Val(); n != 3 {
+			t.Fatalf("INCR on A, B, C = %d, want 3", n)
+		}
+		a.MSet(ctx, "m1", "1", "m2", "2")
+		if v := c.MGet(ctx, "m1", "m2").Val(); fmt.Sprint(v) != "[1 2]" {
+			t.Fatalf("MGET on C after MSET on A = %v", v)
+		}
+		if err := b.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []*redis.Client{a, c} {
+			if n := r.DBSize(ctx).Val(); n != 0 {
+				t.Fatalf("DBSIZE after FLUSHALL on B = %d", n)
+			}
+			if v := get(r, "hits"); v != "(nil)" {
+				t.Fatalf("GET after FLUSHALL on B = %q", v)
+			}
+		}
+	})
+}
+
+// TestFleetFillBudget: --fleet-max-concurrent-fills 5 bounds the origin
+// calls in flight across the three replicas, and every fill completes.
+func TestFleetFillBudget(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+		origin := newFleetOrigin(t)
+		origin.delay.Store(int64(20 * time.Millisecond))
+		f := startFleet(t, spec, 3, origin, time.Second, "--fleet-max-concurrent-fills", "5")
+		var wg sync.WaitGroup
+		errs := make(chan error, 300)
+		for key := range 100 {
+			for _, r := range f.replicas {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					k := fmt.Sprint("k:", key)
+					v, err := r.rdb.Do(context.Background(), "GETFILL", k, 60, 0, "TIMEOUT", 20000).Text()
+					if err == nil && !strings.HasPrefix(v, k+"#") {
+						err = fmt.Errorf("GETFILL %s = %q", k, v)
+					}
+					if err != nil {
+						errs <- err
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if m := origin.maxInFlight.Load(); m > 5 {
+			t.Fatalf("%d origin calls were in flight at once, want at most 5", m)
+		}
+		if n := origin.calls.Load(); n != 100 {
+			t.Fatalf("%d origin calls for 100 keys", n)
+		}
+	})
+}
+
+// TestFleetRedisDown: with Redis stopped mid-burst no client waits past its
+// TIMEOUT, the replicas go on coalescing each on its own, and fleet-wide
+// coalescing is back once Redis is.
+func TestFleetRedisDown(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec string, shared sharedRedis) {
+		origin := newFleetOrigin(t)
+		origin.delay.Store(int64(300 * time.Millisecond))
+		f := startFleet(t, spec, 3, origin, time.Second)
+		ctx := context.Background()
+
+		var wg sync.WaitGroup
+		slow := make(chan string, 300)
+		for i := range 300 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := f.replicas[i%3]
+				start := time.Now()
+				err := r.rdb.Do(ctx, "GETFILL", fmt.Sprint("k:burst", i%30), 60, 0, "TIMEOUT", 2000).Err()
+				if d := time.Since(start); d > 5*time.Second {
+					slow <- fmt.Sprintf("a GETFILL took %v (err %v) with TIMEOUT 2000", d, err)
+				}
+			}()
+		}
+		time.Sleep(50 * time.Millisecond)
+		shared.Stop()
+		wg.Wait()
+		close(slow)
+		for s := range slow {
+			t.Fatal(s)
+		}
+
+		// Redis down: each replica coalesces on its own.
+		deadline := time.Now().Add(10 * time.Second)
+		for _, r := range f.replicas {
+			for r.info(t, "cluster_redis_up") != "0" {
+				if time.Now().After(deadline) {
+					t.Fatalf("replica %s does not report Redis down", r.addr)
+				}
+				r.rdb.Do(ctx, "GETFILL", "k:probe", 60, 0)
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		before := origin.calls.Load()
+		allEqual(t, "Redis down", f.burst(300, "k:alone", 60, 0), "k:alone#", true)
+		if n := origin.calls.Load() - before; n < 1 || n > 3 {
+			t.Fatalf("with Redis down: %d origin calls for one key over 3 replicas, want 1 to 3", n)
+		}
+
+		shared.Restart()
+		f.waitJoined(t)
+		before = origin.calls.Load()
+		allEqual(t, "Redis back", f.burst(300, "k:together", 60, 0), "k:together#", true)
+		if n := origin.calls.Load() - before; n != 1 {
+			t.Fatalf("with Redis back: %d origin calls, want 1", n)
+		}
+	})
+}

@@ -10,12 +10,17 @@ import (
 	"strconv"
 )
 
-var barColors = []color.RGBA{
-	{0xd6, 0x27, 0x28, 0xff}, // naive: red
-	{0xff, 0x7f, 0x0e, 0xff}, // lock: orange
-	{0x1f, 0x77, 0xb4, 0xff}, // GETFILL grace 0: blue
-	{0x2c, 0xa0, 0x2c, 0xff}, // GETFILL grace 5: green
-}
+// barColors colour the approaches in table order; barColorNames name them
+// for the legend printed under the table.
+var (
+	barColors = []color.RGBA{
+		{0xd6, 0x27, 0x28, 0xff},
+		{0xff, 0x7f, 0x0e, 0xff},
+		{0x1f, 0x77, 0xb4, 0xff},
+		{0x2c, 0xa0, 0x2c, 0xff},
+	}
+	barColorNames = []string{"red", "orange", "blue", "green"}
+)
 
 // font3x5 is a tiny bitmap font: each glyph is 5 rows of 3 bits.
 var font3x5 = map[rune][5]uint8{
@@ -111,7 +116,7 @@ func decadeRange(vals []float64, floorAt float64) (lo, hi float64) {
 
 // writeChart draws origin calls per expiry (top) and p99 latency in ms
 // (bottom), grouped by K, one colour per approach, legend boxes in table order.
-func writeChart(path string, ks []int, results []result) error {
+func writeChart(path string, ks []int, napp int, results []result) error {
 	const w, h = 960, 720
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	fill(img, 0, 0, w, h, color.White)
@@ -127,18 +132,18 @@ func writeChart(path string, ks []int, results []result) error {
 		p99 = append(p99, float64(r.p99)/1e6)
 	}
 	// Legend: one coloured box per approach, in table order.
-	for ai := range approaches {
+	for ai := range napp {
 		x := 70 + ai*200
 		fill(img, x, 12, 24, 16, barColors[ai%len(barColors)])
 		drawText(img, x+30, 15, 2, strconv.Itoa(ai+1), color.Black)
 	}
 	lo, hi := decadeRange(per, 0.1)
-	panel(img, image.Rect(0, 40, w, 380), ks, len(approaches), func(ki, ai int) (float64, bool) {
+	panel(img, image.Rect(0, 40, w, 380), ks, napp, func(ki, ai int) (float64, bool) {
 		r, ok := idx[[2]int{ki, ai}]
 		return r.perExpiry(), ok
 	}, lo, hi, "x")
 	lo, hi = decadeRange(p99, 0)
-	panel(img, image.Rect(0, 380, w, h), ks, len(approaches), func(ki, ai int) (float64, bool) {
+	panel(img, image.Rect(0, 380, w, h), ks, napp, func(ki, ai int) (float64, bool) {
 		r, ok := idx[[2]int{ki, ai}]
 		return float64(r.p99) / 1e6, ok
 	}, lo, hi, "ms")

@@ -45,6 +45,7 @@ type options struct {
 	timeout   time.Duration
 	png       string
 	quick     bool
+	fleet     bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -59,8 +60,20 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "hard limit for the whole program")
 	fs.StringVar(&o.png, "png", "bench/stampede/stampede.png", "where to write the chart (empty: none)")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: -duration 5s, K=100 only")
+	fs.BoolVar(&o.fleet, "fleet", false, "compare one replica with three, local-only and --redis (default K = 300,1000)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	kSet, pngSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		kSet = kSet || f.Name == "k"
+		pngSet = pngSet || f.Name == "png"
+	})
+	if o.fleet && !kSet {
+		*kList = "300,1000"
+	}
+	if o.fleet && !pngSet {
+		o.png = "bench/stampede/fleet.png"
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -74,7 +87,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.quick {
 		o.duration = 5 * time.Second
-		o.ks = []int{100}
+		o.ks = o.ks[:1]
 	}
 	switch {
 	case o.duration < time.Second:
@@ -125,6 +138,10 @@ type harness struct {
 	servers []*child.Server
 	origin  *origin
 	notes   []string
+	// approaches are the ones this run compares.
+	approaches []approach
+	// groups are the servers of each serverGroup.
+	groups map[serverGroup][]*child.Server
 }
 
 func (h *harness) logf(format string, a ...any) {
@@ -158,19 +175,52 @@ func (h *harness) startServer(ctx context.Context, name string, argv func(port i
 // approach is one way of reading the hot key.
 type approach struct {
 	name    string
+	read    reader
 	grace   int  // GETFILL only
 	hitOnly bool // GETFILL of a key that never expires: the plain-hit baseline
+	// servers names the servers the clients are spread over, round robin.
+	servers serverGroup
 }
+
+// reader is how an approach reads the hot key.
+type reader int
+
+const (
+	readNaive   reader = iota // cache-aside on redis-server
+	readLock                  // SET NX lock and poll on redis-server
+	readGetFill               // GETFILL on stampedeless
+)
+
+// serverGroup names a set of servers the harness starts.
+type serverGroup int
+
+const (
+	groupRedis      serverGroup = iota // one redis-server
+	groupSingle                        // one stampedeless
+	groupLocalFleet                    // three stampedeless, each on its own
+	groupRedisFleet                    // three stampedeless sharing the redis-server (--redis)
+)
 
 // baseline is the plain cache hit the grace approach is compared with:
 // GETFILL of a key whose ttl outlasts the run, so every read is a hit.
-var baseline = approach{name: "GETFILL plain hit, never expires (stampedeless)", hitOnly: true}
+var baseline = approach{name: "GETFILL plain hit, never expires (stampedeless)", read: readGetFill, hitOnly: true, servers: groupSingle}
 
-var approaches = []approach{
-	{name: "naive cache-aside (redis)"},
-	{name: "SET NX lock + poll (redis)"},
-	{name: "GETFILL grace 0 (stampedeless)", grace: 0},
-	{name: "GETFILL grace 5 (stampedeless)", grace: 5},
+// singleApproaches are compared by default: the recipes clients use on
+// Redis, and GETFILL on one stampedeless.
+var singleApproaches = []approach{
+	{name: "naive cache-aside (redis)", read: readNaive, servers: groupRedis},
+	{name: "SET NX lock + poll (redis)", read: readLock, servers: groupRedis},
+	{name: "GETFILL grace 0 (stampedeless)", read: readGetFill, grace: 0, servers: groupSingle},
+	{name: "GETFILL grace 5 (stampedeless)", read: readGetFill, grace: 5, servers: groupSingle},
+}
+
+// fleetApproaches are compared with -fleet: GETFILL on one replica, and on
+// three behind a client-side round robin, alone and sharing a Redis.
+var fleetApproaches = []approach{
+	{name: "GETFILL grace 0, 1 replica", read: readGetFill, grace: 0, servers: groupSingle},
+	{name: "GETFILL grace 0, 3 replicas, local only", read: readGetFill, grace: 0, servers: groupLocalFleet},
+	{name: "GETFILL grace 0, 3 replicas, --redis", read: readGetFill, grace: 0, servers: groupRedisFleet},
+	{name: "GETFILL grace 5, 3 replicas, --redis", read: readGetFill, grace: 5, servers: groupRedisFleet},
 }
 
 type result struct {
@@ -237,13 +287,47 @@ func (h *harness) main(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stampSrv, err := h.startServer(ctx, "stampedeless", func(port int) (string, []string) {
-		return h.bin, []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			"--metrics-addr", "", "--log-level", "warn",
-			"--loader", "hot:=" + h.origin.base + "/{key}"}
-	})
-	if err != nil {
-		return err
+	stampede := func(name string, extra ...string) (*child.Server, error) {
+		return h.startServer(ctx, name, func(port int) (string, []string) {
+			return h.bin, append([]string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+				"--metrics-addr", "", "--log-level", "warn",
+				"--loader", "hot:=" + h.origin.base + "/{key}"}, extra...)
+		})
+	}
+	h.approaches = singleApproaches
+	if h.opts.fleet {
+		h.approaches = fleetApproaches
+	}
+	h.groups = map[serverGroup][]*child.Server{groupRedis: {redisSrv}}
+	needed := map[serverGroup]bool{}
+	for _, a := range h.approaches {
+		needed[a.servers] = true
+	}
+	if !h.opts.fleet {
+		needed[baseline.servers] = true
+	}
+	if needed[groupSingle] {
+		srv, err := stampede("stampedeless")
+		if err != nil {
+			return err
+		}
+		h.groups[groupSingle] = []*child.Server{srv}
+	}
+	for i := range 3 {
+		if needed[groupLocalFleet] {
+			srv, err := stampede(fmt.Sprintf("stampedeless-local-%d", i+1))
+			if err != nil {
+				return err
+			}
+			h.groups[groupLocalFleet] = append(h.groups[groupLocalFleet], srv)
+		}
+		if needed[groupRedisFleet] {
+			srv, err := stampede(fmt.Sprintf("stampedeless-redis-%d", i+1), "--redis", redisSrv.Addr())
+			if err != nil {
+				return err
+			}
+			h.groups[groupRedisFleet] = append(h.groups[groupRedisFleet], srv)
+		}
 	}
 
 	h.printHeader(ctx, root)
@@ -251,23 +335,21 @@ func (h *harness) main(ctx context.Context) error {
 	var results, baselines []result
 	runID := 0
 	for _, k := range h.opts.ks {
-		for ai, a := range approaches {
+		for ai, a := range h.approaches {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			runID++
-			srv := redisSrv
-			if ai >= 2 {
-				srv = stampSrv
-			}
 			key := fmt.Sprintf("hot:run%d-k%d-a%d", runID, k, ai)
 			h.logf("K=%d %s: %v on key %s", k, a.name, h.opts.duration, key)
-			r, err := h.runOne(ctx, srv, ai, a, k, key)
+			r, err := h.runOne(ctx, ai, a, k, key)
 			if err != nil {
 				return fmt.Errorf("K=%d %s: %w", k, a.name, err)
 			}
-			if !srv.Alive() {
-				return srv.ExitError()
+			for _, srv := range h.groups[a.servers] {
+				if !srv.Alive() {
+					return srv.ExitError()
+				}
 			}
 			h.logf("  origin calls %d (%.1f/expiry, %d bursts), %d requests, %.0f req/s, p50 %v p99 %v p999 %v, errors %d",
 				r.originCalls, r.perExpiry(), r.bursts, r.requests, r.rps(), r.p50, r.p99, r.p999, r.errors)
@@ -276,10 +358,13 @@ func (h *harness) main(ctx context.Context) error {
 			}
 			results = append(results, r)
 		}
+		if h.opts.fleet {
+			continue
+		}
 		runID++
 		key := fmt.Sprintf("hot:run%d-k%d-baseline", runID, k)
 		h.logf("K=%d %s: %v on key %s", k, baseline.name, h.opts.duration, key)
-		r, err := h.runOne(ctx, stampSrv, len(approaches), baseline, k, key)
+		r, err := h.runOne(ctx, len(h.approaches), baseline, k, key)
 		if err != nil {
 			return fmt.Errorf("K=%d %s: %w", k, baseline.name, err)
 		}
@@ -287,14 +372,26 @@ func (h *harness) main(ctx context.Context) error {
 		baselines = append(baselines, r)
 	}
 	h.printTable(results)
-	h.printBaseline(results, baselines)
+	if !h.opts.fleet {
+		h.printBaseline(results, baselines)
+	} else {
+		cold, err := h.runColdAll(ctx)
+		if err != nil {
+			return err
+		}
+		h.printCold(cold)
+	}
 	if h.opts.png != "" {
-		if err := writeChart(h.opts.png, h.opts.ks, results); err != nil {
+		if err := writeChart(h.opts.png, h.opts.ks, len(h.approaches), results); err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
 		h.logf("chart written to %s", h.opts.png)
-		fmt.Fprintf(h.out, "\nChart: `%s` (top: origin calls per expiry, log scale, values under 0.1 clipped; bottom: p99 latency in ms, log scale; bars grouped by K; legend boxes 1-4 = %s).\n",
-			h.opts.png, "1 red naive, 2 orange SET NX lock, 3 blue GETFILL grace 0, 4 green GETFILL grace 5")
+		var legend []string
+		for i, a := range h.approaches {
+			legend = append(legend, fmt.Sprintf("%d %s %s", i+1, barColorNames[i%len(barColorNames)], a.name))
+		}
+		fmt.Fprintf(h.out, "\nChart: `%s` (top: origin calls per expiry, log scale, values under 0.1 clipped; bottom: p99 latency in ms, log scale; bars grouped by K; legend boxes %s).\n",
+			h.opts.png, strings.Join(legend, "; "))
 	}
 	if len(h.notes) > 0 {
 		fmt.Fprint(h.out, "\n### Notes\n\n")
@@ -333,7 +430,7 @@ func (h *harness) printTable(results []result) {
 	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		fmt.Fprintf(h.out, "| %s | %d | %d | %.0f | %.1f | %d | %.1f | %s | %s | %s | %.0f | %d |\n",
-			approaches[r.approach].name, r.k, r.originCalls, r.expiries, r.perExpiry(), r.bursts, r.perBurst(),
+			h.approaches[r.approach].name, r.k, r.originCalls, r.expiries, r.perExpiry(), r.bursts, r.perBurst(),
 			fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.p999), r.rps(), r.errors)
 	}
 }
@@ -347,7 +444,7 @@ func (h *harness) printBaseline(results, baselines []result) {
 	fmt.Fprintln(h.out, "|---:|---:|---:|---:|---:|---:|")
 	for _, b := range baselines {
 		for _, r := range results {
-			if r.k != b.k || approaches[r.approach].grace == 0 {
+			if r.k != b.k || h.approaches[r.approach].grace == 0 {
 				continue
 			}
 			fmt.Fprintf(h.out, "| %d | %s | %s | %.0f | %s | %.2f |\n", b.k, fmtDur(b.p50), fmtDur(b.p99), b.rps(),
@@ -490,25 +587,32 @@ func quantiles(hs []*hist, qs ...float64) []time.Duration {
 	return out
 }
 
-// runOne runs one approach with k clients for the configured duration.
-func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a approach, k int, key string) (result, error) {
+// runOne runs one approach with k clients for the configured duration,
+// spread round robin over the approach's servers.
+func (h *harness) runOne(parent context.Context, ai int, a approach, k int, key string) (result, error) {
 	o := h.opts
 	// Hard deadline for this run: the duration plus room for the slowest
 	// in-flight request and teardown.
 	ctx, cancel := context.WithTimeout(parent, o.duration+o.pollBound+30*time.Second)
 	defer cancel()
 
-	rdb := redis.NewClient(&redis.Options{
-		Addr:         srv.Addr(),
-		PoolSize:     k,
-		MinIdleConns: k,
-		PoolTimeout:  10 * time.Second,
-		DialTimeout:  5 * time.Second,
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 10 * time.Second,
-		MaxRetries:   -1,
-	})
-	defer rdb.Close()
+	srvs := h.groups[a.servers]
+	rdbs := make([]*redis.Client, len(srvs))
+	for i, srv := range srvs {
+		per := (k + len(srvs) - 1) / len(srvs)
+		rdbs[i] = redis.NewClient(&redis.Options{
+			Addr:         srv.Addr(),
+			PoolSize:     per,
+			MinIdleConns: per,
+			PoolTimeout:  10 * time.Second,
+			DialTimeout:  5 * time.Second,
+			ReadTimeout:  10 * time.Second,
+			WriteTimeout: 10 * time.Second,
+			MaxRetries:   -1,
+		})
+		defer rdbs[i].Close()
+	}
+	rdb := rdbs[0]
 	org := aside.NewOrigin(h.origin.base, k)
 	defer org.Close()
 	ttlSecs := strconv.Itoa(int(o.ttl / time.Second))
@@ -517,9 +621,9 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 	}
 	lockKey := key + ":lock"
 
-	// Warm up: the key holds a value when the clients start, and the origin
-	// calls made so far are not counted.
-	if ai < 2 {
+	// Warm up: the key holds a value on every server when the clients start,
+	// and the origin calls made so far are not counted.
+	if a.read != readGetFill {
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
 			return result{}, fmt.Errorf("FLUSHALL: %w", err)
 		}
@@ -530,21 +634,25 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 		if err := rdb.Set(ctx, key, v, o.ttl).Err(); err != nil {
 			return result{}, err
 		}
-	} else if err := rdb.Do(ctx, "GETFILL", key, ttlSecs, strconv.Itoa(a.grace)).Err(); err != nil {
-		return result{}, fmt.Errorf("warm-up GETFILL: %w", err)
+	} else {
+		for _, r := range rdbs {
+			if err := r.Do(ctx, "GETFILL", key, ttlSecs, strconv.Itoa(a.grace)).Err(); err != nil {
+				return result{}, fmt.Errorf("warm-up GETFILL: %w", err)
+			}
+		}
 	}
 	counter := h.origin.counter(key)
 	before := counter.Load()
 
-	var one func(ctx context.Context) error
-	switch ai {
-	case 0:
-		one = func(ctx context.Context) error {
+	var one func(ctx context.Context, rdb *redis.Client) error
+	switch a.read {
+	case readNaive:
+		one = func(ctx context.Context, rdb *redis.Client) error {
 			_, err := aside.Read(ctx, rdb, org, key, o.ttl)
 			return err
 		}
-	case 1:
-		one = func(ctx context.Context) error {
+	case readLock:
+		one = func(ctx context.Context, rdb *redis.Client) error {
 			_, err := rdb.Get(ctx, key).Result()
 			if !errors.Is(err, redis.Nil) {
 				return err
@@ -582,7 +690,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 		}
 	default:
 		grace := strconv.Itoa(a.grace)
-		one = func(ctx context.Context) error {
+		one = func(ctx context.Context, rdb *redis.Client) error {
 			_, err := rdb.Do(ctx, "GETFILL", key, ttlSecs, grace).Text()
 			return err
 		}
@@ -597,7 +705,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 	for i := 0; i < k; i++ {
 		hists[i] = new(hist)
 		wg.Add(1)
-		go func(hs *hist) {
+		go func(hs *hist, rdb *redis.Client) {
 			defer wg.Done()
 			var n int64
 			for ctx.Err() == nil {
@@ -605,7 +713,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 				if !t0.Before(end) {
 					break
 				}
-				err := one(ctx)
+				err := one(ctx, rdb)
 				if ctx.Err() != nil {
 					break
 				}
@@ -617,7 +725,7 @@ func (h *harness) runOne(parent context.Context, srv *child.Server, ai int, a ap
 				}
 			}
 			requests.Add(n)
-		}(hists[i])
+		}(hists[i], rdbs[i%len(rdbs)])
 	}
 	wg.Wait()
 	elapsed := time.Since(start)

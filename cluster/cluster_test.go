@@ -222,7 +222,7 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	if err := a.Publish(ctx, lead.Lease, Entry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
 	}
-	b.Fault(ctx, []byte("k"))
+	b.Fault(ctx, [][]byte{[]byte("k")})
 	if v, _ := b.store.Get([]byte("k")); string(v) != "written" {
 		t.Fatalf("B faulted in %q, want the write", v)
 	}

@@ -9,38 +9,55 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
-// Fault copies key from the shared tier into the local store when the store
-// does not have it, so that every command sees what a client wrote on
-// another replica. A client write of the key while Redis answers wins
-// (engine.Fence). Errors only mark Redis down: the command then runs on the
-// local tier alone.
-func (c *Client) Fault(ctx context.Context, key []byte) {
+// Fault copies keys from the shared tier into the local store where the
+// store does not have them, so that every command sees what a client wrote
+// on another replica; several keys cost one round trip. A client write of a
+// key while Redis answers wins (engine.Fence). Errors only mark Redis down:
+// the command then runs on the local tier alone.
+func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 	if !c.up.Load() {
 		return
 	}
 	store := c.opts.Store
-	if _, found := store.Peek(key); found {
-		return
-	}
-	fence := store.Fence(key)
-	ctx, cancel := c.opCtx(ctx)
-	h, err := c.rdb.HGetAll(ctx, c.names.value(string(key))).Result()
-	cancel()
-	if err != nil || len(h) == 0 {
-		fence.Release()
-		if c.check(err) == nil {
-			c.m.SharedLookups.WithLabelValues("miss").Inc()
+	var missing [][]byte
+	for _, k := range keys {
+		if _, found := store.Peek(k); !found {
+			missing = append(missing, k)
 		}
+	}
+	if len(missing) == 0 {
 		return
 	}
-	e, err := decodeEntry(h)
-	if err != nil || e.Missing {
-		fence.Release()
-		c.m.SharedLookups.WithLabelValues("miss").Inc()
+	fences := make([]*engine.Fence, len(missing))
+	for i, k := range missing {
+		fences[i] = store.Fence(k)
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	cmds := make([]*redis.MapStringStringCmd, len(missing))
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range missing {
+			cmds[i] = p.HGetAll(ctx, c.names.value(string(k)))
+		}
+		return nil
+	})
+	if err != nil {
+		for _, f := range fences {
+			f.Release()
+		}
+		c.check(err)
 		return
 	}
-	c.m.SharedLookups.WithLabelValues("hit").Inc()
-	c.adopt(key, e, fence)
+	for i, k := range missing {
+		e, err := decodeEntry(cmds[i].Val())
+		if err != nil || e.Missing {
+			fences[i].Release()
+			c.m.SharedLookups.WithLabelValues("miss").Inc()
+			continue
+		}
+		c.m.SharedLookups.WithLabelValues("hit").Inc()
+		c.adopt(k, e, fences[i])
+	}
 }
 
 // adopt stores a shared entry in the local tier under fence.

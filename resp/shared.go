@@ -8,9 +8,9 @@ import "context"
 // reach the others before it is acknowledged. Without it (nil) a server
 // keeps its keys to itself.
 type Shared interface {
-	// Fault copies key from the shared tier into the store if the store
-	// lacks it.
-	Fault(ctx context.Context, key []byte)
+	// Fault copies keys from the shared tier into the store where the
+	// store lacks them.
+	Fault(ctx context.Context, keys [][]byte)
 	// Written pushes the store's state of keys (value or absence) to the
 	// shared tier and drops them from the other replicas.
 	Written(ctx context.Context, keys [][]byte)
@@ -48,9 +48,7 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 	sh := s.opts.Shared
 	keys := cmd.keys(args)
 	ctx := context.Background()
-	for _, k := range keys {
-		sh.Fault(ctx, k)
-	}
+	sh.Fault(ctx, keys)
 	before := c.w.Len()
 	cmd.handler(c, args)
 	if cmd.flags&flagWrite != 0 && !(c.w.Len() > before && c.w.b[before] == '-') {

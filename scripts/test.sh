@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, unit and integration tests under the
 # race detector, then the redis-cli / redis-benchmark integration script and
-# the stampede demo, then the client examples (Go, and Node.js: needs node
-# and npm).
+# the stampede demo, the client examples (Go, and Node.js: needs node and
+# npm) and the compose topology run natively (stack.sh).
 # Needs Go 1.26; redis-server and redis-tools for the comparison and
 # integration tests; curl, node and npm for the demo and examples. As root it
 # installs those with apt-get when missing.
@@ -38,3 +38,4 @@ go test -race -count=1 ./...
 bash scripts/integration.sh
 bash scripts/demo.sh
 bash scripts/examples.sh
+bash scripts/stack.sh

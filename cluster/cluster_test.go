@@ -256,3 +256,35 @@ func TestFleetSlots(t *testing.T) {
 	}
 	b.Release(l2.Lease)
 }
+
+// Keys whose braces would break the hash tag still keep all their Redis
+// keys in one slot of a real Redis Cluster: every script runs (no
+// CROSSSLOT), and values go round trip.
+func TestAwkwardKeysOnRedisCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	r := newReplica(t, strings.Split(c.Addrs(), ","), Options{})
+	ctx := context.Background()
+	for _, key := range []string{"", "}x", "a}b", "{x}", "{}", "plain"} {
+		claim, err := r.Claim(ctx, key, false, time.Second)
+		if err != nil || claim.Lease == nil {
+			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
+		}
+		if err := r.Publish(ctx, claim.Lease, Entry{Value: []byte("v" + key)}); err != nil {
+			t.Fatalf("key %q: publish: %v", key, err)
+		}
+		claim, err = r.Claim(ctx, key, false, time.Second)
+		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
+			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
+		}
+		r.store.Set([]byte(key), []byte("w"+key), engine.SetOptions{})
+		r.Written(ctx, [][]byte{[]byte(key)})
+		r.store.Delete([]byte(key))
+		r.Fault(ctx, [][]byte{[]byte(key)})
+		if v, _ := r.store.Get([]byte(key)); string(v) != "w"+key {
+			t.Fatalf("key %q: faulted in %q after a write", key, v)
+		}
+	}
+	if got := testutil.ToFloat64(r.m.RedisErrors); got != 0 {
+		t.Fatalf("%v Redis errors", got)
+	}
+}

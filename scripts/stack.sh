@@ -123,5 +123,8 @@ fi
 echo "stack: ok"
 if [ "${KEEP:-}" = 1 ]; then
   echo "KEEP=1: the stack runs until Ctrl-C"
-  while sleep 3600; do :; done
+  # wait, unlike a foreground sleep, lets the INT/TERM trap run at once.
+  sleep infinity &
+  lib_pids+=($!)
+  wait $!
 fi

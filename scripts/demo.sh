@@ -64,6 +64,7 @@ printf '%-28s %14s\n' "" "origin calls" "with GETFILL" "$with" "cache-aside" "$w
 if [ "$with" != 1 ] || [ "$without" -le 1 ] || [[ "$value" != "value of demo:key, version 1, made at "* ]]; then
   echo "demo: FAIL: want 1 origin call with GETFILL, more than 1 with cache-aside, and demo:key holding the origin's value" >&2
   echo "server log:" >&2; tail -n 20 "$lib_work/server.log" >&2
+  echo "demo: 0 passed, 1 failed"
   exit 1
 fi
-echo "demo: ok"
+echo "demo: 1 passed, 0 failed"

@@ -92,35 +92,41 @@ for i in 0 1 2; do
     >"$lib_work/bench-$i.out" 2>&1 &
   pids+=($!)
 done
-fail=0
+passed=0 failed=0
+# check <what failed> <command...>: counts the command's success.
+check() {
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
+}
 for i in 0 1 2; do
-  wait "${pids[$i]}" || { echo "FAIL: redis-benchmark on stampedeless-$((i + 1)) failed"; fail=1; }
+  check "redis-benchmark on stampedeless-$((i + 1)) failed (it stops at the first error reply)" wait "${pids[$i]}"
   echo "stampedeless-$((i + 1)): $(tr '\r' '\n' <"$lib_work/bench-$i.out" | grep 'requests per second' || echo '(no result)')"
 done
 
 calls=$(origin_stat "http://$origin" calls)
 echo "origin calls: $calls"
-[ "$calls" = 1 ] || { echo "FAIL: want 1 origin call across the fleet, got $calls"; fail=1; }
+check "want 1 origin call across the fleet, got $calls" test "$calls" = 1
 
 values=()
 for i in 0 1 2; do
   values+=("$(redis-cli -p "${replicas[$i]##*:}" GET "$key")")
   echo "stampedeless-$((i + 1)) GET $key: ${values[$i]}"
 done
-if [[ "${values[0]}" != "value of $key, version 1, made at "* ]] ||
-  [ "${values[0]}" != "${values[1]}" ] || [ "${values[0]}" != "${values[2]}" ]; then
-  echo "FAIL: the replicas do not hold the same origin value"; fail=1
-fi
+same_value() {
+  [[ "${values[0]}" == "value of $key, version 1, made at "* ]] &&
+    [ "${values[0]}" = "${values[1]}" ] && [ "${values[0]}" = "${values[2]}" ]
+}
+check "the replicas do not hold the same origin value" same_value
 for i in 0 1 2; do
   up=$(curl -fsS "http://${metrics_addrs[$i]}/metrics" | sed -n 's/^stampedeless_cluster_redis_up //p')
-  [ "$up" = 1 ] || { echo "FAIL: stampedeless-$((i + 1)) stampedeless_cluster_redis_up is '$up'"; fail=1; }
+  check "stampedeless-$((i + 1)) stampedeless_cluster_redis_up is '$up'" test "$up" = 1
 done
 
-if [ "$fail" != 0 ]; then
+if [ "$failed" != 0 ]; then
   for i in 1 2 3; do echo "--- stampedeless-$i log"; tail -n 15 "$lib_work/stampedeless-$i.log"; done
-  echo "stack: FAIL"; exit 1
+  echo "stack: $passed passed, $failed failed"; exit 1
 fi
-echo "stack: ok"
+echo "stack: $passed passed, 0 failed"
 if [ "${KEEP:-}" = 1 ]; then
   echo "KEEP=1: the stack runs until Ctrl-C"
   # wait, unlike a foreground sleep, lets the INT/TERM trap run at once.

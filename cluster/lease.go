@@ -161,10 +161,11 @@ func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (cla
 }
 
 // leaseTTL is how long a lease lives: the load's own deadline plus room for
-// publishing its result, so that a holder alive to the end of its load
-// never loses the lease, and one that died loses it soon after.
+// publishing its result (one Redis operation), so that a holder alive to the
+// end of its load never loses the lease, and one that died loses it soon
+// after.
 func (c *Client) leaseTTL(loadTimeout time.Duration) time.Duration {
-	return loadTimeout + loadTimeout/10 + 2*c.opts.Timeout
+	return loadTimeout + loadTimeout/10 + c.opts.Timeout
 }
 
 // takeSlot waits for a --fleet-max-concurrent-fills slot for lease's load,

@@ -50,11 +50,12 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	ans, err := c.srv.opts.Filler.Get(ctx, req)
 	stop()
 	var oe *loader.OriginError
+	var te *swr.TimeoutError
 	switch {
 	case errors.Is(err, swr.ErrNoLoader):
 		c.w.Error("NOLOADER no loader registered for key '" + string(truncate(args[1], 128)) + "'")
-	case errors.Is(err, swr.ErrTimeout):
-		c.w.Error("TIMEOUT gave up waiting for the load after " + req.Timeout.String())
+	case errors.As(err, &te):
+		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
 	case errors.As(err, &oe):
 		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
 	case err != nil:

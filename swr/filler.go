@@ -30,6 +30,16 @@ var (
 	ErrTimeout = errors.New("swr: gave up waiting for the load")
 )
 
+// TimeoutError is Get's error when the caller stopped waiting; it matches
+// ErrTimeout. After is how long it waited: its TIMEOUT, or the loader's
+// timeout when it gave none.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string { return fmt.Sprintf("%v after %v", ErrTimeout, e.After) }
+
+// Is makes errors.Is(err, ErrTimeout) true.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
 // Options configures a Filler. Store and Loaders are required.
 type Options struct {
 	Store   *engine.Store
@@ -166,7 +176,7 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 			return Answer{Value: env.Value, Found: true}, nil
 		}
 		m.Answer(name, "timeout")
-		return Answer{}, ErrTimeout
+		return Answer{}, &TimeoutError{After: timeout}
 	case err != nil:
 		m.Answer(name, "error")
 		return Answer{}, err

@@ -97,7 +97,13 @@ func startFleet(t *testing.T, redisSpec string, n int, origin *fleetOrigin, load
 	f := &fleet{origin: origin}
 	for range n {
 		addr := freeAddr(t)
-		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis", redisSpec}, extra...)
+		// A generous --redis-timeout: CI runs other race-enabled test
+		// binaries on the same two cores, and a Redis call starved for
+		// 250 ms (the default) would rightly make a replica load alone,
+		// which these tests count as a failure. A stopped Redis still
+		// fails fast: its connections are refused.
+		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis", redisSpec,
+			"--redis-timeout", "2s"}, extra...)
 		cmd := startBinary(t, nil, args...)
 		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 200, ReadTimeout: 30 * time.Second})
 		t.Cleanup(func() { rdb.Close() })
@@ -110,6 +116,7 @@ func startFleet(t *testing.T, redisSpec string, n int, origin *fleetOrigin, load
 			kill: func() { cmd.Process.Kill() }})
 	}
 	f.waitJoined(t)
+	f.report(t)
 	return f
 }
 
@@ -178,6 +185,20 @@ func allEqual(t *testing.T, what string, replies []string, want string, prefix b
 			t.Fatalf("%s: reply %d of %d is %q, want %q", what, i, len(replies), got, want)
 		}
 	}
+}
+
+// report logs every replica's INFO cluster counters when the test failed,
+// to tell a Redis timeout from a lease problem.
+func (f *fleet) report(t *testing.T) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, r := range f.replicas {
+			s, err := r.rdb.Info(context.Background(), "cluster").Result()
+			t.Logf("replica %s: %s %v", r.addr, strings.ReplaceAll(s, "\r\n", " "), err)
+		}
+	})
 }
 
 func (f *fleet) waitCalls(t *testing.T, want int64) {

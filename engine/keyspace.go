@@ -147,10 +147,16 @@ func (s *Store) RandomKey() (string, bool) {
 	return "", false
 }
 
+// Flushes counts the calls of Flush. What is remembered about keys outside
+// the store (swr's record of keys the origin said do not exist) compares it
+// with the count it saw, so that a FLUSHALL clears that too.
+func (s *Store) Flushes() uint64 { return s.flushes.Load() }
+
 // Flush removes every key (FLUSHALL). The keys are gone for every reader when
 // it returns; with async, ristretto's bookkeeping of them is released in the
 // background, as FLUSHALL ASYNC frees memory lazily.
 func (s *Store) Flush(async bool) {
+	s.flushes.Add(1)
 	var old []map[string]*entry
 	for i := range s.shards {
 		sh := &s.shards[i]

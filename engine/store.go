@@ -77,6 +77,7 @@ type Store struct {
 	evicted  atomic.Int64 // entries removed by ristretto's eviction
 	rejected atomic.Int64 // new entries refused by ristretto's admission policy
 	expired  atomic.Int64 // entries removed because their stale deadline passed
+	flushes  atomic.Uint64
 
 	stop   chan struct{}
 	bg     sync.WaitGroup // the sweeper and asynchronous flushes

@@ -63,6 +63,10 @@ type Observer interface {
 	// included; 0 for a flight started by Go that nobody asked for), how
 	// long fn ran, and fn's error.
 	FlightDone(key string, callers int, d time.Duration, err error)
+	// Joined is called when a Do call joins a flight someone else started,
+	// as it starts waiting, so a dashboard sees callers pile up while the
+	// load runs, not only once it ends.
+	Joined(key string)
 	// Waited is called once per Do call as it returns, with how long the
 	// caller waited, whether it joined a flight started by someone else,
 	// and the error it got (ErrCallerTimeout when it left early).
@@ -130,6 +134,9 @@ func (g *Group) Do(ctx context.Context, key string, fn LoadFunc) (res Result, er
 	f.callers++
 	f.waiting++
 	g.mu.Unlock()
+	if obs := g.Observer; obs != nil && joined {
+		obs.Joined(key)
+	}
 
 	res, err = g.wait(ctx, f)
 	if obs := g.Observer; obs != nil {

@@ -20,6 +20,13 @@ type recorder struct {
 	flights []int // callers per finished flight
 	waits   int   // Waited calls
 	joined  int   // of those, joined a flight someone else started
+	joins   int   // Joined calls
+}
+
+func (r *recorder) Joined(key string) {
+	r.mu.Lock()
+	r.joins++
+	r.mu.Unlock()
 }
 
 func (r *recorder) FlightDone(key string, callers int, d time.Duration, err error) {
@@ -81,6 +88,13 @@ func TestDoCoalesces(t *testing.T) {
 	}
 	waitFor(t, "all callers waiting on one flight", func() bool { return g.Waiters("hot") == callers })
 	waitFor(t, "the flight reaching the origin", func() bool { return o.calls.Load() == 1 })
+	// Joiners are counted while the load still runs, not when it ends.
+	rec.mu.Lock()
+	joins := rec.joins
+	rec.mu.Unlock()
+	if joins != callers-1 {
+		t.Errorf("Joined calls while the load runs = %d, want %d", joins, callers-1)
+	}
 	gt.open()
 
 	leaders := 0

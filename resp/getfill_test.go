@@ -176,6 +176,16 @@ func TestGetFillNotFound(t *testing.T) {
 	if n := o.calls.Load(); n != 1 {
 		t.Fatalf("origin calls = %d, want 1", n)
 	}
+	ctx := context.Background()
+	if got := fmt.Sprint(c.Do(ctx, "FILL.INFO", "k:none").Val()); !strings.Contains(got, "state negative") {
+		t.Fatalf("FILL.INFO of a remembered 404: %s", got)
+	}
+	// FLUSHALL forgets the 404 like everything else cached.
+	o.status.Store(0)
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	allEqual(t, burst(c, 1, "k:none", 60, 0), "k:none@v0")
 }
 
 func TestGetFillCallerTimeout(t *testing.T) {

@@ -88,7 +88,7 @@ type Filler struct {
 	refreshes *loader.Budget
 
 	mu       sync.Mutex
-	negative map[string]time.Time // keys the origin said do not exist, until when
+	negative map[string]negativeEntry // keys the origin said do not exist
 }
 
 // New returns a Filler.
@@ -113,7 +113,7 @@ func New(opts Options) *Filler {
 		opts:      opts,
 		cooldown:  cd,
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
-		negative:  make(map[string]time.Time),
+		negative:  make(map[string]negativeEntry),
 	}
 	f.group.Observer = flightObserver{f}
 	return f
@@ -214,14 +214,15 @@ func (o flightObserver) FlightDone(key string, callers int, _ time.Duration, _ e
 	}
 }
 
-// Waited records how long a caller waited and whether it joined a load
-// someone else started.
-func (o flightObserver) Waited(key string, d time.Duration, joined bool, _ error) {
-	name := o.loaderName(key)
-	o.f.opts.Metrics.WaitSeconds.WithLabelValues(name).Observe(d.Seconds())
-	if joined {
-		o.f.opts.Metrics.Coalesced.WithLabelValues(name).Inc()
-	}
+// Joined counts a caller that joined a load someone else started, as it
+// starts waiting.
+func (o flightObserver) Joined(key string) {
+	o.f.opts.Metrics.Coalesced.WithLabelValues(o.loaderName(key)).Inc()
+}
+
+// Waited records how long a caller waited.
+func (o flightObserver) Waited(key string, d time.Duration, _ bool, _ error) {
+	o.f.opts.Metrics.WaitSeconds.WithLabelValues(o.loaderName(key)).Observe(d.Seconds())
 }
 
 // refresh starts the key's one background refresh if the refresh budget has
@@ -398,28 +399,37 @@ func (f *Filler) jitter(ttl time.Duration) time.Duration {
 // maxNegative bounds the keys remembered as missing at the origin.
 const maxNegative = 100_000
 
+// negativeEntry remembers an origin's "no such key" until a deadline, or
+// until the store is flushed: a FLUSHALL forgets it like every cached thing.
+type negativeEntry struct {
+	until   time.Time
+	flushes uint64 // the store's Flushes when it was recorded
+}
+
 // rememberMissing records that the origin said key does not exist. When the
 // record is full, expired entries are dropped, then, if need be, arbitrary
 // ones: forgetting one only costs one more origin call.
 func (f *Filler) rememberMissing(key string, now time.Time) {
+	flushes := f.opts.Store.Flushes()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.negative) >= maxNegative {
-		for k, until := range f.negative {
-			if !now.Before(until) || len(f.negative) >= maxNegative {
+		for k, ne := range f.negative {
+			if !now.Before(ne.until) || ne.flushes != flushes || len(f.negative) >= maxNegative {
 				delete(f.negative, k)
 			}
 		}
 	}
-	f.negative[key] = now.Add(f.opts.NegativeTTL)
+	f.negative[key] = negativeEntry{until: now.Add(f.opts.NegativeTTL), flushes: flushes}
 }
 
 // isNegative reports whether the origin recently said key does not exist.
 func (f *Filler) isNegative(key string, now time.Time) bool {
+	flushes := f.opts.Store.Flushes()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	until, ok := f.negative[key]
-	if ok && !now.Before(until) {
+	ne, ok := f.negative[key]
+	if ok && (!now.Before(ne.until) || ne.flushes != flushes) {
 		delete(f.negative, key)
 		return false
 	}
@@ -428,8 +438,9 @@ func (f *Filler) isNegative(key string, now time.Time) bool {
 
 // KeyInfo describes a key's read-through state, for FILL.INFO.
 type KeyInfo struct {
-	// State is fresh, stale, missing, loading (missing, a load is running)
-	// or cooldown (missing, loads paused after a failure).
+	// State is fresh, stale, missing, loading (missing, a load is running),
+	// cooldown (missing, loads paused after a failure) or negative
+	// (missing, the origin said so recently).
 	State string
 	// FreshIn and StaleIn are the time left to the fresh and stale
 	// deadlines; zero when past or when there is no entry, and -1 when the
@@ -470,6 +481,8 @@ func (f *Filler) Info(key string) KeyInfo {
 			in.State = "loading"
 		case cooling:
 			in.State = "cooldown"
+		case f.isNegative(key, now):
+			in.State = "negative"
 		default:
 			in.State = "missing"
 		}

@@ -25,7 +25,8 @@ const (
 	msgBeat byte = 'h'
 	// msgBye: the sender is shutting down.
 	msgBye byte = 'b'
-	// msgAck, on an ack channel only: the sender applied invalidation id.
+	// msgAck, on an ack channel only: the sender applied the invalidations
+	// whose ids are the message's keys, in decimal.
 	msgAck byte = 'a'
 )
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,10 +100,20 @@ type Client struct {
 	peers   map[string]time.Time                  // other replicas, last heard
 
 	pubsub    *redis.PubSub
+	acksOut   chan ackOut   // acknowledgements for the acker to send
 	done      chan struct{} // closed by Close
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
+
+// ackOut is an acknowledgement to send: invalidation id of replica to.
+type ackOut struct {
+	to string
+	id uint64
+}
+
+// ackBatch bounds the acknowledgements sent in one round trip.
+const ackBatch = 1024
 
 // ackWait is an invalidation waiting for its acknowledgements.
 type ackWait struct {
@@ -146,6 +157,7 @@ func New(opts Options) (*Client, error) {
 		waiters: make(map[string]map[chan struct{}]struct{}),
 		acks:    make(map[uint64]*ackWait),
 		peers:   make(map[string]time.Time),
+		acksOut: make(chan ackOut, ackBatch),
 		done:    make(chan struct{}),
 	}
 	ctx, cancel := c.opCtx(context.Background())
@@ -163,9 +175,10 @@ func New(opts Options) (*Client, error) {
 		redis.WithChannelHealthCheckInterval(time.Second),
 		redis.WithChannelPingTimeout(opts.Timeout),
 	)
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.listen(events)
 	go c.heartbeat()
+	go c.acker()
 	return c, nil
 }
 
@@ -337,23 +350,61 @@ func (c *Client) handle(payload string) {
 		c.mu.Unlock()
 	case msgAck:
 		c.mu.Lock()
-		if w := c.acks[m.id]; w != nil && w.want[m.sender] {
-			delete(w.want, m.sender)
-			if len(w.want) == 0 {
-				close(w.done)
+		for _, k := range m.keys {
+			id, err := strconv.ParseUint(k, 10, 64)
+			if w := c.acks[id]; err == nil && w != nil && w.want[m.sender] {
+				delete(w.want, m.sender)
+				if len(w.want) == 0 {
+					close(w.done)
+				}
 			}
 		}
 		c.mu.Unlock()
 	}
 }
 
-// ack tells the sender of invalidation m that it was applied here.
+// ack queues the acknowledgement that invalidation m was applied here. The
+// listener does not publish it itself: a round trip per message would make
+// every writer in the fleet wait behind this replica's listener.
 func (c *Client) ack(m message) {
-	ctx, cancel := c.opCtx(context.Background())
-	defer cancel()
-	reply := message{kind: msgAck, sender: c.id, id: m.id}
-	if err := c.rdb.Publish(ctx, c.names.acks(m.sender), reply.encode()).Err(); err != nil {
-		c.check(err)
+	select {
+	case c.acksOut <- ackOut{to: m.sender, id: m.id}:
+	case <-c.done:
+	}
+}
+
+// acker sends queued acknowledgements, all those waiting in one pipelined
+// round trip, one message per replica that asked.
+func (c *Client) acker() {
+	defer c.wg.Done()
+	for {
+		var first ackOut
+		select {
+		case first = <-c.acksOut:
+		case <-c.done:
+			return
+		}
+		ids := map[string][]string{first.to: {strconv.FormatUint(first.id, 10)}}
+	drain:
+		for n := 1; n < ackBatch; n++ {
+			select {
+			case a := <-c.acksOut:
+				ids[a.to] = append(ids[a.to], strconv.FormatUint(a.id, 10))
+			default:
+				break drain
+			}
+		}
+		ctx, cancel := c.opCtx(context.Background())
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for to, list := range ids {
+				p.Publish(ctx, c.names.acks(to), message{kind: msgAck, sender: c.id, keys: list}.encode())
+			}
+			return nil
+		})
+		cancel()
+		if err != nil {
+			c.check(err)
+		}
 	}
 }
 

@@ -75,17 +75,22 @@ return 0
 
 // writeScript makes the shared tier follow a client write: the entry is
 // replaced (or deleted) and the key's lease is cleared, so that a fill that
-// started before the write cannot publish over it.
+// started before the write cannot publish over it. With a message, it also
+// announces the write on the event channel, in the same round trip.
 //
-// KEYS: value, lease. ARGV: "-1" to delete, else PEXPIREAT ms ("0": none)
-// followed by HSET's field/value pairs.
+// KEYS: value, lease. ARGV: channel, message ("": none), then "-1" to
+// delete, else PEXPIREAT ms ("0": none) followed by HSET's field/value
+// pairs.
 var writeScript = redis.NewScript(`
 redis.call('DEL', KEYS[1], KEYS[2])
-if ARGV[1] ~= '-1' then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-  if ARGV[1] ~= '0' then
-    redis.call('PEXPIREAT', KEYS[1], ARGV[1])
+if ARGV[3] ~= '-1' then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+  if ARGV[3] ~= '0' then
+    redis.call('PEXPIREAT', KEYS[1], ARGV[3])
   end
+end
+if ARGV[2] ~= '' then
+  redis.call('PUBLISH', ARGV[1], ARGV[2])
 end
 return 1
 `)

@@ -79,29 +79,38 @@ func (c *Client) Written(ctx context.Context, keys [][]byte) {
 	if !c.up.Load() || len(keys) == 0 {
 		return
 	}
-	wctx, cancel := c.opCtx(ctx)
-	defer cancel()
 	names := make([]string, len(keys))
 	for i, k := range keys {
 		names[i] = string(k)
 	}
+	inv := c.beginInvalidation(message{kind: msgWrite, keys: names})
+	defer inv.end()
+	wctx, cancel := c.opCtx(ctx)
+	defer cancel()
 	var err error
 	if len(keys) == 1 {
-		err = writeScript.Run(wctx, c.rdb, c.writeKeys(names[0]), c.writeArgs(keys[0])...).Err()
+		// One round trip writes the key and announces it.
+		args := append([]any{c.names.events(), inv.msg.encode()}, c.writeArgs(keys[0])...)
+		err = writeScript.Run(wctx, c.rdb, c.writeKeys(names[0]), args...).Err()
 	} else {
 		// EVAL, not EVALSHA, in a pipeline: a NOSCRIPT error would only show
-		// after the whole pipeline ran.
+		// after the whole pipeline ran. The announcement follows once every
+		// key is written: in a Redis Cluster they may be on several nodes.
 		_, err = c.rdb.Pipelined(wctx, func(p redis.Pipeliner) error {
 			for i, k := range keys {
-				writeScript.Eval(wctx, p, c.writeKeys(names[i]), c.writeArgs(k)...)
+				args := append([]any{c.names.events(), ""}, c.writeArgs(k)...)
+				writeScript.Eval(wctx, p, c.writeKeys(names[i]), args...)
 			}
 			return nil
 		})
+		if err == nil {
+			err = c.rdb.Publish(wctx, c.names.events(), inv.msg.encode()).Err()
+		}
 	}
 	if err != nil && c.check(err) != nil {
 		return
 	}
-	c.invalidate(ctx, message{kind: msgWrite, keys: names})
+	inv.await(ctx)
 }
 
 func (c *Client) writeKeys(key string) []string {
@@ -159,42 +168,62 @@ func (c *Client) Flushed(ctx context.Context) {
 	if err != nil && c.check(err) != nil {
 		return
 	}
-	c.invalidate(ctx, message{kind: msgFlush})
-}
-
-// invalidate sends m to the fleet and waits, up to the Redis timeout, until
-// every replica heard recently acknowledged it.
-func (c *Client) invalidate(ctx context.Context, m message) {
-	m.sender, m.id = c.id, c.nextID.Add(1)
-	w := &ackWait{want: make(map[string]bool), done: make(chan struct{})}
-	c.mu.Lock()
-	for id := range c.peers {
-		w.want[id] = true
-	}
-	waiting := len(w.want) > 0
-	if waiting {
-		c.acks[m.id] = w
-	}
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.acks, m.id)
-		c.mu.Unlock()
-	}()
-	if err := c.send(m); err != nil {
+	inv := c.beginInvalidation(message{kind: msgFlush})
+	defer inv.end()
+	if err := c.send(inv.msg); err != nil {
 		c.check(err)
 		return
 	}
+	inv.await(ctx)
+}
+
+// invalidation is an invalidation on its way to the fleet.
+type invalidation struct {
+	c   *Client
+	msg message
+	w   *ackWait // nil when no other replica is heard
+}
+
+// beginInvalidation numbers m and registers for its acknowledgements by
+// every replica heard recently, before m is sent, so that none is missed.
+func (c *Client) beginInvalidation(m message) *invalidation {
+	m.sender, m.id = c.id, c.nextID.Add(1)
+	inv := &invalidation{c: c, msg: m}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.peers) > 0 {
+		inv.w = &ackWait{want: make(map[string]bool, len(c.peers)), done: make(chan struct{})}
+		for id := range c.peers {
+			inv.w.want[id] = true
+		}
+		c.acks[m.id] = inv.w
+	}
+	return inv
+}
+
+// await waits, once the invalidation was sent, until every replica
+// expected acknowledged it, or the Redis timeout passed.
+func (inv *invalidation) await(ctx context.Context) {
+	c := inv.c
 	c.m.InvalidationsSent.Inc()
-	if !waiting {
+	if inv.w == nil {
 		return
 	}
 	timer := time.NewTimer(c.opts.Timeout)
 	defer timer.Stop()
 	select {
-	case <-w.done:
+	case <-inv.w.done:
 	case <-timer.C:
 		c.log.Debug("not every replica acknowledged an invalidation in time")
 	case <-ctx.Done():
+	}
+}
+
+// end forgets the invalidation's acknowledgements.
+func (inv *invalidation) end() {
+	if inv.w != nil {
+		inv.c.mu.Lock()
+		delete(inv.c.acks, inv.msg.id)
+		inv.c.mu.Unlock()
 	}
 }

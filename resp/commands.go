@@ -55,6 +55,10 @@ type command struct {
 
 	// own marks stampedeless's commands, which Redis does not have.
 	own bool
+	// blind, if set, reports whether a call's reply and effect do not depend
+	// on its keys' current values (SET without NX/XX/GET/KEEPTTL, MSET), so
+	// --redis mode need not fetch them from the shared tier first.
+	blind func(args [][]byte) bool
 
 	counters counters
 }
@@ -97,12 +101,12 @@ func commandTable() []*command {
 		// Strings.
 		{name: "get", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGet,
 			group: "string", summary: "Returns the string value of a key.", usage: "key", since: "1.0.0"},
-		{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSet,
+		{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSet, blind: setIsBlind,
 			group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
 			usage: "key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]", since: "1.0.0"},
-		{name: "setex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetEx,
+		{name: "setex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetEx, blind: always,
 			group: "string", summary: "Sets the string value and expiration time of a key.", usage: "key seconds value", since: "2.0.0"},
-		{name: "psetex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdPSetEx,
+		{name: "psetex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdPSetEx, blind: always,
 			group: "string", summary: "Sets both string value and expiration time in milliseconds of a key.", usage: "key milliseconds value", since: "2.6.0"},
 		{name: "setnx", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetNX,
 			group: "string", summary: "Sets the string value of a key only when the key doesn't exist.", usage: "key value", since: "1.0.0"},
@@ -115,7 +119,7 @@ func commandTable() []*command {
 			group: "string", summary: "Returns the previous string value of a key after setting it to a new value.", usage: "key value", since: "1.0.0"},
 		{name: "mget", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdMGet,
 			group: "string", summary: "Atomically returns the string values of one or more keys.", usage: "key [key ...]", since: "1.0.0"},
-		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSet,
+		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSet, blind: always,
 			group: "string", summary: "Atomically creates or modifies the string values of one or more keys.", usage: "key value [key value ...]", since: "1.0.1"},
 		{name: "msetnx", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSetNX,
 			group: "string", summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", usage: "key value [key value ...]", since: "1.0.1"},

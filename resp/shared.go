@@ -48,10 +48,27 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 	sh := s.opts.Shared
 	keys := cmd.keys(args)
 	ctx := context.Background()
-	sh.Fault(ctx, keys)
+	if cmd.blind == nil || !cmd.blind(args) {
+		sh.Fault(ctx, keys)
+	}
 	before := c.w.Len()
 	cmd.handler(c, args)
 	if cmd.flags&flagWrite != 0 && !(c.w.Len() > before && c.w.b[before] == '-') {
 		sh.Written(ctx, keys)
 	}
+}
+
+// always is the blind test of commands that never read their keys.
+func always([][]byte) bool { return true }
+
+// setIsBlind reports whether a SET overwrites whatever is there: no NX, XX,
+// GET or KEEPTTL. Arguments it cannot parse make it not blind, and the
+// handler reports the error.
+func setIsBlind(args [][]byte) bool {
+	for _, a := range args[3:] {
+		if equalFold(a, "nx") || equalFold(a, "xx") || equalFold(a, "get") || equalFold(a, "keepttl") {
+			return false
+		}
+	}
+	return true
 }

@@ -414,6 +414,14 @@ func TestFleetWritesInvalidate(t *testing.T) {
 		if n := c.Incr(ctx, "hits").Val(); n != 3 {
 			t.Fatalf("INCR on A, B, C = %d, want 3", n)
 		}
+		// Conditional writes see the other replicas' keys.
+		a.Set(ctx, "lock", "a", 0)
+		if ok := c.SetNX(ctx, "lock", "c", 0).Val(); ok {
+			t.Fatal("SET NX on C succeeded over A's key")
+		}
+		if old := b.SetArgs(ctx, "lock", "b", redis.SetArgs{Get: true}).Val(); old != "a" {
+			t.Fatalf("SET GET on B returned %q, want A's value", old)
+		}
 		a.MSet(ctx, "m1", "1", "m2", "2")
 		if v := c.MGet(ctx, "m1", "m2").Val(); fmt.Sprint(v) != "[1 2]" {
 			t.Fatalf("MGET on C after MSET on A = %v", v)

@@ -92,7 +92,7 @@ type replicaProc struct {
 
 // startFleet starts n replicas sharing redisSpec, each with the loader
 // "k:" on origin (timeout loadTimeout).
-func startFleet(t *testing.T, redisSpec string, n int, origin *fleetOrigin, loadTimeout time.Duration, extra ...string) *fleet {
+func startFleet(t *testing.T, redisArgs []string, n int, origin *fleetOrigin, loadTimeout time.Duration, extra ...string) *fleet {
 	t.Helper()
 	f := &fleet{origin: origin}
 	for range n {
@@ -102,8 +102,8 @@ func startFleet(t *testing.T, redisSpec string, n int, origin *fleetOrigin, load
 		// 250 ms (the default) would rightly make a replica load alone,
 		// which these tests count as a failure. A stopped Redis still
 		// fails fast: its connections are refused.
-		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis", redisSpec,
-			"--redis-timeout", "2s"}, extra...)
+		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis-timeout", "2s"}, redisArgs...)
+		args = append(args, extra...)
 		cmd := startBinary(t, nil, args...)
 		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 200, ReadTimeout: 30 * time.Second})
 		t.Cleanup(func() { rdb.Close() })
@@ -218,16 +218,21 @@ type sharedRedis interface {
 	Restart()
 }
 
-// redisModes runs fn against a single redis-server and against a Redis
-// Cluster of three masters, with --redis spec.
-func redisModes(t *testing.T, fn func(t *testing.T, spec string, shared sharedRedis)) {
+// redisModes runs fn against a single redis-server, a master behind a
+// Sentinel, and a Redis Cluster of three masters; redisArgs are the
+// replicas' flags that point at it.
+func redisModes(t *testing.T, fn func(t *testing.T, redisArgs []string, shared sharedRedis)) {
 	t.Run("redis-server", func(t *testing.T) {
 		s := redistest.Start(t)
-		fn(t, s.Addr(), s)
+		fn(t, []string{"--redis", s.Addr()}, s)
+	})
+	t.Run("redis-sentinel", func(t *testing.T) {
+		s := redistest.StartSentinel(t)
+		fn(t, []string{"--redis", s.Addr, "--redis-master-name", s.MasterName}, s)
 	})
 	t.Run("redis-cluster", func(t *testing.T) {
 		c := redistest.StartCluster(t, 3)
-		fn(t, c.Addrs(), c)
+		fn(t, []string{"--redis", c.Addrs()}, c)
 	})
 }
 
@@ -236,7 +241,7 @@ func redisModes(t *testing.T, fn func(t *testing.T, spec string, shared sharedRe
 // (one refresh, every caller served stale), and on a failing origin (one
 // call, every caller gets its error, and the cooldown holds fleet-wide).
 func TestFleetOneFillPerKey(t *testing.T) {
-	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
 		origin := newFleetOrigin(t)
 		origin.delay.Store(int64(200 * time.Millisecond))
 		f := startFleet(t, spec, 3, origin, time.Second)
@@ -292,7 +297,7 @@ func TestFleetOneFillPerKey(t *testing.T) {
 // callers on the other replicas get the value, and the stalled holder's
 // late result is rejected.
 func TestFleetLeaseTakeover(t *testing.T) {
-	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
 		origin := newFleetOrigin(t)
 		f := startFleet(t, spec, 3, origin, time.Second)
 		holder := f.replicas[0]
@@ -359,7 +364,7 @@ func atoi(t *testing.T, s string) int {
 // TestFleetWritesInvalidate: a write acknowledged on one replica is what the
 // others serve next, also where they held the old value.
 func TestFleetWritesInvalidate(t *testing.T) {
-	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
 		f := startFleet(t, spec, 3, newFleetOrigin(t), time.Second)
 		ctx := context.Background()
 		a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
@@ -443,7 +448,7 @@ func TestFleetWritesInvalidate(t *testing.T) {
 // TestFleetFillBudget: --fleet-max-concurrent-fills 5 bounds the origin
 // calls in flight across the three replicas, and every fill completes.
 func TestFleetFillBudget(t *testing.T) {
-	redisModes(t, func(t *testing.T, spec string, _ sharedRedis) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
 		origin := newFleetOrigin(t)
 		origin.delay.Store(int64(20 * time.Millisecond))
 		f := startFleet(t, spec, 3, origin, time.Second, "--fleet-max-concurrent-fills", "5")
@@ -483,7 +488,7 @@ func TestFleetFillBudget(t *testing.T) {
 // TIMEOUT, the replicas go on coalescing each on its own, and fleet-wide
 // coalescing is back once Redis is.
 func TestFleetRedisDown(t *testing.T) {
-	redisModes(t, func(t *testing.T, spec string, shared sharedRedis) {
+	redisModes(t, func(t *testing.T, spec []string, shared sharedRedis) {
 		origin := newFleetOrigin(t)
 		origin.delay.Store(int64(300 * time.Millisecond))
 		f := startFleet(t, spec, 3, origin, time.Second)

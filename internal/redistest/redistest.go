@@ -22,6 +22,7 @@ type Server struct {
 	bin  string
 	port int
 	dir  string
+	conf string // config file given first, if any
 	args []string
 	cmd  *exec.Cmd
 }
@@ -41,8 +42,13 @@ func Start(t testing.TB, extra ...string) *Server {
 
 func (s *Server) start() {
 	s.t.Helper()
-	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, s.args...)
+	var args []string
+	if s.conf != "" {
+		args = append(args, s.conf)
+	}
+	args = append(args, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	args = append(args, s.args...)
 	s.cmd = exec.Command(s.bin, args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
@@ -107,6 +113,55 @@ func (c *Cluster) Restart() {
 		n.Restart()
 	}
 	c.waitOK()
+}
+
+// Sentinel is a redis-server master watched by one Sentinel.
+type Sentinel struct {
+	Master *Server
+	// Addr is the Sentinel's address; MasterName, the name it knows the
+	// master by.
+	Addr, MasterName string
+}
+
+// Stop kills the master; the Sentinel stays up, as when a Redis host dies.
+func (s *Sentinel) Stop() { s.Master.Stop() }
+
+// Restart starts the master again, empty, on its port.
+func (s *Sentinel) Restart() { s.Master.Restart() }
+
+// StartSentinel starts a master and a Sentinel (redis-server --sentinel)
+// that monitors it under the name "mymaster", and waits until the Sentinel
+// reports the master's address.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	master := Start(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	_, port, _ := net.SplitHostPort(master.Addr())
+	text := fmt.Sprintf("sentinel monitor mymaster 127.0.0.1 %s 1\nsentinel down-after-milliseconds mymaster 60000\n", port)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{t: t, bin: lookPath(t, "redis-server"), port: freePort(t), dir: dir}
+	// The config file comes first: redis-server takes it as its first
+	// argument, and Sentinel rewrites it as it learns.
+	s.args = []string{"--sentinel"}
+	s.conf = conf
+	s.start()
+	t.Cleanup(s.Stop)
+	cli := lookPath(t, "redis-cli")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := exec.Command(cli, "-p", strconv.Itoa(s.port), "sentinel", "get-master-addr-by-name", "mymaster").Output()
+		if err == nil && strings.Contains(string(out), port) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel does not know the master: %v %s", err, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &Sentinel{Master: master, Addr: s.Addr(), MasterName: "mymaster"}
 }
 
 // StartCluster starts n redis-server processes in cluster mode and joins

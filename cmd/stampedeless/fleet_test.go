@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,7 +103,10 @@ func startFleet(t *testing.T, redisArgs []string, n int, origin *fleetOrigin, lo
 		// 250 ms (the default) would rightly make a replica load alone,
 		// which these tests count as a failure. A stopped Redis still
 		// fails fast: its connections are refused.
-		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis-timeout", "2s"}, redisArgs...)
+		args := append([]string{"--addr", addr, "--metrics-addr", ""}, redisArgs...)
+		if !slices.Contains(extra, "--redis-timeout") {
+			args = append(args, "--redis-timeout", "2s")
+		}
 		args = append(args, extra...)
 		cmd := startBinary(t, nil, args...)
 		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 200, ReadTimeout: 30 * time.Second})
@@ -541,4 +545,59 @@ func TestFleetRedisDown(t *testing.T) {
 			t.Fatalf("with Redis back: %d origin calls, want 1", n)
 		}
 	})
+}
+
+// TestFleetRedisHung: a Redis that stops answering without closing its
+// connections (SIGSTOP) costs a command at most --redis-timeout; callers
+// get answers within their TIMEOUT, the replicas go on alone, and they
+// coalesce fleet-wide again once Redis answers.
+func TestFleetRedisHung(t *testing.T) {
+	s := redistest.Start(t)
+	origin := newFleetOrigin(t)
+	origin.delay.Store(int64(100 * time.Millisecond))
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, origin, time.Second, "--redis-timeout", "300ms")
+	ctx := context.Background()
+	s.Pause()
+	defer s.Resume()
+
+	var wg sync.WaitGroup
+	slow := make(chan string, 600)
+	for i := range 300 {
+		wg.Add(2)
+		r := f.replicas[i%3]
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := r.rdb.Do(ctx, "GETFILL", fmt.Sprint("k:hung", i%30), 60, 0, "TIMEOUT", 2000).Err()
+			if d := time.Since(start); d > 5*time.Second {
+				slow <- fmt.Sprintf("a GETFILL took %v (err %v) with TIMEOUT 2000", d, err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := r.rdb.Set(ctx, fmt.Sprint("plain", i), "v", 0).Err()
+			if d := time.Since(start); d > 5*time.Second || err != nil {
+				slow <- fmt.Sprintf("a SET took %v (err %v) with --redis-timeout 300ms", d, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(slow)
+	for msg := range slow {
+		t.Fatal(msg)
+	}
+	for _, r := range f.replicas {
+		if up := r.info(t, "cluster_redis_up"); up != "0" {
+			t.Fatalf("replica %s: cluster_redis_up %s with Redis hung", r.addr, up)
+		}
+	}
+
+	s.Resume()
+	f.waitJoined(t)
+	before := origin.calls.Load()
+	allEqual(t, "Redis answering again", f.burst(300, "k:after", 60, 0), "k:after#", true)
+	if n := origin.calls.Load() - before; n != 1 {
+		t.Fatalf("after Redis answered again: %d origin calls, want 1", n)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -75,6 +76,11 @@ func (s *Server) Stop() {
 	s.cmd.Wait()
 	s.cmd = nil
 }
+
+// Pause stops the process (SIGSTOP) without closing its connections, as a
+// hung Redis looks to its clients; Resume continues it.
+func (s *Server) Pause()  { s.cmd.Process.Signal(syscall.SIGSTOP) }
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Restart starts a stopped server again on the same port, empty.
 func (s *Server) Restart() {

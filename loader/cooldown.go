@@ -104,35 +104,31 @@ func (c *Cooldown) Fail(key string, err error, now time.Time) (until time.Time) 
 	base, limit := c.base(), c.maxPause()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]*cooldownEntry)
-	}
-	e := c.m[key]
-	if e != nil && !now.Before(e.until.Add(limit)) {
-		e = nil // forgotten: this failure is not consecutive with the last
-	}
-	if e == nil {
-		if len(c.m) >= c.maxKeys() || !now.Before(c.nextSweep) {
-			c.sweep(now, limit)
-		}
-		e = &cooldownEntry{}
-		c.m[key] = e
-	}
-	e.failures++
-	e.err = err
+	e := c.failLocked(key, err, now, limit)
 	e.until = now.Add(pause(base, limit, e.failures))
 	return e.until
 }
 
-// Hold records a failure of key that another replica saw and paused the
-// key for fleet-wide until until: the key pauses here until then too, or
-// longer if it already was. It counts as a failure, so this replica's next
-// own failure pauses the key for longer.
+// Hold records a failure of key that another replica saw, which paused the
+// key fleet-wide until until: the key pauses here until then too (at most
+// Max from now), or longer if it already was. It counts as a failure, so
+// this replica's next own failure pauses the key for longer.
 func (c *Cooldown) Hold(key string, err error, until, now time.Time) {
 	limit := c.maxPause()
-	until = minTime(until, now.Add(limit))
+	if latest := now.Add(limit); until.After(latest) {
+		until = latest
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e := c.failLocked(key, err, now, limit); until.After(e.until) {
+		e.until = until
+	}
+}
+
+// failLocked counts a failure of key at now in its record, made anew when
+// there is none or the last failure is forgotten (not consecutive with
+// this one). c.mu must be held.
+func (c *Cooldown) failLocked(key string, err error, now time.Time, limit time.Duration) *cooldownEntry {
 	if c.m == nil {
 		c.m = make(map[string]*cooldownEntry)
 	}
@@ -146,16 +142,7 @@ func (c *Cooldown) Hold(key string, err error, until, now time.Time) {
 	}
 	e.failures++
 	e.err = err
-	if until.After(e.until) {
-		e.until = until
-	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	return e
 }
 
 // pause returns base doubled failures-1 times, jittered, and capped at limit.

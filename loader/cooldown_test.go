@@ -117,3 +117,25 @@ func TestCooldownBoundedMemory(t *testing.T) {
 		t.Errorf("Len() = %d after the sweep, want 1", n)
 	}
 }
+
+// A failure another replica saw pauses the key here until the fleet's
+// deadline, capped at Max, and counts toward this replica's next pause.
+func TestCooldownHold(t *testing.T) {
+	c := Cooldown{Max: 10 * time.Second}
+	errA := errors.New("status 500")
+	c.Hold("k", errA, t0.Add(3*time.Second), t0)
+	if until, err, ok := c.Check("k", t0.Add(2*time.Second)); !ok || err != errA || !until.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("during a held pause: %v, %v, %v", until, err, ok)
+	}
+	if _, _, ok := c.Check("k", t0.Add(3*time.Second)); ok {
+		t.Fatal("the pause outlived the fleet's deadline")
+	}
+	// Held for a minute with Max 10s: 10s.
+	c.Hold("x", errA, t0.Add(time.Minute), t0)
+	if until, _, _ := c.Check("x", t0); !until.Equal(t0.Add(10 * time.Second)) {
+		t.Fatalf("held until %v, want Max from now", until.Sub(t0))
+	}
+	// This replica's own next failure of "k" is the second in a row: 2s.
+	within(t, "own failure after a held one", t0.Add(4*time.Second),
+		c.Fail("k", errA, t0.Add(4*time.Second)), 2*time.Second)
+}

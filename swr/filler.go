@@ -336,12 +336,7 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 		// replicas wake as early as possible.
 		f.opts.Fleet.Publish(context.Background(), lease, entry)
 	}
-	_, serr := f.opts.Store.Set(key, value, engine.SetOptions{
-		FreshUntil: entry.FreshUntil,
-		StaleUntil: entry.StaleUntil,
-		Fill:       &engine.FillMeta{Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified},
-		Fence:      fence,
-	})
+	_, serr := f.opts.Store.Set(key, value, entry.SetOptions(fence))
 	if serr != nil {
 		return res, fmt.Errorf("storing the loaded value: %w", serr)
 	}

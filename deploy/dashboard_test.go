@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,7 +154,7 @@ func TestDashboardQueriesLiveMetrics(t *testing.T) {
 	p := loadCompose(t)
 	rdsrv := redistest.Start(t)
 	org := newGatedOrigin(t)
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := redistest.FreeAddr(t), redistest.FreeAddr(t)
 	args := normalize(p.Services[replicas[0]].Command)
 	for i, a := range args {
 		args[i] = strings.NewReplacer("@ADDR@", addr, "@METRICS@", metricsAddr,
@@ -441,16 +440,6 @@ func startReplica(t *testing.T, addr string, args []string) {
 		}
 		return c.Ping(context.Background()).Err() == nil
 	})
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitFor polls cond until it holds; the bound is generous, and only a

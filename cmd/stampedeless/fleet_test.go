@@ -97,7 +97,7 @@ func startFleet(t *testing.T, redisArgs []string, n int, origin *fleetOrigin, lo
 	t.Helper()
 	f := &fleet{origin: origin}
 	for range n {
-		addr := freeAddr(t)
+		addr := redistest.FreeAddr(t)
 		// A generous --redis-timeout: CI runs other race-enabled test
 		// binaries on the same two cores, and a Redis call starved for
 		// 250 ms (the default) would rightly make a replica load alone,

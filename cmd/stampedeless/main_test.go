@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/internal/redistest"
 )
 
 // binary is the stampedeless binary built once for these tests.
@@ -33,16 +34,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // startBinary runs the server with the given environment and waits until
@@ -86,7 +77,7 @@ func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
 // STAMPEDELESS_* variables, uses it, and stops it with SIGTERM while a
 // client is connected: it must exit 0 within a few seconds.
 func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := redistest.FreeAddr(t), redistest.FreeAddr(t)
 	cmd := startBinary(t, []string{
 		"STAMPEDELESS_ADDR=" + addr,
 		"STAMPEDELESS_METRICS_ADDR=" + metricsAddr,
@@ -164,7 +155,7 @@ func TestLoaderFlag(t *testing.T) {
 		io.WriteString(w, "from origin: "+r.Header.Get("X-Stampedeless-Key"))
 	}))
 	defer origin.Close()
-	addr := freeAddr(t)
+	addr := redistest.FreeAddr(t)
 	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--loader", "user:="+origin.URL+"/users/{key}")
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/origin"
 )
 
@@ -19,7 +20,7 @@ import (
 // answers /healthz; it returns the origin's base URL.
 func startOrigin(t *testing.T, args ...string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := redistest.FreeAddr(t)
 	cmd := exec.Command(binary, append([]string{"origin", "--addr", addr, "--quiet"}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func originStats(t *testing.T, base string) origin.Stats {
 // reach the origin.
 func TestOriginStampede(t *testing.T) {
 	base := startOrigin(t, "--latency", "300ms")
-	addr := freeAddr(t)
+	addr := redistest.FreeAddr(t)
 	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--loader", "demo:="+base+"/{key}")
 	const k = 50
 	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: k})

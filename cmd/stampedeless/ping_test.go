@@ -6,16 +6,18 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/internal/redistest"
 )
 
 // TestPing runs `stampedeless ping` as the container healthcheck does,
 // against a live server with a password and the demo origin.
 func TestPing(t *testing.T) {
-	addr := freeAddr(t)
+	addr := redistest.FreeAddr(t)
 	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--requirepass", "pw")
 	_, port, _ := net.SplitHostPort(addr)
 	origin := startOrigin(t)
-	dead := freeAddr(t)
+	dead := redistest.FreeAddr(t)
 
 	for _, tc := range []struct {
 		name string

@@ -1,7 +1,9 @@
 // Package redistest starts real redis-server processes for tests: a single
-// server, or a Redis Cluster of several masters created with
+// server, a master watched by a Sentinel, or a Redis Cluster of several
+// masters created with
 // redis-cli --cluster create. Each listens on free loopback ports and is
-// stopped when its test ends.
+// stopped when its test ends. FreeAddr gives any test server a free
+// loopback address.
 package redistest
 
 import (
@@ -231,10 +233,19 @@ func lookPath(t testing.TB, name string) string {
 // freePort returns a loopback port nothing listens on now.
 func freePort(t testing.TB) int {
 	t.Helper()
+	_, port, _ := net.SplitHostPort(FreeAddr(t))
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// FreeAddr returns a loopback host:port nothing listens on now, for any
+// server a test starts (stampedeless processes included).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(fmt.Errorf("finding a free port: %w", err))
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().String()
 }

@@ -1,9 +1,8 @@
 // Package redistest starts real redis-server processes for tests: a single
 // server, a master watched by a Sentinel, or a Redis Cluster of several
-// masters created with
-// redis-cli --cluster create. Each listens on free loopback ports and is
-// stopped when its test ends. FreeAddr gives any test server a free
-// loopback address.
+// masters created with redis-cli --cluster create. Each listens on free
+// loopback ports and is stopped when its test ends. FreeAddr gives any test
+// server a free loopback address.
 package redistest
 
 import (

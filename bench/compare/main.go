@@ -50,6 +50,7 @@ type options struct {
 	random   int
 	maxMem   string
 	procs    int // GOMAXPROCS for stampedeless; 0 leaves Go's default
+	floor    bool
 }
 
 // pipelineScale multiplies -n for pipelined runs so they last about as long as
@@ -73,6 +74,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.dataSize, "d", 100, "redis-benchmark -d and memory-test value size in bytes")
 	fs.IntVar(&o.random, "r", 1000000, "redis-benchmark -r for the random-keyspace configurations")
 	fs.StringVar(&o.maxMem, "max-memory", "4gb", "stampedeless --max-memory (large enough that nothing is evicted)")
+	fs.BoolVar(&o.floor, "floor", true, "also measure bench/floor, a minimal Go server, as the floor Go's runtime sets on this machine")
 	fs.IntVar(&o.procs, "gomaxprocs", 0, "GOMAXPROCS for stampedeless (0: Go's default, one per core); 1 matches redis-server's single thread")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -153,12 +155,13 @@ type harness struct {
 	log  io.Writer
 	args []string
 
-	cpu     cpuAccount
-	tmp     string
-	bin     string
-	servers []*server
-	notes   []string
-	failed  bool
+	cpu      cpuAccount
+	tmp      string
+	bin      string
+	floorBin string // bench/floor, when -floor
+	servers  []*server
+	notes    []string
+	failed   bool
 }
 
 func (h *harness) logf(format string, a ...any) {
@@ -210,12 +213,14 @@ func (h *harness) main(ctx context.Context) error {
 		return err
 	}
 	h.bin = filepath.Join(h.tmp, "stampedeless")
-	h.logf("building stampedeless from %s", root)
-	build := exec.CommandContext(ctx, "go", "build", "-o", h.bin, "./cmd/stampedeless")
-	build.Dir = root
-	build.Stdout, build.Stderr = h.log, h.log
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/stampedeless: %w", err)
+	if err := h.build(ctx, root, h.bin, "./cmd/stampedeless"); err != nil {
+		return err
+	}
+	if h.opts.floor {
+		h.floorBin = filepath.Join(h.tmp, "floor")
+		if err := h.build(ctx, root, h.floorBin, "./bench/floor"); err != nil {
+			return err
+		}
 	}
 
 	env := describeEnvironment(ctx, root, h.bin, h.args)
@@ -250,6 +255,18 @@ func (h *harness) main(ctx context.Context) error {
 		for _, n := range h.notes {
 			fmt.Fprintf(h.out, "- %s\n", n)
 		}
+	}
+	return nil
+}
+
+// build compiles the command in pkg, relative to the module root, into bin.
+func (h *harness) build(ctx context.Context, root, bin, pkg string) error {
+	h.logf("building %s from %s", pkg, root)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	build.Dir = root
+	build.Stdout, build.Stderr = h.log, h.log
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", pkg, err)
 	}
 	return nil
 }

@@ -28,11 +28,11 @@ func (m memResult) perKey(keys int) float64 {
 	return float64(m.rssAfter-m.rssBefore) / float64(keys)
 }
 
-// memoryTest loads the same distinct keys into a fresh redis-server and a
-// fresh stampedeless, one after the other, and compares their RSS.
+// memoryTest loads the same distinct keys into a fresh instance of each
+// server, one after the other, and compares their RSS.
 func (h *harness) memoryTest(ctx context.Context) error {
 	var results []memResult
-	for _, start := range []func(context.Context) (*server, error){h.startRedis, h.startStampedeless} {
+	for _, start := range h.starters(true) {
 		s, err := start(ctx)
 		if err != nil {
 			return err
@@ -106,8 +106,10 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	if m.peak, err = procStatusBytes(s.Pid(), "VmHWM"); err != nil {
 		return m, err
 	}
-	if m.info, err = s.info(ctx, "memory"); err != nil {
-		h.note("INFO memory on %s: %v", s.Name, err)
+	if s.Name != floorName { // it has no INFO
+		if m.info, err = s.info(ctx, "memory"); err != nil {
+			h.note("INFO memory on %s: %v", s.Name, err)
+		}
 	}
 	h.logf("memory: %s DBSIZE %d, RSS %.1f MiB, load %.1fs", s.Name, m.dbsize, mib(m.rssAfter), m.load.Seconds())
 	return m, nil
@@ -196,6 +198,11 @@ func (h *harness) printMemory(results []memResult) {
 		ratio := float64(s.rssAfter) / float64(r.rssAfter)
 		fmt.Fprintf(h.out, "\nRSS ratio stampedeless/redis-server: **%.2f** %s (target ≤ 1.5); bytes/key ratio: %.2f; peak RSS ratio: %.2f.\n",
 			ratio, mark(ratio <= 1.5), s.perKey(keys)/r.perKey(keys), float64(s.peak)/float64(r.peak))
+	}
+	if f, ok := byName[floorName]; ok && rok && r.perKey(keys) > 0 && f.perKey(keys) > 0 {
+		fmt.Fprintf(h.out, "\nThe Go floor (`bench/floor`, one `map[string][]byte`): bytes/key against redis-server %.2f, RSS %.2f; stampedeless against the floor: bytes/key %.2f, RSS %.2f.\n",
+			f.perKey(keys)/r.perKey(keys), float64(f.rssAfter)/float64(r.rssAfter),
+			s.perKey(keys)/f.perKey(keys), float64(s.rssAfter)/float64(f.rssAfter))
 	}
 	if sok {
 		var parts []string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,8 @@ import (
 const (
 	redisName = "redis-server"
 	stampName = "stampedeless"
+	floorName = "floor"       // bench/floor: a minimal Go server, a goroutine per connection
+	epollName = "floor-epoll" // bench/floor -loop epoll: the same on one event-loop thread
 )
 
 // server is one running child process, with the RESP helpers this
@@ -39,6 +42,30 @@ func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
 		return h.bin, []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 			"--metrics-addr", "", "--max-memory", h.opts.maxMem, "--log-level", "warn"}
 	})
+}
+
+// startFloor returns a function starting bench/floor with the network
+// design loop under name.
+func (h *harness) startFloor(name, loop string) func(context.Context) (*server, error) {
+	return func(ctx context.Context) (*server, error) {
+		return h.startServer(ctx, name, func(port int) (string, []string) {
+			return h.floorBin, []string{"-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "-loop", loop}
+		})
+	}
+}
+
+// starters are the servers a test measures, redis-server first. The memory
+// test leaves out the event-loop floor: it stores exactly what the other
+// floor does.
+func (h *harness) starters(memory bool) []func(context.Context) (*server, error) {
+	s := []func(context.Context) (*server, error){h.startRedis, h.startStampedeless}
+	if h.floorBin != "" {
+		s = append(s, h.startFloor(floorName, "goroutines"))
+		if !memory && runtime.GOOS == "linux" {
+			s = append(s, h.startFloor(epollName, "epoll"))
+		}
+	}
+	return s
 }
 
 // startServer starts a child server and keeps it for cleanup.

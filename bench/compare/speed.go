@@ -93,20 +93,19 @@ func (h *harness) speedTest(ctx context.Context) error {
 	if len(cfgs) == 0 {
 		return errors.New("-only selects no configuration")
 	}
-	redis, err := h.startRedis(ctx)
-	if err != nil {
-		return err
+	var servers []*server
+	for _, start := range h.starters(false) {
+		s, err := start(ctx)
+		if err != nil {
+			return err
+		}
+		defer s.Stop()
+		servers = append(servers, s)
 	}
-	defer redis.Stop()
-	stamp, err := h.startStampedeless(ctx)
-	if err != nil {
-		return err
-	}
-	defer stamp.Stop()
 
 	// A short unrecorded run each, so neither server is measured cold.
 	warm := config{pipeline: 1}
-	for _, s := range []*server{redis, stamp} {
+	for _, s := range servers {
 		h.logf("warm-up %s", s.Name)
 		if _, _, err := h.benchmark(ctx, s, warm, tests, max(h.opts.n/10, 1000)); err != nil {
 			h.fail("warm-up of %s: %v", s.Name, err)
@@ -125,12 +124,9 @@ func (h *harness) speedTest(ctx context.Context) error {
 speed:
 	for round := 1; round <= h.opts.rounds; round++ {
 		for _, c := range cfgs {
-			// Alternate which server goes first, so neither always runs
-			// right after the other's load.
-			order := []*server{redis, stamp}
-			if pair%2 == 1 {
-				order = []*server{stamp, redis}
-			}
+			// Rotate which server goes first, so none always runs right
+			// after another's load.
+			order := append(slices.Clone(servers[pair%len(servers):]), servers[:pair%len(servers)]...)
 			pair++
 			for _, s := range order {
 				if ctx.Err() != nil {
@@ -179,6 +175,9 @@ speed:
 		}
 	}
 	h.printSpeed(cfgs, tests, results)
+	if h.floorBin != "" {
+		h.printFloor(cfgs, tests, results)
+	}
 	if h.opts.raw {
 		fmt.Fprintln(h.out, "\n#### Every run")
 		fmt.Fprintln(h.out)
@@ -350,6 +349,45 @@ func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sa
 			fmt.Fprintf(h.out, "| %s | %d | %s | %s | %s | %s | ≥ %.1f | %s | %s | %s |\n",
 				t, c.pipeline, c.keyspace(), fmtRPS(rRPS, len(rs)), fmtRPS(sRPS, len(ss)), rpsRatio, target,
 				fmtMS(rP99, len(rs)), fmtMS(sP99, len(ss)), p99Ratio)
+		}
+	}
+}
+
+// printFloor compares bench/floor with redis-server and stampedeless: how
+// much of the gap to redis-server a Go server has before doing any work, in
+// each network design.
+func (h *harness) printFloor(cfgs []config, tests []string, results map[key][]sample) {
+	fmt.Fprintf(h.out, "\n#### The Go floor\n\n")
+	fmt.Fprintf(h.out, "`bench/floor` in the same rounds: one map under a lock, no expiry, bound or eviction. `%s`: a goroutine per connection on Go's network poller, as stampedeless does; `%s`: one thread running an epoll loop, as redis-server does.\n\n", floorName, epollName)
+	fmt.Fprintln(h.out, "| floor | test | -P | keys | floor rps | floor/redis-server rps | stampedeless/floor rps | floor p99 ms | floor/redis-server p99 |")
+	fmt.Fprintln(h.out, "|---|---|---:|---|---:|---:|---:|---:|---:|")
+	for _, name := range []string{floorName, epollName} {
+		h.printFloorRows(name, cfgs, tests, results)
+	}
+}
+
+func (h *harness) printFloorRows(name string, cfgs []config, tests []string, results map[key][]sample) {
+	rps := func(s sample) float64 { return s.rps }
+	p99 := func(s sample) float64 { return s.p99 }
+	ratio := func(a, b float64) string {
+		if a <= 0 || b <= 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", a/b)
+	}
+	for _, c := range cfgs {
+		for _, t := range tests {
+			t = strings.ToUpper(t)
+			rs, ss, fs := results[key{redisName, t, c}], results[key{stampName, t, c}], results[key{name, t, c}]
+			if len(fs) == 0 {
+				continue
+			}
+			fRPS := median(field(fs, rps))
+			fP99 := median(field(fs, p99))
+			fmt.Fprintf(h.out, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
+				name, t, c.pipeline, c.keyspace(), fmtRPS(fRPS, len(fs)),
+				ratio(fRPS, median(field(rs, rps))), ratio(median(field(ss, rps)), fRPS),
+				fmtMS(fP99, len(fs)), ratio(fP99, median(field(rs, p99))))
 		}
 	}
 }

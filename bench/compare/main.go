@@ -12,7 +12,10 @@
 // `redis-benchmark -t get,set -c 50 -d 100` against each in turn for every
 // configuration of {-P 1, -P 16} x {one key, -r 1000000}, and prints Markdown
 // tables of the median throughput and p99 latency with the ratios
-// stampedeless/redis-server. See bench/README.md.
+// stampedeless/redis-server. With -floor (the default) it measures
+// bench/floor, a minimal Go server, the same way, so a report shows how much
+// of the gap Go's runtime and network design leave before stampedeless does
+// any work. See bench/README.md.
 package main
 
 import (

@@ -325,7 +325,7 @@ const (
 
 func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sample) {
 	fmt.Fprintf(h.out, "\n### Throughput and p99 latency\n\n")
-	fmt.Fprintf(h.out, "`redis-benchmark -t %s -c %d -d %d`, -n %d at -P 1 and %d at -P 16, \"random\" = `-r %d`; median of %d rounds, servers alternating.\n\n",
+	fmt.Fprintf(h.out, "`redis-benchmark -t %s -c %d -d %d`, -n %d at -P 1 and %d at -P 16, \"random\" = `-r %d`; median of %d rounds, servers taking turns to go first.\n\n",
 		strings.Join(tests, ","), h.opts.clients, h.opts.dataSize, h.opts.n, h.opts.n*pipelineScale, h.opts.random, h.opts.rounds)
 	fmt.Fprintln(h.out, "| test | -P | keys | redis-server rps | stampedeless rps | rps ratio | target | redis-server p99 ms | stampedeless p99 ms | p99 ratio (target ≤ 1.5) |")
 	fmt.Fprintln(h.out, "|---|---:|---|---:|---:|---:|---|---:|---:|---:|")

@@ -88,7 +88,7 @@ func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
 	id := e.id
 	sh.mu.RUnlock()
 	sh.hits.Add(1)
-	s.policy.Get(id) // feeds ristretto's frequency sketch
+	s.noteRead(id)
 	return env, true, false
 }
 
@@ -123,7 +123,7 @@ func (s *Store) Touch(key []byte) bool {
 	}
 	sh.mu.RUnlock()
 	if live {
-		s.policy.Get(id)
+		s.noteRead(id)
 	}
 	return live
 }

@@ -950,3 +950,60 @@ func TestWriteAfterCloseReturns(t *testing.T) {
 		t.Fatal("Set after Close did not return")
 	}
 }
+
+// TestReadsKeepHotKeys: reads feed ristretto's frequency sketch, so keys
+// read often outlive a churn of keys written once and never read, which
+// would otherwise push them out in turn.
+func TestReadsKeepHotKeys(t *testing.T) {
+	if raceEnabled {
+		// ristretto passes reads to its policy in stripes kept in a
+		// sync.Pool, and under the race detector sync.Pool drops stripes
+		// at random: most reads never reach the sketch.
+		t.Skip("ristretto's read buffer is lossy under the race detector")
+	}
+	const (
+		hot    = 200
+		reads  = 40
+		churn  = 4000
+		valLen = 100
+	)
+	s := newStore(t, Options{MaxMemory: 600 * entryCost(10, valLen)})
+	value := bytes.Repeat([]byte{'v'}, valLen)
+	hotKey := func(i int) []byte { return fmt.Appendf(nil, "hot:%06d", i) } // 10 bytes
+	for i := range hot {
+		if _, err := s.Set(hotKey(i), value, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(s)
+	for range reads {
+		for i := range hot {
+			if _, ok := s.Get(hotKey(i)); !ok {
+				t.Fatalf("hot key %d gone before the churn", i)
+			}
+		}
+		// ristretto drops batches of reads its goroutine is not ready
+		// for; give it a moment between rounds, as real traffic would.
+		time.Sleep(time.Millisecond)
+	}
+	for i := range churn {
+		if _, err := s.Set(fmt.Appendf(nil, "new:%06d", i), value, SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(s)
+	kept := 0
+	for i := range hot {
+		if _, ok := s.Get(hotKey(i)); ok {
+			kept++
+		}
+	}
+	st := s.Stats()
+	t.Logf("hot keys kept: %d of %d; %+v", kept, hot, st)
+	if st.Evicted+st.Rejected < churn/2 {
+		t.Fatalf("the churn evicted or rejected only %d keys: the bound was not reached", st.Evicted+st.Rejected)
+	}
+	if kept < hot*8/10 {
+		t.Errorf("only %d of %d hot keys survived %d keys written once", kept, hot, churn)
+	}
+}

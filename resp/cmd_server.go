@@ -186,7 +186,7 @@ func humanBytes(n int64) string {
 }
 
 func (s *Server) infoStats(b *infoBuilder) {
-	st := s.store.Stats()
+	st := s.statsSinceReset()
 	b.field("total_connections_received", s.connectionsSeen.Load())
 	b.field("total_commands_processed", s.commandsTotal.Load())
 	b.field("rejected_connections", s.rejectedConns.Load())
@@ -454,14 +454,30 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdConfigResetStat implements CONFIG RESETSTAT for the INFO counters the
-// server keeps. The engine's (keyspace hits and misses, expired and
-// evicted keys) cannot be reset, and metrics counters never are.
+// cmdConfigResetStat implements CONFIG RESETSTAT: INFO's counters start
+// again from zero. The engine's counters feed Prometheus, whose counters
+// never reset, so INFO reports them from a baseline taken here instead.
 func cmdConfigResetStat(c *Conn, _ [][]byte) {
-	c.srv.commandsTotal.Store(0)
-	c.srv.connectionsSeen.Store(0)
-	c.srv.rejectedConns.Store(0)
+	s := c.srv
+	s.commandsTotal.Store(0)
+	s.connectionsSeen.Store(0)
+	s.rejectedConns.Store(0)
+	base := s.store.Stats()
+	s.statsBase.Store(&base)
 	c.w.OK()
+}
+
+// statsSinceReset is the engine's counters since the last CONFIG RESETSTAT.
+func (s *Server) statsSinceReset() engine.Stats {
+	st := s.store.Stats()
+	if base := s.statsBase.Load(); base != nil {
+		st.Hits -= base.Hits
+		st.Misses -= base.Misses
+		st.Evicted -= base.Evicted
+		st.Rejected -= base.Rejected
+		st.Expired -= base.Expired
+	}
+	return st
 }
 
 func cmdConfigHelp(c *Conn, _ [][]byte) {

@@ -1149,6 +1149,26 @@ func TestCompatShape(t *testing.T) {
 		}
 	})
 
+	t.Run("RESETSTAT", func(t *testing.T) {
+		both("SET", "resetstat:k", "v")
+		both("GET", "resetstat:k")
+		both("GET", "resetstat:missing")
+		both("CONFIG", "RESETSTAT")
+		both("GET", "resetstat:k")
+		both("GET", "resetstat:k")
+		both("GET", "resetstat:missing")
+		rr, or := both("INFO", "stats")
+		for _, x := range each(rr, or) {
+			for _, want := range []string{"\r\nkeyspace_hits:2\r\n", "\r\nkeyspace_misses:1\r\n",
+				"\r\nexpired_keys:0\r\n", "\r\nevicted_keys:0\r\n", "\r\nrejected_connections:0\r\n"} {
+				if !strings.Contains(x.r.str, want) {
+					t.Errorf("INFO stats after CONFIG RESETSTAT: %s lacks %q:\n%s", x.who, strings.TrimSpace(want), x.r.str)
+				}
+			}
+		}
+		both("DEL", "resetstat:k")
+	})
+
 	t.Run("TIME", func(t *testing.T) {
 		rr, or := both("TIME")
 		for _, x := range each(rr, or) {

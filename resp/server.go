@@ -96,6 +96,7 @@ type Server struct {
 	commandsTotal   atomic.Int64
 	connectionsSeen atomic.Int64
 	rejectedConns   atomic.Int64
+	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	mu        sync.Mutex // protects listeners, conns and closing
 	listeners []net.Listener

@@ -29,6 +29,9 @@ type Registry struct {
 	// ConnectionsClosed counts closed connections by reason (see resp's
 	// close reasons).
 	ConnectionsClosed *prometheus.CounterVec
+	// EventLoopHandoffs counts connections the event loop gave to a
+	// goroutine of their own, by reason (see resp's handoff reasons).
+	EventLoopHandoffs *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -59,11 +62,16 @@ func New() *Registry {
 			Name:      "connections_closed_total",
 			Help:      "Client connections closed, by reason.",
 		}, []string{"reason"}),
+		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "event_loop_handoffs_total",
+			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (one that may wait), output (the client did not take its replies), end, shutdown, error.",
+		}, []string{"reason"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
-		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed,
+		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -75,7 +75,7 @@ func (c *Conn) loaderCommandAllowed() bool {
 	case LoaderCommandsNo:
 		return false
 	}
-	addr, ok := c.nc.RemoteAddr().(*net.TCPAddr)
+	addr, ok := c.remote.(*net.TCPAddr)
 	return ok && addr.IP.IsLoopback()
 }
 

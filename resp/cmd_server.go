@@ -130,6 +130,8 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("connected_clients", s.connectedClients())
 	b.field("maxclients", s.maxClients.Load())
 	b.field("blocked_clients", 0)
+	b.field("event_loop", boolInt(s.loop != nil))
+	b.field("event_loop_clients", s.eventLoopClients())
 }
 
 func (s *Server) infoMemory(b *infoBuilder) {

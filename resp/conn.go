@@ -14,16 +14,23 @@ import (
 // the connection's goroutine; the fields CLIENT LIST reads from other
 // connections are atomic or guarded by mu.
 type Conn struct {
-	srv     *Server
+	srv *Server
+	// nc is the connection, replaced once if the event loop hands the
+	// connection to a goroutine; then under srv.mu.
 	nc      net.Conn
 	rd      *Reader
 	w       *Writer
 	id      int64
 	created time.Time
-	scratch [32]byte // lower-cased command names
-	authed  bool
-	quit    bool
-	pending []byte // read off the socket by a disconnect watcher, not yet parsed
+	// The addresses, which CLIENT LIST reads from other goroutines.
+	remote, local net.Addr
+	// On the event loop: the socket, and whether epoll said it has input.
+	fd       int
+	readable bool
+	scratch  [32]byte // lower-cased command names
+	authed   bool
+	quit     bool
+	pending  []byte // read off the socket by a disconnect watcher, not yet parsed
 
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
@@ -41,6 +48,8 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		w:       newWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
+		remote:  nc.RemoteAddr(),
+		local:   nc.LocalAddr(),
 	}
 	c.rd = NewReader(connReader{c})
 	c.authed = *s.requirePass.Load() == ""
@@ -102,7 +111,7 @@ func (c *Conn) info() string {
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), name, age, idle, cmd, libName, libVer)
+		c.id, c.remote, c.local, name, age, idle, cmd, libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,11 @@ func startServer(t testing.TB, opts Options) *testServer {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	// scripts/test.sh runs this package's tests a second time with every
+	// server on the event loop.
+	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
+		opts.EventLoop = true
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -75,6 +75,12 @@ type Options struct {
 	LoaderCommands string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
 	Shared Shared
+	// EventLoop serves connections from one epoll loop thread, as
+	// redis-server does, instead of a goroutine each (Linux only; not with
+	// Shared, whose commands wait on Redis). A connection that sends a
+	// command that may wait, or does not read its replies, moves to a
+	// goroutine of its own.
+	EventLoop bool
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -102,11 +108,17 @@ type Server struct {
 	listeners []net.Listener
 	conns     map[*Conn]struct{}
 	closing   bool
-	wg        sync.WaitGroup // one per connection goroutine
+	wg        sync.WaitGroup // one per connection, and the event loop's
+
+	loop *eventLoop // nil unless Options.EventLoop
 }
 
 // ErrNoStore is returned by New without Options.Store.
 var ErrNoStore = errors.New("resp: Options.Store is required")
+
+// ErrEventLoopShared is returned by New for Options with both EventLoop and
+// Shared.
+var ErrEventLoopShared = errors.New("resp: the event loop cannot serve a shared tier: its commands wait on Redis")
 
 // New returns a Server for opts.
 func New(opts Options) (*Server, error) {
@@ -147,6 +159,21 @@ func New(opts Options) (*Server, error) {
 	}
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
+	})
+	if opts.EventLoop {
+		if opts.Shared != nil {
+			return nil, ErrEventLoopShared
+		}
+		loop, err := newEventLoop(s)
+		if err != nil {
+			return nil, err
+		}
+		s.loop = loop
+		s.wg.Add(1)
+		go loop.run()
+	}
+	s.metrics.Gauge("event_loop_clients", "Client connections served by the event loop (--event-loop); the others have a goroutine each.", func() float64 {
+		return float64(s.eventLoopClients())
 	})
 	return s, nil
 }
@@ -221,13 +248,25 @@ func (s *Server) accept(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
-	go s.serveConn(c)
+	if s.loop != nil {
+		s.loop.adopt(c)
+		return
+	}
+	go s.serveConn(c, handoff{})
 }
 
 func (s *Server) isClosing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closing
+}
+
+// eventLoopClients is how many connections the event loop serves now.
+func (s *Server) eventLoopClients() int64 {
+	if s.loop == nil {
+		return 0
+	}
+	return s.loop.clientCount()
 }
 
 func (s *Server) connectedClients() int {
@@ -253,6 +292,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.notify() // it hands its connections to goroutines and exits
+	}
 
 	done := make(chan struct{})
 	go func() {
@@ -283,35 +325,52 @@ const (
 	closedShutdown   = "shutdown"
 )
 
-func (s *Server) serveConn(c *Conn) {
+// handoff is what the event loop passes to the goroutine it gives a
+// connection to: a command it read but leaves to the goroutine, or the error
+// that ended its reading. The zero value means carry on reading.
+type handoff struct {
+	args [][]byte
+	err  error
+}
+
+// errPanicked is the handoff error of a connection whose command panicked
+// on the event loop; the goroutine answers and closes it.
+var errPanicked = errors.New("resp: command panicked")
+
+// serveConn serves c on its own goroutine until it closes, starting with
+// what the event loop handed over, if it had c first.
+func (s *Server) serveConn(c *Conn, h handoff) {
 	reason := closedByClient
 	defer func() {
 		if p := recover(); p != nil {
 			reason = closedPanic
-			buf := make([]byte, 64<<10)
-			buf = buf[:runtime.Stack(buf, false)]
-			s.log.Error("panic serving client; closing its connection",
-				"client", c.nc.RemoteAddr().String(), "panic", fmt.Sprint(p), "stack", string(buf))
+			s.logPanic(c, p)
+		}
+		if reason == closedPanic {
 			c.w.Error("ERR internal error")
 			c.w.Flush()
 		}
 		c.nc.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		if s.closing && reason == closedByClient {
-			reason = closedShutdown
-		}
-		s.mu.Unlock()
-		s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
-		s.wg.Done()
+		s.finish(c, reason)
 	}()
 	var drained int64 // bytes received when the drain deadline last passed
 	for {
-		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
+		if c.quit {
+			reason = closedQuit
+			c.closeGracefully()
+			return
+		}
+		args, err := h.args, h.err
+		h = handoff{}
+		if args == nil && err == nil {
+			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
+		}
 		if err != nil {
 			var pe ProtocolError
 			var ne net.Error
 			switch {
+			case errors.Is(err, errPanicked):
+				reason = closedPanic
 			case errors.As(err, &pe):
 				reason = closedProtocol
 				c.w.Error("ERR " + pe.Error())
@@ -329,11 +388,6 @@ func (s *Server) serveConn(c *Conn) {
 			return
 		}
 		s.dispatch(c, args)
-		if c.quit {
-			reason = closedQuit
-			c.closeGracefully()
-			return
-		}
 		// A long pipeline of large replies is sent as it goes, not held.
 		if c.w.Len() > maxRetainedReply {
 			if c.w.Flush() != nil {
@@ -342,6 +396,26 @@ func (s *Server) serveConn(c *Conn) {
 			}
 		}
 	}
+}
+
+// logPanic reports a command's panic; the connection is then closed.
+func (s *Server) logPanic(c *Conn, p any) {
+	buf := make([]byte, 64<<10)
+	buf = buf[:runtime.Stack(buf, false)]
+	s.log.Error("panic serving client; closing its connection",
+		"client", c.remote.String(), "panic", fmt.Sprint(p), "stack", string(buf))
+}
+
+// finish forgets a closed connection.
+func (s *Server) finish(c *Conn, reason string) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if s.closing && reason == closedByClient {
+		reason = closedShutdown
+	}
+	s.mu.Unlock()
+	s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
+	s.wg.Done()
 }
 
 // dispatch runs one command and counts its result.

@@ -39,7 +39,11 @@ go test -race -count=1 ./...
 # policy (they travel in a sync.Pool, which then drops items at random), so
 # the test that reads keep hot keys runs in a normal build too.
 go test -count=1 -run 'TestReadsKeepHotKeys' ./engine
+# The wire layer's tests again, every server serving from the event loop
+# (--event-loop).
+RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./resp
 bash scripts/integration.sh
+STAMPEDELESS_EVENT_LOOP=true bash scripts/integration.sh # the same against --event-loop
 bash scripts/demo.sh
 bash scripts/examples.sh
 bash scripts/stack.sh

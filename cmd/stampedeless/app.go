@@ -48,6 +48,8 @@ func serveFlags() []cli.Flag {
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
+		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
+			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); connections that send GETFILL or do not read their replies move to a goroutine"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "password clients must AUTH with before other commands (empty: none)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
@@ -193,6 +195,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	} else if c.Int("fleet-max-concurrent-fills") > 0 {
 		return cfg, errors.New("--fleet-max-concurrent-fills needs --redis")
 	}
+	if c.Bool("event-loop") && c.String("redis") != "" {
+		return cfg, errors.New("--event-loop does not apply with --redis: its commands wait on Redis")
+	}
 	cfg.server = resp.Options{
 		RequirePass:    c.String("requirepass"),
 		MaxClients:     c.Int("max-clients"),
@@ -201,6 +206,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		LogLevel:       level,
 		Version:        version,
 		LoaderCommands: c.String("enable-loader-commands"),
+		EventLoop:      c.Bool("event-loop"),
 	}
 	return cfg, nil
 }

@@ -1,0 +1,370 @@
+package resp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// eventLoop serves connections the way redis-server does: one OS thread
+// waits on epoll for sockets with input, reads each once, runs every whole
+// command read and writes the replies, with no goroutine switch between a
+// request and its reply.
+//
+// It serves only what cannot wait. A connection leaves the loop for a
+// goroutine of its own, for good, when it sends a command that may wait
+// (stampedeless's own, such as GETFILL), when its socket does not take all
+// its replies at once, when it ends in any way (QUIT, end of input, a
+// protocol error, a panic) and at shutdown; the goroutine's path, which
+// handles all of those, takes it from there with nothing lost.
+type eventLoop struct {
+	srv  *Server
+	ep   int    // epoll instance
+	wake [2]int // a pipe: adopt and Shutdown write to it to wake the loop
+
+	mu      sync.Mutex
+	adopted []*Conn // accepted, not yet registered
+
+	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
+	clients atomic.Int64  // len(conns), for INFO and metrics
+}
+
+// errWouldBlock is what a loop connection's reader and flush return when
+// the socket has no more input for now, or takes no more output.
+var (
+	errWouldBlock    = errors.New("resp: would block")
+	errOutputBlocked = errors.New("resp: output would block")
+)
+
+func newEventLoop(s *Server) (*eventLoop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("event loop: epoll_create1: %w", err)
+	}
+	l := &eventLoop{srv: s, ep: ep, conns: make(map[int]*Conn)}
+	if err := syscall.Pipe2(l.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		syscall.Close(ep)
+		return nil, fmt.Errorf("event loop: pipe2: %w", err)
+	}
+	if err := l.watch(l.wake[0]); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *eventLoop) watch(fd int) error {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("event loop: epoll_ctl: %w", err)
+	}
+	return nil
+}
+
+// clientCount is how many connections the loop serves now.
+func (l *eventLoop) clientCount() int64 { return l.clients.Load() }
+
+func (l *eventLoop) close() {
+	syscall.Close(l.ep)
+	syscall.Close(l.wake[0])
+	syscall.Close(l.wake[1])
+}
+
+// notify wakes the loop; a full pipe already will.
+func (l *eventLoop) notify() {
+	syscall.Write(l.wake[1], []byte{0})
+}
+
+// adopt takes an accepted connection into the loop. Its socket is
+// duplicated out of Go's network poller, so that only the loop's epoll
+// watches it; the net.Conn is closed.
+func (l *eventLoop) adopt(c *Conn) {
+	fd, err := detach(c.nc)
+	if err != nil {
+		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
+		go l.srv.serveConn(c, handoff{})
+		return
+	}
+	c.fd = fd
+	l.srv.mu.Lock() // Shutdown reads c.nc
+	c.nc = loopNetConn{}
+	l.srv.mu.Unlock()
+	c.rd.rd = loopReader{c}
+	c.rd.BeforeBlock = c.loopFlush
+	l.mu.Lock()
+	l.adopted = append(l.adopted, c)
+	l.mu.Unlock()
+	l.notify()
+}
+
+// detach returns a duplicate of nc's socket, non-blocking and close-on-exec,
+// and closes nc.
+func detach(nc net.Conn) (int, error) {
+	defer nc.Close()
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%T has no file descriptor", nc)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, dupErr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, dupErr = syscall.Dup(int(s)) }); err != nil {
+		return -1, err
+	}
+	if dupErr != nil {
+		return -1, dupErr
+	}
+	syscall.CloseOnExec(fd)
+	// The duplicate shares the socket's file status, which Go made
+	// non-blocking; setting it again costs nothing and states the need.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// run is the loop goroutine. It exits once the server is closing and every
+// connection has been handed to a goroutine.
+func (l *eventLoop) run() {
+	defer l.srv.wg.Done()
+	defer l.close()
+	// The loop thread does the serving; nothing else should be scheduled on
+	// it between a read and its reply.
+	runtime.LockOSThread()
+	events := make([]syscall.EpollEvent, 256)
+	for {
+		n, err := syscall.EpollWait(l.ep, events, -1)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			l.srv.log.Error("event loop: epoll_wait failed; handing its connections to goroutines", "err", err)
+			l.ejectAll()
+			return
+		}
+		for _, ev := range events[:max(n, 0)] {
+			fd := int(ev.Fd)
+			if fd == l.wake[0] {
+				l.drainWake()
+				continue
+			}
+			if c := l.conns[fd]; c != nil {
+				c.readable = true
+				l.serve(c)
+			}
+		}
+		if l.srv.isClosing() {
+			l.ejectAll()
+			return
+		}
+	}
+}
+
+// drainWake empties the wake pipe and registers adopted connections.
+func (l *eventLoop) drainWake() {
+	var buf [64]byte
+	for {
+		if n, _ := syscall.Read(l.wake[0], buf[:]); n <= 0 {
+			break
+		}
+	}
+	l.mu.Lock()
+	adopted := l.adopted
+	l.adopted = nil
+	l.mu.Unlock()
+	for _, c := range adopted {
+		if err := l.watch(c.fd); err != nil {
+			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
+			l.eject(c, handoff{}, handoffError)
+			continue
+		}
+		l.conns[c.fd] = c
+		l.clients.Add(1)
+		// It may have sent something before it was watched.
+		c.readable = true
+		l.serve(c)
+	}
+}
+
+// Reasons a connection leaves the loop, the label of
+// stampedeless_event_loop_handoffs_total.
+const (
+	handoffCommand  = "command"  // a command that may wait
+	handoffOutput   = "output"   // the socket did not take every reply
+	handoffEnd      = "end"      // QUIT, end of input, a protocol error or a panic
+	handoffShutdown = "shutdown" // the server is closing
+	handoffError    = "error"    // the loop could not serve it
+)
+
+// serve runs the commands c has sent until its input runs out.
+func (l *eventLoop) serve(c *Conn) {
+	s := l.srv
+	for {
+		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
+		switch {
+		case errors.Is(err, errWouldBlock):
+			return
+		case errors.Is(err, errOutputBlocked):
+			l.eject(c, handoff{}, handoffOutput)
+			return
+		case err != nil:
+			l.eject(c, handoff{err: err}, handoffEnd)
+			return
+		}
+		if cmd := s.lookup(c, args[0]); cmd != nil && cmd.own {
+			l.eject(c, handoff{args: args}, handoffCommand)
+			return
+		}
+		if !l.dispatch(c, args) {
+			l.eject(c, handoff{err: errPanicked}, handoffEnd)
+			return
+		}
+		if c.quit {
+			l.eject(c, handoff{}, handoffEnd)
+			return
+		}
+		if c.w.Len() > maxRetainedReply {
+			if err := c.loopFlush(); err != nil {
+				l.eject(c, handoff{}, handoffOutput)
+				return
+			}
+		}
+	}
+}
+
+// dispatch runs one command, reporting false if it panicked.
+func (l *eventLoop) dispatch(c *Conn, args [][]byte) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.srv.logPanic(c, p)
+			ok = false
+		}
+	}()
+	l.srv.dispatch(c, args)
+	return true
+}
+
+// eject hands c to a goroutine of its own, with h to start from.
+func (l *eventLoop) eject(c *Conn, h handoff, reason string) {
+	s := l.srv
+	s.metrics.EventLoopHandoffs.WithLabelValues(reason).Inc()
+	if _, ok := l.conns[c.fd]; ok {
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
+		delete(l.conns, c.fd)
+		l.clients.Add(-1)
+	}
+	f := os.NewFile(uintptr(c.fd), "")
+	nc, err := net.FileConn(f) // a duplicate, in Go's poller
+	f.Close()
+	c.fd = -1
+	if err != nil {
+		s.log.Warn("event loop: cannot hand a connection to a goroutine; closing it", "err", err)
+		s.finish(c, closedByClient)
+		return
+	}
+	s.mu.Lock()
+	c.nc = nc
+	closing := s.closing
+	s.mu.Unlock()
+	c.w.conn = nc
+	c.rd.rd = connReader{c}
+	c.rd.BeforeBlock = c.flush
+	if closing {
+		nc.SetReadDeadline(time.Now().Add(drainWindow))
+	}
+	go s.serveConn(c, h)
+}
+
+// ejectAll hands every connection to a goroutine, at shutdown.
+func (l *eventLoop) ejectAll() {
+	l.mu.Lock()
+	adopted := l.adopted
+	l.adopted = nil
+	l.mu.Unlock()
+	for _, c := range adopted {
+		l.eject(c, handoff{}, handoffShutdown)
+	}
+	for _, c := range l.conns {
+		l.eject(c, handoff{}, handoffShutdown)
+	}
+}
+
+// loopReader reads a loop connection's socket once per readiness event.
+type loopReader struct{ c *Conn }
+
+func (r loopReader) Read(p []byte) (int, error) {
+	c := r.c
+	if !c.readable {
+		return 0, errWouldBlock
+	}
+	c.readable = false
+	for {
+		n, err := syscall.Read(c.fd, p)
+		switch {
+		case n > 0:
+			return n, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return 0, errWouldBlock
+		case err == nil:
+			return 0, io.EOF
+		default:
+			return 0, err
+		}
+	}
+}
+
+// loopFlush writes a loop connection's pending replies without waiting.
+// What the socket does not take stays in the writer, and errOutputBlocked
+// sends the connection to a goroutine, whose flush waits for the client.
+func (c *Conn) loopFlush() error {
+	w := c.w
+	if len(w.b) == 0 {
+		return nil
+	}
+	c.lastActive.Store(time.Now().Unix())
+	sent := 0
+	for sent < len(w.b) {
+		n, err := syscall.Write(c.fd, w.b[sent:])
+		if n > 0 {
+			sent += n
+		}
+		switch {
+		case err == nil || errors.Is(err, syscall.EINTR):
+		case errors.Is(err, syscall.EAGAIN):
+			w.b = w.b[:copy(w.b, w.b[sent:])]
+			return errOutputBlocked
+		default:
+			w.err = err
+			return err
+		}
+	}
+	if cap(w.b) > maxRetainedReply {
+		w.b = nil
+	} else {
+		w.b = w.b[:0]
+	}
+	return nil
+}
+
+// loopNetConn stands in for a loop connection's net.Conn, which was closed
+// when its socket was taken into the loop. Only Shutdown reaches it, to set
+// a drain deadline the loop applies itself when it hands the connection on.
+type loopNetConn struct{}
+
+func (loopNetConn) Read([]byte) (int, error)         { return 0, net.ErrClosed }
+func (loopNetConn) Write([]byte) (int, error)        { return 0, net.ErrClosed }
+func (loopNetConn) Close() error                     { return nil }
+func (loopNetConn) LocalAddr() net.Addr              { return nil }
+func (loopNetConn) RemoteAddr() net.Addr             { return nil }
+func (loopNetConn) SetDeadline(time.Time) error      { return nil }
+func (loopNetConn) SetReadDeadline(time.Time) error  { return nil }
+func (loopNetConn) SetWriteDeadline(time.Time) error { return nil }

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package resp
+
+import "errors"
+
+// eventLoop exists only on Linux; elsewhere Options.EventLoop is refused.
+type eventLoop struct{}
+
+func newEventLoop(*Server) (*eventLoop, error) {
+	return nil, errors.New("event loop: only on Linux")
+}
+
+func (*eventLoop) adopt(*Conn)        {}
+func (*eventLoop) notify()            {}
+func (*eventLoop) run()               {}
+func (*eventLoop) clientCount() int64 { return 0 }

@@ -39,8 +39,12 @@ func (h *harness) startRedis(ctx context.Context) (*server, error) {
 // startStampedeless starts a fresh stampedeless from the binary just built.
 func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
 	return h.startServer(ctx, stampName, func(port int) (string, []string) {
-		return h.bin, []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		args := []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 			"--metrics-addr", "", "--max-memory", h.opts.maxMem, "--log-level", "warn"}
+		if h.opts.loop {
+			args = append(args, "--event-loop")
+		}
+		return h.bin, args
 	})
 }
 

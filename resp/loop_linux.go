@@ -31,6 +31,7 @@ type eventLoop struct {
 
 	mu      sync.Mutex
 	adopted []*Conn // accepted, not yet registered
+	stopped bool    // the loop has handed everything on and takes no more
 
 	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
 	clients atomic.Int64  // len(conns), for INFO and metrics
@@ -86,6 +87,14 @@ func (l *eventLoop) notify() {
 // duplicated out of Go's network poller, so that only the loop's epoll
 // watches it; the net.Conn is closed.
 func (l *eventLoop) adopt(c *Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		// Accepted just as the server began to close: the goroutine path
+		// drains it (Shutdown has set its deadline).
+		go l.srv.serveConn(c, handoff{})
+		return
+	}
 	fd, err := detach(c.nc)
 	if err != nil {
 		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
@@ -98,9 +107,7 @@ func (l *eventLoop) adopt(c *Conn) {
 	l.srv.mu.Unlock()
 	c.rd.rd = loopReader{c}
 	c.rd.BeforeBlock = c.loopFlush
-	l.mu.Lock()
 	l.adopted = append(l.adopted, c)
-	l.mu.Unlock()
 	l.notify()
 }
 
@@ -157,7 +164,7 @@ func (l *eventLoop) run() {
 			}
 			if c := l.conns[fd]; c != nil {
 				c.readable = true
-				l.serve(c)
+				l.serveSafely(c)
 			}
 		}
 		if l.srv.isClosing() {
@@ -189,7 +196,7 @@ func (l *eventLoop) drainWake() {
 		l.clients.Add(1)
 		// It may have sent something before it was watched.
 		c.readable = true
-		l.serve(c)
+		l.serveSafely(c)
 	}
 }
 
@@ -202,6 +209,18 @@ const (
 	handoffShutdown = "shutdown" // the server is closing
 	handoffError    = "error"    // the loop could not serve it
 )
+
+// serveSafely is serve, and a panic outside a command (which dispatch
+// recovers itself) ends only c's connection, as on a goroutine.
+func (l *eventLoop) serveSafely(c *Conn) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.srv.logPanic(c, p)
+			l.eject(c, handoff{err: errPanicked}, handoffEnd)
+		}
+	}()
+	l.serve(c)
+}
 
 // serve runs the commands c has sent until its input runs out.
 func (l *eventLoop) serve(c *Conn) {
@@ -287,6 +306,7 @@ func (l *eventLoop) ejectAll() {
 	l.mu.Lock()
 	adopted := l.adopted
 	l.adopted = nil
+	l.stopped = true
 	l.mu.Unlock()
 	for _, c := range adopted {
 		l.eject(c, handoff{}, handoffShutdown)

@@ -7,6 +7,10 @@
 // no input limits (a 20-byte header pins a core), no panic recovery, no write
 // deadline and no accept back-off, so this package owns the connection loop
 // and the reader.
+//
+// A connection is served by a goroutine of its own, or, with
+// Options.EventLoop on Linux, by one epoll loop thread for as long as it
+// sends only commands that cannot wait (loop_linux.go).
 package resp
 
 import (

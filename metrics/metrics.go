@@ -32,6 +32,9 @@ type Registry struct {
 	// EventLoopHandoffs counts connections the event loop gave to a
 	// goroutine of their own, by reason (see resp's handoff reasons).
 	EventLoopHandoffs *prometheus.CounterVec
+	// EventLoopReturns counts connections given back to the event loop by
+	// their goroutine once idle.
+	EventLoopReturns prometheus.Counter
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -67,11 +70,16 @@ func New() *Registry {
 			Name:      "event_loop_handoffs_total",
 			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (one that may wait), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
+		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "event_loop_returns_total",
+			Help:      "Connections given back to the event loop by their goroutine once it had nothing left to do (after a handoff for a command or for output).",
+		}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
-		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs,
+		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -27,10 +27,13 @@ type Conn struct {
 	// On the event loop: the socket, and whether epoll said it has input.
 	fd       int
 	readable bool
-	scratch  [32]byte // lower-cased command names
-	authed   bool
-	quit     bool
-	pending  []byte // read off the socket by a disconnect watcher, not yet parsed
+	// backToLoop: the event loop handed this connection to its goroutine,
+	// which gives it back when it has nothing left to do.
+	backToLoop bool
+	scratch    [32]byte // lower-cased command names
+	authed     bool
+	quit       bool
+	pending    []byte // read off the socket by a disconnect watcher, not yet parsed
 
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered

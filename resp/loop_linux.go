@@ -18,12 +18,13 @@ import (
 // command read and writes the replies, with no goroutine switch between a
 // request and its reply.
 //
-// It serves only what cannot wait. A connection leaves the loop for a
-// goroutine of its own, for good, when it sends a command that may wait
-// (stampedeless's own, such as GETFILL), when its socket does not take all
-// its replies at once, when it ends in any way (QUIT, end of input, a
-// protocol error, a panic) and at shutdown; the goroutine's path, which
-// handles all of those, takes it from there with nothing lost.
+// It serves only what cannot wait. A connection moves to a goroutine of its
+// own when it sends a command that may wait (stampedeless's own, such as
+// GETFILL) or when its socket does not take all its replies at once; the
+// goroutine gives it back once it has answered everything the client sent.
+// A connection that ends in any way (QUIT, end of input, a protocol error,
+// a panic) or is open at shutdown leaves for good. The goroutine's path,
+// which handles all of those, takes over with nothing lost.
 type eventLoop struct {
 	srv  *Server
 	ep   int    // epoll instance
@@ -83,23 +84,29 @@ func (l *eventLoop) notify() {
 	syscall.Write(l.wake[1], []byte{0})
 }
 
-// adopt takes an accepted connection into the loop. Its socket is
-// duplicated out of Go's network poller, so that only the loop's epoll
-// watches it; the net.Conn is closed.
+// adopt takes an accepted connection into the loop, or serves it on a
+// goroutine if the loop cannot take it.
 func (l *eventLoop) adopt(c *Conn) {
+	if !l.take(c) {
+		go l.srv.serveConn(c, handoff{})
+	}
+}
+
+// take moves c into the loop and reports whether it did. Its socket is
+// duplicated out of Go's network poller, so that only the loop's epoll
+// watches it, and the net.Conn is closed. The loop takes nothing once it has
+// stopped (the server is closing: the goroutine path drains c, and Shutdown
+// has set its deadline).
+func (l *eventLoop) take(c *Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopped {
-		// Accepted just as the server began to close: the goroutine path
-		// drains it (Shutdown has set its deadline).
-		go l.srv.serveConn(c, handoff{})
-		return
+		return false
 	}
 	fd, err := detach(c.nc)
 	if err != nil {
 		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
-		go l.srv.serveConn(c, handoff{})
-		return
+		return false
 	}
 	c.fd = fd
 	l.srv.mu.Lock() // Shutdown reads c.nc
@@ -107,14 +114,15 @@ func (l *eventLoop) adopt(c *Conn) {
 	l.srv.mu.Unlock()
 	c.rd.rd = loopReader{c}
 	c.rd.BeforeBlock = c.loopFlush
+	c.backToLoop = false
 	l.adopted = append(l.adopted, c)
 	l.notify()
+	return true
 }
 
 // detach returns a duplicate of nc's socket, non-blocking and close-on-exec,
-// and closes nc.
+// and closes nc. On an error nc is left as it was.
 func detach(nc net.Conn) (int, error) {
-	defer nc.Close()
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return -1, fmt.Errorf("%T has no file descriptor", nc)
@@ -137,6 +145,7 @@ func detach(nc net.Conn) (int, error) {
 		syscall.Close(fd)
 		return -1, err
 	}
+	nc.Close()
 	return fd, nil
 }
 
@@ -201,7 +210,8 @@ func (l *eventLoop) drainWake() {
 }
 
 // Reasons a connection leaves the loop, the label of
-// stampedeless_event_loop_handoffs_total.
+// stampedeless_event_loop_handoffs_total. After the first two it comes back
+// (stampedeless_event_loop_returns_total) when its goroutine is idle.
 const (
 	handoffCommand  = "command"  // a command that may wait
 	handoffOutput   = "output"   // the socket did not take every reply
@@ -298,6 +308,9 @@ func (l *eventLoop) eject(c *Conn, h handoff, reason string) {
 	if closing {
 		nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}
+	// A connection that left to wait, or to wait for its client, comes
+	// back once its goroutine has nothing left to do.
+	c.backToLoop = reason == handoffCommand || reason == handoffOutput
 	go s.serveConn(c, h)
 }
 

@@ -12,6 +12,7 @@ func newEventLoop(*Server) (*eventLoop, error) {
 }
 
 func (*eventLoop) adopt(*Conn)        {}
+func (*eventLoop) take(*Conn) bool    { return false }
 func (*eventLoop) notify()            {}
 func (*eventLoop) run()               {}
 func (*eventLoop) clientCount() int64 { return 0 }

@@ -105,7 +105,7 @@ func TestEventLoopSlowReader(t *testing.T) {
 
 // TestEventLoopHandsOffWaitingCommands: a command that may wait (GETFILL)
 // moves its connection to a goroutine, which answers it and what was
-// pipelined behind it, in order.
+// pipelined behind it, in order, and then gives the connection back.
 func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
 	reg := metrics.New()
 	ts := startServer(t, Options{EventLoop: true, Metrics: reg})
@@ -121,7 +121,21 @@ func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
 	if v := metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffCommand)); v != 1 {
 		t.Errorf("handoffs for a command = %v, want 1", v)
 	}
-	if info := r.do("INFO", "clients"); !strings.Contains(info, "event_loop_clients:0") {
-		t.Errorf("INFO clients after the handoff:\n%s", info)
+	// The goroutine counts the return after it sent the last reply.
+	waitFor(t, "the connection to come back to the loop", func() bool {
+		return metrics.Value(reg.EventLoopReturns) == 1
+	})
+	if info := r.do("INFO", "clients"); !strings.Contains(info, "event_loop_clients:1") {
+		t.Errorf("INFO clients after the connection came back:\n%s", info)
 	}
+	// And it can leave and come back again.
+	if got := r.do("GETFILL", "nosuch:k", "10", "0"); !strings.HasPrefix(got, "-NOLOADER ") {
+		t.Fatalf("GETFILL = %q", got)
+	}
+	if got := r.do("PING"); got != "+PONG" {
+		t.Fatalf("PING = %q", got)
+	}
+	waitFor(t, "the connection to come back again", func() bool {
+		return metrics.Value(reg.EventLoopReturns) == 2
+	})
 }

@@ -81,9 +81,9 @@ type Options struct {
 	Shared Shared
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
-	// Shared, whose commands wait on Redis). A connection that sends a
-	// command that may wait, or does not read its replies, moves to a
-	// goroutine of its own.
+	// Shared, whose commands wait on Redis). A connection moves to a
+	// goroutine of its own while a command waits or while it does not read
+	// its replies, and then comes back.
 	EventLoop bool
 }
 
@@ -345,7 +345,11 @@ var errPanicked = errors.New("resp: command panicked")
 // what the event loop handed over, if it had c first.
 func (s *Server) serveConn(c *Conn, h handoff) {
 	reason := closedByClient
+	returned := false // to the event loop, which serves c from now on
 	defer func() {
+		if returned {
+			return
+		}
 		if p := recover(); p != nil {
 			reason = closedPanic
 			s.logPanic(c, p)
@@ -366,6 +370,20 @@ func (s *Server) serveConn(c *Conn, h handoff) {
 		}
 		args, err := h.args, h.err
 		h = handoff{}
+		// Input the reader holds, or the disconnect watcher read off the
+		// socket, is this goroutine's to serve first.
+		if args == nil && err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
+			if err := c.flush(); err != nil {
+				reason = closedWriteError
+				return
+			}
+			if s.loop.take(c) {
+				s.metrics.EventLoopReturns.Inc()
+				returned = true
+				return
+			}
+			c.backToLoop = false
+		}
 		if args == nil && err == nil {
 			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
 		}

@@ -49,7 +49,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
-			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); connections that send GETFILL or do not read their replies move to a goroutine"},
+			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "password clients must AUTH with before other commands (empty: none)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),

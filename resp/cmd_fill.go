@@ -46,14 +46,33 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	ctx, stop := c.watchDisconnect()
-	ans, err := c.srv.opts.Filler.Get(ctx, req)
-	stop()
+	ans, pending, err := c.srv.opts.Filler.Start(req)
+	if pending == nil {
+		writeFillAnswer(c, req.Key, ans, err)
+		return
+	}
+	wait := func() {
+		ctx, stop := c.watchDisconnect()
+		ans, err := pending.Wait(ctx)
+		stop()
+		writeFillAnswer(c, req.Key, ans, err)
+	}
+	if c.looped {
+		// The event loop must not wait: it hands the connection to a
+		// goroutine, which waits and answers.
+		c.resume = wait
+		return
+	}
+	wait()
+}
+
+// writeFillAnswer writes GETFILL's reply.
+func writeFillAnswer(c *Conn, key string, ans swr.Answer, err error) {
 	var oe *loader.OriginError
 	var te *swr.TimeoutError
 	switch {
 	case errors.Is(err, swr.ErrNoLoader):
-		c.w.Error("NOLOADER no loader registered for key '" + string(truncate(args[1], 128)) + "'")
+		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
 	case errors.As(err, &te):
 		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
 	case errors.As(err, &oe):

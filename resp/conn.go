@@ -30,10 +30,17 @@ type Conn struct {
 	// backToLoop: the event loop handed this connection to its goroutine,
 	// which gives it back when it has nothing left to do.
 	backToLoop bool
-	scratch    [32]byte // lower-cased command names
-	authed     bool
-	quit       bool
-	pending    []byte // read off the socket by a disconnect watcher, not yet parsed
+	// looped: the event loop serves this connection now.
+	looped bool
+	// resume, set by a command on the event loop that must wait, finishes
+	// that command on the connection's goroutine; resumeCounted is the
+	// command to count once it has answered.
+	resume        func()
+	resumeCounted *command
+	scratch       [32]byte // lower-cased command names
+	authed        bool
+	quit          bool
+	pending       []byte // read off the socket by a disconnect watcher, not yet parsed
 
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered

@@ -19,8 +19,8 @@ import (
 // request and its reply.
 //
 // It serves only what cannot wait. A connection moves to a goroutine of its
-// own when it sends a command that may wait (stampedeless's own, such as
-// GETFILL) or when its socket does not take all its replies at once; the
+// own when a GETFILL must wait for the origin (Conn.resume) or when its
+// socket does not take all its replies at once; the
 // goroutine gives it back once it has answered everything the client sent.
 // A connection that ends in any way (QUIT, end of input, a protocol error,
 // a panic) or is open at shutdown leaves for good. The goroutine's path,
@@ -115,6 +115,7 @@ func (l *eventLoop) take(c *Conn) bool {
 	c.rd.rd = loopReader{c}
 	c.rd.BeforeBlock = c.loopFlush
 	c.backToLoop = false
+	c.looped = true
 	l.adopted = append(l.adopted, c)
 	l.notify()
 	return true
@@ -213,7 +214,7 @@ func (l *eventLoop) drainWake() {
 // stampedeless_event_loop_handoffs_total. After the first two it comes back
 // (stampedeless_event_loop_returns_total) when its goroutine is idle.
 const (
-	handoffCommand  = "command"  // a command that may wait
+	handoffCommand  = "command"  // a GETFILL that waits for the origin
 	handoffOutput   = "output"   // the socket did not take every reply
 	handoffEnd      = "end"      // QUIT, end of input, a protocol error or a panic
 	handoffShutdown = "shutdown" // the server is closing
@@ -234,7 +235,6 @@ func (l *eventLoop) serveSafely(c *Conn) {
 
 // serve runs the commands c has sent until its input runs out.
 func (l *eventLoop) serve(c *Conn) {
-	s := l.srv
 	for {
 		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
 		switch {
@@ -247,12 +247,12 @@ func (l *eventLoop) serve(c *Conn) {
 			l.eject(c, handoff{err: err}, handoffEnd)
 			return
 		}
-		if cmd := s.lookup(c, args[0]); cmd != nil && cmd.own {
-			l.eject(c, handoff{args: args}, handoffCommand)
-			return
-		}
 		if !l.dispatch(c, args) {
 			l.eject(c, handoff{err: errPanicked}, handoffEnd)
+			return
+		}
+		if c.resume != nil { // a command that must wait
+			l.eject(c, handoff{}, handoffCommand)
 			return
 		}
 		if c.quit {
@@ -305,6 +305,7 @@ func (l *eventLoop) eject(c *Conn, h handoff, reason string) {
 	c.w.conn = nc
 	c.rd.rd = connReader{c}
 	c.rd.BeforeBlock = c.flush
+	c.looped = false
 	if closing {
 		nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}

@@ -103,22 +103,28 @@ func TestEventLoopSlowReader(t *testing.T) {
 	}
 }
 
-// TestEventLoopHandsOffWaitingCommands: a command that may wait (GETFILL)
-// moves its connection to a goroutine, which answers it and what was
-// pipelined behind it, in order, and then gives the connection back.
+// TestEventLoopHandsOffWaitingCommands: a GETFILL answered from the store
+// stays on the loop; one that must wait for the origin moves its connection
+// to a goroutine, which answers it and what was pipelined behind it, in
+// order, and then gives the connection back.
 func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
+	o := newOrigin(t)
 	reg := metrics.New()
 	ts := startServer(t, Options{EventLoop: true, Metrics: reg})
 	r := dialRaw(t, ts.addr)
-	r.send(encodeCommand("SET", "a", "1") + encodeCommand("GETFILL", "nosuch:k", "10", "0") +
+	if got := r.do("LOADER.REGISTER", "k:", o.URL+"/{key}", "TIMEOUT", "5000"); got != "+OK" {
+		t.Fatal(got)
+	}
+	handoffs := func() float64 { return metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffCommand)) }
+	// A miss waits for the origin.
+	r.send(encodeCommand("SET", "a", "1") + encodeCommand("GETFILL", "k:1", "60", "0") +
 		encodeCommand("GET", "a") + encodeCommand("PING"))
-	want := []string{"+OK", "-NOLOADER ", `"1"`, "+PONG"}
-	for i, w := range want {
-		if got := r.reply(); !strings.HasPrefix(got, w) {
-			t.Fatalf("reply %d = %q, want %q", i, got, w)
+	for i, want := range []string{"+OK", `"k:1@v0"`, `"1"`, "+PONG"} {
+		if got := r.reply(); got != want {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
 		}
 	}
-	if v := metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffCommand)); v != 1 {
+	if v := handoffs(); v != 1 {
 		t.Errorf("handoffs for a command = %v, want 1", v)
 	}
 	// The goroutine counts the return after it sent the last reply.
@@ -128,14 +134,21 @@ func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
 	if info := r.do("INFO", "clients"); !strings.Contains(info, "event_loop_clients:1") {
 		t.Errorf("INFO clients after the connection came back:\n%s", info)
 	}
-	// And it can leave and come back again.
-	if got := r.do("GETFILL", "nosuch:k", "10", "0"); !strings.HasPrefix(got, "-NOLOADER ") {
-		t.Fatalf("GETFILL = %q", got)
+	// A hit is answered on the loop.
+	if got := r.do("GETFILL", "k:1", "60", "0"); got != `"k:1@v0"` {
+		t.Fatalf("GETFILL hit = %q", got)
 	}
-	if got := r.do("PING"); got != "+PONG" {
-		t.Fatalf("PING = %q", got)
+	if v := handoffs(); v != 1 {
+		t.Errorf("a hit handed the connection off: handoffs = %v, want 1", v)
+	}
+	// And a second miss leaves and comes back again, counted once.
+	if got := r.do("GETFILL", "k:2", "60", "0"); got != `"k:2@v0"` {
+		t.Fatalf("GETFILL = %q", got)
 	}
 	waitFor(t, "the connection to come back again", func() bool {
 		return metrics.Value(reg.EventLoopReturns) == 2
 	})
+	if v := metrics.Value(reg.Commands.WithLabelValues("getfill", "ok")); v != 3 {
+		t.Errorf("commands_total{getfill,ok} = %v, want 3", v)
+	}
 }

@@ -330,11 +330,10 @@ const (
 )
 
 // handoff is what the event loop passes to the goroutine it gives a
-// connection to: a command it read but leaves to the goroutine, or the error
-// that ended its reading. The zero value means carry on reading.
+// connection to: the error that ended its reading, if any. (A command that
+// must wait leaves its rest in Conn.resume.) The zero value means carry on.
 type handoff struct {
-	args [][]byte
-	err  error
+	err error
 }
 
 // errPanicked is the handoff error of a connection whose command panicked
@@ -368,11 +367,17 @@ func (s *Server) serveConn(c *Conn, h handoff) {
 			c.closeGracefully()
 			return
 		}
-		args, err := h.args, h.err
+		if c.resume != nil {
+			resume, counted, before := c.resume, c.resumeCounted, c.w.Len()
+			c.resume, c.resumeCounted = nil, nil
+			resume()
+			countReply(counted, c, before)
+		}
+		err := h.err
 		h = handoff{}
 		// Input the reader holds, or the disconnect watcher read off the
 		// socket, is this goroutine's to serve first.
-		if args == nil && err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
+		if err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
 			if err := c.flush(); err != nil {
 				reason = closedWriteError
 				return
@@ -384,7 +389,8 @@ func (s *Server) serveConn(c *Conn, h handoff) {
 			}
 			c.backToLoop = false
 		}
-		if args == nil && err == nil {
+		var args [][]byte
+		if err == nil {
 			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
 		}
 		if err != nil {
@@ -470,6 +476,16 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	default:
 		cmd.handler(c, args)
 	}
+	if c.resume != nil {
+		c.resumeCounted = counted // counted when it has answered
+		return
+	}
+	countReply(counted, c, before)
+}
+
+// countReply counts a command by whether the reply written since before is
+// an error.
+func countReply(counted *command, c *Conn, before int) {
 	if c.w.Len() > before && c.w.b[before] == '-' {
 		counted.counters.fail.Inc()
 	} else {

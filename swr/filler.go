@@ -119,11 +119,33 @@ func New(opts Options) *Filler {
 	return f
 }
 
-// Get answers one read-through read as the policy table says.
+// Get answers one read-through read as the policy table says, waiting for
+// a load if the answer needs one.
 func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
+	ans, pending, err := f.Start(req)
+	if pending == nil {
+		return ans, err
+	}
+	return pending.Wait(ctx)
+}
+
+// Pending is a read that needs the origin's answer (the Load action): Wait
+// waits for it. It is what Start returns when it cannot answer at once.
+type Pending struct {
+	f    *Filler
+	ld   *loader.Loader
+	req  Request
+	name string // the loader's, for metrics
+}
+
+// Start is Get without waiting: it answers at once what needs no load (a
+// fresh or stale entry, a cooling failure, a remembered "no such key", no
+// loader), or returns the Pending load to wait for. It is for callers that
+// must not block, such as an event loop, which hand the wait to a goroutine.
+func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	ld, ok := f.opts.Loaders.Lookup(req.Key)
 	if !ok {
-		return Answer{}, ErrNoLoader
+		return Answer{}, nil, ErrNoLoader
 	}
 	now := time.Now()
 	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
@@ -143,22 +165,30 @@ func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	switch action {
 	case Serve:
 		m.Answer(name, "fresh")
-		return Answer{Value: env.Value, Found: true}, nil
+		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeStale:
 		m.Answer(name, "stale_if_error")
-		return Answer{Value: env.Value, Found: true}, nil
+		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeAndRefresh:
 		m.Answer(name, "stale")
 		f.refresh(ld, req, env)
-		return Answer{Value: env.Value, Found: true}, nil
+		return Answer{Value: env.Value, Found: true}, nil, nil
 	case Fail:
 		m.Answer(name, "cooldown")
-		return Answer{}, lastErr
+		return Answer{}, nil, lastErr
 	}
 	if f.isNegative(req.Key, now) {
 		m.Answer(name, "negative")
-		return Answer{}, nil
+		return Answer{}, nil, nil
 	}
+	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
+}
+
+// Wait waits for the load, joining the key's flight or starting it, for
+// at most the request's timeout (or the loader's), and answers.
+func (p *Pending) Wait(ctx context.Context) (Answer, error) {
+	f, ld, req, name := p.f, p.ld, p.req, p.name
+	m := f.opts.Metrics
 	timeout := req.Timeout
 	if timeout < 0 {
 		timeout = ld.Timeout()

@@ -221,8 +221,8 @@ const (
 	handoffError    = "error"    // the loop could not serve it
 )
 
-// serveSafely is serve, and a panic outside a command (which dispatch
-// recovers itself) ends only c's connection, as on a goroutine.
+// serveSafely is serve, and a panic ends only c's connection, as on a
+// goroutine: the goroutine it is handed to answers and closes it.
 func (l *eventLoop) serveSafely(c *Conn) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -247,10 +247,7 @@ func (l *eventLoop) serve(c *Conn) {
 			l.eject(c, handoff{err: err}, handoffEnd)
 			return
 		}
-		if !l.dispatch(c, args) {
-			l.eject(c, handoff{err: errPanicked}, handoffEnd)
-			return
-		}
+		l.srv.dispatch(c, args)
 		if c.resume != nil { // a command that must wait
 			l.eject(c, handoff{}, handoffCommand)
 			return
@@ -266,18 +263,6 @@ func (l *eventLoop) serve(c *Conn) {
 			}
 		}
 	}
-}
-
-// dispatch runs one command, reporting false if it panicked.
-func (l *eventLoop) dispatch(c *Conn, args [][]byte) (ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.srv.logPanic(c, p)
-			ok = false
-		}
-	}()
-	l.srv.dispatch(c, args)
-	return true
 }
 
 // eject hands c to a goroutine of its own, with h to start from.

@@ -38,8 +38,9 @@ type eventLoop struct {
 	clients atomic.Int64  // len(conns), for INFO and metrics
 }
 
-// errWouldBlock is what a loop connection's reader and flush return when
-// the socket has no more input for now, or takes no more output.
+// What a loop connection's reader returns when its socket has no more input
+// for now (errWouldBlock), and its flush when the socket takes no more
+// output (errOutputBlocked, which sends it to a goroutine).
 var (
 	errWouldBlock    = errors.New("resp: would block")
 	errOutputBlocked = errors.New("resp: output would block")

@@ -10,10 +10,8 @@
 // write returns, so a write is visible to every later read on any goroutine.
 // ristretto is used for what it is good at, deciding what to keep: each entry
 // is registered with it under a unique uint64 id, a sample of reads feeds its
-// frequency sketch, and its eviction and admission callbacks remove entries from the map.
-//
-// Reads are reported to ristretto's frequency sketch by sampling (see
-// readSampleEvery).
+// frequency sketch (see readSampleEvery), and its eviction and admission
+// callbacks remove entries from the map.
 //
 // Because the ristretto key is an id handed out by the store, two different keys
 // can never collide inside ristretto, and a read always compares the full key.
@@ -43,11 +41,12 @@ const EntryOverhead = 320
 
 // readSampleEvery: one hit in this many, picked at random, is reported to
 // ristretto's frequency sketch. A report is a second lookup of a key just
-// found, in ristretto's own store, and cost about a fifth of the CPU of a GET
-// of random keys. The sketch only compares frequencies, which a uniform
-// sample keeps for every key read more than a few times; its 4-bit counters
-// then saturate at about 60 reads instead of 15. TestReadsKeepHotKeys shows
-// hot keys still outlive a churn of keys written once.
+// found, in ristretto's own store; counting every read took about a sixth
+// of the CPU of a GET of random keys. The sketch only compares frequencies,
+// which a uniform sample keeps for every key read more than a few times; its
+// 4-bit counters then saturate at about 60 reads instead of 15.
+// TestReadsKeepHotKeys shows hot keys still outlive a churn of keys written
+// once.
 const readSampleEvery = 4
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so

@@ -89,7 +89,7 @@ func (l *eventLoop) notify() {
 // goroutine if the loop cannot take it.
 func (l *eventLoop) adopt(c *Conn) {
 	if !l.take(c) {
-		go l.srv.serveConn(c, handoff{})
+		go l.srv.serveConn(c, nil)
 	}
 }
 
@@ -200,7 +200,7 @@ func (l *eventLoop) drainWake() {
 	for _, c := range adopted {
 		if err := l.watch(c.fd); err != nil {
 			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
-			l.eject(c, handoff{}, handoffError)
+			l.eject(c, nil, handoffError)
 			continue
 		}
 		l.conns[c.fd] = c
@@ -228,7 +228,7 @@ func (l *eventLoop) serveSafely(c *Conn) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.srv.logPanic(c, p)
-			l.eject(c, handoff{err: errPanicked}, handoffEnd)
+			l.eject(c, errPanicked, handoffEnd)
 		}
 	}()
 	l.serve(c)
@@ -242,32 +242,33 @@ func (l *eventLoop) serve(c *Conn) {
 		case errors.Is(err, errWouldBlock):
 			return
 		case errors.Is(err, errOutputBlocked):
-			l.eject(c, handoff{}, handoffOutput)
+			l.eject(c, nil, handoffOutput)
 			return
 		case err != nil:
-			l.eject(c, handoff{err: err}, handoffEnd)
+			l.eject(c, err, handoffEnd)
 			return
 		}
 		l.srv.dispatch(c, args)
 		if c.resume != nil { // a command that must wait
-			l.eject(c, handoff{}, handoffCommand)
+			l.eject(c, nil, handoffCommand)
 			return
 		}
 		if c.quit {
-			l.eject(c, handoff{}, handoffEnd)
+			l.eject(c, nil, handoffEnd)
 			return
 		}
 		if c.w.Len() > maxRetainedReply {
 			if err := c.loopFlush(); err != nil {
-				l.eject(c, handoff{}, handoffOutput)
+				l.eject(c, nil, handoffOutput)
 				return
 			}
 		}
 	}
 }
 
-// eject hands c to a goroutine of its own, with h to start from.
-func (l *eventLoop) eject(c *Conn, h handoff, reason string) {
+// eject hands c to a goroutine of its own, with the error that ended its
+// reading, if any.
+func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	s := l.srv
 	s.metrics.EventLoopHandoffs.WithLabelValues(reason).Inc()
 	if _, ok := l.conns[c.fd]; ok {
@@ -298,7 +299,7 @@ func (l *eventLoop) eject(c *Conn, h handoff, reason string) {
 	// A connection that left to wait, or to wait for its client, comes
 	// back once its goroutine has nothing left to do.
 	c.backToLoop = reason == handoffCommand || reason == handoffOutput
-	go s.serveConn(c, h)
+	go s.serveConn(c, handed)
 }
 
 // ejectAll hands every connection to a goroutine, at shutdown.
@@ -309,10 +310,10 @@ func (l *eventLoop) ejectAll() {
 	l.stopped = true
 	l.mu.Unlock()
 	for _, c := range adopted {
-		l.eject(c, handoff{}, handoffShutdown)
+		l.eject(c, nil, handoffShutdown)
 	}
 	for _, c := range l.conns {
-		l.eject(c, handoff{}, handoffShutdown)
+		l.eject(c, nil, handoffShutdown)
 	}
 }
 

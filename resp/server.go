@@ -256,7 +256,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.loop.adopt(c)
 		return
 	}
-	go s.serveConn(c, handoff{})
+	go s.serveConn(c, nil)
 }
 
 func (s *Server) isClosing() bool {
@@ -329,20 +329,14 @@ const (
 	closedShutdown   = "shutdown"
 )
 
-// handoff is what the event loop passes to the goroutine it gives a
-// connection to: the error that ended its reading, if any. (A command that
-// must wait leaves its rest in Conn.resume.) The zero value means carry on.
-type handoff struct {
-	err error
-}
-
-// errPanicked is the handoff error of a connection whose command panicked
-// on the event loop; the goroutine answers and closes it.
+// errPanicked is the error the event loop hands over with a connection whose
+// command panicked; the goroutine answers and closes it.
 var errPanicked = errors.New("resp: command panicked")
 
-// serveConn serves c on its own goroutine until it closes, starting with
-// what the event loop handed over, if it had c first.
-func (s *Server) serveConn(c *Conn, h handoff) {
+// serveConn serves c on its own goroutine until it closes. handed is the
+// error that ended the event loop's reading of c, if it had c first; a
+// command it left to wait is in c.resume.
+func (s *Server) serveConn(c *Conn, handed error) {
 	reason := closedByClient
 	returned := false // to the event loop, which serves c from now on
 	defer func() {
@@ -373,8 +367,8 @@ func (s *Server) serveConn(c *Conn, h handoff) {
 			resume()
 			countReply(counted, c, before)
 		}
-		err := h.err
-		h = handoff{}
+		err := handed
+		handed = nil
 		// Input the reader holds, or the disconnect watcher read off the
 		// socket, is this goroutine's to serve first.
 		if err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {

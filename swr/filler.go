@@ -289,9 +289,21 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 	key := []byte(req.Key)
 	fence := f.opts.Store.Fence(key)
 	if !refresh {
-		if env, found := f.opts.Store.Peek(key); found && Decide(env, found, time.Now().UnixNano(), false) == Serve {
+		// The caller decided to load before it joined; a flight that ended
+		// in between may have answered already: with a value, a "no such
+		// key", or a failure whose cooldown holds.
+		now := time.Now()
+		if env, found := f.opts.Store.Peek(key); found && Decide(env, found, now.UnixNano(), false) == Serve {
 			fence.Release()
 			return loader.Result{Value: env.Value, Found: true}, nil
+		}
+		if f.isNegative(req.Key, now) {
+			fence.Release()
+			return loader.Result{}, nil
+		}
+		if _, lastErr, cooling := f.cooldown.Check(req.Key, now); cooling {
+			fence.Release()
+			return loader.Result{}, lastErr
 		}
 	}
 	var lease *cluster.Lease

@@ -21,10 +21,6 @@ const (
 
 // cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms].
 func cmdGetFill(c *Conn, args [][]byte) {
-	if c.srv.opts.Filler == nil {
-		c.w.Error("ERR read-through is not configured")
-		return
-	}
 	ttl, ok1 := parseInteger(args[2])
 	grace, ok2 := parseInteger(args[3])
 	if !ok1 || !ok2 || ttl <= 0 || grace < 0 || ttl > maxDeadlineMillis/1000 || grace > maxDeadlineMillis/1000 {
@@ -57,10 +53,10 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		stop()
 		writeFillAnswer(c, req.Key, ans, err)
 	}
-	if c.looped {
+	if c.ev.looped {
 		// The event loop must not wait: it hands the connection to a
 		// goroutine, which waits and answers.
-		c.resume = wait
+		c.ev.resume = wait
 		return
 	}
 	wait()

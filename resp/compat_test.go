@@ -451,7 +451,7 @@ func startDisposableServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: store})
+	srv, err := New(withDefaults(t, Options{Store: store}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 // connections are atomic or guarded by mu.
 type Conn struct {
 	srv *Server
-	// nc is the connection, replaced once if the event loop hands the
-	// connection to a goroutine; then under srv.mu.
+	// nc is the connection. It is replaced, under srv.mu, each time the
+	// connection moves between the event loop and a goroutine of its own.
 	nc      net.Conn
 	rd      *Reader
 	w       *Writer
@@ -24,7 +24,28 @@ type Conn struct {
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
 	remote, local net.Addr
-	// On the event loop: the socket, and whether epoll said it has input.
+	// ev is the event loop's state for this connection.
+	ev      loopState
+	scratch [32]byte // lower-cased command names
+	authed  bool
+	quit    bool
+	pending []byte // read off the socket by a disconnect watcher, not yet parsed
+
+	lastCommand atomic.Pointer[command]
+	lastActive  atomic.Int64 // unix seconds when the last batch was answered
+
+	mu      sync.Mutex // protects name, libName and libVer
+	name    string
+	libName string
+	libVer  string
+}
+
+// loopState is what the event loop keeps on a connection (loop_linux.go).
+// The loop owns it while it serves the connection, and the connection's
+// goroutine while it does.
+type loopState struct {
+	// fd is the socket, duplicated out of Go's poller; readable: epoll said
+	// it has input.
 	fd       int
 	readable bool
 	// backToLoop: the event loop handed this connection to its goroutine,
@@ -37,18 +58,6 @@ type Conn struct {
 	// command to count once it has answered.
 	resume        func()
 	resumeCounted *command
-	scratch       [32]byte // lower-cased command names
-	authed        bool
-	quit          bool
-	pending       []byte // read off the socket by a disconnect watcher, not yet parsed
-
-	lastCommand atomic.Pointer[command]
-	lastActive  atomic.Int64 // unix seconds when the last batch was answered
-
-	mu      sync.Mutex // protects name, libName and libVer
-	name    string
-	libName string
-	libVer  string
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {

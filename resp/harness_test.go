@@ -18,7 +18,9 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // testServer is a real server on an ephemeral loopback port.
@@ -33,20 +35,7 @@ type testServer struct {
 // shut down when the test ends.
 func startServer(t testing.TB, opts Options) *testServer {
 	t.Helper()
-	if opts.Store == nil {
-		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(store.Close)
-		opts.Store = store
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = metrics.New()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	opts = withDefaults(t, opts)
 	// scripts/test.sh runs this package's tests a second time with every
 	// server on the event loop.
 	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
@@ -73,6 +62,33 @@ func startServer(t testing.TB, opts Options) *testServer {
 		}
 	})
 	return ts
+}
+
+// withDefaults completes opts as cmd/stampedeless wires a server: a store,
+// metrics, a quiet logger, and a loader registry with its Filler.
+func withDefaults(t testing.TB, opts Options) Options {
+	t.Helper()
+	if opts.Store == nil {
+		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(store.Close)
+		opts.Store = store
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Loaders == nil {
+		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
+	}
+	if opts.Filler == nil {
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
+	}
+	return opts
 }
 
 // client returns a go-redis client in its default configuration, which

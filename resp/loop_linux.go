@@ -109,14 +109,14 @@ func (l *eventLoop) take(c *Conn) bool {
 		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
 		return false
 	}
-	c.fd = fd
+	c.ev.fd = fd
 	l.srv.mu.Lock() // Shutdown reads c.nc
 	c.nc = loopNetConn{}
 	l.srv.mu.Unlock()
 	c.rd.rd = loopReader{c}
 	c.rd.BeforeBlock = c.loopFlush
-	c.backToLoop = false
-	c.looped = true
+	c.ev.backToLoop = false
+	c.ev.looped = true
 	l.adopted = append(l.adopted, c)
 	l.notify()
 	return true
@@ -174,7 +174,7 @@ func (l *eventLoop) run() {
 				continue
 			}
 			if c := l.conns[fd]; c != nil {
-				c.readable = true
+				c.ev.readable = true
 				l.serveSafely(c)
 			}
 		}
@@ -198,15 +198,15 @@ func (l *eventLoop) drainWake() {
 	l.adopted = nil
 	l.mu.Unlock()
 	for _, c := range adopted {
-		if err := l.watch(c.fd); err != nil {
+		if err := l.watch(c.ev.fd); err != nil {
 			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
 			l.eject(c, nil, handoffError)
 			continue
 		}
-		l.conns[c.fd] = c
+		l.conns[c.ev.fd] = c
 		l.clients.Add(1)
 		// It may have sent something before it was watched.
-		c.readable = true
+		c.ev.readable = true
 		l.serveSafely(c)
 	}
 }
@@ -249,7 +249,7 @@ func (l *eventLoop) serve(c *Conn) {
 			return
 		}
 		l.srv.dispatch(c, args)
-		if c.resume != nil { // a command that must wait
+		if c.ev.resume != nil { // a command that must wait
 			l.eject(c, nil, handoffCommand)
 			return
 		}
@@ -271,15 +271,15 @@ func (l *eventLoop) serve(c *Conn) {
 func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	s := l.srv
 	s.metrics.EventLoopHandoffs.WithLabelValues(reason).Inc()
-	if _, ok := l.conns[c.fd]; ok {
-		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
-		delete(l.conns, c.fd)
+	if _, ok := l.conns[c.ev.fd]; ok {
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.ev.fd, nil)
+		delete(l.conns, c.ev.fd)
 		l.clients.Add(-1)
 	}
-	f := os.NewFile(uintptr(c.fd), "")
+	f := os.NewFile(uintptr(c.ev.fd), "")
 	nc, err := net.FileConn(f) // a duplicate, in Go's poller
 	f.Close()
-	c.fd = -1
+	c.ev.fd = -1
 	if err != nil {
 		s.log.Warn("event loop: cannot hand a connection to a goroutine; closing it", "err", err)
 		s.finish(c, closedByClient)
@@ -292,13 +292,13 @@ func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	c.w.conn = nc
 	c.rd.rd = connReader{c}
 	c.rd.BeforeBlock = c.flush
-	c.looped = false
+	c.ev.looped = false
 	if closing {
 		nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}
 	// A connection that left to wait, or to wait for its client, comes
 	// back once its goroutine has nothing left to do.
-	c.backToLoop = reason == handoffCommand || reason == handoffOutput
+	c.ev.backToLoop = reason == handoffCommand || reason == handoffOutput
 	go s.serveConn(c, handed)
 }
 
@@ -322,12 +322,12 @@ type loopReader struct{ c *Conn }
 
 func (r loopReader) Read(p []byte) (int, error) {
 	c := r.c
-	if !c.readable {
+	if !c.ev.readable {
 		return 0, errWouldBlock
 	}
-	c.readable = false
+	c.ev.readable = false
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := syscall.Read(c.ev.fd, p)
 		switch {
 		case n > 0:
 			return n, nil
@@ -354,7 +354,7 @@ func (c *Conn) loopFlush() error {
 	c.lastActive.Store(time.Now().Unix())
 	sent := 0
 	for sent < len(w.b) {
-		n, err := syscall.Write(c.fd, w.b[sent:])
+		n, err := syscall.Write(c.ev.fd, w.b[sent:])
 		if n > 0 {
 			sent += n
 		}

@@ -113,7 +113,7 @@ func TestReaderLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := readAll(strings.NewReader(tt.input), tt.lim, !tt.unauth)
-			if err == nil || err.Error() != tt.wantErr || !IsProtocolError(err) {
+			if err == nil || err.Error() != tt.wantErr || !errors.As(err, new(ProtocolError)) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 			if len(got) != tt.wantAfterArgs {

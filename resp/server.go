@@ -16,11 +16,8 @@ package resp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,7 +68,7 @@ type Options struct {
 	// Version is stampedeless's own version, reported by INFO.
 	Version string
 	// Loaders and Filler serve the read-through commands (GETFILL,
-	// LOADER.*); without them those commands fail.
+	// LOADER.*); required.
 	Loaders *loader.Registry
 	Filler  *swr.Filler
 	// LoaderCommands says who may register loaders: LoaderCommandsNo,
@@ -120,6 +117,9 @@ type Server struct {
 // ErrNoStore is returned by New without Options.Store.
 var ErrNoStore = errors.New("resp: Options.Store is required")
 
+// ErrNoFiller is returned by New without Options.Loaders and Options.Filler.
+var ErrNoFiller = errors.New("resp: Options.Loaders and Options.Filler are required")
+
 // ErrEventLoopShared is returned by New for Options with both EventLoop and
 // Shared.
 var ErrEventLoopShared = errors.New("resp: the event loop cannot serve a shared tier: its commands wait on Redis")
@@ -135,11 +135,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
-	if opts.Loaders == nil {
-		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
-	}
-	if opts.Filler == nil {
-		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
+	if opts.Loaders == nil || opts.Filler == nil {
+		return nil, ErrNoFiller
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
@@ -317,215 +314,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
-}
-
-// Close reasons, the label of stampedeless_connections_closed_total.
-const (
-	closedByClient   = "client"
-	closedQuit       = "quit"
-	closedProtocol   = "protocol_error"
-	closedWriteError = "write_error"
-	closedPanic      = "panic"
-	closedShutdown   = "shutdown"
-)
-
-// errPanicked is the error the event loop hands over with a connection whose
-// command panicked; the goroutine answers and closes it.
-var errPanicked = errors.New("resp: command panicked")
-
-// serveConn serves c on its own goroutine until it closes. handed is the
-// error that ended the event loop's reading of c, if it had c first; a
-// command it left to wait is in c.resume.
-func (s *Server) serveConn(c *Conn, handed error) {
-	reason := closedByClient
-	returned := false // to the event loop, which serves c from now on
-	defer func() {
-		if returned {
-			return
-		}
-		if p := recover(); p != nil {
-			reason = closedPanic
-			s.logPanic(c, p)
-		}
-		if reason == closedPanic {
-			c.w.Error("ERR internal error")
-			c.w.Flush()
-		}
-		c.nc.Close()
-		s.finish(c, reason)
-	}()
-	var drained int64 // bytes received when the drain deadline last passed
-	for {
-		if c.quit {
-			reason = closedQuit
-			c.closeGracefully()
-			return
-		}
-		if c.resume != nil {
-			resume, counted, before := c.resume, c.resumeCounted, c.w.Len()
-			c.resume, c.resumeCounted = nil, nil
-			resume()
-			countReply(counted, c, before)
-		}
-		err := handed
-		handed = nil
-		// Input the reader holds, or the disconnect watcher read off the
-		// socket, is this goroutine's to serve first.
-		if err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
-			if err := c.flush(); err != nil {
-				reason = closedWriteError
-				return
-			}
-			if s.loop.take(c) {
-				s.metrics.EventLoopReturns.Inc()
-				returned = true
-				return
-			}
-			c.backToLoop = false
-		}
-		var args [][]byte
-		if err == nil {
-			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
-		}
-		if err != nil {
-			var pe ProtocolError
-			var ne net.Error
-			switch {
-			case errors.Is(err, errPanicked):
-				reason = closedPanic
-			case errors.As(err, &pe):
-				reason = closedProtocol
-				c.w.Error("ERR " + pe.Error())
-				c.closeGracefully()
-			case c.w.err != nil:
-				reason = closedWriteError
-			case errors.As(err, &ne) && ne.Timeout() && s.isClosing():
-				if c.rd.Received() > drained {
-					drained = c.rd.Received()
-					c.nc.SetReadDeadline(time.Now().Add(drainWindow))
-					continue
-				}
-				c.closeGracefully()
-			}
-			return
-		}
-		s.dispatch(c, args)
-		// A long pipeline of large replies is sent as it goes, not held.
-		if c.w.Len() > maxRetainedReply {
-			if c.w.Flush() != nil {
-				reason = closedWriteError
-				return
-			}
-		}
-	}
-}
-
-// logPanic reports a command's panic; the connection is then closed.
-func (s *Server) logPanic(c *Conn, p any) {
-	buf := make([]byte, 64<<10)
-	buf = buf[:runtime.Stack(buf, false)]
-	s.log.Error("panic serving client; closing its connection",
-		"client", c.remote.String(), "panic", fmt.Sprint(p), "stack", string(buf))
-}
-
-// finish forgets a closed connection.
-func (s *Server) finish(c *Conn, reason string) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	if s.closing && reason == closedByClient {
-		reason = closedShutdown
-	}
-	s.mu.Unlock()
-	s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
-	s.wg.Done()
-}
-
-// dispatch runs one command and counts its result.
-func (s *Server) dispatch(c *Conn, args [][]byte) {
-	s.commandsTotal.Add(1)
-	cmd := s.lookup(c, args[0])
-	if cmd == nil {
-		s.unknown.fail.Inc()
-		c.w.Error(unknownCommand(args))
-		return
-	}
-	counted := cmd // subcommands are counted as their container
-	before := c.w.Len()
-	if len(cmd.subcommands) > 0 && len(args) > 1 {
-		cmd = cmd.subcommand(args[1])
-	}
-	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
-	c.lastCommand.Store(cmd)
-	// Redis's order: the (sub)command exists, its arity, then authentication.
-	switch {
-	case cmd == nil:
-		c.w.Error("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try " +
-			strings.ToUpper(counted.name) + " HELP.")
-	case !cmd.arityOK(len(args)):
-		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
-	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.w.Error(errNoAuth)
-	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own:
-		s.runShared(c, cmd, args)
-	default:
-		cmd.handler(c, args)
-	}
-	if c.resume != nil {
-		c.resumeCounted = counted // counted when it has answered
-		return
-	}
-	countReply(counted, c, before)
-}
-
-// countReply counts a command by whether the reply written since before is
-// an error.
-func countReply(counted *command, c *Conn, before int) {
-	if c.w.Len() > before && c.w.b[before] == '-' {
-		counted.counters.fail.Inc()
-	} else {
-		counted.counters.ok.Inc()
-	}
-}
-
-// lookup finds a command by name, case-insensitively, without allocating.
-func (s *Server) lookup(c *Conn, name []byte) *command {
-	if len(name) > len(c.scratch) {
-		return nil
-	}
-	lower := c.scratch[:len(name)]
-	for i, b := range name {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		lower[i] = b
-	}
-	return s.table[string(lower)]
-}
-
-// unknownCommand is Redis's text for a command not in the table, quoting
-// the first arguments up to about 128 bytes.
-func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.Write(truncate(args[0], 128))
-	b.WriteString("', with args beginning with: ")
-	n := 0
-	for _, a := range args[1:] {
-		if n >= 128 {
-			break
-		}
-		a = truncate(a, 128-n)
-		b.WriteByte('\'')
-		b.Write(a)
-		b.WriteString("' ")
-		n += len(a) + 3
-	}
-	return b.String()
-}
-
-func truncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }

@@ -328,7 +328,7 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv, err := New(Options{Store: store, Metrics: metrics.New()})
+	srv, err := New(withDefaults(t, Options{Store: store, Metrics: metrics.New()}))
 	if err != nil {
 		t.Fatal(err)
 	}

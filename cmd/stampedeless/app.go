@@ -19,6 +19,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
@@ -135,11 +136,11 @@ type config struct {
 
 func parseConfig(c *cli.Context) (config, error) {
 	var cfg config
-	maxMemory, err := resp.ParseMemory(c.String("max-memory"))
+	maxMemory, err := memsize.Parse(c.String("max-memory"))
 	if err != nil {
 		return cfg, fmt.Errorf("--max-memory: %w", err)
 	}
-	maxValue, err := resp.ParseMemory(c.String("max-value-size"))
+	maxValue, err := memsize.Parse(c.String("max-value-size"))
 	if err != nil {
 		return cfg, fmt.Errorf("--max-value-size: %w", err)
 	}

@@ -22,7 +22,8 @@ type Registry struct {
 	// Commands counts commands by name and result ("ok" or "error");
 	// commands not in the table are counted under the name "unknown".
 	Commands *prometheus.CounterVec
-	// ConnectionsAccepted counts connections handed to a client goroutine.
+	// ConnectionsAccepted counts client connections accepted, whether a
+	// goroutine of their own or the event loop (--event-loop) serves them.
 	ConnectionsAccepted prometheus.Counter
 	// ConnectionsRejected counts connections refused at --max-clients.
 	ConnectionsRejected prometheus.Counter

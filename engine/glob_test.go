@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // globCases follow Redis's stringmatchlen (util.c), which KEYS, SCAN MATCH
@@ -319,7 +320,7 @@ func startRedis(t *testing.T, path string) *redisConn {
 		cmd.Wait()
 	})
 	var conn net.Conn
-	waitFor(t, "redis-server to listen on "+sock, func() bool {
+	testwait.For(t, "redis-server to listen on "+sock, func() bool {
 		var err error
 		conn, err = net.Dial("unix", sock)
 		return err == nil

@@ -16,7 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // Server is one redis-server process.
@@ -56,17 +57,13 @@ func (s *Server) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if nc, err := net.Dial("tcp", s.Addr()); err == nil {
+	testwait.For(s.t, "redis-server to listen on "+s.Addr(), func() bool {
+		nc, err := net.Dial("tcp", s.Addr())
+		if err == nil {
 			nc.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server did not start on %s", s.Addr())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 // Stop kills the server at once, as a crash would. It may be called twice.
@@ -158,16 +155,13 @@ func StartSentinel(t testing.TB) *Sentinel {
 	s.start()
 	t.Cleanup(s.Stop)
 	cli := Binary(t, "redis-cli")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, err := exec.Command(cli, "-p", strconv.Itoa(s.port), "sentinel", "get-master-addr-by-name", "mymaster").Output()
-		if err == nil && strings.Contains(string(out), port) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sentinel does not know the master: %v %s", err, out)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var out []byte
+	var err error
+	if !testwait.Until(func() bool {
+		out, err = exec.Command(cli, "-p", strconv.Itoa(s.port), "sentinel", "get-master-addr-by-name", "mymaster").Output()
+		return err == nil && strings.Contains(string(out), port)
+	}) {
+		t.Fatalf("sentinel does not know the master: %v %s", err, out)
 	}
 	return &Sentinel{Master: master, Addr: s.Addr(), MasterName: "mymaster"}
 }
@@ -201,19 +195,15 @@ func (c *Cluster) waitOK() {
 	t := c.t
 	t.Helper()
 	cli := Binary(t, "redis-cli")
-	deadline := time.Now().Add(30 * time.Second)
 	for _, node := range c.Nodes {
-		addr := node.Addr()
-		host, port, _ := net.SplitHostPort(addr)
-		for {
-			out, err := exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
-			if err == nil && strings.Contains(string(out), "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s not ok: %v\n%s", addr, err, out)
-			}
-			time.Sleep(50 * time.Millisecond)
+		host, port, _ := net.SplitHostPort(node.Addr())
+		var out []byte
+		var err error
+		if !testwait.Until(func() bool {
+			out, err = exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
+			return err == nil && strings.Contains(string(out), "cluster_state:ok")
+		}) {
+			t.Fatalf("cluster node %s not ok: %v\n%s", node.Addr(), err, out)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -50,13 +51,9 @@ func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 // waitPeers waits until every replica hears all the others.
 func waitPeers(t *testing.T, rs ...*replica) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, r := range rs {
-		for r.Peers() < len(rs)-1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !testwait.Until(func() bool { return r.Peers() >= len(rs)-1 }) {
+			t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
 		}
 	}
 }
@@ -173,9 +170,9 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 			c, err := b.Claim(ctx, tc.key, false, time.Second)
 			got <- result{c, err}
 		}()
-		for testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		testwait.For(t, "the second claim to find the lease held", func() bool {
+			return testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) > 0
+		})
 		until := time.Now().Add(time.Minute)
 		if tc.fail {
 			err = a.Fail(ctx, lead.Lease, Failure{Loader: "x:", Reason: "origin said 500", Until: until})

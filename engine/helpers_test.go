@@ -89,20 +89,6 @@ func wantMiss(t testing.TB, s *Store, key string) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline. It is for state that settles asynchronously, such as
-// ristretto's bookkeeping or the background sweeper.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // settle waits until ristretto has applied every Set and Del queued so far,
 // and with it every eviction and rejection those caused.
 func settle(s *Store) { s.policy.Wait() }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 func TestNewDefaults(t *testing.T) {
@@ -434,7 +436,7 @@ func TestMemoryBound(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitFor(t, "Cost <= MaxCost", func() bool {
+	testwait.For(t, "Cost <= MaxCost", func() bool {
 		st := s.Stats()
 		return st.Cost <= st.MaxCost
 	})
@@ -922,7 +924,7 @@ func TestDroppedCostUpdateIsRepaired(t *testing.T) {
 	e.value = []byte(strings.Repeat("g", 5000))
 	sh.chargeLocked(e, entryCost(len(e.key), len(e.value)), false)
 	sh.mu.Unlock()
-	waitFor(t, "the dropped cost update to be charged", func() bool {
+	testwait.For(t, "the dropped cost update to be charged", func() bool {
 		settle(s)
 		_, cost := liveCost(s)
 		return s.Stats().Cost == cost

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -120,6 +121,45 @@ func TestReaderLimits(t *testing.T) {
 				t.Fatalf("parsed %d commands before the error, want %d", len(got), tt.wantAfterArgs)
 			}
 		})
+	}
+}
+
+// TestReaderBulkLimitIsInclusive: a bulk string of exactly the limit is
+// read whole, and one byte more is refused by its header, as Redis compares
+// the length with proto-max-bulk-len (and the unauthenticated 16 KiB).
+func TestReaderBulkLimitIsInclusive(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		lim    Limits
+		unauth bool
+		max    int
+		refuse string
+	}{
+		{"configured limit", Limits{MaxBulk: 100}, false, 100, "Protocol error: invalid bulk length"},
+		{"unauthenticated", Limits{}, true, unauthMaxBulk, "Protocol error: unauthenticated bulk length"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			value := strings.Repeat("v", tt.max)
+			got, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", len(value), value)), tt.lim, !tt.unauth)
+			if err != nil || len(got) != 1 || len(got[0]) != 1 || got[0][0] != value {
+				t.Fatalf("a bulk of exactly %d bytes: %d commands, err %v; want it read whole", tt.max, len(got), err)
+			}
+			over := value + "v"
+			_, err = readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", len(over), over)), tt.lim, !tt.unauth)
+			if err == nil || err.Error() != tt.refuse || !IsProtocolError(err) {
+				t.Fatalf("a bulk of %d bytes: err %v, want %q", len(over), err, tt.refuse)
+			}
+		})
+	}
+	// The default limit, by its headers alone (a 512 MiB value is too much
+	// to build in a test): at the limit the reader waits for the value and
+	// meets a clean end of input; one over is refused at the header.
+	if _, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n", DefaultMaxBulk)), Limits{}, true); err != nil {
+		t.Errorf("header of a %d-byte bulk: %v, want it accepted", DefaultMaxBulk, err)
+	}
+	_, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n", DefaultMaxBulk+1)), Limits{}, true)
+	if err == nil || err.Error() != "Protocol error: invalid bulk length" {
+		t.Errorf("header of a %d-byte bulk: %v, want invalid bulk length", DefaultMaxBulk+1, err)
 	}
 }
 

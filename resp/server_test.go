@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -177,7 +178,7 @@ func TestHugeMultibulkDoesNotPinACore(t *testing.T) {
 		r.expectClosed()
 		r.nc.Close()
 	}
-	waitFor(t, "connection goroutines to exit", func() bool {
+	testwait.For(t, "connection goroutines to exit", func() bool {
 		return ts.connectedClients() == 0 && runtime.NumGoroutine() <= before+2
 	})
 }
@@ -243,7 +244,7 @@ func TestMaxClients(t *testing.T) {
 	c.expectClosed()
 	a.do("QUIT")
 	a.expectClosed()
-	waitFor(t, "a slot to free up", func() bool { return ts.connectedClients() == 1 })
+	testwait.For(t, "a slot to free up", func() bool { return ts.connectedClients() == 1 })
 	d := dialRaw(t, ts.addr)
 	if got := d.do("PING"); got != "+PONG" {
 		t.Fatalf("after a client left, a new one got %q", got)
@@ -569,17 +570,5 @@ func TestInfoSections(t *testing.T) {
 	}
 	if only := c.Info(ctx, "keyspace").Val(); strings.Contains(only, "# Server") || !strings.Contains(only, "db0:") {
 		t.Errorf("INFO keyspace = %q", only)
-	}
-}
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -8,6 +8,10 @@
 # installs those with apt-get when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# With CI set a test that needs redis-server or redis-cli fails when they are
+# missing instead of skipping (internal/redistest.Binary), so this run cannot
+# pass without comparing against a real Redis.
+export CI=true
 
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // The --redis mode suite: three real stampedeless processes sharing one
@@ -144,14 +145,12 @@ func (r *replicaProc) info(t *testing.T, field string) string {
 func (f *fleet) waitJoined(t *testing.T) {
 	t.Helper()
 	want := strconv.Itoa(len(f.replicas) - 1)
-	deadline := time.Now().Add(20 * time.Second)
 	for _, r := range f.replicas {
-		for r.info(t, "cluster_redis_up") != "1" || r.info(t, "cluster_peers") != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s: redis_up %s, peers %s (want %s)", r.addr,
-					r.info(t, "cluster_redis_up"), r.info(t, "cluster_peers"), want)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testwait.Until(func() bool {
+			return r.info(t, "cluster_redis_up") == "1" && r.info(t, "cluster_peers") == want
+		}) {
+			t.Fatalf("replica %s: redis_up %s, peers %s (want %s)", r.addr,
+				r.info(t, "cluster_redis_up"), r.info(t, "cluster_peers"), want)
 		}
 	}
 }
@@ -207,12 +206,8 @@ func (f *fleet) report(t *testing.T) {
 
 func (f *fleet) waitCalls(t *testing.T, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.origin.calls.Load() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("origin calls = %d, want %d", f.origin.calls.Load(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(func() bool { return f.origin.calls.Load() >= want }) {
+		t.Fatalf("origin calls = %d, want %d", f.origin.calls.Load(), want)
 	}
 }
 
@@ -270,14 +265,10 @@ func TestFleetOneFillPerKey(t *testing.T) {
 		origin.delay.Store(int64(time.Second / 2))
 		allEqual(t, "stale burst", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
 		f.waitCalls(t, 5)
-		deadline := time.Now().Add(10 * time.Second)
 		for _, r := range f.replicas {
-			for r.rdb.Do(context.Background(), "GETFILL", "k:grace", 1, 30).Val() != "k:grace#5" {
-				if time.Now().After(deadline) {
-					t.Fatalf("replica %s never served the refreshed value", r.addr)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, "replica "+r.addr+" to serve the refreshed value", func() bool {
+				return r.rdb.Do(context.Background(), "GETFILL", "k:grace", 1, 30).Val() == "k:grace#5"
+			})
 		}
 		if n := origin.calls.Load(); n != 5 {
 			t.Fatalf("stale burst: %d origin calls in all, want 5 (one refresh)", n)
@@ -311,9 +302,7 @@ func TestFleetLeaseTakeover(t *testing.T) {
 			release := origin.stall()
 			defer release()
 			go holder.rdb.Do(context.Background(), "GETFILL", key, 60, 0, "TIMEOUT", 0)
-			for origin.inFlight.Load() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			testwait.For(t, "the holder's load to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
 			sig := syscall.SIGSTOP
 			if how == "killed" {
 				sig = syscall.SIGKILL
@@ -332,13 +321,9 @@ func TestFleetLeaseTakeover(t *testing.T) {
 			// result must not replace the newer one.
 			release()
 			syscall.Kill(holder.pid, syscall.SIGCONT)
-			deadline := time.Now().Add(10 * time.Second)
-			for holder.info(t, "publications_rejected") != "1" {
-				if time.Now().After(deadline) {
-					t.Fatalf("the stalled holder's publication was not rejected: publications_rejected %s",
-						holder.info(t, "publications_rejected"))
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testwait.Until(func() bool { return holder.info(t, "publications_rejected") == "1" }) {
+				t.Fatalf("the stalled holder's publication was not rejected: publications_rejected %s",
+					holder.info(t, "publications_rejected"))
 			}
 			for _, r := range others.replicas {
 				if v := r.rdb.Do(context.Background(), "GETFILL", key, 60, 0).Val(); v != want {
@@ -512,7 +497,8 @@ func TestFleetRedisDown(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Redis stops while the burst's loads are at the origin.
+		testwait.For(t, "the burst's loads to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
 		shared.Stop()
 		wg.Wait()
 		close(slow)
@@ -521,15 +507,15 @@ func TestFleetRedisDown(t *testing.T) {
 		}
 
 		// Redis down: each replica coalesces on its own.
-		deadline := time.Now().Add(10 * time.Second)
 		for _, r := range f.replicas {
-			for r.info(t, "cluster_redis_up") != "0" {
-				if time.Now().After(deadline) {
-					t.Fatalf("replica %s does not report Redis down", r.addr)
+			// Each probe's GETFILL is what lets the replica notice.
+			testwait.For(t, "replica "+r.addr+" to report Redis down", func() bool {
+				if r.info(t, "cluster_redis_up") == "0" {
+					return true
 				}
 				r.rdb.Do(ctx, "GETFILL", "k:probe", 60, 0)
-				time.Sleep(20 * time.Millisecond)
-			}
+				return false
+			})
 		}
 		before := origin.calls.Load()
 		allEqual(t, "Redis down", f.burst(300, "k:alone", 60, 0), "k:alone#", true)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -128,17 +129,45 @@ func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
 	}
 }
 
+// TestBadFlagsFail: a bad flag ends the process with exit status 1 and one
+// line saying what was wrong, not a panic (status 2 and a stack trace) or a
+// failure somewhere later.
 func TestBadFlagsFail(t *testing.T) {
-	for _, args := range [][]string{
-		{"--max-memory", "lots"},
-		{"--log-format", "xml"},
-		{"--addr", "127.0.0.1:notaport"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-memory", "lots"}, "stampedeless: --max-memory: argument must be a memory value\n"},
+		{[]string{"--log-format", "xml"}, "stampedeless: --log-format: want text or json, got \"xml\"\n"},
+		{[]string{"--addr", "127.0.0.1:notaport"}, "stampedeless: listen tcp: lookup tcp/notaport: unknown port\n"},
+		{[]string{"--addr", "127.0.0.1:70000"}, "stampedeless: listen tcp: address 70000: invalid port\n"},
 	} {
-		out, err := exec.Command(binary, args...).CombinedOutput()
-		if err == nil {
-			t.Errorf("%v: exit 0, want failure; output %s", args, out)
+		// No metrics listener: a taken default port must not change the error.
+		cmd := exec.Command(binary, append([]string{"--metrics-addr", ""}, tc.args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if exitStatus(err) != 1 {
+			t.Errorf("%v: exit %v, want exit status 1; stderr %s", tc.args, err, stderr.String())
+			continue
+		}
+		if stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("%v: stderr %q, stdout %q; want stderr %q and nothing on stdout", tc.args, stderr.String(), stdout.String(), tc.want)
 		}
 	}
+}
+
+// exitStatus is a finished process's exit status: 0 for a nil error, -1
+// when err is not an exit (the process did not start, or a signal killed it).
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return -1
+	}
+	return exit.ExitCode()
 }
 
 func TestVersion(t *testing.T) {

@@ -146,7 +146,7 @@ func TestReaderBulkLimitIsInclusive(t *testing.T) {
 			}
 			over := value + "v"
 			_, err = readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", len(over), over)), tt.lim, !tt.unauth)
-			if err == nil || err.Error() != tt.refuse || !IsProtocolError(err) {
+			if err == nil || err.Error() != tt.refuse || !errors.As(err, new(ProtocolError)) {
 				t.Fatalf("a bulk of %d bytes: err %v, want %q", len(over), err, tt.refuse)
 			}
 		})

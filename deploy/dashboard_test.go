@@ -191,12 +191,11 @@ func TestDashboardQueriesLiveMetrics(t *testing.T) {
 
 	// A stale answer: the 1 s ttl runs out (FILL.INFO says so), the grace
 	// has 30 s more.
+	// FILL.INFO is a map: the default client speaks RESP3.
 	fillInfo := func(key, field string) string {
-		info, _ := c.Do(ctx, "FILL.INFO", key).Slice()
-		for i := 0; i+1 < len(info); i += 2 {
-			if info[i] == field {
-				return fmt.Sprint(info[i+1])
-			}
+		info, _ := c.Do(ctx, "FILL.INFO", key).Result()
+		if v, ok := info.(map[any]any)[field]; ok {
+			return fmt.Sprint(v)
 		}
 		return ""
 	}

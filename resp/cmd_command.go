@@ -77,7 +77,7 @@ func cmdCommandDocs(c *Conn, args [][]byte) {
 			cmds = append(cmds, cmd)
 		}
 	}
-	c.w.Array(2 * len(cmds))
+	c.w.Map(len(cmds))
 	for _, cmd := range cmds {
 		c.w.BulkString(cmd.name)
 		writeCommandDocs(c, cmd)
@@ -116,7 +116,9 @@ func (s *Server) commandsNamed(names [][]byte) []*command {
 }
 
 // writeCommandInfo writes a command's COMMAND INFO entry in Redis 7's
-// ten-element shape.
+// ten-element shape. In RESP3 the flags, categories, tips and key specs are
+// sets, and so is the list of subcommands when it is empty (an array
+// otherwise), as Redis writes them.
 func writeCommandInfo(c *Conn, cmd *command) {
 	c.w.Array(10)
 	c.w.BulkString(cmd.name)
@@ -127,31 +129,40 @@ func writeCommandInfo(c *Conn, cmd *command) {
 			names = append(names, f.name)
 		}
 	}
-	c.w.Array(len(names))
-	for _, n := range names {
-		c.w.Status(n)
-	}
+	writeStatusSet(c, names...)
 	c.w.Int(int64(cmd.firstKey))
 	c.w.Int(int64(cmd.lastKey))
 	c.w.Int(int64(cmd.step))
-	c.w.Array(1)
-	c.w.Status("@" + cmd.group)
-	c.w.Array(0) // tips
-	c.w.Array(0) // key specs
+	writeStatusSet(c, "@"+cmd.group)
+	c.w.Set(0) // tips
+	c.w.Set(0) // key specs
+	if len(cmd.subcommands) == 0 {
+		c.w.Set(0)
+		return
+	}
 	c.w.Array(len(cmd.subcommands))
 	for _, sub := range cmd.subcommands {
 		writeCommandInfo(c, sub)
 	}
 }
 
+// writeStatusSet writes a set of simple strings (an array in RESP2), Redis's
+// form for flags and categories.
+func writeStatusSet(c *Conn, items ...string) {
+	c.w.Set(len(items))
+	for _, s := range items {
+		c.w.Status(s)
+	}
+}
+
 // writeCommandDocs writes a command's COMMAND DOCS map (a flat array in RESP2).
 func writeCommandDocs(c *Conn, cmd *command) {
 	args := parseUsage(cmd.usage)
-	n := 8
+	n := 4
 	if len(args) > 0 {
-		n += 2
+		n++
 	}
-	c.w.Array(n)
+	c.w.Map(n)
 	c.w.BulkString("summary")
 	c.w.BulkString(cmd.summary)
 	c.w.BulkString("since")
@@ -183,12 +194,14 @@ type docArg struct {
 	args     []docArg
 }
 
+// writeDocArgs writes an argument list: an array of maps, each argument's
+// flags a set.
 func writeDocArgs(c *Conn, args []docArg) {
 	c.w.Array(len(args))
 	for _, a := range args {
-		n := 4
+		n := 2
 		if a.token != "" {
-			n += 2
+			n++
 		}
 		var flags []string
 		if a.optional {
@@ -198,12 +211,12 @@ func writeDocArgs(c *Conn, args []docArg) {
 			flags = append(flags, "multiple")
 		}
 		if len(flags) > 0 {
-			n += 2
+			n++
 		}
 		if len(a.args) > 0 {
-			n += 2
+			n++
 		}
-		c.w.Array(n)
+		c.w.Map(n)
 		c.w.BulkString("name")
 		c.w.BulkString(a.name)
 		c.w.BulkString("type")
@@ -214,10 +227,7 @@ func writeDocArgs(c *Conn, args []docArg) {
 		}
 		if len(flags) > 0 {
 			c.w.BulkString("flags")
-			c.w.Array(len(flags))
-			for _, f := range flags {
-				c.w.Status(f)
-			}
+			writeStatusSet(c, flags...)
 		}
 		if len(a.args) > 0 {
 			c.w.BulkString("arguments")

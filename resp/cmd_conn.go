@@ -78,17 +78,21 @@ func cmdAuth(c *Conn, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
-// Only RESP2 is spoken: HELLO 3 fails with NOPROTO, which clients such as
-// go-redis take as the signal to fall back to RESP2.
+// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]] as
+// Redis 7.2 does: every option is parsed first, then AUTH runs, then the
+// client must be authenticated, then the name is set and the protocol
+// switched. protover 2 or 3 selects the connection's protocol; without it the
+// protocol stays as it is. The reply is a map (a flat array in RESP2) written
+// in the protocol just selected.
 func cmdHello(c *Conn, args [][]byte) {
+	var proto int64
 	if len(args) >= 2 {
-		ver, ok := parseInteger(args[1])
-		if !ok {
+		var ok bool
+		if proto, ok = parseInteger(args[1]); !ok {
 			c.w.Error("ERR Protocol version is not an integer or out of range")
 			return
 		}
-		if ver != 2 {
+		if proto != 2 && proto != 3 {
 			c.w.Error("NOPROTO unsupported protocol version")
 			return
 		}
@@ -123,13 +127,16 @@ func cmdHello(c *Conn, args [][]byte) {
 		c.name = string(setName)
 		c.mu.Unlock()
 	}
-	c.w.Array(14)
+	if proto != 0 {
+		c.w.SetProtocol(int(proto))
+	}
+	c.w.Map(7)
 	c.w.BulkString("server")
 	c.w.BulkString("redis")
 	c.w.BulkString("version")
 	c.w.BulkString(RedisVersion)
 	c.w.BulkString("proto")
-	c.w.Int(2)
+	c.w.Int(int64(c.w.Protocol()))
 	c.w.BulkString("id")
 	c.w.Int(c.id)
 	c.w.BulkString("mode")
@@ -167,7 +174,9 @@ func cmdClientGetName(c *Conn, _ [][]byte) {
 
 func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
 
-func cmdClientInfo(c *Conn, _ [][]byte) { c.w.BulkString(c.info() + "\n") }
+// cmdClientInfo replies with the connection's CLIENT LIST line, a verbatim
+// string in RESP3 as in Redis.
+func cmdClientInfo(c *Conn, _ [][]byte) { c.w.Verbatim("txt", c.info()+"\n") }
 
 func cmdClientHelp(c *Conn, _ [][]byte) {
 	writeHelp(c, "CLIENT",
@@ -205,7 +214,8 @@ func cmdClientSetInfo(c *Conn, args [][]byte) {
 
 // cmdClientList implements CLIENT LIST [TYPE normal|master|replica|pubsub]
 // and CLIENT LIST ID id [id ...], one or the other as in Redis 7.0. Ids are
-// listed in the order given, each time given; unknown ones are skipped.
+// listed in the order given, each time given; unknown ones are skipped. The
+// lines are a verbatim string in RESP3.
 func cmdClientList(c *Conn, args [][]byte) {
 	var b strings.Builder
 	switch {
@@ -241,7 +251,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	c.w.BulkString(b.String())
+	c.w.Verbatim("txt", b.String())
 }
 
 func writeClientInfos(b *strings.Builder, conns []*Conn) {

@@ -135,12 +135,13 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 	c.w.Int(boolInt(c.srv.opts.Loaders.Unregister(string(args[1]))))
 }
 
-// cmdLoaderList replies with one flat map per loader.
+// cmdLoaderList replies with an array of one map per loader (a flat array
+// of names and values in RESP2).
 func cmdLoaderList(c *Conn, _ [][]byte) {
 	infos := c.srv.opts.Loaders.List()
 	c.w.Array(len(infos))
 	for _, in := range infos {
-		c.w.Array(12)
+		c.w.Map(6)
 		c.w.BulkString("prefix")
 		c.w.BulkString(in.Prefix)
 		c.w.BulkString("url")
@@ -156,9 +157,11 @@ func cmdLoaderList(c *Conn, _ [][]byte) {
 	}
 }
 
-// cmdFillInfo implements FILL.INFO key: a flat map of the key's state
-// (fresh, stale, missing, loading, cooldown), milliseconds to its fresh and
-// stale deadlines (-1: none), its loader, and whether a load is in flight.
+// cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
+// the key's state (fresh, stale, missing, loading, cooldown), milliseconds
+// to its fresh and stale deadlines (-1: none), its loader, and whether a
+// load is in flight (1 or 0 in both protocols, like Redis's own
+// introspection fields).
 func cmdFillInfo(c *Conn, args [][]byte) {
 	in := c.srv.opts.Filler.Info(string(args[1]))
 	ms := func(d time.Duration) int64 {
@@ -167,7 +170,7 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 		}
 		return d.Milliseconds()
 	}
-	c.w.Array(10)
+	c.w.Map(5)
 	c.w.BulkString("state")
 	c.w.BulkString(in.State)
 	c.w.BulkString("fresh_ms")

@@ -86,7 +86,7 @@ func commandTable() []*command {
 		{name: "auth", arity: -2, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdAuth,
 			group: "connection", summary: "Authenticates the connection.", usage: "[username] password", since: "1.0.0"},
 		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
-			group: "connection", summary: "Handshakes with the server; only RESP2 is spoken.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
+			group: "connection", summary: "Handshakes with the server and selects the protocol, RESP2 or RESP3.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
 		{name: "client", arity: -2, flags: flagStale | flagLoading, subcommands: []*command{
 			{name: "client|getname", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetName},
 			{name: "client|help", arity: 2, flags: flagLoading | flagStale, handler: cmdClientHelp},

@@ -139,7 +139,8 @@ func findConfigParam(name string) *configParam {
 // cmdConfigGet implements CONFIG GET parameter [parameter ...] as Redis 7
 // does: a name without glob characters is looked up ignoring case and
 // echoed as given, a pattern matches names ignoring case, and a parameter
-// named by several arguments is reported once.
+// named by several arguments is reported once. The reply is a map (a flat
+// array in RESP2).
 func cmdConfigGet(c *Conn, args [][]byte) {
 	var found []*configParam
 	var names []string
@@ -157,7 +158,7 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 			}
 		}
 	}
-	c.w.Array(2 * len(found))
+	c.w.Map(len(found))
 	for i, p := range found {
 		c.w.BulkString(names[i])
 		c.w.BulkString(p.get(c.srv))

@@ -129,8 +129,8 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, cmd, libName, libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, name, age, idle, cmd, c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

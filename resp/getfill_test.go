@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -595,5 +596,33 @@ func TestFailedRefreshKeepsDeadlinesAndServesStale(t *testing.T) {
 	after, _ := ts.store.Peek([]byte("k:r"))
 	if after.FreshUntil != before.FreshUntil || after.StaleUntil != before.StaleUntil {
 		t.Fatalf("a failed refresh moved the deadlines: %+v -> %+v", before, after)
+	}
+}
+
+// TestFillIntrospectionTypes checks FILL.INFO's and LOADER.LIST's replies
+// exactly: flat arrays of names and values in RESP2, maps in RESP3.
+func TestFillIntrospectionTypes(t *testing.T) {
+	o := newOrigin(t)
+	ts, _ := fillServer(t, o)
+	loader := `"prefix" "k:" "url" ` + strconv.Quote(o.URL+"/{key}") +
+		` "timeout_ms" :5000 "in_flight" :0 "fills" "0" "failures" "0"`
+	info := `"state" "missing" "fresh_ms" :0 "stale_ms" :0 "loader" "k:" "in_flight" :0`
+	for _, tc := range []struct {
+		proto             int
+		fillInfo, loaders string
+	}{
+		{2, "[" + info + "]", "[[" + loader + "]]"},
+		{3, "%{" + info + "}", "[%{" + loader + "}]"},
+	} {
+		c := dialCompat(t, ts.addr)
+		if r, err := c.do("HELLO", strconv.Itoa(tc.proto)); err != nil || r.kind == '-' {
+			t.Fatalf("HELLO %d: %v %v", tc.proto, r, err)
+		}
+		if got := c.run(compatExact, []string{"FILL.INFO", "k:nothing"}); got != tc.fillInfo {
+			t.Errorf("RESP%d: FILL.INFO = %s, want %s", tc.proto, got, tc.fillInfo)
+		}
+		if got := c.run(compatExact, []string{"LOADER.LIST"}); got != tc.loaders {
+			t.Errorf("RESP%d: LOADER.LIST = %s, want %s", tc.proto, got, tc.loaders)
+		}
 	}
 }

@@ -92,7 +92,7 @@ func withDefaults(t testing.TB, opts Options) Options {
 }
 
 // client returns a go-redis client in its default configuration, which
-// sends HELLO 3 and CLIENT SETINFO on connect and falls back to RESP2.
+// sends HELLO 3 and CLIENT SETINFO on connect and speaks RESP3.
 func (ts *testServer) client(t testing.TB) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: ts.addr})

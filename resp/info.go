@@ -40,7 +40,7 @@ func (b *infoBuilder) field(name string, value any) {
 }
 
 // cmdInfo implements INFO [section ...]; "all", "everything" and "default"
-// select every section.
+// select every section. The text is a verbatim string in RESP3, as in Redis.
 func cmdInfo(c *Conn, args [][]byte) {
 	want := func(string) bool { return true }
 	if len(args) > 1 {
@@ -63,7 +63,7 @@ func cmdInfo(c *Conn, args [][]byte) {
 		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
 		sec.write(c.srv, &b)
 	}
-	c.w.BulkString(b.String())
+	c.w.Verbatim("txt", b.String())
 }
 
 func (s *Server) infoServer(b *infoBuilder) {

@@ -1,7 +1,8 @@
-// Package resp is stampedeless's wire layer: a RESP2 server that parses
-// requests with enforced limits, dispatches them through a static command
-// table and writes Redis-exact replies. Handlers parse arguments and call
-// the engine; no caching policy lives here.
+// Package resp is stampedeless's wire layer: a RESP2 and RESP3 server that
+// parses requests with enforced limits, dispatches them through a static
+// command table and writes Redis-exact replies in the protocol each
+// connection chose with HELLO. Handlers parse arguments and call the engine;
+// no caching policy lives here.
 //
 // redcon's encoders write every reply. Its server loop is not used: it has
 // no input limits (a 20-byte header pins a core), no panic recovery, no write

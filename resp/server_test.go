@@ -45,10 +45,12 @@ func TestGoRedisDefaultAndRESP2(t *testing.T) {
 			}
 		})
 	}
-	// go-redis named itself with CLIENT SETINFO after falling back to RESP2.
+	// go-redis named itself with CLIENT SETINFO; the default client speaks
+	// RESP3.
 	list, err := ts.clientRESP2(t).ClientList(ctx).Result()
-	if err != nil || !strings.Contains(list, "lib-name=go-redis") {
-		t.Fatalf("CLIENT LIST = %q, %v; want go-redis's lib-name", list, err)
+	if err != nil || !strings.Contains(list, "lib-name=go-redis") || !strings.Contains(list, " resp=3 ") ||
+		!strings.Contains(list, " resp=2 ") {
+		t.Fatalf("CLIENT LIST = %q, %v; want go-redis's lib-name, resp=3 and resp=2", list, err)
 	}
 }
 
@@ -265,7 +267,7 @@ func TestArityAndUnknownCommands(t *testing.T) {
 		{[]string{"INCRBY", "k", "x"}, "-ERR value is not an integer or out of range"},
 		{[]string{"EXPIRE", "k", "1.5"}, "-ERR value is not an integer or out of range"},
 		{[]string{"SELECT", "1"}, "-ERR DB index is out of range"},
-		{[]string{"HELLO", "3"}, "-NOPROTO unsupported protocol version"},
+		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"PING"}, "+PONG"},
 	}
 	for _, tt := range tests {
@@ -310,10 +312,16 @@ func TestAuth(t *testing.T) {
 		t.Fatalf("CLIENT GETNAME after HELLO SETNAME: %q", got)
 	}
 
-	// go-redis authenticates with HELLO 3 AUTH, falls back, then AUTH.
-	c := ts.clientRESP2(t, func(o *redis.Options) { o.Password = "s3cret" })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("go-redis with password: %v", err)
+	// go-redis authenticates with HELLO 3 AUTH by default, with AUTH in
+	// RESP2.
+	for _, c := range []*redis.Client{
+		ts.clientRESP2(t, func(o *redis.Options) { o.Password = "s3cret" }),
+		redis.NewClient(&redis.Options{Addr: ts.addr, Password: "s3cret"}),
+	} {
+		defer c.Close()
+		if err := c.Ping(context.Background()).Err(); err != nil {
+			t.Fatalf("go-redis with password: %v", err)
+		}
 	}
 	d := ts.client(t)
 	if err := d.Ping(context.Background()).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -16,24 +17,29 @@ const maxRetainedReply = 256 << 10
 // Writer buffers replies for one connection; Flush sends them in one
 // write. It speaks RESP2 until SetProtocol(3) (HELLO 3); the methods for the
 // types RESP3 adds (Map, Set, Push, Double, Bool, Verbatim) write their RESP2
-// equivalents, as Redis does, so a handler writes one reply for both. Encoding is redcon's allocation-free Append functions. A write error
-// is sticky: later replies are dropped and Flush reports it, so handlers
-// never deal with the network.
+// equivalents, as Redis does, so a handler writes one reply for both.
+// Encoding is redcon's allocation-free Append functions. A write error is
+// sticky: later replies are dropped and Flush reports it, so handlers never
+// deal with the network. A Writer is owned by its connection's goroutine;
+// only Protocol may be called from others (CLIENT LIST).
 type Writer struct {
 	conn     net.Conn
 	timeout  time.Duration
 	deadline time.Time // the write deadline last set on conn
 	b        []byte
 	err      error
-	resp3    bool // the connection speaks RESP3 (HELLO 3)
+	// resp3: the connection speaks RESP3 (HELLO 3). Atomic because CLIENT
+	// LIST on another connection reads it; on the reply path it is a plain
+	// load.
+	resp3 atomic.Bool
 }
 
 // SetProtocol selects RESP2 (2) or RESP3 (3) for the replies that follow.
-func (w *Writer) SetProtocol(proto int) { w.resp3 = proto == 3 }
+func (w *Writer) SetProtocol(proto int) { w.resp3.Store(proto == 3) }
 
 // Protocol is the protocol the replies are written in: 2 or 3.
 func (w *Writer) Protocol() int {
-	if w.resp3 {
+	if w.resp3.Load() {
 		return 3
 	}
 	return 2
@@ -100,7 +106,7 @@ func (w *Writer) BulkInt(n int64) {
 
 // Null writes a nil bulk string ($-1), RESP3's null (_) in RESP3.
 func (w *Writer) Null() {
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = append(w.b, "_\r\n"...)
 		return
 	}
@@ -109,7 +115,7 @@ func (w *Writer) Null() {
 
 // NullArray writes a nil array (*-1), RESP3's null (_) in RESP3.
 func (w *Writer) NullArray() {
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = append(w.b, "_\r\n"...)
 		return
 	}
@@ -119,7 +125,7 @@ func (w *Writer) NullArray() {
 // Map writes the header of a map of n key-value pairs; the 2n elements that
 // follow are part of this reply. RESP2 gets a flat array of 2n elements.
 func (w *Writer) Map(n int) {
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = appendHeader(w.b, '%', n)
 		return
 	}
@@ -128,7 +134,7 @@ func (w *Writer) Map(n int) {
 
 // Set writes the header of a set of n elements; RESP2 gets an array.
 func (w *Writer) Set(n int) {
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = appendHeader(w.b, '~', n)
 		return
 	}
@@ -138,7 +144,7 @@ func (w *Writer) Set(n int) {
 // Push writes the header of an out-of-band push message of n elements
 // (pub/sub messages, invalidations); RESP2 gets an array.
 func (w *Writer) Push(n int) {
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = appendHeader(w.b, '>', n)
 		return
 	}
@@ -147,10 +153,11 @@ func (w *Writer) Push(n int) {
 
 // Bool writes a boolean; RESP2 gets the integer 1 or 0.
 func (w *Writer) Bool(v bool) {
+	resp3 := w.resp3.Load()
 	switch {
-	case w.resp3 && v:
+	case resp3 && v:
 		w.b = append(w.b, "#t\r\n"...)
-	case w.resp3:
+	case resp3:
 		w.b = append(w.b, "#f\r\n"...)
 	case v:
 		w.b = redcon.AppendInt(w.b, 1)
@@ -159,12 +166,12 @@ func (w *Writer) Bool(v bool) {
 	}
 }
 
-// Double writes a floating-point number in Redis's shortest round-trip
-// form (inf, -inf and nan spelled so); RESP2 gets it as a bulk string.
+// Double writes a floating-point number as Redis 7.0 formats it (%.17g;
+// inf, -inf and nan spelled so); RESP2 gets it as a bulk string.
 func (w *Writer) Double(f float64) {
 	var digits [32]byte
 	text := appendDouble(digits[:0], f)
-	if w.resp3 {
+	if w.resp3.Load() {
 		w.b = append(append(append(w.b, ','), text...), '\r', '\n')
 		return
 	}
@@ -174,7 +181,7 @@ func (w *Writer) Double(f float64) {
 // Verbatim writes a verbatim string with a three-letter format such as
 // "txt"; RESP2 gets the text as a bulk string.
 func (w *Writer) Verbatim(format, text string) {
-	if !w.resp3 {
+	if !w.resp3.Load() {
 		w.b = redcon.AppendBulkString(w.b, text)
 		return
 	}
@@ -189,7 +196,10 @@ func appendHeader(b []byte, kind byte, n int) []byte {
 	return append(b, '\r', '\n')
 }
 
-// appendDouble formats f as Redis 7 does for RESP3 doubles.
+// appendDouble formats f as Redis 7.0's addReplyDouble does: printf's %.17g,
+// which Go's 'g' with 17 digits matches. Redis 7.2 prints the shortest
+// round-trip form instead (1.1, not 1.1000000000000001); the compatibility
+// tests compare with 7.0, so 7.0's form is the one written.
 func appendDouble(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
@@ -199,7 +209,7 @@ func appendDouble(b []byte, f float64) []byte {
 	case math.IsNaN(f):
 		return append(b, "nan"...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
 // Array writes an array header; the n elements that follow are part of

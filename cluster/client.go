@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults for Options fields left zero.
@@ -37,7 +38,8 @@ const (
 	slotPollMax  = 50 * time.Millisecond  // slowest poll for a fleet fill slot
 )
 
-// Errors of Claim, Publish and Fail. A *Failure is returned too.
+// Errors of Claim and of a Lease's Publish and Fail. Claim returns a
+// *swr.FleetFailure too.
 var (
 	// ErrUnavailable: Redis did not answer in time (or is known to be down);
 	// the caller goes on alone, as a single process would.
@@ -50,8 +52,8 @@ var (
 	// not published.
 	ErrLeaseLost = errors.New("cluster: the lease is no longer held")
 	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
-	// --lease-wait.
-	ErrFleetBusy = errors.New("cluster: no fleet fill slot became free within --lease-wait")
+	// --lease-wait. It matches swr.ErrFleetBusy.
+	ErrFleetBusy = fmt.Errorf("cluster: no fleet fill slot became free within --lease-wait: %w", swr.ErrFleetBusy)
 )
 
 // Options configures a Client. Redis and Store are required.

@@ -15,6 +15,7 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // replica is one Client with its own store, as one stampedeless process has.
@@ -134,10 +135,10 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
 		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
-	if err := b.Publish(ctx, claimB.Lease, Entry{Value: []byte("new")}); err != nil {
+	if err := claimB.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(ctx, claimA.Lease, Entry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
+	if err := claimA.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("A's late publication: %v, want ErrLeaseLost", err)
 	}
 	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
@@ -165,7 +166,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
 		}
 		type result struct {
-			c   Claim
+			c   swr.FleetClaim
 			err error
 		}
 		got := make(chan result, 1)
@@ -178,15 +179,15 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 		until := time.Now().Add(time.Minute)
 		if tc.fail {
-			err = a.Fail(ctx, lead.Lease, Failure{Loader: "x:", Reason: "origin said 500", Until: until})
+			err = lead.Lease.Fail(ctx, swr.FleetFailure{Loader: "x:", Reason: "origin said 500", Until: until})
 		} else {
-			err = a.Publish(ctx, lead.Lease, Entry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
+			err = lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := <-got
-		var f *Failure
+		var f *swr.FleetFailure
 		switch {
 		case tc.fail && (!errors.As(r.err, &f) || f.Reason != "origin said 500" || f.Loader != "x:"):
 			t.Fatalf("follower of a failed load got %+v, %v", r.c, r.err)
@@ -219,7 +220,7 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	if _, found := b.store.Peek([]byte("k")); found {
 		t.Fatal("B still has its copy after A's write returned")
 	}
-	if err := a.Publish(ctx, lead.Lease, Entry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
+	if err := lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
 	}
 	b.Fault(ctx, [][]byte{[]byte("k")})
@@ -246,15 +247,15 @@ func TestFleetSlots(t *testing.T) {
 	go func() {
 		c, err := b.Claim(ctx, "k3", false, time.Second)
 		if err == nil {
-			b.Release(c.Lease)
+			c.Lease.Release()
 		}
 		got <- err
 	}()
-	a.Publish(ctx, l1.Lease, Entry{Value: []byte("1")})
+	l1.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("1")})
 	if err := <-got; err != nil {
 		t.Fatalf("fill after a slot was freed: %v", err)
 	}
-	b.Release(l2.Lease)
+	l2.Lease.Release()
 }
 
 // Keys whose braces would break the hash tag still keep all their Redis
@@ -269,7 +270,7 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 		if err != nil || claim.Lease == nil {
 			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
 		}
-		if err := r.Publish(ctx, claim.Lease, Entry{Value: []byte("v" + key)}); err != nil {
+		if err := claim.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v" + key)}); err != nil {
 			t.Fatalf("key %q: publish: %v", key, err)
 		}
 		claim, err = r.Claim(ctx, key, false, time.Second)

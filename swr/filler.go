@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -306,10 +305,10 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 			return loader.Result{}, lastErr
 		}
 	}
-	var lease *cluster.Lease
+	var lease FleetLease
 	if fleet := f.opts.Fleet; fleet != nil {
 		claim, err := fleet.Claim(context.Background(), req.Key, refresh, ld.Timeout())
-		var failure *cluster.Failure
+		var failure *FleetFailure
 		switch {
 		case err == nil && claim.Found:
 			return f.adopt(req.Key, claim.Entry, fence), nil
@@ -322,7 +321,7 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 			oe := &loader.OriginError{Loader: failure.Loader, Reason: failure.Reason}
 			f.cooldown.Hold(req.Key, oe, failure.Until, time.Now())
 			return loader.Result{}, oe
-		case errors.Is(err, cluster.ErrFleetBusy):
+		case errors.Is(err, ErrFleetBusy):
 			fence.Release()
 			return loader.Result{}, &loader.OriginError{Loader: ld.Prefix(), Reason: "fleet fill budget busy (--fleet-max-concurrent-fills)", Err: err}
 		}
@@ -335,12 +334,12 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 		fence.Release()
 		until := f.cooldown.Fail(req.Key, err, now)
 		if lease != nil {
-			failure := cluster.Failure{Loader: ld.Prefix(), Reason: err.Error(), Until: until}
+			failure := FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: until}
 			var oe *loader.OriginError
 			if errors.As(err, &oe) {
 				failure.Reason = oe.Reason
 			}
-			f.opts.Fleet.Fail(context.Background(), lease, failure)
+			lease.Fail(context.Background(), failure)
 		}
 		return res, err
 	}
@@ -352,7 +351,7 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 		f.rememberMissing(req.Key, now)
 		if lease != nil {
 			until := now.Add(f.opts.NegativeTTL).UnixNano()
-			f.opts.Fleet.Publish(context.Background(), lease, cluster.Entry{Value: []byte{}, Missing: true,
+			lease.Publish(context.Background(), FleetEntry{Value: []byte{}, Missing: true,
 				Loader: ld.Prefix(), FreshUntil: until, StaleUntil: until})
 		}
 		return res, nil
@@ -363,7 +362,7 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 		if !found {
 			fence.Release()
 			if lease != nil {
-				f.opts.Fleet.Release(lease)
+				lease.Release()
 			}
 			return res, nil
 		}
@@ -371,12 +370,12 @@ func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Val
 		res.Value = value
 	}
 	fresh := now.Add(f.jitter(req.TTL))
-	entry := cluster.Entry{Value: value, FreshUntil: fresh.UnixNano(), StaleUntil: fresh.Add(req.Grace).UnixNano(),
+	entry := FleetEntry{Value: value, FreshUntil: fresh.UnixNano(), StaleUntil: fresh.Add(req.Grace).UnixNano(),
 		Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified}
 	if lease != nil {
 		// Published before it is stored here, so followers on other
 		// replicas wake as early as possible.
-		f.opts.Fleet.Publish(context.Background(), lease, entry)
+		lease.Publish(context.Background(), entry)
 	}
 	_, serr := f.opts.Store.Set(key, value, entry.SetOptions(fence))
 	if serr != nil {
@@ -399,7 +398,7 @@ func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loa
 
 // adopt stores an entry the fleet already has, under the flight's fence,
 // and returns it as the flight's result.
-func (f *Filler) adopt(key string, e cluster.Entry, fence *engine.Fence) loader.Result {
+func (f *Filler) adopt(key string, e FleetEntry, fence *engine.Fence) loader.Result {
 	if e.Missing {
 		f.opts.Store.DeleteFenced(fence)
 		f.rememberMissing(key, time.Now())

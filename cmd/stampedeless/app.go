@@ -225,7 +225,7 @@ func runServe(c *cli.Context) error {
 	defer store.Close()
 
 	reg := metrics.New()
-	reg.Store(store)
+	registerStoreMetrics(reg, store)
 	loaders := loader.NewRegistry(cfg.loaders)
 	for _, l := range cfg.initialLoaders {
 		if err := loaders.Register(l); err != nil {

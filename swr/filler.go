@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -84,9 +83,7 @@ type Filler struct {
 	group     loader.Group
 	cooldown  *loader.Cooldown
 	refreshes *loader.Budget
-
-	mu       sync.Mutex
-	negative map[string]negativeEntry // keys the origin said do not exist
+	negative  *negativeCache // keys the origin said do not exist
 }
 
 // New returns a Filler.
@@ -111,7 +108,7 @@ func New(opts Options) *Filler {
 		opts:      opts,
 		cooldown:  cd,
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
-		negative:  make(map[string]negativeEntry),
+		negative:  newNegativeCache(opts.NegativeTTL),
 	}
 	f.group.Observer = flightObserver{f}
 	return f

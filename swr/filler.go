@@ -144,9 +144,9 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	}
 	now := time.Now()
 	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
-	m, name := f.opts.Metrics, ld.Prefix()
+	name := ld.Prefix()
 	if pastGrace {
-		m.PastGrace.WithLabelValues(name).Inc()
+		f.opts.Metrics.PastGrace.WithLabelValues(name).Inc()
 	}
 	// A fresh entry is served whatever the cooldown says, so the hot path
 	// skips the cooldown's lock.
@@ -159,21 +159,21 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	}
 	switch action {
 	case Serve:
-		m.Answer(name, "fresh")
+		f.answered(name, AnswerFresh)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeStale:
-		m.Answer(name, "stale_if_error")
+		f.answered(name, AnswerStaleIfError)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeAndRefresh:
-		m.Answer(name, "stale")
+		f.answered(name, AnswerStale)
 		f.refresh(ld, req, env)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case Fail:
-		m.Answer(name, "cooldown")
+		f.answered(name, AnswerCooldown)
 		return Answer{}, nil, lastErr
 	}
 	if f.isNegative(req.Key, now) {
-		m.Answer(name, "negative")
+		f.answered(name, AnswerNegative)
 		return Answer{}, nil, nil
 	}
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
@@ -183,7 +183,6 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 // at most the request's timeout (or the loader's), and answers.
 func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	f, ld, req, name := p.f, p.ld, p.req, p.name
-	m := f.opts.Metrics
 	timeout := req.Timeout
 	if timeout < 0 {
 		timeout = ld.Timeout()
@@ -197,18 +196,18 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
 		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, time.Now().UnixNano()) {
-			m.Answer(name, "timeout_stale")
+			f.answered(name, AnswerTimeoutStale)
 			return Answer{Value: env.Value, Found: true}, nil
 		}
-		m.Answer(name, "timeout")
+		f.answered(name, AnswerTimeout)
 		return Answer{}, &TimeoutError{After: timeout}
 	case err != nil:
-		m.Answer(name, "error")
+		f.answered(name, AnswerError)
 		return Answer{}, err
 	case !res.Found:
-		m.Answer(name, "negative")
+		f.answered(name, AnswerNegative)
 	default:
-		m.Answer(name, "loaded")
+		f.answered(name, AnswerLoaded)
 		if !joined && f.opts.Fleet != nil {
 			// The fleet may have answered with a stale entry: its refresh
 			// starts now, as for a stale read.
@@ -228,7 +227,7 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 		return
 	}
 	if !f.refreshes.TryAcquire() {
-		f.opts.Metrics.Refreshes.WithLabelValues(ld.Prefix(), "dropped").Inc()
+		f.refreshed(ld.Prefix(), RefreshDropped)
 		return
 	}
 	var v loader.Validators
@@ -243,5 +242,13 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 		f.refreshes.Release()
 		return
 	}
-	f.opts.Metrics.Refreshes.WithLabelValues(ld.Prefix(), "started").Inc()
+	f.refreshed(ld.Prefix(), RefreshStarted)
+}
+
+// answered counts an answer of loader name's, by kind.
+func (f *Filler) answered(name string, kind AnswerKind) { f.opts.Metrics.Answer(name, string(kind)) }
+
+// refreshed counts a refresh of loader name's, by result.
+func (f *Filler) refreshed(name string, r RefreshResult) {
+	f.opts.Metrics.Refreshes.WithLabelValues(name, string(r)).Inc()
 }

@@ -80,6 +80,11 @@ type Options struct {
 	Metrics *metrics.Cluster
 	// Logger logs Redis going away and coming back. If nil, slog.Default().
 	Logger *slog.Logger
+	// Now returns the current time: the clock the shared tier's deadlines
+	// are compared on, and peers' last-heard times are kept on. If nil,
+	// time.Now. Give it the clock of the Store and the Filler, which set
+	// those deadlines. Waits (--lease-wait, polls) run on real timers.
+	Now func() time.Time
 }
 
 // Client is one replica's membership in a fleet that shares a Redis: the
@@ -148,6 +153,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	c := &Client{
 		opts:    opts,
@@ -279,7 +287,7 @@ func (c *Client) heartbeat() {
 		} else {
 			c.markUp()
 		}
-		c.forgetQuietPeers(time.Now())
+		c.forgetQuietPeers(c.opts.Now())
 	}
 }
 
@@ -416,7 +424,7 @@ func (c *Client) sawPeer(id string) {
 	if _, ok := c.peers[id]; !ok {
 		c.log.Debug("replica joined", "replica", id)
 	}
-	c.peers[id] = time.Now()
+	c.peers[id] = c.opts.Now()
 	c.m.Peers.Set(float64(len(c.peers)))
 }
 

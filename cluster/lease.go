@@ -129,7 +129,7 @@ func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (cla
 	key := lease.key
 	v, err := claimScript.Run(ctx, c.rdb,
 		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
-		lease.token, lease.ttl.Milliseconds(), time.Now().UnixMilli(), fresh).Slice()
+		lease.token, lease.ttl.Milliseconds(), c.opts.Now().UnixMilli(), fresh).Slice()
 	if err != nil {
 		return claimResult{}, c.check(err)
 	}

@@ -58,6 +58,10 @@ type Options struct {
 	Metrics *metrics.Fill
 	// Fleet, if not nil, coordinates fills with other replicas (--redis).
 	Fleet Fleet
+	// Now returns the current time, for every deadline the Filler sets or
+	// reads. If nil, time.Now. Give it the clock the Store runs on
+	// (engine.Options.Now), so that both agree on what is fresh.
+	Now func() time.Time
 }
 
 // Request is one GETFILL.
@@ -99,6 +103,9 @@ func New(opts Options) *Filler {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New().Fill
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	cd := opts.Cooldown
 	if cd == nil {
@@ -142,7 +149,7 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	if !ok {
 		return Answer{}, nil, ErrNoLoader
 	}
-	now := time.Now()
+	now := f.now()
 	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
 	name := ld.Prefix()
 	if pastGrace {
@@ -195,7 +202,7 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
-		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, time.Now().UnixNano()) {
+		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, f.now().UnixNano()) {
 			f.answered(name, AnswerTimeoutStale)
 			return Answer{Value: env.Value, Found: true}, nil
 		}
@@ -212,7 +219,7 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 			// The fleet may have answered with a stale entry: its refresh
 			// starts now, as for a stale read.
 			if env, found := f.opts.Store.Peek([]byte(req.Key)); found &&
-				Decide(env, found, time.Now().UnixNano(), false) == ServeAndRefresh {
+				Decide(env, found, f.now().UnixNano(), false) == ServeAndRefresh {
 				f.refresh(ld, req, env)
 			}
 		}
@@ -252,3 +259,6 @@ func (f *Filler) answered(name string, kind AnswerKind) { f.opts.Metrics.Answer(
 func (f *Filler) refreshed(name string, r RefreshResult) {
 	f.opts.Metrics.Refreshes.WithLabelValues(name, string(r)).Inc()
 }
+
+// now is the time on the Filler's clock.
+func (f *Filler) now() time.Time { return f.opts.Now() }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 )
 
@@ -20,22 +17,9 @@ import (
 func TestLateWaitersDoNotReload(t *testing.T) {
 	for _, status := range []int{http.StatusNotFound, http.StatusServiceUnavailable} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
-			var calls atomic.Int64
-			origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				calls.Add(1)
-				w.WriteHeader(status)
-			}))
-			defer origin.Close()
-			store, err := engine.New(engine.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			loaders := loader.NewRegistry(loader.Options{})
-			if err := loaders.Register(loader.Config{Prefix: "k:", URL: origin.URL + "/{key}"}); err != nil {
-				t.Fatal(err)
-			}
-			f := New(Options{Store: store, Loaders: loaders})
+			origin := newTestOrigin(t)
+			origin.status.Store(int64(status))
+			f := newTestFiller(t, origin.URL, Options{})
 			req := Request{Key: "k:1", TTL: time.Minute, Timeout: -1}
 			_, first, err := f.Start(req)
 			if first == nil || err != nil {
@@ -48,7 +32,7 @@ func TestLateWaitersDoNotReload(t *testing.T) {
 			ctx := context.Background()
 			ans1, err1 := first.Wait(ctx)
 			ans2, err2 := late.Wait(ctx)
-			if n := calls.Load(); n != 1 {
+			if n := origin.calls.Load(); n != 1 {
 				t.Errorf("origin calls = %d, want 1", n)
 			}
 			if ans1.Found || ans2.Found || (err1 == nil) != (err2 == nil) {
@@ -59,5 +43,43 @@ func TestLateWaitersDoNotReload(t *testing.T) {
 				t.Errorf("late waiter's error = %v, want the origin's failure", err2)
 			}
 		})
+	}
+}
+
+// TestFillerRunsOnTheInjectedClock: the Filler sets deadlines and reads
+// them on Options.Now, the clock the store runs on too, so moving that one
+// clock moves an entry from fresh to stale to gone, without a sleep.
+func TestFillerRunsOnTheInjectedClock(t *testing.T) {
+	clock := newFakeClock()
+	origin := newTestOrigin(t)
+	f := newTestFiller(t, origin.URL, Options{Now: clock.Now, TTLJitter: -1})
+	ctx := context.Background()
+	req := Request{Key: "k:1", TTL: time.Minute, Grace: time.Minute, Timeout: -1}
+	get := func(want string) {
+		t.Helper()
+		if ans, err := f.Get(ctx, req); err != nil || string(ans.Value) != want {
+			t.Fatalf("Get = %q, %v; want %q", ans.Value, err, want)
+		}
+	}
+	state := func(want string) {
+		t.Helper()
+		if in := f.Info(req.Key); in.State != want {
+			t.Fatalf("state %q at %v, want %q", in.State, clock.Now(), want)
+		}
+	}
+	get("k:1#1")
+	state("fresh")
+	if in := f.Info(req.Key); in.FreshIn != time.Minute || in.StaleIn != 2*time.Minute {
+		t.Fatalf("deadlines in %v and %v, want 1m and 2m on the injected clock", in.FreshIn, in.StaleIn)
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	state("fresh")
+	clock.Advance(time.Nanosecond)
+	state("stale")
+	clock.Advance(time.Minute)
+	state("missing")
+	get("k:1#2")
+	if n := origin.calls.Load(); n != 2 {
+		t.Fatalf("origin calls = %d, want 2", n)
 	}
 }

@@ -19,7 +19,7 @@ type KeyInfo struct {
 
 // Info returns key's read-through state without touching hit counters.
 func (f *Filler) Info(key string) KeyInfo {
-	now := time.Now()
+	now := f.now()
 	env, found := f.opts.Store.Peek([]byte(key))
 	_, _, cooling := f.cooldown.Check(key, now)
 	in := KeyInfo{InFlight: f.group.InFlight(key)}

@@ -56,7 +56,7 @@ type outcome struct {
 // caller decided to load already gave, if any: a value, a "no such key",
 // or a failure whose cooldown holds.
 func (f *Filler) answeredMeanwhile(key string) *outcome {
-	now := time.Now()
+	now := f.now()
 	if env, found := f.opts.Store.Peek([]byte(key)); found && Decide(env, found, now.UnixNano(), false) == Serve {
 		return &outcome{res: loader.Result{Value: env.Value, Found: true}}
 	}
@@ -88,7 +88,7 @@ func (f *Filler) claim(ld *loader.Loader, req Request, refresh bool) (FleetLease
 		// Another replica's load failed: share its failure and its
 		// cooldown rather than call the origin again.
 		oe := &loader.OriginError{Loader: failure.Loader, Reason: failure.Reason}
-		f.cooldown.Hold(req.Key, oe, failure.Until, time.Now())
+		f.cooldown.Hold(req.Key, oe, failure.Until, f.now())
 		return nil, &outcome{err: oe}
 	case errors.Is(err, ErrFleetBusy):
 		return nil, &outcome{err: &loader.OriginError{Loader: ld.Prefix(),
@@ -113,7 +113,7 @@ func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
 // key's cooldown; a "no such key" becomes a negative entry; a value (for a
 // 304, the one stored here) becomes an entry with its deadlines.
 func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, err error) *outcome {
-	now := time.Now()
+	now := f.now()
 	if err != nil {
 		failure := &FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: f.cooldown.Fail(req.Key, err, now)}
 		var oe *loader.OriginError
@@ -166,7 +166,7 @@ func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Resul
 		// The origin says the key is gone: a stale copy must not outlive
 		// that answer (unless a client wrote the key meanwhile).
 		f.opts.Store.DeleteFenced(fence)
-		f.rememberMissing(key, time.Now())
+		f.rememberMissing(key, f.now())
 	default:
 		if _, err := f.opts.Store.Set([]byte(key), e.Value, e.SetOptions(fence)); err != nil {
 			fence.Release()
@@ -184,7 +184,7 @@ func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loa
 	m, name := f.opts.Metrics, ld.Prefix()
 	inFlight := m.InFlight.WithLabelValues(name)
 	inFlight.Inc()
-	start := time.Now()
+	start := time.Now() // a latency, not a deadline: wall time, whatever Options.Now says
 	res, err := ld.Fetch(context.Background(), req.Key, v)
 	inFlight.Dec()
 	m.ObserveLoad(name, loadResult(res, err), time.Since(start))

@@ -198,6 +198,10 @@ func parseConfig(c *cli.Context) (config, error) {
 	if c.Bool("event-loop") && c.String("redis") != "" {
 		return cfg, errors.New("--event-loop does not apply with --redis: its commands wait on Redis")
 	}
+	// The store, the Filler and the fleet compare the deadlines each other
+	// set: they run on one clock.
+	clock := time.Now
+	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
 	cfg.server = resp.Options{
 		RequirePass:    c.String("requirepass"),
 		MaxClients:     c.Int("max-clients"),

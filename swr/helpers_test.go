@@ -1,0 +1,88 @@
+package swr
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// testOrigin is a real HTTP origin. It answers with the status the test
+// sets (200 by default) and, for 200, a body naming the call that made it:
+// "<key>#<call>", so a test can tell one fill from the next.
+type testOrigin struct {
+	*httptest.Server
+	calls  atomic.Int64
+	status atomic.Int64
+}
+
+func newTestOrigin(t *testing.T) *testOrigin {
+	t.Helper()
+	o := &testOrigin{}
+	o.status.Store(http.StatusOK)
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := o.calls.Add(1)
+		status := int(o.status.Load())
+		w.WriteHeader(status)
+		if status == http.StatusOK {
+			fmt.Fprintf(w, "%s#%d", r.URL.Path[1:], n)
+		}
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// fakeClock is a clock a test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// testFiller is a Filler over a real store, with the loader "k:" on an
+// origin, and the metrics it feeds.
+type testFiller struct {
+	*Filler
+	store *engine.Store
+	m     *metrics.Fill
+}
+
+// newTestFiller returns a Filler with opts, its Store, Loaders and Metrics
+// filled in: the store runs on opts.Now too, and the loader "k:" calls
+// originURL.
+func newTestFiller(t *testing.T, originURL string, opts Options) *testFiller {
+	t.Helper()
+	store, err := engine.New(engine.Options{Now: opts.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	loaders := loader.NewRegistry(loader.Options{})
+	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
+		t.Fatal(err)
+	}
+	opts.Store, opts.Loaders, opts.Metrics = store, loaders, metrics.New().Fill
+	return &testFiller{Filler: New(opts), store: store, m: opts.Metrics}
+}

@@ -28,6 +28,10 @@ import (
 // shutdownGrace bounds how long in-flight commands may run after a signal.
 const shutdownGrace = 5 * time.Second
 
+// defaultAddr is where the server listens, and `stampedeless ping` knocks,
+// unless --addr says otherwise.
+const defaultAddr = "127.0.0.1:6380"
+
 // envPrefix names each flag's environment variable: --max-memory is
 // STAMPEDELESS_MAX_MEMORY.
 const envPrefix = "STAMPEDELESS_"
@@ -40,7 +44,7 @@ func env(flag string) []string {
 // with no subcommand.
 func serveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
+		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 			Usage: "address to serve the Redis protocol on"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
@@ -60,8 +64,8 @@ func serveFlags() []cli.Flag {
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
-		&cli.DurationFlag{Name: "max-cooldown", Value: 30 * time.Second, EnvVars: env("max-cooldown"),
-			Usage: "longest pause of a key's loads after repeated failures (starts at 1s, doubling)"},
+		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
+			Usage: fmt.Sprintf("longest pause of a key's loads after repeated failures (starts at %v, doubling)", loader.DefaultCooldownBase)},
 		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
 			Usage: "most origin calls in flight across all keys"},
 		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),

@@ -33,7 +33,9 @@ type FleetClaim struct {
 
 // FleetLease is the right to call the origin for one key, fleet-wide. Its
 // holder ends it with exactly one of its methods: Publish shares a loaded
-// entry, Fail shares a failed load, Release gives it up with neither.
+// entry, Fail shares a failed load, Release gives it up with neither. The
+// Fleet reports their failures in its own metrics and logs: the Filler
+// goes on with its outcome whatever they return.
 type FleetLease interface {
 	Publish(ctx context.Context, e FleetEntry) error
 	Fail(ctx context.Context, f FleetFailure) error

@@ -144,13 +144,20 @@ func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result
 // share ends lease with the flight's outcome: it publishes the entry,
 // shares the failure, or gives the lease up. It is the one place a Filler
 // ends a lease.
+//
+// An error of Publish or Fail changes nothing here: the flight's callers
+// get its outcome and this replica keeps it either way, while the fleet
+// goes without it (followers elsewhere load after --lease-wait, or take
+// the newer result that replaced this lease). The Fleet counts and logs
+// those errors itself (cluster: lost leases, rejected publications, Redis
+// errors and Redis going down), so they are not reported twice.
 func (f *Filler) share(lease FleetLease, o *outcome) {
 	ctx := context.Background()
 	switch {
 	case o.entry != nil:
-		lease.Publish(ctx, *o.entry)
+		_ = lease.Publish(ctx, *o.entry)
 	case o.failure != nil:
-		lease.Fail(ctx, *o.failure)
+		_ = lease.Fail(ctx, *o.failure)
 	default:
 		lease.Release()
 	}

@@ -281,7 +281,15 @@ func runServe(c *cli.Context) error {
 			ln.Close()
 			return err
 		}
-		go metricsSrv.Serve(mln)
+		defer metricsSrv.Close()
+		go func() {
+			// Serve returns ErrServerClosed once runServe shuts it down or
+			// returns; anything else stopped /metrics while the cache
+			// serves on, which the operator must hear of.
+			if err := metricsSrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("the metrics server stopped; /metrics is no longer served", "err", err)
+			}
+		}()
 		log.Info("serving metrics", "addr", mln.Addr().String())
 	}
 
@@ -301,7 +309,9 @@ func runServe(c *cli.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if metricsSrv != nil {
-		metricsSrv.Shutdown(sctx)
+		if err := metricsSrv.Shutdown(sctx); err != nil {
+			log.Warn("metrics scrapes still running at the end of the grace period were cut", "err", err)
+		}
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)

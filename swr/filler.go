@@ -121,7 +121,7 @@ func New(opts Options) *Filler {
 	return f
 }
 
-// Get answers one read-through read as the policy table says, waiting for
+// Get answers one read-through read as Decide says, waiting for
 // a load if the answer needs one.
 func (f *Filler) Get(ctx context.Context, req Request) (Answer, error) {
 	ans, pending, err := f.Start(req)

@@ -56,6 +56,6 @@ func (f *Filler) Info(key string) KeyInfo {
 	return in
 }
 
-// Waiters reports how many callers wait for key's flight, for tests and
-// FILL.INFO-style introspection.
+// Waiters reports how many callers wait for key's flight. Tests read it to
+// know a caller is waiting before they let the origin answer.
 func (f *Filler) Waiters(key string) int { return f.group.Waiters(key) }

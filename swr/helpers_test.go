@@ -1,4 +1,4 @@
-package swr
+package swr_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // testOrigin is a real HTTP origin. It answers with the status the test
@@ -64,7 +65,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // testFiller is a Filler over a real store, with the loader "k:" on an
 // origin, and the metrics it feeds.
 type testFiller struct {
-	*Filler
+	*swr.Filler
 	store *engine.Store
 	m     *metrics.Fill
 }
@@ -72,7 +73,7 @@ type testFiller struct {
 // newTestFiller returns a Filler with opts, its Store, Loaders and Metrics
 // filled in: the store runs on opts.Now too, and the loader "k:" calls
 // originURL.
-func newTestFiller(t *testing.T, originURL string, opts Options) *testFiller {
+func newTestFiller(t *testing.T, originURL string, opts swr.Options) *testFiller {
 	t.Helper()
 	store, err := engine.New(engine.Options{Now: opts.Now})
 	if err != nil {
@@ -84,5 +85,5 @@ func newTestFiller(t *testing.T, originURL string, opts Options) *testFiller {
 		t.Fatal(err)
 	}
 	opts.Store, opts.Loaders, opts.Metrics = store, loaders, metrics.New().Fill
-	return &testFiller{Filler: New(opts), store: store, m: opts.Metrics}
+	return &testFiller{Filler: swr.New(opts), store: store, m: opts.Metrics}
 }

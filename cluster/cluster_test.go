@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,7 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/fakeclock"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/waitfor"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -48,17 +51,20 @@ func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 	return &replica{Client: c, store: store, m: opts.Metrics}
 }
 
+// set stores key as a client write would.
+func set(t *testing.T, store *engine.Store, key, value string) {
+	t.Helper()
+	if _, err := store.Set([]byte(key), []byte(value), engine.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitPeers waits until every replica hears all the others.
 func waitPeers(t *testing.T, rs ...*replica) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, r := range rs {
-		for r.Peers() < len(rs)-1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitfor.True(t, fmt.Sprintf("replica %s to hear %d peers", r.ID(), len(rs)-1),
+			func() bool { return r.Peers() >= len(rs)-1 })
 	}
 }
 
@@ -210,12 +216,12 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	waitPeers(t, a, b)
 	ctx := context.Background()
 
-	b.store.Set([]byte("k"), []byte("old"), engine.SetOptions{})
+	set(t, b.store, "k", "old")
 	lead, err := a.Claim(ctx, "k", false, time.Second)
 	if err != nil || lead.Lease == nil {
 		t.Fatalf("claim: %+v, %v", lead, err)
 	}
-	a.store.Set([]byte("k"), []byte("written"), engine.SetOptions{})
+	set(t, a.store, "k", "written")
 	a.Written(ctx, [][]byte{[]byte("k")})
 	if _, found := b.store.Peek([]byte("k")); found {
 		t.Fatal("B still has its copy after A's write returned")
@@ -251,7 +257,9 @@ func TestFleetSlots(t *testing.T) {
 		}
 		got <- err
 	}()
-	l1.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("1")})
+	if err := l1.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-got; err != nil {
 		t.Fatalf("fill after a slot was freed: %v", err)
 	}
@@ -277,7 +285,7 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
 			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
 		}
-		r.store.Set([]byte(key), []byte("w"+key), engine.SetOptions{})
+		set(t, r.store, key, "w"+key)
 		r.Written(ctx, [][]byte{[]byte(key)})
 		r.store.Delete([]byte(key))
 		r.Fault(ctx, [][]byte{[]byte(key)})
@@ -287,5 +295,78 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(r.m.RedisErrors); got != 0 {
 		t.Fatalf("%v Redis errors", got)
+	}
+}
+
+// Redis going away is noticed at the first operation that fails, and
+// shown (Available, cluster_redis_up); operations then fail at once with
+// ErrUnavailable, and the heartbeat notices Redis coming back.
+func TestHealthTracking(t *testing.T) {
+	s := redistest.Start(t)
+	r := newReplica(t, []string{s.Addr()}, Options{Timeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	up := func() float64 { return testutil.ToFloat64(r.m.RedisUp) }
+	if !r.Available() || up() != 1 {
+		t.Fatalf("at the start: Available %v, cluster_redis_up %v; want true, 1", r.Available(), up())
+	}
+	s.Stop()
+	for range 2 { // the operation that finds Redis gone, then one while it is known down
+		if _, err := r.Claim(ctx, "k", false, time.Second); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("claim with Redis stopped: %v, want ErrUnavailable", err)
+		}
+		if r.Available() || up() != 0 {
+			t.Fatalf("with Redis stopped: Available %v, cluster_redis_up %v; want false, 0", r.Available(), up())
+		}
+	}
+	if n := testutil.ToFloat64(r.m.RedisErrors); n < 1 {
+		t.Fatalf("cluster_redis_errors_total = %v with Redis stopped, want at least 1", n)
+	}
+	s.Restart()
+	waitfor.True(t, "the heartbeat to find Redis back", r.Available)
+	if up() != 1 {
+		t.Fatalf("cluster_redis_up = %v with Redis back, want 1", up())
+	}
+	claim, err := r.Claim(ctx, "k", false, time.Second)
+	if err != nil || claim.Lease == nil {
+		t.Fatalf("claim with Redis back: %+v, %v; want a lease", claim, err)
+	}
+	claim.Lease.Release()
+}
+
+// A replica not heard for peerTimeout on the Client's clock is forgotten
+// by the heartbeat, and counted again once heard again.
+func TestQuietPeersAreForgotten(t *testing.T) {
+	s := redistest.Start(t)
+	clock := fakeclock.New()
+	r := newReplica(t, []string{s.Addr()}, Options{Now: clock.Now})
+	// Another replica, as far as r can tell: its beats, sent by hand.
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	beat := func() {
+		t.Helper()
+		m := message{kind: msgBeat, sender: "0123456789abcdef"}
+		if err := rdb.Publish(context.Background(), r.names.events(), m.encode()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gauge := func() float64 { return testutil.ToFloat64(r.m.Peers) }
+	beat()
+	waitfor.True(t, "the beat to be heard", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
+	}
+	r.forgetQuietPeers(clock.Now().Add(peerTimeout))
+	if r.Peers() != 1 {
+		t.Fatal("a replica quiet for exactly peerTimeout was forgotten")
+	}
+	clock.Advance(peerTimeout + time.Nanosecond)
+	waitfor.True(t, "the heartbeat to forget the quiet replica", func() bool { return r.Peers() == 0 })
+	if gauge() != 0 {
+		t.Fatalf("cluster_peers = %v after the replica was forgotten, want 0", gauge())
+	}
+	beat()
+	waitfor.True(t, "the replica heard again to be counted", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
 	}
 }

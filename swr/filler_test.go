@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/fakeclock"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -53,7 +54,7 @@ func TestLateWaitersDoNotReload(t *testing.T) {
 // them on Options.Now, the clock the store runs on too, so moving that one
 // clock moves an entry from fresh to stale to gone, without a sleep.
 func TestFillerRunsOnTheInjectedClock(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	origin := newTestOrigin(t)
 	f := newTestFiller(t, origin.URL, swr.Options{Now: clock.Now, TTLJitter: -1})
 	ctx := context.Background()
@@ -91,7 +92,7 @@ func TestFillerRunsOnTheInjectedClock(t *testing.T) {
 // failures, so the next failure pauses the key for the cooldown's Base
 // again, not for twice as long.
 func TestSuccessResetsTheCooldown(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	origin := newTestOrigin(t)
 	f := newTestFiller(t, origin.URL, swr.Options{Now: clock.Now, TTLJitter: -1,
 		Cooldown: &loader.Cooldown{Base: time.Second, Max: time.Minute}})

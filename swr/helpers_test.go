@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
@@ -47,15 +48,26 @@ type testFiller struct {
 }
 
 // newTestFiller returns a Filler with opts, its Store, Loaders and Metrics
-// filled in: the store runs on opts.Now too, and the loader "k:" calls
-// originURL.
+// filled in: a new store on opts.Now, and the loader "k:" on originURL.
 func newTestFiller(t *testing.T, originURL string, opts swr.Options) *testFiller {
 	t.Helper()
-	store, err := engine.New(engine.Options{Now: opts.Now})
+	return newTestFillerOn(t, newTestStore(t, opts.Now), originURL, opts)
+}
+
+// newTestStore returns a store on the clock now (nil: the real one).
+func newTestStore(t *testing.T, now func() time.Time) *engine.Store {
+	t.Helper()
+	store, err := engine.New(engine.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
+	return store
+}
+
+// newTestFillerOn is newTestFiller on a given store.
+func newTestFillerOn(t *testing.T, store *engine.Store, originURL string, opts swr.Options) *testFiller {
+	t.Helper()
 	loaders := loader.NewRegistry(loader.Options{})
 	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
 		t.Fatal(err)

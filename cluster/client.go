@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults for Options fields left zero.
@@ -37,7 +38,8 @@ const (
 	slotPollMax  = 50 * time.Millisecond  // slowest poll for a fleet fill slot
 )
 
-// Errors of Claim, Publish and Fail. A *Failure is returned too.
+// Errors of Claim and of a Lease's Publish and Fail. Claim returns a
+// *swr.FleetFailure too.
 var (
 	// ErrUnavailable: Redis did not answer in time (or is known to be down);
 	// the caller goes on alone, as a single process would.
@@ -50,8 +52,8 @@ var (
 	// not published.
 	ErrLeaseLost = errors.New("cluster: the lease is no longer held")
 	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
-	// --lease-wait.
-	ErrFleetBusy = errors.New("cluster: no fleet fill slot became free within --lease-wait")
+	// --lease-wait. It matches swr.ErrFleetBusy.
+	ErrFleetBusy = fmt.Errorf("cluster: no fleet fill slot became free within --lease-wait: %w", swr.ErrFleetBusy)
 )
 
 // Options configures a Client. Redis and Store are required.
@@ -78,6 +80,11 @@ type Options struct {
 	Metrics *metrics.Cluster
 	// Logger logs Redis going away and coming back. If nil, slog.Default().
 	Logger *slog.Logger
+	// Now returns the current time: the clock the shared tier's deadlines
+	// are compared on, and peers' last-heard times are kept on. If nil,
+	// time.Now. Give it the clock of the Store and the Filler, which set
+	// those deadlines. Waits (--lease-wait, polls) run on real timers.
+	Now func() time.Time
 }
 
 // Client is one replica's membership in a fleet that shares a Redis: the
@@ -146,6 +153,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	c := &Client{
 		opts:    opts,
@@ -277,7 +287,7 @@ func (c *Client) heartbeat() {
 		} else {
 			c.markUp()
 		}
-		c.forgetQuietPeers(time.Now())
+		c.forgetQuietPeers(c.opts.Now())
 	}
 }
 
@@ -414,7 +424,7 @@ func (c *Client) sawPeer(id string) {
 	if _, ok := c.peers[id]; !ok {
 		c.log.Debug("replica joined", "replica", id)
 	}
-	c.peers[id] = time.Now()
+	c.peers[id] = c.opts.Now()
 	c.m.Peers.Set(float64(len(c.peers)))
 }
 

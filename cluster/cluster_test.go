@@ -13,9 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/fakeclock"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // replica is one Client with its own store, as one stampedeless process has.
@@ -46,6 +48,14 @@ func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 	}
 	t.Cleanup(func() { c.Close() })
 	return &replica{Client: c, store: store, m: opts.Metrics}
+}
+
+// set stores key as a client write would.
+func set(t *testing.T, store *engine.Store, key, value string) {
+	t.Helper()
+	if _, err := store.Set([]byte(key), []byte(value), engine.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitPeers waits until every replica hears all the others.
@@ -131,10 +141,10 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
 		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
-	if err := b.Publish(ctx, claimB.Lease, Entry{Value: []byte("new")}); err != nil {
+	if err := claimB.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(ctx, claimA.Lease, Entry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
+	if err := claimA.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("A's late publication: %v, want ErrLeaseLost", err)
 	}
 	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
@@ -162,7 +172,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
 		}
 		type result struct {
-			c   Claim
+			c   swr.FleetClaim
 			err error
 		}
 		got := make(chan result, 1)
@@ -175,15 +185,15 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		})
 		until := time.Now().Add(time.Minute)
 		if tc.fail {
-			err = a.Fail(ctx, lead.Lease, Failure{Loader: "x:", Reason: "origin said 500", Until: until})
+			err = lead.Lease.Fail(ctx, swr.FleetFailure{Loader: "x:", Reason: "origin said 500", Until: until})
 		} else {
-			err = a.Publish(ctx, lead.Lease, Entry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
+			err = lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := <-got
-		var f *Failure
+		var f *swr.FleetFailure
 		switch {
 		case tc.fail && (!errors.As(r.err, &f) || f.Reason != "origin said 500" || f.Loader != "x:"):
 			t.Fatalf("follower of a failed load got %+v, %v", r.c, r.err)
@@ -206,17 +216,17 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	waitPeers(t, a, b)
 	ctx := context.Background()
 
-	b.store.Set([]byte("k"), []byte("old"), engine.SetOptions{})
+	set(t, b.store, "k", "old")
 	lead, err := a.Claim(ctx, "k", false, time.Second)
 	if err != nil || lead.Lease == nil {
 		t.Fatalf("claim: %+v, %v", lead, err)
 	}
-	a.store.Set([]byte("k"), []byte("written"), engine.SetOptions{})
+	set(t, a.store, "k", "written")
 	a.Written(ctx, [][]byte{[]byte("k")})
 	if _, found := b.store.Peek([]byte("k")); found {
 		t.Fatal("B still has its copy after A's write returned")
 	}
-	if err := a.Publish(ctx, lead.Lease, Entry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
+	if err := lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
 	}
 	b.Fault(ctx, [][]byte{[]byte("k")})
@@ -243,15 +253,17 @@ func TestFleetSlots(t *testing.T) {
 	go func() {
 		c, err := b.Claim(ctx, "k3", false, time.Second)
 		if err == nil {
-			b.Release(c.Lease)
+			c.Lease.Release()
 		}
 		got <- err
 	}()
-	a.Publish(ctx, l1.Lease, Entry{Value: []byte("1")})
+	if err := l1.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-got; err != nil {
 		t.Fatalf("fill after a slot was freed: %v", err)
 	}
-	b.Release(l2.Lease)
+	l2.Lease.Release()
 }
 
 // Keys whose braces would break the hash tag still keep all their Redis
@@ -266,14 +278,14 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 		if err != nil || claim.Lease == nil {
 			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
 		}
-		if err := r.Publish(ctx, claim.Lease, Entry{Value: []byte("v" + key)}); err != nil {
+		if err := claim.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v" + key)}); err != nil {
 			t.Fatalf("key %q: publish: %v", key, err)
 		}
 		claim, err = r.Claim(ctx, key, false, time.Second)
 		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
 			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
 		}
-		r.store.Set([]byte(key), []byte("w"+key), engine.SetOptions{})
+		set(t, r.store, key, "w"+key)
 		r.Written(ctx, [][]byte{[]byte(key)})
 		r.store.Delete([]byte(key))
 		r.Fault(ctx, [][]byte{[]byte(key)})
@@ -283,5 +295,78 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(r.m.RedisErrors); got != 0 {
 		t.Fatalf("%v Redis errors", got)
+	}
+}
+
+// Redis going away is noticed at the first operation that fails, and
+// shown (Available, cluster_redis_up); operations then fail at once with
+// ErrUnavailable, and the heartbeat notices Redis coming back.
+func TestHealthTracking(t *testing.T) {
+	s := redistest.Start(t)
+	r := newReplica(t, []string{s.Addr()}, Options{Timeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	up := func() float64 { return testutil.ToFloat64(r.m.RedisUp) }
+	if !r.Available() || up() != 1 {
+		t.Fatalf("at the start: Available %v, cluster_redis_up %v; want true, 1", r.Available(), up())
+	}
+	s.Stop()
+	for range 2 { // the operation that finds Redis gone, then one while it is known down
+		if _, err := r.Claim(ctx, "k", false, time.Second); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("claim with Redis stopped: %v, want ErrUnavailable", err)
+		}
+		if r.Available() || up() != 0 {
+			t.Fatalf("with Redis stopped: Available %v, cluster_redis_up %v; want false, 0", r.Available(), up())
+		}
+	}
+	if n := testutil.ToFloat64(r.m.RedisErrors); n < 1 {
+		t.Fatalf("cluster_redis_errors_total = %v with Redis stopped, want at least 1", n)
+	}
+	s.Restart()
+	testwait.For(t, "the heartbeat to find Redis back", r.Available)
+	if up() != 1 {
+		t.Fatalf("cluster_redis_up = %v with Redis back, want 1", up())
+	}
+	claim, err := r.Claim(ctx, "k", false, time.Second)
+	if err != nil || claim.Lease == nil {
+		t.Fatalf("claim with Redis back: %+v, %v; want a lease", claim, err)
+	}
+	claim.Lease.Release()
+}
+
+// A replica not heard for peerTimeout on the Client's clock is forgotten
+// by the heartbeat, and counted again once heard again.
+func TestQuietPeersAreForgotten(t *testing.T) {
+	s := redistest.Start(t)
+	clock := fakeclock.New()
+	r := newReplica(t, []string{s.Addr()}, Options{Now: clock.Now})
+	// Another replica, as far as r can tell: its beats, sent by hand.
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	beat := func() {
+		t.Helper()
+		m := message{kind: msgBeat, sender: "0123456789abcdef"}
+		if err := rdb.Publish(context.Background(), r.names.events(), m.encode()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gauge := func() float64 { return testutil.ToFloat64(r.m.Peers) }
+	beat()
+	testwait.For(t, "the beat to be heard", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
+	}
+	r.forgetQuietPeers(clock.Now().Add(peerTimeout))
+	if r.Peers() != 1 {
+		t.Fatal("a replica quiet for exactly peerTimeout was forgotten")
+	}
+	clock.Advance(peerTimeout + time.Nanosecond)
+	testwait.For(t, "the heartbeat to forget the quiet replica", func() bool { return r.Peers() == 0 })
+	if gauge() != 0 {
+		t.Fatalf("cluster_peers = %v after the replica was forgotten, want 0", gauge())
+	}
+	beat()
+	testwait.For(t, "the replica heard again to be counted", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Fault copies keys from the shared tier into the local store where the
@@ -56,12 +57,12 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 			continue
 		}
 		c.m.SharedLookups.WithLabelValues("hit").Inc()
-		c.adopt(k, e, fences[i])
+		c.storeLocal(k, e, fences[i])
 	}
 }
 
-// adopt stores a shared entry in the local tier under fence.
-func (c *Client) adopt(key []byte, e Entry, fence *engine.Fence) {
+// storeLocal copies a shared entry into the local tier under fence.
+func (c *Client) storeLocal(key []byte, e swr.FleetEntry, fence *engine.Fence) {
 	if _, err := c.opts.Store.Set(key, e.Value, e.SetOptions(fence)); err != nil {
 		// Too large for this replica's --max-memory: it stays in Redis only.
 		fence.Release()
@@ -124,7 +125,7 @@ func (c *Client) writeArgs(key []byte) []any {
 		return []any{"-1"}
 	}
 	e := entryOf(env)
-	return append([]any{e.expireAt()}, e.fields()...)
+	return append([]any{entryExpireAt(e)}, entryFields(e)...)
 }
 
 // Flushed empties the shared tier (every Redis key under the prefix, on

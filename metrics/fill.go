@@ -17,12 +17,8 @@ type Fill struct {
 	LoadSeconds *prometheus.HistogramVec
 	// InFlight is origin calls running now.
 	InFlight *prometheus.GaugeVec
-	// Answers counts GETFILL replies by how they were made: fresh, stale
-	// (with a refresh), stale_if_error (during a cooldown), loaded (waited
-	// for a flight), negative (origin said no such key, remembered),
-	// cooldown (failed at once, no origin call), timeout (caller's TIMEOUT
-	// passed, nothing servable), timeout_stale (TIMEOUT passed, stale served),
-	// error (the flight failed).
+	// Answers counts GETFILL replies by loader and kind, how they were
+	// made: the kinds are swr's AnswerKinds, which say what each means.
 	Answers *prometheus.CounterVec
 	// Coalesced counts callers that joined a flight someone else started.
 	Coalesced *prometheus.CounterVec
@@ -30,8 +26,8 @@ type Fill struct {
 	WaitersPerFlight *prometheus.HistogramVec
 	// WaitSeconds is how long each caller waited for its flight.
 	WaitSeconds *prometheus.HistogramVec
-	// Refreshes counts background refreshes: started, or dropped because
-	// --max-background-refreshes were already running.
+	// Refreshes counts background refreshes by loader and result: swr's
+	// RefreshResult (started, or dropped at --max-background-refreshes).
 	Refreshes *prometheus.CounterVec
 	// PastGrace counts GETFILL reads that found their entry past its stale
 	// deadline: the grace was too short to cover the refresh, or the key
@@ -50,7 +46,7 @@ func newFill(reg *prometheus.Registry) *Fill {
 		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "fill_loads_in_flight",
 			Help: "Origin calls running now, by loader."}, []string{"loader"}),
 		Answers: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_answers_total",
-			Help: "GETFILL replies by loader and how they were made (fresh, stale, stale_if_error, loaded, negative, cooldown, timeout, timeout_stale, error)."},
+			Help: "GETFILL replies by loader and how they were made (kind; the README lists the kinds)."},
 			[]string{"loader", "kind"}),
 		Coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_coalesced_waiters_total",
 			Help: "GETFILL callers that joined a load another caller started, by loader."}, []string{"loader"}),

@@ -1,7 +1,9 @@
 // Package metrics holds stampedeless's Prometheus registry. Every package
 // that matters to an operator is fed in here through a small type or a
 // function; labels are bounded sets (command names, results, close reasons),
-// never keys.
+// never keys. It imports no package of the project, so any of them may feed
+// it: what reads another package's state (the store's gauges) is registered
+// where the two are wired, in cmd/stampedeless.
 package metrics
 
 import (

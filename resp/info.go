@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // infoSection is one section of INFO's reply.
@@ -157,9 +158,6 @@ func (s *Server) infoKeyspace(b *infoBuilder) {
 	}
 }
 
-// answerKinds are the labels of stampedeless_fill_answers_total, in INFO's order.
-var answerKinds = []string{"fresh", "stale", "stale_if_error", "loaded", "negative", "cooldown", "timeout", "timeout_stale", "error"}
-
 // infoStampede reports each loader's read-through counters, the same ones
 // /metrics exports.
 func (s *Server) infoStampede(b *infoBuilder) {
@@ -171,13 +169,13 @@ func (s *Server) infoStampede(b *infoBuilder) {
 		var line strings.Builder
 		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,in_flight=%d,fills=%d,failures=%d", name,
 			in.Timeout.Milliseconds(), in.InFlight, in.Fills, in.Failures)
-		for _, kind := range answerKinds {
-			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, kind)))
+		for _, kind := range swr.AnswerKinds {
+			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
 		}
 		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
 			metrics.Value(m.Coalesced.WithLabelValues(name)),
-			metrics.Value(m.Refreshes.WithLabelValues(name, "started")),
-			metrics.Value(m.Refreshes.WithLabelValues(name, "dropped")),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshStarted))),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshDropped))),
 			metrics.Value(m.PastGrace.WithLabelValues(name)))
 		b.field("loader"+strconv.Itoa(i), line.String())
 	}

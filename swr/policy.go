@@ -1,9 +1,3 @@
-// Package swr is stampedeless's read-through policy: given what the store
-// holds for a key and whether the key is cooling down after a failed load,
-// it decides how GETFILL answers and what origin work that starts. The
-// decision is a pure function of its inputs, so its table can be tested
-// without a network, a store or a clock; the command that acts on it lives
-// in resp/, the flights in loader/.
 package swr
 
 import "github.com/stampedeless/stampedeless/engine"
@@ -11,7 +5,8 @@ import "github.com/stampedeless/stampedeless/engine"
 // Action is what a read-through read does.
 type Action uint8
 
-// The actions, one per row of the policy table in design.md.
+// The actions, one per row of the decision table (docs/design.md, section
+// The swr decision table).
 const (
 	// Load: nothing servable is stored; the caller waits, within its
 	// TIMEOUT, for the key's one flight (joining it or starting it).

@@ -29,6 +29,10 @@ import (
 // shutdownGrace bounds how long in-flight commands may run after a signal.
 const shutdownGrace = 5 * time.Second
 
+// defaultAddr is where the server listens, and `stampedeless ping` knocks,
+// unless --addr says otherwise.
+const defaultAddr = "127.0.0.1:6380"
+
 // envPrefix names each flag's environment variable: --max-memory is
 // STAMPEDELESS_MAX_MEMORY.
 const envPrefix = "STAMPEDELESS_"
@@ -41,7 +45,7 @@ func env(flag string) []string {
 // with no subcommand.
 func serveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
+		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 			Usage: "address to serve the Redis protocol on"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
@@ -61,8 +65,8 @@ func serveFlags() []cli.Flag {
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
-		&cli.DurationFlag{Name: "max-cooldown", Value: 30 * time.Second, EnvVars: env("max-cooldown"),
-			Usage: "longest pause of a key's loads after repeated failures (starts at 1s, doubling)"},
+		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
+			Usage: fmt.Sprintf("longest pause of a key's loads after repeated failures (starts at %v, doubling)", loader.DefaultCooldownBase)},
 		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
 			Usage: "most origin calls in flight across all keys"},
 		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),
@@ -199,6 +203,10 @@ func parseConfig(c *cli.Context) (config, error) {
 	if c.Bool("event-loop") && c.String("redis") != "" {
 		return cfg, errors.New("--event-loop does not apply with --redis: its commands wait on Redis")
 	}
+	// The store, the Filler and the fleet compare the deadlines each other
+	// set: they run on one clock.
+	clock := time.Now
+	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
 	cfg.server = resp.Options{
 		RequirePass:    c.String("requirepass"),
 		MaxClients:     c.Int("max-clients"),
@@ -226,7 +234,7 @@ func runServe(c *cli.Context) error {
 	defer store.Close()
 
 	reg := metrics.New()
-	reg.Store(store)
+	registerStoreMetrics(reg, store)
 	loaders := loader.NewRegistry(cfg.loaders)
 	for _, l := range cfg.initialLoaders {
 		if err := loaders.Register(l); err != nil {
@@ -274,7 +282,15 @@ func runServe(c *cli.Context) error {
 			ln.Close()
 			return err
 		}
-		go metricsSrv.Serve(mln)
+		defer metricsSrv.Close()
+		go func() {
+			// Serve returns ErrServerClosed once runServe shuts it down or
+			// returns; anything else stopped /metrics while the cache
+			// serves on, which the operator must hear of.
+			if err := metricsSrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("the metrics server stopped; /metrics is no longer served", "err", err)
+			}
+		}()
 		log.Info("serving metrics", "addr", mln.Addr().String())
 	}
 
@@ -294,7 +310,9 @@ func runServe(c *cli.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if metricsSrv != nil {
-		metricsSrv.Shutdown(sctx)
+		if err := metricsSrv.Shutdown(sctx); err != nil {
+			log.Warn("metrics scrapes still running at the end of the grace period were cut", "err", err)
+		}
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)

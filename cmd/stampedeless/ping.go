@@ -25,7 +25,7 @@ func pingCommand() *cli.Command {
 			"0.0.0.0 meaning this host) and AUTHs with STAMPEDELESS_REQUIREPASS if set.\n" +
 			"With an http:// or https:// URL, GETs it and wants a 2xx status.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
+			&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 				Usage: "server to PING"},
 			&cli.StringFlag{Name: "password", EnvVars: env("requirepass"),
 				Usage: "password to AUTH with"},

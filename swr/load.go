@@ -1,0 +1,220 @@
+package swr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
+)
+
+// load is the work of a flight, in steps that each may settle it: look
+// again (an earlier flight may have answered since this caller missed), ask
+// the fleet (if any) whether it has the key or who loads it, else call the
+// origin. Whatever settled it, the lease (if this replica holds one) ends
+// in share and the store's fence in keep, each in that one place. A refresh
+// passes the stale entry's validators.
+func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Validators) (loader.Result, error) {
+	fence := f.opts.Store.Fence([]byte(req.Key))
+	var o *outcome
+	if !refresh {
+		o = f.answeredMeanwhile(req.Key)
+	}
+	var lease FleetLease
+	if o == nil {
+		lease, o = f.claim(ld, req, refresh)
+	}
+	if o == nil {
+		res, err := f.fetch(ld, req, v)
+		o = f.originOutcome(ld, req, res, err)
+	}
+	if lease != nil {
+		// Shared before it is kept here, so followers on other replicas
+		// wake as early as possible.
+		f.share(lease, o)
+	}
+	return f.keep(req.Key, fence, o)
+}
+
+// outcome is how a flight ended: its result and error, the entry to keep
+// here and share with the fleet (nil: none, the fence is released), and the
+// failure to share (nil: none).
+type outcome struct {
+	res     loader.Result
+	err     error
+	entry   *FleetEntry
+	failure *FleetFailure
+	// fromFleet: the entry came from the fleet, which keeps it even when
+	// this replica cannot.
+	fromFleet bool
+}
+
+// answeredMeanwhile returns the answer a flight that ended since the
+// caller decided to load already gave, if any: a value, a "no such key",
+// or a failure whose cooldown holds.
+func (f *Filler) answeredMeanwhile(key string) *outcome {
+	now := f.now()
+	if env, found := f.opts.Store.Peek([]byte(key)); found && Decide(env, found, now.UnixNano(), false) == Serve {
+		return &outcome{res: loader.Result{Value: env.Value, Found: true}}
+	}
+	if f.isNegative(key, now) {
+		return &outcome{}
+	}
+	if _, lastErr, cooling := f.cooldown.Check(key, now); cooling {
+		return &outcome{err: lastErr}
+	}
+	return nil
+}
+
+// claim asks the fleet, if there is one, who loads req's key. It returns
+// the lease to load under, or the flight's outcome when the fleet settled
+// it: with its entry, its failure, or a full fill budget. Both nil: this
+// replica loads alone.
+func (f *Filler) claim(ld *loader.Loader, req Request, refresh bool) (FleetLease, *outcome) {
+	if f.opts.Fleet == nil {
+		return nil, nil
+	}
+	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, refresh, ld.Timeout())
+	var failure *FleetFailure
+	switch {
+	case err == nil && c.Found:
+		return nil, f.fleetEntryOutcome(req.Key, c.Entry)
+	case err == nil:
+		return c.Lease, nil
+	case errors.As(err, &failure):
+		// Another replica's load failed: share its failure and its
+		// cooldown rather than call the origin again.
+		oe := &loader.OriginError{Loader: failure.Loader, Reason: failure.Reason}
+		f.cooldown.Hold(req.Key, oe, failure.Until, f.now())
+		return nil, &outcome{err: oe}
+	case errors.Is(err, ErrFleetBusy):
+		return nil, &outcome{err: &loader.OriginError{Loader: ld.Prefix(),
+			Reason: "fleet fill budget busy (--fleet-max-concurrent-fills)", Err: err}}
+	}
+	// Otherwise Redis is down or the holder sent nothing in time: load
+	// here, as a single process would.
+	return nil, nil
+}
+
+// fleetEntryOutcome settles a flight with an entry the fleet already has.
+func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
+	o := &outcome{entry: &e, fromFleet: true}
+	if !e.Missing {
+		f.cooldown.Succeed(key)
+		o.res = loader.Result{Value: e.Value, Found: true, ETag: e.ETag, LastModified: e.LastModified}
+	}
+	return o
+}
+
+// originOutcome settles a flight with the origin's answer: a failure starts the
+// key's cooldown; a "no such key" becomes a negative entry; a value (for a
+// 304, the one stored here) becomes an entry with its deadlines.
+func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, err error) *outcome {
+	now := f.now()
+	if err != nil {
+		failure := &FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: f.cooldown.Fail(req.Key, err, now)}
+		var oe *loader.OriginError
+		if errors.As(err, &oe) {
+			failure.Reason = oe.Reason
+		}
+		return &outcome{res: res, err: err, failure: failure}
+	}
+	f.cooldown.Succeed(req.Key)
+	if !res.Found {
+		until := now.Add(f.opts.NegativeTTL).UnixNano()
+		return &outcome{res: res, entry: &FleetEntry{Value: []byte{}, Missing: true, Loader: ld.Prefix(),
+			FreshUntil: until, StaleUntil: until}}
+	}
+	if res.NotModified {
+		env, found := f.opts.Store.Peek([]byte(req.Key))
+		if !found {
+			// The copy it revalidated is gone: nothing to keep or share.
+			return &outcome{res: res}
+		}
+		res.Value = env.Value
+	}
+	fresh := now.Add(f.jitter(req.TTL))
+	return &outcome{res: res, entry: &FleetEntry{Value: res.Value, FreshUntil: fresh.UnixNano(),
+		StaleUntil: fresh.Add(req.Grace).UnixNano(), Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified}}
+}
+
+// share ends lease with the flight's outcome: it publishes the entry,
+// shares the failure, or gives the lease up. It is the one place a Filler
+// ends a lease.
+//
+// An error of Publish or Fail changes nothing here: the flight's callers
+// get its outcome and this replica keeps it either way, while the fleet
+// goes without it (followers elsewhere load after --lease-wait, or take
+// the newer result that replaced this lease). The Fleet counts and logs
+// those errors itself (cluster: lost leases, rejected publications, Redis
+// errors and Redis going down), so they are not reported twice.
+func (f *Filler) share(lease FleetLease, o *outcome) {
+	ctx := context.Background()
+	switch {
+	case o.entry != nil:
+		_ = lease.Publish(ctx, *o.entry)
+	case o.failure != nil:
+		_ = lease.Fail(ctx, *o.failure)
+	default:
+		lease.Release()
+	}
+}
+
+// keep applies the flight's outcome to the store under fence, the one
+// place a flight's fence ends, and returns the flight's answer.
+func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Result, error) {
+	switch e := o.entry; {
+	case e == nil:
+		fence.Release()
+	case e.Missing:
+		// The origin says the key is gone: a stale copy must not outlive
+		// that answer (unless a client wrote the key meanwhile).
+		f.opts.Store.DeleteFenced(fence)
+		f.rememberMissing(key, f.now())
+	default:
+		if _, err := f.opts.Store.Set([]byte(key), e.Value, e.SetOptions(fence)); err != nil {
+			fence.Release()
+			if !o.fromFleet {
+				return o.res, fmt.Errorf("storing the loaded value: %w", err)
+			}
+			// Too large for this replica: answered, not kept.
+		}
+	}
+	return o.res, o.err
+}
+
+// fetch calls the origin, with the metrics of an origin call.
+func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, error) {
+	m, name := f.opts.Metrics, ld.Prefix()
+	inFlight := m.InFlight.WithLabelValues(name)
+	inFlight.Inc()
+	start := time.Now() // a latency, not a deadline: wall time, whatever Options.Now says
+	res, err := ld.Fetch(context.Background(), req.Key, v)
+	inFlight.Dec()
+	m.ObserveLoad(name, loadResult(res, err), time.Since(start))
+	return res, err
+}
+
+// loadResult is the result label of an origin call.
+func loadResult(res loader.Result, err error) string {
+	switch {
+	case err != nil:
+		return "error"
+	case res.NotModified:
+		return "not_modified"
+	case !res.Found:
+		return "not_found"
+	}
+	return "ok"
+}
+
+// jitter shortens ttl by a random fraction up to TTLJitter.
+func (f *Filler) jitter(ttl time.Duration) time.Duration {
+	if f.opts.TTLJitter <= 0 || ttl <= 0 {
+		return ttl
+	}
+	return ttl - time.Duration(rand.Float64()*f.opts.TTLJitter*float64(ttl))
+}

@@ -1277,7 +1277,7 @@ func TestCompatShape(t *testing.T) {
 	})
 
 	t.Run("HELP", func(t *testing.T) {
-		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND"} {
+		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND", "PUBSUB"} {
 			rr, or := both(c, "HELP")
 			for _, x := range each(rr, or) {
 				n := len(x.r.elems)

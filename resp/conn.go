@@ -102,6 +102,9 @@ const (
 // unread input makes the kernel send a reset, which can destroy replies the
 // client has not read yet, such as the error explaining why it is closed.
 func (c *Conn) closeGracefully() {
+	// As in Redis, a client that quit is no subscriber once it has its
+	// reply, though the socket lingers.
+	c.leavePubSub()
 	c.w.Flush()
 	c.stopPushing(true)
 	if tc, ok := c.nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {

@@ -211,8 +211,10 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // publish delivers message to the local subscribers of channel (for
 // subShard, of the shard channel) and of the patterns that match it, and
 // returns how many received it: a connection subscribed both to the
-// channel and to a matching pattern counts, and receives it, twice.
-func (s *Server) publish(kind subKind, channel, message []byte) int64 {
+// channel and to a matching pattern counts, and receives it, twice. The
+// messages for from, the publisher (nil for a relayed message), are not
+// pushed but returned: as in Redis 7.2, they follow its reply.
+func (s *Server) publish(kind subKind, channel, message []byte, from *Conn) (n int64, mine []func(*Writer)) {
 	p := &s.pubsub
 	word := subNames[kind].message
 	direct := func(w *Writer) {
@@ -221,7 +223,14 @@ func (s *Server) publish(kind subKind, channel, message []byte) int64 {
 		w.Bulk(channel)
 		w.Bulk(message)
 	}
-	var n int64
+	deliver := func(c *Conn, fn func(*Writer)) {
+		if c == from {
+			mine = append(mine, fn)
+		} else {
+			c.push(fn)
+		}
+		n++
+	}
 	p.mu.RLock()
 	defer func() {
 		p.mu.RUnlock()
@@ -229,12 +238,11 @@ func (s *Server) publish(kind subKind, channel, message []byte) int64 {
 	}()
 	if set := p.subs[kind][string(channel)]; set != nil {
 		for c := range set.conns {
-			c.push(direct)
-			n++
+			deliver(c, direct)
 		}
 	}
 	if kind != subChannel || len(p.subs[subPattern]) == 0 {
-		return n
+		return n, mine
 	}
 	subject := string(channel)
 	for _, set := range p.subs[subPattern] {
@@ -249,11 +257,10 @@ func (s *Server) publish(kind subKind, channel, message []byte) int64 {
 			w.Bulk(message)
 		}
 		for c := range set.conns {
-			c.push(matched)
-			n++
+			deliver(c, matched)
 		}
 	}
-	return n
+	return n, mine
 }
 
 // relay is what the shared tier calls with a message another replica
@@ -263,7 +270,7 @@ func (s *Server) relay(channel, message []byte, sharded bool) {
 	if sharded {
 		kind = subShard
 	}
-	s.publish(kind, channel, message)
+	s.publish(kind, channel, message, nil)
 }
 
 func cmdSubscribe(c *Conn, args [][]byte)    { c.subscribe(subChannel, args[1:]) }
@@ -281,13 +288,16 @@ func cmdSPublish(c *Conn, args [][]byte) { c.publish(subShard, args[1], args[2])
 // this replica's: the others' are not known when it is sent.
 func (c *Conn) publish(kind subKind, channel, message []byte) {
 	s := c.srv
-	n := s.publish(kind, channel, message)
+	n, mine := s.publish(kind, channel, message, c)
 	if sh := s.opts.Shared; sh != nil {
 		// An error is the shared tier's to count and log; the message
 		// still reached this replica's subscribers, as without --redis.
 		sh.Broadcast(context.Background(), channel, message, kind == subShard)
 	}
 	c.w.Int(n)
+	for _, fn := range mine {
+		fn(c.w)
+	}
 }
 
 // cmdPubSubChannels implements PUBSUB CHANNELS [pattern] and PUBSUB

@@ -21,7 +21,13 @@ func (c *Client) Broadcast(ctx context.Context, channel, payload []byte, sharded
 	m := message{kind: kind, sender: c.id, keys: []string{string(channel), string(payload)}}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
-	if err := c.rdb.Publish(ctx, c.names.pubsub(), m.encode()).Err(); err != nil {
+	// In a Redis Cluster, go-redis sends a PUBLISH to any node, and nodes
+	// pass it on through the cluster bus, so two messages can overtake
+	// each other. Routed by the channel's slot, every PUBLISH goes to the
+	// node the replicas' subscriptions are on, and keeps its order.
+	cmd := redis.NewIntCmd(ctx, "publish", c.names.pubsub(), m.encode())
+	cmd.SetFirstKeyPos(1)
+	if err := c.rdb.Process(ctx, cmd); err != nil {
 		return c.check(err)
 	}
 	c.m.PubSubRelayed.WithLabelValues("sent").Inc()

@@ -214,5 +214,8 @@ func (s *Server) infoCluster(b *infoBuilder) {
 	b.field("invalidations_sent", int64(metrics.Value(m.InvalidationsSent)))
 	b.field("invalidations_received", int64(metrics.Value(m.InvalidationsReceived)))
 	b.field("lease_wait_fallbacks", int64(metrics.Value(m.LeaseWaitFallbacks)))
+	for _, d := range []string{"sent", "received"} {
+		b.field("pubsub_relayed_"+d, int64(metrics.Value(m.PubSubRelayed.WithLabelValues(d))))
+	}
 	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
 }

@@ -49,6 +49,12 @@ func (l OutputLimit) String() string {
 	return fmt.Sprintf("%d %d %d", l.Hard, l.Soft, int64(l.SoftTime/time.Second))
 }
 
+// Human is the limit in ParseOutputLimit's notation with memory units,
+// as a flag's default shows it.
+func (l OutputLimit) Human() string {
+	return fmt.Sprintf("%s %s %d", memsize.Format(l.Hard), memsize.Format(l.Soft), int64(l.SoftTime/time.Second))
+}
+
 // reached reports whether n queued bytes at unix second now break the
 // limit. softSince is when the queue was last seen at or past Soft without
 // a break in between (0: it was not); Redis's rule is that the soft limit

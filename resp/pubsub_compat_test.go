@@ -115,6 +115,11 @@ func psSorted(conn int, line string) psStep {
 	return psStep{conn: conn, args: strings.Fields(line), replies: 1, sorted: true}
 }
 
+// setLimit sets client-output-buffer-limit, whose value has spaces.
+func setLimit(v string) psStep {
+	return psStep{args: []string{"CONFIG", "SET", "client-output-buffer-limit", v}, replies: 1}
+}
+
 type psScript struct {
 	name  string
 	conns int
@@ -258,6 +263,14 @@ func pubsubScripts(resp3 bool) []psScript {
 			ps(1, "PUBLISH hello x"), psRead(2, 1),
 			{conn: 1, args: []string{"PUBSUB", "NUMSUB", "", "with space"}, replies: 1}, ps(1, "PUBSUB NUMPAT"),
 			ps(2, "PING"), ps(0, "PING"),
+		}},
+		{name: "client-output-buffer-limit", conns: 1, steps: []psStep{
+			ps(0, "CONFIG GET client-output-buffer-limit"),
+			setLimit("pubsub 1mb 512kb 10"), ps(0, "CONFIG GET client-output-buffer-limit"),
+			setLimit("normal 0 0 0 PUBSUB 2mb 1mb 0 replica 256mb 64mb 60"), ps(0, "CONFIG GET client-output-buffer-limit"),
+			setLimit("pubsub 1mb"), setLimit("foo 1 2 3"), setLimit("master 1 2 3"), setLimit("pubsub x 1 1"),
+			setLimit("pubsub 1 2 -1"), setLimit("pubsub 1 2 3x"), setLimit(""),
+			ps(0, "CONFIG GET client-output-buffer-limit"),
 		}},
 	}
 	if !resp3 {

@@ -28,6 +28,11 @@ const (
 	// msgAck, on an ack channel only: the sender applied the invalidations
 	// whose ids are the message's keys, in decimal.
 	msgAck byte = 'a'
+	// msgPublish and msgSPublish, on the pub/sub channel only: a client
+	// ran PUBLISH or SPUBLISH on the sender; the keys are the channel and
+	// the message.
+	msgPublish  byte = 'p'
+	msgSPublish byte = 's'
 )
 
 // replicaIDLen is the length of a replica id: 8 random bytes in hex.

@@ -107,8 +107,10 @@ type Client struct {
 	peers   map[string]time.Time                  // other replicas, last heard
 
 	pubsub    *redis.PubSub
-	acksOut   chan ackOut   // acknowledgements for the acker to send
-	done      chan struct{} // closed by Close
+	relaySub  *redis.PubSub                                               // the pub/sub channel
+	relay     atomic.Pointer[func(channel, message []byte, sharded bool)] // set by Relay
+	acksOut   chan ackOut                                                 // acknowledgements for the acker to send
+	done      chan struct{}                                               // closed by Close
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
@@ -185,7 +187,13 @@ func New(opts Options) (*Client, error) {
 		redis.WithChannelHealthCheckInterval(time.Second),
 		redis.WithChannelPingTimeout(opts.Timeout),
 	)
-	c.wg.Add(3)
+	c.relaySub = c.rdb.Subscribe(context.Background(), c.names.pubsub())
+	relayed := c.relaySub.Channel(
+		redis.WithChannelSize(4096),
+		redis.WithChannelHealthCheckInterval(time.Second),
+	)
+	c.wg.Add(4)
+	go c.relayMessages(relayed)
 	go c.listen(events)
 	go c.heartbeat()
 	go c.acker()
@@ -199,6 +207,7 @@ func (c *Client) Close() error {
 		c.send(message{kind: msgBye, sender: c.id})
 		close(c.done)
 		c.pubsub.Close()
+		c.relaySub.Close()
 		c.wg.Wait()
 		c.rdb.Close()
 	})

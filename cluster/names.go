@@ -55,6 +55,10 @@ func (n names) fills() string { return n.prefix + "fills" }
 // events is the channel every replica publishes and listens on.
 func (n names) events() string { return n.prefix + "events" }
 
+// pubsub is the channel clients' pub/sub messages are relayed on, kept
+// apart from events so that a flood of them does not delay invalidations.
+func (n names) pubsub() string { return n.prefix + "pubsub" }
+
 // acks is the channel a replica hears acknowledgements of its
 // invalidations on.
 func (n names) acks(replica string) string { return n.prefix + "ack:" + replica }

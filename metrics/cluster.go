@@ -33,6 +33,10 @@ type Cluster struct {
 	FleetSlotWaitSeconds prometheus.Histogram
 	// Peers is how many other replicas this one hears on the event channel.
 	Peers prometheus.Gauge
+	// PubSubRelayed counts pub/sub messages relayed through Redis: sent
+	// (a client published here) or received (published on another
+	// replica, delivered to this one's subscribers).
+	PubSubRelayed *prometheus.CounterVec
 }
 
 // newCluster makes the cluster metrics and registers them.
@@ -61,6 +65,9 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}),
 		Peers: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_peers",
 			Help: "Other replicas heard on the shared Redis's event channel."}),
+		PubSubRelayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_pubsub_relayed_total",
+			Help: "Pub/sub messages relayed through the shared Redis: sent (published here) or received (published on another replica)."},
+			[]string{"direction"}),
 	}
 	// Children exist from the start so every series is exported at zero.
 	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {
@@ -72,7 +79,10 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 	for _, r := range []string{"published", "rejected"} {
 		c.Publications.WithLabelValues(r)
 	}
+	for _, d := range []string{"sent", "received"} {
+		c.PubSubRelayed.WithLabelValues(d)
+	}
 	reg.MustRegister(c.RedisUp, c.RedisErrors, c.Leases, c.SharedLookups, c.Publications,
-		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers)
+		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers, c.PubSubRelayed)
 	return c
 }

@@ -8,13 +8,22 @@ import (
 )
 
 func cmdPing(c *Conn, args [][]byte) {
-	switch len(args) {
-	case 1:
-		c.w.Status("PONG")
-	case 2:
+	switch {
+	case len(args) > 2:
+		c.w.Error("ERR wrong number of arguments for 'ping' command")
+	case c.subs.total() > 0 && c.w.Protocol() == 2:
+		// In subscriber mode a RESP2 client reads every reply as a push.
+		c.w.Array(2)
+		c.w.BulkString("pong")
+		if len(args) == 2 {
+			c.w.Bulk(args[1])
+		} else {
+			c.w.BulkString("")
+		}
+	case len(args) == 2:
 		c.w.Bulk(args[1])
 	default:
-		c.w.Error("ERR wrong number of arguments for 'ping' command")
+		c.w.Status("PONG")
 	}
 }
 
@@ -224,9 +233,17 @@ func cmdClientList(c *Conn, args [][]byte) {
 	case len(args) == 4 && equalFold(args[2], "type"):
 		t := args[3]
 		switch {
-		case equalFold(t, "normal"):
-			writeClientInfos(&b, c.srv.clients())
-		case equalFold(t, "master"), equalFold(t, "replica"), equalFold(t, "slave"), equalFold(t, "pubsub"):
+		case equalFold(t, "normal"), equalFold(t, "pubsub"):
+			// A connection with a subscription is of type pubsub.
+			pubsub := equalFold(t, "pubsub")
+			var conns []*Conn
+			for _, other := range c.srv.clients() {
+				if (other.subs.total() > 0) == pubsub {
+					conns = append(conns, other)
+				}
+			}
+			writeClientInfos(&b, conns)
+		case equalFold(t, "master"), equalFold(t, "replica"), equalFold(t, "slave"):
 			// There are no such clients.
 		default:
 			c.w.Error("ERR Unknown client type '" + string(t) + "'")

@@ -18,6 +18,10 @@ const (
 	flagDenyOOM                    // may grow memory
 	flagLoading                    // allowed while loading (always, here)
 	flagStale                      // allowed with stale data (always, here)
+	flagPubSub                     // a pub/sub command
+	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
+	// Not a Redis flag: COMMAND INFO does not show it.
+	flagSubscriberOK
 )
 
 var flagNames = []struct {
@@ -26,7 +30,7 @@ var flagNames = []struct {
 }{
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
 	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagLoading, "loading"},
-	{flagStale, "stale"}, {flagFast, "fast"},
+	{flagStale, "stale"}, {flagFast, "fast"}, {flagPubSub, "pubsub"},
 }
 
 // command is one entry of the command table.
@@ -75,11 +79,11 @@ type counters struct {
 func commandTable() []*command {
 	return []*command{
 		// Connection.
-		{name: "ping", arity: -1, flags: flagFast | flagStale, handler: cmdPing,
+		{name: "ping", arity: -1, flags: flagFast | flagStale | flagSubscriberOK, handler: cmdPing,
 			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
 		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
 			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
-		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdQuit,
+		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK, handler: cmdQuit,
 			group: "connection", summary: "Closes the connection.", since: "1.0.0"},
 		{name: "select", arity: 2, flags: flagFast | flagStale | flagLoading, handler: cmdSelect,
 			group: "connection", summary: "Changes the selected database; only database 0 exists.", usage: "index", since: "1.0.0"},
@@ -97,6 +101,33 @@ func commandTable() []*command {
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
 		},
 			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
+
+		// Pub/sub.
+		{name: "subscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdSubscribe,
+			group: "pubsub", summary: "Listens for messages published to channels.", usage: "channel [channel ...]", since: "2.0.0"},
+		{name: "unsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages posted to channels.", usage: "[channel [channel ...]]", since: "2.0.0"},
+		{name: "psubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPSubscribe,
+			group: "pubsub", summary: "Listens for messages published to channels that match one or more patterns.", usage: "pattern [pattern ...]", since: "2.0.0"},
+		{name: "punsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages published to channels that match one or more patterns.", usage: "[pattern [pattern ...]]", since: "2.0.0"},
+		{name: "ssubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSSubscribe,
+			group: "pubsub", summary: "Listens for messages published to shard channels.", usage: "shardchannel [shardchannel ...]", since: "7.0.0"},
+		{name: "sunsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages posted to shard channels.", usage: "[shardchannel [shardchannel ...]]", since: "7.0.0"},
+		{name: "publish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, handler: cmdPublish,
+			group: "pubsub", summary: "Posts a message to a channel.", usage: "channel message", since: "2.0.0"},
+		{name: "spublish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSPublish,
+			group: "pubsub", summary: "Post a message to a shard channel", usage: "shardchannel message", since: "7.0.0"},
+		{name: "pubsub", arity: -2, subcommands: []*command{
+			{name: "pubsub|channels", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubChannels},
+			{name: "pubsub|help", arity: 2, flags: flagLoading | flagStale, handler: cmdPubSubHelp},
+			{name: "pubsub|numpat", arity: 2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubNumPat},
+			{name: "pubsub|numsub", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubNumSub},
+			{name: "pubsub|shardchannels", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubShardChannels},
+			{name: "pubsub|shardnumsub", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubShardNumSub},
+		},
+			group: "pubsub", summary: "Pub/sub introspection: CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB.", usage: "subcommand [argument ...]", since: "2.8.0"},
 
 		// Strings.
 		{name: "get", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGet,

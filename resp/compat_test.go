@@ -1415,7 +1415,7 @@ func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 	})
 
 	t.Run("HELP", func(t *testing.T) {
-		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND"} {
+		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND", "PUBSUB"} {
 			rr, or := both(c, "HELP")
 			for _, x := range each(rr, or) {
 				n := len(x.r.elems)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
@@ -83,6 +84,46 @@ var configParams = []configParam{
 		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
+	{name: "client-output-buffer-limit",
+		get: func(s *Server) string {
+			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
+		},
+		set: setOutputLimits},
+}
+
+// replicaOutputLimit is the replica class of client-output-buffer-limit,
+// Redis's default; stampedeless has no replicas to apply it to.
+var replicaOutputLimit = OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftTime: 60 * time.Second}
+
+// setOutputLimits sets client-output-buffer-limit, "<class> <hard> <soft>
+// <soft seconds>" for one class or more, checked whole as Redis does. Only
+// the pubsub class applies here: normal clients are bounded by the write
+// timeout and there are no replicas, so those classes keep their values.
+func setOutputLimits(s *Server, v string) error {
+	f := strings.Fields(v)
+	if len(f)%4 != 0 {
+		return errors.New("Wrong number of arguments in buffer limit configuration.")
+	}
+	var pubsub *OutputLimit
+	for i := 0; i < len(f); i += 4 {
+		l, err := ParseOutputLimit(strings.Join(f[i+1:i+4], " "))
+		switch class := strings.ToLower(f[i]); {
+		case class != "normal" && class != "slave" && class != "replica" && class != "pubsub":
+			return errors.New("Invalid client class specified in buffer limit configuration.")
+		case err != nil:
+			return err
+		case class == "pubsub":
+			pubsub = &l
+		case class == "normal" && l != OutputLimit{}:
+			return errors.New("stampedeless bounds normal clients by its write timeout; only 'normal 0 0 0' is accepted")
+		case class != "normal" && l != replicaOutputLimit:
+			return errors.New("stampedeless has no replicas; only 'replica " + replicaOutputLimit.String() + "' is accepted")
+		}
+	}
+	if pubsub != nil {
+		s.pubsubLimit.Store(pubsub)
+	}
+	return nil
 }
 
 // configInteger parses an integer parameter as Redis's numeric
@@ -218,6 +259,7 @@ func cmdConfigResetStat(c *Conn, _ [][]byte) {
 	s.commandsTotal.Store(0)
 	s.connectionsSeen.Store(0)
 	s.rejectedConns.Store(0)
+	s.outputLimitCloses.Store(0)
 	base := s.store.Stats()
 	s.statsBase.Store(&base)
 	c.w.OK()

@@ -31,6 +31,12 @@ type Conn struct {
 	quit    bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
 
+	// out queues the connection's output in push mode; pushDone is the
+	// writer goroutine's, nil outside push mode (outbox.go).
+	out      outbox
+	pushDone chan struct{}
+	subs     subscriptions
+
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 
@@ -96,7 +102,11 @@ const (
 // unread input makes the kernel send a reset, which can destroy replies the
 // client has not read yet, such as the error explaining why it is closed.
 func (c *Conn) closeGracefully() {
+	// As in Redis, a client that quit is no subscriber once it has its
+	// reply, though the socket lingers.
+	c.leavePubSub()
 	c.w.Flush()
+	c.stopPushing(true)
 	if tc, ok := c.nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {
 		tc.SetReadDeadline(time.Now().Add(lingerTime))
 		io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
@@ -129,8 +139,15 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, cmd, c.w.Protocol(), libName, libVer)
+	flags := "N"
+	if c.subs.total() > 0 {
+		flags = "P"
+	}
+	omem, _ := c.outputBuffer(now.Unix())
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 watch=0 omem=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, name, age, idle, flags,
+		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
+		omem, cmd, c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

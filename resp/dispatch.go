@@ -27,7 +27,12 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
 		c.w.Error(errNoAuth)
-	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own:
+	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
+		// A RESP2 client in subscriber mode reads only pushes and these
+		// commands' replies; RESP3 tells them apart and has no limit.
+		c.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0:
+		// (Shard channels are keys to COMMAND INFO, not to the shared tier.)
 		s.runShared(c, cmd, args)
 	default:
 		cmd.handler(c, args)

@@ -96,7 +96,9 @@ func (s *Server) port() int {
 func (s *Server) infoClients(b *infoBuilder) {
 	b.field("connected_clients", s.connectedClients())
 	b.field("maxclients", s.maxClients.Load())
+	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
 	b.field("blocked_clients", 0)
+	b.field("pubsub_clients", s.pubsub.subscriberCount())
 	b.field("event_loop", boolInt(s.loop != nil))
 	b.field("event_loop_clients", s.eventLoopClients())
 }
@@ -150,6 +152,10 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("rejected_keys", st.Rejected)
 	b.field("keyspace_hits", st.Hits)
 	b.field("keyspace_misses", st.Misses)
+	b.field("pubsub_channels", s.pubsub.count(subChannel))
+	b.field("pubsub_patterns", s.pubsub.count(subPattern))
+	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
 }
 
 func (s *Server) infoKeyspace(b *infoBuilder) {
@@ -206,5 +212,8 @@ func (s *Server) infoCluster(b *infoBuilder) {
 	b.field("invalidations_sent", int64(metrics.Value(m.InvalidationsSent)))
 	b.field("invalidations_received", int64(metrics.Value(m.InvalidationsReceived)))
 	b.field("lease_wait_fallbacks", int64(metrics.Value(m.LeaseWaitFallbacks)))
+	for _, d := range []string{"sent", "received"} {
+		b.field("pubsub_relayed_"+d, int64(metrics.Value(m.PubSubRelayed.WithLabelValues(d))))
+	}
 	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
 }

@@ -16,6 +16,9 @@ const (
 	closedWriteError = "write_error"
 	closedPanic      = "panic"
 	closedShutdown   = "shutdown"
+	// A subscriber whose queued output broke the pubsub output buffer
+	// limit (outbox.go).
+	closedOutputLimit = "output_buffer_limit"
 )
 
 // errPanicked is the error the event loop hands over with a connection whose
@@ -40,7 +43,17 @@ func (s *Server) serveConn(c *Conn, handed error) {
 			c.w.Error("ERR internal error")
 			c.w.Flush()
 		}
+		// No message is pushed to c once it has left; its writer goroutine
+		// ends once the socket is closed, and what it had queued is lost
+		// with the connection.
+		c.leavePubSub()
 		c.nc.Close()
+		c.stopPushing(false)
+		s.keepPeak(c)
+		if reason == closedOutputLimit {
+			s.log.Warn("client closed for overcoming its pubsub output buffer limit",
+				"client", c.remote.String(), "id", c.id, "limit", s.pubsubLimit.Load().String())
+		}
 		s.finish(c, reason)
 	}()
 	var drained int64 // bytes received when the drain deadline last passed
@@ -60,9 +73,9 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		handed = nil
 		// Input the reader holds, or the disconnect watcher read off the
 		// socket, is this goroutine's to serve first.
-		if err == nil && c.ev.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
+		if err == nil && c.ev.backToLoop && !c.pushing() && c.rd.Buffered() == 0 && len(c.pending) == 0 {
 			if err := c.flush(); err != nil {
-				reason = closedWriteError
+				reason = c.writeFailure()
 				return
 			}
 			if s.loop.take(c) {
@@ -79,7 +92,10 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		if err != nil {
 			var pe ProtocolError
 			var ne net.Error
+			dead := c.closedFor()
 			switch {
+			case dead != "":
+				reason = dead
 			case errors.Is(err, errPanicked):
 				reason = closedPanic
 			case errors.As(err, &pe):
@@ -102,11 +118,44 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		// A long pipeline of large replies is sent as it goes, not held.
 		if c.w.Len() > maxRetainedReply {
 			if c.w.Flush() != nil {
-				reason = closedWriteError
+				reason = c.writeFailure()
 				return
 			}
 		}
 	}
+}
+
+// writeFailure is the close reason of a connection whose reply could not
+// be flushed.
+func (c *Conn) writeFailure() string {
+	if dead := c.closedFor(); dead != "" {
+		return dead
+	}
+	return closedWriteError
+}
+
+// keepPeak keeps a closing connection's recent largest output buffer for
+// INFO's client_recent_max_output_buffer.
+func (s *Server) keepPeak(c *Conn) {
+	now := time.Now().Unix()
+	_, peak := c.outputBuffer(now)
+	s.peakMu.Lock()
+	s.peak.observe(now, peak)
+	s.peakMu.Unlock()
+}
+
+// recentMaxOutputBuffer is the largest output buffer any connection had
+// queued in the last peakSeconds.
+func (s *Server) recentMaxOutputBuffer() int64 {
+	now := time.Now().Unix()
+	s.peakMu.Lock()
+	m := s.peak.max(now)
+	s.peakMu.Unlock()
+	for _, c := range s.clients() {
+		_, peak := c.outputBuffer(now)
+		m = max(m, peak)
+	}
+	return m
 }
 
 // logPanic reports a command's panic; the connection is then closed.

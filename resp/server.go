@@ -77,6 +77,10 @@ type Options struct {
 	LoaderCommands string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
 	Shared Shared
+	// PubSubOutputLimit bounds the output a subscriber may have queued and
+	// not yet read, as Redis's client-output-buffer-limit pubsub class. If
+	// nil, DefaultPubSubOutputLimit.
+	PubSubOutputLimit *OutputLimit
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -113,6 +117,15 @@ type Server struct {
 	wg        sync.WaitGroup // one per connection, and the event loop's
 
 	loop *eventLoop // nil unless Options.EventLoop
+
+	pubsub      pubsub
+	pubsubLimit atomic.Pointer[OutputLimit]
+	// outputLimitCloses counts connections closed at pubsubLimit.
+	outputLimitCloses atomic.Int64
+	// peak is the largest output buffer of connections that closed in the
+	// last seconds.
+	peakMu sync.Mutex
+	peak   peakWindow
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -154,6 +167,11 @@ func New(opts Options) (*Server, error) {
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
 	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	limit := DefaultPubSubOutputLimit
+	if opts.PubSubOutputLimit != nil {
+		limit = *opts.PubSubOutputLimit
+	}
+	s.pubsubLimit.Store(&limit)
 	s.table = buildTable(s.metrics)
 	s.unknown = counters{
 		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
@@ -162,6 +180,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
 	})
+	s.registerPubSubMetrics()
 	if opts.EventLoop {
 		if opts.Shared != nil {
 			return nil, ErrEventLoopShared
@@ -177,6 +196,9 @@ func New(opts Options) (*Server, error) {
 	s.metrics.Gauge("event_loop_clients", "Client connections served by the event loop (--event-loop); the others have a goroutine each.", func() float64 {
 		return float64(s.eventLoopClients())
 	})
+	if opts.Shared != nil {
+		opts.Shared.Relay(s.relay)
+	}
 	return s, nil
 }
 

@@ -16,6 +16,15 @@ type Shared interface {
 	Written(ctx context.Context, keys [][]byte)
 	// Flushed empties the shared tier and the other replicas.
 	Flushed(ctx context.Context)
+	// Broadcast sends a pub/sub message (PUBLISH, or SPUBLISH if sharded)
+	// to the other replicas, which give it to their subscribers through
+	// the function set by Relay. It must not keep channel or message after
+	// it returns. An error means the other replicas may not receive it.
+	Broadcast(ctx context.Context, channel, message []byte, sharded bool) error
+	// Relay sets the function the shared tier calls with each message
+	// another replica published, never with this replica's own, in the
+	// order each replica published them. New calls it once.
+	Relay(deliver func(channel, message []byte, sharded bool))
 	// Available reports whether the shared tier answers; Peers, how many
 	// other replicas are heard; Prefix, the namespace in Redis. For INFO.
 	Available() bool

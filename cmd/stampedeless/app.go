@@ -53,6 +53,8 @@ func serveFlags() []cli.Flag {
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
+		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: resp.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
+			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
 			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
@@ -207,15 +209,20 @@ func parseConfig(c *cli.Context) (config, error) {
 	// set: they run on one clock.
 	clock := time.Now
 	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
+	outputLimit, err := resp.ParseOutputLimit(c.String("pubsub-output-buffer-limit"))
+	if err != nil {
+		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
+	}
 	cfg.server = resp.Options{
-		RequirePass:    c.String("requirepass"),
-		MaxClients:     c.Int("max-clients"),
-		MaxValueSize:   maxValue,
-		Logger:         logger,
-		LogLevel:       level,
-		Version:        version,
-		LoaderCommands: c.String("enable-loader-commands"),
-		EventLoop:      c.Bool("event-loop"),
+		PubSubOutputLimit: &outputLimit,
+		RequirePass:       c.String("requirepass"),
+		MaxClients:        c.Int("max-clients"),
+		MaxValueSize:      maxValue,
+		Logger:            logger,
+		LogLevel:          level,
+		Version:           version,
+		LoaderCommands:    c.String("enable-loader-commands"),
+		EventLoop:         c.Bool("event-loop"),
 	}
 	return cfg, nil
 }

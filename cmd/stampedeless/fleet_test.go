@@ -605,3 +605,69 @@ func TestFleetRedisHung(t *testing.T) {
 		t.Fatalf("after Redis answered again: %d origin calls, want 1", n)
 	}
 }
+
+// TestFleetPubSub: a subscriber on one replica receives what clients
+// publish on another, in the order they published it, through channels,
+// patterns and shard channels; PUBLISH counts the subscribers of the
+// replica it ran on.
+func TestFleetPubSub(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
+		f := startFleet(t, spec, 2, newFleetOrigin(t), time.Second)
+		ctx := context.Background()
+		a, b := f.replicas[0].rdb, f.replicas[1].rdb
+		subscribe := func(ps *redis.PubSub) *redis.PubSub {
+			t.Helper()
+			t.Cleanup(func() { ps.Close() })
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return ps
+		}
+		// Each replica's relay subscription to Redis is up once a message
+		// published on the other reaches it.
+		for _, pair := range [][2]*redis.Client{{a, b}, {b, a}} {
+			probe := subscribe(pair[0].Subscribe(ctx, "probe"))
+			for {
+				pair[1].Publish(ctx, "probe", "?")
+				if _, err := probe.ReceiveTimeout(ctx, 100*time.Millisecond); err == nil {
+					break
+				}
+			}
+			probe.Close()
+		}
+		onA := subscribe(a.Subscribe(ctx, "news"))
+		patternOnA := subscribe(a.PSubscribe(ctx, "n*"))
+		shardOnA := subscribe(a.SSubscribe(ctx, "shard"))
+		onB := subscribe(b.Subscribe(ctx, "news"))
+
+		const n = 200
+		for i := range n {
+			if got, err := b.Publish(ctx, "news", strconv.Itoa(i)).Result(); err != nil || got != 1 {
+				t.Fatalf("PUBLISH on B = %d, %v; want 1, B's own subscriber", got, err)
+			}
+		}
+		for i := range n {
+			for _, ps := range []*redis.PubSub{onA, patternOnA, onB} {
+				m, err := ps.ReceiveMessage(ctx)
+				if err != nil || m.Channel != "news" || m.Payload != strconv.Itoa(i) {
+					t.Fatalf("message %d: %#v %v", i, m, err)
+				}
+			}
+		}
+		if got, err := a.Publish(ctx, "news", "from A").Result(); err != nil || got != 2 {
+			t.Fatalf("PUBLISH on A = %d, %v; want 2", got, err)
+		}
+		if m, err := onB.ReceiveMessage(ctx); err != nil || m.Payload != "from A" {
+			t.Fatalf("B's subscriber: %#v %v", m, err)
+		}
+		if got, err := b.SPublish(ctx, "shard", "s").Result(); err != nil || got != 0 {
+			t.Fatalf("SPUBLISH on B = %d, %v", got, err)
+		}
+		if m, err := shardOnA.ReceiveMessage(ctx); err != nil || m.Channel != "shard" || m.Payload != "s" {
+			t.Fatalf("shard message: %#v %v", m, err)
+		}
+		if got := f.replicas[1].info(t, "pubsub_relayed_sent"); atoi(t, got) < n {
+			t.Errorf("B's pubsub_relayed_sent = %s, want at least %d", got, n)
+		}
+	})
+}

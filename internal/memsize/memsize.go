@@ -33,6 +33,20 @@ func Parse(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// Format writes n as Parse reads it, in the largest of the units gb, mb
+// and kb that divides it, else in bytes.
+func Format(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // Human formats n the way Redis's *_human fields do.
 func Human(n int64) string {
 	const unit = 1024

@@ -27,3 +27,14 @@ func TestHuman(t *testing.T) {
 		}
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 1000: "1000", 1024: "1kb", 3 << 20: "3mb", 2 << 30: "2gb", 1<<20 + 1: "1048577"} {
+		if got := Format(n); got != want {
+			t.Errorf("Format(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := Parse(Format(n)); err != nil || back != n {
+			t.Errorf("Parse(Format(%d)) = %d, %v", n, back, err)
+		}
+	}
+}

@@ -34,6 +34,11 @@ type Conn struct {
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 
+	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
+	noEvict, noTouch atomic.Bool
+	// killed: CLIENT KILL closed the connection; guarded by srv.mu.
+	killed bool
+
 	mu      sync.Mutex // protects name, libName and libVer
 	name    string
 	libName string
@@ -129,8 +134,8 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, cmd, libName, libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, name, age, idle, c.flagLetters(), cmd, libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

@@ -16,6 +16,7 @@ const (
 	closedWriteError = "write_error"
 	closedPanic      = "panic"
 	closedShutdown   = "shutdown"
+	closedKilled     = "killed" // by CLIENT KILL
 )
 
 // errPanicked is the error the event loop hands over with a connection whose
@@ -121,7 +122,10 @@ func (s *Server) logPanic(c *Conn, p any) {
 func (s *Server) finish(c *Conn, reason string) {
 	s.mu.Lock()
 	delete(s.conns, c)
-	if s.closing && reason == closedByClient {
+	switch {
+	case c.killed:
+		reason = closedKilled
+	case s.closing && reason == closedByClient:
 		reason = closedShutdown
 	}
 	s.mu.Unlock()

@@ -15,12 +15,14 @@ package resp
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 // startReferenceRedis starts a redis-server configured as our server
@@ -481,4 +483,178 @@ func (p compatPair) both(t testing.TB, args ...string) (compatReply, compatReply
 		t.Fatalf("%s: %v %v", showArgs(args), err1, err2)
 	}
 	return rr, or
+}
+
+// TestCompatCmdsClientKill kills connections on both servers in each of
+// CLIENT KILL's ways and compares the replies and which connections each
+// server closed.
+func TestCompatCmdsClientKill(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	// conns opens n connections to each server for the test, named c0,
+	// c1, ...
+	conns := func(t *testing.T, n int) []compatPair {
+		out := make([]compatPair, n)
+		for i := range out {
+			out[i] = dialCompatPair(t, redisAddr, ts.addr)
+			for _, c := range []*compatConn{out[i].redis, out[i].ours} {
+				if r, err := c.do("CLIENT", "SETNAME", "c"+strconv.Itoa(i)); err != nil || r.String() != "+OK" {
+					t.Fatalf("CLIENT SETNAME: %s %v", r, err)
+				}
+			}
+		}
+		return out
+	}
+	// field reads a field of a connection's CLIENT INFO.
+	field := func(c *compatConn, name string) string {
+		r, err := c.do("CLIENT", "INFO")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range strings.Fields(r.str) {
+			if k, v, _ := strings.Cut(f, "="); k == name {
+				return v
+			}
+		}
+		t.Fatalf("CLIENT INFO has no %s: %s", name, r)
+		return ""
+	}
+	// kill sends CLIENT KILL from killer with each server's own value of
+	// target's field (id, addr or laddr) where "{}" stands, and compares
+	// the replies and which of the connections are then closed.
+	kill := func(t *testing.T, killer compatPair, target compatPair, name string, all []compatPair, args ...string) {
+		t.Helper()
+		var replies [2]string
+		for i, side := range []func(compatPair) *compatConn{
+			func(p compatPair) *compatConn { return p.redis },
+			func(p compatPair) *compatConn { return p.ours },
+		} {
+			sent := slices.Clone(args)
+			for j, a := range sent {
+				if a == "{}" {
+					sent[j] = field(side(target), name)
+				}
+			}
+			replies[i] = side(killer).run(compatExact, sent)
+		}
+		if replies[0] != replies[1] {
+			t.Errorf("CLIENT KILL %s: redis %s, ours %s", showArgs(args), replies[0], replies[1])
+		}
+		for i, p := range all {
+			// Redis has closed them before it replies; ours closes the
+			// others just after.
+			rc := p.redis.closed(100 * time.Millisecond)
+			wait := 100 * time.Millisecond
+			if rc {
+				wait = 5 * time.Second
+			}
+			oc := p.ours.closed(wait)
+			if rc != oc {
+				t.Errorf("CLIENT KILL %s: c%d closed: redis %v, ours %v", showArgs(args), i, rc, oc)
+			}
+		}
+	}
+
+	t.Run("by id", func(t *testing.T) {
+		c := conns(t, 3)
+		kill(t, c[0], c[1], "id", c, "CLIENT", "KILL", "ID", "{}")
+		kill(t, c[0], c[0], "id", []compatPair{c[0], c[2]}, "CLIENT", "KILL", "ID", "{}")
+		kill(t, c[0], c[0], "id", []compatPair{c[0], c[2]}, "CLIENT", "KILL", "ID", "{}", "SKIPME", "no")
+	})
+	t.Run("old form by address", func(t *testing.T) {
+		c := conns(t, 2)
+		kill(t, c[0], c[1], "addr", c, "CLIENT", "KILL", "{}")
+		kill(t, c[0], c[0], "addr", c[:1], "CLIENT", "KILL", "{}")
+	})
+	t.Run("by address with filters", func(t *testing.T) {
+		c := conns(t, 3)
+		kill(t, c[0], c[1], "addr", c, "CLIENT", "KILL", "ADDR", "{}", "TYPE", "master")
+		kill(t, c[0], c[1], "addr", c, "CLIENT", "KILL", "ADDR", "{}", "TYPE", "normal", "USER", "default")
+		kill(t, c[0], c[0], "addr", []compatPair{c[0], c[2]}, "CLIENT", "KILL", "ADDR", "{}")
+		kill(t, c[2], c[0], "addr", []compatPair{c[0], c[2]}, "CLIENT", "KILL", "ADDR", "{}", "SKIPME", "yes")
+	})
+	t.Run("every other connection", func(t *testing.T) {
+		// Only these connections are open on either server now: the
+		// subtests above closed theirs, and each server counts them alike.
+		c := conns(t, 3)
+		waitClients := func() {
+			for range 100 {
+				if ts.connectedClients() == len(c) {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Fatalf("%d connections open on our server, want %d", ts.connectedClients(), len(c))
+		}
+		waitClients()
+		kill(t, c[0], c[0], "laddr", c, "CLIENT", "KILL", "LADDR", "{}", "TYPE", "normal")
+	})
+	if n := metrics.Value(ts.metrics.ConnectionsClosed.WithLabelValues(closedKilled)); n < 6 {
+		t.Errorf("stampedeless_connections_closed_total{reason=killed} = %v, want at least 6", n)
+	}
+}
+
+// TestCompatCmdsResetAuth compares RESET with a password set: it logs the
+// connection out, and its name is gone once it logs in again.
+func TestCompatCmdsResetAuth(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	admin := dialCompatPair(t, redisAddr, ts.addr)
+	runCompatSteps(t, admin, compatScript{name: "set-password", steps: []compatStep{
+		cs("SET k v"), cs("CONFIG SET requirepass secret"),
+	}})
+	runCompatSteps(t, dialCompatPair(t, redisAddr, ts.addr), compatScript{name: "reset-logs-out", steps: []compatStep{
+		cs("RESET"), cs("GET k"), cs("AUTH secret"), cs("CLIENT SETNAME n"), cs("GET k"), cs("RESET"), cs("GET k"),
+		cs("CLIENT GETNAME"), cs("AUTH secret"), cs("CLIENT GETNAME"), cs("GET k"),
+	}})
+	runCompatSteps(t, admin, compatScript{name: "unset-password", steps: []compatStep{
+		cs("AUTH secret"), cs("CONFIG SET requirepass \"\""), cs("CONFIG SET requirepass x"),
+	}})
+}
+
+// TestCmdsNoTouch checks CLIENT NO-TOUCH, which Redis 7.2 added, on our
+// server alone: the flag shows in CLIENT INFO beside NO-EVICT's, reads
+// still count as hits, and RESET turns both off.
+func TestCmdsNoTouch(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := dialCompat(t, ts.addr)
+	flags := func() string {
+		r, err := c.do("CLIENT", "INFO")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(r.str, " flags=")
+		f, _, _ := strings.Cut(rest, " ")
+		return f
+	}
+	hits := func() int64 { return ts.store.Stats().Hits }
+	for _, tc := range []struct {
+		args  []string
+		reply string
+		flags string
+	}{
+		{[]string{"SET", "k", "v"}, "+OK", "N"},
+		{[]string{"CLIENT", "NO-TOUCH", "on"}, "+OK", "T"},
+		{[]string{"CLIENT", "NO-EVICT", "ON"}, "+OK", "eT"},
+		{[]string{"CLIENT", "NO-TOUCH", "maybe"}, "-ERR syntax error", "eT"},
+		{[]string{"CLIENT", "NO-TOUCH"}, "-ERR wrong number of arguments for 'client|no-touch' command", "eT"},
+		{[]string{"CLIENT", "NO-TOUCH", "Off"}, "+OK", "e"},
+		{[]string{"CLIENT", "NO-TOUCH", "on"}, "+OK", "eT"},
+		{[]string{"RESET"}, "+RESET", "N"},
+	} {
+		if got := c.run(compatExact, tc.args); got != tc.reply {
+			t.Errorf("%s: got %s, want %s", showArgs(tc.args), got, tc.reply)
+		}
+		if got := flags(); got != tc.flags {
+			t.Errorf("after %s: flags=%s, want %s", showArgs(tc.args), got, tc.flags)
+		}
+	}
+	c.run(compatExact, []string{"CLIENT", "NO-TOUCH", "on"})
+	before := hits()
+	for _, args := range [][]string{{"GET", "k"}, {"GETBIT", "k", "0"}, {"BITCOUNT", "k"}, {"LCS", "k", "k"}} {
+		c.run(compatExact, args)
+	}
+	if got := hits() - before; got != 5 {
+		t.Errorf("reads under NO-TOUCH counted %d hits, want 5", got)
+	}
 }

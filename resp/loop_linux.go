@@ -242,7 +242,7 @@ func (l *eventLoop) closeKilled(kills []*Conn) {
 const (
 	handoffCommand  = "command"  // a GETFILL that waits for the origin
 	handoffOutput   = "output"   // the socket did not take every reply
-	handoffEnd      = "end"      // QUIT, end of input, a protocol error or a panic
+	handoffEnd      = "end"      // QUIT, end of input, a protocol error, a panic or CLIENT KILL
 	handoffShutdown = "shutdown" // the server is closing
 	handoffError    = "error"    // the loop could not serve it
 )

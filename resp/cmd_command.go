@@ -239,22 +239,27 @@ func writeDocArgs(c *Conn, args []docArg) {
 // parseUsage turns a usage line such as
 // "key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL] [key value ...]"
 // into COMMAND DOCS arguments: upper-case words are tokens, "a|b" inside
-// brackets is a choice, brackets make an argument optional, and "[x ...]"
-// after x makes x repeatable.
+// brackets or parentheses is a choice, brackets make an argument optional
+// (parentheses only group, as in "(AND|OR) destkey"), and "[x ...]" after
+// x makes x repeatable.
 func parseUsage(usage string) []docArg {
-	tokens := strings.Fields(strings.NewReplacer("[", " [ ", "]", " ] ", "|", " | ").Replace(usage))
+	tokens := strings.Fields(strings.NewReplacer("[", " [ ", "]", " ] ", "(", " ( ", ")", " ) ", "|", " | ").Replace(usage))
 	args, _ := parseUsageSeq(tokens)
 	return args
 }
 
-// parseUsageSeq parses tokens up to an unmatched "]" and returns the
-// arguments and how many tokens it used.
+// parseUsageSeq parses tokens up to an unmatched "]" or ")" and returns
+// the arguments and how many tokens it used.
 func parseUsageSeq(tokens []string) ([]docArg, int) {
 	var out []docArg
 	i := 0
-	for i < len(tokens) && tokens[i] != "]" {
+	for i < len(tokens) && !isClose(tokens[i]) {
 		t := tokens[i]
 		switch {
+		case t == "(":
+			inner, n := parseUsageGroup(tokens[i+1:])
+			i += n + 2
+			out = append(out, inner)
 		case t == "[":
 			inner, n := parseUsageGroup(tokens[i+1:])
 			i += n + 2 // the group and its brackets
@@ -316,9 +321,9 @@ func parseUsageGroup(tokens []string) (docArg, int) {
 func parseUsageSeqUntilBar(tokens []string) ([]docArg, int) {
 	depth, end := 0, len(tokens)
 	for j, t := range tokens {
-		if t == "[" {
+		if t == "[" || t == "(" {
 			depth++
-		} else if t == "]" {
+		} else if isClose(t) {
 			if depth == 0 {
 				end = j
 				break
@@ -375,17 +380,22 @@ func isToken(t string) bool {
 	return t != "" && strings.ToUpper(t) == t && strings.ToLower(t) != t
 }
 
-func isPunct(t string) bool { return t == "[" || t == "]" || t == "|" || t == "..." }
+func isPunct(t string) bool {
+	return t == "[" || t == "]" || t == "(" || t == ")" || t == "|" || t == "..."
+}
+
+func isClose(t string) bool { return t == "]" || t == ")" }
 
 func plainArg(name string) docArg {
 	typ := "string"
 	switch name {
-	case "key":
+	case "key", "key1", "key2", "newkey", "destkey", "source", "destination":
 		typ = "key"
 	case "pattern":
 		typ = "pattern"
 	case "seconds", "milliseconds", "ms", "count", "cursor", "index", "offset", "start", "end",
-		"increment", "decrement", "ttl", "grace", "protover", "n":
+		"increment", "decrement", "ttl", "grace", "protover", "n", "bit", "destination-db", "min-match-len",
+		"numreplicas", "timeout":
 		typ = "integer"
 	case "unix-time-seconds", "unix-time-milliseconds":
 		typ = "unix-time"

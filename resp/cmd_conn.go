@@ -40,7 +40,7 @@ func cmdSelect(c *Conn, args [][]byte) {
 	case !ok:
 		c.w.Error(errNotInteger)
 	case n != 0:
-		c.w.Error("ERR DB index is out of range")
+		c.w.Error(errDBRange)
 	default:
 		c.w.OK()
 	}
@@ -192,9 +192,19 @@ func cmdClientHelp(c *Conn, _ [][]byte) {
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
-		"LIST [TYPE normal|ID id ...]", "    Return information about client connections.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+		"    * USER <username>", "      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+		"LIST [options ...]", "    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-		"SETNAME <name>", "    Assign the name <name> to the current connection.")
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.")
 }
 
 // cmdClientSetInfo implements CLIENT SETINFO LIB-NAME|LIB-VER value, which
@@ -231,24 +241,18 @@ func cmdClientList(c *Conn, args [][]byte) {
 	case len(args) == 2:
 		writeClientInfos(&b, c.srv.clients())
 	case len(args) == 4 && equalFold(args[2], "type"):
-		t := args[3]
-		switch {
-		case equalFold(t, "normal"), equalFold(t, "pubsub"):
-			// A connection with a subscription is of type pubsub.
-			pubsub := equalFold(t, "pubsub")
-			var conns []*Conn
-			for _, other := range c.srv.clients() {
-				if (other.subs.total() > 0) == pubsub {
-					conns = append(conns, other)
-				}
-			}
-			writeClientInfos(&b, conns)
-		case equalFold(t, "master"), equalFold(t, "replica"), equalFold(t, "slave"):
-			// There are no such clients.
-		default:
-			c.w.Error("ERR Unknown client type '" + string(t) + "'")
+		kind, ok := parseClientType(args[3])
+		if !ok {
+			c.w.Error("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
+		var conns []*Conn
+		for _, other := range c.srv.clients() {
+			if other.kind() == kind {
+				conns = append(conns, other)
+			}
+		}
+		writeClientInfos(&b, conns)
 	case len(args) > 3 && equalFold(args[2], "id"):
 		byID := make(map[int64]*Conn)
 		for _, other := range c.srv.clients() {

@@ -40,6 +40,11 @@ type Conn struct {
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 
+	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
+	noEvict, noTouch atomic.Bool
+	// killed: CLIENT KILL closed the connection; guarded by srv.mu.
+	killed bool
+
 	mu      sync.Mutex // protects name, libName and libVer
 	name    string
 	libName string
@@ -139,13 +144,9 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	flags := "N"
-	if c.subs.total() > 0 {
-		flags = "P"
-	}
 	omem, _ := c.outputBuffer(now.Unix())
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 watch=0 omem=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, flags,
+		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
 		omem, cmd, c.w.Protocol(), libName, libVer)
 }

@@ -19,18 +19,25 @@ import (
 type infoSection struct {
 	name  string
 	write func(s *Server, b *infoBuilder)
+	// extra sections are left out of INFO without arguments and of INFO
+	// default, as Redis leaves out commandstats.
+	extra bool
 }
 
-// infoSections lists INFO's sections in order; all of them are in the
-// default reply.
+// infoSections lists INFO's sections in Redis's order, stampede (ours)
+// last.
 var infoSections = []infoSection{
-	{"server", (*Server).infoServer},
-	{"clients", (*Server).infoClients},
-	{"memory", (*Server).infoMemory},
-	{"stats", (*Server).infoStats},
-	{"keyspace", (*Server).infoKeyspace},
-	{"stampede", (*Server).infoStampede},
-	{"cluster", (*Server).infoCluster},
+	{name: "server", write: (*Server).infoServer},
+	{name: "clients", write: (*Server).infoClients},
+	{name: "memory", write: (*Server).infoMemory},
+	{name: "persistence", write: (*Server).infoPersistence},
+	{name: "stats", write: (*Server).infoStats},
+	{name: "replication", write: (*Server).infoReplication},
+	{name: "cpu", write: (*Server).infoCPU},
+	{name: "commandstats", write: (*Server).infoCommandStats, extra: true},
+	{name: "cluster", write: (*Server).infoCluster},
+	{name: "keyspace", write: (*Server).infoKeyspace},
+	{name: "stampede", write: (*Server).infoStampede},
 }
 
 // infoBuilder writes INFO's "field:value" lines.
@@ -40,22 +47,29 @@ func (b *infoBuilder) field(name string, value any) {
 	fmt.Fprintf(b, "%s:%v\r\n", name, value)
 }
 
-// cmdInfo implements INFO [section ...]; "all", "everything" and "default"
-// select every section. The text is a verbatim string in RESP3, as in Redis.
+// cmdInfo implements INFO [section ...] as Redis's genInfoSectionDict
+// reads its arguments, in any case and order: "default" (also no
+// argument) selects the sections but the extra ones, "all" and
+// "everything" select every section, other names select themselves, and
+// names of no section select nothing, so they may make the reply empty.
+// Sections come in their fixed order whatever the order asked. The text is a verbatim string in
+// RESP3, as in Redis.
 func cmdInfo(c *Conn, args [][]byte) {
-	want := func(string) bool { return true }
-	if len(args) > 1 {
-		names := make(map[string]bool)
-		for _, a := range args[1:] {
-			names[string(lower(a))] = true
-		}
-		if !names["all"] && !names["everything"] && !names["default"] {
-			want = func(name string) bool { return names[name] }
+	all, dflt := false, len(args) == 1
+	names := make(map[string]bool)
+	for _, a := range args[1:] {
+		switch name := string(lower(a)); name {
+		case "all", "everything":
+			all = true
+		case "default":
+			dflt = true
+		default:
+			names[name] = true
 		}
 	}
 	var b infoBuilder
 	for _, sec := range infoSections {
-		if !want(sec.name) {
+		if !all && !names[sec.name] && (!dflt || sec.extra) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -103,13 +117,19 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("event_loop_clients", s.eventLoopClients())
 }
 
-func (s *Server) infoMemory(b *infoBuilder) {
+// goMemory reads the Go heap's live objects (used_memory) and all the
+// memory the runtime holds.
+func goMemory() (heap, total uint64) {
 	samples := []rtmetrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},
 	}
 	rtmetrics.Read(samples)
-	heap, total := samples[0].Value.Uint64(), samples[1].Value.Uint64()
+	return samples[0].Value.Uint64(), samples[1].Value.Uint64()
+}
+
+func (s *Server) infoMemory(b *infoBuilder) {
+	heap, total := goMemory()
 	st := s.store.Stats()
 	b.field("used_memory", heap)
 	b.field("used_memory_human", memsize.Human(int64(heap)))
@@ -187,9 +207,59 @@ func (s *Server) infoStampede(b *infoBuilder) {
 	}
 }
 
+// infoPersistence says there is none, in the fields clients look at
+// (loading, which some wait on; the last save's status).
+func (s *Server) infoPersistence(b *infoBuilder) {
+	b.field("loading", 0)
+	b.field("async_loading", 0)
+	b.field("rdb_changes_since_last_save", 0)
+	b.field("rdb_bgsave_in_progress", 0)
+	b.field("rdb_last_bgsave_status", "ok")
+	b.field("aof_enabled", 0)
+	b.field("aof_rewrite_in_progress", 0)
+	b.field("aof_last_bgrewrite_status", "ok")
+	b.field("aof_last_write_status", "ok")
+}
+
+// infoReplication says this is a master without replicas, which WAIT
+// also answers.
+func (s *Server) infoReplication(b *infoBuilder) {
+	b.field("role", "master")
+	b.field("connected_slaves", 0)
+	b.field("master_failover_state", "no-failover")
+	b.field("master_repl_offset", 0)
+	b.field("repl_backlog_active", 0)
+}
+
+// infoCPU reports the process's CPU time in seconds, as Redis does from
+// getrusage, where the platform has it.
+func (s *Server) infoCPU(b *infoBuilder) {
+	if sys, user, ok := cpuTimes(); ok {
+		b.field("used_cpu_sys", fmt.Sprintf("%.6f", sys.Seconds()))
+		b.field("used_cpu_user", fmt.Sprintf("%.6f", user.Seconds()))
+	}
+}
+
+// infoCommandStats reports each command called since the start as Redis's
+// cmdstat lines do, from the counters /metrics exports: calls, and
+// failed_calls for those that replied an error (Redis also counts
+// rejected_calls apart, and times calls, which is not done here).
+// Subcommands are counted as their container.
+func (s *Server) infoCommandStats(b *infoBuilder) {
+	for _, cmd := range s.sortedCommands() {
+		ok, fail := metrics.Value(cmd.counters.ok), metrics.Value(cmd.counters.fail)
+		if ok+fail == 0 {
+			continue
+		}
+		b.field("cmdstat_"+cmd.name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
+	}
+}
+
 // infoCluster reports --redis mode: whether it is on, whether Redis
-// answers, the replicas heard, and the counters /metrics exports.
+// answers, the replicas heard, and the counters /metrics exports. Redis
+// Cluster is never enabled, as cluster_enabled says for Redis's clients.
 func (s *Server) infoCluster(b *infoBuilder) {
+	b.field("cluster_enabled", 0)
 	sh := s.opts.Shared
 	if sh == nil {
 		b.field("cluster_mode", "off")

@@ -32,6 +32,7 @@ type eventLoop struct {
 
 	mu      sync.Mutex
 	adopted []*Conn // accepted, not yet registered
+	kills   []*Conn // to close, for CLIENT KILL
 	stopped bool    // the loop has handed everything on and takes no more
 
 	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
@@ -194,9 +195,10 @@ func (l *eventLoop) drainWake() {
 		}
 	}
 	l.mu.Lock()
-	adopted := l.adopted
-	l.adopted = nil
+	adopted, kills := l.adopted, l.kills
+	l.adopted, l.kills = nil, nil
 	l.mu.Unlock()
+	defer l.closeKilled(kills)
 	for _, c := range adopted {
 		if err := l.watch(c.ev.fd); err != nil {
 			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
@@ -211,13 +213,36 @@ func (l *eventLoop) drainWake() {
 	}
 }
 
+// kill has the loop close c if it serves c (CLIENT KILL, which has marked
+// c killed). A connection that left the loop meanwhile is closed by
+// eject, or was closed by Server.kill.
+func (l *eventLoop) kill(c *Conn) {
+	l.mu.Lock()
+	l.kills = append(l.kills, c)
+	l.mu.Unlock()
+	l.notify()
+}
+
+// closeKilled hands the killed connections the loop still serves to their
+// goroutines, which close them: eject closes a killed connection's socket.
+func (l *eventLoop) closeKilled(kills []*Conn) {
+	for _, c := range kills {
+		for _, served := range l.conns {
+			if served == c {
+				l.eject(c, nil, handoffEnd)
+				break
+			}
+		}
+	}
+}
+
 // Reasons a connection leaves the loop, the label of
 // stampedeless_event_loop_handoffs_total. After the first two it comes back
 // (stampedeless_event_loop_returns_total) when its goroutine is idle.
 const (
 	handoffCommand  = "command"  // a GETFILL that waits for the origin
 	handoffOutput   = "output"   // the socket did not take every reply
-	handoffEnd      = "end"      // QUIT, end of input, a protocol error or a panic
+	handoffEnd      = "end"      // QUIT, end of input, a protocol error, a panic or CLIENT KILL
 	handoffShutdown = "shutdown" // the server is closing
 	handoffError    = "error"    // the loop could not serve it
 )
@@ -288,6 +313,11 @@ func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	s.mu.Lock()
 	c.nc = nc
 	closing := s.closing
+	if c.killed && !c.quit {
+		// Killed by another client: its goroutine's first read fails, and
+		// it finishes. One that killed itself closes after its reply.
+		nc.Close()
+	}
 	s.mu.Unlock()
 	c.w.conn = nc
 	c.rd.rd = connReader{c}

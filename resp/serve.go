@@ -19,6 +19,7 @@ const (
 	// A subscriber whose queued output broke the pubsub output buffer
 	// limit (outbox.go).
 	closedOutputLimit = "output_buffer_limit"
+	closedKilled     = "killed" // by CLIENT KILL
 )
 
 // errPanicked is the error the event loop hands over with a connection whose
@@ -170,7 +171,10 @@ func (s *Server) logPanic(c *Conn, p any) {
 func (s *Server) finish(c *Conn, reason string) {
 	s.mu.Lock()
 	delete(s.conns, c)
-	if s.closing && reason == closedByClient {
+	switch {
+	case c.killed:
+		reason = closedKilled
+	case s.closing && reason == closedByClient:
 		reason = closedShutdown
 	}
 	s.mu.Unlock()

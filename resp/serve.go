@@ -19,7 +19,7 @@ const (
 	// A subscriber whose queued output broke the pubsub output buffer
 	// limit (outbox.go).
 	closedOutputLimit = "output_buffer_limit"
-	closedKilled     = "killed" // by CLIENT KILL
+	closedKilled      = "killed" // by CLIENT KILL
 )
 
 // errPanicked is the error the event loop hands over with a connection whose

@@ -1,0 +1,548 @@
+package scripting
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Texts of the sandbox's errors, as Redis's patched Lua raises them.
+const (
+	readonlyText  = "Attempt to modify a readonly table"
+	nonexistentFm = "Script attempted to access nonexistent global variable '%s'"
+	setfenvText   = "'setfenv' cannot change environment of given object"
+)
+
+// userScript is the chunk name scripts compile under; Redis loads them as
+// "@user_script", which Lua prints as "user_script" in positions.
+const userScript = "user_script"
+
+// state is the one Lua interpreter an Engine runs its scripts in, one at
+// a time, as Redis runs all scripts in one lua_State.
+//
+// Redis locks every table reachable from the globals read-only with a
+// flag its patched Lua checks. gopher-lua has no such flag, so scripts
+// see read-only views instead: an empty table whose metatable reads
+// through to the real one and refuses writes. The real tables never
+// reach a script; the functions that could bypass a metatable (rawset,
+// rawget, next, setmetatable, table.insert, ...) are wrapped to know the
+// views.
+type state struct {
+	L *lua.LState
+	// env is the view scripts get as _G; globals is what it shows, where
+	// KEYS and ARGV are written for each run.
+	env, globals *lua.LTable
+	// views maps each read-only view to the table it shows.
+	views map[*lua.LTable]*lua.LTable
+	// envMeta is the view getmetatable(_G) returns, as Redis returns _G's
+	// locked metatable.
+	envMeta *lua.LTable
+	// roError refuses a write to a view; it is every view's __newindex.
+	roError *lua.LFunction
+	handler *lua.LFunction
+	rand    lrand48
+	// jsonNull is cjson.null, a NULL light userdata in Redis: one value,
+	// equal to itself, shared by every cjson table.
+	jsonNull *lua.LUserData
+	// run is the script running now, nil between runs.
+	run     *runState
+	log     func(level LogLevel, msg string)
+	version string
+}
+
+// runState is what redis.* needs of the running script.
+type runState struct {
+	caller   Caller
+	resp     int // redis.setresp: the protocol commands reply in
+	readOnly bool
+	wrote    func()
+}
+
+func newState(o *Options) *state {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: true,
+		// Lua 5.1 allows 20000 nested Lua calls (LUAI_MAXCALLS) and grows
+		// its value stack as scripts need; gopher-lua's defaults are far
+		// smaller, so deep recursion that works in Redis would fail.
+		CallStackSize:       20000,
+		MinimizeStackMemory: true,
+		RegistrySize:        1024,
+		RegistryGrowStep:    256,
+		RegistryMaxSize:     1 << 20,
+	})
+	s := &state{L: L, views: map[*lua.LTable]*lua.LTable{}, log: o.Log, version: o.Version}
+	s.rand.x = 0x1234ABCD330E // lrand48's state before any seed
+	s.jsonNull = L.NewUserData()
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{"", lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	loaded := L.G.Global
+	s.roError = L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyText)
+		return 0
+	})
+
+	g := L.NewTable()
+	s.globals = g
+	s.env = s.view(g)
+	// Reading a global that does not exist is an error in Redis, raised
+	// from the globals' metatable.
+	nonexistent := L.NewFunction(func(L *lua.LState) int {
+		name, _ := luaString(L.Get(2))
+		L.RaiseError(nonexistentFm, name)
+		return 0
+	})
+	gmeta := L.NewTable()
+	gmeta.RawSetString("__index", nonexistent)
+	L.SetMetatable(g, gmeta)
+	pub := L.NewTable()
+	pub.RawSetString("__index", nonexistent)
+	pub.RawSetString("__newindex", s.roError)
+	s.envMeta = s.view(pub)
+
+	for _, name := range []string{"assert", "error", "rawequal", "select", "tonumber", "type",
+		"unpack", "xpcall", "newproxy"} {
+		g.RawSetString(name, loaded.RawGetString(name))
+	}
+	g.RawSetString("_G", s.env)
+	g.RawSetString("_VERSION", lua.LString(lua.LuaVersion))
+	s.setFuncs(g, map[string]lua.LGFunction{
+		"pcall":          s.pcall,
+		"tostring":       s.tostring(loaded.RawGetString("tostring")),
+		"getmetatable":   s.getmetatable(loaded.RawGetString("getmetatable")),
+		"setmetatable":   s.setmetatable(loaded.RawGetString("setmetatable")),
+		"rawget":         s.rawget,
+		"rawset":         s.rawset,
+		"next":           s.next,
+		"ipairs":         s.ipairs,
+		"getfenv":        s.getfenv,
+		"setfenv":        s.setfenv,
+		"load":           s.withEnv(loaded.RawGetString("load")),
+		"loadstring":     s.loadstring,
+		"collectgarbage": collectGarbage,
+		"gcinfo":         gcinfo,
+	})
+	g.RawSetString("pairs", L.NewFunction(s.pairs))
+
+	str := loaded.RawGetString("string").(*lua.LTable)
+	g.RawSetString("string", s.view(str))
+	// Methods on strings ("x"):upper() read the string table through the
+	// string metatable, which must show the view too.
+	if mt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
+		mt.RawSetString("__index", g.RawGetString("string"))
+	}
+	tab := loaded.RawGetString("table").(*lua.LTable)
+	for _, name := range []string{"insert", "remove", "sort", "setn"} {
+		if fn, ok := tab.RawGetString(name).(*lua.LFunction); ok {
+			tab.RawSetString(name, L.NewFunction(s.refuseViews(fn)))
+		}
+	}
+	g.RawSetString("table", s.view(tab))
+	math := loaded.RawGetString("math").(*lua.LTable)
+	s.setFuncs(math, map[string]lua.LGFunction{"random": s.mathRandom, "randomseed": s.mathRandomseed})
+	g.RawSetString("math", s.view(math))
+	g.RawSetString("coroutine", s.view(loaded.RawGetString("coroutine").(*lua.LTable)))
+	g.RawSetString("cjson", s.view(s.openJSON()))
+	g.RawSetString("bit", s.view(openBit(L)))
+	g.RawSetString("redis", s.view(s.openRedis()))
+
+	// Go functions carry an environment too (getfenv shows it, load and
+	// loadstring compile into it): the view, never the real globals.
+	for _, t := range s.views {
+		t.ForEach(func(_, v lua.LValue) {
+			if fn, ok := v.(*lua.LFunction); ok {
+				fn.Env = s.env
+			}
+		})
+	}
+	L.G.Global = s.env
+	L.Env = s.env
+	s.handler = L.NewFunction(s.errorHandler)
+	return s
+}
+
+func (s *state) setFuncs(t *lua.LTable, fns map[string]lua.LGFunction) {
+	for name, fn := range fns {
+		t.RawSetString(name, s.L.NewFunction(fn))
+	}
+}
+
+// view returns a new read-only view of t.
+func (s *state) view(t *lua.LTable) *lua.LTable {
+	v := s.L.NewTable()
+	mt := s.L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", s.roError)
+	s.L.SetMetatable(v, mt)
+	s.views[v] = t
+	return v
+}
+
+// shown returns what v shows: the real table behind a view, or v.
+func (s *state) shown(v lua.LValue) lua.LValue {
+	if t, ok := v.(*lua.LTable); ok {
+		if real, ok := s.views[t]; ok {
+			return real
+		}
+	}
+	return v
+}
+
+func (s *state) isView(v lua.LValue) bool {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		return false
+	}
+	_, ok = s.views[t]
+	return ok
+}
+
+// raiseReadonly raises Redis's error for a write to a locked table from a
+// library function: Lua gives errors raised inside C functions no
+// position.
+func raiseReadonly(L *lua.LState) {
+	L.Error(lua.LString(readonlyText), 0)
+}
+
+func (s *state) rawset(L *lua.LState) int {
+	t := L.CheckTable(1)
+	L.CheckAny(2)
+	L.CheckAny(3)
+	if s.isView(t) {
+		raiseReadonly(L)
+	}
+	t.RawSet(L.Get(2), L.Get(3))
+	L.SetTop(1)
+	return 1
+}
+
+func (s *state) rawget(L *lua.LState) int {
+	t := L.CheckTable(1)
+	L.CheckAny(2)
+	L.Push(s.shown(t).(*lua.LTable).RawGet(L.Get(2)))
+	return 1
+}
+
+func (s *state) next(L *lua.LState) int {
+	t := s.shown(L.CheckTable(1)).(*lua.LTable)
+	k, v := t.Next(L.Get(2))
+	if k == lua.LNil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(k)
+	L.Push(v)
+	return 2
+}
+
+func (s *state) pairs(L *lua.LState) int {
+	t := L.CheckTable(1)
+	L.Push(s.globals.RawGetString("next"))
+	L.Push(t)
+	L.Push(lua.LNil)
+	return 3
+}
+
+func (s *state) ipairs(L *lua.LState) int {
+	t := L.CheckTable(1)
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		i := L.CheckInt(2) + 1
+		v := s.shown(L.CheckTable(1)).(*lua.LTable).RawGetInt(i)
+		if v == lua.LNil {
+			return 0
+		}
+		L.Push(lua.LNumber(i))
+		L.Push(v)
+		return 2
+	}))
+	L.Push(t)
+	L.Push(lua.LNumber(0))
+	return 3
+}
+
+func (s *state) getmetatable(orig lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if s.isView(v) {
+			if v == s.env {
+				L.Push(s.envMeta)
+			} else {
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		return s.callThrough(L, orig)
+	}
+}
+
+func (s *state) setmetatable(orig lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if s.isView(L.Get(1)) {
+			raiseReadonly(L)
+		}
+		return s.callThrough(L, orig)
+	}
+}
+
+// callThrough calls fn with this call's arguments and returns what it
+// returns.
+func (s *state) callThrough(L *lua.LState, fn lua.LValue) int {
+	top := L.GetTop()
+	L.Push(fn)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
+}
+
+// refuseViews wraps a table library function that writes its first
+// argument.
+func (s *state) refuseViews(fn *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if s.isView(L.Get(1)) {
+			raiseReadonly(L)
+		}
+		return s.callThrough(L, fn)
+	}
+}
+
+// getfenv is Lua 5.1's, but a Go function's environment, the thread's and
+// the globals are the globals' view.
+func (s *state) getfenv(L *lua.LState) int {
+	fn := s.fenvTarget(L)
+	if fn == nil || fn.IsG {
+		L.Push(s.env)
+		return 1
+	}
+	L.Push(fn.Env)
+	return 1
+}
+
+// setfenv is Lua 5.1's but for the thread (level 0), whose environment
+// is the globals every later script compiles into: it stays locked.
+func (s *state) setfenv(L *lua.LState) int {
+	env := L.CheckTable(2)
+	fn := s.fenvTarget(L)
+	if fn == nil || fn.IsG {
+		L.RaiseError(setfenvText)
+	}
+	fn.Env = env
+	L.Push(fn)
+	return 1
+}
+
+// fenvTarget is the function getfenv and setfenv act on: the argument, or
+// the function at the stack level it names; nil for level 0.
+func (s *state) fenvTarget(L *lua.LState) *lua.LFunction {
+	v := L.Get(1)
+	if v == lua.LNil {
+		v = lua.LNumber(1)
+	}
+	if fn, ok := v.(*lua.LFunction); ok {
+		return fn
+	}
+	level, ok := v.(lua.LNumber)
+	if !ok {
+		L.ArgError(1, "number expected, got "+v.Type().String())
+	}
+	if level < 0 {
+		L.ArgError(1, "level must be non-negative")
+	}
+	if level == 0 {
+		return nil
+	}
+	dbg, ok := L.GetStack(int(level))
+	if !ok {
+		L.ArgError(1, "invalid level")
+	}
+	fn, _ := L.GetInfo("f", dbg, lua.LNil)
+	f, _ := fn.(*lua.LFunction)
+	return f
+}
+
+// withEnv wraps a loader so what it compiles gets the globals' view, as
+// Lua 5.1 gives chunks the thread's globals.
+func (s *state) withEnv(fn lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		n := s.callThrough(L, fn)
+		if f, ok := L.Get(-n).(*lua.LFunction); ok {
+			f.Env = s.env
+		}
+		return n
+	}
+}
+
+// loadstring is Lua 5.1's; a chunk is named [string "..."] after its
+// first line as Lua names it, and precompiled chunks are refused (Redis
+// refuses them too; gopher-lua cannot load them anyway).
+func (s *state) loadstring(L *lua.LState) int {
+	src := L.CheckString(1)
+	name := L.OptString(2, src)
+	chunk := chunkID(name)
+	if strings.HasPrefix(src, "\x1bLua") {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(chunk + ": bad binary format (precompiled chunk)"))
+		return 2
+	}
+	proto, err := compile(src, chunk)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = s.env
+	L.Push(fn)
+	return 1
+}
+
+// chunkID is Lua 5.1's luaO_chunkid for a chunk given as a string: '='
+// and '@' names stand as they are, others become [string "first
+// line..."].
+func chunkID(name string) string {
+	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
+		return name[1:]
+	}
+	line, _, cut := strings.Cut(name, "\n")
+	const max = 60 - len(`[string "..."]`)
+	if len(line) > max {
+		line, cut = line[:max], true
+	}
+	if cut {
+		return `[string "` + line + `..."]`
+	}
+	return `[string "` + line + `"]`
+}
+
+// pcall is Redis's: Redis 7 raises errors from redis.call as tables, and
+// pcall hands a script the table's err text, as pcall did when errors
+// were strings.
+func (s *state) pcall(L *lua.LState) int {
+	L.CheckAny(1)
+	nargs := L.GetTop() - 1
+	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
+		obj := lua.LValue(lua.LString(err.Error()))
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		switch o := obj.(type) {
+		case *lua.LTable:
+			if msg := o.RawGetString("err"); lua.LVCanConvToString(msg) {
+				obj = msg
+			}
+		case lua.LString:
+			obj = lua.LString(luaErrorText(string(o)))
+		}
+		L.SetTop(0)
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// tostring prints numbers as Lua 5.1 does (%.14g).
+func (s *state) tostring(orig lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if n, ok := L.CheckAny(1).(lua.LNumber); ok {
+			L.Push(lua.LString(formatG(float64(n), 14)))
+			return 1
+		}
+		return s.callThrough(L, orig)
+	}
+}
+
+// luaString converts v as lua_tolstring does: strings, and numbers printed
+// with %.14g.
+func luaString(v lua.LValue) (string, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v), true
+	case lua.LNumber:
+		return formatG(float64(v), 14), true
+	}
+	return "", false
+}
+
+// collectGarbage answers Lua 5.1's options without forcing a collection:
+// the Go runtime collects, and a script calling collectgarbage in a loop
+// must not stall the whole server with runtime.GC.
+func collectGarbage(L *lua.LState) int {
+	opt := L.OptString(1, "collect")
+	switch opt {
+	case "count":
+		L.Push(lua.LNumber(float64(heapBytes()) / 1024))
+	case "step":
+		L.Push(lua.LFalse)
+	case "collect", "stop", "restart", "setpause", "setstepmul":
+		L.Push(lua.LNumber(0))
+	default:
+		L.ArgError(1, fmt.Sprintf("invalid option '%s'", opt))
+	}
+	return 1
+}
+
+func gcinfo(L *lua.LState) int {
+	L.Push(lua.LNumber(heapBytes() / 1024))
+	return 1
+}
+
+// heapBytes is the Go heap in use: the interpreter's memory is part of
+// it and cannot be told apart.
+func heapBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// errorHandler is Redis's __redis__err__handler: it turns an error into
+// a table {err=..., source=..., line=...} naming where the script was,
+// which the Engine formats into the reply.
+func (s *state) errorHandler(L *lua.LState) int {
+	obj := L.Get(1)
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		msg, ok := luaString(obj)
+		if !ok {
+			msg = L.ToStringMeta(obj).String()
+		} else if _, isStr := obj.(lua.LString); isStr {
+			msg = luaErrorText(msg)
+		}
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+msg))
+	}
+	// Level 1 raised the error; when that is a Go function (error,
+	// redis.call) the script line is its caller's.
+	dbg, ok := L.GetStack(1)
+	if ok {
+		_, _ = L.GetInfo("Sl", dbg, lua.LNil)
+		if dbg.What == "G" {
+			if dbg, ok = L.GetStack(2); ok {
+				_, _ = L.GetInfo("Sl", dbg, lua.LNil)
+			}
+		}
+	}
+	if ok && dbg.What != "G" {
+		src := dbg.Source
+		if src == userScript {
+			src = "@" + userScript
+		}
+		t.RawSetString("source", lua.LString(src))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+	}
+	L.Push(t)
+	return 1
+}

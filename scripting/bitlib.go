@@ -58,7 +58,7 @@ func bitArg(L *lua.LState, i int, fname string) uint32 {
 	n, ok := luaNumber(L.Get(i))
 	b := uint32(math.Float64bits(n + 6755399441055744.0))
 	if b == 0 && !ok {
-		argError(L, i, fname, "number expected, got "+typeName(L.Get(i)))
+		argError(L, i, fname, "number expected, got "+typeName(L, i))
 	}
 	return b
 }
@@ -93,11 +93,14 @@ func bitTohex(L *lua.LState) int {
 
 // argError raises luaL_argerror's text.
 func argError(L *lua.LState, i int, fname, msg string) {
-	L.RaiseError("bad argument #%d to '%s' (%s)", i, fname, msg)
+	luaError(L, "bad argument #%d to '%s' (%s)", i, fname, msg)
 }
 
-// typeName is lua_typename's name of v's type ("no value" for an absent
-// argument is not told apart from nil).
-func typeName(v lua.LValue) string {
-	return v.Type().String()
+// typeName is luaL_typename of argument i: its type, or "no value" past
+// the last argument.
+func typeName(L *lua.LState, i int) string {
+	if i > L.GetTop() {
+		return "no value"
+	}
+	return L.Get(i).Type().String()
 }

@@ -86,7 +86,7 @@ func (c *jsonConfig) setInt(L *lua.LState, i int, fname string, setting *int, lo
 	}
 	n, ok := luaNumber(v)
 	if !ok {
-		argError(L, i, fname, "number expected, got "+typeName(v))
+		argError(L, i, fname, "number expected, got "+typeName(L, i))
 	}
 	value := int(toInt64(n))
 	if value < lo || value > hi {
@@ -111,7 +111,7 @@ func enumOption(L *lua.LState, i int, fname string, setting int, names []string)
 	}
 	str, ok := luaString(v)
 	if !ok {
-		argError(L, i, fname, "string expected, got "+typeName(v))
+		argError(L, i, fname, "string expected, got "+typeName(L, i))
 	}
 	for j, name := range names {
 		if name == str {
@@ -182,7 +182,7 @@ type jsonEncoder struct {
 }
 
 func (e *jsonEncoder) fail(v lua.LValue, reason string) {
-	e.L.RaiseError("Cannot serialise %s: %s", typeName(v), reason)
+	luaError(e.L, "Cannot serialise %s: %s", v.Type().String(), reason)
 }
 
 func (e *jsonEncoder) value(v lua.LValue, depth int) {
@@ -202,7 +202,7 @@ func (e *jsonEncoder) value(v lua.LValue, depth int) {
 	case *lua.LTable:
 		depth++
 		if depth > e.cfg.encodeMaxDepth {
-			e.L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
+			luaError(e.L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
 		t := e.s.shown(v).(*lua.LTable)
 		if n := e.arrayLen(t); n > 0 {
@@ -388,10 +388,10 @@ func jsonDecode(L *lua.LState, cfg *jsonConfig) int {
 	v := L.Get(1)
 	data, ok := luaString(v)
 	if !ok {
-		argError(L, 1, "decode", "string expected, got "+typeName(v))
+		argError(L, 1, "decode", "string expected, got "+typeName(L, 1))
 	}
 	if len(data) >= 2 && (data[0] == 0 || data[1] == 0) {
-		L.RaiseError("JSON parser does not support UTF-16 or UTF-32")
+		luaError(L, "JSON parser does not support UTF-16 or UTF-32")
 	}
 	d := jsonDecoder{L: L, cfg: cfg, data: data}
 	tok := d.next()
@@ -407,7 +407,7 @@ func (d *jsonDecoder) fail(expected string, tok jsonToken) {
 	if tok.typ == tError {
 		found = tok.str
 	}
-	d.L.RaiseError("Expected %s but found %s at character %d", expected, found, tok.index+1)
+	luaError(d.L, "Expected %s but found %s at character %d", expected, found, tok.index+1)
 }
 
 func (d *jsonDecoder) errTok(what string) jsonToken {
@@ -571,7 +571,7 @@ func (d *jsonDecoder) unicodeEscape(b *strings.Builder) bool {
 func (d *jsonDecoder) descend() {
 	d.depth++
 	if d.depth > d.cfg.decodeMaxDepth {
-		d.L.RaiseError("Found too many nested data structures (%d) at character %d", d.depth, d.pos)
+		luaError(d.L, "Found too many nested data structures (%d) at character %d", d.depth, d.pos)
 	}
 }
 

@@ -36,6 +36,9 @@ var luaErrorRewrites = []struct {
 		}
 		return m[0]
 	}},
+	{regexp.MustCompile(`^bad argument #(\d+) to ([^' ]+) (\(.*\))$`), func(m []string) string {
+		return "bad argument #" + m[1] + " to '" + m[2] + "' " + m[3]
+	}},
 	{regexp.MustCompile(`^for statement (init|limit|step) must be a number$`), func(m []string) string {
 		what := m[1]
 		if what == "init" {

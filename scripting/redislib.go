@@ -287,24 +287,34 @@ func (s *state) mathRandom(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := checkInt(L, 1, "random")
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			argError(L, 1, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := checkInt(L, 1, "random"), checkInt(L, 2, "random")
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			argError(L, 2, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		luaError(L, "wrong number of arguments")
 	}
 	return 1
 }
 
 func (s *state) mathRandomseed(L *lua.LState) int {
-	s.rand.seed(int32(L.CheckInt(1)))
+	s.rand.seed(int32(checkInt(L, 1, "randomseed")))
 	return 0
+}
+
+// checkInt is luaL_checkint: a number, or a string that reads as one,
+// truncated.
+func checkInt(L *lua.LState, i int, fname string) int {
+	n, ok := luaNumber(L.Get(i))
+	if !ok {
+		argError(L, i, fname, "number expected, got "+typeName(L, i))
+	}
+	return int(toInt64(n))
 }

@@ -54,16 +54,21 @@ type Reply struct {
 	Elems []Reply
 }
 
-// ErrMalformed is wrapped by ParseReply's errors.
-var ErrMalformed = errors.New("malformed RESP reply")
+// ErrMalformed is wrapped by ParseReply's errors; ErrIncomplete, which
+// wraps it too, marks a reply that is well-formed so far but cut short,
+// so a reader of a stream knows to read more.
+var (
+	ErrMalformed  = errors.New("malformed RESP reply")
+	ErrIncomplete = fmt.Errorf("%w: reply cut short", ErrMalformed)
+)
 
 // maxReplyDepth bounds nesting, so a hostile or broken reply cannot
 // exhaust the goroutine stack; real command replies nest a few levels.
 const maxReplyDepth = 512
 
 // ParseReply parses the one reply at the start of b and returns it with
-// the number of bytes it took. An error wraps ErrMalformed; a reply cut
-// short is malformed too (the Caller hands over whole replies).
+// the number of bytes it took. An error wraps ErrMalformed, and
+// ErrIncomplete when b ends inside the reply.
 func ParseReply(b []byte) (Reply, int, error) {
 	p := replyParser{b: b}
 	r, err := p.parse(0)
@@ -82,10 +87,17 @@ func (p *replyParser) fail(what string) error {
 	return fmt.Errorf("%w: %s at byte %d", ErrMalformed, what, p.pos)
 }
 
+func (p *replyParser) short() error {
+	return fmt.Errorf("%w at byte %d", ErrIncomplete, p.pos)
+}
+
 // line returns the text after the type byte up to CRLF and moves past it.
 func (p *replyParser) line() ([]byte, error) {
 	i := bytes.IndexByte(p.b[p.pos:], '\r')
-	if i < 0 || p.pos+i+1 >= len(p.b) || p.b[p.pos+i+1] != '\n' {
+	switch {
+	case i < 0 || p.pos+i+1 == len(p.b):
+		return nil, p.short()
+	case p.b[p.pos+i+1] != '\n':
 		return nil, p.fail("line without CRLF")
 	}
 	l := p.b[p.pos : p.pos+i]
@@ -106,9 +118,7 @@ func (p *replyParser) length(nullable bool) (int, bool, error) {
 	if n == -1 && nullable {
 		return 0, true, nil
 	}
-	if n < 0 || n > int64(len(p.b)) {
-		// Every element takes at least three bytes and every string byte
-		// one, so a length beyond the input is a lie.
+	if n < 0 || n > 1<<40 {
 		return 0, false, p.fail("length out of range")
 	}
 	return int(n), false, nil
@@ -116,7 +126,10 @@ func (p *replyParser) length(nullable bool) (int, bool, error) {
 
 // blob reads n bytes and their CRLF.
 func (p *replyParser) blob(n int) ([]byte, error) {
-	if len(p.b)-p.pos < n+2 || p.b[p.pos+n] != '\r' || p.b[p.pos+n+1] != '\n' {
+	if len(p.b)-p.pos < n+2 {
+		return nil, p.short()
+	}
+	if p.b[p.pos+n] != '\r' || p.b[p.pos+n+1] != '\n' {
 		return nil, p.fail("string without CRLF")
 	}
 	s := p.b[p.pos : p.pos+n]
@@ -129,7 +142,7 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 		return Reply{}, p.fail("nesting too deep")
 	}
 	if p.pos >= len(p.b) {
-		return Reply{}, p.fail("reply cut short")
+		return Reply{}, p.short()
 	}
 	r := Reply{Kind: Kind(p.b[p.pos])}
 	p.pos++

@@ -12,7 +12,6 @@ import (
 const (
 	readonlyText  = "Attempt to modify a readonly table"
 	nonexistentFm = "Script attempted to access nonexistent global variable '%s'"
-	setfenvText   = "'setfenv' cannot change environment of given object"
 )
 
 // userScript is the chunk name scripts compile under; Redis loads them as
@@ -37,8 +36,8 @@ type state struct {
 	// views maps each read-only view to the table it shows.
 	views map[*lua.LTable]*lua.LTable
 	// envMeta is the view getmetatable(_G) returns, as Redis returns _G's
-	// locked metatable.
-	envMeta *lua.LTable
+	// locked metatable; strMeta the one getmetatable returns for strings.
+	envMeta, strMeta *lua.LTable
 	// roError refuses a write to a view; it is every view's __newindex.
 	roError *lua.LFunction
 	handler *lua.LFunction
@@ -58,6 +57,9 @@ type runState struct {
 	resp     int // redis.setresp: the protocol commands reply in
 	readOnly bool
 	wrote    func()
+	// chunks maps the short names of chunks loadstring compiled to the
+	// names Lua reports as their source (the code itself by default).
+	chunks map[string]string
 }
 
 func newState(o *Options) *state {
@@ -86,7 +88,7 @@ func newState(o *Options) *state {
 	}
 	loaded := L.G.Global
 	s.roError = L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(readonlyText)
+		luaError(L, readonlyText)
 		return 0
 	})
 
@@ -97,7 +99,7 @@ func newState(o *Options) *state {
 	// from the globals' metatable.
 	nonexistent := L.NewFunction(func(L *lua.LState) int {
 		name, _ := luaString(L.Get(2))
-		L.RaiseError(nonexistentFm, name)
+		luaError(L, nonexistentFm, name)
 		return 0
 	})
 	gmeta := L.NewTable()
@@ -108,8 +110,7 @@ func newState(o *Options) *state {
 	pub.RawSetString("__newindex", s.roError)
 	s.envMeta = s.view(pub)
 
-	for _, name := range []string{"assert", "error", "rawequal", "select", "tonumber", "type",
-		"unpack", "xpcall", "newproxy"} {
+	for _, name := range []string{"assert", "rawequal", "select", "type", "unpack", "xpcall"} {
 		g.RawSetString(name, loaded.RawGetString(name))
 	}
 	g.RawSetString("_G", s.env)
@@ -123,8 +124,8 @@ func newState(o *Options) *state {
 		"rawset":         s.rawset,
 		"next":           s.next,
 		"ipairs":         s.ipairs,
-		"getfenv":        s.getfenv,
-		"setfenv":        s.setfenv,
+		"error":          luaErrorFunc,
+		"tonumber":       tonumber,
 		"load":           s.withEnv(loaded.RawGetString("load")),
 		"loadstring":     s.loadstring,
 		"collectgarbage": collectGarbage,
@@ -132,19 +133,30 @@ func newState(o *Options) *state {
 	})
 	g.RawSetString("pairs", L.NewFunction(s.pairs))
 
+	// gopher-lua makes the string library its own metatable for
+	// strings; Redis has a separate metatable whose __index is the
+	// library, locked like the globals.
 	str := loaded.RawGetString("string").(*lua.LTable)
-	g.RawSetString("string", s.view(str))
-	// Methods on strings ("x"):upper() read the string table through the
-	// string metatable, which must show the view too.
-	if mt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
-		mt.RawSetString("__index", g.RawGetString("string"))
-	}
+	str.RawSetString("__index", lua.LNil)
+	strView := s.view(str)
+	g.RawSetString("string", strView)
+	strMeta := L.NewTable()
+	strMeta.RawSetString("__index", strView)
+	L.SetMetatable(lua.LString(""), strMeta)
+	s.strMeta = s.view(strMeta)
+
 	tab := loaded.RawGetString("table").(*lua.LTable)
-	for _, name := range []string{"insert", "remove", "sort", "setn"} {
-		if fn, ok := tab.RawGetString(name).(*lua.LFunction); ok {
-			tab.RawSetString(name, L.NewFunction(s.refuseViews(fn)))
-		}
+	for _, name := range []string{"insert", "remove", "sort"} {
+		tab.RawSetString(name, L.NewFunction(s.refuseViews(tab.RawGetString(name))))
 	}
+	s.setFuncs(tab, map[string]lua.LGFunction{
+		"foreach":  s.tableForeach(false),
+		"foreachi": s.tableForeach(true),
+		"setn": func(L *lua.LState) int {
+			luaError(L, "'setn' is obsolete")
+			return 0
+		},
+	})
 	g.RawSetString("table", s.view(tab))
 	math := loaded.RawGetString("math").(*lua.LTable)
 	s.setFuncs(math, map[string]lua.LGFunction{"random": s.mathRandom, "randomseed": s.mathRandomseed})
@@ -163,9 +175,11 @@ func newState(o *Options) *state {
 			}
 		})
 	}
+	s.handler = L.NewFunction(s.errorHandler)
+	s.handler.Env = s.env
+	g.RawSetString("__redis__err__handler", s.handler)
 	L.G.Global = s.env
 	L.Env = s.env
-	s.handler = L.NewFunction(s.errorHandler)
 	return s
 }
 
@@ -271,12 +285,15 @@ func (s *state) ipairs(L *lua.LState) int {
 func (s *state) getmetatable(orig lua.LValue) lua.LGFunction {
 	return func(L *lua.LState) int {
 		v := L.CheckAny(1)
-		if s.isView(v) {
-			if v == s.env {
-				L.Push(s.envMeta)
-			} else {
-				L.Push(lua.LNil)
-			}
+		switch {
+		case v == s.env:
+			L.Push(s.envMeta)
+			return 1
+		case s.isView(v):
+			L.Push(lua.LNil)
+			return 1
+		case v.Type() == lua.LTString:
+			L.Push(s.strMeta)
 			return 1
 		}
 		return s.callThrough(L, orig)
@@ -306,67 +323,13 @@ func (s *state) callThrough(L *lua.LState, fn lua.LValue) int {
 
 // refuseViews wraps a table library function that writes its first
 // argument.
-func (s *state) refuseViews(fn *lua.LFunction) lua.LGFunction {
+func (s *state) refuseViews(fn lua.LValue) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if s.isView(L.Get(1)) {
 			raiseReadonly(L)
 		}
 		return s.callThrough(L, fn)
 	}
-}
-
-// getfenv is Lua 5.1's, but a Go function's environment, the thread's and
-// the globals are the globals' view.
-func (s *state) getfenv(L *lua.LState) int {
-	fn := s.fenvTarget(L)
-	if fn == nil || fn.IsG {
-		L.Push(s.env)
-		return 1
-	}
-	L.Push(fn.Env)
-	return 1
-}
-
-// setfenv is Lua 5.1's but for the thread (level 0), whose environment
-// is the globals every later script compiles into: it stays locked.
-func (s *state) setfenv(L *lua.LState) int {
-	env := L.CheckTable(2)
-	fn := s.fenvTarget(L)
-	if fn == nil || fn.IsG {
-		L.RaiseError(setfenvText)
-	}
-	fn.Env = env
-	L.Push(fn)
-	return 1
-}
-
-// fenvTarget is the function getfenv and setfenv act on: the argument, or
-// the function at the stack level it names; nil for level 0.
-func (s *state) fenvTarget(L *lua.LState) *lua.LFunction {
-	v := L.Get(1)
-	if v == lua.LNil {
-		v = lua.LNumber(1)
-	}
-	if fn, ok := v.(*lua.LFunction); ok {
-		return fn
-	}
-	level, ok := v.(lua.LNumber)
-	if !ok {
-		L.ArgError(1, "number expected, got "+v.Type().String())
-	}
-	if level < 0 {
-		L.ArgError(1, "level must be non-negative")
-	}
-	if level == 0 {
-		return nil
-	}
-	dbg, ok := L.GetStack(int(level))
-	if !ok {
-		L.ArgError(1, "invalid level")
-	}
-	fn, _ := L.GetInfo("f", dbg, lua.LNil)
-	f, _ := fn.(*lua.LFunction)
-	return f
 }
 
 // withEnv wraps a loader so what it compiles gets the globals' view, as
@@ -399,6 +362,12 @@ func (s *state) loadstring(L *lua.LState) int {
 		L.Push(lua.LString(err.Error()))
 		return 2
 	}
+	if s.run != nil {
+		if s.run.chunks == nil {
+			s.run.chunks = map[string]string{}
+		}
+		s.run.chunks[chunk] = name
+	}
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = s.env
 	L.Push(fn)
@@ -427,7 +396,13 @@ func chunkID(name string) string {
 // pcall hands a script the table's err text, as pcall did when errors
 // were strings.
 func (s *state) pcall(L *lua.LState) int {
-	L.CheckAny(1)
+	if L.GetTop() == 0 {
+		// Redis's pcall hands lua_pcall its own placeholder then, and
+		// calling a boolean fails.
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a boolean value"))
+		return 2
+	}
 	nargs := L.GetTop() - 1
 	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
 		obj := lua.LValue(lua.LString(err.Error()))
@@ -487,7 +462,7 @@ func collectGarbage(L *lua.LState) int {
 	case "collect", "stop", "restart", "setpause", "setstepmul":
 		L.Push(lua.LNumber(0))
 	default:
-		L.ArgError(1, fmt.Sprintf("invalid option '%s'", opt))
+		argError(L, 1, "collectgarbage", fmt.Sprintf("invalid option '%s'", opt))
 	}
 	return 1
 }
@@ -526,23 +501,191 @@ func (s *state) errorHandler(L *lua.LState) int {
 	}
 	// Level 1 raised the error; when that is a Go function (error,
 	// redis.call) the script line is its caller's.
-	dbg, ok := L.GetStack(1)
-	if ok {
-		_, _ = L.GetInfo("Sl", dbg, lua.LNil)
-		if dbg.What == "G" {
-			if dbg, ok = L.GetStack(2); ok {
-				_, _ = L.GetInfo("Sl", dbg, lua.LNil)
-			}
-		}
+	fr, ok := frameAt(L, 1)
+	if ok && !fr.lua {
+		fr, ok = frameAt(L, 2)
 	}
-	if ok && dbg.What != "G" {
-		src := dbg.Source
-		if src == userScript {
-			src = "@" + userScript
-		}
-		t.RawSetString("source", lua.LString(src))
-		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+	if ok && fr.lua {
+		t.RawSetString("source", lua.LString(s.sourceName(fr.source)))
+		t.RawSetString("line", lua.LNumber(fr.line))
 	}
 	L.Push(t)
 	return 1
+}
+
+// sourceName is the name Lua reports as a chunk's source: "@user_script"
+// for the script, the code (or the name given) for loadstring's.
+func (s *state) sourceName(short string) string {
+	if short == userScript {
+		return "@" + userScript
+	}
+	if s.run != nil {
+		if raw, ok := s.run.chunks[short]; ok {
+			return raw
+		}
+	}
+	return short
+}
+
+// frame is what the error paths need to know of a stack level.
+type frame struct {
+	lua    bool // a Lua function, not a Go one
+	source string
+	line   int
+}
+
+func frameAt(L *lua.LState, level int) (frame, bool) {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return frame{}, false
+	}
+	fv, err := L.GetInfo("fSl", dbg, lua.LNil)
+	fn, isFn := fv.(*lua.LFunction)
+	if err != nil || !isFn {
+		return frame{}, false
+	}
+	if fn.IsG {
+		return frame{}, true
+	}
+	return frame{lua: true, source: dbg.Source, line: dbg.CurrentLine}, true
+}
+
+// luaWhere is luaL_where: "chunk:line: " of the function at level when
+// it is Lua code, else "".
+func luaWhere(L *lua.LState, level int) string {
+	fr, ok := frameAt(L, level)
+	if !ok || !fr.lua || fr.line <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", fr.source, fr.line)
+}
+
+// luaError is luaL_error: the message, after the position of the code
+// that called the running Go function.
+func luaError(L *lua.LState, format string, args ...any) {
+	L.Error(lua.LString(luaWhere(L, 1)+fmt.Sprintf(format, args...)), 0)
+}
+
+// luaErrorFunc is Lua 5.1's error: a string or number message gets the
+// position of the level's function, other values are raised as they are.
+func luaErrorFunc(L *lua.LState) int {
+	obj := L.Get(1)
+	level := 1
+	if L.GetTop() >= 2 {
+		n, ok := luaNumber(L.Get(2))
+		if !ok {
+			argError(L, 2, "error", "number expected, got "+typeName(L, 2))
+		}
+		level = int(toInt64(n))
+	}
+	if msg, ok := luaString(obj); ok && level > 0 {
+		L.Error(lua.LString(luaWhere(L, level)+msg), 0)
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// tonumber is Lua 5.1's: base 10 reads what strtod reads (with spaces
+// around), other bases what strtoul reads.
+func tonumber(L *lua.LState) int {
+	v := L.Get(1)
+	if L.GetTop() < 2 || L.Get(2) == lua.LNil {
+		if L.GetTop() == 0 {
+			argError(L, 1, "tonumber", "value expected")
+		}
+		if n, ok := luaNumber(v); ok {
+			L.Push(lua.LNumber(n))
+		} else {
+			L.Push(lua.LNil)
+		}
+		return 1
+	}
+	bn, ok := luaNumber(L.Get(2))
+	if !ok {
+		argError(L, 2, "tonumber", "number expected, got "+typeName(L, 2))
+	}
+	base := toInt64(bn)
+	if base < 2 || base > 36 {
+		argError(L, 2, "tonumber", "base out of range")
+	}
+	str, ok := luaString(v)
+	if !ok {
+		argError(L, 1, "tonumber", "string expected, got "+typeName(L, 1))
+	}
+	if n, ok := strtoul(strings.TrimRight(str, " \t\n\r\v\f"), int(base)); ok {
+		L.Push(lua.LNumber(n))
+	} else {
+		L.Push(lua.LNil)
+	}
+	return 1
+}
+
+// strtoul reads all of s as C's strtoul does in base: leading spaces, a
+// sign (a minus wraps around), an optional 0x for base 16, digits.
+func strtoul(s string, base int) (float64, bool) {
+	s = strings.TrimLeft(s, " \t\n\r\v\f")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if base == 16 && len(s) > 2 && s[0] == '0' && s[1]|0x20 == 'x' {
+		s = s[2:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		d := 36
+		switch {
+		case isDigit(s[i]):
+			d = int(s[i] - '0')
+		case c >= 'a' && c <= 'z':
+			d = int(c-'a') + 10
+		}
+		if d >= base {
+			return 0, false
+		}
+		u = u*uint64(base) + uint64(d)
+	}
+	if neg {
+		u = -u
+	}
+	return float64(u), true
+}
+
+// tableForeach is Lua 5.1's table.foreach and table.foreachi: f is called
+// with each key and value, and the first value it returns other than nil
+// ends the walk and is returned.
+func (s *state) tableForeach(indexed bool) lua.LGFunction {
+	return func(L *lua.LState) int {
+		t := s.shown(L.CheckTable(1)).(*lua.LTable)
+		f := L.CheckFunction(2)
+		visit := func(k, v lua.LValue) bool {
+			L.Push(f)
+			L.Push(k)
+			L.Push(v)
+			L.Call(2, 1)
+			if r := L.Get(-1); r != lua.LNil {
+				return true
+			}
+			L.Pop(1)
+			return false
+		}
+		if indexed {
+			for i := 1; i <= t.Len(); i++ {
+				if visit(lua.LNumber(i), t.RawGetInt(i)) {
+					return 1
+				}
+			}
+			return 0
+		}
+		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+			if visit(k, v) {
+				return 1
+			}
+		}
+		return 0
+	}
 }

@@ -144,6 +144,9 @@ type Engine struct {
 	// reset makes the next run start a fresh interpreter (SCRIPT FLUSH).
 	reset  bool
 	closed bool
+	// killWaits, when set, is called as Kill starts waiting for a
+	// command to finish; tests use it to order events.
+	killWaits func()
 }
 
 // run is the state of the running script that others look at.
@@ -154,6 +157,8 @@ type run struct {
 	busy   bool // past the busy threshold
 	wrote  bool // a write command ran
 	killed bool
+	// inCall is open while a Caller.Call runs, closed when it returns.
+	inCall chan struct{}
 }
 
 // New returns an Engine.
@@ -249,9 +254,22 @@ func (e *Engine) Busy() bool {
 // ErrNotBusy when no script is past the busy threshold (Redis only
 // hears SCRIPT KILL then), ErrUnkillable when the script has written.
 // The script's own client gets ErrKilled.
+//
+// Redis handles SCRIPT KILL between a script's commands, never during
+// one; so when the script is inside a command, Kill waits for it to
+// return, and a command that wrote makes the script unkillable.
 func (e *Engine) Kill() []byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for r := e.cur; r != nil && r.busy && !r.wrote && r.inCall != nil; r = e.cur {
+		done := r.inCall
+		e.mu.Unlock()
+		if e.killWaits != nil {
+			e.killWaits()
+		}
+		<-done
+		e.mu.Lock()
+	}
 	r := e.cur
 	switch {
 	case r == nil || !r.busy:
@@ -376,11 +394,20 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 
 	st := e.st
 	L := st.L
-	st.run = &runState{caller: caller, resp: 2, readOnly: readOnly, wrote: func() {
-		e.mu.Lock()
-		r.wrote = true
-		e.mu.Unlock()
-	}}
+	st.run = &runState{caller: caller, resp: 2, readOnly: readOnly,
+		callStart: func() {
+			e.mu.Lock()
+			r.inCall = make(chan struct{})
+			e.mu.Unlock()
+		},
+		callEnd: func(wrote bool) {
+			e.mu.Lock()
+			close(r.inCall)
+			r.inCall = nil
+			r.wrote = r.wrote || wrote
+			e.mu.Unlock()
+		},
+	}
 	st.globals.RawSetString("KEYS", stringArray(L, keys))
 	st.globals.RawSetString("ARGV", stringArray(L, argv))
 	fn := L.NewFunctionFromProto(sc.proto)

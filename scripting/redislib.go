@@ -100,10 +100,9 @@ func (s *state) command(L *lua.LState, raising bool) int {
 		return 1
 	}
 	run := s.run
+	run.callStart()
 	reply, wrote := run.caller.Call(Command{Args: args, Proto: run.resp, ReadOnly: run.readOnly})
-	if wrote {
-		run.wrote()
-	}
+	run.callEnd(wrote)
 	r, _, perr := ParseReply(reply)
 	if perr != nil {
 		t := errorTable(L, []byte("ERR "+perr.Error()))

@@ -56,7 +56,10 @@ type runState struct {
 	caller   Caller
 	resp     int // redis.setresp: the protocol commands reply in
 	readOnly bool
-	wrote    func()
+	// callStart and callEnd bracket each Caller.Call, so the engine
+	// knows when a command is under way and whether it wrote.
+	callStart func()
+	callEnd   func(wrote bool)
 	// chunks maps the short names of chunks loadstring compiled to the
 	// names Lua reports as their source (the code itself by default).
 	chunks map[string]string

@@ -56,11 +56,7 @@ func TestCompatEval(t *testing.T) {
 			}
 			theirs := evalConns[proto].do(args...)
 			reset()
-			bargs := make([][]byte, len(args)-1)
-			for i, a := range args[1:] {
-				bargs[i] = []byte(a)
-			}
-			ours, err := e.Eval(context.Background(), Invocation{Args: bargs, ReadOnly: c.ro, Proto: proto, Caller: rc})
+			ours, err := e.Eval(context.Background(), Invocation{Args: byteArgs(args[1:]), ReadOnly: c.ro, Proto: proto, Caller: rc})
 			if err != nil {
 				t.Fatal(err)
 			}

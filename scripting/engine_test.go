@@ -46,11 +46,7 @@ func TestCompatScriptCommand(t *testing.T) {
 		theirs := conn.do(line...)
 		// Redis 7.2 words the last help line "Print", 7.0 "Prints".
 		theirs = bytes.Replace(theirs, []byte("+    Prints this help.\r\n"), []byte("+    Print this help.\r\n"), 1)
-		args := make([][]byte, len(line)-1)
-		for i, a := range line[1:] {
-			args[i] = []byte(a)
-		}
-		if ours := e.Script(args); !bytes.Equal(ours, theirs) {
+		if ours := e.Script(byteArgs(line[1:])); !bytes.Equal(ours, theirs) {
 			t.Errorf("%q\nours:   %q\nredis: %q", line, ours, theirs)
 		}
 	}
@@ -84,12 +80,8 @@ func TestCompatEvalArguments(t *testing.T) {
 		{"EVALSHA_RO", SHA1([]byte("#!lua\nreturn redis.call('set', 'k', 'v')")), "0"},
 	} {
 		theirs := conn.do(line...)
-		args := make([][]byte, len(line)-1)
-		for i, a := range line[1:] {
-			args[i] = []byte(a)
-		}
 		cmd := strings.ToUpper(line[0])
-		inv := Invocation{Args: args, SHA: strings.HasPrefix(cmd, "EVALSHA"), ReadOnly: strings.HasSuffix(cmd, "_RO"),
+		inv := Invocation{Args: byteArgs(line[1:]), SHA: strings.HasPrefix(cmd, "EVALSHA"), ReadOnly: strings.HasSuffix(cmd, "_RO"),
 			Caller: newRedisCaller(t, addr)}
 		ours, err := e.Eval(context.Background(), inv)
 		if err != nil {
@@ -403,11 +395,7 @@ func TestSplitKeys(t *testing.T) {
 		{[]string{"99999999999999999999"}, 0, 0, ErrNotInteger},
 		{[]string{"-9223372036854775808"}, 0, 0, ErrNumKeysNegative},
 	} {
-		args := make([][]byte, len(c.in))
-		for i, s := range c.in {
-			args[i] = []byte(s)
-		}
-		keys, argv, err := SplitKeys(args)
+		keys, argv, err := SplitKeys(byteArgs(c.in))
 		if err != c.err || len(keys) != c.keys || len(argv) != c.argv {
 			t.Errorf("%q: %d keys %d args %v", c.in, len(keys), len(argv), err)
 		}

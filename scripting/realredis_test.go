@@ -177,3 +177,11 @@ func evalArgs(script string, keys, args []string) []string {
 	a = append(a, keys...)
 	return append(a, args...)
 }
+
+func byteArgs(ss []string) [][]byte {
+	b := make([][]byte, len(ss))
+	for i, s := range ss {
+		b[i] = []byte(s)
+	}
+	return b
+}

@@ -105,7 +105,7 @@ func (s *state) command(L *lua.LState, raising bool) int {
 	run.callEnd(wrote)
 	r, _, perr := ParseReply(reply)
 	if perr != nil {
-		t := errorTable(L, []byte("ERR "+perr.Error()))
+		t := errorTable(L, []byte(perr.Error()))
 		if raising {
 			L.Error(t, 0)
 		}

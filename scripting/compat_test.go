@@ -269,6 +269,10 @@ func compatCases() []compatCase {
 		{name: "math.random seeded", script: "math.randomseed(42) return {math.random(1000000), math.random(10, 20), math.random(1), math.floor(math.random() * 1000000)}"},
 		{name: "math.random empty", script: "return math.random(0)"},
 		{name: "deep recursion", script: "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(5000)"},
+		{name: "stack overflow", script: "local function f() return 1 + f() end return f()",
+			want: "-ERR stack overflow\r\n", note: "gopher-lua's full call stack leaves no room for the error handler, nor a position"},
+		{name: "stack overflow in pcall", script: "local function f() return 1 + f() end return {pcall(f)}",
+			want: "*2\r\n$-1\r\n$14\r\nstack overflow\r\n", note: "gopher-lua's full call stack leaves no position"},
 		{name: "long loop", script: "local s = 0 for i = 1, 100000 do s = s + i end return s"},
 		{name: "gcinfo", script: "return {gcinfo() > 0, type(collectgarbage('count'))}"},
 

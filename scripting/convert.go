@@ -7,7 +7,7 @@ import (
 )
 
 // Conversions between command replies and Lua values, as Redis 7's
-// script_lua.c makes them.
+// scripting makes them.
 
 // errorTable builds the {err=...} table redis.call raises and
 // redis.pcall returns, from an error text with or without its leading

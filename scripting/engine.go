@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -461,31 +460,34 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 
 // scriptError formats a script's uncaught error as luaCallFunction does:
 // the error's text, then the script and the line the error handler found.
-// A killed script's error is ErrKilled whatever the script raised.
+// A killed script's error is ErrKilled whatever the script raised. An
+// error that is not a table is one the handler could not handle: Redis
+// reports "Error running script" then, but the handler only fails here
+// when the call stack is full, and Redis reports that overflow as any
+// other error.
 func scriptError(obj lua.LValue, sha string, killed bool) []byte {
-	t, ok := obj.(*lua.LTable)
-	if !ok {
-		msg := "execution failure"
-		if s, ok := luaString(obj); ok {
-			msg = s
+	var msg, source, line string
+	var where bool
+	if t, ok := obj.(*lua.LTable); ok {
+		msg, _ = luaString(t.RawGetString("err"))
+		var sok, lok bool
+		source, sok = luaString(t.RawGetString("source"))
+		line, lok = luaString(t.RawGetString("line"))
+		where = sok && lok
+	} else {
+		s, ok := luaString(obj)
+		if !ok {
+			s = "execution failure"
 		}
-		if len(msg) > 100 {
-			msg = msg[:100]
-		}
-		return appendError(nil, oneLine(strings.Trim("ERR Error running script "+sha+", "+msg, "\r\n")))
+		msg = "ERR " + luaErrorText(s)
 	}
-	msg, _ := luaString(t.RawGetString("err"))
 	if killed {
 		msg = string(ErrKilled)
 	}
-	var b bytes.Buffer
-	b.WriteString(msg)
-	source, sok := luaString(t.RawGetString("source"))
-	line, lok := luaString(t.RawGetString("line"))
-	if sok && lok {
-		fmt.Fprintf(&b, " script: %s, on %s:%s.", sha, source, line)
+	if where {
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
 	}
 	// Redis writes the text as it is; a newline in it would break the
 	// protocol, so it becomes a space as in Redis's other error replies.
-	return appendError(nil, oneLine(b.String()))
+	return appendError(nil, oneLine(msg))
 }

@@ -39,6 +39,9 @@ var luaErrorRewrites = []struct {
 	{regexp.MustCompile(`^bad argument #(\d+) to ([^' ]+) (\(.*\))$`), func(m []string) string {
 		return "bad argument #" + m[1] + " to '" + m[2] + "' " + m[3]
 	}},
+	// gopher-lua panics with this when its call stack is full; the
+	// error handler cannot run then either (see scriptError).
+	{regexp.MustCompile(`^lua callstack overflow$`), func([]string) string { return "stack overflow" }},
 	{regexp.MustCompile(`^for statement (init|limit|step) must be a number$`), func(m []string) string {
 		what := m[1]
 		if what == "init" {

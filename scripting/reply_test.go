@@ -162,7 +162,7 @@ func evalWith(t *testing.T, e *Engine, script string, proto int, c Caller) strin
 
 // RESP3 replies no command a script may call in redis-server 7.0 gives
 // (booleans, big numbers, blob errors, attributes, pushes) converted as
-// script_lua.c converts them.
+// Redis converts them.
 func TestRESP3Conversions(t *testing.T) {
 	e := New(Options{})
 	const inspect = "redis.setresp(3) local r = redis.call('x') "

@@ -74,7 +74,7 @@ func newState(o *Options) *state {
 		CallStackSize:       20000,
 		MinimizeStackMemory: true,
 		RegistrySize:        1024,
-		RegistryGrowStep:    256,
+		RegistryGrowStep:    4096,
 		RegistryMaxSize:     1 << 20,
 	})
 	s := &state{L: L, views: map[*lua.LTable]*lua.LTable{}, log: o.Log, version: o.Version}

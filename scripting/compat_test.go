@@ -259,6 +259,7 @@ func compatCases() []compatCase {
 		{name: "type of globals", script: "return {type(redis), type(cjson), type(bit), type(string), type(math), type(table), type(coroutine)}"},
 		{name: "coroutine", script: "local co = coroutine.wrap(function() coroutine.yield(1) return 2 end) return {co(), co()}"},
 		{name: "string methods", script: "return ('abc'):upper() .. string.rep('x', 3) .. string.format('%05.1f|%d|%s', 3.14159, 42, 'z')"},
+		{name: "string.rep", script: "return {string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1), #string.rep('', 1e12)}"},
 		{name: "string.format number", script: "return string.format('%s', 12)"},
 		{name: "table functions", script: "local t = {3, 1, 2} table.sort(t) table.insert(t, 4) return table.concat(t, ',')"},
 		{name: "unpack select", script: "return {select('#', unpack({1, 2, 3})), select(2, 'a', 'b', 'c')}"},

@@ -76,6 +76,8 @@
 //   - A stack overflow is reported without its line.
 //   - cmsgpack and struct are not there; string.dump cannot make
 //     bytecode, and loadstring refuses it as Redis does.
-//   - There is no memory limit on a script and no Lua debugger (SCRIPT
-//     DEBUG YES answers an error).
+//   - There is no memory limit on a script, but string.rep refuses to
+//     build more than 512 MiB ("resulting string too large"), where Redis
+//     would try and could take the server down. There is no Lua debugger
+//     (SCRIPT DEBUG YES answers an error).
 package scripting

@@ -69,7 +69,8 @@ type Invocation struct {
 	ReadOnly bool
 	// Proto is the client's protocol, 2 or 3; 0 means 2.
 	Proto int
-	// Caller runs the script's commands.
+	// Caller runs the script's commands; without one every command is
+	// unknown.
 	Caller Caller
 }
 

@@ -401,3 +401,34 @@ func TestSplitKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestCallerPanicIsScriptError(t *testing.T) {
+	e := New(Options{BusyThreshold: 10 * time.Millisecond})
+	c := CallerFunc(func(cmd Command) ([]byte, bool) { panic("caller broke") })
+	got := evalWith(t, e, "return redis.pcall('get', 'k')", 2, c)
+	if !strings.HasPrefix(got, "-ERR caller broke") {
+		t.Fatalf("reply: %q", got)
+	}
+	// The engine is not left thinking a command is under way: a busy
+	// script after it is killed at once.
+	done := evalAsync(e, context.Background(), "pcall(redis.call, 'get', 'k') while true do end", c)
+	waitBusy(t, e)
+	if r := string(e.Kill()); r != "+OK\r\n" {
+		t.Fatalf("kill: %q", r)
+	}
+	<-done
+	if got := evalWith(t, e, "return redis.pcall('get', 'k')", 2, nil); got != "-"+string(ErrUnknownCommand)+"\r\n" {
+		t.Fatalf("no caller: %q", got)
+	}
+}
+
+// string.rep refuses what would exhaust memory; Redis would try, and
+// fail with the whole server.
+func TestStringRepBounded(t *testing.T) {
+	e := New(Options{})
+	script := "return #string.rep('x', 1e10)"
+	want := "-ERR user_script:1: resulting string too large script: " + SHA1([]byte(script)) + ", on @user_script:1.\r\n"
+	if got := evalWith(t, e, script, 2, nil); got != want {
+		t.Fatalf("got %q", got)
+	}
+}

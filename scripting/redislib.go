@@ -99,10 +99,7 @@ func (s *state) command(L *lua.LState, raising bool) int {
 		L.Push(t)
 		return 1
 	}
-	run := s.run
-	run.callStart()
-	reply, wrote := run.caller.Call(Command{Args: args, Proto: run.resp, ReadOnly: run.readOnly})
-	run.callEnd(wrote)
+	reply := s.run.call(Command{Args: args, Proto: s.run.resp, ReadOnly: s.run.readOnly})
 	r, _, perr := ParseReply(reply)
 	if perr != nil {
 		t := errorTable(L, []byte(perr.Error()))
@@ -118,6 +115,21 @@ func (s *state) command(L *lua.LState, raising bool) int {
 	}
 	L.Push(v)
 	return 1
+}
+
+// call runs cmd through the Caller between callStart and callEnd, which
+// runs even when the Caller panics (the panic becomes the script's
+// error).
+func (run *runState) call(cmd Command) []byte {
+	if run.caller == nil {
+		return ErrUnknownCommand.Reply()
+	}
+	wrote := false
+	run.callStart()
+	defer func() { run.callEnd(wrote) }()
+	var reply []byte
+	reply, wrote = run.caller.Call(cmd)
+	return reply
 }
 
 // commandArgs reads redis.call's arguments, or returns Redis's error for

@@ -141,6 +141,7 @@ func newState(o *Options) *state {
 	// library, locked like the globals.
 	str := loaded.RawGetString("string").(*lua.LTable)
 	str.RawSetString("__index", lua.LNil)
+	str.RawSetString("rep", L.NewFunction(stringRep(str.RawGetString("rep"))))
 	strView := s.view(str)
 	g.RawSetString("string", strView)
 	strMeta := L.NewTable()
@@ -586,6 +587,28 @@ func luaErrorFunc(L *lua.LState) int {
 	}
 	L.Error(obj, 0)
 	return 0
+}
+
+// maxString bounds what string.rep builds, at Redis's largest bulk
+// string (proto-max-bulk-len): one script line must not be able to ask
+// the Go runtime for gigabytes and take the whole server down.
+const maxString = 512 << 20
+
+func stringRep(orig lua.LValue) lua.LGFunction {
+	return func(L *lua.LState) int {
+		str, _ := luaString(L.Get(1))
+		n, _ := luaNumber(L.Get(2))
+		if n > 0 && float64(len(str))*n > maxString {
+			luaError(L, "resulting string too large")
+		}
+		top := L.GetTop()
+		L.Push(orig)
+		for i := 1; i <= top; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(top, 1)
+		return 1
+	}
 }
 
 // tonumber is Lua 5.1's: base 10 reads what strtod reads (with spaces

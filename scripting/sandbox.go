@@ -300,7 +300,7 @@ func (s *state) getmetatable(orig lua.LValue) lua.LGFunction {
 			L.Push(s.strMeta)
 			return 1
 		}
-		return s.callThrough(L, orig)
+		return callThrough(L, orig)
 	}
 }
 
@@ -309,13 +309,13 @@ func (s *state) setmetatable(orig lua.LValue) lua.LGFunction {
 		if s.isView(L.Get(1)) {
 			raiseReadonly(L)
 		}
-		return s.callThrough(L, orig)
+		return callThrough(L, orig)
 	}
 }
 
 // callThrough calls fn with this call's arguments and returns what it
 // returns.
-func (s *state) callThrough(L *lua.LState, fn lua.LValue) int {
+func callThrough(L *lua.LState, fn lua.LValue) int {
 	top := L.GetTop()
 	L.Push(fn)
 	for i := 1; i <= top; i++ {
@@ -332,7 +332,7 @@ func (s *state) refuseViews(fn lua.LValue) lua.LGFunction {
 		if s.isView(L.Get(1)) {
 			raiseReadonly(L)
 		}
-		return s.callThrough(L, fn)
+		return callThrough(L, fn)
 	}
 }
 
@@ -340,7 +340,7 @@ func (s *state) refuseViews(fn lua.LValue) lua.LGFunction {
 // Lua 5.1 gives chunks the thread's globals.
 func (s *state) withEnv(fn lua.LValue) lua.LGFunction {
 	return func(L *lua.LState) int {
-		n := s.callThrough(L, fn)
+		n := callThrough(L, fn)
 		if f, ok := L.Get(-n).(*lua.LFunction); ok {
 			f.Env = s.env
 		}
@@ -437,7 +437,7 @@ func (s *state) tostring(orig lua.LValue) lua.LGFunction {
 			L.Push(lua.LString(formatG(float64(n), 14)))
 			return 1
 		}
-		return s.callThrough(L, orig)
+		return callThrough(L, orig)
 	}
 }
 
@@ -601,13 +601,7 @@ func stringRep(orig lua.LValue) lua.LGFunction {
 		if n > 0 && float64(len(str))*n > maxString {
 			luaError(L, "resulting string too large")
 		}
-		top := L.GetTop()
-		L.Push(orig)
-		for i := 1; i <= top; i++ {
-			L.Push(L.Get(i))
-		}
-		L.Call(top, 1)
-		return 1
+		return callThrough(L, orig)
 	}
 }
 

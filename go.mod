@@ -12,6 +12,7 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/tidwall/redcon v1.6.4
 	github.com/urfave/cli/v2 v2.27.7
+	github.com/yuin/gopher-lua v1.1.2
 	go.yaml.in/yaml/v4 v4.0.0-rc.4
 )
 

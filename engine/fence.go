@@ -4,8 +4,8 @@ package engine
 // wrote the key meanwhile. A fill takes a fence before it calls the origin
 // and stores with SetOptions.Fence; a SET, DEL, EXPIRE, APPEND, FLUSHALL or
 // any other write of the key in between wins, and the fill's result is not
-// stored (it still goes to the callers waiting for it). Expiry and eviction
-// are not writes: a fill after them is exactly what is wanted.
+// stored (it still goes to the callers waiting for it). Expiry, eviction and
+// DropStale are not writes: a fill after them is exactly what is wanted.
 //
 // A Fence must be given to exactly one Set, or to Release.
 type Fence struct {

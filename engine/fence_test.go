@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 // fill stores value under key as a read-through fill holding f, and reports
@@ -118,4 +119,28 @@ func TestDeleteFenced(t *testing.T) {
 	if v, _ := s.Get([]byte("kept")); string(v) != "new" {
 		t.Fatalf("GET = %q", v)
 	}
+}
+
+// TestDropStale: DropStale removes only an entry past its fresh deadline
+// (and within its stale one), and is not a write: a fill holding a fence on
+// the key still stores.
+func TestDropStale(t *testing.T) {
+	s, clk := newClockStore(t)
+	mustSet(t, s, "stale", "v", SetOptions{FreshUntil: clk.in(time.Second), StaleUntil: clk.in(time.Hour)})
+	mustSet(t, s, "fresh", "v", SetOptions{FreshUntil: clk.in(time.Hour), StaleUntil: clk.in(2 * time.Hour)})
+	set(t, s, "forever", "v")
+	clk.advance(time.Second)
+	f := s.Fence([]byte("stale"))
+	for key, want := range map[string]bool{"stale": true, "fresh": false, "forever": false, "absent": false} {
+		if got := s.DropStale([]byte(key)); got != want {
+			t.Errorf("DropStale(%q) = %v, want %v", key, got, want)
+		}
+		if _, live := s.Get([]byte(key)); live == want && key != "absent" {
+			t.Errorf("after DropStale(%q): live %v", key, live)
+		}
+	}
+	if !fill(t, s, "stale", "newer", f) {
+		t.Fatal("a fill holding a fence did not store after DropStale")
+	}
+	wantValue(t, s, "stale", "newer")
 }

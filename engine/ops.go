@@ -363,6 +363,28 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	return e.value, true
 }
 
+// DropStale removes key if its entry is past its fresh deadline, and
+// reports whether it did. It is for a copy that a newer value elsewhere
+// supersedes (with --redis, another replica's published fill), and it is not
+// a write: a fresh entry, or one with no fresh deadline, stays, and fences
+// on key are not marked, so a fill running here still stores the newer
+// value it is taking.
+func (s *Store) DropStale(key []byte) bool {
+	sh := s.shardFor(key)
+	var dead []*entry
+	now := s.now()
+	sh.mu.Lock()
+	e := s.liveLocked(sh, key, now, &dead)
+	stale := e != nil && e.freshUntil != 0 && e.freshUntil <= now
+	if stale {
+		sh.removeLocked(e)
+		dead = append(dead, e)
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	return stale
+}
+
 // ExpireCondition restricts when Expire changes a deadline, as EXPIRE's
 // NX, XX, GT and LT options do.
 type ExpireCondition uint8

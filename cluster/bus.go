@@ -14,7 +14,8 @@ const (
 	// msgFlush: a client flushed the sender; flush and acknowledge.
 	msgFlush byte = 'F'
 	// msgFilled: a lease holder published a value of a key; followers look
-	// again, other replicas drop their now older copy.
+	// again, other replicas drop their copy if it is stale (a fresh one may
+	// be the announced value itself).
 	msgFilled byte = 'f'
 	// msgFailed: a lease holder published a failure; followers look again.
 	msgFailed byte = 'x'

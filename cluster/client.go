@@ -349,11 +349,24 @@ func (c *Client) handle(payload string) {
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {
-			// A follower here takes the new value itself; without one, the
-			// local copy is older than the fleet's and is dropped, so the
-			// next read finds the new one in the shared tier.
+			// A follower here takes the new value itself. Without one, a
+			// stale local copy is older than the fleet's and is dropped
+			// (not as a write), so the next read finds the new one in the
+			// shared tier. A fresh copy stays: a lease is granted only
+			// while the fleet's copy is missing or stale, so a fresh one is
+			// the announced value or one still within its ttl. Deleting
+			// (Store.Delete) lost a copy of the announced value:
+			//  1. A's settleScript stores v1 and publishes msgFilled;
+			//  2. B's flight, its poll first to v1 or not yet following
+			//     A's lease (holding its fence), takes v1 and keeps it;
+			//  3. B's listener hears msgFilled with no follower: the delete
+			//     removes B's v1, or marks the fence so step 2 keeps nothing;
+			//  4. v1 goes stale: B's callers find the key missing instead of
+			//     being answered stale, and one that looked before B's next
+			//     flight stored the fleet's stale v1 joins the refresh that
+			//     flight's caller starts, and waits for the origin.
 			if !c.wake(k) {
-				c.opts.Store.Delete([]byte(k))
+				c.opts.Store.DropStale([]byte(k))
 			}
 		}
 	case msgFailed:

@@ -3,9 +3,13 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/fakeclock"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -29,7 +34,7 @@ type replica struct {
 
 func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 	t.Helper()
-	store, err := engine.New(engine.Options{MaxMemory: 64 << 20})
+	store, err := engine.New(engine.Options{MaxMemory: 64 << 20, Now: opts.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,4 +374,138 @@ func TestQuietPeersAreForgotten(t *testing.T) {
 	if gauge() != 1 {
 		t.Fatalf("cluster_peers = %v, want 1", gauge())
 	}
+}
+
+// newFiller is a Filler on r's store and clock, with the loader "k:" on
+// originURL, filling through fleet (r itself, or r behind a gate).
+func newFiller(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock) *swr.Filler {
+	t.Helper()
+	loaders := loader.NewRegistry(loader.Options{})
+	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
+		t.Fatal(err)
+	}
+	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1})
+}
+
+// gatedFleet holds a Claim, while holding, until the test lets it go: the
+// flight that asks holds its store fence and does not follow the lease yet.
+type gatedFleet struct {
+	swr.Fleet
+	holding         atomic.Bool
+	parked, release chan struct{}
+}
+
+func (g *gatedFleet) Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (swr.FleetClaim, error) {
+	if g.holding.Load() {
+		g.parked <- struct{}{}
+		<-g.release
+	}
+	return g.Fleet.Claim(ctx, key, refresh, loadTimeout)
+}
+
+// TestFillAnnouncementKeepsTheNewValue: the announcement of a fill (msgFilled)
+// makes a replica drop an older copy of the key, never the copy of the value
+// it announces, and never the fill on this replica that is taking that value.
+// Otherwise the replica is left without the key, and once the key is stale
+// its callers find it missing instead of being answered stale at once: one
+// that looked before the fleet's stale copy was stored here joins the
+// refresh started right after, and waits for the origin.
+func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	clock := fakeclock.New()
+	opts := Options{Now: clock.Now, Timeout: 10 * time.Second}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	waitPeers(t, a, b)
+	var calls atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "v%d", calls.Add(1))
+	}))
+	t.Cleanup(origin.Close)
+	gate := &gatedFleet{Fleet: b.Client, parked: make(chan struct{}), release: make(chan struct{})}
+	fa, fb := newFiller(t, a, a.Client, origin.URL, clock), newFiller(t, b, gate, origin.URL, clock)
+	ctx := context.Background()
+	request := func(key string) swr.Request {
+		return swr.Request{Key: key, TTL: time.Minute, Grace: time.Hour, Timeout: -1}
+	}
+	get := func(f *swr.Filler, key, want string) {
+		t.Helper()
+		if ans, err := f.Get(ctx, request(key)); err != nil || string(ans.Value) != want {
+			t.Fatalf("GETFILL %s: %q, %v; want %q", key, ans.Value, err, want)
+		}
+	}
+	// announced makes sure B's listener has handled everything A sent so
+	// far: an invalidation A sends next reaches B after it.
+	announced := func() {
+		t.Helper()
+		seen := testutil.ToFloat64(b.m.InvalidationsReceived)
+		a.Written(ctx, [][]byte{[]byte("k:barrier")})
+		testwait.For(t, "B to hear A's invalidation", func() bool {
+			return testutil.ToFloat64(b.m.InvalidationsReceived) > seen
+		})
+	}
+	// announce hands B's listener A's announcement of key, as it arrives
+	// when B's flight no longer follows (or does not yet follow) A's lease.
+	announce := func(key string) {
+		b.handle(message{kind: msgFilled, sender: a.ID(), keys: []string{key}}.encode())
+	}
+	answersAtOnce := func(key, want, why string) {
+		t.Helper()
+		ans, pending, err := fb.Start(request(key))
+		if pending != nil || err != nil || string(ans.Value) != want {
+			t.Fatalf("%s: B answers GETFILL %s with %q, %v, waiting for a load %v; want %q at once",
+				why, key, ans.Value, err, pending != nil, want)
+		}
+	}
+
+	// 1. A loads v1 and publishes it; B's flight takes v1 from the shared
+	// tier and keeps it (as a follower does whose poll got there first);
+	// then A's announcement reaches B's listener. The key goes stale: B
+	// answers v1 at once, and its refresh publishes v2, at which A drops
+	// its stale v1.
+	get(fa, "k:late", "v1")
+	announced()
+	get(fb, "k:late", "v1")
+	announce("k:late")
+	clock.Advance(2 * time.Minute)
+	answersAtOnce("k:late", "v1", "stale, after the announcement of the copy B holds")
+	testwait.For(t, "B's refresh to keep v2 and A to drop v1", func() bool {
+		env, _ := b.store.Peek([]byte("k:late"))
+		_, found := a.store.Peek([]byte("k:late"))
+		return string(env.Value) == "v2" && !fb.Info("k:late").InFlight && !found
+	})
+
+	// 2. A loads v3 and publishes it; B's flight takes its fence, and A's
+	// announcement reaches B's listener before the flight asks the fleet;
+	// then the flight takes v3 from the shared tier and keeps it.
+	get(fa, "k:early", "v3")
+	announced()
+	gate.holding.Store(true)
+	filled := make(chan error, 1)
+	go func() {
+		ans, err := fb.Get(ctx, request("k:early"))
+		if err == nil && string(ans.Value) != "v3" {
+			err = fmt.Errorf("answered %q, want v3", ans.Value)
+		}
+		filled <- err
+	}()
+	<-gate.parked
+	gate.holding.Store(false)
+	announce("k:early")
+	close(gate.release)
+	if err := <-filled; err != nil {
+		t.Fatalf("B's GETFILL k:early: %v", err)
+	}
+	answersAtOnce("k:early", "v3", "after the announcement during B's fill")
+
+	// 3. A's read of k:late finds the fleet's stale v2 and refreshes it:
+	// once A publishes v4, B no longer has its stale v2, and its next read
+	// finds v4 in the fleet.
+	clock.Advance(2 * time.Minute)
+	get(fa, "k:late", "v2")
+	testwait.For(t, "A's refresh to publish v4 and B to drop v2", func() bool {
+		_, found := b.store.Peek([]byte("k:late"))
+		env, _ := a.store.Peek([]byte("k:late"))
+		return !found && string(env.Value) == "v4" && !fa.Info("k:late").InFlight
+	})
+	get(fb, "k:late", "v4")
 }

@@ -167,15 +167,20 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	if owned == nil {
 		owned = []byte{}
 	}
+	fresh, stale := opts.FreshUntil, opts.StaleUntil
+	if fresh == 0 {
+		fresh = stale
+	}
 	sh := s.shardFor(key)
 	var dead []*entry
+	now := s.now()
 	sh.mu.Lock()
-	e := s.liveLocked(sh, key, s.now(), &dead)
+	e := s.liveLocked(sh, key, now, &dead)
 	res := SetResult{HadOld: e != nil}
 	if e != nil {
 		res.Old = e.value
 	}
-	fenced := opts.Fence != nil && sh.releaseFenceLocked(opts.Fence)
+	fenced := opts.Fence != nil && sh.storeRefusedLocked(opts.Fence, fresh, now)
 	if fenced || (opts.Condition == IfAbsent && e != nil) || (opts.Condition == IfPresent && e == nil) {
 		sh.mu.Unlock()
 		s.unregister(dead)
@@ -183,10 +188,6 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	}
 	res.Written = true
 	sh.wroteLocked(key)
-	fresh, stale := opts.FreshUntil, opts.StaleUntil
-	if fresh == 0 {
-		fresh = stale
-	}
 	isNew := e == nil
 	if isNew {
 		e = &entry{key: string(key), id: s.nextID.Add(1)}
@@ -361,6 +362,30 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return e.value, true
+}
+
+// DropStale removes key if its entry is past its fresh deadline, and
+// reports whether it did. It is for a copy that a newer value elsewhere
+// supersedes (with --redis, another replica's published fill), and it is not
+// a write: a fresh entry, or one with no fresh deadline, stays, and a fill
+// running here still stores the newer value it is taking. Only a stale entry
+// that fill may have taken before the newer value existed is refused, as
+// old as the one dropped.
+func (s *Store) DropStale(key []byte) bool {
+	sh := s.shardFor(key)
+	var dead []*entry
+	now := s.now()
+	sh.mu.Lock()
+	sh.supersededLocked(key)
+	e := s.liveLocked(sh, key, now, &dead)
+	stale := e != nil && e.freshUntil != 0 && e.freshUntil <= now
+	if stale {
+		sh.removeLocked(e)
+		dead = append(dead, e)
+	}
+	sh.mu.Unlock()
+	s.unregister(dead)
+	return stale
 }
 
 // ExpireCondition restricts when Expire changes a deadline, as EXPIRE's

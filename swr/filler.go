@@ -88,6 +88,7 @@ type Filler struct {
 	cooldown  *loader.Cooldown
 	refreshes *loader.Budget
 	negative  *negativeCache // keys the origin said do not exist
+	leases    leaseTable     // keys the application fills (FILL.LEASE)
 }
 
 // New returns a Filler.
@@ -149,21 +150,8 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	if !ok {
 		return Answer{}, nil, ErrNoLoader
 	}
-	now := f.now()
-	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
 	name := ld.Prefix()
-	if pastGrace {
-		f.opts.Metrics.PastGrace.WithLabelValues(name).Inc()
-	}
-	// A fresh entry is served whatever the cooldown says, so the hot path
-	// skips the cooldown's lock.
-	action := Decide(env, found, now.UnixNano(), false)
-	var lastErr error
-	if action != Serve {
-		var cooling bool
-		_, lastErr, cooling = f.cooldown.Check(req.Key, now)
-		action = Decide(env, found, now.UnixNano(), cooling)
-	}
+	now, env, action, lastErr := f.lookup(req.Key, name)
 	switch action {
 	case Serve:
 		f.answered(name, AnswerFresh)
@@ -184,6 +172,25 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 		return Answer{}, nil, nil
 	}
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
+}
+
+// lookup reads key for a read-through read of loader name's and decides
+// what to do (Decide). lastErr is the failure of a key cooling down.
+func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, action Action, lastErr error) {
+	now = f.now()
+	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(key))
+	if pastGrace {
+		f.opts.Metrics.PastGrace.WithLabelValues(name).Inc()
+	}
+	// A fresh entry is served whatever the cooldown says, so the hot path
+	// skips the cooldown's lock.
+	action = Decide(env, found, now.UnixNano(), false)
+	if action != Serve {
+		var cooling bool
+		_, lastErr, cooling = f.cooldown.Check(key, now)
+		action = Decide(env, found, now.UnixNano(), cooling)
+	}
+	return now, env, action, lastErr
 }
 
 // Wait waits for the load, joining the key's flight or starting it, for

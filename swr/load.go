@@ -77,7 +77,11 @@ func (f *Filler) claim(ld *loader.Loader, req Request, refresh bool) (FleetLease
 	if f.opts.Fleet == nil {
 		return nil, nil
 	}
-	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, refresh, ld.Timeout())
+	opts := ClaimOptions{LoadTimeout: ld.Timeout()}
+	if refresh {
+		opts.FreshAfter = f.now().UnixNano()
+	}
+	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, opts)
 	var failure *FleetFailure
 	switch {
 	case err == nil && c.Found:

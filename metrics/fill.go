@@ -27,7 +27,8 @@ type Fill struct {
 	// WaitSeconds is how long each caller waited for its flight.
 	WaitSeconds *prometheus.HistogramVec
 	// Refreshes counts background refreshes by loader and result: swr's
-	// RefreshResult (started, or dropped at --max-background-refreshes).
+	// RefreshResult (started for a stale read, early for a fresh one by
+	// early refresh, or dropped at --max-background-refreshes).
 	Refreshes *prometheus.CounterVec
 	// Leases counts the application's fill leases (FILL.LEASE) by result:
 	// swr's LeaseResults (granted, set, aborted, expired, lost). The
@@ -60,7 +61,7 @@ func newFill(reg *prometheus.Registry) *Fill {
 		WaitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "fill_wait_seconds",
 			Help: "How long GETFILL callers waited for a load, by loader.", Buckets: latency}, []string{"loader"}),
 		Refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_refreshes_total",
-			Help: "Background refreshes of stale entries by loader: started, or dropped at --max-background-refreshes."},
+			Help: "Background refreshes by loader: started (a stale read), early (a fresh read, --early-refresh), or dropped at --max-background-refreshes."},
 			[]string{"loader", "result"}),
 		Leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_leases_total",
 			Help: "Fill leases handed to the application (FILL.LEASE) by loader (app) and result: granted, set, aborted, expired, lost."},

@@ -3,6 +3,7 @@ package resp
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"strconv"
 	"time"
@@ -21,22 +22,38 @@ const (
 	LoaderCommandsLocal = "local" // only connections from loopback
 )
 
-// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms].
+// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
 func cmdGetFill(c *Conn, args [][]byte) {
 	ttl, grace, ok := parseTTLGrace(c, args, "getfill")
 	if !ok {
 		return
 	}
 	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
-	switch {
-	case len(args) == 4:
-	case len(args) == 6 && equalFold(args[4], "timeout"):
-		if req.Timeout, ok = parseMillis(c, args[5], "TIMEOUT", "getfill"); !ok {
+	for i := 4; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
 			return
 		}
-	default:
-		c.w.Error(errSyntax)
-		return
+		switch {
+		case equalFold(args[i], "timeout"):
+			req.Timeout, ok = parseMillis(c, args[i+1], "TIMEOUT", "getfill")
+		case equalFold(args[i], "early"):
+			beta, err := strconv.ParseFloat(string(args[i+1]), 64)
+			if ok = err == nil && beta >= 0 && !math.IsInf(beta, 0); !ok {
+				c.w.Error("ERR invalid EARLY in 'getfill' command")
+				return
+			}
+			req.Early = beta
+			if beta == 0 {
+				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
+			}
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+		if !ok {
+			return
+		}
 	}
 	ans, pending, err := c.srv.opts.Filler.Start(req)
 	if pending == nil {

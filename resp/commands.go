@@ -145,7 +145,7 @@ func commandTable() []*command {
 		// Read-through.
 		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
-			usage: "key ttl grace [TIMEOUT ms]", own: true, since: "0.1.0"},
+			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
 		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
 			group: "string", summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
 			usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", own: true, since: "0.2.0"},

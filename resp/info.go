@@ -172,9 +172,10 @@ func (s *Server) infoStampede(b *infoBuilder) {
 		for _, kind := range swr.AnswerKinds {
 			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
 		}
-		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
+		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_early=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
 			metrics.Value(m.Coalesced.WithLabelValues(name)),
 			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshStarted))),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshEarly))),
 			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshDropped))),
 			metrics.Value(m.PastGrace.WithLabelValues(name)))
 		b.field("loader"+strconv.Itoa(i), line.String())

@@ -87,13 +87,15 @@ type FleetEntry struct {
 	Loader string
 	// Missing marks a negative entry: the origin answered 404 or 410.
 	Missing bool
+	// LoadTime is how long the fill took (engine.FillMeta.LoadTime).
+	LoadTime time.Duration
 }
 
 // SetOptions are the options that store e in the local store under fence.
 func (e FleetEntry) SetOptions(fence *engine.Fence) engine.SetOptions {
 	opts := engine.SetOptions{FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil, Fence: fence}
 	if e.Loader != "" {
-		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified}
+		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified, LoadTime: e.LoadTime}
 	}
 	return opts
 }

@@ -42,8 +42,11 @@ type RefreshResult string
 const (
 	// RefreshStarted: the refresh runs.
 	RefreshStarted RefreshResult = "started"
+	// RefreshEarly: a fresh read started the refresh early (XFetch,
+	// --early-refresh or GETFILL's EARLY); it runs.
+	RefreshEarly RefreshResult = "early"
 	// RefreshDropped: --max-background-refreshes were already running; a
-	// later stale read tries again.
+	// later read tries again.
 	RefreshDropped RefreshResult = "dropped"
 )
 

@@ -516,7 +516,7 @@ func (f *Filler) FillLease(key, token string, value []byte, found bool) error {
 	if found {
 		fresh := now.Add(f.jitter(r.req.TTL))
 		entry = FleetEntry{Value: value, FreshUntil: fresh.UnixNano(), StaleUntil: fresh.Add(r.req.Grace).UnixNano(),
-			Loader: AppLoader}
+			Loader: AppLoader, LoadTime: now.Sub(r.granted)}
 	} else {
 		until := now.Add(f.opts.NegativeTTL).UnixNano()
 		entry = FleetEntry{Value: []byte{}, Missing: true, Loader: AppLoader, FreshUntil: until, StaleUntil: until}

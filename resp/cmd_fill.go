@@ -29,31 +29,27 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		return
 	}
 	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
-	for i := 4; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			c.w.Error(errSyntax)
-			return
-		}
+	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
 		switch {
-		case equalFold(args[i], "timeout"):
-			req.Timeout, ok = parseMillis(c, args[i+1], "TIMEOUT", "getfill")
-		case equalFold(args[i], "early"):
-			beta, err := strconv.ParseFloat(string(args[i+1]), 64)
-			if ok = err == nil && beta >= 0 && !math.IsInf(beta, 0); !ok {
+		case equalFold(name, "timeout"):
+			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
+			return true, ok
+		case equalFold(name, "early"):
+			beta, err := strconv.ParseFloat(string(value), 64)
+			if err != nil || beta < 0 || math.IsInf(beta, 0) {
 				c.w.Error("ERR invalid EARLY in 'getfill' command")
-				return
+				return true, false
 			}
 			req.Early = beta
 			if beta == 0 {
 				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
 			}
-		default:
-			c.w.Error(errSyntax)
-			return
+			return true, true
 		}
-		if !ok {
-			return
-		}
+		return false, false
+	})
+	if !ok {
+		return
 	}
 	ans, pending, err := c.srv.opts.Filler.Start(req)
 	if pending == nil {
@@ -76,6 +72,28 @@ func parseTTLGrace(c *Conn, args [][]byte, name string) (ttl, grace time.Duratio
 		return 0, 0, false
 	}
 	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
+}
+
+// eachOption hands each "NAME value" pair of args to set, which reports
+// whether it knows the name and whether the value is good (it answers a
+// bad one's error itself). A name without a value or an unknown name is a
+// syntax error. It reports whether every option was good.
+func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return false
+		}
+		known, ok := set(args[i], args[i+1])
+		if !known {
+			c.w.Error(errSyntax)
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // parseMillis parses the milliseconds (≥ 0) of option opt of command name,

@@ -16,27 +16,22 @@ func cmdFillLease(c *Conn, args [][]byte) {
 		return
 	}
 	req := swr.LeaseRequest{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
-	for i := 4; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			c.w.Error(errSyntax)
-			return
-		}
+	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
 		switch {
-		case equalFold(args[i], "timeout"):
-			req.Timeout, ok = parseMillis(c, args[i+1], "TIMEOUT", "fill.lease")
-		case equalFold(args[i], "lease"):
-			req.Term, ok = parseMillis(c, args[i+1], "LEASE", "fill.lease")
-			if ok && req.Term == 0 {
+		case equalFold(name, "timeout"):
+			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "fill.lease")
+			return true, ok
+		case equalFold(name, "lease"):
+			if req.Term, ok = parseMillis(c, value, "LEASE", "fill.lease"); ok && req.Term == 0 {
 				c.w.Error("ERR invalid LEASE in 'fill.lease' command")
-				return
+				return true, false
 			}
-		default:
-			c.w.Error(errSyntax)
-			return
+			return true, ok
 		}
-		if !ok {
-			return
-		}
+		return false, false
+	})
+	if !ok {
+		return
 	}
 	ans, pending, err := c.srv.opts.Filler.StartLease(req)
 	if pending == nil {

@@ -45,12 +45,16 @@ var (
 	// the caller goes on alone, as a single process would.
 	ErrUnavailable = errors.New("cluster: the shared Redis is unavailable")
 	// ErrLeaseWait: another replica held the lease for --lease-wait and
-	// published nothing; the caller loads locally.
-	ErrLeaseWait = errors.New("cluster: no value from the lease holder within --lease-wait")
+	// published nothing; the caller loads locally. It matches
+	// swr.ErrFleetHeld.
+	ErrLeaseWait = fmt.Errorf("cluster: no value from the lease holder within --lease-wait: %w", swr.ErrFleetHeld)
+	// ErrLeaseHeld: another replica holds the lease, and the claim was not
+	// to follow it (swr.ClaimOptions.NoFollow). It matches swr.ErrFleetHeld.
+	ErrLeaseHeld = fmt.Errorf("cluster: another replica holds the lease: %w", swr.ErrFleetHeld)
 	// ErrLeaseLost: the lease was gone when its holder came to publish (it
 	// expired and was taken over, or a client wrote the key); the result was
-	// not published.
-	ErrLeaseLost = errors.New("cluster: the lease is no longer held")
+	// not published. It matches swr.ErrFleetLeaseLost.
+	ErrLeaseLost = fmt.Errorf("cluster: the lease is no longer held: %w", swr.ErrFleetLeaseLost)
 	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
 	// --lease-wait. It matches swr.ErrFleetBusy.
 	ErrFleetBusy = fmt.Errorf("cluster: no fleet fill slot became free within --lease-wait: %w", swr.ErrFleetBusy)

@@ -134,12 +134,12 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
 
-	claimA, err := a.Claim(ctx, "k", false, 100*time.Millisecond)
+	claimA, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 100 * time.Millisecond})
 	if err != nil || claimA.Lease == nil {
 		t.Fatalf("A's claim: %+v, %v", claimA, err)
 	}
 	// B follows A until A's lease expires, then takes it over.
-	claimB, err := b.Claim(ctx, "k", false, time.Second)
+	claimB, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || claimB.Lease == nil {
 		t.Fatalf("B's claim: %+v, %v", claimB, err)
 	}
@@ -155,7 +155,7 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
 		t.Fatalf("A's rejected publications = %v, want 1", got)
 	}
-	claim, err := a.Claim(ctx, "k", false, time.Second)
+	claim, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || !claim.Found || string(claim.Entry.Value) != "new" {
 		t.Fatalf("after both: %+v, %v; want the newer value", claim, err)
 	}
@@ -172,7 +172,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		key  string
 		fail bool
 	}{{"ok", false}, {"broken", true}} {
-		lead, err := a.Claim(ctx, tc.key, false, time.Second)
+		lead, err := a.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || lead.Lease == nil {
 			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
 		}
@@ -182,7 +182,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 		got := make(chan result, 1)
 		go func() {
-			c, err := b.Claim(ctx, tc.key, false, time.Second)
+			c, err := b.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 			got <- result{c, err}
 		}()
 		testwait.For(t, "the second claim to find the lease held", func() bool {
@@ -207,7 +207,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 	}
 	// The cooldown holds for every later claim too.
-	if _, err := b.Claim(ctx, "broken", false, time.Second); err == nil {
+	if _, err := b.Claim(ctx, "broken", swr.ClaimOptions{LoadTimeout: time.Second}); err == nil {
 		t.Fatal("a claim during the fleet cooldown got no failure")
 	}
 }
@@ -222,7 +222,7 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	ctx := context.Background()
 
 	set(t, b.store, "k", "old")
-	lead, err := a.Claim(ctx, "k", false, time.Second)
+	lead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || lead.Lease == nil {
 		t.Fatalf("claim: %+v, %v", lead, err)
 	}
@@ -246,17 +246,17 @@ func TestFleetSlots(t *testing.T) {
 	opts := Options{FleetMaxConcurrentFills: 2, LeaseWait: 300 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
-	l1, err1 := a.Claim(ctx, "k1", false, time.Second)
-	l2, err2 := b.Claim(ctx, "k2", false, time.Second)
+	l1, err1 := a.Claim(ctx, "k1", swr.ClaimOptions{LoadTimeout: time.Second})
+	l2, err2 := b.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if _, err := a.Claim(ctx, "k3", false, time.Second); !errors.Is(err, ErrFleetBusy) {
+	if _, err := a.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrFleetBusy) {
 		t.Fatalf("third concurrent fill: %v, want ErrFleetBusy", err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		c, err := b.Claim(ctx, "k3", false, time.Second)
+		c, err := b.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second})
 		if err == nil {
 			c.Lease.Release()
 		}
@@ -279,14 +279,14 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	r := newReplica(t, strings.Split(c.Addrs(), ","), Options{})
 	ctx := context.Background()
 	for _, key := range []string{"", "}x", "a}b", "{x}", "{}", "plain"} {
-		claim, err := r.Claim(ctx, key, false, time.Second)
+		claim, err := r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || claim.Lease == nil {
 			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
 		}
 		if err := claim.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v" + key)}); err != nil {
 			t.Fatalf("key %q: publish: %v", key, err)
 		}
-		claim, err = r.Claim(ctx, key, false, time.Second)
+		claim, err = r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
 			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
 		}
@@ -316,7 +316,7 @@ func TestHealthTracking(t *testing.T) {
 	}
 	s.Stop()
 	for range 2 { // the operation that finds Redis gone, then one while it is known down
-		if _, err := r.Claim(ctx, "k", false, time.Second); !errors.Is(err, ErrUnavailable) {
+		if _, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("claim with Redis stopped: %v, want ErrUnavailable", err)
 		}
 		if r.Available() || up() != 0 {
@@ -331,7 +331,7 @@ func TestHealthTracking(t *testing.T) {
 	if up() != 1 {
 		t.Fatalf("cluster_redis_up = %v with Redis back, want 1", up())
 	}
-	claim, err := r.Claim(ctx, "k", false, time.Second)
+	claim, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || claim.Lease == nil {
 		t.Fatalf("claim with Redis back: %+v, %v; want a lease", claim, err)
 	}
@@ -395,12 +395,12 @@ type gatedFleet struct {
 	parked, release chan struct{}
 }
 
-func (g *gatedFleet) Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (swr.FleetClaim, error) {
+func (g *gatedFleet) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
 	if g.holding.Load() {
 		g.parked <- struct{}{}
 		<-g.release
 	}
-	return g.Fleet.Claim(ctx, key, refresh, loadTimeout)
+	return g.Fleet.Claim(ctx, key, opts)
 }
 
 // TestFillAnnouncementKeepsTheNewValue: the announcement of a fill (msgFilled)

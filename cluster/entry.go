@@ -21,6 +21,7 @@ import (
 //	lastmod  the origin's Last-Modified
 //	loader   the prefix of the loader that filled it (absent: a client write)
 //	missing  "1": the origin said the key does not exist (a negative entry)
+//	loadus   how long the fill took, in microseconds (early refresh's delta)
 //
 // Deadlines travel in milliseconds because Lua numbers are doubles: unix
 // nanoseconds would lose precision inside the scripts that compare them.
@@ -29,7 +30,7 @@ import (
 func entryOf(env engine.Envelope) swr.FleetEntry {
 	e := swr.FleetEntry{Value: env.Value, FreshUntil: env.FreshUntil, StaleUntil: env.StaleUntil}
 	if env.Fill != nil {
-		e.Loader, e.ETag, e.LastModified = env.Fill.Loader, env.Fill.ETag, env.Fill.LastModified
+		e.Loader, e.ETag, e.LastModified, e.LoadTime = env.Fill.Loader, env.Fill.ETag, env.Fill.LastModified, env.Fill.LoadTime
 	}
 	return e
 }
@@ -47,6 +48,9 @@ func entryFields(e swr.FleetEntry) []any {
 	add("etag", e.ETag)
 	add("lastmod", e.LastModified)
 	add("loader", e.Loader)
+	if e.LoadTime > 0 {
+		add("loadus", strconv.FormatInt(e.LoadTime.Microseconds(), 10))
+	}
 	if e.Missing {
 		f = append(f, "missing", "1")
 	}
@@ -82,6 +86,9 @@ func decodeEntry(h map[string]string) (swr.FleetEntry, error) {
 	}
 	if e.FreshUntil == 0 {
 		e.FreshUntil = e.StaleUntil
+	}
+	if us, err := strconv.ParseInt(h["loadus"], 10, 64); err == nil && us > 0 {
+		e.LoadTime = time.Duration(us) * time.Microsecond
 	}
 	return e, nil
 }

@@ -32,18 +32,20 @@ var (
 // Key is the cache key the lease is for.
 func (l *Lease) Key() string { return l.key }
 
-// Claim decides who loads key: the shared tier's entry if it has one (for a
-// refresh, only one fresh now), the fleet's failure (a *swr.FleetFailure) while the
-// key cools down after another replica's failed load, or a lease for this
-// replica. While another replica holds the lease, Claim follows it: it
-// waits for the holder's result, woken by its publication, with a backoff
-// poll as a fallback that also retries the lease, so a holder that died is
-// replaced once its lease expires. It gives up with ErrLeaseWait after
-// --lease-wait, and with an error matching ErrUnavailable as soon as Redis
-// does not answer: in both cases the caller loads alone.
+// Claim decides who loads key: the shared tier's entry if it has one (with
+// opts.FreshAfter, only one fresh then), the fleet's failure (a
+// *swr.FleetFailure) while the key cools down after another replica's
+// failed load, or a lease for this replica. While another replica holds the
+// lease, Claim follows it: it waits for the holder's result, woken by its
+// publication, with a backoff poll as a fallback that also retries the
+// lease, so a holder that died is replaced once its lease expires. It gives
+// up with ErrLeaseWait after --lease-wait (at once with ErrLeaseHeld under
+// opts.NoFollow), and with an error matching ErrUnavailable as soon as
+// Redis does not answer: in both cases the caller loads alone.
 //
-// loadTimeout is the loader's timeout; the lease outlives it by a margin.
-func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (swr.FleetClaim, error) {
+// opts.LoadTimeout is how long the load may take; the lease outlives it by
+// a margin.
+func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
 	if !c.up.Load() {
 		return swr.FleetClaim{}, ErrUnavailable
 	}
@@ -52,11 +54,11 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 	wake := c.follow(key)
 	defer c.unfollow(key, wake)
 	deadline := time.Now().Add(c.opts.LeaseWait)
-	lease := &Lease{c: c, key: key, ttl: c.leaseTTL(loadTimeout)}
+	lease := &Lease{c: c, key: key, ttl: c.leaseTTL(opts.LoadTimeout)}
 	contended, backoff := false, pollMin
 	for first := true; ; first = false {
 		lease.token = randomHex(16)
-		res, err := c.claimOnce(ctx, lease, refresh)
+		res, err := c.claimOnce(ctx, lease, opts.FreshAfter)
 		if err != nil {
 			return swr.FleetClaim{}, err
 		}
@@ -92,6 +94,9 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 			contended = true
 			c.m.Leases.WithLabelValues("contended").Inc()
 		}
+		if opts.NoFollow {
+			return swr.FleetClaim{}, ErrLeaseHeld
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			c.m.LeaseWaitFallbacks.Inc()
@@ -119,17 +124,14 @@ type claimResult struct {
 	failure *swr.FleetFailure
 }
 
-func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (claimResult, error) {
+// claimOnce runs claimScript once; freshAfter is ClaimOptions.FreshAfter.
+func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64) (claimResult, error) {
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
-	fresh := "0"
-	if refresh {
-		fresh = "1"
-	}
 	key := lease.key
 	v, err := claimScript.Run(ctx, c.rdb,
 		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
-		lease.token, lease.ttl.Milliseconds(), c.opts.Now().UnixMilli(), fresh).Slice()
+		lease.token, lease.ttl.Milliseconds(), toMillis(freshAfter)).Slice()
 	if err != nil {
 		return claimResult{}, c.check(err)
 	}

@@ -7,16 +7,18 @@ import "github.com/redis/go-redis/v9"
 // go-redis runs them with EVALSHA and loads them on NOSCRIPT.
 
 // claimScript decides a fill: the shared entry if there is one (for a
-// refresh, only a fresh one), else the fleet's failure if the key is cooling
-// down, else the lease if it is free, else "held". An entry comes before a
-// failure because a stale value is the answer during a cooldown.
+// refresh, only one still fresh at a given time), else the fleet's failure
+// if the key is cooling down, else the lease if it is free, else "held". An
+// entry comes before a failure because a stale value is the answer during
+// a cooldown.
 //
-// KEYS: value, failure, lease. ARGV: token, lease ms, now (unix ms), "1" if
-// only an entry fresh at now will do.
+// KEYS: value, failure, lease. ARGV: token, lease ms, fresh-after (unix
+// ms; "0": any entry will do).
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local fresh = tonumber(redis.call('HGET', KEYS[1], 'fresh') or '0')
-  if ARGV[4] ~= '1' or fresh == 0 or fresh > tonumber(ARGV[3]) then
+  local after = tonumber(ARGV[3])
+  if after == 0 or fresh == 0 or fresh > after then
     return {'val', redis.call('HGETALL', KEYS[1])}
   end
 end

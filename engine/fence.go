@@ -115,3 +115,12 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 	s.unregister(dead)
 	return e != nil
 }
+
+// Written reports whether key was written since f was taken. After f was
+// given to Set, DeleteFenced or Release it is final: whether that store
+// was skipped because of a write.
+func (f *Fence) Written() bool {
+	f.shard.mu.Lock()
+	defer f.shard.mu.Unlock()
+	return f.written
+}

@@ -133,6 +133,10 @@ type FillMeta struct {
 	// ETag and LastModified are the origin's validators, sent back on refresh.
 	ETag         string
 	LastModified string
+	// LoadTime is how long the fill took (the origin call, or the
+	// application's lease from token to FILL.SET): the delta of early
+	// refresh (swr's XFetch).
+	LoadTime time.Duration
 }
 
 // New returns a Store. Close releases its goroutines.

@@ -27,8 +27,13 @@ type Fill struct {
 	// WaitSeconds is how long each caller waited for its flight.
 	WaitSeconds *prometheus.HistogramVec
 	// Refreshes counts background refreshes by loader and result: swr's
-	// RefreshResult (started, or dropped at --max-background-refreshes).
+	// RefreshResult (started for a stale read, early for a fresh one by
+	// early refresh, or dropped at --max-background-refreshes).
 	Refreshes *prometheus.CounterVec
+	// Leases counts the application's fill leases (FILL.LEASE) by result:
+	// swr's LeaseResults (granted, set, aborted, expired, lost). The
+	// loader label is "app".
+	Leases *prometheus.CounterVec
 	// PastGrace counts GETFILL reads that found their entry past its stale
 	// deadline: the grace was too short to cover the refresh, or the key
 	// was not read during it.
@@ -56,13 +61,16 @@ func newFill(reg *prometheus.Registry) *Fill {
 		WaitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "fill_wait_seconds",
 			Help: "How long GETFILL callers waited for a load, by loader.", Buckets: latency}, []string{"loader"}),
 		Refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_refreshes_total",
-			Help: "Background refreshes of stale entries by loader: started, or dropped at --max-background-refreshes."},
+			Help: "Background refreshes by loader: started (a stale read), early (a fresh read, --early-refresh), or dropped at --max-background-refreshes."},
+			[]string{"loader", "result"}),
+		Leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_leases_total",
+			Help: "Fill leases handed to the application (FILL.LEASE) by loader (app) and result: granted, set, aborted, expired, lost."},
 			[]string{"loader", "result"}),
 		PastGrace: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "fill_past_grace_total",
 			Help: "GETFILL reads that found their entry past its stale deadline, by loader."}, []string{"loader"}),
 	}
 	reg.MustRegister(f.Loads, f.LoadSeconds, f.InFlight, f.Answers, f.Coalesced, f.WaitersPerFlight, f.WaitSeconds,
-		f.Refreshes, f.PastGrace)
+		f.Refreshes, f.Leases, f.PastGrace)
 	return f
 }
 

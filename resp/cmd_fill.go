@@ -1,11 +1,14 @@
 package resp
 
 import (
+	"context"
 	"errors"
+	"math"
 	"net"
 	"strconv"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -19,27 +22,33 @@ const (
 	LoaderCommandsLocal = "local" // only connections from loopback
 )
 
-// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms].
+// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
 func cmdGetFill(c *Conn, args [][]byte) {
-	ttl, ok1 := parseInteger(args[2])
-	grace, ok2 := parseInteger(args[3])
-	if !ok1 || !ok2 || ttl <= 0 || grace < 0 || ttl > maxDeadlineMillis/1000 || grace > maxDeadlineMillis/1000 {
-		c.w.Error("ERR invalid ttl or grace in 'getfill' command")
+	ttl, grace, ok := parseTTLGrace(c, args, "getfill")
+	if !ok {
 		return
 	}
-	req := swr.Request{Key: string(args[1]), TTL: time.Duration(ttl) * time.Second,
-		Grace: time.Duration(grace) * time.Second, Timeout: -1}
-	switch {
-	case len(args) == 4:
-	case len(args) == 6 && equalFold(args[4], "timeout"):
-		ms, ok := parseInteger(args[5])
-		if !ok || ms < 0 {
-			c.w.Error("ERR invalid TIMEOUT in 'getfill' command")
-			return
+	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
+	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
+		switch {
+		case equalFold(name, "timeout"):
+			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
+			return true, ok
+		case equalFold(name, "early"):
+			beta, err := strconv.ParseFloat(string(value), 64)
+			if err != nil || beta < 0 || math.IsInf(beta, 0) {
+				c.w.Error("ERR invalid EARLY in 'getfill' command")
+				return true, false
+			}
+			req.Early = beta
+			if beta == 0 {
+				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
+			}
+			return true, true
 		}
-		req.Timeout = time.Duration(ms) * time.Millisecond
-	default:
-		c.w.Error(errSyntax)
+		return false, false
+	})
+	if !ok {
 		return
 	}
 	ans, pending, err := c.srv.opts.Filler.Start(req)
@@ -47,39 +56,110 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		writeFillAnswer(c, req.Key, ans, err)
 		return
 	}
-	wait := func() {
-		ctx, stop := c.watchDisconnect()
+	c.await(func(ctx context.Context) func() {
 		ans, err := pending.Wait(ctx)
+		return func() { writeFillAnswer(c, req.Key, ans, err) }
+	})
+}
+
+// parseTTLGrace parses a read-through command's ttl and grace, in seconds
+// (ttl > 0, grace ≥ 0), or answers the error.
+func parseTTLGrace(c *Conn, args [][]byte, name string) (ttl, grace time.Duration, ok bool) {
+	t, ok1 := parseInteger(args[2])
+	g, ok2 := parseInteger(args[3])
+	if !ok1 || !ok2 || t <= 0 || g < 0 || t > maxDeadlineMillis/1000 || g > maxDeadlineMillis/1000 {
+		c.w.Error("ERR invalid ttl or grace in '" + name + "' command")
+		return 0, 0, false
+	}
+	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
+}
+
+// eachOption hands each "NAME value" pair of args to set, which reports
+// whether it knows the name and whether the value is good (it answers a
+// bad one's error itself). A name without a value or an unknown name is a
+// syntax error. It reports whether every option was good.
+func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return false
+		}
+		known, ok := set(args[i], args[i+1])
+		if !known {
+			c.w.Error(errSyntax)
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMillis parses the milliseconds (≥ 0) of option opt of command name,
+// or answers the error.
+func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
+	ms, ok := parseInteger(arg)
+	if !ok || ms < 0 || ms > maxDeadlineMillis {
+		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// await runs wait, which waits for a load, where the connection may wait:
+// on its goroutine, or on one the event loop hands it to, since the loop
+// must not wait. While it waits, a client that closes its connection
+// cancels wait's ctx. The reply wait returns is written once the watch
+// has ended.
+func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
+	run := func() {
+		ctx, stop := c.watchDisconnect()
+		reply := wait(ctx)
 		stop()
-		writeFillAnswer(c, req.Key, ans, err)
+		reply()
 	}
 	if c.ev.looped {
-		// The event loop must not wait: it hands the connection to a
-		// goroutine, which waits and answers.
-		c.ev.resume = wait
+		c.ev.resume = run
 		return
 	}
-	wait()
+	run()
 }
 
 // writeFillAnswer writes GETFILL's reply.
 func writeFillAnswer(c *Conn, key string, ans swr.Answer, err error) {
-	var oe *loader.OriginError
-	var te *swr.TimeoutError
 	switch {
-	case errors.Is(err, swr.ErrNoLoader):
-		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
-	case errors.As(err, &te):
-		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
-	case errors.As(err, &oe):
-		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
-	case err != nil:
-		c.w.Error("LOADERR " + err.Error())
+	case writeFillError(c, key, err):
 	case !ans.Found:
 		c.w.Null()
 	default:
 		c.w.Bulk(ans.Value)
 	}
+}
+
+// writeFillError writes the reply of a read-through error, if err is one,
+// and reports whether it did.
+func writeFillError(c *Conn, key string, err error) bool {
+	var oe *loader.OriginError
+	var te *swr.TimeoutError
+	var lost *swr.LeaseLostError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, swr.ErrNoLoader):
+		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
+	case errors.As(err, &te):
+		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
+	case errors.As(err, &lost):
+		c.w.Error("LEASELOST " + lost.Reason)
+	case errors.Is(err, engine.ErrTooLarge):
+		c.w.Error(errOOM)
+	case errors.As(err, &oe):
+		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
+	default:
+		c.w.Error("LOADERR " + err.Error())
+	}
+	return true
 }
 
 // loaderCommandAllowed applies --enable-loader-commands to this connection.

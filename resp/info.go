@@ -198,13 +198,26 @@ func (s *Server) infoStampede(b *infoBuilder) {
 		for _, kind := range swr.AnswerKinds {
 			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
 		}
-		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
+		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_early=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
 			metrics.Value(m.Coalesced.WithLabelValues(name)),
 			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshStarted))),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshEarly))),
 			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshDropped))),
 			metrics.Value(m.PastGrace.WithLabelValues(name)))
 		b.field("loader"+strconv.Itoa(i), line.String())
 	}
+	// The application's own fills (FILL.LEASE), under the loader label
+	// "app".
+	var line strings.Builder
+	for _, kind := range swr.AnswerKinds {
+		fmt.Fprintf(&line, "answers_%s=%.0f,", kind, metrics.Value(m.Answers.WithLabelValues(swr.AppLoader, string(kind))))
+	}
+	for _, r := range swr.LeaseResults {
+		fmt.Fprintf(&line, "leases_%s=%.0f,", r, metrics.Value(m.Leases.WithLabelValues(swr.AppLoader, string(r))))
+	}
+	fmt.Fprintf(&line, "waiters=%.0f,past_grace=%.0f", metrics.Value(m.Coalesced.WithLabelValues(swr.AppLoader)),
+		metrics.Value(m.PastGrace.WithLabelValues(swr.AppLoader)))
+	b.field("app_fills", line.String())
 }
 
 // infoPersistence says there is none, in the fields clients look at

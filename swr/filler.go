@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -58,6 +59,14 @@ type Options struct {
 	Metrics *metrics.Fill
 	// Fleet, if not nil, coordinates fills with other replicas (--redis).
 	Fleet Fleet
+	// EarlyRefresh is the beta of early refresh (XFetch): a fresh read
+	// starts the key's refresh early with a probability that grows as the
+	// fresh deadline nears, scaled by the key's last load time times beta.
+	// Zero turns it off (--early-refresh); Request.Early overrides it.
+	EarlyRefresh float64
+	// Rand returns a uniform random number in [0, 1) for early refresh. If
+	// nil, math/rand/v2's Float64.
+	Rand func() float64
 	// Now returns the current time, for every deadline the Filler sets or
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
@@ -72,6 +81,9 @@ type Request struct {
 	// Timeout bounds how long this caller waits; negative means the
 	// loader's own timeout, zero answers at once (fail fast).
 	Timeout time.Duration
+	// Early is the beta of early refresh for this read (GETFILL's EARLY);
+	// zero means Options.EarlyRefresh, negative turns it off.
+	Early float64
 }
 
 // Answer is what a GETFILL replies.
@@ -88,6 +100,7 @@ type Filler struct {
 	cooldown  *loader.Cooldown
 	refreshes *loader.Budget
 	negative  *negativeCache // keys the origin said do not exist
+	leases    leaseTable     // keys the application fills (FILL.LEASE)
 }
 
 // New returns a Filler.
@@ -106,6 +119,9 @@ func New(opts Options) *Filler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Float64
 	}
 	cd := opts.Cooldown
 	if cd == nil {
@@ -149,31 +165,22 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	if !ok {
 		return Answer{}, nil, ErrNoLoader
 	}
-	now := f.now()
-	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(req.Key))
 	name := ld.Prefix()
-	if pastGrace {
-		f.opts.Metrics.PastGrace.WithLabelValues(name).Inc()
-	}
-	// A fresh entry is served whatever the cooldown says, so the hot path
-	// skips the cooldown's lock.
-	action := Decide(env, found, now.UnixNano(), false)
-	var lastErr error
-	if action != Serve {
-		var cooling bool
-		_, lastErr, cooling = f.cooldown.Check(req.Key, now)
-		action = Decide(env, found, now.UnixNano(), cooling)
-	}
+	now, env, action, lastErr := f.lookup(req.Key, name)
 	switch action {
 	case Serve:
 		f.answered(name, AnswerFresh)
+		if beta := f.beta(req); beta > 0 && env.Fill != nil &&
+			EarlyRefresh(env.FreshUntil, env.Fill.LoadTime, now.UnixNano(), beta, f.opts.Rand()) {
+			f.refresh(ld, req, env, env.FreshUntil)
+		}
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeStale:
 		f.answered(name, AnswerStaleIfError)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeAndRefresh:
 		f.answered(name, AnswerStale)
-		f.refresh(ld, req, env)
+		f.refresh(ld, req, env, 0)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case Fail:
 		f.answered(name, AnswerCooldown)
@@ -184,6 +191,25 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 		return Answer{}, nil, nil
 	}
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
+}
+
+// lookup reads key for a read-through read of loader name's and decides
+// what to do (Decide). lastErr is the failure of a key cooling down.
+func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, action Action, lastErr error) {
+	now = f.now()
+	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(key))
+	if pastGrace {
+		f.opts.Metrics.PastGrace.WithLabelValues(name).Inc()
+	}
+	// A fresh entry is served whatever the cooldown says, so the hot path
+	// skips the cooldown's lock.
+	action = Decide(env, found, now.UnixNano(), false)
+	if action != Serve {
+		var cooling bool
+		_, lastErr, cooling = f.cooldown.Check(key, now)
+		action = Decide(env, found, now.UnixNano(), cooling)
+	}
+	return now, env, action, lastErr
 }
 
 // Wait waits for the load, joining the key's flight or starting it, for
@@ -197,7 +223,7 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err, joined := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
-		return f.load(ld, req, false, loader.Validators{})
+		return f.load(ld, req, 0, loader.Validators{})
 	})
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
@@ -220,7 +246,7 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 			// starts now, as for a stale read.
 			if env, found := f.opts.Store.Peek([]byte(req.Key)); found &&
 				Decide(env, found, f.now().UnixNano(), false) == ServeAndRefresh {
-				f.refresh(ld, req, env)
+				f.refresh(ld, req, env, 0)
 			}
 		}
 	}
@@ -228,8 +254,10 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 }
 
 // refresh starts the key's one background refresh if the refresh budget has
-// room; a refresh that does not fit is tried again on a later stale read.
-func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
+// room; a refresh that does not fit is tried again on a later read. early,
+// if not zero, is the fresh deadline of the entry an early refresh
+// replaces: the fleet's entry will do only if it is fresher.
+func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope, early int64) {
 	if f.group.InFlight(req.Key) {
 		return
 	}
@@ -237,19 +265,31 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope) {
 		f.refreshed(ld.Prefix(), RefreshDropped)
 		return
 	}
+	after := early
+	if after == 0 {
+		after = f.now().UnixNano()
+	}
 	var v loader.Validators
 	if env.Fill != nil {
 		v = loader.Validators{ETag: env.Fill.ETag, LastModified: env.Fill.LastModified}
 	}
 	started := f.group.Go(context.Background(), req.Key, func(context.Context) (loader.Result, error) {
 		defer f.refreshes.Release()
-		return f.load(ld, req, true, v)
+		return f.load(ld, req, after, v)
 	})
 	if !started {
 		f.refreshes.Release()
 		return
 	}
-	f.refreshed(ld.Prefix(), RefreshStarted)
+	f.refreshed(ld.Prefix(), pick(early != 0, RefreshEarly, RefreshStarted))
+}
+
+// beta is the early refresh beta of req: its own, or the Filler's.
+func (f *Filler) beta(req Request) float64 {
+	if req.Early != 0 {
+		return req.Early
+	}
+	return f.opts.EarlyRefresh
 }
 
 // answered counts an answer of loader name's, by kind.

@@ -16,11 +16,26 @@ import (
 type Fleet interface {
 	// Claim returns the fleet's entry for key (Found), or a lease to load
 	// it under. Its error is a *FleetFailure while the key's loads pause
-	// fleet-wide after another replica's failed load, or matches
-	// ErrFleetBusy when the fleet's fill budget stayed full; any other
-	// error means this replica loads alone. loadTimeout is the loader's
-	// timeout: the lease must outlive the load.
-	Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (FleetClaim, error)
+	// fleet-wide after another replica's failed load, matches ErrFleetBusy
+	// when the fleet's fill budget stayed full, and matches ErrFleetHeld
+	// when another replica held the lease (at once with NoFollow, else for
+	// the whole wait); any other error means this replica loads alone.
+	Claim(ctx context.Context, key string, opts ClaimOptions) (FleetClaim, error)
+}
+
+// ClaimOptions say what a Claim will take and how long it may wait.
+type ClaimOptions struct {
+	// FreshAfter, if not zero, makes only a shared entry still fresh at
+	// that time (unix nanoseconds) an answer: a refresh passes now, an
+	// early refresh the fresh deadline of the entry it replaces.
+	FreshAfter int64
+	// NoFollow makes Claim return at once, with an error matching
+	// ErrFleetHeld, when another replica holds the lease, instead of
+	// waiting for that replica's result.
+	NoFollow bool
+	// LoadTimeout is how long the load may take (the loader's timeout, or
+	// FILL.LEASE's LEASE): the lease must outlive it.
+	LoadTimeout time.Duration
 }
 
 // FleetClaim is how a replica's fill of a key goes: with the entry the
@@ -34,8 +49,10 @@ type FleetClaim struct {
 // FleetLease is the right to call the origin for one key, fleet-wide. Its
 // holder ends it with exactly one of its methods: Publish shares a loaded
 // entry, Fail shares a failed load, Release gives it up with neither. The
-// Fleet reports their failures in its own metrics and logs: the Filler
-// goes on with its outcome whatever they return.
+// Fleet reports their failures in its own metrics and logs: a GETFILL
+// flight goes on with its outcome whatever they return, while an
+// application's FILL.SET answers -LEASELOST when Publish's error matches
+// ErrFleetLeaseLost.
 type FleetLease interface {
 	Publish(ctx context.Context, e FleetEntry) error
 	Fail(ctx context.Context, f FleetFailure) error
@@ -46,6 +63,16 @@ type FleetLease interface {
 // fill slot (--fleet-max-concurrent-fills) stayed taken: the load fails
 // rather than add to an origin the fleet already keeps busy.
 var ErrFleetBusy = errors.New("swr: the fleet's fill budget stayed full")
+
+// ErrFleetHeld is what a Fleet's Claim error matches when another replica
+// holds the key's lease: at once with NoFollow, or after following it for
+// the whole wait without a result.
+var ErrFleetHeld = errors.New("swr: another replica holds the key's lease")
+
+// ErrFleetLeaseLost is what Publish and Fail return (matching) when the
+// lease was no longer held: it expired and another replica took it, or a
+// client wrote the key. Nothing was shared.
+var ErrFleetLeaseLost = errors.New("swr: the fleet lease is no longer held")
 
 // FleetEntry is a cache entry as the fleet shares it: the value with its
 // envelope.
@@ -60,13 +87,15 @@ type FleetEntry struct {
 	Loader string
 	// Missing marks a negative entry: the origin answered 404 or 410.
 	Missing bool
+	// LoadTime is how long the fill took (engine.FillMeta.LoadTime).
+	LoadTime time.Duration
 }
 
 // SetOptions are the options that store e in the local store under fence.
 func (e FleetEntry) SetOptions(fence *engine.Fence) engine.SetOptions {
 	opts := engine.SetOptions{FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil, Fence: fence}
 	if e.Loader != "" {
-		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified}
+		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified, LoadTime: e.LoadTime}
 	}
 	return opts
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -99,4 +100,62 @@ func TestFleetSettlesFlights(t *testing.T) {
 		t.Fatalf("A failed with %v, B with %v; want A's failure on both", errA, errB)
 	}
 	state(b, "k:down", "cooldown")
+}
+
+// TestFleetLeaseOneTokenPerFleet: of N FILL.LEASE callers on each of two
+// replicas exactly one, fleet-wide, gets a token; the others wait, on both
+// replicas, and get the value its holder sets. An abort is shared the same
+// way, and the key cools down on both.
+func TestFleetLeaseOneTokenPerFleet(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	a, b := newFleetReplica(t, addr, noOrigin), newFleetReplica(t, addr, noOrigin)
+	const n = 10
+	for _, settle := range []string{"set", "abort"} {
+		key := "app:" + settle
+		req := swr.LeaseRequest{Key: key, TTL: time.Minute, Timeout: time.Minute}
+		results := [2]<-chan leaseResult{leaseAll(a.Filler, n, req), leaseAll(b.Filler, n, req)}
+		var holder *testFiller
+		var token string
+		select {
+		case r := <-results[0]:
+			holder, token = a, r.ans.Token
+		case r := <-results[1]:
+			holder, token = b, r.ans.Token
+		}
+		if token == "" {
+			t.Fatalf("%s: the first answer has no token", key)
+		}
+		testwait.For(t, "every other caller to wait", func() bool {
+			return a.LeaseWaiters(key)+b.LeaseWaiters(key) == 2*n-1
+		})
+		var want func(leaseResult) bool
+		if settle == "set" {
+			if err := holder.FillLease(key, token, []byte("computed"), true); err != nil {
+				t.Fatal(err)
+			}
+			want = isValue("computed")
+		} else {
+			if err := holder.AbortLease(key, token, "db down"); err != nil {
+				t.Fatal(err)
+			}
+			want = func(r leaseResult) bool {
+				var oe *loader.OriginError
+				return errors.As(r.err, &oe) && oe.Loader == swr.AppLoader && oe.Reason == "db down"
+			}
+		}
+		for i, rs := range results {
+			left := n
+			if (i == 0) == (holder == a) {
+				left--
+			}
+			expectAll(t, rs, left, want)
+		}
+		if settle == "abort" {
+			for _, r := range []*testFiller{a, b} {
+				if got := r.Info(key).State; got != "cooldown" {
+					t.Fatalf("after the abort: state %q, want cooldown", got)
+				}
+			}
+		}
+	}
 }

@@ -12,8 +12,10 @@ type KeyInfo struct {
 	// deadlines; zero when past or when there is no entry, and -1 when the
 	// entry has no such deadline.
 	FreshIn, StaleIn time.Duration
-	// Loader is the prefix of the key's loader, if one is registered.
-	Loader   string
+	// Loader is the prefix of the key's loader, if one is registered, else
+	// AppLoader if the application fills the key (FILL.LEASE).
+	Loader string
+	// InFlight: a load runs, or the application holds the key's lease.
 	InFlight bool
 }
 
@@ -22,9 +24,13 @@ func (f *Filler) Info(key string) KeyInfo {
 	now := f.now()
 	env, found := f.opts.Store.Peek([]byte(key))
 	_, _, cooling := f.cooldown.Check(key, now)
-	in := KeyInfo{InFlight: f.group.InFlight(key)}
-	if ld, ok := f.opts.Loaders.Lookup(key); ok {
+	leasing := f.leaseActive(key)
+	in := KeyInfo{InFlight: f.group.InFlight(key) || leasing}
+	switch ld, ok := f.opts.Loaders.Lookup(key); {
+	case ok:
 		in.Loader = ld.Prefix()
+	case leasing || found && env.Fill != nil && env.Fill.Loader == AppLoader:
+		in.Loader = AppLoader
 	}
 	left := func(deadline int64) time.Duration {
 		switch {

@@ -42,7 +42,33 @@ type RefreshResult string
 const (
 	// RefreshStarted: the refresh runs.
 	RefreshStarted RefreshResult = "started"
+	// RefreshEarly: a fresh read started the refresh early (XFetch,
+	// --early-refresh or GETFILL's EARLY); it runs.
+	RefreshEarly RefreshResult = "early"
 	// RefreshDropped: --max-background-refreshes were already running; a
-	// later stale read tries again.
+	// later read tries again.
 	RefreshDropped RefreshResult = "dropped"
 )
+
+// LeaseResult is what became of an application's lease (FILL.LEASE): the
+// result label of stampedeless_fill_leases_total.
+type LeaseResult string
+
+// The lease results.
+const (
+	// LeaseGranted: a caller was handed a token and fills the key.
+	LeaseGranted LeaseResult = "granted"
+	// LeaseSet: its holder stored a value (or "no such key") with FILL.SET.
+	LeaseSet LeaseResult = "set"
+	// LeaseAborted: its holder gave up with FILL.ABORT; the key cools down.
+	LeaseAborted LeaseResult = "aborted"
+	// LeaseExpired: its holder did neither within LEASE ms; the next
+	// waiter gets a new token.
+	LeaseExpired LeaseResult = "expired"
+	// LeaseLost: a FILL.SET or FILL.ABORT came with a token no longer valid,
+	// or the key was written during the lease (-LEASELOST).
+	LeaseLost LeaseResult = "lost"
+)
+
+// LeaseResults lists every LeaseResult, in INFO's order.
+var LeaseResults = [...]LeaseResult{LeaseGranted, LeaseSet, LeaseAborted, LeaseExpired, LeaseLost}

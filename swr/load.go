@@ -16,20 +16,21 @@ import (
 // the fleet (if any) whether it has the key or who loads it, else call the
 // origin. Whatever settled it, the lease (if this replica holds one) ends
 // in share and the store's fence in keep, each in that one place. A refresh
-// passes the stale entry's validators.
-func (f *Filler) load(ld *loader.Loader, req Request, refresh bool, v loader.Validators) (loader.Result, error) {
+// passes the entry's validators, and in freshAfter the time past which the
+// fleet's entry must stay fresh to be taken instead (0: not a refresh).
+func (f *Filler) load(ld *loader.Loader, req Request, freshAfter int64, v loader.Validators) (loader.Result, error) {
 	fence := f.opts.Store.Fence([]byte(req.Key))
 	var o *outcome
-	if !refresh {
+	if freshAfter == 0 {
 		o = f.answeredMeanwhile(req.Key)
 	}
 	var lease FleetLease
 	if o == nil {
-		lease, o = f.claim(ld, req, refresh)
+		lease, o = f.claim(ld, req, freshAfter)
 	}
 	if o == nil {
-		res, err := f.fetch(ld, req, v)
-		o = f.originOutcome(ld, req, res, err)
+		res, took, err := f.fetch(ld, req, v)
+		o = f.originOutcome(ld, req, res, took, err)
 	}
 	if lease != nil {
 		// Shared before it is kept here, so followers on other replicas
@@ -73,11 +74,11 @@ func (f *Filler) answeredMeanwhile(key string) *outcome {
 // the lease to load under, or the flight's outcome when the fleet settled
 // it: with its entry, its failure, or a full fill budget. Both nil: this
 // replica loads alone.
-func (f *Filler) claim(ld *loader.Loader, req Request, refresh bool) (FleetLease, *outcome) {
+func (f *Filler) claim(ld *loader.Loader, req Request, freshAfter int64) (FleetLease, *outcome) {
 	if f.opts.Fleet == nil {
 		return nil, nil
 	}
-	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, refresh, ld.Timeout())
+	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, ClaimOptions{FreshAfter: freshAfter, LoadTimeout: ld.Timeout()})
 	var failure *FleetFailure
 	switch {
 	case err == nil && c.Found:
@@ -109,10 +110,11 @@ func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
 	return o
 }
 
-// originOutcome settles a flight with the origin's answer: a failure starts the
-// key's cooldown; a "no such key" becomes a negative entry; a value (for a
-// 304, the one stored here) becomes an entry with its deadlines.
-func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, err error) *outcome {
+// originOutcome settles a flight with the origin's answer, which took took:
+// a failure starts the key's cooldown; a "no such key" becomes a negative
+// entry; a value (for a 304, the one stored here) becomes an entry with its
+// deadlines and its load time.
+func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, took time.Duration, err error) *outcome {
 	now := f.now()
 	if err != nil {
 		failure := &FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: f.cooldown.Fail(req.Key, err, now)}
@@ -138,7 +140,8 @@ func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result
 	}
 	fresh := now.Add(f.jitter(req.TTL))
 	return &outcome{res: res, entry: &FleetEntry{Value: res.Value, FreshUntil: fresh.UnixNano(),
-		StaleUntil: fresh.Add(req.Grace).UnixNano(), Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified}}
+		StaleUntil: fresh.Add(req.Grace).UnixNano(), Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified,
+		LoadTime: took}}
 }
 
 // share ends lease with the flight's outcome: it publishes the entry,
@@ -186,16 +189,18 @@ func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Resul
 	return o.res, o.err
 }
 
-// fetch calls the origin, with the metrics of an origin call.
-func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, error) {
+// fetch calls the origin, with the metrics of an origin call, and returns
+// how long it took.
+func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, time.Duration, error) {
 	m, name := f.opts.Metrics, ld.Prefix()
 	inFlight := m.InFlight.WithLabelValues(name)
 	inFlight.Inc()
 	start := time.Now() // a latency, not a deadline: wall time, whatever Options.Now says
 	res, err := ld.Fetch(context.Background(), req.Key, v)
+	took := time.Since(start)
 	inFlight.Dec()
-	m.ObserveLoad(name, loadResult(res, err), time.Since(start))
-	return res, err
+	m.ObserveLoad(name, loadResult(res, err), took)
+	return res, took, err
 }
 
 // loadResult is the result label of an origin call.

@@ -1,6 +1,11 @@
 package swr
 
-import "github.com/stampedeless/stampedeless/engine"
+import (
+	"math"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
 
 // Action is what a read-through read does.
 type Action uint8
@@ -55,6 +60,22 @@ func Decide(env engine.Envelope, found bool, now int64, cooling bool) Action {
 		return Fail
 	}
 	return Load
+}
+
+// EarlyRefresh is XFetch (Vattani, Chierichetti and Lowenstein, "Optimal
+// Probabilistic Cache Stampede Prevention", VLDB 2015): a read at now of an
+// entry fresh until freshUntil, whose last load took delta, refreshes it
+// early when now - delta*beta*ln(u) ≥ freshUntil, u uniform in (0, 1]. The
+// closer the deadline and the slower the load, the likelier; beta > 1
+// favours earlier refreshes. Without a fresh deadline or a load time it
+// never does.
+func EarlyRefresh(freshUntil int64, delta time.Duration, now int64, beta, u float64) bool {
+	if freshUntil == 0 || delta <= 0 || beta <= 0 {
+		return false
+	}
+	// -ln(u) for u in [0, 1) as the random source gives it: 1-u is in (0, 1].
+	gap := float64(delta) * beta * -math.Log(1-u)
+	return float64(now)+gap >= float64(freshUntil)
 }
 
 // Servable reports whether a stored entry may be answered with at now: it

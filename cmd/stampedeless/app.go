@@ -75,6 +75,8 @@ func serveFlags() []cli.Flag {
 			Usage: "most stale-while-revalidate refreshes in flight"},
 		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
 			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
+		&cli.Float64Flag{Name: "early-refresh", EnvVars: env("early-refresh"),
+			Usage: "beta of early refresh (XFetch): fresh GETFILL reads refresh a key early, likelier as its deadline nears and the slower its last load (0: off; GETFILL's EARLY overrides it)"},
 		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
 			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port, or host:port,host:port,... for a Redis Cluster (empty: off)"},
 		&cli.StringFlag{Name: "redis-prefix", Value: cluster.DefaultPrefix, EnvVars: env("redis-prefix"),
@@ -186,6 +188,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		Cooldown:               &loader.Cooldown{Max: c.Duration("max-cooldown")},
 		MaxBackgroundRefreshes: c.Int("max-background-refreshes"),
 		TTLJitter:              c.Float64("ttl-jitter"),
+		EarlyRefresh:           c.Float64("early-refresh"),
 	}
 	if spec := c.String("redis"); spec != "" {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))

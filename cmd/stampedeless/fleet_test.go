@@ -671,3 +671,82 @@ func TestFleetPubSub(t *testing.T) {
 		}
 	})
 }
+
+// leaseBurst sends k FILL.LEASEs spread over replicas at once, and sends
+// each reply on the channel it returns: "value|token", "(nil)" for a nil,
+// or the error's text, with the index of the replica that answered.
+func leaseBurst(replicas []*replicaProc, k int, args ...any) <-chan [2]string {
+	out := make(chan [2]string, k)
+	for i := range k {
+		go func() {
+			r := replicas[i%len(replicas)]
+			v, err := r.rdb.Do(context.Background(), append([]any{"FILL.LEASE"}, args...)...).Slice()
+			show := func(x any) string {
+				if x == nil {
+					return "(nil)"
+				}
+				return fmt.Sprint(x)
+			}
+			reply := "error: " + fmt.Sprint(err)
+			if err == nil {
+				reply = show(v[0]) + "|" + show(v[1])
+			}
+			out <- [2]string{strconv.Itoa(i % len(replicas)), reply}
+		}()
+	}
+	return out
+}
+
+// TestFleetAppLeaseOneTokenPerFleet: FILL.LEASE callers spread over two
+// replicas get one token fleet-wide; the others wait on both replicas and
+// get the value its holder sets with FILL.SET. When the holder's process
+// dies with the lease, exactly one waiter on the other replica gets a new
+// token once the lease expires in Redis.
+func TestFleetAppLeaseOneTokenPerFleet(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	const k = 100
+	// takeToken receives the first reply, which must be [nil token].
+	takeToken := func(replies <-chan [2]string) (int, string) {
+		t.Helper()
+		r := <-replies
+		token, ok := strings.CutPrefix(r[1], "(nil)|")
+		if !ok || token == "(nil)" {
+			t.Fatalf("the first reply is %q, want [nil token]", r[1])
+		}
+		i, _ := strconv.Atoi(r[0])
+		return i, token
+	}
+	expect := func(replies <-chan [2]string, n int, want string) {
+		t.Helper()
+		for range n {
+			if r := <-replies; r[1] != want {
+				t.Fatalf("replica %s answered %q, want %q", r[0], r[1], want)
+			}
+		}
+	}
+
+	replies := leaseBurst(f.replicas, k, "q:fleet", 60, 0, "TIMEOUT", 20000)
+	holder, token := takeToken(replies)
+	if err := f.replicas[holder].rdb.Do(ctx, "FILL.SET", "q:fleet", token, "computed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect(replies, k-1, "computed|(nil)")
+
+	// The holder dies with the lease: its Redis lease expires (LEASE plus
+	// a margin) and the other replica hands exactly one new token.
+	replies = leaseBurst(f.replicas[:1], 1, "q:crash", 60, 0, "LEASE", 300)
+	_, crashed := takeToken(replies)
+	f.replicas[0].kill()
+	survivor := f.replicas[1:]
+	replies = leaseBurst(survivor, k/2, "q:crash", 60, 0, "TIMEOUT", 20000)
+	_, token = takeToken(replies)
+	if token == crashed {
+		t.Fatal("the new token is the dead holder's")
+	}
+	if err := survivor[0].rdb.Do(ctx, "FILL.SET", "q:crash", token, "recovered").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect(replies, k/2-1, "recovered|(nil)")
+}

@@ -271,11 +271,19 @@ func TestGetFillErrorsAndLoaderCommands(t *testing.T) {
 // coalesced waiters, in /metrics and in INFO.
 func TestGetFillMetricsShowCoalescing(t *testing.T) {
 	o := newOrigin(t)
-	o.delay.Store(int64(200 * time.Millisecond))
+	// The origin answers only once every caller has joined the load, so
+	// none comes late enough to be served from the store instead.
+	o.gate = make(chan struct{})
 	ts, c := fillServer(t, o)
 	const k = 200
-	allEqual(t, burst(c, k, "k:m", 60, 0), "k:m@v0")
 	m := ts.metrics.Fill
+	done := make(chan []string)
+	go func() { done <- burst(c, k, "k:m", 60, 0) }()
+	testwait.For(t, "every caller to join the load", func() bool {
+		return metrics.Value(m.Coalesced.WithLabelValues("k:")) == k-1
+	})
+	close(o.gate)
+	allEqual(t, <-done, "k:m@v0")
 	if v := metrics.Value(m.Loads.WithLabelValues("k:", "ok")); v != 1 {
 		t.Fatalf("fill_loads_total{ok} = %v, want 1", v)
 	}

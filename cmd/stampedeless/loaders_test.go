@@ -226,6 +226,10 @@ func TestFleetLoadersWithCredentials(t *testing.T) {
 		if !strings.Contains(string(metrics), `stampedeless_cluster_loader_registrations_total{event="heard"}`) {
 			t.Errorf("replica %s: /metrics lacks the loader registrations", r.addr)
 		}
+		// Each heard some of the other's concurrent registrations.
+		if !strings.Contains(info, "loader_registrations_heard:") || strings.Contains(info, "loader_registrations_heard:0\r\n") {
+			t.Errorf("replica %s: INFO cluster's loader_registrations_heard is missing or 0", r.addr)
+		}
 	}
 }
 

@@ -34,6 +34,10 @@ const (
 	// the message.
 	msgPublish  byte = 'p'
 	msgSPublish byte = 's'
+	// msgLoader: the sender stored a loader registration; the keys are the
+	// prefix and the registration as stored (see loaders.go). Receivers
+	// apply it if it outranks theirs.
+	msgLoader byte = 'L'
 )
 
 // replicaIDLen is the length of a replica id: 8 random bytes in hex.
@@ -52,33 +56,47 @@ func (m message) encode() string {
 	b = append(b, m.kind)
 	b = append(b, m.sender...)
 	b = binary.AppendUvarint(b, m.id)
-	for _, k := range m.keys {
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
+	return string(appendStrings(b, m.keys))
+}
+
+// appendStrings appends each of ss as a uvarint length and its bytes.
+func appendStrings(b []byte, ss []string) []byte {
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	return string(b)
+	return b
+}
+
+// parseStrings is the inverse of appendStrings.
+func parseStrings(b []byte) ([]string, error) {
+	var ss []string
+	for len(b) > 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, errBadMessage
+		}
+		ss = append(ss, string(b[n:n+int(l)]))
+		b = b[n+int(l):]
+	}
+	return ss, nil
 }
 
 var errBadMessage = errors.New("cluster: malformed event message")
 
-func decodeMessage(s string) (message, error) {
+func decodeMessage(s string) (m message, err error) {
 	if len(s) < 1+replicaIDLen+1 {
 		return message{}, errBadMessage
 	}
-	m := message{kind: s[0], sender: s[1 : 1+replicaIDLen]}
+	m = message{kind: s[0], sender: s[1 : 1+replicaIDLen]}
 	rest := []byte(s[1+replicaIDLen:])
 	id, n := binary.Uvarint(rest)
 	if n <= 0 {
 		return message{}, errBadMessage
 	}
-	m.id, rest = id, rest[n:]
-	for len(rest) > 0 {
-		l, n := binary.Uvarint(rest)
-		if n <= 0 || l > uint64(len(rest)-n) {
-			return message{}, errBadMessage
-		}
-		m.keys = append(m.keys, string(rest[n:n+int(l)]))
-		rest = rest[n+int(l):]
+	m.id = id
+	if m.keys, err = parseStrings(rest[n:]); err != nil {
+		return message{}, err
 	}
 	return m, nil
 }

@@ -114,6 +114,8 @@ type Client struct {
 	relaySub  *redis.PubSub                                               // the pub/sub channel
 	relay     atomic.Pointer[func(channel, message []byte, sharded bool)] // set by Relay
 	acksOut   chan ackOut                                                 // acknowledgements for the acker to send
+	loaders   atomic.Pointer[loaderWatch]                                 // set by WatchLoaders
+	resync    chan struct{}                                               // kickResync to syncLoaders
 	done      chan struct{}                                               // closed by Close
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -174,6 +176,7 @@ func New(opts Options) (*Client, error) {
 		acks:    make(map[uint64]*ackWait),
 		peers:   make(map[string]time.Time),
 		acksOut: make(chan ackOut, ackBatch),
+		resync:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	ctx, cancel := c.opCtx(context.Background())
@@ -196,7 +199,8 @@ func New(opts Options) (*Client, error) {
 		redis.WithChannelSize(4096),
 		redis.WithChannelHealthCheckInterval(time.Second),
 	)
-	c.wg.Add(4)
+	c.wg.Add(5)
+	go c.syncLoaders()
 	go c.relayMessages(relayed)
 	go c.listen(events)
 	go c.heartbeat()
@@ -273,6 +277,7 @@ func (c *Client) markUp() {
 	if !c.up.Swap(true) {
 		c.m.RedisUp.Set(1)
 		c.log.Info("the shared Redis answers again; fleet-wide coalescing resumed")
+		c.kickResync()
 	}
 }
 
@@ -319,9 +324,11 @@ func (c *Client) listen(events <-chan any) {
 			case *redis.Subscription:
 				// Subscribed, or subscribed again after a reconnect: make
 				// the fleet (re)learn of this replica now, not at the next
-				// beat.
+				// beat, and catch up on loader registrations announced
+				// while the subscription was down.
 				if ev.Kind == "subscribe" && ev.Channel == c.names.events() {
 					c.send(message{kind: msgHello, sender: c.id})
+					c.kickResync()
 				}
 			case *redis.Message:
 				c.handle(ev.Payload)
@@ -377,6 +384,8 @@ func (c *Client) handle(payload string) {
 		for _, k := range m.keys {
 			c.wake(k)
 		}
+	case msgLoader:
+		c.heardLoader(m)
 	case msgHello:
 		c.send(message{kind: msgBeat, sender: c.id})
 	case msgBye:

@@ -49,6 +49,10 @@ func (n names) value(key string) string   { return n.key(kindValue, key) }
 func (n names) lease(key string) string   { return n.key(kindLease, key) }
 func (n names) failure(key string) string { return n.key(kindError, key) }
 
+// loaders is the hash of the fleet's loader registrations, by prefix
+// (loaders.go).
+func (n names) loaders() string { return n.prefix + "loaders" }
+
 // fills is the sorted set of --fleet-max-concurrent-fills slots.
 func (n names) fills() string { return n.prefix + "fills" }
 

@@ -113,3 +113,40 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
 end
 return 0
 `)
+
+// loaderPutScript stores a loader registration in the hash KEYS[1], under
+// its prefix, and announces it on the event channel, if it outranks the
+// registration stored there; with force it is stored anyway, its version
+// raised to one above the stored one's if needed, so that the last
+// registration Redis runs wins. Every registration starts with its rank:
+// the version as 20 decimal digits, then the replica id's 16 bytes (see
+// loaders.go). Ranks are compared here number and bytes, not as strings:
+// Lua compares strings in the server's locale. Returns {1, stored} or
+// {0, the registration that outranks it}.
+//
+// KEYS: loaders. ARGV: prefix, registration, "1" to force, channel, the
+// announcement (which ends with the registration; a raised version is
+// written into both).
+var loaderPutScript = redis.NewScript(`
+local function outranks(a, b)
+  local va, vb = tonumber(string.sub(a, 1, 20)) or 0, tonumber(string.sub(b, 1, 20)) or 0
+  if va ~= vb then return va > vb end
+  for i = 21, 36 do
+    local x, y = string.byte(a, i) or 0, string.byte(b, i) or 0
+    if x ~= y then return x > y end
+  end
+  return false
+end
+local new = ARGV[2]
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur and not outranks(new, cur) then
+  if ARGV[3] ~= '1' then
+    return {0, cur}
+  end
+  new = string.format('%020d', (tonumber(string.sub(cur, 1, 20)) or 0) + 1) .. string.sub(new, 21)
+end
+redis.call('HSET', KEYS[1], ARGV[1], new)
+local msg = ARGV[5]
+redis.call('PUBLISH', ARGV[4], string.sub(msg, 1, #msg - #new) .. new)
+return {1, new}
+`)

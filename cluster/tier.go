@@ -128,9 +128,9 @@ func (c *Client) writeArgs(key []byte) []any {
 	return append([]any{entryExpireAt(e)}, entryFields(e)...)
 }
 
-// Flushed empties the shared tier (every Redis key under the prefix, on
-// every node of a Redis Cluster) and every replica, after a client's
-// FLUSHALL or FLUSHDB here.
+// Flushed empties the shared tier (every Redis key under the prefix but the
+// loader registrations, on every node of a Redis Cluster) and every
+// replica, after a client's FLUSHALL or FLUSHDB here.
 func (c *Client) Flushed(ctx context.Context) {
 	if !c.up.Load() {
 		return
@@ -145,7 +145,10 @@ func (c *Client) Flushed(ctx context.Context) {
 				// commands across slots, even on one node.
 				p := node.Pipeline()
 				for _, k := range keys {
-					p.Unlink(sctx, k)
+					// Loader registrations are configuration, not cache.
+					if k != c.names.loaders() {
+						p.Unlink(sctx, k)
+					}
 				}
 				_, err = p.Exec(sctx)
 			}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -89,6 +90,10 @@ type Loader struct {
 	timeout     time.Duration
 	concurrency int
 	slots       chan struct{} // one token per origin call in flight; nil without a Concurrency
+	header      http.Header   // Config.Headers, canonical; values are secrets
+	headerNames []string      // header's names, sorted
+	source      string        // SourceConfig or SourceRegister
+	version     uint64        // the registration's; 0 for a default
 	reg         *Registry     // client, budget, size limit
 
 	inFlight                                      atomic.Int64
@@ -124,6 +129,9 @@ func (l *Loader) Info() Info {
 		URL:         l.url,
 		Timeout:     l.timeout,
 		Concurrency: l.concurrency,
+		HeaderNames: slices.Clone(l.headerNames),
+		Source:      l.source,
+		Version:     l.version,
 		Stats:       l.Stats(),
 	}
 }
@@ -166,8 +174,13 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 	if err != nil {
 		return Result{}, l.fail("bad url: "+l.reason(ctx, err), err)
 	}
+	if l.header != nil {
+		req.Header = l.header.Clone()
+	}
 	setKeyHeader(req.Header, key)
-	req.Header.Set("User-Agent", "stampedeless")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "stampedeless")
+	}
 	if v.ETag != "" {
 		req.Header.Set("If-None-Match", v.ETag)
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// global budget, so that one slow origin cannot take the whole budget.
 	// If zero, only the global budget applies.
 	Concurrency int
+	// Headers are sent on every origin request, after the loader's own
+	// (User-Agent may be replaced; the key and validator headers may not).
+	// Their values are secrets: see Header.
+	Headers []Header
 }
 
 // Stats are a loader's counters since it was registered.
@@ -73,12 +77,37 @@ type Info struct {
 	URL         string
 	Timeout     time.Duration
 	Concurrency int // 0: only the global budget applies
+	// HeaderNames are the names of the loader's configured headers, sorted;
+	// their values are never shown.
+	HeaderNames []string
+	// Source says where the loader comes from: SourceConfig or
+	// SourceRegister.
+	Source string
+	// Version is the registration's version (Registration); 0 for a
+	// loader from the configuration.
+	Version uint64
 	Stats
 }
+
+// Where a loader comes from, for Info.Source.
+const (
+	// SourceConfig: RegisterDefault, the --loader flags; local to this
+	// process and never shared.
+	SourceConfig = "config"
+	// SourceRegister: Register (LOADER.REGISTER), on this replica or, with
+	// a Fleet, on any replica.
+	SourceRegister = "register"
+)
 
 // Registry maps key prefixes to loaders and owns what they share: one HTTP
 // client, so keep-alive connections are reused across loaders and fills,
 // and the fill budget.
+//
+// A prefix's loader comes from one of two layers. Defaults
+// (RegisterDefault: the configuration) are this process's own. A
+// registration (Register, Unregister) overrides the default of its prefix
+// until it is unregistered, when the default applies again; with a Fleet
+// (Share), registrations are the fleet's, shared by every replica.
 //
 // Lookups read an immutable snapshot without locking, since every GETFILL
 // miss does one; registrations copy it.
@@ -92,8 +121,19 @@ type Registry struct {
 	client *http.Client
 	budget *Budget
 
-	mu    sync.Mutex            // serializes writers of table
-	table atomic.Pointer[table] // nil until the first Register
+	mu       sync.Mutex            // serializes writers of table; guards the fields below
+	defaults map[string]*Loader    // RegisterDefault, by prefix
+	records  map[string]record     // the latest registration of each prefix, removals included
+	fleet    Fleet                 // nil without Share
+	table    atomic.Pointer[table] // nil until the first registration
+}
+
+// record is a prefix's latest registration and the loader built from it:
+// nil for a removal, or for a registration from the fleet that this
+// replica refused (the prefix then has no loader here).
+type record struct {
+	reg    Registration
+	loader *Loader
 }
 
 // table is one immutable snapshot of the registered loaders.
@@ -150,20 +190,76 @@ func (r *Registry) CloseIdleConnections() {
 	r.client.CloseIdleConnections()
 }
 
-// Register adds a loader, replacing any loader registered for the same
-// prefix; the replaced loader's fetches in progress finish, and its counters
-// are not carried over.
-func (r *Registry) Register(c Config) error {
-	r.init()
-	tmpl, err := parseTemplate(c.URL)
+// RegisterDefault adds a loader from the configuration (--loader). It
+// applies while no registration (Register) of its prefix overrides it, is
+// never shared with a Fleet, and cannot be unregistered.
+func (r *Registry) RegisterDefault(c Config) error {
+	l, err := r.newLoader(c, SourceConfig, 0)
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.defaults == nil {
+		r.defaults = make(map[string]*Loader)
+	}
+	r.defaults[c.Prefix] = l
+	r.publishLocked()
+	return nil
+}
+
+// Register registers a loader for c.Prefix (LOADER.REGISTER), replacing
+// any registration of the prefix and overriding its default; the replaced
+// loader's fetches in progress finish, and its counters are not carried
+// over. With a Fleet the registration is the fleet's: stored in the
+// shared store and announced to every replica. While the shared store is
+// unavailable it applies here and is stored at the next Resync.
+func (r *Registry) Register(c Config) error {
+	if _, err := r.newLoader(c, SourceRegister, 0); err != nil {
+		return err // checked before it can reach the fleet
+	}
+	return r.propose(Registration{Config: c})
+}
+
+// Unregister removes the registration of exactly prefix (LOADER.UNREGISTER)
+// and reports whether there was one; the prefix's default, if any, applies
+// again. Fetches in progress finish. A default cannot be unregistered: for
+// a prefix with only a default it returns ErrDefault. With a Fleet the
+// removal is the fleet's, as for Register.
+func (r *Registry) Unregister(prefix string) (bool, error) {
+	r.mu.Lock()
+	rec, registered := r.records[prefix]
+	_, hasDefault := r.defaults[prefix]
+	r.mu.Unlock()
+	switch {
+	case registered && !rec.reg.Removed:
+		return true, r.propose(Registration{Config: Config{Prefix: prefix}, Removed: true})
+	case hasDefault:
+		return false, fmt.Errorf("%w: the loader of %q is from the configuration (--loader); LOADER.REGISTER can override it, nothing can remove it at run time", ErrDefault, prefix)
+	}
+	return false, nil
+}
+
+// ErrDefault is matched (errors.Is) by Unregister's error for a prefix
+// whose only loader is a default.
+var ErrDefault = errors.New("loader: a default cannot be unregistered")
+
+// newLoader checks c and builds its loader.
+func (r *Registry) newLoader(c Config, source string, version uint64) (*Loader, error) {
+	r.init()
+	tmpl, err := parseTemplate(c.URL)
+	if err != nil {
+		return nil, err
+	}
 	if c.Timeout < 0 {
-		return fmt.Errorf("%w: negative timeout %v", ErrConfig, c.Timeout)
+		return nil, fmt.Errorf("%w: negative timeout %v", ErrConfig, c.Timeout)
 	}
 	if c.Concurrency < 0 {
-		return fmt.Errorf("%w: negative concurrency %d", ErrConfig, c.Concurrency)
+		return nil, fmt.Errorf("%w: negative concurrency %d", ErrConfig, c.Concurrency)
+	}
+	header, names, err := buildHeaders(c.Headers)
+	if err != nil {
+		return nil, err
 	}
 	l := &Loader{
 		prefix:      c.Prefix,
@@ -171,6 +267,10 @@ func (r *Registry) Register(c Config) error {
 		tmpl:        tmpl,
 		timeout:     c.Timeout,
 		concurrency: c.Concurrency,
+		header:      header,
+		headerNames: names,
+		source:      source,
+		version:     version,
 		reg:         r,
 	}
 	if l.timeout == 0 {
@@ -179,32 +279,26 @@ func (r *Registry) Register(c Config) error {
 	if c.Concurrency > 0 {
 		l.slots = make(chan struct{}, c.Concurrency)
 	}
-	r.update(func(m map[string]*Loader) { m[c.Prefix] = l })
-	return nil
+	return l, nil
 }
 
-// Unregister removes the loader for exactly prefix and reports whether
-// there was one. Its fetches in progress finish.
-func (r *Registry) Unregister(prefix string) bool {
-	found := false
-	r.update(func(m map[string]*Loader) {
-		_, found = m[prefix]
-		delete(m, prefix)
-	})
-	return found
-}
-
-// update replaces the table with a copy changed by change.
-func (r *Registry) update(change func(map[string]*Loader)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := make(map[string]*Loader)
-	if old := r.table.Load(); old != nil {
-		for p, l := range old.byPrefix {
-			m[p] = l
+// publishLocked replaces the table with one built from the two layers. The
+// caller holds r.mu.
+func (r *Registry) publishLocked() {
+	m := make(map[string]*Loader, len(r.defaults)+len(r.records))
+	for p, l := range r.defaults {
+		m[p] = l
+	}
+	for p, rec := range r.records {
+		switch {
+		case rec.reg.Removed:
+			// The default, if any, applies again.
+		case rec.loader == nil:
+			delete(m, p) // refused here: no loader rather than another one
+		default:
+			m[p] = rec.loader
 		}
 	}
-	change(m)
 	t := &table{byPrefix: m}
 	for p := range m {
 		if !slices.Contains(t.lengths, len(p)) {

@@ -3,7 +3,7 @@ package loader
 import (
 	"errors"
 	"net/http"
-	"slices"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -53,11 +53,11 @@ func TestRegistryLongestPrefix(t *testing.T) {
 		t.Errorf("the catch-all took user:1 from user: (got %q)", got)
 	}
 
-	if !r.Unregister("user:admin:") {
-		t.Error("Unregister of a registered prefix returned false")
+	if ok, err := r.Unregister("user:admin:"); !ok || err != nil {
+		t.Errorf("Unregister of a registered prefix = %v, %v", ok, err)
 	}
-	if r.Unregister("user:admin:") {
-		t.Error("second Unregister returned true")
+	if ok, err := r.Unregister("user:admin:"); ok || err != nil {
+		t.Errorf("second Unregister = %v, %v", ok, err)
 	}
 	if got := lookup("user:admin:1"); got != "user:" {
 		t.Errorf("after Unregister, Lookup(user:admin:1) = %q, want user:", got)
@@ -77,10 +77,11 @@ func TestRegistryReplaceAndList(t *testing.T) {
 	}
 	got := r.List()
 	want := []Info{
-		{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3},
-		{Prefix: "b:", URL: "http://one.test/{key}", Timeout: DefaultTimeout},
+		{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3,
+			Source: SourceRegister, Version: 2},
+		{Prefix: "b:", URL: "http://one.test/{key}", Timeout: DefaultTimeout, Source: SourceRegister, Version: 1},
 	}
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List() = %+v\nwant     %+v", got, want)
 	}
 }

@@ -37,6 +37,12 @@ type Cluster struct {
 	// (a client published here) or received (published on another
 	// replica, delivered to this one's subscribers).
 	PubSubRelayed *prometheus.CounterVec
+	// LoaderRegistrations counts the fleet's loader registrations as this
+	// replica saw them: stored (by this replica in the shared Redis),
+	// applied (another replica's, heard or read at a resync), refused (one
+	// this replica would not build; its prefix has no loader here),
+	// resync (reconciliations with the shared Redis).
+	LoaderRegistrations *prometheus.CounterVec
 }
 
 // newCluster makes the cluster metrics and registers them.
@@ -68,6 +74,9 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 		PubSubRelayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_pubsub_relayed_total",
 			Help: "Pub/sub messages relayed through the shared Redis: sent (published here) or received (published on another replica)."},
 			[]string{"direction"}),
+		LoaderRegistrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_loader_registrations_total",
+			Help: "The fleet's loader registrations as this replica saw them: stored here, heard from another replica, refused here, and resyncs with the shared Redis."},
+			[]string{"event"}),
 	}
 	// Children exist from the start so every series is exported at zero.
 	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {
@@ -82,7 +91,11 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 	for _, d := range []string{"sent", "received"} {
 		c.PubSubRelayed.WithLabelValues(d)
 	}
+	for _, e := range []string{"stored", "heard", "refused", "resync"} {
+		c.LoaderRegistrations.WithLabelValues(e)
+	}
 	reg.MustRegister(c.RedisUp, c.RedisErrors, c.Leases, c.SharedLookups, c.Publications,
-		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers, c.PubSubRelayed)
+		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers, c.PubSubRelayed,
+		c.LoaderRegistrations)
 	return c
 }

@@ -174,7 +174,8 @@ func (c *Conn) loaderCommandAllowed() bool {
 	return ok && addr.IP.IsLoopback()
 }
 
-// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms] [CONCURRENCY n].
+// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
+// [CONCURRENCY n] [HEADER name value ...].
 func cmdLoaderRegister(c *Conn, args [][]byte) {
 	if !c.loaderCommandAllowed() {
 		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
@@ -186,20 +187,30 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			c.w.Error(errSyntax)
 			return
 		}
+		if equalFold(args[i], "header") {
+			if i+2 >= len(args) {
+				c.w.Error(errSyntax)
+				return
+			}
+			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
+			i++
+			continue
+		}
 		n, ok := parseInteger(args[i+1])
 		switch {
+		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency"):
+			c.w.Error(errSyntax)
+			return
 		case !ok || n < 0:
 			c.w.Error(errNotInteger)
 			return
 		case equalFold(args[i], "timeout"):
 			cfg.Timeout = time.Duration(n) * time.Millisecond
-		case equalFold(args[i], "concurrency"):
-			cfg.Concurrency = int(n)
 		default:
-			c.w.Error(errSyntax)
-			return
+			cfg.Concurrency = int(n)
 		}
 	}
+	// loader's errors never quote a header value.
 	if err := c.srv.opts.Loaders.Register(cfg); err != nil {
 		c.w.Error("ERR " + err.Error())
 		return
@@ -212,22 +223,37 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 		c.w.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
 		return
 	}
-	c.w.Int(boolInt(c.srv.opts.Loaders.Unregister(string(args[1]))))
+	ok, err := c.srv.opts.Loaders.Unregister(string(args[1]))
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
+	}
+	c.w.Int(boolInt(ok))
 }
 
 // cmdLoaderList replies with an array of one map per loader (a flat array
-// of names and values in RESP2).
+// of names and values in RESP2). Headers are listed by name only: their
+// values are secrets.
 func cmdLoaderList(c *Conn, _ [][]byte) {
 	infos := c.srv.opts.Loaders.List()
 	c.w.Array(len(infos))
 	for _, in := range infos {
-		c.w.Map(6)
+		c.w.Map(9)
 		c.w.BulkString("prefix")
 		c.w.BulkString(in.Prefix)
 		c.w.BulkString("url")
 		c.w.BulkString(in.URL)
 		c.w.BulkString("timeout_ms")
 		c.w.Int(in.Timeout.Milliseconds())
+		c.w.BulkString("headers")
+		c.w.Array(len(in.HeaderNames))
+		for _, name := range in.HeaderNames {
+			c.w.BulkString(name)
+		}
+		c.w.BulkString("source")
+		c.w.BulkString(in.Source)
+		c.w.BulkString("version")
+		c.w.Int(int64(in.Version))
 		c.w.BulkString("in_flight")
 		c.w.Int(in.InFlight)
 		c.w.BulkString("fills")

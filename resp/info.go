@@ -298,5 +298,8 @@ func (s *Server) infoCluster(b *infoBuilder) {
 	for _, d := range []string{"sent", "received"} {
 		b.field("pubsub_relayed_"+d, int64(metrics.Value(m.PubSubRelayed.WithLabelValues(d))))
 	}
+	for _, e := range []string{"stored", "heard", "refused", "resync"} {
+		b.field("loader_registrations_"+e, int64(metrics.Value(m.LoaderRegistrations.WithLabelValues(e))))
+	}
 	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
 }

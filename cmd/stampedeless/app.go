@@ -62,7 +62,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
-			Usage: "register a read-through loader at start: prefix=url (repeatable)"},
+			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
 		&cli.StringFlag{Name: "enable-loader-commands", Value: resp.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
@@ -176,12 +176,8 @@ func parseConfig(c *cli.Context) (config, error) {
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
 	cfg.loaders = loader.Options{MaxValueSize: maxValue, MaxConcurrentFills: c.Int("max-concurrent-fills")}
-	for _, l := range c.StringSlice("loader") {
-		prefix, url, ok := strings.Cut(l, "=")
-		if !ok {
-			return cfg, fmt.Errorf("--loader: want prefix=url, got %q", l)
-		}
-		cfg.initialLoaders = append(cfg.initialLoaders, loader.Config{Prefix: prefix, URL: url})
+	if cfg.initialLoaders, err = parseLoaderFlags(c.StringSlice("loader"), os.LookupEnv); err != nil {
+		return cfg, err
 	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),
@@ -247,7 +243,7 @@ func runServe(c *cli.Context) error {
 	registerStoreMetrics(reg, store)
 	loaders := loader.NewRegistry(cfg.loaders)
 	for _, l := range cfg.initialLoaders {
-		if err := loaders.Register(l); err != nil {
+		if err := loaders.RegisterDefault(l); err != nil {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
 	}
@@ -259,6 +255,10 @@ func runServe(c *cli.Context) error {
 		}
 		defer fleet.Close()
 		cfg.fill.Fleet, cfg.server.Shared = fleet, fleet
+		// Before serving, so the fleet's loaders answer the first GETFILL.
+		if err := loaders.Share(fleet); err != nil {
+			log.Warn("the fleet's loaders could not all be read or applied; serving with what there is, catching up when Redis answers", "err", err)
+		}
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}

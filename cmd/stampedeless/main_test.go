@@ -41,6 +41,13 @@ func TestMain(m *testing.M) {
 // it logs that it is ready.
 func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	return startLogged(t, env, nil, args...)
+}
+
+// startLogged is startBinary, also copying the server's log lines to logs
+// if it is not nil.
+func startLogged(t *testing.T, env []string, logs io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
@@ -59,6 +66,9 @@ func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
 		sc := bufio.NewScanner(stderr)
 		signalled := false
 		for sc.Scan() {
+			if logs != nil {
+				io.WriteString(logs, sc.Text()+"\n")
+			}
 			if !signalled && strings.Contains(sc.Text(), "stampedeless ready") {
 				close(ready)
 				signalled = true

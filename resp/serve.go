@@ -19,6 +19,9 @@ const (
 	// A subscriber whose queued output broke the pubsub output buffer
 	// limit (outbox.go).
 	closedOutputLimit = "output_buffer_limit"
+	// A connection whose user was deleted, or whose channels were taken
+	// away while it was subscribed (acl.go).
+	closedRevoked = "acl_revoked"
 )
 
 // errPanicked is the error the event loop hands over with a connection whose
@@ -170,7 +173,10 @@ func (s *Server) logPanic(c *Conn, p any) {
 func (s *Server) finish(c *Conn, reason string) {
 	s.mu.Lock()
 	delete(s.conns, c)
-	if s.closing && reason == closedByClient {
+	switch {
+	case c.revoked.Load():
+		reason = closedRevoked
+	case s.closing && reason == closedByClient:
 		reason = closedShutdown
 	}
 	s.mu.Unlock()

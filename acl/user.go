@@ -211,11 +211,14 @@ func (r *Registry) Configure(lines []string) error {
 func (r *Registry) LoadFile(path string) ([]*User, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		// C's strerror text, as Redis gives it: Go's, capitalised.
 		var pe *os.PathError
+		text := err.Error()
 		if errors.As(err, &pe) {
-			err = pe.Err
+			text = pe.Err.Error()
+			text = strings.ToUpper(text[:1]) + text[1:]
 		}
-		return nil, fmt.Errorf("Error loading ACLs, opening file '%s': %w", path, err)
+		return nil, fmt.Errorf("Error loading ACLs, opening file '%s': %s", path, text)
 	}
 	users := make(map[string]*User)
 	var problems strings.Builder

@@ -178,8 +178,8 @@ func TestRegistryAuthAndDefault(t *testing.T) {
 		t.Errorf("DelUsers with default: %v, or a was deleted", err)
 	}
 	gone, err := r.DelUsers([]string{"a", "nosuch", "a"})
-	if err != nil || len(gone) != 1 || gone[0].Name() != "a" || r.User("a") != nil {
-		t.Errorf("DelUsers: %v %v", gone, err)
+	if err != nil || len(gone) != 1 || gone[0].Name() != "a" || r.User("a") != nil || !gone[0].Deleted() {
+		t.Errorf("DelUsers: %v %v, or the user is not marked deleted", gone, err)
 	}
 }
 
@@ -213,7 +213,7 @@ func TestLoadAndSaveFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gone) != 1 || gone[0] != old || r.User("old") != nil || r.User("a") == nil || r.User("b") == nil {
+	if len(gone) != 1 || gone[0] != old || !old.Deleted() || def.Deleted() || r.User("old") != nil || r.User("a") == nil || r.User("b") == nil {
 		t.Errorf("LoadFile: replaced %v; users %v", gone, r.Users())
 	}
 	if r.Default() != def || r.User(DefaultUser) != def || r.Rules(def) != "on nopass ~* &* +@all" {

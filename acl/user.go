@@ -18,12 +18,19 @@ const DefaultUser = "default"
 // User is one user. Its permissions change in place (ACL SETUSER), so the
 // connections authenticated as it see the change at their next command.
 type User struct {
-	name  string
-	perms atomic.Pointer[Perms]
+	name    string
+	perms   atomic.Pointer[Perms]
+	deleted atomic.Bool
 }
 
 // Name is the user's name.
 func (u *User) Name() string { return u.name }
+
+// Deleted reports whether the user was deleted, or replaced by ACL LOAD.
+// It is set before DelUsers and LoadFile return the user, so a connection
+// that becomes the user's and then finds it not deleted is seen by
+// whoever closes the deleted user's connections after.
+func (u *User) Deleted() bool { return u.deleted.Load() }
 
 // Perms are the user's permissions now.
 func (u *User) Perms() *Perms { return u.perms.Load() }
@@ -166,6 +173,7 @@ func (r *Registry) DelUsers(names []string) ([]*User, error) {
 	for _, n := range names {
 		if u := r.users[n]; u != nil {
 			delete(r.users, n)
+			u.deleted.Store(true)
 			gone = append(gone, u)
 		}
 	}
@@ -275,6 +283,7 @@ func (r *Registry) LoadFile(path string) ([]*User, error) {
 	var old []*User
 	for name, u := range r.users {
 		if name != DefaultUser {
+			u.deleted.Store(true)
 			old = append(old, u)
 		}
 	}

@@ -60,13 +60,18 @@ func (c *Conn) authenticate(cmdName, user, pass []byte) string {
 		return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	}
 	u := users.Authenticate(name, pass)
-	if u == nil {
-		c.logDenial(acl.DeniedAuth, string(cmdName), name)
-		return "WRONGPASS invalid username-password pair or user is disabled."
+	if u != nil {
+		prev := c.user.Swap(u)
+		if !u.Deleted() {
+			c.authed = true
+			return ""
+		}
+		// Deleted since it was found: the deleter may have looked for its
+		// connections already.
+		c.user.Store(prev)
 	}
-	c.authed = true
-	c.user.Store(u)
-	return ""
+	c.logDenial(acl.DeniedAuth, string(cmdName), name)
+	return "WRONGPASS invalid username-password pair or user is disabled."
 }
 
 func cmdAuth(c *Conn, args [][]byte) {

@@ -308,6 +308,26 @@ func (s *Server) revokeSubscribers(self *Conn, u *acl.User) {
 	})
 }
 
+// mayStillSubscribe checks, with the pub/sub lock held, that c's user may
+// still name the channels it is about to subscribe to: ACL SETUSER may have
+// taken them away since dispatch checked, and revokeSubscribers, which
+// takes the lock after changing the user, would not see this subscription.
+// If not, c is closed, as revokeSubscribers would have closed it.
+func (c *Conn) mayStillSubscribe(kind subKind, names [][]byte) bool {
+	p := c.user.Load().Perms()
+	if p.AllChannels() {
+		return true
+	}
+	for _, name := range names {
+		if !p.CanAccessChannel(name, kind == subPattern) {
+			c.revoked.Store(true)
+			c.quit = true
+			return false
+		}
+	}
+	return true
+}
+
 // infoACL writes INFO's ACL counters, Redis 7.2's, since CONFIG RESETSTAT.
 func (s *Server) infoACL(b *infoBuilder) {
 	for _, f := range []struct {

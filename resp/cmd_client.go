@@ -28,7 +28,8 @@ func (c *Conn) resetState() {
 	c.leavePubSub()
 	c.stopPushing(true)
 	c.w.SetProtocol(2)
-	c.authed = *c.srv.requirePass.Load() == ""
+	c.authed = !c.srv.acl.users.AuthRequired()
+	c.user.Store(c.srv.acl.users.Default())
 	c.mu.Lock()
 	c.name = ""
 	c.mu.Unlock()

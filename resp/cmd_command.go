@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -22,8 +23,8 @@ func cmdCommand(c *Conn, _ [][]byte) {
 func cmdCommandCount(c *Conn, _ [][]byte) { c.w.Int(int64(len(c.srv.table))) }
 
 // cmdCommandList implements COMMAND LIST [FILTERBY MODULE name|ACLCAT
-// category|PATTERN pattern]. There are no modules, and a command's one
-// category is its group, as COMMAND INFO says.
+// category|PATTERN pattern]. There are no modules; an unknown category
+// lists nothing.
 func cmdCommandList(c *Conn, args [][]byte) {
 	keep := func(*command) bool { return true }
 	switch {
@@ -34,7 +35,8 @@ func cmdCommandList(c *Conn, args [][]byte) {
 		case equalFold(by, "module"):
 			keep = func(*command) bool { return false }
 		case equalFold(by, "aclcat"):
-			keep = func(cmd *command) bool { return equalFold(arg, cmd.group) }
+			cat, _ := acl.ParseCategory(string(arg))
+			keep = func(cmd *command) bool { return cmd.categories()&cat != 0 }
 		case equalFold(by, "pattern"):
 			pattern := lower(arg)
 			keep = func(cmd *command) bool { return engine.Match(pattern, cmd.name) }
@@ -133,7 +135,11 @@ func writeCommandInfo(c *Conn, cmd *command) {
 	c.w.Int(int64(cmd.firstKey))
 	c.w.Int(int64(cmd.lastKey))
 	c.w.Int(int64(cmd.step))
-	writeStatusSet(c, "@"+cmd.group)
+	cats := cmd.categories().Names()
+	for i, n := range cats {
+		cats[i] = "@" + n
+	}
+	writeStatusSet(c, cats...)
 	c.w.Set(0) // tips
 	c.w.Set(0) // key specs
 	if len(cmd.subcommands) == 0 {

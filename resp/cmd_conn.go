@@ -2,9 +2,10 @@ package resp
 
 import (
 	"cmp"
-	"crypto/subtle"
 	"slices"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/acl"
 )
 
 func cmdPing(c *Conn, args [][]byte) {
@@ -46,27 +47,31 @@ func cmdSelect(c *Conn, args [][]byte) {
 	}
 }
 
-// authenticate checks a username and password against --requirepass, as
-// Redis's default user, and returns the error text to reply, if any.
-func (c *Conn) authenticate(user, pass []byte) string {
-	want := *c.srv.requirePass.Load()
-	if want == "" {
-		if user == nil {
-			return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-		}
-		// With no password, the default user accepts any password.
-		if string(user) == "default" {
+// authenticate checks a user name and password for AUTH or HELLO (cmdName,
+// as sent, which ACL LOG shows) and returns the error text to reply, if
+// any. user is nil for AUTH's one-argument form: the default user, which
+// must then have a password. On success the connection is the user's.
+func (c *Conn) authenticate(cmdName, user, pass []byte) string {
+	users := c.srv.acl.users
+	name := acl.DefaultUser
+	if user != nil {
+		name = string(user)
+	} else if users.Default().Perms().NoPass() {
+		return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	}
+	u := users.Authenticate(name, pass)
+	if u != nil {
+		prev := c.user.Swap(u)
+		if !u.Deleted() {
 			c.authed = true
 			return ""
 		}
-		return "WRONGPASS invalid username-password pair or user is disabled."
+		// Deleted since it was found: the deleter may have looked for its
+		// connections already.
+		c.user.Store(prev)
 	}
-	userOK := user == nil || string(user) == "default"
-	if !userOK || subtle.ConstantTimeCompare(pass, []byte(want)) != 1 {
-		return "WRONGPASS invalid username-password pair or user is disabled."
-	}
-	c.authed = true
-	return ""
+	c.logDenial(acl.DeniedAuth, string(cmdName), name)
+	return "WRONGPASS invalid username-password pair or user is disabled."
 }
 
 func cmdAuth(c *Conn, args [][]byte) {
@@ -80,7 +85,7 @@ func cmdAuth(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	if errText := c.authenticate(user, pass); errText != "" {
+	if errText := c.authenticate(args[0], user, pass); errText != "" {
 		c.w.Error(errText)
 		return
 	}
@@ -110,7 +115,7 @@ func cmdHello(c *Conn, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		switch {
 		case equalFold(args[i], "auth") && i+2 < len(args):
-			if errText := c.authenticate(args[i+1], args[i+2]); errText != "" {
+			if errText := c.authenticate(args[0], args[i+1], args[i+2]); errText != "" {
 				c.w.Error(errText)
 				return
 			}

@@ -47,6 +47,10 @@ const (
 	compatApprox                   // integers within compatTolerance of each other
 	compatMasked                   // a flat map with its "id" and "version" values masked (HELLO)
 	compatSleep                    // no command: both servers are left alone for a while
+	// compatWords: every bulk string's space-separated words compared as a
+	// sorted list, for ACL rules, whose single commands Redis lists in its
+	// hash table's order.
+	compatWords
 )
 
 // compatTolerance is how far apart two PTTL-like replies may be: the
@@ -337,6 +341,8 @@ func (c *compatConn) run(mode compatMode, args []string) string {
 		}
 		slices.Sort(parts)
 		return "pairs" + string(r.kind) + "[" + strings.Join(parts, " ") + "]"
+	case mode == compatWords:
+		return sortWords(r).String()
 	case mode == compatMasked && r.pairs():
 		for i := 0; i < len(r.elems); i += 2 {
 			if k := r.elems[i].str; k == "id" || k == "version" {
@@ -345,6 +351,21 @@ func (c *compatConn) run(mode compatMode, args []string) string {
 		}
 	}
 	return r.String()
+}
+
+// sortWords returns r with the words of every bulk string in it sorted.
+func sortWords(r compatReply) compatReply {
+	if r.kind == '$' && !r.null {
+		words := strings.Fields(r.str)
+		slices.Sort(words)
+		r.str = strings.Join(words, " ")
+	}
+	elems := make([]compatReply, len(r.elems))
+	for i, e := range r.elems {
+		elems[i] = sortWords(e)
+	}
+	r.elems = elems
+	return r
 }
 
 // scanAll runs SCAN from the step's cursor until the cursor is 0 and
@@ -1157,8 +1178,8 @@ func compatArity(t *testing.T, p compatPair) {
 }
 
 // TestCompatCommandInfo compares what COMMAND INFO says about every
-// command in the table: name, arity and key positions exactly, and the
-// flags our server knows of.
+// command in the table: name, arity, key positions and ACL categories
+// exactly (of subcommands too), and the flags our server knows of.
 func TestCompatCommandInfo(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
@@ -1197,9 +1218,27 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 				t.Errorf("COMMAND INFO %s: element %d's type: redis %s, ours %s", cmd.name, i, re[i], oe[i])
 			}
 		}
-		for _, i := range []int{0, 1, 3, 4, 5} {
+		// Element 6 is the ACL categories, which ACL rules and ACL CAT use.
+		for _, i := range []int{0, 1, 3, 4, 5, 6} {
 			if re[i].String() != oe[i].String() {
 				t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", cmd.name, i, re[i], oe[i])
+			}
+		}
+		// Each subcommand both have: its name, arity and categories.
+		redisSubs := make(map[string]compatReply)
+		for _, sub := range re[9].elems {
+			redisSubs[sub.elems[0].str] = sub
+		}
+		for _, sub := range oe[9].elems {
+			rs, ok := redisSubs[sub.elems[0].str]
+			if !ok { // CLIENT SETINFO is new in 7.2
+				t.Logf("%s: not a Redis 7.0 subcommand; skipped", sub.elems[0].str)
+				continue
+			}
+			for _, i := range []int{1, 6} {
+				if rs.elems[i].String() != sub.elems[i].String() {
+					t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", sub.elems[0].str, i, rs.elems[i], sub.elems[i])
+				}
 			}
 		}
 		flags := func(r compatReply) []string {

@@ -49,6 +49,7 @@ var configParams = []configParam{
 		get: func(s *Server) string { return *s.requirePass.Load() },
 		set: func(s *Server, v string) error {
 			s.requirePass.Store(&v)
+			s.acl.users.SetDefaultPassword(v)
 			return nil
 		}},
 	{name: "proto-max-bulk-len",
@@ -260,6 +261,7 @@ func cmdConfigResetStat(c *Conn, _ [][]byte) {
 	s.connectionsSeen.Store(0)
 	s.rejectedConns.Store(0)
 	s.outputLimitCloses.Store(0)
+	s.resetACLStats()
 	base := s.store.Stats()
 	s.statsBase.Store(&base)
 	c.w.OK()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/acl"
 )
 
 // Conn is one client connection. Its reader, writer and flags are owned by
@@ -36,6 +38,12 @@ type Conn struct {
 	out      outbox
 	pushDone chan struct{}
 	subs     subscriptions
+
+	// user is who the connection is authenticated as (the default user
+	// until AUTH); revoked marks a connection to close for its user was
+	// deleted (acl.go).
+	user    atomic.Pointer[acl.User]
+	revoked atomic.Bool
 
 	lastCommand atomic.Pointer[command]
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
@@ -82,7 +90,8 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		local:   nc.LocalAddr(),
 	}
 	c.rd = NewReader(connReader{c})
-	c.authed = *s.requirePass.Load() == ""
+	c.authed = !s.acl.users.AuthRequired()
+	c.user.Store(s.acl.users.Default())
 	c.lastActive.Store(c.created.Unix())
 	c.rd.BeforeBlock = c.flush
 	return c
@@ -119,12 +128,12 @@ func (c *Conn) closeGracefully() {
 	c.nc.Close()
 }
 
-// authenticated reports whether the client may run any command: no password
-// is required now, or it passed AUTH, or none was required when it
-// connected. As in Redis, setting a password does not log out connections
-// that are already open.
+// authenticated reports whether the client may run any command: the
+// default user needs no password now, or the client passed AUTH, or none
+// was needed when it connected. As in Redis, setting a password does not
+// log out connections that are already open.
 func (c *Conn) authenticated() bool {
-	return c.authed || *c.srv.requirePass.Load() == ""
+	return c.authed || !c.srv.acl.users.AuthRequired()
 }
 
 func (c *Conn) limits() Limits {
@@ -145,10 +154,10 @@ func (c *Conn) info() string {
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
 	omem, _ := c.outputBuffer(now.Unix())
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 watch=0 omem=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 watch=0 omem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
-		omem, cmd, c.w.Protocol(), libName, libVer)
+		omem, cmd, c.user.Load().Name(), c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

@@ -4,6 +4,10 @@ import "strings"
 
 // dispatch runs one command and counts its result.
 func (s *Server) dispatch(c *Conn, args [][]byte) {
+	if c.revoked.Load() { // its user was deleted: it runs nothing more
+		c.quit = true
+		return
+	}
 	s.commandsTotal.Add(1)
 	cmd := s.lookup(c, args[0])
 	if cmd == nil {
@@ -18,7 +22,8 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	}
 	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
 	c.lastCommand.Store(cmd)
-	// Redis's order: the (sub)command exists, its arity, then authentication.
+	// Redis's order: the (sub)command exists, its arity, authentication,
+	// then the user's permissions.
 	switch {
 	case cmd == nil:
 		c.w.Error("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try " +
@@ -27,6 +32,7 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
 		c.w.Error(errNoAuth)
+	case !c.permitted(cmd, args):
 	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.

@@ -176,6 +176,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_patterns", s.pubsub.count(subPattern))
 	b.field("pubsubshard_channels", s.pubsub.count(subShard))
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	s.infoACL(b)
 }
 
 func (s *Server) infoKeyspace(b *infoBuilder) {

@@ -37,6 +37,9 @@ type eventLoop struct {
 
 	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
 	clients atomic.Int64  // len(conns), for INFO and metrics
+	// revocations is the server's count of revocations the loop has
+	// looked for revoked connections after (acl.go).
+	revocations int64
 }
 
 // What a loop connection's reader returns when its socket has no more input
@@ -210,6 +213,16 @@ func (l *eventLoop) drainWake() {
 		// It may have sent something before it was watched.
 		c.ev.readable = true
 		l.serveSafely(c)
+	}
+	// A connection whose user was deleted closes now, not at its next
+	// command: its goroutine closes it on errRevoked.
+	if n := l.srv.acl.revocations.Load(); n != l.revocations {
+		l.revocations = n
+		for _, c := range l.conns {
+			if c.revoked.Load() {
+				l.eject(c, errRevoked, handoffEnd)
+			}
+		}
 	}
 }
 

@@ -133,6 +133,10 @@ func (c *Conn) subscribe(kind subKind, names [][]byte) {
 	c.startPushing()
 	p := &c.srv.pubsub
 	p.mu.Lock()
+	if !c.mayStillSubscribe(kind, names) {
+		p.mu.Unlock()
+		return
+	}
 	for _, name := range names {
 		p.add(c, kind, name)
 		c.writeSubscription(subNames[kind].subscribe, name, c.subs.count(kind))

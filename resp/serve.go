@@ -20,6 +20,9 @@ const (
 	// limit (outbox.go).
 	closedOutputLimit = "output_buffer_limit"
 	closedKilled      = "killed" // by CLIENT KILL
+	// A connection whose user was deleted, or whose channels were taken
+	// away while it was subscribed (acl.go).
+	closedRevoked = "acl_revoked"
 )
 
 // errPanicked is the error the event loop hands over with a connection whose
@@ -174,6 +177,8 @@ func (s *Server) finish(c *Conn, reason string) {
 	switch {
 	case c.killed:
 		reason = closedKilled
+	case c.revoked.Load():
+		reason = closedRevoked
 	case s.closing && reason == closedByClient:
 		reason = closedShutdown
 	}

@@ -50,8 +50,15 @@ var ErrServerClosed = errors.New("resp: server closed")
 type Options struct {
 	// Store holds the keys; required.
 	Store *engine.Store
-	// RequirePass, if set, makes clients AUTH before other commands.
+	// RequirePass, if set, is the default user's password: clients AUTH
+	// before other commands.
 	RequirePass string
+	// Users defines users at start, one "name rules..." each in Redis's
+	// ACL syntax ("alice on >secret ~cache:* +@read"); ACLFile, an ACL file
+	// of "user name rules..." lines, which ACL LOAD reads again and ACL SAVE
+	// writes. One or the other (ErrUsersAndACLFile).
+	Users   []string
+	ACLFile string
 	// MaxClients bounds open connections. If zero, DefaultMaxClients.
 	MaxClients int
 	// MaxValueSize bounds a bulk string and a stored value. If zero,
@@ -98,6 +105,9 @@ type Server struct {
 	table   map[string]*command
 	unknown counters
 	started time.Time
+
+	// acl holds the users and the log of denials (acl.go).
+	acl aclState
 
 	// Settable at run time with CONFIG SET.
 	requirePass atomic.Pointer[string]
@@ -173,6 +183,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.pubsubLimit.Store(&limit)
 	s.table = buildTable(s.metrics)
+	if err := s.initACL(opts); err != nil {
+		return nil, err
+	}
 	s.unknown = counters{
 		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
 		fail: s.metrics.Commands.WithLabelValues("unknown", "error"),

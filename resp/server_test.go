@@ -500,7 +500,7 @@ func TestCommandDocsAndInfo(t *testing.T) {
 		t.Fatalf("COMMAND COUNT = %s", got)
 	}
 	info := r.do("COMMAND", "INFO", "get", "nosuch")
-	if info != `[["get" :2 [+readonly +fast] :1 :1 :1 [+@string] [] [] []] (nil)]` {
+	if info != `[["get" :2 [+readonly +fast] :1 :1 :1 [+@read +@string +@fast] [] [] []] (nil)]` {
 		t.Fatalf("COMMAND INFO = %s", info)
 	}
 	docs := r.do("COMMAND", "DOCS", "set")

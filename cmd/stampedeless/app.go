@@ -58,7 +58,11 @@ func serveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
 			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
-			Usage: "password clients must AUTH with before other commands (empty: none)"},
+			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
+		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),
+			Usage: "define a user in Redis's ACL syntax, \"name rules...\" (\"app on >secret ~cache:* +@read\"); repeatable, and one per line in the environment variable"},
+		&cli.StringFlag{Name: "aclfile", EnvVars: env("aclfile"),
+			Usage: "ACL file of \"user name rules...\" lines, read at start and by ACL LOAD, written by ACL SAVE (not with --user)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
@@ -212,9 +216,15 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
 	}
+	users := c.Generic("user").(*userFlag).users
+	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
+		return cfg, err
+	}
 	cfg.server = resp.Options{
 		PubSubOutputLimit: &outputLimit,
 		RequirePass:       c.String("requirepass"),
+		Users:             users,
+		ACLFile:           c.String("aclfile"),
 		MaxClients:        c.Int("max-clients"),
 		MaxValueSize:      maxValue,
 		Logger:            logger,
@@ -331,5 +341,42 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// userFlag is --user: each occurrence is one user, whole, commas and all
+// (a password may have one); the environment variable holds one per line.
+type userFlag struct{ users []string }
+
+func (f *userFlag) Set(v string) error {
+	for _, line := range strings.Split(v, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			f.users = append(f.users, line)
+		}
+	}
+	return nil
+}
+
+func (f *userFlag) String() string { return strings.Join(f.users, "\n") }
+
+// checkUserFlags refuses the combinations where Redis would drop a setting
+// silently: --user with --aclfile (Redis refuses it too), and --requirepass
+// with an ACL file or a --user default, either of which defines the
+// default user from scratch and so would discard the password.
+func checkUserFlags(users []string, aclFile, requirePass string) error {
+	definesDefault := false
+	for _, u := range users {
+		if name, _, _ := strings.Cut(u, " "); name == "default" {
+			definesDefault = true
+		}
+	}
+	switch {
+	case len(users) > 0 && aclFile != "":
+		return errors.New("--user and --aclfile: define the users in one place, the ACL file or the flags")
+	case requirePass != "" && aclFile != "":
+		return errors.New("--requirepass and --aclfile: give the default user's password in the ACL file (user default on >password ...)")
+	case requirePass != "" && definesDefault:
+		return errors.New("--requirepass and --user default: give the default user's password in its rules (>password)")
+	}
 	return nil
 }

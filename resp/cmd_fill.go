@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strconv"
@@ -42,24 +43,27 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
+	// Inside EXEC nothing may wait: the answer is the store's, or
+	// -TIMEOUT while the load starts (TIMEOUT 0).
+	req.InSection = c.tx.running
 	ans, pending, err := c.srv.opts.Filler.Start(req)
+	if pending != nil && req.InSection {
+		ans, err = pending.Wait(context.Background())
+		pending = nil
+	}
 	if pending == nil {
 		writeFillAnswer(c, req.Key, ans, err)
 		return
 	}
-	wait := func() {
+	// The wait happens after the handler, outside the atomic section it
+	// runs in: the connection's goroutine finishes the command (on the
+	// event loop, once the loop has handed it the connection).
+	c.ev.resume = func() {
 		ctx, stop := c.watchDisconnect()
 		ans, err := pending.Wait(ctx)
 		stop()
 		writeFillAnswer(c, req.Key, ans, err)
 	}
-	if c.ev.looped {
-		// The event loop must not wait: it hands the connection to a
-		// goroutine, which waits and answers.
-		c.ev.resume = wait
-		return
-	}
-	wait()
 }
 
 // writeFillAnswer writes GETFILL's reply.

@@ -30,8 +30,15 @@ type Conn struct {
 	authed  bool
 	quit    bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
+	tx      transaction
+
+	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
+	// them changed since (Redis's CLIENT_DIRTY_CAS).
+	watching []*watchedKey
+	casDirty bool
 
 	lastCommand atomic.Pointer[command]
+	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 
 	mu      sync.Mutex // protects name, libName and libVer
@@ -53,9 +60,11 @@ type loopState struct {
 	backToLoop bool
 	// looped: the event loop serves this connection now.
 	looped bool
-	// resume, set by a command on the event loop that must wait, finishes
-	// that command on the connection's goroutine; resumeCounted is the
-	// command to count once it has answered.
+	// resume, set by a command that must wait, finishes that command on
+	// the connection's goroutine, outside the atomic section its handler
+	// ran in (on the event loop, once the loop has handed the connection
+	// to its goroutine); resumeCounted is the command to count once it has
+	// answered.
 	resume        func()
 	resumeCounted *command
 }
@@ -73,6 +82,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c.rd = NewReader(connReader{c})
 	c.authed = *s.requirePass.Load() == ""
 	c.lastActive.Store(c.created.Unix())
+	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
 	return c
 }
@@ -129,8 +139,22 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, cmd, libName, libVer)
+	multi := c.multiLen.Load()
+	watched, dirty := c.srv.watches.watchInfo(c)
+	// Redis's letters, in its order: x in MULTI, d a watched key changed;
+	// N for none.
+	flags := ""
+	if multi >= 0 {
+		flags += "x"
+	}
+	if dirty {
+		flags += "d"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d watch=%d cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, name, age, idle, flags, multi, watched, cmd, libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

@@ -105,6 +105,10 @@ type Server struct {
 	rejectedConns   atomic.Int64
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
+	watches         watchRegistry
+	changesMu       sync.Mutex // protects changeConsumers
+	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
+
 	mu        sync.Mutex // protects listeners, conns and closing
 	listeners []net.Listener
 	conns     map[*Conn]struct{}
@@ -149,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
 	}
+	s.watches.srv = s
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))

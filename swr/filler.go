@@ -71,6 +71,10 @@ type Request struct {
 	// Timeout bounds how long this caller waits; negative means the
 	// loader's own timeout, zero answers at once (fail fast).
 	Timeout time.Duration
+	// InSection says the caller holds the store's atomic section
+	// exclusively (a transaction's EXEC): the read never waits, as with
+	// Timeout zero, and does not enter the section again.
+	InSection bool
 }
 
 // Answer is what a GETFILL replies.
@@ -143,6 +147,9 @@ type Pending struct {
 // loader), or returns the Pending load to wait for. It is for callers that
 // must not block, such as an event loop, which hand the wait to a goroutine.
 func (f *Filler) Start(req Request) (Answer, *Pending, error) {
+	if req.InSection {
+		req.Timeout = 0
+	}
 	ld, ok := f.opts.Loaders.Lookup(req.Key)
 	if !ok {
 		return Answer{}, nil, ErrNoLoader
@@ -201,7 +208,10 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
-		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, time.Now().UnixNano()) {
+		var env engine.Envelope
+		var found bool
+		p.inSection(func() { env, found = f.opts.Store.Lookup([]byte(req.Key)) })
+		if Servable(env, found, time.Now().UnixNano()) {
 			m.Answer(name, "timeout_stale")
 			return Answer{Value: env.Value, Found: true}, nil
 		}
@@ -217,13 +227,29 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 		if !joined && f.opts.Fleet != nil {
 			// The fleet may have answered with a stale entry: its refresh
 			// starts now, as for a stale read.
-			if env, found := f.opts.Store.Peek([]byte(req.Key)); found &&
-				Decide(env, found, time.Now().UnixNano(), false) == ServeAndRefresh {
+			var env engine.Envelope
+			var found bool
+			p.inSection(func() { env, found = f.opts.Store.Peek([]byte(req.Key)) })
+			if found && Decide(env, found, time.Now().UnixNano(), false) == ServeAndRefresh {
 				f.refresh(ld, req, env)
 			}
 		}
 	}
 	return Answer{Value: res.Value, Found: res.Found}, nil
+}
+
+// inSection runs read, a read of the store after the wait, inside the
+// store's atomic section as every command's store access is, unless the
+// caller holds it already.
+func (p *Pending) inSection(read func()) {
+	if p.req.InSection {
+		read()
+		return
+	}
+	sec, hint := p.f.opts.Store.Section(), rand.Uint64()
+	sec.RLock(hint)
+	defer sec.RUnlock(hint)
+	read()
 }
 
 // flightObserver feeds the coalescing measurements of the Filler's flights

@@ -62,16 +62,24 @@ func (s *Store) Listen(l Listener) {
 	s.listener.Store(&l)
 }
 
-// notify tells the listener, if any, that key changed.
+// notify tells the listener, if any, that key changed. It is inlined into
+// the writers: with no listener it is one load and a branch.
 func (s *Store) notify(kind ChangeKind, key []byte) {
-	if l := s.listener.Load(); l != nil {
-		(*l)(Change{Kind: kind, Key: key})
+	if s.listener.Load() != nil {
+		s.tell(kind, key)
 	}
 }
 
 // notifyRemoved tells the listener, if any, that e left the store.
 func (s *Store) notifyRemoved(kind ChangeKind, e *entry) {
+	if s.listener.Load() != nil {
+		s.tell(kind, []byte(e.key))
+	}
+}
+
+// tell calls the listener, unless it was removed meanwhile.
+func (s *Store) tell(kind ChangeKind, key []byte) {
 	if l := s.listener.Load(); l != nil {
-		(*l)(Change{Kind: kind, Key: []byte(e.key)})
+		(*l)(Change{Kind: kind, Key: key})
 	}
 }

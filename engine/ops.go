@@ -161,12 +161,21 @@ func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *en
 // Set writes value under key as opts says. It copies key and value.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	if opts.Fence != nil {
-		// A fill is background work: it waits for an atomic batch rather
-		// than interleave with it (Section).
-		hint := s.hash(key)
-		s.section.RLock(hint)
-		defer s.section.RUnlock(hint)
+		return s.setFenced(key, value, &opts)
 	}
+	return s.set(key, value, &opts)
+}
+
+// setFenced is a fill's Set. A fill is background work: it waits for an
+// atomic batch rather than interleave with it (Section).
+func (s *Store) setFenced(key, value []byte, opts *SetOptions) (SetResult, error) {
+	hint := s.hash(key)
+	s.section.RLock(hint)
+	defer s.section.RUnlock(hint)
+	return s.set(key, value, opts)
+}
+
+func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 	cost := entryCost(len(key), len(value))
 	// The bound is read from ristretto each time: SetMaxMemory changes it.
 	if cost > s.MaxMemory() {

@@ -98,6 +98,9 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("blocked_clients", 0)
 	b.field("event_loop", boolInt(s.loop != nil))
 	b.field("event_loop_clients", s.eventLoopClients())
+	clients, keys := s.watches.stats()
+	b.field("watching_clients", clients)
+	b.field("total_watched_keys", keys)
 }
 
 func (s *Server) infoMemory(b *infoBuilder) {

@@ -3,6 +3,8 @@ package resp
 import (
 	"context"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Replies of the transaction commands, as Redis 7 words them.
@@ -29,6 +31,12 @@ type transaction struct {
 	queue   []queuedCommand
 }
 
+// txResults are the children of metrics.Registry.Transactions, resolved
+// once.
+type txResults struct {
+	ran, watchChanged, aborted prometheus.Counter
+}
+
 // queuedCommand is a command MULTI queued: the (sub)command to run, the one
 // its metrics count, and a copy of its arguments (the reader reuses its
 // buffers).
@@ -42,6 +50,7 @@ type queuedCommand struct {
 // executed; an EXEC refused so ends it, and says why, as Redis does.
 func (c *Conn) refuse(cmd *command, errText string) {
 	if cmd != nil && cmd.name == "exec" {
+		c.srv.txResults.aborted.Inc()
 		c.endTransaction()
 		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR "))
 		return
@@ -131,6 +140,7 @@ func cmdExec(c *Conn, _ [][]byte) {
 	}
 	defer c.endTransaction()
 	if tx.failed {
+		c.srv.txResults.aborted.Inc()
 		c.w.Error(errExecAbort)
 		return
 	}
@@ -171,9 +181,11 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand) (starts []int, ran boo
 	// Checked holding the section, so nothing can change a watched key
 	// between the check and the commands.
 	if !s.watches.unchanged(c) {
+		s.txResults.watchChanged.Inc()
 		c.w.NullArray()
 		return nil, false
 	}
+	s.txResults.ran.Inc()
 	c.tx.running = true
 	defer func() { c.tx.running = false }()
 	c.w.Array(len(queue))

@@ -12,6 +12,8 @@ import (
 
 	redigo "github.com/gomodule/redigo/redis"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 // txTarget is a server a transaction test runs against: ours, or a real
@@ -432,3 +434,50 @@ func gatedOrigin(t *testing.T) *gated {
 }
 
 func (o *gated) open() { o.once.Do(func() { close(o.gate) }) }
+
+// TestTransactionMetricsAndInfo: stampedeless_transactions_total counts
+// EXECs by result, commands run inside EXEC are counted as themselves, and
+// INFO clients shows the watches.
+func TestTransactionMetricsAndInfo(t *testing.T) {
+	reg := metrics.New()
+	ts := startServer(t, Options{Metrics: reg})
+	a, b := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
+	a.do("WATCH", "k", "shared")
+	b.do("WATCH", "shared")
+	info := ts.clientRESP2(t).Info(context.Background(), "clients").Val()
+	for _, want := range []string{"watching_clients:2\r\n", "total_watched_keys:2\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO clients lacks %q:\n%s", want, info)
+		}
+	}
+	b.do("SET", "shared", "1") // both watchers are now dirty
+	for _, c := range []*rawConn{a, b} {
+		c.do("MULTI")
+		c.do("INCR", "n")
+		if got := c.do("EXEC"); got != "(nil array)" && got != "(nil)" {
+			t.Fatalf("EXEC after a watched key changed: %s", got)
+		}
+	}
+	a.do("MULTI")
+	a.do("INCR", "n")
+	a.do("INCR", "shared", "extra") // refused while queuing
+	a.do("EXEC")
+	a.do("MULTI")
+	a.do("INCR", "n")
+	a.do("GET", "n")
+	a.do("EXEC")
+	for result, want := range map[string]float64{"exec": 1, "watch_changed": 2, "execabort": 1} {
+		if v := metrics.Value(reg.Transactions.WithLabelValues(result)); v != want {
+			t.Errorf("transactions_total{%s} = %v, want %v", result, v, want)
+		}
+	}
+	if v := metrics.Value(reg.Commands.WithLabelValues("incr", "ok")); v != 1 {
+		t.Errorf("commands_total{incr,ok} = %v, want the one INCR that ran", v)
+	}
+	info = ts.clientRESP2(t).Info(context.Background(), "clients").Val()
+	for _, want := range []string{"watching_clients:0\r\n", "total_watched_keys:0\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO clients lacks %q:\n%s", want, info)
+		}
+	}
+}

@@ -106,6 +106,7 @@ type Server struct {
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	watches         watchRegistry
+	txResults       txResults
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 
@@ -154,6 +155,11 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.txResults = txResults{
+		ran:          s.metrics.Transactions.WithLabelValues("exec"),
+		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
+		aborted:      s.metrics.Transactions.WithLabelValues("execabort"),
+	}
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))

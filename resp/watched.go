@@ -14,8 +14,9 @@ import (
 type watchRegistry struct {
 	srv *Server
 
-	mu   sync.Mutex
-	keys map[string][]*watchedKey // by key, the clients watching it
+	mu      sync.Mutex
+	keys    map[string][]*watchedKey // by key, the clients watching it
+	clients int                      // clients watching at least one key
 }
 
 // watchedKey is one client's watch of one key.
@@ -52,6 +53,9 @@ func (w *watchRegistry) watch(c *Conn, keys [][]byte) {
 			w.srv.consumeChanges(1)
 		}
 		w.keys[wk.key] = append(w.keys[wk.key], wk)
+		if len(c.watching) == 0 {
+			w.clients++
+		}
 		c.watching = append(c.watching, wk)
 		added = append(added, wk)
 	}
@@ -106,6 +110,7 @@ func (w *watchRegistry) unwatchLocked(c *Conn) {
 			w.keys[wk.key] = list
 		}
 	}
+	w.clients--
 	c.watching = nil
 	if len(w.keys) == 0 {
 		w.srv.consumeChanges(-1)
@@ -186,6 +191,15 @@ func (w *watchRegistry) watchInfo(c *Conn) (keys int, dirty bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(c.watching), c.casDirty
+}
+
+// stats is what INFO says of WATCH, as Redis 7.4's watching_clients and
+// total_watched_keys: how many clients watch keys, and how many distinct
+// keys are watched.
+func (w *watchRegistry) stats() (clients, keys int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clients, len(w.keys)
 }
 
 // consumeChanges counts a consumer of the store's changes in (1) or out

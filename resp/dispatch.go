@@ -31,9 +31,9 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
 		c.refuse(cmd, errNoAuth)
 	case c.tx.active && cmd.flags&flagNoQueue == 0:
-		c.enqueue(cmd, counted, args)
-		c.w.Status("QUEUED")
-		return // counted when EXEC runs it
+		if c.enqueue(cmd, counted, args) {
+			return // counted when EXEC runs it
+		}
 	case s.opts.Shared != nil && cmd.shared():
 		s.runShared(c, cmd, args)
 	default:

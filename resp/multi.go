@@ -29,6 +29,9 @@ type transaction struct {
 	// section exclusively: no command may wait or enter the section.
 	running bool
 	queue   []queuedCommand
+	// queued is the size of the queued commands' arguments, bounded by the
+	// memory bound: a transaction cannot hold more than the store may.
+	queued int64
 }
 
 // txResults are the children of metrics.Registry.Transactions, resolved
@@ -61,14 +64,34 @@ func (c *Conn) refuse(cmd *command, errText string) {
 	c.w.Error(errText)
 }
 
-// enqueue queues a command for EXEC. As in Redis, a transaction EXEC will
-// not run keeps nothing more.
-func (c *Conn) enqueue(cmd, counted *command, args [][]byte) {
-	if c.tx.failed || c.srv.watches.dirty(c) {
-		return
+// enqueue queues a command for EXEC and answers +QUEUED, or refuses it
+// with Redis's OOM error, failing the transaction, when the queue would
+// outgrow the memory bound. As in Redis, a transaction EXEC will not run
+// keeps nothing more. It reports whether the command was queued.
+func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
+	size := argsSize(args)
+	if c.tx.queued+size > c.srv.store.MaxMemory() {
+		c.refuse(cmd, errOOM)
+		return false
 	}
+	c.w.Status("QUEUED")
+	if c.tx.failed || c.srv.watches.dirty(c) {
+		return true
+	}
+	c.tx.queued += size
 	c.tx.queue = append(c.tx.queue, queuedCommand{cmd: cmd, counted: counted, args: copyArgs(args)})
 	c.multiLen.Store(int32(len(c.tx.queue)))
+	return true
+}
+
+// argsSize is what a command's arguments take: their bytes and a slice
+// header each.
+func argsSize(args [][]byte) int64 {
+	n := int64(len(args)) * 24
+	for _, a := range args {
+		n += int64(len(a))
+	}
+	return n
 }
 
 // copyArgs copies args into one allocation.

@@ -13,6 +13,7 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -479,5 +480,32 @@ func TestTransactionMetricsAndInfo(t *testing.T) {
 		if !strings.Contains(info, want) {
 			t.Errorf("INFO clients lacks %q:\n%s", want, info)
 		}
+	}
+}
+
+// TestQueueBoundedByMaxMemory: a transaction cannot queue more than the
+// memory bound; the command that would go past it gets Redis's OOM error
+// and fails the transaction.
+func TestQueueBoundedByMaxMemory(t *testing.T) {
+	store, err := engine.New(engine.Options{MaxMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	ts := startServer(t, Options{Store: store})
+	r := dialRaw(t, ts.addr)
+	big := strings.Repeat("v", 600<<10)
+	r.do("MULTI")
+	if got := r.do("SET", "a", big); got != "+QUEUED" {
+		t.Fatalf("first 600 KiB SET: %s", got)
+	}
+	if got := r.do("SET", "b", big); got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("second 600 KiB SET into 1 MiB: %s", got)
+	}
+	if got := r.do("EXEC"); got != "-"+errExecAbort {
+		t.Fatalf("EXEC: %s", got)
+	}
+	if got := r.do("EXISTS", "a"); got != ":0" {
+		t.Fatalf("EXISTS a after EXECABORT: %s", got)
 	}
 }

@@ -15,6 +15,14 @@
 //
 // Because the ristretto key is an id handed out by the store, two different keys
 // can never collide inside ristretto, and a read always compares the full key.
+//
+// # Changes and atomic batches
+//
+// A Listener (Store.Listen) is told synchronously of every change a reader
+// would see, eviction and expiry included; the server's WATCH is built on
+// it. The Section (Store.Section) lets one user run a batch of calls that
+// no other user interleaves with (EXEC), while ordinary users hold it
+// shared around their calls.
 package engine
 
 import (

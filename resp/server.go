@@ -11,6 +11,11 @@
 // A connection is served by a goroutine of its own, or, with
 // Options.EventLoop on Linux, by one epoll loop thread for as long as it
 // sends only commands that cannot wait (loop_linux.go).
+//
+// A command that reads or writes keys runs inside the store's atomic
+// section, shared (dispatch.go); EXEC runs its queue holding it exclusively
+// (multi.go), so no other command interleaves with a transaction in either
+// serving mode. WATCH listens to the store's changes (watched.go).
 package resp
 
 import (

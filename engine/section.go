@@ -40,6 +40,14 @@ func (s *Section) RLock(hint uint64) { s.locks[hint%sectionLocks].RLock() }
 // RUnlock leaves a shared entry made with the same hint.
 func (s *Section) RUnlock(hint uint64) { s.locks[hint%sectionLocks].RUnlock() }
 
+// Shared runs fn holding the section shared on hint's lock, and leaves it
+// even if fn panics.
+func (s *Section) Shared(hint uint64, fn func()) {
+	s.RLock(hint)
+	defer s.RUnlock(hint)
+	fn()
+}
+
 // Lock enters the section exclusively, once every shared holder has left.
 // Shared entries that arrive meanwhile wait for Unlock.
 func (s *Section) Lock() {

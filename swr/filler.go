@@ -246,10 +246,7 @@ func (p *Pending) inSection(read func()) {
 		read()
 		return
 	}
-	sec, hint := p.f.opts.Store.Section(), rand.Uint64()
-	sec.RLock(hint)
-	defer sec.RUnlock(hint)
-	read()
+	p.f.opts.Store.Section().Shared(rand.Uint64(), read)
 }
 
 // flightObserver feeds the coalescing measurements of the Filler's flights

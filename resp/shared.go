@@ -3,10 +3,12 @@ package resp
 import "context"
 
 // Shared is the tier replicas share in --redis mode (cluster.Client). The
-// dispatcher calls it around every Redis command that names keys, so that a
+// dispatcher calls it around every Redis command that names keys or
+// empties the keyspace, and around a transaction's whole queue, so that a
 // command on one replica sees what clients wrote on another and its writes
-// reach the others before it is acknowledged. Without it (nil) a server
-// keeps its keys to itself.
+// reach the others before it is acknowledged. It is never called inside
+// the store's atomic section: it does I/O. Without it (nil) a server keeps
+// its keys to itself.
 type Shared interface {
 	// Fault copies keys from the shared tier into the store where the
 	// store lacks them.

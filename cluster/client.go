@@ -349,14 +349,20 @@ func (c *Client) handle(payload string) {
 	switch m.kind {
 	case msgWrite:
 		c.m.InvalidationsReceived.Inc()
+		// Another replica's write lands between transactions, never inside
+		// one, and all its keys at once.
+		c.opts.Store.Section().Shared(0, func() {
+			for _, k := range m.keys {
+				c.opts.Store.Delete([]byte(k))
+			}
+		})
 		for _, k := range m.keys {
-			c.opts.Store.Delete([]byte(k))
 			c.wake(k)
 		}
 		c.ack(m)
 	case msgFlush:
 		c.m.InvalidationsReceived.Inc()
-		c.opts.Store.Flush(false)
+		c.opts.Store.Section().Shared(0, func() { c.opts.Store.Flush(false) })
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {

@@ -99,6 +99,11 @@ func (sh *shard) wroteAllLocked() {
 // was taken. It releases the fence and reports whether a live entry was
 // removed.
 func (s *Store) DeleteFenced(f *Fence) bool {
+	// A fill is background work: it waits for an atomic batch rather than
+	// interleave with it (Section).
+	hint := s.hashString(f.key)
+	s.section.RLock(hint)
+	defer s.section.RUnlock(hint)
 	sh := f.shard
 	var dead []*entry
 	sh.mu.Lock()
@@ -108,6 +113,7 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 		e = s.liveLocked(sh, []byte(f.key), s.now(), &dead)
 		if e != nil {
 			sh.removeLocked(e)
+			s.notifyRemoved(Deleted, e)
 			dead = append(dead, e)
 		}
 	}

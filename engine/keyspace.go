@@ -172,6 +172,7 @@ func (s *Store) Flush(async bool) {
 		}
 		sh.mu.Unlock()
 	}
+	s.notify(Flushed, nil)
 	release := func() {
 		for _, m := range old {
 			for _, e := range m {
@@ -203,7 +204,11 @@ func (s *Store) sweep(interval time.Duration) {
 			return
 		case <-t.C:
 			for i := range s.shards {
+				// Expiring keys is a write no atomic batch may see half
+				// of (Section).
+				s.section.RLock(uint64(i))
 				s.sweepShard(&s.shards[i])
+				s.section.RUnlock(uint64(i))
 				s.recheckCosts(&s.shards[i])
 			}
 		}
@@ -232,6 +237,7 @@ func (s *Store) sweepShard(sh *shard) {
 			}
 			if e.expiredAt(now) {
 				sh.removeLocked(e)
+				s.notifyRemoved(Expired, e)
 				dead = append(dead, e)
 			}
 			if sampled++; sampled >= sample {

@@ -135,6 +135,7 @@ func (s *Store) expire(sh *shard, e *entry) {
 	removed := sh.m[e.key] == e
 	if removed {
 		sh.removeLocked(e)
+		s.notifyRemoved(Expired, e)
 	}
 	sh.mu.Unlock()
 	if removed {
@@ -149,6 +150,7 @@ func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *en
 	e := sh.m[string(key)]
 	if e != nil && e.expiredAt(now) {
 		sh.removeLocked(e)
+		s.notifyRemoved(Expired, e)
 		s.expired.Add(1)
 		*dead = append(*dead, e)
 		return nil
@@ -158,6 +160,22 @@ func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *en
 
 // Set writes value under key as opts says. It copies key and value.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
+	if opts.Fence != nil {
+		return s.setFenced(key, value, &opts)
+	}
+	return s.set(key, value, &opts)
+}
+
+// setFenced is a fill's Set. A fill is background work: it waits for an
+// atomic batch rather than interleave with it (Section).
+func (s *Store) setFenced(key, value []byte, opts *SetOptions) (SetResult, error) {
+	hint := s.hash(key)
+	s.section.RLock(hint)
+	defer s.section.RUnlock(hint)
+	return s.set(key, value, opts)
+}
+
+func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 	cost := entryCost(len(key), len(value))
 	// The bound is read from ristretto each time: SetMaxMemory changes it.
 	if cost > s.MaxMemory() {
@@ -188,6 +206,7 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	}
 	res.Written = true
 	sh.wroteLocked(key)
+	s.notify(Written, key)
 	isNew := e == nil
 	if isNew {
 		e = &entry{key: string(key), id: s.nextID.Add(1)}
@@ -252,6 +271,7 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 			sh.m[e.key] = e
 		}
 		sh.wroteLocked(key)
+		s.notify(Written, key)
 		sh.setDeadlinesLocked(e, 0, 0)
 		e.value = append([]byte{}, value...)
 		e.fill = nil
@@ -329,6 +349,7 @@ func (s *Store) updateLocked(sh *shard, key []byte, fn func([]byte, bool) ([]byt
 		sh.m[e.key] = e
 	}
 	sh.wroteLocked(key)
+	s.notify(Written, key)
 	e.value = value
 	// The value is no longer the origin's, so its validators must not
 	// renew it on a later revalidation.
@@ -354,6 +375,7 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	e := s.liveLocked(sh, key, s.now(), &dead)
 	if e != nil {
 		sh.removeLocked(e)
+		s.notify(Deleted, key)
 		dead = append(dead, e)
 	}
 	sh.mu.Unlock()
@@ -417,6 +439,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 		sh.wroteLocked(key)
 		if at <= now {
 			sh.removeLocked(e)
+			s.notify(Deleted, key)
 			dead = append(dead, e)
 		} else {
 			fresh := at
@@ -424,6 +447,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 				fresh = e.freshUntil
 			}
 			sh.setDeadlinesLocked(e, fresh, at)
+			s.notify(Written, key)
 		}
 	}
 	sh.mu.Unlock()
@@ -457,6 +481,7 @@ func (s *Store) Persist(key []byte) bool {
 	if ok {
 		sh.wroteLocked(key)
 		sh.setDeadlinesLocked(e, 0, 0)
+		s.notify(Written, key)
 	}
 	sh.mu.Unlock()
 	s.unregister(dead)
@@ -483,12 +508,18 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		sh.wroteLocked(key)
 		switch {
 		case persist:
-			sh.setDeadlinesLocked(e, 0, 0)
+			// As Redis, a key that had no deadline did not change.
+			if e.staleUntil != 0 {
+				sh.setDeadlinesLocked(e, 0, 0)
+				s.notify(Written, key)
+			}
 		case at <= now:
 			sh.removeLocked(e)
+			s.notify(Deleted, key)
 			dead = append(dead, e)
 		default:
 			sh.setDeadlinesLocked(e, at, at)
+			s.notify(Written, key)
 		}
 	}
 	sh.mu.Unlock()

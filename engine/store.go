@@ -15,6 +15,14 @@
 //
 // Because the ristretto key is an id handed out by the store, two different keys
 // can never collide inside ristretto, and a read always compares the full key.
+//
+// # Changes and atomic batches
+//
+// A Listener (Store.Listen) is told synchronously of every change a reader
+// would see, eviction and expiry included; the server's WATCH is built on
+// it. The Section (Store.Section) lets one user run a batch of calls that
+// no other user interleaves with (EXEC), while ordinary users hold it
+// shared around their calls.
 package engine
 
 import (
@@ -90,6 +98,9 @@ type Store struct {
 	rejected atomic.Int64 // new entries refused by ristretto's admission policy
 	expired  atomic.Int64 // entries removed because their stale deadline passed
 	flushes  atomic.Uint64
+
+	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	section  Section                  // the atomic section (section.go)
 
 	stop   chan struct{}
 	bg     sync.WaitGroup // the sweeper and asynchronous flushes
@@ -348,22 +359,23 @@ func (s *Store) onReject(item *ristretto.Item[*entry]) {
 	if _, stored := s.policy.GetTTL(item.Key); stored {
 		return
 	}
-	if s.dropFromPolicy(item.Value) {
+	if s.dropFromPolicy(item.Value, Rejected) {
 		s.rejected.Add(1)
 	}
 }
 
 // onEvict runs on ristretto's goroutine for every entry its policy evicts.
 func (s *Store) onEvict(item *ristretto.Item[*entry]) {
-	if s.dropFromPolicy(item.Value) {
+	if s.dropFromPolicy(item.Value, Evicted) {
 		s.evicted.Add(1)
 	}
 }
 
 // dropFromPolicy removes e from its shard because ristretto no longer holds
-// it. It reports whether e was still live. It must not call back into
-// ristretto's buffer: it runs on the goroutine that drains it.
-func (s *Store) dropFromPolicy(e *entry) bool {
+// it, and tells the listener why. It reports whether e was still live. It
+// must not call back into ristretto's buffer: it runs on the goroutine that
+// drains it.
+func (s *Store) dropFromPolicy(e *entry, why ChangeKind) bool {
 	if e == nil || e.dead.Load() {
 		return false
 	}
@@ -374,5 +386,6 @@ func (s *Store) dropFromPolicy(e *entry) bool {
 		return false
 	}
 	sh.removeLocked(e)
+	s.notifyRemoved(why, e)
 	return true
 }

@@ -38,6 +38,10 @@ type Registry struct {
 	// EventLoopReturns counts connections given back to the event loop by
 	// their goroutine once idle.
 	EventLoopReturns prometheus.Counter
+	// Transactions counts EXECs by result: "exec" (ran), "watch_changed"
+	// (a watched key changed: nothing ran), "execabort" (a command was
+	// refused while queuing: nothing ran).
+	Transactions *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -78,11 +82,17 @@ func New() *Registry {
 			Name:      "event_loop_returns_total",
 			Help:      "Connections given back to the event loop by their goroutine once it had nothing left to do (after a handoff for a command or for output).",
 		}),
+		Transactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "transactions_total",
+			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
+		}, []string{"result"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
+		r.Transactions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -20,9 +20,10 @@ func (c *Conn) read(key []byte) ([]byte, bool) {
 // default user (authenticated only if no password is required), no name,
 // NO-EVICT and NO-TOUCH off. lib-name and lib-ver stay, as in Redis 7.2:
 // they describe the client library, which has not changed. Whatever else
-// keeps state on a connection (a transaction, subscriptions, tracking)
-// must be cleared here too.
+// keeps state on a connection (a transaction and watched keys,
+// subscriptions, later tracking) is cleared here too.
 func (c *Conn) resetState() {
+	c.endTransaction() // MULTI discarded, keys unwatched
 	// Subscriptions end without confirmations, and what the subscriber had
 	// queued is sent before the reply to RESET.
 	c.leavePubSub()
@@ -77,11 +78,18 @@ func (c *Conn) kind() clientType {
 }
 
 // flagLetters is the connection's flags field in CLIENT LIST, in Redis's
-// order: P for a subscriber, e for NO-EVICT, T for NO-TOUCH, N for none.
+// order: P for a subscriber, x in MULTI, d a watched key changed, e for
+// NO-EVICT, T for NO-TOUCH, N for none.
 func (c *Conn) flagLetters() string {
 	var b []byte
 	if c.subs.total() > 0 {
 		b = append(b, 'P')
+	}
+	if c.multiLen.Load() >= 0 {
+		b = append(b, 'x')
+	}
+	if _, dirty := c.srv.watches.watchInfo(c); dirty {
+		b = append(b, 'd')
 	}
 	if c.noEvict.Load() {
 		b = append(b, 'e')

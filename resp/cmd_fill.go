@@ -51,7 +51,14 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
+	// Inside EXEC nothing may wait: the answer is the store's, or
+	// -TIMEOUT while the load starts (TIMEOUT 0).
+	req.InSection = c.tx.running
 	ans, pending, err := c.srv.opts.Filler.Start(req)
+	if pending != nil && req.InSection {
+		ans, err = pending.Wait(context.Background())
+		pending = nil
+	}
 	if pending == nil {
 		writeFillAnswer(c, req.Key, ans, err)
 		return
@@ -119,11 +126,10 @@ func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
 		stop()
 		reply()
 	}
-	if c.ev.looped {
-		c.ev.resume = run
-		return
-	}
-	run()
+	// The wait happens after the handler, outside the atomic section the
+	// handler runs in: the connection's goroutine finishes the command (on
+	// the event loop, once the loop has handed it the connection).
+	c.ev.resume = run
 }
 
 // writeFillAnswer writes GETFILL's reply.

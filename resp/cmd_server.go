@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"context"
 	"time"
 )
 
@@ -19,10 +18,9 @@ func cmdFlush(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
+	// In --redis mode the dispatcher then flushes the shared tier
+	// (writeThrough), outside the atomic section.
 	c.srv.store.Flush(async)
-	if sh := c.srv.opts.Shared; sh != nil {
-		sh.Flushed(context.Background())
-	}
 	c.w.OK()
 }
 

@@ -23,6 +23,9 @@ const (
 	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
 	// Not a Redis flag: COMMAND INFO does not show it.
 	flagSubscriberOK
+
+	// Not shown by COMMAND INFO:
+	flagNoQueue // runs at once inside MULTI instead of being queued
 )
 
 var flagNames = []struct {
@@ -76,6 +79,9 @@ type command struct {
 
 	// own marks stampedeless's commands, which Redis does not have.
 	own bool
+	// flush marks the commands that empty the keyspace (FLUSHALL,
+	// FLUSHDB), which --redis mode writes through as a flush.
+	flush bool
 	// blind, if set, reports whether a call's reply and effect do not depend
 	// on its keys' current values (SET without NX/XX/GET/KEEPTTL, MSET), so
 	// --redis mode need not fetch them from the shared tier first.
@@ -100,7 +106,7 @@ func commandTable() []*command {
 			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
 		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
 			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
-		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK, handler: cmdQuit,
+		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK | flagNoQueue, handler: cmdQuit,
 			group: "connection", summary: "Closes the connection.", since: "1.0.0"},
 		{name: "select", arity: 2, flags: flagFast | flagStale | flagLoading, handler: cmdSelect,
 			group: "connection", summary: "Changes the selected database; only database 0 exists.", usage: "index", since: "1.0.0"},
@@ -121,7 +127,7 @@ func commandTable() []*command {
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
 		},
 			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH.", usage: "subcommand [argument ...]", since: "2.4.0"},
-		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK, handler: cmdReset,
+		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue, handler: cmdReset,
 			group: "connection", summary: "Resets the connection: RESP2, no name, logged out if a password is required.", since: "6.2.0"},
 
 		// Pub/sub.
@@ -291,12 +297,24 @@ func commandTable() []*command {
 		{name: "randomkey", arity: 1, flags: flagReadonly, handler: cmdRandomKey,
 			group: "generic", summary: "Returns a random key name from the database.", since: "1.0.0"},
 
+		// Transactions.
+		{name: "multi", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdMulti,
+			group: "transactions", summary: "Starts a transaction.", since: "1.2.0"},
+		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue, handler: cmdExec,
+			group: "transactions", summary: "Executes all commands in a transaction.", since: "1.2.0"},
+		{name: "discard", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdDiscard,
+			group: "transactions", summary: "Discards a transaction.", since: "2.0.0"},
+		{name: "watch", arity: -2, flags: flagFast | flagLoading | flagStale | flagNoQueue, firstKey: 1, lastKey: -1, step: 1, handler: cmdWatch,
+			group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction.", usage: "key [key ...]", since: "2.2.0"},
+		{name: "unwatch", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdUnwatch,
+			group: "transactions", summary: "Forgets about watched keys of a transaction.", since: "2.2.0"},
+
 		// Server.
 		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, handler: cmdDBSize, acl: acl.Keyspace,
 			group: "server", summary: "Returns the number of keys in the database.", since: "1.0.0"},
-		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush, acl: acl.Keyspace | acl.Dangerous,
+		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from the current database.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
-		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush, acl: acl.Keyspace | acl.Dangerous,
+		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from all databases.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
 		{name: "time", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdTime,
 			group: "server", summary: "Returns the server time.", since: "2.6.0"},
@@ -362,6 +380,12 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 		table[c.name] = c
 	}
 	return table
+}
+
+// usesKeyspace reports whether cmd reads or writes keys, and so runs inside
+// the store's atomic section.
+func (cmd *command) usesKeyspace() bool {
+	return cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0
 }
 
 // arityOK reports whether a command of n arguments, its name included,

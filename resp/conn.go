@@ -32,6 +32,12 @@ type Conn struct {
 	authed  bool
 	quit    bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
+	tx      transaction
+
+	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
+	// them changed since (Redis's CLIENT_DIRTY_CAS).
+	watching []*watchedKey
+	casDirty bool
 
 	// out queues the connection's output in push mode; pushDone is the
 	// writer goroutine's, nil outside push mode (outbox.go).
@@ -46,6 +52,7 @@ type Conn struct {
 	revoked atomic.Bool
 
 	lastCommand atomic.Pointer[command]
+	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
@@ -72,9 +79,11 @@ type loopState struct {
 	backToLoop bool
 	// looped: the event loop serves this connection now.
 	looped bool
-	// resume, set by a command on the event loop that must wait, finishes
-	// that command on the connection's goroutine; resumeCounted is the
-	// command to count once it has answered.
+	// resume, set by a command that must wait, finishes that command on
+	// the connection's goroutine, outside the atomic section its handler
+	// ran in (on the event loop, once the loop has handed the connection
+	// to its goroutine); resumeCounted is the command to count once it has
+	// answered.
 	resume        func()
 	resumeCounted *command
 }
@@ -93,6 +102,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
 	c.lastActive.Store(c.created.Unix())
+	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
 	return c
 }
@@ -154,10 +164,12 @@ func (c *Conn) info() string {
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
 	omem, _ := c.outputBuffer(now.Unix())
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 watch=0 omem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	multi := c.multiLen.Load()
+	watched, _ := c.srv.watches.watchInfo(c)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d omem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
-		omem, cmd, c.user.Load().Name(), c.w.Protocol(), libName, libVer)
+		multi, watched, omem, cmd, c.user.Load().Name(), c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

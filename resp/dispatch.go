@@ -2,7 +2,8 @@ package resp
 
 import "strings"
 
-// dispatch runs one command and counts its result.
+// dispatch runs one command, or queues it inside MULTI, and counts its
+// result.
 func (s *Server) dispatch(c *Conn, args [][]byte) {
 	if c.revoked.Load() { // its user was deleted: it runs nothing more
 		c.quit = true
@@ -12,7 +13,7 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	cmd := s.lookup(c, args[0])
 	if cmd == nil {
 		s.unknown.fail.Inc()
-		c.w.Error(unknownCommand(args))
+		c.refuse(nil, unknownCommand(args))
 		return
 	}
 	counted := cmd // subcommands are counted as their container
@@ -23,25 +24,34 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
 	c.lastCommand.Store(cmd)
 	// Redis's order: the (sub)command exists, its arity, authentication,
-	// then the user's permissions.
+	// the user's permissions, subscriber mode; a command refused so inside
+	// MULTI fails the transaction. Then MULTI queues all but the
+	// transaction commands.
 	switch {
 	case cmd == nil:
-		c.w.Error("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try " +
-			strings.ToUpper(counted.name) + " HELP.")
+		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
+			strings.ToUpper(counted.name)+" HELP.")
 	case !cmd.arityOK(len(args)):
-		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
 	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.w.Error(errNoAuth)
+		c.refuse(cmd, errNoAuth)
 	case !c.permitted(cmd, args):
+		// permitted wrote -NOPERM; inside MULTI it fails the transaction.
+		if c.tx.active {
+			c.tx.failed = true
+		}
 	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.
-		c.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0:
-		// (Shard channels are keys to COMMAND INFO, not to the shared tier.)
+		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case c.tx.active && cmd.flags&flagNoQueue == 0:
+		if c.enqueue(cmd, counted, args) {
+			return // counted when EXEC runs it
+		}
+	case s.opts.Shared != nil && cmd.shared():
 		s.runShared(c, cmd, args)
 	default:
-		cmd.handler(c, args)
+		s.run(c, cmd, args)
 	}
 	if c.ev.resume != nil {
 		c.ev.resumeCounted = counted // counted when it has answered
@@ -50,10 +60,27 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	countReply(counted, c, before)
 }
 
+// run runs cmd's handler. One that reads or writes the keyspace runs
+// inside the store's atomic section, shared, so that no EXEC runs between
+// its store calls; the section is one uncontended RLock, taken on a lock
+// of its own by each connection (engine.Section).
+func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
+	if !cmd.usesKeyspace() {
+		cmd.handler(c, args)
+		return
+	}
+	sec, hint := s.store.Section(), uint64(c.id)
+	sec.RLock(hint)
+	// Deferred: a handler that panics must not leave the section held,
+	// which would stop every later EXEC.
+	defer sec.RUnlock(hint)
+	cmd.handler(c, args)
+}
+
 // countReply counts a command by whether the reply written since before is
 // an error.
 func countReply(counted *command, c *Conn, before int) {
-	if c.w.Len() > before && c.w.b[before] == '-' {
+	if c.w.isError(before) {
 		counted.counters.fail.Inc()
 	} else {
 		counted.counters.ok.Inc()

@@ -115,6 +115,9 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
 	b.field("event_loop", boolInt(s.loop != nil))
 	b.field("event_loop_clients", s.eventLoopClients())
+	clients, keys := s.watches.stats()
+	b.field("watching_clients", clients)
+	b.field("total_watched_keys", keys)
 }
 
 // goMemory reads the Go heap's live objects (used_memory) and all the

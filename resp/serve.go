@@ -170,8 +170,10 @@ func (s *Server) logPanic(c *Conn, p any) {
 		"client", c.remote.String(), "panic", fmt.Sprint(p), "stack", string(buf))
 }
 
-// finish forgets a closed connection.
+// finish forgets a closed connection. A transaction it left open is
+// discarded: nothing it queued runs.
 func (s *Server) finish(c *Conn, reason string) {
+	c.endTransaction()
 	s.mu.Lock()
 	delete(s.conns, c)
 	switch {

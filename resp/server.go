@@ -12,6 +12,11 @@
 // A connection is served by a goroutine of its own, or, with
 // Options.EventLoop on Linux, by one epoll loop thread for as long as it
 // sends only commands that cannot wait (loop_linux.go).
+//
+// A command that reads or writes keys runs inside the store's atomic
+// section, shared (dispatch.go); EXEC runs its queue holding it exclusively
+// (multi.go), so no other command interleaves with a transaction in either
+// serving mode. WATCH listens to the store's changes (watched.go).
 package resp
 
 import (
@@ -120,6 +125,11 @@ type Server struct {
 	rejectedConns   atomic.Int64
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
+	watches         watchRegistry
+	txResults       txResults
+	changesMu       sync.Mutex // protects changeConsumers
+	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
+
 	mu        sync.Mutex // protects listeners, conns and closing
 	listeners []net.Listener
 	conns     map[*Conn]struct{}
@@ -172,6 +182,12 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
+	}
+	s.watches.srv = s
+	s.txResults = txResults{
+		ran:          s.metrics.Transactions.WithLabelValues("exec"),
+		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
+		aborted:      s.metrics.Transactions.WithLabelValues("execabort"),
 	}
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)

@@ -52,6 +52,10 @@ func newWriter(conn net.Conn, timeout time.Duration) *Writer {
 // Len is the number of bytes waiting to be flushed.
 func (w *Writer) Len() int { return len(w.b) }
 
+// isError reports whether the reply written at offset at, a Len before it
+// was written, is an error.
+func (w *Writer) isError(at int) bool { return len(w.b) > at && w.b[at] == '-' }
+
 // Flush writes the buffered replies. A client that does not read them
 // within the write timeout is disconnected.
 func (w *Writer) Flush() error { return w.flushAt(time.Now()) }

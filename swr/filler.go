@@ -84,6 +84,10 @@ type Request struct {
 	// Early is the beta of early refresh for this read (GETFILL's EARLY);
 	// zero means Options.EarlyRefresh, negative turns it off.
 	Early float64
+	// InSection says the caller holds the store's atomic section
+	// exclusively (a transaction's EXEC): the read never waits, as with
+	// Timeout zero, and does not enter the section again.
+	InSection bool
 }
 
 // Answer is what a GETFILL replies.
@@ -161,6 +165,9 @@ type Pending struct {
 // loader), or returns the Pending load to wait for. It is for callers that
 // must not block, such as an event loop, which hand the wait to a goroutine.
 func (f *Filler) Start(req Request) (Answer, *Pending, error) {
+	if req.InSection {
+		req.Timeout = 0
+	}
 	ld, ok := f.opts.Loaders.Lookup(req.Key)
 	if !ok {
 		return Answer{}, nil, ErrNoLoader
@@ -228,7 +235,10 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
-		if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, f.now().UnixNano()) {
+		var env engine.Envelope
+		var found bool
+		p.inSection(func() { env, found = f.opts.Store.Lookup([]byte(req.Key)) })
+		if Servable(env, found, f.now().UnixNano()) {
 			f.answered(name, AnswerTimeoutStale)
 			return Answer{Value: env.Value, Found: true}, nil
 		}
@@ -244,13 +254,26 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 		if !joined && f.opts.Fleet != nil {
 			// The fleet may have answered with a stale entry: its refresh
 			// starts now, as for a stale read.
-			if env, found := f.opts.Store.Peek([]byte(req.Key)); found &&
-				Decide(env, found, f.now().UnixNano(), false) == ServeAndRefresh {
+			var env engine.Envelope
+			var found bool
+			p.inSection(func() { env, found = f.opts.Store.Peek([]byte(req.Key)) })
+			if found && Decide(env, found, f.now().UnixNano(), false) == ServeAndRefresh {
 				f.refresh(ld, req, env, 0)
 			}
 		}
 	}
 	return Answer{Value: res.Value, Found: res.Found}, nil
+}
+
+// inSection runs read, a read of the store after the wait, inside the
+// store's atomic section as every command's store access is, unless the
+// caller holds it already.
+func (p *Pending) inSection(read func()) {
+	if p.req.InSection {
+		read()
+		return
+	}
+	p.f.opts.Store.Section().Shared(rand.Uint64(), read)
 }
 
 // refresh starts the key's one background refresh if the refresh budget has

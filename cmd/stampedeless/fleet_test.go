@@ -750,3 +750,56 @@ func TestFleetAppLeaseOneTokenPerFleet(t *testing.T) {
 	}
 	expect(replies, k/2-1, "recovered|(nil)")
 }
+
+// TestFleetTransactions: in --redis mode a transaction runs atomically on
+// its replica, reads keys written on others, writes through what it
+// changed (FLUSHALL too), and WATCH sees a write made on another replica
+// to a key it watches.
+func TestFleetTransactions(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	b.Set(ctx, "acct", "10", 0)
+	cmds, err := a.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.IncrBy(ctx, "acct", 5)
+		p.Set(ctx, "t1", "1", 0)
+		p.MSet(ctx, "t2", "2", "t3", "3")
+		return nil
+	})
+	if err != nil || cmds[0].(*redis.IntCmd).Val() != 15 {
+		t.Fatalf("EXEC on A over B's key: %v %v", cmds, err)
+	}
+	if v := c.MGet(ctx, "acct", "t1", "t2", "t3").Val(); fmt.Sprint(v) != "[15 1 2 3]" {
+		t.Fatalf("C after A's EXEC: %v", v)
+	}
+
+	// WATCH on A, a write of the key on B: A's EXEC runs nothing.
+	err = a.Watch(ctx, func(tx *redis.Tx) error {
+		if err := b.Set(ctx, "acct", "99", 0).Err(); err != nil {
+			return err
+		}
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "acct", "0", 0)
+			return nil
+		})
+		return err
+	}, "acct")
+	if !errors.Is(err, redis.TxFailedErr) {
+		t.Fatalf("WATCH on A, SET on B, EXEC on A: %v, want %v", err, redis.TxFailedErr)
+	}
+	if v := c.Get(ctx, "acct").Val(); v != "99" {
+		t.Fatalf("acct on C = %q, want B's 99", v)
+	}
+
+	if _, err := b.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.FlushAll(ctx)
+		p.Set(ctx, "after", "1", 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v := a.MGet(ctx, "acct", "t1", "after").Val(); fmt.Sprint(v) != "[<nil> <nil> 1]" {
+		t.Fatalf("A after FLUSHALL and SET in one EXEC on B: %v", v)
+	}
+}

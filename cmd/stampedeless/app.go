@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -182,6 +183,11 @@ func parseConfig(c *cli.Context) (config, error) {
 			return cfg, fmt.Errorf("--loader: want prefix=url, got %q", l)
 		}
 		cfg.initialLoaders = append(cfg.initialLoaders, loader.Config{Prefix: prefix, URL: url})
+	}
+	// Refused as GETFILL's EARLY refuses it: a negative or NaN beta would
+	// silently turn early refresh off, an infinite one refresh on every read.
+	if beta := c.Float64("early-refresh"); !(beta >= 0) || math.IsInf(beta, 1) {
+		return cfg, fmt.Errorf("--early-refresh: want a finite beta of 0 or more, got %v", beta)
 	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),

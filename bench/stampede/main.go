@@ -226,6 +226,7 @@ func (h *harness) main(ctx context.Context) error {
 		h.printCold(cold)
 	case modeLease:
 		h.printTable(results)
+		h.printLeases(results)
 	case modeEarly:
 		h.printEarly(results)
 	}

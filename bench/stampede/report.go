@@ -76,7 +76,7 @@ func (h *harness) printEarly(results []result) {
 	fmt.Fprintln(h.out, "| approach | K | origin calls | expiries | calls/expiry | early refreshes | reads | fresh | stale | waited | p50 | p99 | p99.9 | req/s | errors |")
 	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		a := r.answers
+		a := r.counts
 		fresh := a["answers_fresh"]
 		stale := a["answers_stale"] + a["answers_stale_if_error"]
 		waited := a["answers_loaded"] + a["answers_timeout"] + a["answers_timeout_stale"] + a["answers_error"]
@@ -90,6 +90,24 @@ func (h *harness) printEarly(results []result) {
 		fmt.Fprintf(h.out, "| %s | %d | %d | %.0f | %.1f | %d | %d | %s | %s | %s | %s | %s | %s | %.0f | %d |\n",
 			h.approaches[r.approach].name, r.k, r.originCalls, r.expiries, r.perExpiry(), a["refreshes_early"], reads,
 			share(fresh), share(stale), share(waited), fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.p999), r.rps(), r.errors)
+	}
+}
+
+// printLeases is -lease's second table: what the server says of the
+// helper's leases, so that each refill's one computation can be told from
+// its waiters' answers.
+func (h *harness) printLeases(results []result) {
+	fmt.Fprint(h.out, "\n### The helper's leases (server INFO stampede, app_fills)\n\n")
+	fmt.Fprintln(h.out, "| approach | K | leases granted | set | expired | lost | answered fresh | stale | after waiting | TIMEOUT |")
+	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		c := r.counts
+		if c == nil {
+			continue
+		}
+		fmt.Fprintf(h.out, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", h.approaches[r.approach].name, r.k,
+			c["leases_granted"], c["leases_set"], c["leases_expired"], c["leases_lost"],
+			c["answers_fresh"], c["answers_stale"], c["answers_loaded"], c["answers_timeout"])
 	}
 }
 

@@ -113,9 +113,11 @@ type result struct {
 	p50, p99    time.Duration
 	p999        time.Duration
 	firstErr    string
-	// answers are the servers' GETFILL answers during the run, by kind
-	// (INFO stampede's answers_<kind>, and refreshes_<result>); -early only.
-	answers map[string]int64
+	// counts are the servers' INFO stampede counters of the run (their
+	// change over it), by name: the "hot:" loader's line with -early
+	// (answers_<kind>, refreshes_<result>), app_fills with -lease
+	// (leases_<result>, answers_<kind>); nil otherwise.
+	counts map[string]int64
 }
 
 func (r result) perExpiry() float64 { return float64(r.originCalls) / r.expiries }
@@ -199,10 +201,11 @@ func (h *harness) runOne(parent context.Context, ai int, a approach, k int, key 
 	}
 	counter := h.origin.counter(key)
 	before := counter.Load()
-	var answersBefore map[string]int64
-	if o.mode == modeEarly {
+	line := h.countedLine(a)
+	var countsBefore map[string]int64
+	if line != "" {
 		var err error
-		if answersBefore, err = answerCounts(ctx, rdbs); err != nil {
+		if countsBefore, err = infoCounts(ctx, rdbs, line); err != nil {
 			return result{}, err
 		}
 	}
@@ -227,23 +230,36 @@ func (h *harness) runOne(parent context.Context, ai int, a approach, k int, key 
 	}
 	q := quantiles(l.hists, 0.5, 0.99, 0.999)
 	r.p50, r.p99, r.p999 = q[0], q[1], q[2]
-	if answersBefore != nil {
-		after, err := answerCounts(ctx, rdbs)
+	if countsBefore != nil {
+		after, err := infoCounts(ctx, rdbs, line)
 		if err != nil {
 			return result{}, err
 		}
 		for name, n := range after {
-			after[name] = n - answersBefore[name]
+			after[name] = n - countsBefore[name]
 		}
-		r.answers = after
+		r.counts = after
 	}
 	return r, nil
 }
 
-// answerCounts sums the counters of the "hot:" loader's line in the INFO
-// stampede of every server of rdbs: answers_<kind>, refreshes_<result> and
-// the others, by name.
-func answerCounts(ctx context.Context, rdbs []*redis.Client) (map[string]int64, error) {
+// countedLine is how the INFO stampede line whose counters a run of a
+// keeps begins ("" for none): the "hot:" loader's with -early, app_fills
+// for the lease helper.
+func (h *harness) countedLine(a approach) string {
+	switch {
+	case h.opts.mode == modeEarly:
+		return "prefix=hot:,"
+	case a.read == readLease:
+		return "app_fills:"
+	}
+	return ""
+}
+
+// infoCounts sums the counters (name=number, comma-separated) of the INFO
+// stampede line beginning with begin, or whose value does, over every
+// server of rdbs.
+func infoCounts(ctx context.Context, rdbs []*redis.Client, begin string) (map[string]int64, error) {
 	sum := map[string]int64{}
 	for _, rdb := range rdbs {
 		info, err := rdb.Info(ctx, "stampede").Result()
@@ -251,8 +267,9 @@ func answerCounts(ctx context.Context, rdbs []*redis.Client) (map[string]int64, 
 			return nil, fmt.Errorf("INFO stampede: %w", err)
 		}
 		for _, line := range strings.Split(info, "\n") {
-			_, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || !strings.HasPrefix(fields, "prefix=hot:,") {
+			line = strings.TrimSpace(line)
+			_, fields, _ := strings.Cut(line, ":")
+			if !strings.HasPrefix(line, begin) && !strings.HasPrefix(fields, begin) {
 				continue
 			}
 			for _, f := range strings.Split(fields, ",") {

@@ -33,7 +33,9 @@ function leaseCache(redis) {
     try {
       computed = await compute();
     } catch (err) {
-      await settle.call('FILL.ABORT', key, token, String(err.message ?? err)).catch(() => {}); // LEASELOST: nothing to abort
+      // Best effort: if it fails (LEASELOST, or no connection), the lease
+      // ends at its term anyway, and compute's error is the news.
+      await settle.call('FILL.ABORT', key, token, String(err.message ?? err)).catch(() => {});
       throw err;
     }
     await settle.call('FILL.SET', key, token, computed).catch((err) => {

@@ -54,7 +54,9 @@ func GetOrCompute(ctx context.Context, rdb *redis.Client, key string, ttl, grace
 	settle := context.WithoutCancel(ctx)
 	v, err := compute(ctx)
 	if err != nil {
-		_ = conn.Do(settle, "FILL.ABORT", key, token, err.Error()).Err() // -LEASELOST: nothing to abort
+		// Best effort: if it fails (-LEASELOST, or no connection), the
+		// lease ends at its term anyway, and compute's error is the news.
+		_ = conn.Do(settle, "FILL.ABORT", key, token, err.Error()).Err()
 		return "", err
 	}
 	if err := conn.Do(settle, "FILL.SET", key, token, v).Err(); err != nil && !strings.HasPrefix(err.Error(), "LEASELOST") {

@@ -36,7 +36,8 @@ func cmdGetFill(c *Conn, args [][]byte) {
 			return true, ok
 		case equalFold(name, "early"):
 			beta, err := strconv.ParseFloat(string(value), 64)
-			if err != nil || beta < 0 || math.IsInf(beta, 0) {
+			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
+			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
 				c.w.Error("ERR invalid EARLY in 'getfill' command")
 				return true, false
 			}

@@ -218,6 +218,8 @@ func TestFillLeaseArgumentErrors(t *testing.T) {
 		{[]string{"FILL.ABORT", "q:e", "t"}, "-LEASELOST no lease with this token (it expired, was superseded, or was settled)"},
 		{[]string{"GETFILL", "q:e", "60", "0", "EARLY", "-1"}, "-ERR invalid EARLY in 'getfill' command"},
 		{[]string{"GETFILL", "q:e", "60", "0", "EARLY", "x"}, "-ERR invalid EARLY in 'getfill' command"},
+		{[]string{"GETFILL", "q:e", "60", "0", "EARLY", "nan"}, "-ERR invalid EARLY in 'getfill' command"},
+		{[]string{"GETFILL", "q:e", "60", "0", "EARLY", "inf"}, "-ERR invalid EARLY in 'getfill' command"},
 		{[]string{"GETFILL", "q:e", "60", "0", "EARLY", "1.5", "TIMEOUT", "10"}, "-NOLOADER"},
 		{[]string{"GETFILL", "q:e", "60", "0", "TIMEOUT"}, "-ERR syntax error"},
 		// The reply's shape: a two-element array.

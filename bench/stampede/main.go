@@ -1,7 +1,10 @@
 // Command stampede measures cache stampedes on one hot key: naive
 // cache-aside and SET NX lock-and-poll on redis-server, against stampedeless
 // GETFILL (grace 0 and grace 5), all in front of the same in-process HTTP
-// origin that sleeps 200 ms per call and counts its calls.
+// origin that sleeps 200 ms per call and counts its calls. -fleet compares
+// one replica with three; -lease compares the get-or-compute helper on
+// FILL.LEASE (examples/go/lease) with cache-aside, both computing the value
+// in the client process; -early measures early refresh (XFetch) on GETFILL.
 //
 //	go run ./bench/stampede            # K = 100,500,1000, 30 s per run
 //	go run ./bench/stampede -quick     # K = 100, 5 s per run
@@ -37,8 +40,18 @@ type options struct {
 	timeout   time.Duration
 	png       string
 	quick     bool
-	fleet     bool
+	mode      mode
 }
+
+// mode is what a run compares.
+type mode int
+
+const (
+	modeSingle mode = iota // the recipes on Redis against GETFILL on one stampedeless
+	modeFleet              // -fleet: one replica against three
+	modeLease              // -lease: the FILL.LEASE helper against cache-aside, computing in the client
+	modeEarly              // -early: GETFILL with and without early refresh
+)
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -52,7 +65,9 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "hard limit for the whole program")
 	fs.StringVar(&o.png, "png", "bench/stampede/stampede.png", "where to write the chart (empty: none)")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: -duration 5s, K=100 only")
-	fs.BoolVar(&o.fleet, "fleet", false, "compare one replica with three, local-only and --redis (default K = 300,1000)")
+	fleet := fs.Bool("fleet", false, "compare one replica with three, local-only and --redis (default K = 300,1000)")
+	lease := fs.Bool("lease", false, "compare the FILL.LEASE get-or-compute helper with cache-aside, both computing the value in the client (no chart unless -png)")
+	early := fs.Bool("early", false, "compare GETFILL with and without early refresh (EARLY, --early-refresh): share of reads served stale or waiting (default K = 100; no chart unless -png)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -61,11 +76,28 @@ func parseFlags(args []string) (options, error) {
 		kSet = kSet || f.Name == "k"
 		pngSet = pngSet || f.Name == "png"
 	})
-	if o.fleet && !kSet {
-		*kList = "300,1000"
-	}
-	if o.fleet && !pngSet {
-		o.png = "bench/stampede/fleet.png"
+	switch {
+	case *fleet && (*lease || *early) || *lease && *early:
+		return o, errors.New("-fleet, -lease and -early are exclusive")
+	case *fleet:
+		o.mode = modeFleet
+		if !kSet {
+			*kList = "300,1000"
+		}
+		if !pngSet {
+			o.png = "bench/stampede/fleet.png"
+		}
+	case *lease, *early:
+		o.mode = modeLease
+		if *early {
+			o.mode = modeEarly
+			if !kSet {
+				*kList = "100"
+			}
+		}
+		if !pngSet {
+			o.png = ""
+		}
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -181,15 +213,22 @@ func (h *harness) main(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.printTable(results)
-	if !h.opts.fleet {
+	switch h.opts.mode {
+	case modeSingle:
+		h.printTable(results)
 		h.printBaseline(results, baselines)
-	} else {
+	case modeFleet:
+		h.printTable(results)
 		cold, err := h.runColdAll(ctx)
 		if err != nil {
 			return err
 		}
 		h.printCold(cold)
+	case modeLease:
+		h.printTable(results)
+		h.printLeases(results)
+	case modeEarly:
+		h.printEarly(results)
 	}
 	if h.opts.png != "" {
 		if err := writeChart(h.opts.png, h.opts.ks, len(h.approaches), results); err != nil {
@@ -258,16 +297,13 @@ func (h *harness) startServers(ctx context.Context) error {
 				"--loader", "hot:=" + h.origin.base + "/{key}"}, extra...)
 		})
 	}
-	h.approaches = singleApproaches
-	if h.opts.fleet {
-		h.approaches = fleetApproaches
-	}
+	h.approaches = approachesOf[h.opts.mode]
 	h.groups = map[serverGroup][]*child.Server{groupRedis: {redisSrv}}
 	needed := map[serverGroup]bool{}
 	for _, a := range h.approaches {
 		needed[a.servers] = true
 	}
-	if !h.opts.fleet {
+	if h.opts.mode == modeSingle {
 		needed[baseline.servers] = true
 	}
 	if needed[groupSingle] {
@@ -276,6 +312,13 @@ func (h *harness) startServers(ctx context.Context) error {
 			return err
 		}
 		h.groups[groupSingle] = []*child.Server{srv}
+	}
+	if needed[groupEarly] {
+		srv, err := stampede("stampedeless-early", "--early-refresh", "1")
+		if err != nil {
+			return err
+		}
+		h.groups[groupEarly] = []*child.Server{srv}
 	}
 	for i := range 3 {
 		if needed[groupLocalFleet] {

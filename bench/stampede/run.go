@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,13 +14,15 @@ import (
 
 	"github.com/stampedeless/stampedeless/bench/internal/aside"
 	"github.com/stampedeless/stampedeless/bench/internal/child"
+	"github.com/stampedeless/stampedeless/examples/go/lease"
 )
 
 // approach is one way of reading the hot key.
 type approach struct {
 	name    string
 	read    reader
-	grace   int  // GETFILL only
+	grace   int  // GETFILL and the lease helper only
+	early   int  // GETFILL's EARLY beta; 0: none given
 	hitOnly bool // GETFILL of a key that never expires: the plain-hit baseline
 	// servers names the servers the clients are spread over, round robin.
 	servers serverGroup
@@ -29,9 +32,11 @@ type approach struct {
 type reader int
 
 const (
-	readNaive   reader = iota // cache-aside on redis-server
-	readLock                  // SET NX lock and poll on redis-server
-	readGetFill               // GETFILL on stampedeless
+	readNaive        reader = iota // cache-aside on redis-server
+	readLock                       // SET NX lock and poll on redis-server
+	readGetFill                    // GETFILL on stampedeless
+	readAsideCompute               // cache-aside on redis-server, the value computed in the client
+	readLease                      // the FILL.LEASE get-or-compute helper on stampedeless
 )
 
 // serverGroup names a set of servers the harness starts.
@@ -42,6 +47,7 @@ const (
 	groupSingle                        // one stampedeless
 	groupLocalFleet                    // three stampedeless, each on its own
 	groupRedisFleet                    // three stampedeless sharing the redis-server (--redis)
+	groupEarly                         // one stampedeless with --early-refresh 1
 )
 
 // baseline is the plain cache hit the grace approach is compared with:
@@ -66,6 +72,34 @@ var fleetApproaches = []approach{
 	{name: "GETFILL grace 5, 3 replicas, --redis", read: readGetFill, grace: 5, servers: groupRedisFleet},
 }
 
+// leaseApproaches are compared with -lease: the value is computed in the
+// client process (the origin's latency and counting, no HTTP), by
+// cache-aside on Redis or under the lease of examples/go/lease's helper.
+var leaseApproaches = []approach{
+	{name: "cache-aside, computed in the client (redis)", read: readAsideCompute, servers: groupRedis},
+	{name: "FILL.LEASE helper grace 0 (stampedeless)", read: readLease, grace: 0, servers: groupSingle},
+	{name: "FILL.LEASE helper grace 5 (stampedeless)", read: readLease, grace: 5, servers: groupSingle},
+}
+
+// earlyApproaches are compared with -early: GETFILL of a hot key without
+// early refresh, with EARLY 1 on every read, and on a server started with
+// --early-refresh 1.
+var earlyApproaches = []approach{
+	{name: "GETFILL grace 0", read: readGetFill, grace: 0, servers: groupSingle},
+	{name: "GETFILL grace 0, EARLY 1", read: readGetFill, grace: 0, early: 1, servers: groupSingle},
+	{name: "GETFILL grace 0, --early-refresh 1", read: readGetFill, grace: 0, servers: groupEarly},
+	{name: "GETFILL grace 5", read: readGetFill, grace: 5, servers: groupSingle},
+	{name: "GETFILL grace 5, EARLY 1", read: readGetFill, grace: 5, early: 1, servers: groupSingle},
+}
+
+// approachesOf are the approaches each mode compares.
+var approachesOf = map[mode][]approach{
+	modeSingle: singleApproaches,
+	modeFleet:  fleetApproaches,
+	modeLease:  leaseApproaches,
+	modeEarly:  earlyApproaches,
+}
+
 // result is what one approach did at one K.
 type result struct {
 	approach    int
@@ -79,6 +113,11 @@ type result struct {
 	p50, p99    time.Duration
 	p999        time.Duration
 	firstErr    string
+	// counts are the servers' INFO stampede counters of the run (their
+	// change over it), by name: the "hot:" loader's line with -early
+	// (answers_<kind>, refreshes_<result>), app_fills with -lease
+	// (leases_<result>, answers_<kind>); nil otherwise.
+	counts map[string]int64
 }
 
 func (r result) perExpiry() float64 { return float64(r.originCalls) / r.expiries }
@@ -100,7 +139,12 @@ func (h *harness) runAll(ctx context.Context) (results, baselines []result, err 
 				return nil, nil, err
 			}
 			runID++
-			key := fmt.Sprintf("hot:run%d-k%d-a%d", runID, k, ai)
+			// The helper fills its keys itself: no loader's prefix.
+			prefix := "hot"
+			if a.read == readLease {
+				prefix = "app"
+			}
+			key := fmt.Sprintf("%s:run%d-k%d-a%d", prefix, runID, k, ai)
 			h.logf("K=%d %s: %v on key %s", k, a.name, h.opts.duration, key)
 			r, err := h.runOne(ctx, ai, a, k, key)
 			if err != nil {
@@ -118,7 +162,7 @@ func (h *harness) runAll(ctx context.Context) (results, baselines []result, err 
 			}
 			results = append(results, r)
 		}
-		if h.opts.fleet {
+		if h.opts.mode != modeSingle {
 			continue
 		}
 		runID++
@@ -157,6 +201,14 @@ func (h *harness) runOne(parent context.Context, ai int, a approach, k int, key 
 	}
 	counter := h.origin.counter(key)
 	before := counter.Load()
+	line := h.countedLine(a)
+	var countsBefore map[string]int64
+	if line != "" {
+		var err error
+		if countsBefore, err = infoCounts(ctx, rdbs, line); err != nil {
+			return result{}, err
+		}
+	}
 
 	l := drive(ctx, k, o.duration, rdbs, h.readFunc(a, org, key, ttlSecs))
 	if err := parent.Err(); err != nil {
@@ -178,7 +230,57 @@ func (h *harness) runOne(parent context.Context, ai int, a approach, k int, key 
 	}
 	q := quantiles(l.hists, 0.5, 0.99, 0.999)
 	r.p50, r.p99, r.p999 = q[0], q[1], q[2]
+	if countsBefore != nil {
+		after, err := infoCounts(ctx, rdbs, line)
+		if err != nil {
+			return result{}, err
+		}
+		for name, n := range after {
+			after[name] = n - countsBefore[name]
+		}
+		r.counts = after
+	}
 	return r, nil
+}
+
+// countedLine is how the INFO stampede line whose counters a run of a
+// keeps begins ("" for none): the "hot:" loader's with -early, app_fills
+// for the lease helper.
+func (h *harness) countedLine(a approach) string {
+	switch {
+	case h.opts.mode == modeEarly:
+		return "prefix=hot:,"
+	case a.read == readLease:
+		return "app_fills:"
+	}
+	return ""
+}
+
+// infoCounts sums the counters (name=number, comma-separated) of the INFO
+// stampede line beginning with begin, or whose value does, over every
+// server of rdbs.
+func infoCounts(ctx context.Context, rdbs []*redis.Client, begin string) (map[string]int64, error) {
+	sum := map[string]int64{}
+	for _, rdb := range rdbs {
+		info, err := rdb.Info(ctx, "stampede").Result()
+		if err != nil {
+			return nil, fmt.Errorf("INFO stampede: %w", err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			line = strings.TrimSpace(line)
+			_, fields, _ := strings.Cut(line, ":")
+			if !strings.HasPrefix(line, begin) && !strings.HasPrefix(fields, begin) {
+				continue
+			}
+			for _, f := range strings.Split(fields, ",") {
+				name, v, _ := strings.Cut(f, "=")
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					sum[name] += n
+				}
+			}
+		}
+	}
+	return sum, nil
 }
 
 // newClients opens a client to each server, with room in each pool for its
@@ -210,10 +312,18 @@ func closeClients(rdbs []*redis.Client) {
 // warmUp leaves the key holding a value on every server before the clients
 // start, so the origin calls it makes are not counted.
 func (h *harness) warmUp(ctx context.Context, a approach, rdbs []*redis.Client, org aside.Origin, key, ttlSecs string) error {
-	if a.read == readGetFill {
+	switch a.read {
+	case readGetFill:
 		for _, r := range rdbs {
 			if err := r.Do(ctx, "GETFILL", key, ttlSecs, strconv.Itoa(a.grace)).Err(); err != nil {
 				return fmt.Errorf("warm-up GETFILL: %w", err)
+			}
+		}
+		return nil
+	case readLease:
+		for _, r := range rdbs {
+			if _, err := h.leaseRead(ctx, r, a, key); err != nil {
+				return fmt.Errorf("warm-up FILL.LEASE: %w", err)
 			}
 		}
 		return nil
@@ -222,29 +332,54 @@ func (h *harness) warmUp(ctx context.Context, a approach, rdbs []*redis.Client, 
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		return fmt.Errorf("FLUSHALL: %w", err)
 	}
-	v, err := org.Fetch(ctx, key)
+	v, err := h.fetchFunc(a, org)(ctx, key)
 	if err != nil {
 		return err
 	}
 	return rdb.Set(ctx, key, v, h.opts.ttl).Err()
 }
 
+// fetchFunc is how cache-aside approach a gets a value on a miss: from the
+// HTTP origin, or computed in the client.
+func (h *harness) fetchFunc(a approach, org aside.Origin) func(context.Context, string) (string, error) {
+	if a.read == readAsideCompute {
+		return h.origin.compute
+	}
+	return org.Fetch
+}
+
+// leaseRead is one read of key through the FILL.LEASE helper, computing the
+// value in the client when it holds the lease.
+func (h *harness) leaseRead(ctx context.Context, rdb *redis.Client, a approach, key string) (string, error) {
+	return lease.GetOrCompute(ctx, rdb, key, h.opts.ttl, time.Duration(a.grace)*time.Second,
+		func(ctx context.Context) (string, error) { return h.origin.compute(ctx, key) })
+}
+
 // readFunc is one client request of approach a: a read of the hot key.
 func (h *harness) readFunc(a approach, org aside.Origin, key, ttlSecs string) func(context.Context, *redis.Client) error {
 	switch a.read {
-	case readNaive:
+	case readNaive, readAsideCompute:
+		fetch := h.fetchFunc(a, org)
 		return func(ctx context.Context, rdb *redis.Client) error {
-			_, err := aside.Read(ctx, rdb, org, key, h.opts.ttl)
+			_, err := aside.ReadWith(ctx, rdb, fetch, key, h.opts.ttl)
 			return err
 		}
 	case readLock:
 		return func(ctx context.Context, rdb *redis.Client) error {
 			return h.lockRead(ctx, rdb, org, key)
 		}
-	default:
-		grace := strconv.Itoa(a.grace)
+	case readLease:
 		return func(ctx context.Context, rdb *redis.Client) error {
-			_, err := rdb.Do(ctx, "GETFILL", key, ttlSecs, grace).Text()
+			_, err := h.leaseRead(ctx, rdb, a, key)
+			return err
+		}
+	default:
+		args := []any{"GETFILL", key, ttlSecs, strconv.Itoa(a.grace)}
+		if a.early != 0 {
+			args = append(args, "EARLY", strconv.Itoa(a.early))
+		}
+		return func(ctx context.Context, rdb *redis.Client) error {
+			_, err := rdb.Do(ctx, args...).Text()
 			return err
 		}
 	}

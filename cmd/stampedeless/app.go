@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -182,6 +183,11 @@ func parseConfig(c *cli.Context) (config, error) {
 	cfg.loaders = loader.Options{MaxValueSize: maxValue, MaxConcurrentFills: c.Int("max-concurrent-fills")}
 	if cfg.initialLoaders, err = parseLoaderFlags(c.StringSlice("loader"), os.LookupEnv); err != nil {
 		return cfg, err
+	}
+	// Refused as GETFILL's EARLY refuses it: a negative or NaN beta would
+	// silently turn early refresh off, an infinite one refresh on every read.
+	if beta := c.Float64("early-refresh"); !(beta >= 0) || math.IsInf(beta, 1) {
+		return cfg, fmt.Errorf("--early-refresh: want a finite beta of 0 or more, got %v", beta)
 	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),

@@ -149,6 +149,9 @@ func TestBadFlagsFail(t *testing.T) {
 	}{
 		{[]string{"--max-memory", "lots"}, "stampedeless: --max-memory: argument must be a memory value\n"},
 		{[]string{"--log-format", "xml"}, "stampedeless: --log-format: want text or json, got \"xml\"\n"},
+		{[]string{"--early-refresh", "-1"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got -1\n"},
+		{[]string{"--early-refresh", "NaN"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got NaN\n"},
+		{[]string{"--early-refresh", "Inf"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got +Inf\n"},
 		{[]string{"--addr", "127.0.0.1:notaport"}, "stampedeless: listen tcp: lookup tcp/notaport: unknown port\n"},
 		{[]string{"--addr", "127.0.0.1:70000"}, "stampedeless: listen tcp: address 70000: invalid port\n"},
 	} {

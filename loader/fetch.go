@@ -284,9 +284,18 @@ func (l *Loader) reason(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return l.timeoutReason()
 	}
+	return errReason(err)
+}
+
+// errReason names a connection, name lookup, allow-list or body error in a few
+// words, without the URL (which has the key).
+func errReason(err error) string {
 	var dnsErr *net.DNSError
 	var netErr net.Error
+	var refused *NotAllowedError
 	switch {
+	case errors.As(err, &refused):
+		return refused.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):

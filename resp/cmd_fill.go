@@ -120,11 +120,20 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	if err := c.srv.opts.Loaders.Register(cfg); err != nil {
-		c.w.Error("ERR " + err.Error())
+	register := func() {
+		if err := c.srv.opts.Loaders.Register(cfg); err != nil {
+			c.w.Error("ERR " + err.Error())
+			return
+		}
+		c.w.OK()
+	}
+	if c.ev.looped {
+		// Register may resolve the origin's name (--loader-allow), which
+		// the event loop must not wait for.
+		c.ev.resume = register
 		return
 	}
-	c.w.OK()
+	register()
 }
 
 func cmdLoaderUnregister(c *Conn, args [][]byte) {

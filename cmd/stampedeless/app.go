@@ -40,7 +40,7 @@ func env(flag string) []string {
 // serveFlags are the flags of `stampedeless serve`, which is also what runs
 // with no subcommand.
 func serveFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
 			Usage: "address to serve the Redis protocol on"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
@@ -89,7 +89,7 @@ func serveFlags() []cli.Flag {
 			Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: env("log-format"),
 			Usage: "text or json"},
-	}
+	}, securityFlags()...)
 }
 
 func newApp() *cli.App {
@@ -175,6 +175,9 @@ func parseConfig(c *cli.Context) (config, error) {
 		}
 		cfg.initialLoaders = append(cfg.initialLoaders, loader.Config{Prefix: prefix, URL: url})
 	}
+	if cfg.loaders.Allow, err = loaderAllowList(c, cfg.initialLoaders); err != nil {
+		return cfg, err
+	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),
 		Cooldown:               &loader.Cooldown{Max: c.Duration("max-cooldown")},
@@ -228,6 +231,7 @@ func runServe(c *cli.Context) error {
 	reg := metrics.New()
 	reg.Store(store)
 	loaders := loader.NewRegistry(cfg.loaders)
+	reg.Loaders(loaders)
 	for _, l := range cfg.initialLoaders {
 		if err := loaders.Register(l); err != nil {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
@@ -283,7 +287,7 @@ func runServe(c *cli.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("stampedeless ready", "addr", ln.Addr().String(), "version", version,
-		"max_memory", cfg.store.MaxMemory)
+		"max_memory", cfg.store.MaxMemory, "loader_allow", cfg.loaders.Allow.String())
 
 	select {
 	case err := <-serveErr:

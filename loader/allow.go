@@ -267,6 +267,19 @@ func (g *guard) check(ctx context.Context, host string, port uint16, reason stri
 	return err
 }
 
+// Resolves reports whether Register of a loader with rawURL would look its
+// host up: a name the allow-list does not list. Only then may Register
+// wait on DNS (for at most 2 s).
+func (r *Registry) Resolves(rawURL string) bool {
+	r.init()
+	t, err := parseTemplate(rawURL)
+	if err != nil {
+		return false
+	}
+	_, err = netip.ParseAddr(t.host)
+	return err != nil && !r.guard.allow.nameListed(t.host, t.port)
+}
+
 // dialContext is the origin transport's DialContext: it resolves the host
 // itself, keeps the addresses the allow-list covers, and connects to those
 // by number, so the address checked is the address connected to.

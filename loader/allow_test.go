@@ -77,6 +77,23 @@ func TestParseAllowList(t *testing.T) {
 	}
 }
 
+func TestResolves(t *testing.T) {
+	r := NewRegistry(Options{Allow: allowing(t, "origin.internal:80")})
+	for u, want := range map[string]bool{
+		"http://10.0.0.1/{key}":         false,
+		"http://[::1]:8080/{key}":       false,
+		"http://origin.internal/{key}":  false,
+		"http://origin.internal:81/":    true,
+		"http://other.internal/{key}":   true,
+		"https://origin.internal/{key}": true, // port 443
+		"ftp://x/":                      false,
+	} {
+		if got := r.Resolves(u); got != want {
+			t.Errorf("Resolves(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
+
 func TestAllowURLHost(t *testing.T) {
 	var a AllowList
 	for _, u := range []string{"http://users.internal/{key}", "https://10.0.0.5:8443/?id={key}", "http://[fd00::5]/x"} {

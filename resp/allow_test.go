@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stampedeless/stampedeless/loader"
@@ -39,6 +40,11 @@ func TestLoaderAllowList(t *testing.T) {
 	}
 	if got := r.do("LOADER.REGISTER", "out:", outside.URL+"/{key}"); got != "+OK" {
 		t.Fatalf("LOADER.REGISTER inside the allow-list = %s", got)
+	}
+	// A name is resolved to be checked (on the event loop, by a goroutine).
+	_, port, _ := strings.Cut(hostOf(outside), ":")
+	if got := r.do("LOADER.REGISTER", "name:", "http://localhost:"+port+"/{key}"); got != "+OK" {
+		t.Fatalf("LOADER.REGISTER of a name resolving inside the allow-list = %s", got)
 	}
 	want = "-LOADERR out:: " + hostOf(inside) + " is not allowed by --loader-allow"
 	if got := r.do("GETFILL", "out:1", "60", "0"); got != want {

@@ -127,8 +127,8 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 		}
 		c.w.OK()
 	}
-	if c.ev.looped {
-		// Register may resolve the origin's name (--loader-allow), which
+	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
+		// Register will resolve the origin's name (--loader-allow), which
 		// the event loop must not wait for.
 		c.ev.resume = register
 		return

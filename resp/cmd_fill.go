@@ -2,7 +2,6 @@ package resp
 
 import (
 	"errors"
-	"net"
 	"strconv"
 	"time"
 
@@ -90,8 +89,7 @@ func (c *Conn) loaderCommandAllowed() bool {
 	case LoaderCommandsNo:
 		return false
 	}
-	addr, ok := c.remote.(*net.TCPAddr)
-	return ok && addr.IP.IsLoopback()
+	return isLocal(c.remote)
 }
 
 // cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms] [CONCURRENCY n].

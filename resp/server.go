@@ -76,6 +76,10 @@ type Options struct {
 	LoaderCommands string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
 	Shared Shared
+	// ProtectedMode refuses clients that are not local (127.0.0.0/8, ::1,
+	// a unix socket) with Redis's -DENIED reply while no password is set,
+	// as Redis's protected-mode; CONFIG SET protected-mode changes it.
+	ProtectedMode bool
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -95,14 +99,16 @@ type Server struct {
 	started time.Time
 
 	// Settable at run time with CONFIG SET.
-	requirePass atomic.Pointer[string]
-	maxClients  atomic.Int64
-	maxBulk     atomic.Int64
+	requirePass   atomic.Pointer[string]
+	maxClients    atomic.Int64
+	maxBulk       atomic.Int64
+	protectedMode atomic.Bool
 
 	nextConnID      atomic.Int64
 	commandsTotal   atomic.Int64
 	connectionsSeen atomic.Int64
-	rejectedConns   atomic.Int64
+	rejectedConns   atomic.Int64                 // at --max-clients or by protected mode, as Redis counts them
+	deniedConns     atomic.Int64                 // by protected mode
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	mu        sync.Mutex // protects listeners, conns and closing
@@ -153,6 +159,7 @@ func New(opts Options) (*Server, error) {
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
 	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	s.protectedMode.Store(opts.ProtectedMode)
 	s.table = buildTable(s.metrics)
 	s.unknown = counters{
 		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
@@ -160,6 +167,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
+	})
+	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
+		return float64(s.deniedConns.Load())
 	})
 	if opts.EventLoop {
 		if opts.Shared != nil {
@@ -235,13 +245,23 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if int64(len(s.conns)) >= s.maxClients.Load() {
-		s.mu.Unlock()
-		s.rejectedConns.Add(1)
+	var refusal string
+	switch {
+	case int64(len(s.conns)) >= s.maxClients.Load():
+		refusal = "-ERR max number of clients reached\r\n"
 		s.metrics.ConnectionsRejected.Inc()
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+	case s.protectedRefuses(nc.RemoteAddr()):
+		refusal = deniedProtectedMode
+		s.deniedConns.Add(1)
+	}
+	if refusal != "" {
+		s.rejectedConns.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			refuse(nc, refusal)
+		}()
 		return
 	}
 	c := newConn(s, nc)

@@ -42,7 +42,7 @@ func env(flag string) []string {
 func serveFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
-			Usage: "address to serve the Redis protocol on"},
+			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
@@ -122,13 +122,14 @@ func newApp() *cli.App {
 
 // config is the parsed command line.
 type config struct {
-	addr, metricsAddr string
-	pprof             bool
-	store             engine.Options
-	server            resp.Options
-	loaders           loader.Options
-	initialLoaders    []loader.Config
-	fill              swr.Options
+	listen         listenConfig
+	metricsAddr    string
+	pprof          bool
+	store          engine.Options
+	server         resp.Options
+	loaders        loader.Options
+	initialLoaders []loader.Config
+	fill           swr.Options
 	// redis is nil unless --redis is set.
 	redis   *redis.UniversalOptions
 	cluster cluster.Options
@@ -158,7 +159,13 @@ func parseConfig(c *cli.Context) (config, error) {
 	default:
 		return cfg, fmt.Errorf("--log-format: want text or json, got %q", c.String("log-format"))
 	}
-	cfg.addr = c.String("addr")
+	if cfg.listen, err = parseListen(c); err != nil {
+		return cfg, err
+	}
+	protected, err := parseProtectedMode(c)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
 	cfg.store = engine.Options{MaxMemory: maxMemory}
@@ -211,6 +218,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		Version:        version,
 		LoaderCommands: c.String("enable-loader-commands"),
 		EventLoop:      c.Bool("event-loop"),
+		ProtectedMode:  protected,
 	}
 	return cfg, nil
 }
@@ -258,7 +266,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	lns, err := cfg.listen.listen()
 	if err != nil {
 		return err
 	}
@@ -275,7 +283,9 @@ func runServe(c *cli.Context) error {
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {
-			ln.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
 			return err
 		}
 		go metricsSrv.Serve(mln)
@@ -284,10 +294,15 @@ func runServe(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("stampedeless ready", "addr", ln.Addr().String(), "version", version,
-		"max_memory", cfg.store.MaxMemory, "loader_allow", cfg.loaders.Allow.String())
+	serveErr := make(chan error, len(lns))
+	addrs := make([]string, len(lns))
+	for i, ln := range lns {
+		go func() { serveErr <- srv.Serve(ln) }()
+		addrs[i] = ln.Addr().String()
+	}
+	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
+		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
+		"loader_allow", cfg.loaders.Allow.String())
 
 	select {
 	case err := <-serveErr:
@@ -303,8 +318,10 @@ func runServe(c *cli.Context) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
-		return err
+	for range lns {
+		if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info("stopped")
 	return nil

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,5 +61,56 @@ func TestLoaderAllowFlag(t *testing.T) {
 	}
 	if m := metricsText(t, metricsAddr); !strings.Contains(m, `stampedeless_loader_refused_total{reason="register"} 1`) {
 		t.Errorf("/metrics lacks the refusal:\n%s", m)
+	}
+}
+
+// TestProtectedModeFlag: listening on every interface with no password, the
+// server refuses a client from outside loopback with -DENIED by default,
+// and serves it with --requirepass or --protected-mode no.
+func TestProtectedModeFlag(t *testing.T) {
+	ext := redistest.ExternalIP(t)
+	for _, tc := range []struct {
+		args []string
+		want string // the first line of the reply to PING
+	}{
+		{nil, "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user."},
+		{[]string{"--requirepass", "pw"}, "-NOAUTH Authentication required."},
+		{[]string{"--protected-mode", "no"}, "+PONG"},
+	} {
+		_, port, _ := net.SplitHostPort(redistest.FreeAddr(t))
+		startBinary(t, nil, append([]string{"--addr", "0.0.0.0:" + port, "--metrics-addr", ""}, tc.args...)...)
+		nc := redistest.DialFrom(t, ext, ext, "0.0.0.0:"+port)
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(nc, "PING\r\n")
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, tc.want) {
+			t.Errorf("%v: PING from %s: %q, %v; want %q...", tc.args, ext, line, err, tc.want)
+		}
+	}
+	if _, err := exec.Command(binary, "--protected-mode", "maybe").CombinedOutput(); exitStatus(err) != 1 {
+		t.Errorf("--protected-mode maybe: %v, want exit status 1", err)
+	}
+}
+
+// TestUnixSocketFlag: --unixsocket alone (no TCP) serves go-redis over the
+// socket, whose permissions are --unixsocketperm's.
+func TestUnixSocketFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stampedeless.sock")
+	startBinary(t, nil, "--addr", "", "--metrics-addr", "", "--unixsocket", path, "--unixsocketperm", "700")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket mode %v, want a socket with 0700", fi.Mode())
+	}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: path})
+	defer c.Close()
+	if v, err := c.Ping(context.Background()).Result(); err != nil || v != "PONG" {
+		t.Errorf("PING over the socket = %q, %v", v, err)
+	}
+	out, err := exec.Command(binary, "--addr", "", "--metrics-addr", "").CombinedOutput()
+	if exitStatus(err) != 1 || !strings.Contains(string(out), "nothing to serve on") {
+		t.Errorf("no listener at all: %v, %s", err, out)
 	}
 }

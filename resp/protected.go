@@ -67,7 +67,7 @@ func (s *Server) protectedRefuses(remote net.Addr) bool {
 // sent meanwhile do not make the kernel reset the connection under the
 // reply. The write is bounded: the client need not read.
 func refuse(nc net.Conn, reply string) {
-	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.SetDeadline(time.Now().Add(time.Second)) // a TLS handshake reads too
 	if _, err := nc.Write([]byte(reply)); err != nil {
 		nc.Close()
 		return

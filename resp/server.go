@@ -269,7 +269,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
-	if s.loop != nil {
+	if s.loop != nil && !isTLS(nc) {
 		s.loop.adopt(c)
 		return
 	}

@@ -42,7 +42,7 @@ func env(flag string) []string {
 func serveFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
-			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --unixsocket)"},
+			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
@@ -70,7 +70,7 @@ func serveFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
 			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
 		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
-			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port, or host:port,host:port,... for a Redis Cluster (empty: off)"},
+			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port (rediss:// for TLS, with user:password@ if needed), or host:port,host:port,... for a Redis Cluster (empty: off)"},
 		&cli.StringFlag{Name: "redis-prefix", Value: cluster.DefaultPrefix, EnvVars: env("redis-prefix"),
 			Usage: "namespace of stampedeless's keys and channels in the shared Redis"},
 		&cli.DurationFlag{Name: "redis-timeout", Value: cluster.DefaultTimeout, EnvVars: env("redis-timeout"),
@@ -196,6 +196,9 @@ func parseConfig(c *cli.Context) (config, error) {
 		if err != nil {
 			return cfg, err
 		}
+		if cfg.redis.TLSConfig != nil && cfg.listen.tls != nil {
+			cfg.redis.TLSConfig = cfg.listen.tls.Client(cfg.redis.TLSConfig)
+		}
 		cfg.cluster = cluster.Options{
 			Prefix:                  c.String("redis-prefix"),
 			Timeout:                 c.Duration("redis-timeout"),
@@ -294,11 +297,12 @@ func runServe(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	reloadOnSIGHUP(ctx, log, cfg.listen.tls)
 	serveErr := make(chan error, len(lns))
 	addrs := make([]string, len(lns))
 	for i, ln := range lns {
-		go func() { serveErr <- srv.Serve(ln) }()
-		addrs[i] = ln.Addr().String()
+		go func() { serveErr <- ln.serve(srv) }()
+		addrs[i] = ln.String()
 	}
 	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
 		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),

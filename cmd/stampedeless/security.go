@@ -1,16 +1,24 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampedeless/stampedeless/internal/tlsfiles"
 	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // securityFlags are the serve flags that decide who may reach the server
@@ -19,6 +27,16 @@ func securityFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "protected-mode", Value: "yes", EnvVars: env("protected-mode"),
 			Usage: "yes: while no password is set (--requirepass), refuse clients not from loopback or the unix socket with Redis's -DENIED reply; no: serve everyone who can connect"},
+		&cli.StringFlag{Name: "tls-port", EnvVars: env("tls-port"),
+			Usage: "also serve the Redis protocol over TLS on this port, on the host of --addr (127.0.0.1 if --addr is empty), or on host:port (empty or 0: no TLS); served by a goroutine per connection, not the event loop"},
+		&cli.StringFlag{Name: "tls-cert-file", EnvVars: env("tls-cert-file"),
+			Usage: "PEM certificate (chain) of the TLS port; also the client certificate for a rediss:// --redis. Reloaded on SIGHUP"},
+		&cli.StringFlag{Name: "tls-key-file", EnvVars: env("tls-key-file"),
+			Usage: "PEM private key of --tls-cert-file. Reloaded on SIGHUP"},
+		&cli.StringFlag{Name: "tls-ca-cert-file", EnvVars: env("tls-ca-cert-file"),
+			Usage: "PEM CA certificates that verify client certificates, and a rediss:// --redis's certificate instead of the system's roots. Reloaded on SIGHUP for clients"},
+		&cli.StringFlag{Name: "tls-auth-clients", Value: tlsfiles.AuthClientsYes, EnvVars: env("tls-auth-clients"),
+			Usage: "yes: TLS clients must present a certificate signed by --tls-ca-cert-file; optional: verified if presented; no: not asked for"},
 		&cli.StringFlag{Name: "unixsocket", EnvVars: env("unixsocket"),
 			Usage: "also serve the Redis protocol on this unix socket path (empty: no socket)"},
 		&cli.StringFlag{Name: "unixsocketperm", EnvVars: env("unixsocketperm"),
@@ -50,6 +68,11 @@ func loaderAllowList(c *cli.Context, initial []loader.Config) (*loader.AllowList
 type listenConfig struct {
 	// addr is --addr, plain TCP; empty: none.
 	addr string
+	// tlsAddr is --tls-port as host:port; empty: none. tls is its
+	// configuration, also used for a rediss:// --redis; nil without any
+	// --tls-* file.
+	tlsAddr string
+	tls     *tlsfiles.Config
 	// unixSocket is --unixsocket; empty: none. unixPerm is
 	// --unixsocketperm; 0 leaves the umask's.
 	unixSocket string
@@ -66,10 +89,79 @@ func parseListen(c *cli.Context) (listenConfig, error) {
 		}
 		l.unixPerm = fs.FileMode(perm)
 	}
-	if l.addr == "" && l.unixSocket == "" {
-		return l, errors.New("nothing to serve on: --addr and --unixsocket are both empty")
+	if v := c.String("tls-port"); v != "" && v != "0" {
+		l.tlsAddr = v
+		if !strings.Contains(v, ":") {
+			host := "127.0.0.1"
+			if h, _, err := net.SplitHostPort(l.addr); err == nil {
+				host = h
+			}
+			l.tlsAddr = net.JoinHostPort(host, v)
+		}
+	}
+	files := tlsfiles.Files{CertFile: c.String("tls-cert-file"), KeyFile: c.String("tls-key-file"),
+		CAFile: c.String("tls-ca-cert-file"), AuthClients: c.String("tls-auth-clients")}
+	switch {
+	case l.tlsAddr != "" && files.CertFile == "":
+		return l, errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
+	case l.tlsAddr != "" || files.CertFile != "" || files.CAFile != "":
+		var err error
+		if l.tls, err = tlsfiles.Load(files); err != nil {
+			return l, err
+		}
+	}
+	if l.addr == "" && l.unixSocket == "" && l.tlsAddr == "" {
+		return l, errors.New("nothing to serve on: --addr, --unixsocket and --tls-port are all empty")
 	}
 	return l, nil
+}
+
+// listener is one listener of the server, TLS when tls is set.
+type listener struct {
+	net.Listener
+	tls *tls.Config
+}
+
+// serve serves srv on l until it is shut down.
+func (l listener) serve(srv *resp.Server) error {
+	if l.tls != nil {
+		return srv.ServeTLS(l.Listener, l.tls)
+	}
+	return srv.Serve(l.Listener)
+}
+
+// String is the address in the startup log; TLS listeners are tls://.
+func (l listener) String() string {
+	if l.tls != nil {
+		return "tls://" + l.Addr().String()
+	}
+	return l.Addr().String()
+}
+
+// reloadOnSIGHUP reads the TLS files again at each SIGHUP until ctx ends.
+// Without TLS files, SIGHUP is ignored, as redis-server ignores it.
+func reloadOnSIGHUP(ctx context.Context, log *slog.Logger, files *tlsfiles.Config) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP) // before the server is ready, so a SIGHUP never kills it
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			if files == nil {
+				log.Info("SIGHUP: no TLS files to reload")
+				continue
+			}
+			if err := files.Reload(); err != nil {
+				log.Error("SIGHUP: TLS files not reloaded; the ones loaded before stay in use", "err", err)
+				continue
+			}
+			log.Info("SIGHUP: TLS files reloaded; new connections use them")
+		}
+	}()
 }
 
 // parseProtectedMode reads --protected-mode.
@@ -98,29 +190,41 @@ func protectedModeState(on bool, password string) string {
 
 // listen opens every listener of l. On an error, those already open are
 // closed.
-func (l listenConfig) listen() ([]net.Listener, error) {
-	var lns []net.Listener
-	fail := func(err error) ([]net.Listener, error) {
+func (l listenConfig) listen() ([]listener, error) {
+	var lns []listener
+	fail := func(err error) ([]listener, error) {
 		for _, ln := range lns {
 			ln.Close()
 		}
 		return nil, err
 	}
-	if l.addr != "" {
-		ln, err := net.Listen("tcp", l.addr)
+	for _, want := range []struct {
+		addr string
+		open func() (net.Listener, error)
+		tls  *tls.Config
+	}{
+		{l.addr, func() (net.Listener, error) { return net.Listen("tcp", l.addr) }, nil},
+		{l.tlsAddr, func() (net.Listener, error) { return net.Listen("tcp", l.tlsAddr) }, l.serverTLS()},
+		{l.unixSocket, func() (net.Listener, error) { return listenUnix(l.unixSocket, l.unixPerm) }, nil},
+	} {
+		if want.addr == "" {
+			continue
+		}
+		ln, err := want.open()
 		if err != nil {
 			return fail(err)
 		}
-		lns = append(lns, ln)
-	}
-	if l.unixSocket != "" {
-		ln, err := listenUnix(l.unixSocket, l.unixPerm)
-		if err != nil {
-			return fail(err)
-		}
-		lns = append(lns, ln)
+		lns = append(lns, listener{ln, want.tls})
 	}
 	return lns, nil
+}
+
+// serverTLS is the TLS listener's configuration, nil without TLS files.
+func (l listenConfig) serverTLS() *tls.Config {
+	if l.tls == nil {
+		return nil
+	}
+	return l.tls.Server()
 }
 
 // listenUnix listens on a unix socket at path, replacing a socket left

@@ -122,4 +122,3 @@ func FuzzFetchResponse(f *testing.F) {
 		}
 	})
 }
-

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -307,11 +308,22 @@ func errReason(err error) string {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "timeout"
 	}
+	var headerErr textproto.ProtocolError
+	if errors.As(err, &headerErr) {
+		// Its text ends with the origin's bad header line.
+		return "malformed response header"
+	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err // without the method and the URL, which has the key
 	}
-	return err.Error()
+	// net/http quotes what it could not parse ("malformed HTTP response
+	// \"...\""), which is the origin's text: the reason stops before it.
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '"'); i > 0 {
+		msg = strings.TrimRight(msg[:i], " :")
+	}
+	return msg
 }
 
 // setKeyHeader puts key in KeyHeader, percent-encoded (and flagged so) when

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
@@ -297,9 +298,18 @@ func (l *Loader) reason(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return l.timeoutReason()
 	}
+	return errReason(err)
+}
+
+// errReason names a connection, name lookup, allow-list or body error in a few
+// words, without the URL (which has the key).
+func errReason(err error) string {
 	var dnsErr *net.DNSError
 	var netErr net.Error
+	var refused *NotAllowedError
 	switch {
+	case errors.As(err, &refused):
+		return refused.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
@@ -311,11 +321,22 @@ func (l *Loader) reason(ctx context.Context, err error) string {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "timeout"
 	}
+	var headerErr textproto.ProtocolError
+	if errors.As(err, &headerErr) {
+		// Its text ends with the origin's bad header line.
+		return "malformed response header"
+	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err // without the method and the URL, which has the key
 	}
-	return err.Error()
+	// net/http quotes what it could not parse ("malformed HTTP response
+	// \"...\""), which is the origin's text: the reason stops before it.
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '"'); i > 0 {
+		msg = strings.TrimRight(msg[:i], " :")
+	}
+	return msg
 }
 
 // setKeyHeader puts key in KeyHeader, percent-encoded (and flagged so) when

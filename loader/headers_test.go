@@ -52,7 +52,7 @@ func TestHeadersReachTheOrigin(t *testing.T) {
 }
 
 func TestHeaderChecksNeverQuoteTheValue(t *testing.T) {
-	var r Registry
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	for _, h := range []Header{
 		{Name: "", Value: secret},
 		{Name: "Bad Name", Value: secret},
@@ -85,7 +85,7 @@ func TestHeaderChecksNeverQuoteTheValue(t *testing.T) {
 }
 
 func TestInfoShowsHeaderNamesOnly(t *testing.T) {
-	var r Registry
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	if err := r.Register(Config{Prefix: "k:", URL: "http://origin.test/{key}", Headers: []Header{
 		{Name: "x-api-key", Value: secret}, {Name: "Authorization", Value: secret}, {Name: "X-Api-Key", Value: secret},
 	}}); err != nil {
@@ -103,7 +103,7 @@ func TestInfoShowsHeaderNamesOnly(t *testing.T) {
 // TestDefaultsAndRegistrations: a registration overrides its prefix's
 // default until it is unregistered; a default cannot be unregistered.
 func TestDefaultsAndRegistrations(t *testing.T) {
-	var r Registry
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	url := func(key string) string {
 		l, ok := r.Lookup(key)
 		if !ok {

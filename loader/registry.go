@@ -1,12 +1,15 @@
 package loader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,9 +31,18 @@ type Options struct {
 	// Transport makes the origin requests. If nil, the Registry builds its
 	// own from http.DefaultTransport's settings, with MaxIdleConnsPerHost
 	// equal to the fill budget: Go's default of 2 idle connections per host
-	// would make a stampede of fills open and close a connection each.
-	// Redirects are never followed either way: one Fetch is one GET.
+	// would make a stampede of fills open and close a connection each. Its
+	// connections go straight to the origin (no HTTP_PROXY) and are checked
+	// against Allow after resolving; a Transport given here does its own
+	// dialing, and Allow then applies only to loader URLs and redirects.
 	Transport http.RoundTripper
+	// Allow is the set of addresses origins may be reached at
+	// (--loader-allow), checked at Register, for each redirect and for each
+	// connection. If nil, Loopback() is used.
+	Allow *AllowList
+	// Resolver resolves origin host names for Allow's checks. If nil,
+	// net.DefaultResolver is used.
+	Resolver *net.Resolver
 	// MaxValueSize is the largest origin body accepted, in bytes
 	// (--max-value-size). If zero, DefaultMaxValueSize is used.
 	MaxValueSize int64
@@ -117,9 +129,10 @@ const (
 type Registry struct {
 	opts Options
 
-	once   sync.Once // initializes client and budget
+	once   sync.Once // initializes client, budget and guard
 	client *http.Client
 	budget *Budget
+	guard  *guard
 
 	mu       sync.Mutex            // serializes writers of table; guards the fields below
 	defaults map[string]*Loader    // RegisterDefault, by prefix
@@ -150,24 +163,44 @@ func NewRegistry(opts Options) *Registry {
 func (r *Registry) init() {
 	r.once.Do(func() {
 		r.budget = NewBudget(r.opts.MaxConcurrentFills)
+		r.guard = &guard{allow: r.opts.Allow, resolver: r.opts.Resolver, dialer: net.Dialer{KeepAlive: 30 * time.Second}}
+		if r.guard.allow == nil {
+			r.guard.allow = Loopback()
+		}
+		if r.guard.resolver == nil {
+			r.guard.resolver = net.DefaultResolver
+		}
 		rt := r.opts.Transport
 		if rt == nil {
 			t := http.DefaultTransport.(*http.Transport).Clone()
 			t.MaxIdleConns = 0 // no total cap: the per-host cap bounds it
 			t.MaxIdleConnsPerHost = r.budget.Limit()
+			// A proxy would be the address dialed and checked, not the
+			// origin.
+			t.Proxy = nil
+			t.DialContext = r.guard.dialContext
 			rt = t
 		}
 		r.client = &http.Client{
-			Transport: rt,
-			// A redirect would be a second origin request outside the
-			// loader's accounting, possibly to another host; a 3xx is a
-			// failure like any other unexpected status.
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
+			Transport:     rt,
+			CheckRedirect: r.checkRedirect,
 			// No Timeout: each Fetch sets its own deadline, the loader's.
 		}
 	})
+}
+
+// maxRedirects bounds the redirects one Fetch follows. They run inside the
+// load's deadline and slot: a redirect is not a second load.
+const maxRedirects = 5
+
+// checkRedirect follows a redirect only to an address the allow-list
+// covers (the connection is checked again when it is made).
+func (r *Registry) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	host, port := urlHostPort(req.URL)
+	return r.guard.check(req.Context(), host, port, RefusedRedirect)
 }
 
 func (r *Registry) maxValueSize() int64 {
@@ -261,6 +294,14 @@ func (r *Registry) newLoader(c Config, source string, version uint64) (*Loader, 
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	if err := r.guard.check(ctx, tmpl.host, tmpl.port, RefusedRegister); err != nil {
+		if errors.Is(err, ErrNotAllowed) {
+			return nil, fmt.Errorf("loader url %q: %w", c.URL, err)
+		}
+		return nil, fmt.Errorf("%w: url %q: cannot resolve %s: %s", ErrConfig, c.URL, tmpl.host, oneLine(errReason(err)))
+	}
 	l := &Loader{
 		prefix:      c.Prefix,
 		url:         c.URL,
@@ -347,6 +388,8 @@ type template struct {
 	path  string // scheme, host and path, with any {key}
 	query string // raw query without '?', with any {key}; no fragment
 	keyed bool   // {key} occurs in path or query
+	host  string // the host requests go to, without brackets
+	port  uint16 // explicit, or the scheme's
 }
 
 const placeholder = "{key}"
@@ -382,7 +425,25 @@ func parseTemplate(raw string) (template, error) {
 	if !t.keyed && u.Query().Has("key") {
 		return bad(`has a "key" query parameter but no {key}`)
 	}
+	if u.Port() != "" {
+		if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
+			return bad("bad port")
+		}
+	}
+	t.host, t.port = urlHostPort(u)
 	return t, nil
+}
+
+// urlHostPort returns the host a URL's request connects to and the port,
+// the scheme's when the URL names none.
+func urlHostPort(u *url.URL) (string, uint16) {
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return u.Hostname(), uint16(p)
+	}
+	if u.Scheme == "https" {
+		return u.Hostname(), 443
+	}
+	return u.Hostname(), 80
 }
 
 // expand returns the request URL for key.

@@ -15,7 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-const namespace = "stampedeless"
+// Namespace prefixes every metric's name (stampedeless_...).
+const Namespace = "stampedeless"
 
 // Registry is the set of metrics one server exports.
 type Registry struct {
@@ -53,37 +54,37 @@ func New() *Registry {
 	r := &Registry{
 		prom: prometheus.NewRegistry(),
 		Commands: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "commands_total",
 			Help:      "Commands processed, by command name and result (ok or error).",
 		}, []string{"command", "result"}),
 		ConnectionsAccepted: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_accepted_total",
 			Help:      "Client connections accepted.",
 		}),
 		ConnectionsRejected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_rejected_total",
 			Help:      "Client connections refused because --max-clients was reached.",
 		}),
 		ConnectionsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_closed_total",
 			Help:      "Client connections closed, by reason.",
 		}, []string{"reason"}),
 		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "event_loop_handoffs_total",
 			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, or a SUBSCRIBE), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
 		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "event_loop_returns_total",
 			Help:      "Connections given back to the event loop by their goroutine once it had nothing left to do (after a handoff for a command or for output).",
 		}),
 		Transactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "transactions_total",
 			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
 		}, []string{"result"}),
@@ -107,7 +108,7 @@ func (r *Registry) Handler() http.Handler {
 // Gauge registers a gauge read from fn at each scrape.
 func (r *Registry) Gauge(name, help string, fn func() float64) {
 	r.prom.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace, Name: name, Help: help,
+		Namespace: Namespace, Name: name, Help: help,
 	}, fn))
 }
 
@@ -115,7 +116,7 @@ func (r *Registry) Gauge(name, help string, fn func() float64) {
 // decrease.
 func (r *Registry) Counter(name, help string, fn func() float64) {
 	r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Namespace: namespace, Name: name, Help: help,
+		Namespace: Namespace, Name: name, Help: help,
 	}, fn))
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net"
 	"strconv"
 	"time"
 
@@ -177,8 +176,7 @@ func (c *Conn) loaderCommandAllowed() bool {
 	case LoaderCommandsNo:
 		return false
 	}
-	addr, ok := c.remote.(*net.TCPAddr)
-	return ok && addr.IP.IsLoopback()
+	return isLocal(c.remote)
 }
 
 // cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
@@ -217,12 +215,21 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			cfg.Concurrency = int(n)
 		}
 	}
-	// loader's errors never quote a header value.
-	if err := c.srv.opts.Loaders.Register(cfg); err != nil {
-		c.w.Error("ERR " + err.Error())
+	// The loader's errors never quote a header value.
+	register := func() {
+		if err := c.srv.opts.Loaders.Register(cfg); err != nil {
+			c.w.Error("ERR " + err.Error())
+			return
+		}
+		c.w.OK()
+	}
+	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
+		// Register will resolve the origin's name (--loader-allow), which
+		// the event loop must not wait for.
+		c.ev.resume = register
 		return
 	}
-	c.w.OK()
+	register()
 }
 
 func cmdLoaderUnregister(c *Conn, args [][]byte) {

@@ -52,6 +52,15 @@ var configParams = []configParam{
 			s.acl.users.SetDefaultPassword(v)
 			return nil
 		}},
+	{name: "protected-mode",
+		get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
+		set: func(s *Server, v string) error {
+			on, err := configBool(v)
+			if err == nil {
+				s.protectedMode.Store(on)
+			}
+			return err
+		}},
 	{name: "proto-max-bulk-len",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxBulk.Load(), 10) },
 		set: func(s *Server, v string) error {

@@ -95,9 +95,8 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		w:       newWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
-		remote:  nc.RemoteAddr(),
-		local:   nc.LocalAddr(),
 	}
+	c.remote, c.local = peerAddrs(nc)
 	c.rd = NewReader(connReader{c})
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
@@ -131,11 +130,17 @@ func (c *Conn) closeGracefully() {
 	c.leavePubSub()
 	c.w.Flush()
 	c.stopPushing(true)
-	if tc, ok := c.nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {
-		tc.SetReadDeadline(time.Now().Add(lingerTime))
-		io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
+	lingerClose(c.nc)
+}
+
+// lingerClose sends FIN, discards input for up to lingerTime and closes
+// nc (closeGracefully).
+func lingerClose(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		nc.SetReadDeadline(time.Now().Add(lingerTime))
+		io.Copy(io.Discard, io.LimitReader(nc, lingerBytes))
 	}
-	c.nc.Close()
+	nc.Close()
 }
 
 // authenticated reports whether the client may run any command: the

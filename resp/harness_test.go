@@ -35,15 +35,21 @@ type testServer struct {
 // shut down when the test ends.
 func startServer(t testing.TB, opts Options) *testServer {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveListener(t, ln, opts)
+}
+
+// serveListener starts a server for the test on ln, as startServer does.
+func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
+	t.Helper()
 	opts = withDefaults(t, opts)
 	// scripts/test.sh runs this package's tests a second time with every
 	// server on the event loop.
 	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
 		opts.EventLoop = true
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
 	srv, err := New(opts)
 	if err != nil {
@@ -125,6 +131,11 @@ func dialRaw(t testing.TB, addr string) *rawConn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wrapRaw(t, nc)
+}
+
+// wrapRaw makes nc a rawConn, closed when the test ends.
+func wrapRaw(t testing.TB, nc net.Conn) *rawConn {
 	t.Cleanup(func() { nc.Close() })
 	// So failing tests don't just hang.
 	nc.SetDeadline(time.Now().Add(30 * time.Second))

@@ -100,6 +100,9 @@ func (s *Server) port() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.listeners {
+		if _, ok := l.(tlsListener); ok {
+			continue
+		}
 		if a, ok := l.Addr().(*net.TCPAddr); ok {
 			return a.Port
 		}

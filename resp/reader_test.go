@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -248,29 +247,4 @@ func TestReaderBeforeBlock(t *testing.T) {
 	if blocks != 1 {
 		t.Fatalf("BeforeBlock ran %d times, want 1", blocks)
 	}
-}
-
-// FuzzReader checks the reader never panics and parses the same commands
-// however the input is split.
-func FuzzReader(f *testing.F) {
-	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), 3)
-	f.Add([]byte("SET a \"b\\x41\" 'c'\r\nPING\n"), 5)
-	f.Add([]byte("*1\r\n$-2\r\n"), 4)
-	f.Add([]byte("*4000000000000000000\r\n"), 2)
-	f.Add([]byte("*0\r\n*-1\r\n\r\n"), 1)
-	f.Fuzz(func(t *testing.T, data []byte, split int) {
-		lim := Limits{MaxBulk: 1 << 16, MaxArgs: 1 << 10, MaxQuery: 1 << 20}
-		whole, errWhole := readAll(bytes.NewReader(data), lim, true)
-		if split < 0 {
-			split = -split
-		}
-		split %= len(data) + 1
-		parts, errParts := readAll(io.MultiReader(bytes.NewReader(data[:split]), bytes.NewReader(data[split:])), lim, true)
-		if !equalCommands(whole, parts) {
-			t.Fatalf("whole %q, split at %d %q", whole, split, parts)
-		}
-		if (errWhole == nil) != (errParts == nil) || (errWhole != nil && errWhole.Error() != errParts.Error()) {
-			t.Fatalf("errors differ: whole %v, split %v", errWhole, errParts)
-		}
-	})
 }

@@ -93,6 +93,10 @@ type Options struct {
 	// not yet read, as Redis's client-output-buffer-limit pubsub class. If
 	// nil, DefaultPubSubOutputLimit.
 	PubSubOutputLimit *OutputLimit
+	// ProtectedMode refuses clients that are not local (127.0.0.0/8, ::1,
+	// a unix socket) with Redis's -DENIED reply while no password is set,
+	// as Redis's protected-mode; CONFIG SET protected-mode changes it.
+	ProtectedMode bool
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -115,14 +119,16 @@ type Server struct {
 	acl aclState
 
 	// Settable at run time with CONFIG SET.
-	requirePass atomic.Pointer[string]
-	maxClients  atomic.Int64
-	maxBulk     atomic.Int64
+	requirePass   atomic.Pointer[string]
+	maxClients    atomic.Int64
+	maxBulk       atomic.Int64
+	protectedMode atomic.Bool
 
 	nextConnID      atomic.Int64
 	commandsTotal   atomic.Int64
 	connectionsSeen atomic.Int64
-	rejectedConns   atomic.Int64
+	rejectedConns   atomic.Int64                 // at --max-clients or by protected mode, as Redis counts them
+	deniedConns     atomic.Int64                 // by protected mode
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	watches         watchRegistry
@@ -198,6 +204,7 @@ func New(opts Options) (*Server, error) {
 		limit = *opts.PubSubOutputLimit
 	}
 	s.pubsubLimit.Store(&limit)
+	s.protectedMode.Store(opts.ProtectedMode)
 	s.table = buildTable(s.metrics)
 	if err := s.initACL(opts); err != nil {
 		return nil, err
@@ -210,6 +217,9 @@ func New(opts Options) (*Server, error) {
 		return float64(s.connectedClients())
 	})
 	s.registerPubSubMetrics()
+	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
+		return float64(s.deniedConns.Load())
+	})
 	if opts.EventLoop {
 		if opts.Shared != nil {
 			return nil, ErrEventLoopShared
@@ -287,13 +297,23 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if int64(len(s.conns)) >= s.maxClients.Load() {
-		s.mu.Unlock()
-		s.rejectedConns.Add(1)
+	var refusal string
+	switch {
+	case int64(len(s.conns)) >= s.maxClients.Load():
+		refusal = "-ERR max number of clients reached\r\n"
 		s.metrics.ConnectionsRejected.Inc()
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+	case s.protectedRefuses(nc.RemoteAddr()):
+		refusal = deniedProtectedMode
+		s.deniedConns.Add(1)
+	}
+	if refusal != "" {
+		s.rejectedConns.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			refuse(nc, refusal)
+		}()
 		return
 	}
 	c := newConn(s, nc)
@@ -301,7 +321,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
-	if s.loop != nil {
+	if s.loop != nil && !isTLS(nc) {
 		s.loop.adopt(c)
 		return
 	}

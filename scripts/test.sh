@@ -46,6 +46,12 @@ go test -count=1 -run 'TestReadsKeepHotKeys' ./engine
 # The wire layer's tests again, every server serving from the event loop
 # (--event-loop).
 RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./resp
+# Each fuzz target for a few seconds beyond its seed corpus (which ran
+# above): 25 s of fuzzing, plus building each package once with the
+# fuzzer's instrumentation (FUZZTIME=2m for longer runs).
+for target in resp:FuzzReader resp:FuzzArgParsers resp:FuzzOptions engine:FuzzMatch loader:FuzzFetchResponse; do
+  go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "./${target%%:*}"
+done
 bash scripts/integration.sh
 STAMPEDELESS_EVENT_LOOP=true bash scripts/integration.sh # the same against --event-loop
 bash scripts/demo.sh

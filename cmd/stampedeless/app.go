@@ -45,9 +45,9 @@ func env(flag string) []string {
 // serveFlags are the flags of `stampedeless serve`, which is also what runs
 // with no subcommand.
 func serveFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
-			Usage: "address to serve the Redis protocol on"},
+			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
@@ -83,7 +83,7 @@ func serveFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "early-refresh", EnvVars: env("early-refresh"),
 			Usage: "beta of early refresh (XFetch): fresh GETFILL reads refresh a key early, likelier as its deadline nears and the slower its last load (0: off; GETFILL's EARLY overrides it)"},
 		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
-			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port, or host:port,host:port,... for a Redis Cluster (empty: off)"},
+			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port (rediss:// for TLS, with user:password@ if needed), or host:port,host:port,... for a Redis Cluster (empty: off)"},
 		&cli.StringFlag{Name: "redis-prefix", Value: cluster.DefaultPrefix, EnvVars: env("redis-prefix"),
 			Usage: "namespace of stampedeless's keys and channels in the shared Redis"},
 		&cli.DurationFlag{Name: "redis-timeout", Value: cluster.DefaultTimeout, EnvVars: env("redis-timeout"),
@@ -102,7 +102,7 @@ func serveFlags() []cli.Flag {
 			Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: env("log-format"),
 			Usage: "text or json"},
-	}
+	}, securityFlags()...)
 }
 
 func newApp() *cli.App {
@@ -135,13 +135,14 @@ func newApp() *cli.App {
 
 // config is the parsed command line.
 type config struct {
-	addr, metricsAddr string
-	pprof             bool
-	store             engine.Options
-	server            resp.Options
-	loaders           loader.Options
-	initialLoaders    []loader.Config
-	fill              swr.Options
+	listen         listenConfig
+	metricsAddr    string
+	pprof          bool
+	store          engine.Options
+	server         resp.Options
+	loaders        loader.Options
+	initialLoaders []loader.Config
+	fill           swr.Options
 	// redis is nil unless --redis is set.
 	redis   *redis.UniversalOptions
 	cluster cluster.Options
@@ -171,7 +172,13 @@ func parseConfig(c *cli.Context) (config, error) {
 	default:
 		return cfg, fmt.Errorf("--log-format: want text or json, got %q", c.String("log-format"))
 	}
-	cfg.addr = c.String("addr")
+	if cfg.listen, err = parseListen(c); err != nil {
+		return cfg, err
+	}
+	protected, err := parseProtectedMode(c)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
 	cfg.store = engine.Options{MaxMemory: maxMemory}
@@ -189,6 +196,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	if beta := c.Float64("early-refresh"); !(beta >= 0) || math.IsInf(beta, 1) {
 		return cfg, fmt.Errorf("--early-refresh: want a finite beta of 0 or more, got %v", beta)
 	}
+	if cfg.loaders.Allow, err = loaderAllowList(c, cfg.initialLoaders); err != nil {
+		return cfg, err
+	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),
 		Cooldown:               &loader.Cooldown{Max: c.Duration("max-cooldown")},
@@ -200,6 +210,9 @@ func parseConfig(c *cli.Context) (config, error) {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
 		if err != nil {
 			return cfg, err
+		}
+		if cfg.redis.TLSConfig != nil && cfg.listen.tls != nil {
+			cfg.redis.TLSConfig = cfg.listen.tls.Client(cfg.redis.TLSConfig)
 		}
 		cfg.cluster = cluster.Options{
 			Prefix:                  c.String("redis-prefix"),
@@ -238,6 +251,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		Version:           version,
 		LoaderCommands:    c.String("enable-loader-commands"),
 		EventLoop:         c.Bool("event-loop"),
+		ProtectedMode:     protected,
 	}
 	return cfg, nil
 }
@@ -258,6 +272,7 @@ func runServe(c *cli.Context) error {
 	reg := metrics.New()
 	registerStoreMetrics(reg, store)
 	loaders := loader.NewRegistry(cfg.loaders)
+	registerLoaderMetrics(reg, loaders)
 	for _, l := range cfg.initialLoaders {
 		if err := loaders.RegisterDefault(l); err != nil {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
@@ -288,7 +303,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	lns, err := cfg.listen.listen()
 	if err != nil {
 		return err
 	}
@@ -305,7 +320,9 @@ func runServe(c *cli.Context) error {
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {
-			ln.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
 			return err
 		}
 		defer metricsSrv.Close()
@@ -322,10 +339,16 @@ func runServe(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("stampedeless ready", "addr", ln.Addr().String(), "version", version,
-		"max_memory", cfg.store.MaxMemory)
+	reloadOnSIGHUP(ctx, log, cfg.listen.tls)
+	serveErr := make(chan error, len(lns))
+	addrs := make([]string, len(lns))
+	for i, ln := range lns {
+		go func() { serveErr <- ln.serve(srv) }()
+		addrs[i] = ln.String()
+	}
+	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
+		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
+		"loader_allow", cfg.loaders.Allow.String())
 
 	select {
 	case err := <-serveErr:
@@ -343,8 +366,10 @@ func runServe(c *cli.Context) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
-		return err
+	for range lns {
+		if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info("stopped")
 	return nil

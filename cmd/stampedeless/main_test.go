@@ -106,16 +106,11 @@ func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
 		t.Fatalf("maxmemory from STAMPEDELESS_MAX_MEMORY = %q", got)
 	}
 
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := metricsText(t, metricsAddr)
 	for _, want := range []string{`stampedeless_commands_total{command="set",result="ok"} 1`,
 		"stampedeless_keys 1", "stampedeless_connected_clients 1", "stampedeless_memory_max_bytes 6.7108864e+07",
 		"stampedeless_evicted_keys_total 0", "stampedeless_keyspace_hits_total", "process_resident_memory_bytes"} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}

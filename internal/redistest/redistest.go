@@ -3,7 +3,8 @@
 // masters created with redis-cli --cluster create. Each listens on free
 // loopback ports and is stopped when its test ends. Binary finds the Redis
 // programs for any test that runs them; FreeAddr gives any test server a free
-// loopback address.
+// loopback address, and ExternalIP and DialFrom let a test connect from
+// outside loopback.
 package redistest
 
 import (

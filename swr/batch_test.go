@@ -2,95 +2,24 @@ package swr_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/stampedeless/stampedeless/internal/batchorigin"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
-// batchOrigin is a real origin speaking the batch protocol. A key's answer
-// is its status in statuses (200 if none), with the value "<key>#<request>"
-// and the tags in tags; each request's keys are recorded.
-type batchOrigin struct {
-	*httptest.Server
-	calls atomic.Int64
-	gate  chan struct{} // if not nil, each request waits for a receive
-
-	mu       sync.Mutex
-	requests [][]string
-	statuses map[string]int
-	tags     map[string][]string
-}
-
-func newBatchOrigin(t *testing.T) *batchOrigin {
-	t.Helper()
-	o := &batchOrigin{statuses: map[string]int{}, tags: map[string][]string{}}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := o.calls.Add(1)
-		var req struct {
-			Keys []struct {
-				Key string `json:"key"`
-			} `json:"keys"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if o.gate != nil {
-			<-o.gate
-		}
-		type result struct {
-			Status int      `json:"status"`
-			Value  []byte   `json:"value,omitempty"`
-			Tags   []string `json:"tags,omitempty"`
-		}
-		var resp struct {
-			Results []result `json:"results"`
-		}
-		o.mu.Lock()
-		var keys []string
-		for _, k := range req.Keys {
-			keys = append(keys, k.Key)
-			status := o.statuses[k.Key]
-			if status == 0 {
-				status = http.StatusOK
-			}
-			res := result{Status: status, Tags: o.tags[k.Key]}
-			if status == http.StatusOK {
-				res.Value = fmt.Appendf(nil, "%s#%d\x00\xff", k.Key, n)
-			}
-			resp.Results = append(resp.Results, res)
-		}
-		o.requests = append(o.requests, keys)
-		o.mu.Unlock()
-		json.NewEncoder(w).Encode(resp)
-	}))
-	t.Cleanup(o.Close)
-	return o
-}
-
-// seen returns the requests' keys so far.
-func (o *batchOrigin) seen() [][]string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.requests)
-}
-
 // newBatchFiller is a Filler whose loader "b:" speaks the batch protocol
 // to o with batch n, beside the loader "k:" of newTestFiller on plain.
-func newBatchFiller(t *testing.T, o *batchOrigin, n int, plainURL string, opts swr.Options) *testFiller {
+func newBatchFiller(t *testing.T, o *batchorigin.Origin, n int, plainURL string, opts swr.Options) *testFiller {
 	t.Helper()
 	f := newTestFiller(t, plainURL, opts)
 	if err := f.loaders.Register(loader.Config{Prefix: "b:", URL: o.URL + "/batch", Batch: n}); err != nil {
@@ -119,7 +48,7 @@ func getMany(f *testFiller, keys ...string) []swr.KeyAnswer {
 // TestManyBatchSizes: 1,000 missing keys of a loader of batch 100 take 10
 // origin requests of 100 keys, and each key gets its own value.
 func TestManyBatchSizes(t *testing.T) {
-	o := newBatchOrigin(t)
+	o := batchorigin.New(t)
 	f := newBatchFiller(t, o, 100, newTestOrigin(t).URL, swr.Options{})
 	keys := make([]string, 1000)
 	for i := range keys {
@@ -127,11 +56,11 @@ func TestManyBatchSizes(t *testing.T) {
 	}
 	answers := getMany(f, keys...)
 	for i, a := range answers {
-		if a.Err != nil || !a.Found || !bytesHasPrefix(a.Value, keys[i]+"#") {
+		if a.Err != nil || !a.Found || !bytesHasPrefix(a.Value, keys[i]+"@") {
 			t.Fatalf("key %s: %+v", keys[i], a)
 		}
 	}
-	reqs := o.seen()
+	reqs := o.Requests()
 	if len(reqs) > 10 {
 		t.Fatalf("%d origin requests for 1,000 keys of batch 100, want at most 10", len(reqs))
 	}
@@ -150,7 +79,7 @@ func TestManyBatchSizes(t *testing.T) {
 	}
 	// Now fresh: answered from the store, no request.
 	getMany(f, keys...)
-	if n := len(o.seen()); n != len(reqs) {
+	if n := len(o.Requests()); n != len(reqs) {
 		t.Fatalf("fresh keys made %d more requests", n-len(reqs))
 	}
 }
@@ -164,13 +93,13 @@ func bytesHasPrefix(b []byte, prefix string) bool {
 // cooldown); keys of a plain loader load beside it, and a key without a
 // loader gets ErrNoLoader, each in its place.
 func TestManyPerKeyAnswers(t *testing.T) {
-	o := newBatchOrigin(t)
-	o.statuses["b:gone"] = http.StatusNotFound
-	o.statuses["b:down"] = http.StatusServiceUnavailable
+	o := batchorigin.New(t)
+	o.SetStatus("b:gone", http.StatusNotFound)
+	o.SetStatus("b:down", http.StatusServiceUnavailable)
 	plain := newTestOrigin(t)
 	f := newBatchFiller(t, o, 10, plain.URL, swr.Options{})
 	answers := getMany(f, "b:ok", "k:plain", "b:gone", "none:x", "b:down")
-	if a := answers[0]; a.Err != nil || string(a.Value) != "b:ok#1\x00\xff" {
+	if a := answers[0]; a.Err != nil || string(a.Value) != batchorigin.Value("b:ok", 1) {
 		t.Fatalf("b:ok: %+v", a)
 	}
 	if a := answers[1]; a.Err != nil || string(a.Value) != "k:plain#1" {
@@ -186,7 +115,7 @@ func TestManyPerKeyAnswers(t *testing.T) {
 	if a := answers[4]; !errors.As(a.Err, &oe) || oe.Reason != "status 503" {
 		t.Fatalf("b:down: %+v, want status 503", a)
 	}
-	if reqs := o.seen(); len(reqs) != 1 || len(reqs[0]) != 3 {
+	if reqs := o.Requests(); len(reqs) != 1 || len(reqs[0]) != 3 {
 		t.Fatalf("requests %q, want one of the 3 batch keys", reqs)
 	}
 	if got := f.Info("b:gone").State; got != "negative" {
@@ -201,8 +130,8 @@ func TestManyPerKeyAnswers(t *testing.T) {
 // loads it joins that load, and stays out of the batch; a GETFILL of a key
 // an MGETFILL loads joins the MGETFILL's flight.
 func TestManyCoalescesWithGet(t *testing.T) {
-	o := newBatchOrigin(t)
-	o.gate = make(chan struct{})
+	o := batchorigin.New(t)
+	o.Gate = make(chan struct{})
 	f := newBatchFiller(t, o, 10, newTestOrigin(t).URL, swr.Options{})
 	ctx := context.Background()
 	req := requests("b:shared")[0]
@@ -212,15 +141,15 @@ func TestManyCoalescesWithGet(t *testing.T) {
 		a, _ := f.Get(ctx, req)
 		got <- a
 	}()
-	testwait.For(t, "the GETFILL's request", func() bool { return o.calls.Load() == 1 })
+	testwait.For(t, "the GETFILL's request", func() bool { return o.Calls.Load() == 1 })
 	many := make(chan []swr.KeyAnswer, 1)
 	go func() { many <- getMany(f, "b:shared", "b:other") }()
 	testwait.For(t, "the MGETFILL's request and its wait", func() bool {
-		return o.calls.Load() == 2 && f.Waiters("b:shared") == 2
+		return o.Calls.Load() == 2 && f.Waiters("b:shared") == 2
 	})
 	// The GETFILL's flight answers first, then the batch of b:other.
-	o.gate <- struct{}{}
-	o.gate <- struct{}{}
+	o.Gate <- struct{}{}
+	o.Gate <- struct{}{}
 	a, answers := <-got, <-many
 	if string(a.Value) != string(answers[0].Value) {
 		t.Fatalf("GETFILL got %q, MGETFILL %q: not one load", a.Value, answers[0].Value)
@@ -228,31 +157,31 @@ func TestManyCoalescesWithGet(t *testing.T) {
 	has := func(reqs [][]string, keys ...string) bool {
 		return slices.ContainsFunc(reqs, func(r []string) bool { return slices.Equal(r, keys) })
 	}
-	if reqs := o.seen(); len(reqs) != 2 || !has(reqs, "b:shared") || !has(reqs, "b:other") {
+	if reqs := o.Requests(); len(reqs) != 2 || !has(reqs, "b:shared") || !has(reqs, "b:other") {
 		t.Fatalf("requests %q, want [b:shared] and [b:other]", reqs)
 	}
 
 	// The other way round: the MGETFILL's batch loads, a GETFILL joins it.
 	many2 := make(chan []swr.KeyAnswer, 1)
 	go func() { many2 <- getMany(f, "b:x", "b:y") }()
-	testwait.For(t, "the batch request", func() bool { return o.calls.Load() == 3 })
+	testwait.For(t, "the batch request", func() bool { return o.Calls.Load() == 3 })
 	go func() {
 		a, _ := f.Get(ctx, requests("b:y")[0])
 		got <- a
 	}()
 	testwait.For(t, "the GETFILL to join", func() bool { return f.Waiters("b:y") == 2 })
-	o.gate <- struct{}{}
+	o.Gate <- struct{}{}
 	answers, a = <-many2, <-got
-	if string(a.Value) != string(answers[1].Value) || o.calls.Load() != 3 {
-		t.Fatalf("GETFILL got %q, MGETFILL %q, %d requests: want one load", a.Value, answers[1].Value, o.calls.Load())
+	if string(a.Value) != string(answers[1].Value) || o.Calls.Load() != 3 {
+		t.Fatalf("GETFILL got %q, MGETFILL %q, %d requests: want one load", a.Value, answers[1].Value, o.Calls.Load())
 	}
 }
 
 // TestManyTimeout: keys whose load outlasts the MGETFILL's TIMEOUT are
 // answered with a *TimeoutError; the load goes on and stores them.
 func TestManyTimeout(t *testing.T) {
-	o := newBatchOrigin(t)
-	o.gate = make(chan struct{})
+	o := batchorigin.New(t)
+	o.Gate = make(chan struct{})
 	f := newBatchFiller(t, o, 10, newTestOrigin(t).URL, swr.Options{})
 	reqs := requests("b:1", "b:2")
 	for i := range reqs {
@@ -265,6 +194,6 @@ func TestManyTimeout(t *testing.T) {
 			t.Fatalf("answers %+v, want timeouts", answers)
 		}
 	}
-	o.gate <- struct{}{}
+	o.Gate <- struct{}{}
 	testwait.For(t, "the load to be stored", func() bool { return f.Info("b:2").State == "fresh" })
 }

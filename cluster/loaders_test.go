@@ -210,12 +210,21 @@ func TestRegistrationEncoding(t *testing.T) {
 		{Config: loader.Config{Prefix: "\x00}{\r\n", URL: "http://o.test/{key}", Timeout: 1500 * time.Millisecond,
 			Concurrency: 4, Headers: []loader.Header{{Name: "A", Value: "1"}, {Name: "A", Value: "2 :,"}}},
 			Version: 1<<63 + 5, Replica: "0123456789abcdef"},
+		{Config: loader.Config{Prefix: "b:", URL: "http://o.test/batch", Batch: 100, Headers: []loader.Header{{Name: "A", Value: "1"}}},
+			Version: 2},
 		{Config: loader.Config{Prefix: "p:"}, Removed: true, Version: 3},
 	} {
 		got, err := decodeRegistration(reg.Prefix, encodeRegistration(reg))
 		if err != nil || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", reg) {
 			t.Errorf("round trip: %+v, %v; want %+v", got, err, reg)
 		}
+	}
+	// As a replica without batch loaders wrote it: no batch field.
+	old := fmt.Sprintf("%020d%s", 7, noReplica) + string(appendStrings(nil, []string{"+", "http://o.test/{key}", "250", "2", "H", "v"}))
+	got, err := decodeRegistration("k:", old)
+	if err != nil || got.URL != "http://o.test/{key}" || got.Concurrency != 2 || got.Batch != 0 ||
+		len(got.Headers) != 1 || got.Headers[0] != (loader.Header{Name: "H", Value: "v"}) {
+		t.Errorf("a registration without a batch field: %+v, %v", got, err)
 	}
 	for _, bad := range []string{"", "0001", strings.Repeat("0", rankLen), strings.Repeat("0", rankLen) + "\x01+"} {
 		if _, err := decodeRegistration("p:", bad); err == nil {

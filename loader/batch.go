@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -244,14 +245,15 @@ func parseTags(h http.Header) []string {
 	return cleanTags(tags)
 }
 
-// cleanTags trims tags and drops empty ones and repeats, keeping the first
-// occurrence's order. It returns nil for none.
+// cleanTags trims tags and drops empty ones, repeats and those with a
+// control character (a tag is one line, wherever it is written), keeping
+// the first occurrence's order. It returns nil for none.
 func cleanTags(tags []string) []string {
 	var out []string
 	seen := make(map[string]struct{}, len(tags))
 	for _, t := range tags {
 		t = strings.TrimSpace(t)
-		if _, dup := seen[t]; t == "" || dup {
+		if _, dup := seen[t]; t == "" || dup || strings.ContainsFunc(t, unicode.IsControl) {
 			continue
 		}
 		seen[t] = struct{}{}

@@ -48,7 +48,7 @@ func TestFetchBatchPerKeyAnswers(t *testing.T) {
 	o := newBatchOrigin(t, func(k batchRequestKey) batchResponseResult {
 		switch k.Key {
 		case "b:bin":
-			return batchResponseResult{Status: 200, Value: binary, ETag: `"e1"`, Tags: []string{"t1", " t2 ", "t1", ""}}
+			return batchResponseResult{Status: 200, Value: binary, ETag: `"e1"`, Tags: []string{"t1", " t2 ", "t1", "", "a\nb"}}
 		case "b:gone":
 			return batchResponseResult{Status: 404}
 		case "b:cond":

@@ -110,10 +110,13 @@ func (ix *tagIndex) bound(name string, tags []string) []string {
 }
 
 // record makes tags the record of key, whose entry is now the fill fill
-// (nil: not a fill); no tags or no fill forget the key. In a full index
-// it drops stale records, then, if that is not enough, evicts other tagged
-// keys from the store: every tagged entry stays findable by its tags.
+// (nil: not a fill); no tags or no fill forget the key. Tags past
+// maxPerKey are not kept (another replica's entry may carry more). In a
+// full index it drops stale records, then, if that is not enough, evicts
+// other tagged keys from the store: every tagged entry stays findable by
+// its tags.
 func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
+	tags = tags[:min(len(tags), ix.maxPerKey)]
 	ix.mu.Lock()
 	if ix.keys[key] == nil && (fill == nil || len(tags) == 0) {
 		ix.mu.Unlock() // the common case of an untagged fill

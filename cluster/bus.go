@@ -38,6 +38,11 @@ const (
 	// prefix and the registration as stored (see loaders.go). Receivers
 	// apply it if it outranks theirs.
 	msgLoader byte = 'L'
+	// msgPurge: a client ran PURGE.TAG on the sender, which purged the
+	// shared tier; the keys are "1" for SOFT or "0", the number of tags,
+	// the tags, then keys the shared tier held with them (purge.go).
+	// Receivers purge their own store and acknowledge.
+	msgPurge byte = 'T'
 )
 
 // replicaIDLen is the length of a replica id: 8 random bytes in hex.

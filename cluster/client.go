@@ -115,6 +115,7 @@ type Client struct {
 	relay     atomic.Pointer[func(channel, message []byte, sharded bool)] // set by Relay
 	acksOut   chan ackOut                                                 // acknowledgements for the acker to send
 	loaders   atomic.Pointer[loaderWatch]                                 // set by WatchLoaders
+	purges    atomic.Pointer[func(tags, keys []string, soft bool)]        // set by WatchPurges
 	resync    chan struct{}                                               // kickResync to syncLoaders
 	done      chan struct{}                                               // closed by Close
 	wg        sync.WaitGroup
@@ -392,6 +393,8 @@ func (c *Client) handle(payload string) {
 		}
 	case msgLoader:
 		c.heardLoader(m)
+	case msgPurge:
+		c.heardPurge(m)
 	case msgHello:
 		c.send(message{kind: msgBeat, sender: c.id})
 	case msgBye:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -22,6 +23,8 @@ import (
 //	loader   the prefix of the loader that filled it (absent: a client write)
 //	missing  "1": the origin said the key does not exist (a negative entry)
 //	loadus   how long the fill took, in microseconds (early refresh's delta)
+//	tags     the origin's tags, each on a line of its own (a tag has no
+//	         control character); each tag's set (purge.go) lists the key
 //
 // Deadlines travel in milliseconds because Lua numbers are doubles: unix
 // nanoseconds would lose precision inside the scripts that compare them.
@@ -54,6 +57,7 @@ func entryFields(e swr.FleetEntry) []any {
 	if e.Missing {
 		f = append(f, "missing", "1")
 	}
+	add("tags", strings.Join(e.Tags, "\n"))
 	return f
 }
 
@@ -89,6 +93,9 @@ func decodeEntry(h map[string]string) (swr.FleetEntry, error) {
 	}
 	if us, err := strconv.ParseInt(h["loadus"], 10, 64); err == nil && us > 0 {
 		e.LoadTime = time.Duration(us) * time.Microsecond
+	}
+	if t := h["tags"]; t != "" {
+		e.Tags = strings.Split(t, "\n")
 	}
 	return e, nil
 }

@@ -228,8 +228,13 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 // its stale deadline, releases the lease and wakes every follower, all in
 // one step that happens only if the lease is still held: otherwise it
 // returns ErrLeaseLost and changes nothing.
+//
+// An entry with tags is listed in its tags' sets first, for PURGE.TAG, so
+// that no purge can run between its publication and its listing and miss
+// it; a listing whose publication is then rejected costs a set member.
 func (l *Lease) Publish(ctx context.Context, e swr.FleetEntry) error {
 	c := l.c
+	c.indexTags(ctx, l.key, e)
 	msg := message{kind: msgFilled, sender: c.id, keys: []string{l.key}}
 	return c.settle(ctx, l, c.names.value(l.key), c.names.failure(l.key), msg, entryExpireAt(e), entryFields(e))
 }

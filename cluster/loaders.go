@@ -17,8 +17,10 @@ import (
 //	version   20 decimal digits
 //	replica   16 bytes, the registering replica's id ("0"s for none)
 //	fields    as message keys (appendStrings): "-" for a removal; else "+",
-//	          url, timeout in ms, concurrency, then each header's name
-//	          and value
+//	          url, timeout in ms, concurrency, batch, then each header's
+//	          name and value. A registration without a batch field (an
+//	          even count of fields) is a loader of batch 0, as replicas
+//	          before batch loaders wrote it.
 //
 // Header values travel and rest in plain text: whoever can read the shared
 // Redis can read them.
@@ -46,7 +48,8 @@ func encodeRegistration(reg loader.Registration) string {
 	if reg.Removed {
 		return string(appendStrings(b, []string{"-"}))
 	}
-	fields := []string{"+", reg.URL, strconv.FormatInt(reg.Timeout.Milliseconds(), 10), strconv.Itoa(reg.Concurrency)}
+	fields := []string{"+", reg.URL, strconv.FormatInt(reg.Timeout.Milliseconds(), 10), strconv.Itoa(reg.Concurrency),
+		strconv.Itoa(reg.Batch)}
 	for _, h := range reg.Headers {
 		fields = append(fields, h.Name, h.Value)
 	}
@@ -73,16 +76,21 @@ func decodeRegistration(prefix, v string) (loader.Registration, error) {
 	case f[0] == "-" && len(f) == 1:
 		reg.Removed = true
 		return reg, nil
-	case f[0] != "+" || len(f) < 4 || len(f)%2 != 0:
+	case f[0] != "+" || len(f) < 4:
 		return reg, errBadRegistration
 	}
 	ms, err1 := strconv.ParseInt(f[2], 10, 64)
 	n, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil {
+	headers, batch, err3 := 4, 0, error(nil)
+	if len(f)%2 != 0 { // with a batch field
+		batch, err3 = strconv.Atoi(f[4])
+		headers = 5
+	}
+	if err1 != nil || err2 != nil || err3 != nil {
 		return reg, errBadRegistration
 	}
-	reg.URL, reg.Timeout, reg.Concurrency = f[1], time.Duration(ms)*time.Millisecond, n
-	for i := 4; i < len(f); i += 2 {
+	reg.URL, reg.Timeout, reg.Concurrency, reg.Batch = f[1], time.Duration(ms)*time.Millisecond, n, batch
+	for i := headers; i < len(f); i += 2 {
 		reg.Headers = append(reg.Headers, loader.Header{Name: f[i], Value: f[i+1]})
 	}
 	return reg, nil

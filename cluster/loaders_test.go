@@ -25,10 +25,21 @@ type loaderReplica struct {
 	reg *loader.Registry
 }
 
+// testOrigins allows the made-up origins of these tests, which are never
+// connected to.
+func testOrigins(t *testing.T) *loader.AllowList {
+	t.Helper()
+	allow, err := loader.ParseAllowList([]string{"f.test,flag.test,gone.test,o.test,one.test,two.test,origin0.test,origin1.test,127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return allow
+}
+
 func newLoaderReplica(t *testing.T, addr string, defaults ...loader.Config) *loaderReplica {
 	t.Helper()
 	r := newReplica(t, []string{addr}, Options{Timeout: 2 * time.Second})
-	reg := loader.NewRegistry(loader.Options{})
+	reg := loader.NewRegistry(loader.Options{Allow: testOrigins(t)})
 	t.Cleanup(reg.CloseIdleConnections)
 	for _, d := range defaults {
 		if err := reg.RegisterDefault(d); err != nil {
@@ -210,12 +221,21 @@ func TestRegistrationEncoding(t *testing.T) {
 		{Config: loader.Config{Prefix: "\x00}{\r\n", URL: "http://o.test/{key}", Timeout: 1500 * time.Millisecond,
 			Concurrency: 4, Headers: []loader.Header{{Name: "A", Value: "1"}, {Name: "A", Value: "2 :,"}}},
 			Version: 1<<63 + 5, Replica: "0123456789abcdef"},
+		{Config: loader.Config{Prefix: "b:", URL: "http://o.test/batch", Batch: 100, Headers: []loader.Header{{Name: "A", Value: "1"}}},
+			Version: 2},
 		{Config: loader.Config{Prefix: "p:"}, Removed: true, Version: 3},
 	} {
 		got, err := decodeRegistration(reg.Prefix, encodeRegistration(reg))
 		if err != nil || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", reg) {
 			t.Errorf("round trip: %+v, %v; want %+v", got, err, reg)
 		}
+	}
+	// As a replica without batch loaders wrote it: no batch field.
+	old := fmt.Sprintf("%020d%s", 7, noReplica) + string(appendStrings(nil, []string{"+", "http://o.test/{key}", "250", "2", "H", "v"}))
+	got, err := decodeRegistration("k:", old)
+	if err != nil || got.URL != "http://o.test/{key}" || got.Concurrency != 2 || got.Batch != 0 ||
+		len(got.Headers) != 1 || got.Headers[0] != (loader.Header{Name: "H", Value: "v"}) {
+		t.Errorf("a registration without a batch field: %+v, %v", got, err)
 	}
 	for _, bad := range []string{"", "0001", strings.Repeat("0", rankLen), strings.Repeat("0", rankLen) + "\x01+"} {
 		if _, err := decodeRegistration("p:", bad); err == nil {

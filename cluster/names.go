@@ -14,6 +14,7 @@ const (
 	kindValue = "val"   // the shared tier's entry, a hash (see entry.go)
 	kindLease = "lease" // the fill lease: a random token, SET NX PX
 	kindError = "err"   // the fleet-wide cooldown after a failed fill, a hash
+	kindTag   = "tag"   // the keys published with a tag, a set (purge.go)
 )
 
 // names builds the Redis keys and channels of one prefix.
@@ -48,6 +49,10 @@ func (n names) key(kind, key string) string {
 func (n names) value(key string) string   { return n.key(kindValue, key) }
 func (n names) lease(key string) string   { return n.key(kindLease, key) }
 func (n names) failure(key string) string { return n.key(kindError, key) }
+
+// tag is the set of the keys published with tag. The tag is its hash tag,
+// as a cache key is its own.
+func (n names) tag(tag string) string { return n.key(kindTag, tag) }
 
 // loaders is the hash of the fleet's loader registrations, by prefix
 // (loaders.go).

@@ -150,3 +150,63 @@ local msg = ARGV[5]
 redis.call('PUBLISH', ARGV[4], string.sub(msg, 1, #msg - #new) .. new)
 return {1, new}
 `)
+
+// tagAddScript lists a key in a tag's set, which lives as long as the
+// longest-lived entry listed in it: its expiry is pushed out to the entry's
+// stale deadline, and removed for an entry that never expires. Members are
+// never removed: one whose entry is gone or no longer carries the tag is
+// skipped by purgeKeyScript, and goes with the set.
+//
+// KEYS: tag set. ARGV: key, the entry's PEXPIREAT ms ("0": none), now ms.
+var tagAddScript = redis.NewScript(`
+local existed = redis.call('EXISTS', KEYS[1])
+redis.call('SADD', KEYS[1], ARGV[1])
+local at = tonumber(ARGV[2])
+if at == 0 then
+  redis.call('PERSIST', KEYS[1])
+elseif existed == 0 then
+  redis.call('PEXPIREAT', KEYS[1], at)
+else
+  local left = redis.call('PTTL', KEYS[1])
+  if left >= 0 and tonumber(ARGV[3]) + left < at then
+    redis.call('PEXPIREAT', KEYS[1], at)
+  end
+end
+return 1
+`)
+
+// purgeKeyScript purges one shared entry if it carries any of the tags
+// purged: hard, it deletes the entry and its lease (a fill that began
+// before the purge cannot publish over it); soft, it makes the entry stale
+// at now, keeping its value for the grace. It returns 1 if it purged.
+//
+// KEYS: value, lease. ARGV: "1" for soft, now ms, the tags.
+var purgeKeyScript = redis.NewScript(`
+local tags = redis.call('HGET', KEYS[1], 'tags')
+if not tags then
+  return 0
+end
+local have = {}
+for t in string.gmatch(tags, '[^\n]+') do
+  have[t] = true
+end
+local hit = false
+for i = 3, #ARGV do
+  if have[ARGV[i]] then
+    hit = true
+    break
+  end
+end
+if not hit then
+  return 0
+end
+if ARGV[1] == '1' then
+  local fresh = tonumber(redis.call('HGET', KEYS[1], 'fresh') or '0')
+  if fresh == 0 or fresh > tonumber(ARGV[2]) then
+    redis.call('HSET', KEYS[1], 'fresh', ARGV[2])
+  end
+else
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
+return 1
+`)

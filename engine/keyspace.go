@@ -260,7 +260,7 @@ type Stats struct {
 	Evicted  int64 // entries removed by ristretto's eviction policy
 	Rejected int64 // new entries ristretto's admission policy refused after the write was acknowledged
 	Expired  int64 // entries removed because their deadline passed
-	Cost     int64 // bytes charged against MaxMemory
+	Cost     int64 // bytes charged against MaxMemory, Charge's included
 	MaxCost  int64 // the memory bound
 }
 
@@ -270,9 +270,9 @@ func (s *Store) Stats() Stats {
 		Evicted:  s.evicted.Load(),
 		Rejected: s.rejected.Load(),
 		Expired:  s.expired.Load(),
-		MaxCost:  s.policy.MaxCost(),
+		MaxCost:  s.MaxMemory(),
 	}
-	st.Cost = st.MaxCost - s.policy.RemainingCost()
+	st.Cost = s.policy.MaxCost() - s.policy.RemainingCost() + s.external.Load()
 	for i := range s.shards {
 		st.Hits += s.shards[i].hits.Load()
 		st.Misses += s.shards[i].misses.Load()

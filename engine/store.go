@@ -94,6 +94,8 @@ type Store struct {
 
 	// Counters not kept per shard because the policy goroutine or the sweeper
 	// own them.
+	bound    atomic.Int64 // the memory bound, MaxMemory
+	external atomic.Int64 // bytes charged with Charge
 	evicted  atomic.Int64 // entries removed by ristretto's eviction
 	rejected atomic.Int64 // new entries refused by ristretto's admission policy
 	expired  atomic.Int64 // entries removed because their stale deadline passed
@@ -180,6 +182,7 @@ func New(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.policy = policy
+	s.bound.Store(maxCost)
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
@@ -267,7 +270,7 @@ func (s *Store) Close() {
 }
 
 // MaxMemory returns the current memory bound.
-func (s *Store) MaxMemory() int64 { return s.policy.MaxCost() }
+func (s *Store) MaxMemory() int64 { return s.bound.Load() }
 
 // Sync waits until the eviction policy has applied every write made before
 // the call, so Stats and the keyspace hold still until the next write.
@@ -280,7 +283,23 @@ func (s *Store) SetMaxMemory(n int64) {
 	if n <= 0 {
 		n = DefaultMaxMemory
 	}
-	s.policy.UpdateMaxCost(n)
+	s.bound.Store(n)
+	s.applyBound()
+}
+
+// Charge counts delta bytes (negative: given back) that a user of the
+// store keeps on its entries' behalf, outside the store (swr's tag index),
+// against the memory bound: entries get what the bound leaves, and
+// ristretto evicts as new entries arrive if that shrank.
+func (s *Store) Charge(delta int64) {
+	s.external.Add(delta)
+	s.applyBound()
+}
+
+// applyBound gives the entries the bound less what Charge counted, at
+// least one byte.
+func (s *Store) applyBound() {
+	s.policy.UpdateMaxCost(max(s.bound.Load()-s.external.Load(), 1))
 }
 
 func (s *Store) now() int64 { return s.nowFunc().UnixNano() }

@@ -79,6 +79,13 @@ type Result struct {
 	// validators that were sent.
 	ETag         string
 	LastModified string
+	// Tags are the origin's surrogate keys for the value, which PURGE.TAG
+	// names: its Surrogate-Key header (space separated, as Fastly and
+	// Varnish's xkey) and its Cache-Tag header (comma separated, as
+	// Cloudflare), in that order without repeats; for a batch loader, the
+	// result's "tags". Empty on a 304 that sent none: the stored value
+	// keeps its own.
+	Tags []string
 }
 
 // Loader is an origin endpoint registered for a key prefix. Get one from a
@@ -90,6 +97,7 @@ type Loader struct {
 	tmpl        template
 	timeout     time.Duration
 	concurrency int
+	batch       int           // Config.Batch: the most keys per request; 0 for a loader of one key per GET
 	slots       chan struct{} // one token per origin call in flight; nil without a Concurrency
 	header      http.Header   // Config.Headers, canonical; values are secrets
 	headerNames []string      // header's names, sorted
@@ -97,8 +105,8 @@ type Loader struct {
 	version     uint64        // the registration's; 0 for a default
 	reg         *Registry     // client, budget, size limit
 
-	inFlight                                      atomic.Int64
-	fills, found, notFound, notModified, failures atomic.Uint64
+	inFlight                                               atomic.Int64
+	fills, found, notFound, notModified, failures, batches atomic.Uint64
 }
 
 // Prefix returns the loader's prefix, which is also its name in -LOADERR
@@ -111,6 +119,10 @@ func (l *Loader) URL() string { return l.url }
 // Timeout returns the deadline of each of the loader's loads.
 func (l *Loader) Timeout() time.Duration { return l.timeout }
 
+// Batch returns the most keys one of the loader's requests carries (the
+// batch protocol, FetchBatch), or 0 for a loader that sends one GET per key.
+func (l *Loader) Batch() int { return l.batch }
+
 // Stats returns the loader's counters.
 func (l *Loader) Stats() Stats {
 	return Stats{
@@ -120,6 +132,7 @@ func (l *Loader) Stats() Stats {
 		NotFound:    l.notFound.Load(),
 		NotModified: l.notModified.Load(),
 		Failures:    l.failures.Load(),
+		Batches:     l.batches.Load(),
 	}
 }
 
@@ -130,6 +143,7 @@ func (l *Loader) Info() Info {
 		URL:         l.url,
 		Timeout:     l.timeout,
 		Concurrency: l.concurrency,
+		Batch:       l.batch,
 		HeaderNames: slices.Clone(l.headerNames),
 		Source:      l.source,
 		Version:     l.version,
@@ -147,9 +161,22 @@ func (l *Loader) Info() Info {
 // values: its cancellation and deadline are ignored, because the load
 // belongs to every caller waiting for the key, not to the one who started
 // it.
+//
+// A batch loader (Config.Batch) asks for key with a batch request of one
+// key (FetchBatch).
 func (l *Loader) Fetch(ctx context.Context, key string, v Validators) (Result, error) {
-	l.fills.Add(1)
+	if l.batch > 0 {
+		out := l.FetchBatch(ctx, []BatchKey{{Key: key, Validators: v}})
+		return out[0].Result, out[0].Err
+	}
 	res, err := l.fetch(ctx, key, v)
+	l.count(res, err)
+	return res, err
+}
+
+// count adds one fill's result to the loader's counters.
+func (l *Loader) count(res Result, err error) {
+	l.fills.Add(1)
 	switch {
 	case err != nil:
 		l.failures.Add(1)
@@ -160,7 +187,34 @@ func (l *Loader) Fetch(ctx context.Context, key string, v Validators) (Result, e
 	default:
 		l.notFound.Add(1)
 	}
-	return res, err
+}
+
+// acquire takes the slots of one origin request, the loader's own first so
+// that a loader at its limit does not sit on global slots other loaders
+// could use, waiting no longer than ctx (the load's deadline) allows. done
+// gives them back.
+func (l *Loader) acquire(ctx context.Context) (done func(), err error) {
+	if l.slots != nil {
+		select {
+		case l.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, l.fail(l.timeoutReason()+" waiting for a loader slot", ctx.Err())
+		}
+	}
+	if err := l.reg.budget.Acquire(ctx); err != nil {
+		if l.slots != nil {
+			<-l.slots
+		}
+		return nil, l.fail(l.timeoutReason()+" waiting for the fill budget", err)
+	}
+	l.inFlight.Add(1)
+	return func() {
+		l.inFlight.Add(-1)
+		l.reg.budget.Release()
+		if l.slots != nil {
+			<-l.slots
+		}
+	}, nil
 }
 
 func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, error) {
@@ -189,23 +243,11 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 		req.Header.Set("If-Modified-Since", v.LastModified)
 	}
 
-	// The loader's own slot first, so a loader at its limit does not sit
-	// on global slots that other loaders could use.
-	if l.slots != nil {
-		select {
-		case l.slots <- struct{}{}:
-			defer func() { <-l.slots }()
-		case <-ctx.Done():
-			return Result{}, l.fail(l.timeoutReason()+" waiting for a loader slot", ctx.Err())
-		}
+	done, err := l.acquire(ctx)
+	if err != nil {
+		return Result{}, err
 	}
-	if err := l.reg.budget.Acquire(ctx); err != nil {
-		return Result{}, l.fail(l.timeoutReason()+" waiting for the fill budget", err)
-	}
-	defer l.reg.budget.Release()
-
-	l.inFlight.Add(1)
-	defer l.inFlight.Add(-1)
+	defer done()
 	resp, err := l.reg.client.Do(req)
 	if err != nil {
 		return Result{}, l.fail(l.reason(ctx, err), err)
@@ -223,6 +265,7 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 			Found:        true,
 			ETag:         resp.Header.Get("ETag"),
 			LastModified: resp.Header.Get("Last-Modified"),
+			Tags:         parseTags(resp.Header),
 		}, nil
 	case http.StatusNotFound, http.StatusGone:
 		drain(resp.Body)
@@ -240,6 +283,7 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 		if lm := resp.Header.Get("Last-Modified"); lm != "" {
 			res.LastModified = lm
 		}
+		res.Tags = parseTags(resp.Header)
 		return res, nil
 	default:
 		drain(resp.Body)

@@ -19,6 +19,9 @@ import (
 // DefaultTimeout is a loader's timeout when its Config leaves it zero.
 const DefaultTimeout = 5 * time.Second
 
+// MaxBatch bounds Config.Batch: the most keys one batch request carries.
+const MaxBatch = 10_000
+
 // DefaultMaxValueSize is the largest origin body accepted when
 // Options.MaxValueSize is zero: Redis's own limit on a bulk string.
 const DefaultMaxValueSize = 512 << 20
@@ -67,6 +70,10 @@ type Config struct {
 	// global budget, so that one slow origin cannot take the whole budget.
 	// If zero, only the global budget applies.
 	Concurrency int
+	// Batch, if not zero, makes the loader a batch loader: it asks the
+	// origin for up to Batch keys in one POST of the batch protocol
+	// (FetchBatch), and its URL holds no {key}. Zero: one GET per key.
+	Batch int
 	// Headers are sent on every origin request, after the loader's own
 	// (User-Agent may be replaced; the key and validator headers may not).
 	// Their values are secrets: see Header.
@@ -81,6 +88,7 @@ type Stats struct {
 	NotFound    uint64 // fills answered 404 or 410
 	NotModified uint64 // fills answered 304
 	Failures    uint64 // fills that returned an error matching ErrOrigin
+	Batches     uint64 // batch requests (FetchBatch), each of one or more fills
 }
 
 // Info describes a registered loader, for LOADER.LIST and metrics.
@@ -89,6 +97,7 @@ type Info struct {
 	URL         string
 	Timeout     time.Duration
 	Concurrency int // 0: only the global budget applies
+	Batch       int // 0: one GET per key
 	// HeaderNames are the names of the loader's configured headers, sorted;
 	// their values are never shown.
 	HeaderNames []string
@@ -290,6 +299,12 @@ func (r *Registry) newLoader(c Config, source string, version uint64) (*Loader, 
 	if c.Concurrency < 0 {
 		return nil, fmt.Errorf("%w: negative concurrency %d", ErrConfig, c.Concurrency)
 	}
+	switch {
+	case c.Batch < 0 || c.Batch > MaxBatch:
+		return nil, fmt.Errorf("%w: batch %d out of range 0-%d", ErrConfig, c.Batch, MaxBatch)
+	case c.Batch > 0 && tmpl.keyed:
+		return nil, fmt.Errorf("%w: url %q: a batch loader's url has no {key}: the keys go in the request body", ErrConfig, c.URL)
+	}
 	header, names, err := buildHeaders(c.Headers)
 	if err != nil {
 		return nil, err
@@ -308,6 +323,7 @@ func (r *Registry) newLoader(c Config, source string, version uint64) (*Loader, 
 		tmpl:        tmpl,
 		timeout:     c.Timeout,
 		concurrency: c.Concurrency,
+		batch:       c.Batch,
 		header:      header,
 		headerNames: names,
 		source:      source,

@@ -38,6 +38,25 @@ type Fill struct {
 	// deadline: the grace was too short to cover the refresh, or the key
 	// was not read during it.
 	PastGrace *prometheus.CounterVec
+	// BatchRequests counts a batch loader's origin requests, and BatchKeys
+	// how many keys each carried; Loads counts each key of one.
+	BatchRequests *prometheus.CounterVec
+	BatchKeys     *prometheus.HistogramVec
+	// TagPurges counts PURGE.TAG runs by mode (hard, soft) and origin
+	// (local: a client's, fleet: another replica's), and TagPurgedKeys the
+	// keys they purged in this replica's store.
+	TagPurges     *prometheus.CounterVec
+	TagPurgedKeys *prometheus.CounterVec
+	// TagEntries is the number of (key, tag) pairs the tag index holds, and
+	// TagBytes what it charges to --max-memory.
+	TagEntries prometheus.Gauge
+	TagBytes   prometheus.Gauge
+	// TagsDropped counts tags an origin gave that are not kept, by loader
+	// and reason: per_key (past --max-tags-per-key), length (over 1024
+	// bytes). TagEvictions counts tagged keys removed from the store to
+	// make room in a full tag index (--max-tag-entries).
+	TagsDropped  *prometheus.CounterVec
+	TagEvictions prometheus.Counter
 }
 
 // newFill makes the read-through metrics and registers them.
@@ -69,8 +88,27 @@ func newFill(reg *prometheus.Registry) *Fill {
 		PastGrace: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_past_grace_total",
 			Help: "GETFILL reads that found their entry past its stale deadline, by loader."}, []string{"loader"}),
 	}
+	f.BatchRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_batch_requests_total",
+		Help: "Origin requests of batch loaders, each for one or more keys, by loader."}, []string{"loader"})
+	f.BatchKeys = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "fill_batch_keys",
+		Help:    "Keys per origin request of batch loaders, by loader.",
+		Buckets: []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000}}, []string{"loader"})
+	f.TagPurges = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_tag_purges_total",
+		Help: "PURGE.TAG runs by mode (hard, soft) and origin (local, fleet: another replica's)."}, []string{"mode", "origin"})
+	f.TagPurgedKeys = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_tag_purged_keys_total",
+		Help: "Keys PURGE.TAG purged in this replica's store, by mode (hard, soft) and origin (local, fleet)."}, []string{"mode", "origin"})
+	f.TagEntries = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "fill_tag_entries",
+		Help: "(key, tag) pairs in the tag index (bounded by --max-tag-entries)."})
+	f.TagBytes = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "fill_tag_bytes",
+		Help: "Bytes the tag index charges to --max-memory."})
+	f.TagsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_tags_dropped_total",
+		Help: "Origin tags not kept, by loader and reason: per_key (past --max-tags-per-key), length (over 1024 bytes)."},
+		[]string{"loader", "reason"})
+	f.TagEvictions = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "fill_tag_evictions_total",
+		Help: "Tagged keys removed from the store to make room in a full tag index (--max-tag-entries)."})
 	reg.MustRegister(f.Loads, f.LoadSeconds, f.InFlight, f.Answers, f.Coalesced, f.WaitersPerFlight, f.WaitSeconds,
-		f.Refreshes, f.Leases, f.PastGrace)
+		f.Refreshes, f.Leases, f.PastGrace, f.BatchRequests, f.BatchKeys, f.TagPurges, f.TagPurgedKeys, f.TagEntries,
+		f.TagBytes, f.TagsDropped, f.TagEvictions)
 	return f
 }
 

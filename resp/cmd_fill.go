@@ -23,7 +23,7 @@ const (
 
 // cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
 func cmdGetFill(c *Conn, args [][]byte) {
-	ttl, grace, ok := parseTTLGrace(c, args, "getfill")
+	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "getfill")
 	if !ok {
 		return
 	}
@@ -69,11 +69,54 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	})
 }
 
+// cmdMGetFill implements MGETFILL ttl grace [TIMEOUT ms] key [key ...]:
+// GETFILL of each key, answered with an array in key order. An element is
+// the value, nil (the origin says the key does not exist), or the error
+// GETFILL would have answered for that key alone (-LOADERR, -TIMEOUT,
+// -NOLOADER), as an error element, as EXEC's array carries its commands'
+// errors. TIMEOUT is an option only when a key follows its value: a first
+// key named TIMEOUT is given after "TIMEOUT ms".
+func cmdMGetFill(c *Conn, args [][]byte) {
+	ttl, grace, ok := parseTTLGrace(c, args[1], args[2], "mgetfill")
+	if !ok {
+		return
+	}
+	timeout, keys := time.Duration(-1), args[3:]
+	if equalFold(args[3], "timeout") && len(args) >= 6 {
+		if timeout, ok = parseMillis(c, args[4], "TIMEOUT", "mgetfill"); !ok {
+			return
+		}
+		keys = args[5:]
+	}
+	reqs := make([]swr.Request, len(keys))
+	for i, k := range keys {
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout}
+	}
+	answers, pending := c.srv.opts.Filler.StartMany(reqs)
+	if pending == nil {
+		writeFillAnswers(c, reqs, answers)
+		return
+	}
+	c.await(func(ctx context.Context) func() {
+		answers := pending.Wait(ctx)
+		return func() { writeFillAnswers(c, reqs, answers) }
+	})
+}
+
+// writeFillAnswers writes MGETFILL's reply: one GETFILL reply per key, in
+// an array.
+func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
+	c.w.Array(len(answers))
+	for i, a := range answers {
+		writeFillAnswer(c, reqs[i].Key, a.Answer, a.Err)
+	}
+}
+
 // parseTTLGrace parses a read-through command's ttl and grace, in seconds
 // (ttl > 0, grace ≥ 0), or answers the error.
-func parseTTLGrace(c *Conn, args [][]byte, name string) (ttl, grace time.Duration, ok bool) {
-	t, ok1 := parseInteger(args[2])
-	g, ok2 := parseInteger(args[3])
+func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
+	t, ok1 := parseInteger(ttlArg)
+	g, ok2 := parseInteger(graceArg)
 	if !ok1 || !ok2 || t <= 0 || g < 0 || t > maxDeadlineMillis/1000 || g > maxDeadlineMillis/1000 {
 		c.w.Error("ERR invalid ttl or grace in '" + name + "' command")
 		return 0, 0, false
@@ -180,7 +223,7 @@ func (c *Conn) loaderCommandAllowed() bool {
 }
 
 // cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
-// [CONCURRENCY n] [HEADER name value ...].
+// [CONCURRENCY n] [BATCH n] [HEADER name value ...].
 func cmdLoaderRegister(c *Conn, args [][]byte) {
 	if !c.loaderCommandAllowed() {
 		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
@@ -203,14 +246,16 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 		}
 		n, ok := parseInteger(args[i+1])
 		switch {
-		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency"):
+		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency") && !equalFold(args[i], "batch"):
 			c.w.Error(errSyntax)
 			return
-		case !ok || n < 0:
+		case !ok || n < 0 || n > math.MaxInt32:
 			c.w.Error(errNotInteger)
 			return
 		case equalFold(args[i], "timeout"):
 			cfg.Timeout = time.Duration(n) * time.Millisecond
+		case equalFold(args[i], "batch"):
+			cfg.Batch = int(n)
 		default:
 			cfg.Concurrency = int(n)
 		}
@@ -252,13 +297,15 @@ func cmdLoaderList(c *Conn, _ [][]byte) {
 	infos := c.srv.opts.Loaders.List()
 	c.w.Array(len(infos))
 	for _, in := range infos {
-		c.w.Map(9)
+		c.w.Map(11)
 		c.w.BulkString("prefix")
 		c.w.BulkString(in.Prefix)
 		c.w.BulkString("url")
 		c.w.BulkString(in.URL)
 		c.w.BulkString("timeout_ms")
 		c.w.Int(in.Timeout.Milliseconds())
+		c.w.BulkString("batch")
+		c.w.Int(int64(in.Batch))
 		c.w.BulkString("headers")
 		c.w.Array(len(in.HeaderNames))
 		for _, name := range in.HeaderNames {
@@ -274,14 +321,16 @@ func cmdLoaderList(c *Conn, _ [][]byte) {
 		c.w.BulkString(strconv.FormatUint(in.Fills, 10))
 		c.w.BulkString("failures")
 		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
+		c.w.BulkString("batches")
+		c.w.BulkString(strconv.FormatUint(in.Batches, 10))
 	}
 }
 
 // cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
 // the key's state (fresh, stale, missing, loading, cooldown), milliseconds
-// to its fresh and stale deadlines (-1: none), its loader, and whether a
+// to its fresh and stale deadlines (-1: none), its loader, whether a
 // load is in flight (1 or 0 in both protocols, like Redis's own
-// introspection fields).
+// introspection fields), and the origin's tags of its value.
 func cmdFillInfo(c *Conn, args [][]byte) {
 	in := c.srv.opts.Filler.Info(string(args[1]))
 	ms := func(d time.Duration) int64 {
@@ -290,7 +339,7 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 		}
 		return d.Milliseconds()
 	}
-	c.w.Map(5)
+	c.w.Map(6)
 	c.w.BulkString("state")
 	c.w.BulkString(in.State)
 	c.w.BulkString("fresh_ms")
@@ -301,4 +350,9 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 	c.w.BulkString(in.Loader)
 	c.w.BulkString("in_flight")
 	c.w.Int(boolInt(in.InFlight))
+	c.w.BulkString("tags")
+	c.w.Array(len(in.Tags))
+	for _, t := range in.Tags {
+		c.w.BulkString(t)
+	}
 }

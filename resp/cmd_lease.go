@@ -11,7 +11,7 @@ import (
 // [value or nil, token or nil]; the caller handed a token fills the key
 // with FILL.SET or gives up with FILL.ABORT.
 func cmdFillLease(c *Conn, args [][]byte) {
-	ttl, grace, ok := parseTTLGrace(c, args, "fill.lease")
+	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "fill.lease")
 	if !ok {
 		return
 	}

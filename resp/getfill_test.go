@@ -613,8 +613,8 @@ func TestFillIntrospectionTypes(t *testing.T) {
 	o := newOrigin(t)
 	ts, _ := fillServer(t, o)
 	loader := `"prefix" "k:" "url" ` + strconv.Quote(o.URL+"/{key}") +
-		` "timeout_ms" :5000 "headers" [] "source" "register" "version" :1 "in_flight" :0 "fills" "0" "failures" "0"`
-	info := `"state" "missing" "fresh_ms" :0 "stale_ms" :0 "loader" "k:" "in_flight" :0`
+		` "timeout_ms" :5000 "batch" :0 "headers" [] "source" "register" "version" :1 "in_flight" :0 "fills" "0" "failures" "0" "batches" "0"`
+	info := `"state" "missing" "fresh_ms" :0 "stale_ms" :0 "loader" "k:" "in_flight" :0 "tags" []`
 	for _, tc := range []struct {
 		proto             int
 		fillInfo, loaders string

@@ -200,8 +200,8 @@ func (s *Server) infoStampede(b *infoBuilder) {
 	for i, in := range infos {
 		name := in.Prefix
 		var line strings.Builder
-		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,in_flight=%d,fills=%d,failures=%d", name,
-			in.Timeout.Milliseconds(), in.InFlight, in.Fills, in.Failures)
+		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,batch=%d,in_flight=%d,fills=%d,failures=%d,batch_requests=%d", name,
+			in.Timeout.Milliseconds(), in.Batch, in.InFlight, in.Fills, in.Failures, in.Batches)
 		for _, kind := range swr.AnswerKinds {
 			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
 		}
@@ -225,6 +225,19 @@ func (s *Server) infoStampede(b *infoBuilder) {
 	fmt.Fprintf(&line, "waiters=%.0f,past_grace=%.0f", metrics.Value(m.Coalesced.WithLabelValues(swr.AppLoader)),
 		metrics.Value(m.PastGrace.WithLabelValues(swr.AppLoader)))
 	b.field("app_fills", line.String())
+	// Origin tags and PURGE.TAG.
+	b.field("tag_entries", int64(metrics.Value(m.TagEntries)))
+	b.field("tag_bytes", int64(metrics.Value(m.TagBytes)))
+	b.field("tag_evictions", int64(metrics.Value(m.TagEvictions)))
+	for _, mode := range [...]string{"hard", "soft"} {
+		var runs, keys float64
+		for _, origin := range [...]string{"local", "fleet"} {
+			runs += metrics.Value(m.TagPurges.WithLabelValues(mode, origin))
+			keys += metrics.Value(m.TagPurgedKeys.WithLabelValues(mode, origin))
+		}
+		b.field("tag_purges_"+mode, int64(runs))
+		b.field("tag_purged_keys_"+mode, int64(keys))
+	}
 }
 
 // infoPersistence says there is none, in the fields clients look at

@@ -67,6 +67,16 @@ type Options struct {
 	// Rand returns a uniform random number in [0, 1) for early refresh. If
 	// nil, math/rand/v2's Float64.
 	Rand func() float64
+	// MaxTagsPerKey bounds the origin's tags a key keeps (--max-tags-per-key);
+	// if zero, DefaultMaxTagsPerKey.
+	MaxTagsPerKey int
+	// MaxTagEntries bounds the (key, tag) pairs of the tag index
+	// (--max-tag-entries); if zero, DefaultMaxTagEntries. The index's
+	// memory is charged to the store's bound (engine.Store.Charge).
+	MaxTagEntries int
+	// Purges, if not nil, shares PURGE.TAG with the fleet (--redis): New
+	// has it deliver the other replicas' purges.
+	Purges PurgeFleet
 	// Now returns the current time, for every deadline the Filler sets or
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
@@ -105,6 +115,7 @@ type Filler struct {
 	refreshes *loader.Budget
 	negative  *negativeCache // keys the origin said do not exist
 	leases    leaseTable     // keys the application fills (FILL.LEASE)
+	tags      *tagIndex      // the keys of each origin tag (PURGE.TAG)
 }
 
 // New returns a Filler.
@@ -136,8 +147,12 @@ func New(opts Options) *Filler {
 		cooldown:  cd,
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
 		negative:  newNegativeCache(opts.NegativeTTL),
+		tags:      newTagIndex(opts.Store, opts.Metrics, opts.MaxTagsPerKey, opts.MaxTagEntries),
 	}
 	f.group.Observer = flightObserver{f}
+	if opts.Purges != nil {
+		opts.Purges.WatchPurges(f.heardPurge)
+	}
 	return f
 }
 
@@ -222,16 +237,33 @@ func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, a
 // Wait waits for the load, joining the key's flight or starting it, for
 // at most the request's timeout (or the loader's), and answers.
 func (p *Pending) Wait(ctx context.Context) (Answer, error) {
-	f, ld, req, name := p.f, p.ld, p.req, p.name
-	timeout := req.Timeout
-	if timeout < 0 {
-		timeout = ld.Timeout()
-	}
+	f, req, timeout := p.f, p.req, p.timeout()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err, joined := f.group.Do(wctx, req.Key, func(context.Context) (loader.Result, error) {
-		return f.load(ld, req, 0, loader.Validators{})
-	})
+	res, err, joined := f.group.Do(wctx, req.Key, p.loadFunc(nil))
+	return p.settle(res, err, joined, timeout)
+}
+
+// timeout is how long the caller waits: its TIMEOUT, or the loader's.
+func (p *Pending) timeout() time.Duration {
+	if p.req.Timeout < 0 {
+		return p.ld.Timeout()
+	}
+	return p.req.Timeout
+}
+
+// loadFunc is the work of the key's flight, if this caller starts it; slot
+// is the key's place in a batch, or nil.
+func (p *Pending) loadFunc(slot *batchSlot) loader.LoadFunc {
+	return func(context.Context) (loader.Result, error) {
+		return p.f.load(p.ld, p.req, 0, loader.Validators{}, slot)
+	}
+}
+
+// settle answers the caller with its flight's result (joined: a flight
+// someone else started), or after it waited timeout in vain.
+func (p *Pending) settle(res loader.Result, err error, joined bool, timeout time.Duration) (Answer, error) {
+	f, ld, req, name := p.f, p.ld, p.req, p.name
 	switch {
 	case errors.Is(err, loader.ErrCallerTimeout):
 		// The flight goes on; serve what is servable now, if anything.
@@ -298,7 +330,7 @@ func (f *Filler) refresh(ld *loader.Loader, req Request, env engine.Envelope, ea
 	}
 	started := f.group.Go(context.Background(), req.Key, func(context.Context) (loader.Result, error) {
 		defer f.refreshes.Release()
-		return f.load(ld, req, after, v)
+		return f.load(ld, req, after, v, nil)
 	})
 	if !started {
 		f.refreshes.Release()

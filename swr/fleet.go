@@ -89,6 +89,9 @@ type FleetEntry struct {
 	Missing bool
 	// LoadTime is how long the fill took (engine.FillMeta.LoadTime).
 	LoadTime time.Duration
+	// Tags are the origin's tags for the value (loader.Result.Tags), within
+	// the Filler's bounds; PURGE.TAG names them.
+	Tags []string
 }
 
 // SetOptions are the options that store e in the local store under fence.

@@ -23,6 +23,14 @@ import (
 // Filler over its own store, coordinating through a real cluster.Client.
 func newFleetReplica(t *testing.T, addr, originURL string) *testFiller {
 	t.Helper()
+	r, _ := newFleetMember(t, addr, originURL)
+	return r
+}
+
+// newFleetMember is newFleetReplica that also returns the replica's
+// cluster.Client, which shares its purges too.
+func newFleetMember(t *testing.T, addr, originURL string) (*testFiller, *cluster.Client) {
+	t.Helper()
 	store := newTestStore(t, nil)
 	// A generous timeout: a Redis call starved on a loaded machine would
 	// make the replica load alone, which this test counts as a failure.
@@ -36,7 +44,7 @@ func newFleetReplica(t *testing.T, addr, originURL string) *testFiller {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fleet.Close() })
-	return newTestFillerOn(t, store, originURL, swr.Options{Fleet: fleet})
+	return newTestFillerOn(t, store, originURL, swr.Options{Fleet: fleet, Purges: fleet}), fleet
 }
 
 // TestFleetSettlesFlights: a replica whose flight finds the key settled in

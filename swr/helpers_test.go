@@ -43,8 +43,9 @@ func newTestOrigin(t *testing.T) *testOrigin {
 // origin, and the metrics it feeds.
 type testFiller struct {
 	*swr.Filler
-	store *engine.Store
-	m     *metrics.Fill
+	store   *engine.Store
+	loaders *loader.Registry
+	m       *metrics.Fill
 }
 
 // newTestFiller returns a Filler with opts, its Store, Loaders and Metrics
@@ -73,5 +74,5 @@ func newTestFillerOn(t *testing.T, store *engine.Store, originURL string, opts s
 		t.Fatal(err)
 	}
 	opts.Store, opts.Loaders, opts.Metrics = store, loaders, metrics.New().Fill
-	return &testFiller{Filler: swr.New(opts), store: store, m: opts.Metrics}
+	return &testFiller{Filler: swr.New(opts), store: store, loaders: loaders, m: opts.Metrics}
 }

@@ -17,6 +17,8 @@ type KeyInfo struct {
 	Loader string
 	// InFlight: a load runs, or the application holds the key's lease.
 	InFlight bool
+	// Tags are the origin's tags of the key's entry, which PURGE.TAG names.
+	Tags []string
 }
 
 // Info returns key's read-through state without touching hit counters.
@@ -42,6 +44,9 @@ func (f *Filler) Info(key string) KeyInfo {
 		return max(time.Duration(deadline-now.UnixNano()), 0)
 	}
 	in.FreshIn, in.StaleIn = left(env.FreshUntil), left(env.StaleUntil)
+	if found {
+		in.Tags = f.tags.of(key, env)
+	}
 	switch Decide(env, found, now.UnixNano(), false) {
 	case Serve:
 		in.State = "fresh"

@@ -18,7 +18,12 @@ import (
 // in share and the store's fence in keep, each in that one place. A refresh
 // passes the entry's validators, and in freshAfter the time past which the
 // fleet's entry must stay fresh to be taken instead (0: not a refresh).
-func (f *Filler) load(ld *loader.Loader, req Request, freshAfter int64, v loader.Validators) (loader.Result, error) {
+//
+// slot, if not nil, is the key's place in an MGETFILL's batch (batch.go):
+// its origin call goes in the batch's request, and every other way the
+// flight settles withdraws it, so the batch does not wait for it.
+func (f *Filler) load(ld *loader.Loader, req Request, freshAfter int64, v loader.Validators, slot *batchSlot) (loader.Result, error) {
+	defer slot.withdraw() // a no-op once it was fetched or withdrawn
 	fence := f.opts.Store.Fence([]byte(req.Key))
 	var o *outcome
 	if freshAfter == 0 {
@@ -26,10 +31,10 @@ func (f *Filler) load(ld *loader.Loader, req Request, freshAfter int64, v loader
 	}
 	var lease FleetLease
 	if o == nil {
-		lease, o = f.claim(ld, req, freshAfter)
+		lease, o = f.claim(ld, req, freshAfter, slot)
 	}
 	if o == nil {
-		res, took, err := f.fetch(ld, req, v)
+		res, took, err := f.fetch(ld, req, v, slot)
 		o = f.originOutcome(ld, req, res, took, err)
 	}
 	if lease != nil {
@@ -74,11 +79,21 @@ func (f *Filler) answeredMeanwhile(key string) *outcome {
 // the lease to load under, or the flight's outcome when the fleet settled
 // it: with its entry, its failure, or a full fill budget. Both nil: this
 // replica loads alone.
-func (f *Filler) claim(ld *loader.Loader, req Request, freshAfter int64) (FleetLease, *outcome) {
+//
+// A key of a batch (slot) does not follow another replica's lease inside
+// its batch: the batch's last request would wait for it. It leaves the
+// batch first, then follows.
+func (f *Filler) claim(ld *loader.Loader, req Request, freshAfter int64, slot *batchSlot) (FleetLease, *outcome) {
 	if f.opts.Fleet == nil {
 		return nil, nil
 	}
-	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, ClaimOptions{FreshAfter: freshAfter, LoadTimeout: ld.Timeout()})
+	opts := ClaimOptions{FreshAfter: freshAfter, LoadTimeout: ld.Timeout(), NoFollow: slot != nil}
+	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, opts)
+	if opts.NoFollow && errors.Is(err, ErrFleetHeld) {
+		slot.withdraw()
+		opts.NoFollow = false
+		c, err = f.opts.Fleet.Claim(context.Background(), req.Key, opts)
+	}
 	var failure *FleetFailure
 	switch {
 	case err == nil && c.Found:
@@ -137,11 +152,14 @@ func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result
 			return &outcome{res: res}
 		}
 		res.Value = env.Value
+		if len(res.Tags) == 0 {
+			res.Tags = f.tags.of(req.Key, env) // a 304 without tags keeps the copy's
+		}
 	}
 	fresh := now.Add(f.jitter(req.TTL))
 	return &outcome{res: res, entry: &FleetEntry{Value: res.Value, FreshUntil: fresh.UnixNano(),
 		StaleUntil: fresh.Add(req.Grace).UnixNano(), Loader: ld.Prefix(), ETag: res.ETag, LastModified: res.LastModified,
-		LoadTime: took}}
+		LoadTime: took, Tags: f.tags.bound(ld.Prefix(), res.Tags)}}
 }
 
 // share ends lease with the flight's outcome: it publishes the entry,
@@ -178,29 +196,54 @@ func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Resul
 		f.opts.Store.DeleteFenced(fence)
 		f.rememberMissing(key, f.now())
 	default:
-		if _, err := f.opts.Store.Set([]byte(key), e.Value, e.SetOptions(fence)); err != nil {
+		opts := e.SetOptions(fence)
+		set, err := f.opts.Store.Set([]byte(key), e.Value, opts)
+		if err != nil {
 			fence.Release()
 			if !o.fromFleet {
 				return o.res, fmt.Errorf("storing the loaded value: %w", err)
 			}
 			// Too large for this replica: answered, not kept.
+			break
+		}
+		if set.Written {
+			f.tags.record(key, opts.Fill, e.Tags)
 		}
 	}
 	return o.res, o.err
 }
 
 // fetch calls the origin, with the metrics of an origin call, and returns
-// how long it took.
-func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators) (loader.Result, time.Duration, error) {
+// how long it took: in slot's batch request if it has a batch to go in,
+// else alone.
+func (f *Filler) fetch(ld *loader.Loader, req Request, v loader.Validators, slot *batchSlot) (loader.Result, time.Duration, error) {
+	if slot.enqueue(req.Key, v) {
+		return slot.wait()
+	}
+	var res loader.Result
+	var err error
+	took := f.originCall(ld, 1, func() { res, err = ld.Fetch(context.Background(), req.Key, v) })
+	f.opts.Metrics.ObserveLoad(ld.Prefix(), loadResult(res, err), took)
+	return res, took, err
+}
+
+// originCall makes one origin request of ld's for keys keys, with call,
+// counted in flight while it runs and, for a batch loader, as a batch
+// request; it returns how long the request took. The caller observes each
+// key's load.
+func (f *Filler) originCall(ld *loader.Loader, keys int, call func()) time.Duration {
 	m, name := f.opts.Metrics, ld.Prefix()
 	inFlight := m.InFlight.WithLabelValues(name)
 	inFlight.Inc()
 	start := time.Now() // a latency, not a deadline: wall time, whatever Options.Now says
-	res, err := ld.Fetch(context.Background(), req.Key, v)
+	call()
 	took := time.Since(start)
 	inFlight.Dec()
-	m.ObserveLoad(name, loadResult(res, err), took)
-	return res, took, err
+	if ld.Batch() > 0 {
+		m.BatchRequests.WithLabelValues(name).Inc()
+		m.BatchKeys.WithLabelValues(name).Observe(float64(keys))
+	}
+	return took
 }
 
 // loadResult is the result label of an origin call.

@@ -67,7 +67,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
-			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
+			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
 		&cli.StringFlag{Name: "enable-loader-commands", Value: resp.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
@@ -80,6 +80,10 @@ func serveFlags() []cli.Flag {
 			Usage: "most stale-while-revalidate refreshes in flight"},
 		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
 			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
+		&cli.IntFlag{Name: "max-tags-per-key", Value: swr.DefaultMaxTagsPerKey, EnvVars: env("max-tags-per-key"),
+			Usage: "most origin tags (Surrogate-Key, Cache-Tag) a key keeps for PURGE.TAG; the rest are dropped"},
+		&cli.IntFlag{Name: "max-tag-entries", Value: swr.DefaultMaxTagEntries, EnvVars: env("max-tag-entries"),
+			Usage: "most (key, tag) pairs the tag index holds; a full index evicts tagged keys (its memory counts in --max-memory)"},
 		&cli.Float64Flag{Name: "early-refresh", EnvVars: env("early-refresh"),
 			Usage: "beta of early refresh (XFetch): fresh GETFILL reads refresh a key early, likelier as its deadline nears and the slower its last load (0: off; GETFILL's EARLY overrides it)"},
 		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
@@ -205,6 +209,8 @@ func parseConfig(c *cli.Context) (config, error) {
 		MaxBackgroundRefreshes: c.Int("max-background-refreshes"),
 		TTLJitter:              c.Float64("ttl-jitter"),
 		EarlyRefresh:           c.Float64("early-refresh"),
+		MaxTagsPerKey:          c.Int("max-tags-per-key"),
+		MaxTagEntries:          c.Int("max-tag-entries"),
 	}
 	if spec := c.String("redis"); spec != "" {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
@@ -285,7 +291,7 @@ func runServe(c *cli.Context) error {
 			return err
 		}
 		defer fleet.Close()
-		cfg.fill.Fleet, cfg.server.Shared = fleet, fleet
+		cfg.fill.Fleet, cfg.fill.Purges, cfg.server.Shared = fleet, fleet, fleet
 		// Before serving, so the fleet's loaders answer the first GETFILL.
 		if err := loaders.Share(fleet); err != nil {
 			log.Warn("the fleet's loaders could not all be read or applied; serving with what there is, catching up when Redis answers", "err", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/stampedeless/stampedeless/loader"
@@ -16,6 +17,7 @@ import (
 //	header=Name:value   a request header; the value is expanded from the
 //	                    environment ($VAR or ${VAR}; $$ is a '$'), and an
 //	                    unset or empty variable is an error
+//	batch=n             a batch loader, asking for up to n keys per request
 //
 // lookup reads the environment (os.LookupEnv). No error quotes a header
 // value.
@@ -23,6 +25,17 @@ func parseLoaderFlags(items []string, lookup func(string) (string, bool)) ([]loa
 	var out []loader.Config
 	for _, item := range items {
 		key, val, ok := strings.Cut(item, "=")
+		if ok && key == "batch" && !isHTTPURL(val) {
+			if len(out) == 0 {
+				return nil, fmt.Errorf("--loader: batch=... must follow the prefix=url it belongs to")
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("--loader %s: batch=%q: want a number of keys above 0", out[len(out)-1].Prefix, val)
+			}
+			out[len(out)-1].Batch = n
+			continue
+		}
 		if ok && key == "header" && !isHTTPURL(val) {
 			if len(out) == 0 {
 				return nil, fmt.Errorf("--loader: header=... must follow the prefix=url it belongs to")

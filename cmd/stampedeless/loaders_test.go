@@ -24,7 +24,7 @@ func TestParseLoaderFlags(t *testing.T) {
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	got, err := parseLoaderFlags([]string{
 		"a:=http://a.test/{key}", "header=Authorization:Bearer $TOKEN", "header=X-Price: $$5 ${TOKEN}",
-		"b:=https://b.test/", "header=http://h.test/{key}",
+		"b:=https://b.test/", "batch=100", "header=http://h.test/{key}",
 	}, lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestParseLoaderFlags(t *testing.T) {
 	want := []loader.Config{
 		{Prefix: "a:", URL: "http://a.test/{key}", Headers: []loader.Header{
 			{Name: "Authorization", Value: "Bearer s3cret"}, {Name: "X-Price", Value: "$5 s3cret"}}},
-		{Prefix: "b:", URL: "https://b.test/"},
+		{Prefix: "b:", URL: "https://b.test/", Batch: 100},
 		{Prefix: "header", URL: "http://h.test/{key}"}, // a prefix named like the option
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -47,6 +47,8 @@ func TestParseLoaderFlags(t *testing.T) {
 		{[]string{"a:=http://a.test/", "header=A:$MISSING"}, "--loader a:: header A: environment variable MISSING is unset or empty"},
 		{[]string{"a:=http://a.test/", "header=A:x$EMPTY"}, "--loader a:: header A: environment variable EMPTY is unset or empty"},
 		{[]string{"nourl"}, `--loader: want prefix=url, got "nourl"`},
+		{[]string{"batch=5"}, "--loader: batch=... must follow the prefix=url it belongs to"},
+		{[]string{"a:=http://a.test/", "batch=0"}, `--loader a:: batch="0": want a number of keys above 0`},
 	} {
 		if _, err := parseLoaderFlags(tc.items, lookup); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: %v, want %s", tc.items, err, tc.want)

@@ -53,10 +53,11 @@ const (
 	compatWords
 )
 
-// compatTolerance is how far apart two PTTL-like replies may be: the
-// servers are asked a few microseconds apart and Redis rounds its clock
-// once per command.
-const compatTolerance = 5
+// compatTolerance is how far apart, in milliseconds, two PTTL-like replies
+// may be: the servers are asked one after the other, which on a loaded
+// two-core machine can be tens of milliseconds apart (a wrong unit or a
+// lost deadline is off by far more).
+const compatTolerance = 250
 
 type compatStep struct {
 	args  []string

@@ -38,7 +38,13 @@ if [ -n "$unformatted" ]; then
   echo "gofmt: these files need formatting:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
-go test -race -count=1 ./...
+# The fleet tests (swr, cluster, cmd/stampedeless) start real Redis servers,
+# Sentinels and Clusters beside several replicas and run on their own, one
+# package at a time, after the rest: on two cores they share the machine
+# with nothing else.
+fleet='/swr$|/cluster$|/cmd/stampedeless$'
+go test -race -count=1 $(go list ./... | grep -Ev "$fleet")
+go test -race -count=1 -p 1 $(go list ./... | grep -E "$fleet")
 # Under the race detector ristretto loses most reads on their way to its
 # policy (they travel in a sync.Pool, which then drops items at random), so
 # the test that reads keep hot keys runs in a normal build too.

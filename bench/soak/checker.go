@@ -55,9 +55,10 @@ func (r *rwResult) add(c *rwChecker) {
 // admission) is what it was before that value was written; so the check
 // holds even if someone runs it with a bound the data does not fit.
 type rwChecker struct {
-	id  int
-	rdb *redis.Client
-	srv *server
+	id   int
+	rdb  *redis.Client
+	srv  *server
+	pace time.Duration // pause between operations
 
 	keys   []string
 	last   []string   // last acknowledged value per key, "" for none
@@ -69,8 +70,8 @@ type rwChecker struct {
 	examples                                 []string
 }
 
-func newChecker(id int, rdb *redis.Client, srv *server) *rwChecker {
-	c := &rwChecker{id: id, rdb: rdb, srv: srv, last: make([]string, checkerKeys),
+func newChecker(id int, rdb *redis.Client, srv *server, pace time.Duration) *rwChecker {
+	c := &rwChecker{id: id, rdb: rdb, srv: srv, pace: pace, last: make([]string, checkerKeys),
 		unsure: make([][]string, checkerKeys), evAt: make([]int64, checkerKeys)}
 	for i := range checkerKeys {
 		c.keys = append(c.keys, fmt.Sprintf("rw:%d:%d", id, i))
@@ -82,6 +83,7 @@ func newChecker(id int, rdb *redis.Client, srv *server) *rwChecker {
 // a fresh context.
 func (c *rwChecker) run(ctx context.Context) {
 	for ctx.Err() == nil {
+		pause(ctx, c.pace)
 		switch r := rand.IntN(10); {
 		case r < 5:
 			c.set(ctx, rand.IntN(checkerKeys))

@@ -101,24 +101,22 @@ func (h *harness) clientKills(ctx context.Context, every time.Duration) {
 // empty) or stops it with SIGSTOP for 0.5–2 s, one or the other every
 // interval, and records each as a window in which the fleet may load a key
 // more than once. A fault under way when ctx ends is finished: Redis is
-// running when it returns.
-func (h *harness) redisFaults(ctx context.Context, every time.Duration) error {
+// running when it returns. A restarted Redis lives as long as life.
+func (h *harness) redisFaults(ctx, life context.Context, every time.Duration) error {
 	for {
 		pause(ctx, every/2+rand.N(every))
 		if ctx.Err() != nil {
 			return nil
 		}
 		from := time.Now()
-		if rand.IntN(2) == 0 {
+		if h.o.redisKill && (!h.o.redisStop || rand.IntN(2) == 0) {
 			h.logf("fault: SIGKILL redis-server (pid %d)", h.redis.Pid())
 			h.redis.Kill()
 			h.f.redisKill.Add(1)
 			time.Sleep(time.Second + rand.N(2*time.Second))
-			// Restart on a fresh context: Redis must come back even when
-			// the run is ending.
-			rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			srv, err := h.redis.Restart(rctx)
-			cancel()
+			// Restarted for the program's life, not the run's: Redis must
+			// come back even when the run is ending.
+			srv, err := h.redis.Restart(life)
 			if err != nil {
 				return fmt.Errorf("restarting redis-server: %w", err)
 			}

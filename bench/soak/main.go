@@ -24,7 +24,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,7 +48,11 @@ type options struct {
 	rawEvery       time.Duration
 	killEvery      time.Duration
 	redisEvery     time.Duration
+	redisKill      bool // kill and restart Redis among its faults
+	redisStop      bool // stop and continue Redis among its faults
 	loaderTimeout  time.Duration
+	pace           time.Duration
+	keep           bool
 	verbose        bool
 }
 
@@ -65,7 +71,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.rawEvery, "raw-fault-every", 100*time.Millisecond, "mean interval between connections cut mid-command")
 	fs.DurationVar(&o.killEvery, "kill-every", 500*time.Millisecond, "mean interval between CLIENT KILLs")
 	fs.DurationVar(&o.redisEvery, "redis-fault-every", 10*time.Second, "with -redis: mean interval between redis-server kills and stops")
+	redisKinds := fs.String("redis-faults", "kill,stop", "with -redis: which faults to inject, kill (SIGKILL, restart empty) and/or stop (SIGSTOP, SIGCONT)")
 	fs.DurationVar(&o.loaderTimeout, "loader-timeout", time.Second, "the loader's TIMEOUT (a hanging origin call lasts this long)")
+	fs.DurationVar(&o.pace, "pace", time.Millisecond, "pause between one client's commands (0: as fast as answers come); the churn writer pauses 5 times as long")
+	fs.BoolVar(&o.keep, "keep", false, "keep the servers' logs (the directory is printed)")
 	fs.BoolVar(&o.verbose, "v", false, "log go-redis's own messages too")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -79,6 +88,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.churnMaxMemory, err = memsize.Parse(*churnMem); err != nil {
 		return o, fmt.Errorf("-churn-max-memory: %w", err)
+	}
+	for _, k := range strings.Split(*redisKinds, ",") {
+		switch strings.TrimSpace(k) {
+		case "kill":
+			o.redisKill = true
+		case "stop":
+			o.redisStop = true
+		case "":
+		default:
+			return o, fmt.Errorf("-redis-faults: unknown fault %q (want kill, stop)", k)
+		}
 	}
 	switch {
 	case o.duration < 5*time.Second:
@@ -142,10 +162,15 @@ type harness struct {
 	mains  []*server // take the mixed load
 	churn  *server   // lives at its memory bound
 
-	t   tally
-	f   faultCounts
-	rw  rwResult
-	win windows
+	t      tally
+	f      faultCounts
+	stalls stallMonitor
+	rw     rwResult
+	win    windows
+
+	// redisErrWindows counts the windows opened by a replica's Redis
+	// errors (those of injected faults included).
+	redisErrWindows atomic.Int64
 
 	multi     bool
 	multiNote string
@@ -178,7 +203,9 @@ func (h *harness) cleanup() {
 	if h.origin != nil {
 		h.origin.Close()
 	}
-	if h.tmp != "" {
+	if h.tmp != "" && h.o.keep {
+		h.logf("logs kept in %s", h.tmp)
+	} else if h.tmp != "" {
 		os.RemoveAll(h.tmp)
 	}
 }
@@ -292,14 +319,14 @@ func (h *harness) drive(ctx context.Context) {
 	var checkers []*rwChecker
 	for i, s := range h.mains {
 		for j := range h.o.clients {
-			c := newChecker(i*h.o.clients+j, client(s.Addr(), ""), s)
+			c := newChecker(i*h.o.clients+j, client(s.Addr(), ""), s, h.o.pace)
 			checkers = append(checkers, c)
 			wg.Go(func() { c.run(runCtx) })
 			mixed := client(s.Addr(), "")
 			wg.Go(func() { h.mixedWorker(runCtx, mixed) })
 			timed, killable := client(s.Addr(), nameTimed), client(s.Addr(), "")
-			wg.Go(func() { h.fillWorker(runCtx, timed, true) })
-			wg.Go(func() { h.fillWorker(runCtx, killable, false) })
+			wg.Go(func() { h.fillWorker(runCtx, s, timed, true) })
+			wg.Go(func() { h.fillWorker(runCtx, s, killable, false) })
 		}
 		pub, sub := client(s.Addr(), ""), client(s.Addr(), "")
 		wg.Go(func() { h.publisher(runCtx, pub, fmt.Sprintf("p%d", i)) })
@@ -315,11 +342,12 @@ func (h *harness) drive(ctx context.Context) {
 	}
 	var probes sync.WaitGroup
 	probes.Go(func() { h.sample(runCtx) })
+	probes.Go(func() { h.stalls.run(runCtx) })
 	probes.Go(func() { h.rawFaults(runCtx, h.o.rawEvery) })
 	probes.Go(func() { h.clientKills(runCtx, h.o.killEvery) })
-	if h.o.redis {
+	if h.o.redis && (h.o.redisKill || h.o.redisStop) {
 		probes.Go(func() {
-			if err := h.redisFaults(runCtx, h.o.redisEvery); err != nil {
+			if err := h.redisFaults(runCtx, ctx, h.o.redisEvery); err != nil {
 				h.redisErr = err
 				h.logf("redis faults stopped: %v", err)
 			}
@@ -337,6 +365,7 @@ func (h *harness) drive(ctx context.Context) {
 		c.Close()
 	}
 	for _, s := range h.servers() {
+		s.readMemory(ctx)
 		s.closeAdmin()
 	}
 	// The servers' HTTP connections to the origin are the last clients'
@@ -358,14 +387,29 @@ func (h *harness) progress(ctx context.Context) {
 }
 
 // sample reads each main server's evicted_keys every 100 ms (the checkers'
-// eviction evidence) and each server's RSS every 250 ms.
+// eviction evidence) and each server's RSS every 250 ms. With -redis it
+// also reads each replica's redis_errors: a replica that saw Redis fail
+// (a timeout on an overloaded machine, say) serves alone until its
+// heartbeat finds Redis again, so that span is a window like an injected
+// fault's.
 func (h *harness) sample(ctx context.Context) {
+	prevErrs := make([]int64, len(h.mains))
+	prevAt := time.Now()
 	for i := 0; ctx.Err() == nil; i++ {
-		for _, s := range h.mains {
-			if n, err := s.evictedNow(ctx); err == nil {
-				s.evicted.Store(n)
+		now := time.Now()
+		for j, s := range h.mains {
+			f, err := s.info(ctx, "stats", "cluster")
+			if err != nil {
+				continue
+			}
+			s.evicted.Store(f["evicted_keys"])
+			if n := f["redis_errors"]; n > prevErrs[j] {
+				h.addWindow(window{from: prevAt, to: now.Add(redisSettle)})
+				h.redisErrWindows.Add(1)
+				prevErrs[j] = n
 			}
 		}
+		prevAt = now
 		if i%4 == 0 {
 			for _, s := range h.servers() {
 				s.sampleRSS()

@@ -136,6 +136,11 @@ func sleep(r *http.Request, d time.Duration) {
 // back empty.
 type window struct{ from, to time.Time }
 
+// retryGap is how soon after a reset the call that follows it counts as
+// the HTTP client's own retry of the same request (which may be reset in
+// turn and retried again).
+const retryGap = 50 * time.Millisecond
+
 // callViolation is a pair of calls of one key that breaks the promise of
 // one origin call per key at a time and none during a cooldown.
 type callViolation struct {
@@ -143,11 +148,22 @@ type callViolation struct {
 	first  originCall
 	second originCall
 	why    string
+	around string // the key's calls around the pair
 }
 
 func (v callViolation) String() string {
 	return fmt.Sprintf("%s: %s call %s–%s, then a call at %s: %s", v.key, originFaultNames[v.first.fault],
-		v.first.start.Format("15:04:05.000"), v.first.end.Format("15:04:05.000"), v.second.start.Format("15:04:05.000"), v.why)
+		v.first.start.Format("15:04:05.000"), v.first.end.Format("15:04:05.000"), v.second.start.Format("15:04:05.000"), v.why) +
+		"; the key's calls around it: " + v.around
+}
+
+// describe lists calls as "start–end fault".
+func describe(calls []originCall) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = fmt.Sprintf("%s–%s %s", c.start.Format("05.000"), c.end.Format("05.000"), originFaultNames[c.fault])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // originCheck is the result of checking the recorded calls.
@@ -155,6 +171,10 @@ type originCheck struct {
 	keys, calls int
 	violations  []callViolation
 	excused     int // pairs that would violate but meet a Redis fault
+	// httpRetries are calls that came at once after a reset: Go's
+	// http.Transport sends a GET again when a kept-alive connection fails
+	// before the first byte of the response.
+	httpRetries int
 	// maxCalls is the most calls of one key during one call or the
 	// cooldown after it, that call included: 1 when all is well.
 	maxCalls int
@@ -173,11 +193,21 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 	for key, calls := range o.calls {
 		sort.Slice(calls, func(i, j int) bool { return calls[i].start.Before(calls[j].start) })
 		res.calls += len(calls)
+		// retry[k]: calls[k] came at once after calls[k-1] was reset.
+		retry := make([]bool, len(calls))
+		for k := 1; k < len(calls); k++ {
+			if calls[k-1].fault == faultReset && calls[k].start.Sub(calls[k-1].end) < retryGap {
+				retry[k] = true
+				res.httpRetries++
+			}
+		}
 		for i, c := range calls {
 			// Calls of this key that started within c's cooldown (or while
 			// c ran), c included.
 			inCD := 1
-			for _, d := range calls[i+1:] {
+			chain := true // every call from c to d is a retry of the one before
+			for j, d := range calls[i+1:] {
+				chain = chain && retry[i+1+j]
 				if !d.start.Before(c.end.Add(minCooldown)) {
 					break // calls are sorted by start: no later one is closer
 				}
@@ -190,12 +220,15 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 				default:
 					continue
 				}
+				if chain {
+					continue // the HTTP client's retries of c's request
+				}
 				if excused(c.start.Add(-lead), d.start, windows) {
 					res.excused++
 					continue
 				}
 				inCD++
-				res.violations = append(res.violations, callViolation{key: key, first: c, second: d, why: why})
+				res.violations = append(res.violations, callViolation{key: key, first: c, second: d, why: why, around: describe(calls[max(0, i-2):min(len(calls), i+j+4)])})
 			}
 			res.maxCalls = max(res.maxCalls, inCD)
 		}

@@ -33,6 +33,9 @@ type server struct {
 	peakRSS atomic.Int64 // bytes
 
 	baseGoroutines, endGoroutines int
+	// charged and heap are cache_cost_bytes and used_memory from INFO
+	// memory when the clients stopped.
+	charged, heap int64
 }
 
 // startServer starts stampedeless with its metrics on a port of its own.
@@ -43,7 +46,7 @@ func (h *harness) startServer(ctx context.Context, name string, maxMemory int64,
 		mport, _ := child.FreePort()
 		s.metrics = net.JoinHostPort("127.0.0.1", strconv.Itoa(mport))
 		return h.bin, append([]string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			"--metrics-addr", s.metrics, "--max-memory", memsize.Format(maxMemory), "--log-level", "warn"}, extra...)
+			"--metrics-addr", s.metrics, "--max-memory", memsize.Format(maxMemory), "--log-level", "info"}, extra...)
 	})
 	if err != nil {
 		return nil, err
@@ -71,19 +74,42 @@ func (s *server) closeAdmin() {
 	}
 }
 
+// info reads the integer fields of the given INFO sections.
+func (s *server) info(ctx context.Context, sections ...string) (map[string]int64, error) {
+	text, err := s.admin.Info(ctx, sections...).Result()
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]int64{}
+	for _, line := range strings.Split(text, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				fields[k] = n
+			}
+		}
+	}
+	return fields, nil
+}
+
+// readMemory keeps cache_cost_bytes and used_memory from INFO memory.
+func (s *server) readMemory(ctx context.Context) {
+	if f, err := s.info(ctx, "memory"); err == nil {
+		s.charged, s.heap = f["cache_cost_bytes"], f["used_memory"]
+	}
+}
+
 // evictedNow reads evicted_keys from INFO stats (it also counts keys
 // refused at admission).
 func (s *server) evictedNow(ctx context.Context) (int64, error) {
-	info, err := s.admin.Info(ctx, "stats").Result()
+	f, err := s.info(ctx, "stats")
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "evicted_keys:"); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
+	n, ok := f["evicted_keys"]
+	if !ok {
+		return 0, fmt.Errorf("%s: no evicted_keys in INFO stats", s.Name)
 	}
-	return 0, fmt.Errorf("%s: no evicted_keys in INFO stats", s.Name)
+	return n, nil
 }
 
 // sampleRSS reads the process's VmRSS and keeps the largest seen.

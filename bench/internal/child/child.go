@@ -151,7 +151,8 @@ func (s *Server) Signal(sig os.Signal) error { return s.Cmd.Process.Signal(sig) 
 
 // Restart starts the process again, after Kill or Stop, on the same port
 // and in the same directory, and waits until it answers PING. The port may
-// have been taken meanwhile; then it fails.
+// have been taken meanwhile; then it fails. As with Start, the process is
+// killed when ctx ends.
 func (s *Server) Restart(ctx context.Context) (*Server, error) {
 	if s.Alive() {
 		return nil, fmt.Errorf("%s (pid %d) is still running", s.Name, s.Pid())

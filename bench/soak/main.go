@@ -398,6 +398,7 @@ func (h *harness) sample(ctx context.Context) {
 	for i := 0; ctx.Err() == nil; i++ {
 		now := time.Now()
 		for j, s := range h.mains {
+			s.cpuWait.sample(s.Pid())
 			f, err := s.info(ctx, "stats", "cluster")
 			if err != nil {
 				continue

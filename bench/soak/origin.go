@@ -35,6 +35,8 @@ func (f originFault) failed() bool { return f == fault500 || f == faultReset || 
 type originCall struct {
 	start, end time.Time
 	fault      originFault
+	from       string // the caller's address: which connection it came on
+	canceled   bool   // the caller went away before the answer
 }
 
 // faultyOrigin is the HTTP origin behind the soak's loader, in this process:
@@ -87,10 +89,11 @@ func pick() originFault {
 
 func (o *faultyOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, "/")
-	call := originCall{start: time.Now(), fault: pick()}
+	call := originCall{start: time.Now(), fault: pick(), from: r.RemoteAddr}
 	n := o.total.Add(1)
 	defer func() {
 		call.end = time.Now()
+		call.canceled = r.Context().Err() != nil && call.fault != faultHang
 		o.mu.Lock()
 		o.calls[key] = append(o.calls[key], call)
 		o.counts[call.fault]++
@@ -161,7 +164,10 @@ func (v callViolation) String() string {
 func describe(calls []originCall) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = fmt.Sprintf("%s–%s %s", c.start.Format("05.000"), c.end.Format("05.000"), originFaultNames[c.fault])
+		parts[i] = fmt.Sprintf("%s–%s %s from %s", c.start.Format("05.000"), c.end.Format("05.000"), originFaultNames[c.fault], c.from)
+		if c.canceled {
+			parts[i] += " (canceled)"
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -202,6 +208,9 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 			}
 		}
 		for i, c := range calls {
+			// A failed call starts a cooldown only if it was the load's
+			// last attempt: not one the HTTP client retried.
+			failedLoad := c.fault.failed() && !(i+1 < len(calls) && retry[i+1])
 			// Calls of this key that started within c's cooldown (or while
 			// c ran), c included.
 			inCD := 1
@@ -215,7 +224,7 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 				switch {
 				case d.start.Before(c.end):
 					why = "two calls of the key at once"
-				case c.fault.failed() && d.start.Before(c.end.Add(minCooldown-tolerance)):
+				case failedLoad && d.start.Before(c.end.Add(minCooldown-tolerance)):
 					why = fmt.Sprintf("%v after a failure, inside the cooldown (at least %v)", d.start.Sub(c.end).Round(time.Millisecond), minCooldown)
 				default:
 					continue

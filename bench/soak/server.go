@@ -31,6 +31,7 @@ type server struct {
 
 	evicted atomic.Int64 // evicted_keys, sampled
 	peakRSS atomic.Int64 // bytes
+	cpuWait cpuWait
 
 	baseGoroutines, endGoroutines int
 	// charged and heap are cache_cost_bytes and used_memory from INFO

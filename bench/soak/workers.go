@@ -126,8 +126,9 @@ func (h *harness) fillWorker(ctx context.Context, srv *server, rdb *redis.Client
 		}
 		if took > limit+lateSlack {
 			stall := h.stalls.within(t0, t0.Add(took))
-			what := fmt.Sprintf("%s on %s at %s: TIMEOUT %d ms, answered after %v (%v); the soak process stalled meanwhile for: %v",
-				key, srv.Name, t0.Format("15:04:05.000"), ms, took.Round(time.Millisecond), errOrValue(err), stall.Round(time.Millisecond))
+			what := fmt.Sprintf("%s on %s at %s: TIMEOUT %d ms, answered after %v (%v); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
+				key, srv.Name, t0.Format("15:04:05.000"), ms, took.Round(time.Millisecond), errOrValue(err), stall.Round(time.Millisecond),
+				srv.cpuWait.within(t0, t0.Add(took)).Round(time.Millisecond))
 			h.t.noteLate(what, stall >= took-limit-lateSlack)
 		}
 	}

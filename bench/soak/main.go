@@ -380,8 +380,8 @@ func (h *harness) progress(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		h.logf("ops %d, GETFILLs %d (late %d), origin calls %d, published %d, received %d, churn writes %d, CLIENT KILLs %d, cut connections %d, redis faults %d",
-			h.t.ops.Load(), h.t.fills.Load(), h.t.fillLate.Load(), h.origin.total.Load(), h.t.published.Load(), h.t.received.Load(),
+		h.logf("ops %d, GETFILLs %d, origin calls %d, published %d, received %d, churn writes %d, CLIENT KILLs %d, cut connections %d, redis faults %d",
+			h.t.ops.Load(), h.t.fills.Load(), h.origin.total.Load(), h.t.published.Load(), h.t.received.Load(),
 			h.t.churnWrites.Load(), h.f.clientKill.Load(), h.f.cut(), h.f.redisKill.Load()+h.f.redisStop.Load())
 	}
 }

@@ -69,10 +69,11 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	}
 	add(row{"acknowledged writes lost (read back on the same server)", res, "0", rw.lost == 0 && rw.reads > 0, true})
 
+	late, stalled, lateSeen := h.judgeLate()
 	add(row{"GETFILL callers answered past TIMEOUT + 50 ms",
 		fmt.Sprintf("%d of %d timed calls (latest answer: %v past its TIMEOUT; %d more late while the soak process itself stalled as long)",
-			h.t.fillLate.Load(), h.t.fillTimed.Load(), time.Duration(h.t.fillMaxOver.Load()).Round(time.Millisecond), h.t.fillLateStalled.Load()),
-		"0", h.t.fillLate.Load() == 0 && h.t.fillTimed.Load() > 0, true})
+			late, h.t.fillTimed.Load(), time.Duration(h.t.fillMaxOver.Load()).Round(time.Millisecond), stalled),
+		"0", late == 0 && h.t.fillTimed.Load() > 0, true})
 	add(row{"GETFILL values of another key", fmt.Sprint(h.t.fillWrongValue.Load()), "0", h.t.fillWrongValue.Load() == 0, true})
 
 	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.windows())
@@ -126,9 +127,7 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	var notes []string
 	notes = append(notes, deaths...)
 	notes = append(notes, rw.examples...)
-	h.t.mu.Lock()
-	notes = append(notes, h.t.lateSeen...)
-	h.t.mu.Unlock()
+	notes = append(notes, lateSeen...)
 	for i, v := range oc.violations {
 		if i == 5 {
 			notes = append(notes, fmt.Sprintf("... and %d more origin call violations", len(oc.violations)-5))

@@ -37,8 +37,6 @@ type tally struct {
 	fillTimeouts        atomic.Int64 // -TIMEOUT
 	fillOtherErrs       atomic.Int64 // connection errors and anything else
 	fillWrongValue      atomic.Int64 // a value that is not the key's
-	fillLate            atomic.Int64 // timed callers answered past TIMEOUT + lateSlack
-	fillLateStalled     atomic.Int64 // the same, while the soak process itself stalled as long
 	fillTimed           atomic.Int64
 	fillMaxOver         atomic.Int64 // ns by which the latest timed answer passed its TIMEOUT
 	published, received atomic.Int64
@@ -49,25 +47,51 @@ type tally struct {
 	churnWrites         atomic.Int64
 	churnErrors         atomic.Int64
 
-	mu       sync.Mutex
-	lateSeen []string // the first few late answers, for the report
+	mu   sync.Mutex
+	late []lateCall // timed answers past TIMEOUT + lateSlack
 }
 
-// noteLate records a late answer; stalled when the soak process itself was
-// stalled long enough meanwhile to account for the lateness, which the
-// measurement then cannot tell from the server's.
-func (t *tally) noteLate(s string, stalled bool) {
-	if stalled {
-		t.fillLateStalled.Add(1)
-		s += " (not counted)"
-	} else {
-		t.fillLate.Add(1)
-	}
+// lateCall is a timed GETFILL answered past its TIMEOUT plus lateSlack.
+type lateCall struct {
+	key         string
+	srv         *server
+	at          time.Time
+	took, limit time.Duration
+	answer      string
+}
+
+// noteLate records a late answer, to be judged at the end, when the
+// samples that cover it have been taken.
+func (t *tally) noteLate(c lateCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lateSeen) < 5 {
-		t.lateSeen = append(t.lateSeen, s)
+	t.late = append(t.late, c)
+}
+
+// judgeLate counts the late answers, apart from those during which the
+// soak process itself stalled long enough to account for the lateness (the
+// measurement cannot tell those from the server's), and describes the
+// first few.
+func (h *harness) judgeLate() (counted, stalled int, seen []string) {
+	h.t.mu.Lock()
+	defer h.t.mu.Unlock()
+	for _, c := range h.t.late {
+		end := c.at.Add(c.took)
+		stall := h.stalls.within(c.at, end)
+		s := fmt.Sprintf("%s on %s at %s: TIMEOUT %v, answered after %v (%s); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
+			c.key, c.srv.Name, c.at.Format("15:04:05.000"), c.limit, c.took.Round(time.Millisecond), c.answer, stall.Round(time.Millisecond),
+			c.srv.cpuWait.within(c.at, end).Round(time.Millisecond))
+		if stall >= c.took-c.limit-lateSlack {
+			stalled++
+			s += " (not counted)"
+		} else {
+			counted++
+		}
+		if len(seen) < 8 {
+			seen = append(seen, s)
+		}
 	}
+	return counted, stalled, seen
 }
 
 // newClient is a go-redis client in its default configuration, but for a
@@ -125,11 +149,7 @@ func (h *harness) fillWorker(ctx context.Context, srv *server, rdb *redis.Client
 			}
 		}
 		if took > limit+lateSlack {
-			stall := h.stalls.within(t0, t0.Add(took))
-			what := fmt.Sprintf("%s on %s at %s: TIMEOUT %d ms, answered after %v (%v); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
-				key, srv.Name, t0.Format("15:04:05.000"), ms, took.Round(time.Millisecond), errOrValue(err), stall.Round(time.Millisecond),
-				srv.cpuWait.within(t0, t0.Add(took)).Round(time.Millisecond))
-			h.t.noteLate(what, stall >= took-limit-lateSlack)
+			h.t.noteLate(lateCall{key: key, srv: srv, at: t0, took: took, limit: limit, answer: errOrValue(err)})
 		}
 	}
 }

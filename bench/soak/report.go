@@ -116,10 +116,19 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	h.printHeader(ctx, root, ran)
 	fmt.Fprintln(h.out, "| check | result | bound | |")
 	fmt.Fprintln(h.out, "|---|---|---|---|")
-	ok := true
+	passed, failed, reported := 0, 0, 0
 	for _, r := range rows {
 		fmt.Fprintf(h.out, "| %s | %s | %s | %s |\n", r.check, r.result, r.bound, mark(r))
-		ok = ok && (r.pass || !r.mustHold)
+		switch {
+		case !r.mustHold:
+			if !r.pass {
+				reported++
+			}
+		case r.pass:
+			passed++
+		default:
+			failed++
+		}
 	}
 	h.printFaults(oc)
 	h.printTraffic()
@@ -141,12 +150,8 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 			fmt.Fprintf(h.out, "- %s\n", n)
 		}
 	}
-	verdict := "PASS"
-	if !ok {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(h.out, "\nsoak: %s\n", verdict)
-	return ok
+	fmt.Fprintf(h.out, "\nsoak: %d passed, %d failed (%d reported: beyond a bound that is reported, not enforced)\n", passed, failed, reported)
+	return failed == 0
 }
 
 // leaseTTL is how long a fill lease lives (loader timeout + 10% +

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -226,9 +227,9 @@ func (h *harness) main(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, tool := range []string{"redis-server", "go"} {
-		if _, err := lookPath(tool); err != nil && (tool != "redis-server" || h.o.redis) {
-			return false, err
+	if h.o.redis {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			return false, fmt.Errorf("-redis needs redis-server: %w", err)
 		}
 	}
 	if h.tmp, err = os.MkdirTemp("", "stampedeless-soak-"); err != nil {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,8 +17,6 @@ import (
 	"github.com/stampedeless/stampedeless/bench/internal/child"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 )
-
-var lookPath = exec.LookPath
 
 // server is one stampedeless child process and what the soak measures of
 // it.

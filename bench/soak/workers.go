@@ -20,9 +20,9 @@ const (
 	nameTimed = "soak-fill-timed" // GETFILL callers whose waits are checked
 )
 
-// Timeouts the GETFILL callers send, in ms; lateness is measured against
-// each call's own.
-var fillTimeouts = []int{50, 200, 500}
+// fillTimeoutsMs are the TIMEOUTs the GETFILL callers send; lateness is
+// measured against each call's own.
+var fillTimeoutsMs = []int{50, 200, 500}
 
 // lateSlack is how far past its TIMEOUT a GETFILL may answer.
 const lateSlack = 50 * time.Millisecond
@@ -115,7 +115,7 @@ func (h *harness) fillWorker(ctx context.Context, srv *server, rdb *redis.Client
 	for ctx.Err() == nil {
 		pause(ctx, h.o.pace)
 		key := "fill:" + strconv.Itoa(rand.IntN(h.o.fillKeys))
-		ms := fillTimeouts[rand.IntN(len(fillTimeouts))]
+		ms := fillTimeoutsMs[rand.IntN(len(fillTimeoutsMs))]
 		t0 := time.Now()
 		v, err := rdb.Do(ctx, "GETFILL", key, 1, rand.IntN(2), "TIMEOUT", ms).Text()
 		took := time.Since(t0)

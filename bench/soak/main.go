@@ -170,8 +170,9 @@ type harness struct {
 	win    windows
 
 	// redisErrWindows counts the windows opened by a replica's Redis
-	// errors (those of injected faults included).
-	redisErrWindows atomic.Int64
+	// errors (those of injected faults included); takeoverWindows, by a
+	// replica taking over an expired lease or loading after --lease-wait.
+	redisErrWindows, takeoverWindows atomic.Int64
 
 	multi     bool
 	multiNote string
@@ -282,7 +283,7 @@ func (h *harness) start(ctx context.Context) error {
 			return err
 		}
 		h.mains = append(h.mains, s)
-		if err := s.registerLoader(ctx, h.origin.URL(), h.o.loaderTimeout); err != nil {
+		if err := s.registerLoader(ctx, h.origin.URL(s.Name), h.o.loaderTimeout); err != nil {
 			return err
 		}
 	}
@@ -392,9 +393,11 @@ func (h *harness) progress(ctx context.Context) {
 // also reads each replica's redis_errors: a replica that saw Redis fail
 // (a timeout on an overloaded machine, say) serves alone until its
 // heartbeat finds Redis again, so that span is a window like an injected
-// fault's.
+// fault's. So is a lease taken over (its holder, slowed down, did not
+// publish before the lease expired) or a load after --lease-wait.
 func (h *harness) sample(ctx context.Context) {
 	prevErrs := make([]int64, len(h.mains))
+	prevTakeovers := make([]int64, len(h.mains))
 	prevAt := time.Now()
 	for i := 0; ctx.Err() == nil; i++ {
 		now := time.Now()
@@ -409,6 +412,11 @@ func (h *harness) sample(ctx context.Context) {
 				h.addWindow(window{from: prevAt, to: now.Add(redisSettle)})
 				h.redisErrWindows.Add(1)
 				prevErrs[j] = n
+			}
+			if n := f["leases_takeover"] + f["lease_wait_fallbacks"]; n > prevTakeovers[j] {
+				h.addWindow(window{from: prevAt, to: now})
+				h.takeoverWindows.Add(1)
+				prevTakeovers[j] = n
 			}
 		}
 		prevAt = now

@@ -35,7 +35,7 @@ func (f originFault) failed() bool { return f == fault500 || f == faultReset || 
 type originCall struct {
 	start, end time.Time
 	fault      originFault
-	from       string // the caller's address: which connection it came on
+	replica    string // which server called: the first path segment
 	canceled   bool   // the caller went away before the answer
 }
 
@@ -47,8 +47,9 @@ type faultyOrigin struct {
 	srv   *httptest.Server
 	spike time.Duration // longest latency spike, under the loader's timeout
 
-	mu     sync.Mutex
-	calls  map[string][]originCall
+	mu      sync.Mutex
+	closing time.Time // when Close began: it cuts the calls still running
+	calls   map[string][]originCall
 	counts [numOriginFaults]int64
 	total  atomic.Int64
 }
@@ -60,12 +61,18 @@ func startOrigin(spike time.Duration) *faultyOrigin {
 	return o
 }
 
-// URL is the loader URL template for the origin.
-func (o *faultyOrigin) URL() string { return o.srv.URL + "/{key}" }
+// URL is the loader URL template for the origin as server name calls it:
+// the name comes first in the path, so each call says who made it.
+func (o *faultyOrigin) URL(name string) string { return o.srv.URL + "/" + name + "/{key}" }
 
 // Close stops the origin and closes every connection to it, idle ones
 // included, so the servers' HTTP clients end their connection goroutines.
 func (o *faultyOrigin) Close() {
+	o.mu.Lock()
+	if o.closing.IsZero() {
+		o.closing = time.Now()
+	}
+	o.mu.Unlock()
 	o.srv.CloseClientConnections()
 	o.srv.Close()
 }
@@ -88,8 +95,8 @@ func pick() originFault {
 }
 
 func (o *faultyOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := strings.TrimPrefix(r.URL.Path, "/")
-	call := originCall{start: time.Now(), fault: pick(), from: r.RemoteAddr}
+	replica, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	call := originCall{start: time.Now(), fault: pick(), replica: replica}
 	n := o.total.Add(1)
 	defer func() {
 		call.end = time.Now()
@@ -139,10 +146,11 @@ func sleep(r *http.Request, d time.Duration) {
 // back empty.
 type window struct{ from, to time.Time }
 
-// retryGap is how soon after a reset the call that follows it counts as
-// the HTTP client's own retry of the same request (which may be reset in
-// turn and retried again).
-const retryGap = 50 * time.Millisecond
+// retryGap is how soon after a reset the next call by the same server
+// counts as the HTTP client's own retry of the same request (which may be
+// reset in turn and retried again); on a busy machine the retry's dial
+// takes tens of ms.
+const retryGap = 200 * time.Millisecond
 
 // callViolation is a pair of calls of one key that breaks the promise of
 // one origin call per key at a time and none during a cooldown.
@@ -164,7 +172,7 @@ func (v callViolation) String() string {
 func describe(calls []originCall) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = fmt.Sprintf("%s–%s %s from %s", c.start.Format("05.000"), c.end.Format("05.000"), originFaultNames[c.fault], c.from)
+		parts[i] = fmt.Sprintf("%s–%s %s by %s", c.start.Format("05.000"), c.end.Format("05.000"), originFaultNames[c.fault], c.replica)
 		if c.canceled {
 			parts[i] += " (canceled)"
 		}
@@ -189,10 +197,13 @@ type originCheck struct {
 
 // check verifies, per key, that no call started while another call of the
 // key ran, and none within minCooldown (less tolerance) of the end of a
-// failed call. Pairs whose span [first.start-lead, second.start] meets one
-// of the windows are excused and counted apart: the fleet's coordination
-// lives in Redis, and while it is away each replica loads on its own.
-func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows []window) originCheck {
+// failed load. A hang ends for the server at its loader's timeout
+// (loaderTimeout after the call started, at the latest), whenever the
+// origin sees the connection go. Pairs whose span [first.start-lead,
+// second.start] meets one of the windows are excused and counted apart:
+// the fleet's coordination lives in Redis, and while it is away (or a
+// holder is slower than its lease) replicas load on their own by design.
+func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Duration, windows []window) originCheck {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	res := originCheck{keys: len(o.calls), counts: o.counts}
@@ -202,7 +213,7 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 		// retry[k]: calls[k] came at once after calls[k-1] was reset.
 		retry := make([]bool, len(calls))
 		for k := 1; k < len(calls); k++ {
-			if calls[k-1].fault == faultReset && calls[k].start.Sub(calls[k-1].end) < retryGap {
+			if calls[k-1].fault == faultReset && calls[k].replica == calls[k-1].replica && calls[k].start.Sub(calls[k-1].end) < retryGap {
 				retry[k] = true
 				res.httpRetries++
 			}
@@ -211,21 +222,29 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead time.Duration, windows
 			// A failed call starts a cooldown only if it was the load's
 			// last attempt: not one the HTTP client retried.
 			failedLoad := c.fault.failed() && !(i+1 < len(calls) && retry[i+1])
+			// end is when the server saw c end.
+			end := c.end
+			if limit := c.start.Add(loaderTimeout); c.fault == faultHang && end.After(limit) {
+				end = limit
+			}
 			// Calls of this key that started within c's cooldown (or while
 			// c ran), c included.
 			inCD := 1
 			chain := true // every call from c to d is a retry of the one before
 			for j, d := range calls[i+1:] {
 				chain = chain && retry[i+1+j]
-				if !d.start.Before(c.end.Add(minCooldown)) {
+				if !d.start.Before(end.Add(minCooldown)) {
 					break // calls are sorted by start: no later one is closer
+				}
+				if !o.closing.IsZero() && !d.start.Before(o.closing) {
+					break // the HTTP client's retry of a call Close cut
 				}
 				var why string
 				switch {
-				case d.start.Before(c.end):
+				case d.start.Before(end):
 					why = "two calls of the key at once"
-				case failedLoad && d.start.Before(c.end.Add(minCooldown-tolerance)):
-					why = fmt.Sprintf("%v after a failure, inside the cooldown (at least %v)", d.start.Sub(c.end).Round(time.Millisecond), minCooldown)
+				case failedLoad && d.start.Before(end.Add(minCooldown-tolerance)):
+					why = fmt.Sprintf("%v after a failure, inside the cooldown (at least %v)", d.start.Sub(end).Round(time.Millisecond), minCooldown)
 				default:
 					continue
 				}

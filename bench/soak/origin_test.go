@@ -16,8 +16,8 @@ func call(from, to int, f originFault) originCall {
 }
 
 func checkCalls(calls map[string][]originCall, windows ...window) originCheck {
-	o := &faultyOrigin{calls: calls}
-	return o.check(minCooldown, cooldownTolerance, 1350*time.Millisecond, windows)
+	o := &faultyOrigin{calls: calls, closing: at(1e6)}
+	return o.check(minCooldown, cooldownTolerance, 1350*time.Millisecond, time.Second, windows)
 }
 
 func TestOriginCheck(t *testing.T) {
@@ -37,6 +37,13 @@ func TestOriginCheck(t *testing.T) {
 		{name: "call inside the cooldown of a 500", calls: []originCall{call(0, 1, fault500), call(300, 310, faultNone)},
 			violations: 1, why: "inside the cooldown"},
 		{name: "call after the cooldown of a hang", calls: []originCall{call(0, 1000, faultHang), call(1800, 1810, faultNone)}},
+		{name: "a hang ends for the server at the loader's timeout, however late the origin sees it", calls: []originCall{
+			call(0, 2000, faultHang), call(1800, 1810, faultNone)}},
+		{name: "a call inside the cooldown of a hang seen late", calls: []originCall{
+			call(0, 2000, faultHang), call(1500, 1510, faultNone)}, violations: 1, why: "inside the cooldown"},
+		{name: "a call by another server after a reset is no retry", calls: []originCall{
+			call(0, 1, faultReset), {start: at(2), end: at(10), replica: "other"}},
+			violations: 1, why: "inside the cooldown"},
 		{name: "within the tolerance", calls: []originCall{call(0, 1, fault500), call(760, 770, faultNone)}},
 		{name: "HTTP retry after a reset, succeeded: no cooldown", calls: []originCall{
 			call(0, 1, faultReset), call(2, 10, faultNone), call(700, 710, faultNone)},
@@ -44,7 +51,8 @@ func TestOriginCheck(t *testing.T) {
 		{name: "retry chain reset, reset, 500 starts the cooldown", calls: []originCall{
 			call(0, 1, faultReset), call(2, 3, faultReset), call(4, 5, fault500), call(300, 310, faultNone)},
 			retries: 2, violations: 1, why: "inside the cooldown"},
-		{name: "a call 100 ms after a reset is no retry", calls: []originCall{call(0, 1, faultReset), call(101, 110, faultNone)},
+		{name: "a call after Close began is not checked", calls: []originCall{call(1e6-500, 1e6, faultHang), call(1e6+1, 1e6+2, faultNone)}},
+		{name: "a call 300 ms after a reset is no retry", calls: []originCall{call(0, 1, faultReset), call(301, 310, faultNone)},
 			violations: 1, why: "inside the cooldown"},
 		{name: "excused by a Redis fault between the calls", calls: []originCall{call(0, 1, fault500), call(300, 310, faultNone)},
 			windows: []window{{from: at(100), to: at(200)}}, excused: 1},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -69,17 +70,18 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	}
 	add(row{"acknowledged writes lost (read back on the same server)", res, "0", rw.lost == 0 && rw.reads > 0, true})
 
-	late, stalled, lateSeen := h.judgeLate()
+	late, stalled, lateSeen, lateAll := h.judgeLate()
 	add(row{"GETFILL callers answered past TIMEOUT + 50 ms",
 		fmt.Sprintf("%d of %d timed calls (latest answer: %v past its TIMEOUT; %d more late while the soak process itself stalled as long)",
 			late, h.t.fillTimed.Load(), time.Duration(h.t.fillMaxOver.Load()).Round(time.Millisecond), stalled),
 		"0", late == 0 && h.t.fillTimed.Load() > 0, true})
 	add(row{"GETFILL values of another key", fmt.Sprint(h.t.fillWrongValue.Load()), "0", h.t.fillWrongValue.Load() == 0, true})
 
-	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.windows())
+	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.o.loaderTimeout, h.windows())
 	res = fmt.Sprintf("max %d (%d calls of %d keys", oc.maxCalls, oc.calls, oc.keys)
 	if h.o.redis {
-		res += fmt.Sprintf("; %d pairs excused by Redis faults or by %d spans in which a replica saw Redis errors", oc.excused, h.redisErrWindows.Load())
+		res += fmt.Sprintf("; %d pairs excused by Redis faults, %d spans in which a replica saw Redis errors or %d lease takeovers and lease-wait fallbacks",
+			oc.excused, h.redisErrWindows.Load(), h.takeoverWindows.Load())
 	}
 	add(row{"origin calls per key per load or cooldown, fleet-wide (HTTP retries apart)", res + ")", "≤ 1", len(oc.violations) == 0 && oc.calls > 0, true})
 	add(row{"HTTP retries: a second call at once after the origin reset a kept-alive connection",
@@ -144,6 +146,9 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 		}
 		notes = append(notes, v.String())
 	}
+	if h.o.keep {
+		h.keepFindings(lateAll, oc.violations)
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(h.out, "\nFindings:")
 		for _, n := range notes {
@@ -152,6 +157,23 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	}
 	fmt.Fprintf(h.out, "\nsoak: %d passed, %d failed (%d reported: beyond a bound that is reported, not enforced)\n", passed, failed, reported)
 	return failed == 0
+}
+
+// keepFindings writes every late answer and origin violation to
+// findings.txt beside the kept logs.
+func (h *harness) keepFindings(late []string, violations []callViolation) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "late answers (%d):\n", len(late))
+	for _, s := range late {
+		fmt.Fprintln(&b, s)
+	}
+	fmt.Fprintf(&b, "\norigin violations (%d):\n", len(violations))
+	for _, v := range violations {
+		fmt.Fprintln(&b, v)
+	}
+	if err := os.WriteFile(filepath.Join(h.tmp, "findings.txt"), []byte(b.String()), 0o644); err != nil {
+		h.logf("writing findings.txt: %v", err)
+	}
 }
 
 // leaseTTL is how long a fill lease lives (loader timeout + 10% +

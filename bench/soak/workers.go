@@ -70,28 +70,33 @@ func (t *tally) noteLate(c lateCall) {
 
 // judgeLate counts the late answers, apart from those during which the
 // soak process itself stalled long enough to account for the lateness (the
-// measurement cannot tell those from the server's), and describes the
-// first few.
-func (h *harness) judgeLate() (counted, stalled int, seen []string) {
+// measurement cannot tell those from the server's), describes the first
+// few, and every one in all.
+func (h *harness) judgeLate() (counted, stalled int, seen, all []string) {
 	h.t.mu.Lock()
 	defer h.t.mu.Unlock()
+	var stalledSeen []string
 	for _, c := range h.t.late {
 		end := c.at.Add(c.took)
 		stall := h.stalls.within(c.at, end)
 		s := fmt.Sprintf("%s on %s at %s: TIMEOUT %v, answered after %v (%s); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
 			c.key, c.srv.Name, c.at.Format("15:04:05.000"), c.limit, c.took.Round(time.Millisecond), c.answer, stall.Round(time.Millisecond),
 			c.srv.cpuWait.within(c.at, end).Round(time.Millisecond))
-		if stall >= c.took-c.limit-lateSlack {
+		all = append(all, s)
+		switch {
+		case stall >= c.took-c.limit-lateSlack:
 			stalled++
-			s += " (not counted)"
-		} else {
+			if len(stalledSeen) < 3 {
+				stalledSeen = append(stalledSeen, s+" (not counted)")
+			}
+		case len(seen) < 8:
+			counted++
+			seen = append(seen, s)
+		default:
 			counted++
 		}
-		if len(seen) < 8 {
-			seen = append(seen, s)
-		}
 	}
-	return counted, stalled, seen
+	return counted, stalled, append(seen, stalledSeen...), all
 }
 
 // newClient is a go-redis client in its default configuration, but for a

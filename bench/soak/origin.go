@@ -50,8 +50,8 @@ type faultyOrigin struct {
 	mu      sync.Mutex
 	closing time.Time // when Close began: it cuts the calls still running
 	calls   map[string][]originCall
-	counts [numOriginFaults]int64
-	total  atomic.Int64
+	counts  [numOriginFaults]int64
+	total   atomic.Int64
 }
 
 // startOrigin starts the origin on a loopback port.

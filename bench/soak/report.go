@@ -70,10 +70,10 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	}
 	add(row{"acknowledged writes lost (read back on the same server)", res, "0", rw.lost == 0 && rw.reads > 0, true})
 
-	late, stalled, lateSeen, lateAll := h.judgeLate()
+	late, stalled, starved, lateSeen, lateAll := h.judgeLate()
 	add(row{"GETFILL callers answered past TIMEOUT + 50 ms",
-		fmt.Sprintf("%d of %d timed calls (latest answer: %v past its TIMEOUT; %d more late while the soak process itself stalled as long)",
-			late, h.t.fillTimed.Load(), time.Duration(h.t.fillMaxOver.Load()).Round(time.Millisecond), stalled),
+		fmt.Sprintf("%d of %d timed calls, %d of them while the server's threads waited for a CPU as long in all (latest answer: %v past its TIMEOUT; %d more late while the soak process itself stalled as long)",
+			late, h.t.fillTimed.Load(), starved, time.Duration(h.t.fillMaxOver.Load()).Round(time.Millisecond), stalled),
 		"0", late == 0 && h.t.fillTimed.Load() > 0, true})
 	add(row{"GETFILL values of another key", fmt.Sprint(h.t.fillWrongValue.Load()), "0", h.t.fillWrongValue.Load() == 0, true})
 

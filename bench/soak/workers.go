@@ -71,20 +71,26 @@ func (t *tally) noteLate(c lateCall) {
 // judgeLate counts the late answers, apart from those during which the
 // soak process itself stalled long enough to account for the lateness (the
 // measurement cannot tell those from the server's), describes the first
-// few, and every one in all.
-func (h *harness) judgeLate() (counted, stalled int, seen, all []string) {
+// few, and every one in all. starved counts the counted ones during which
+// the server's threads waited for a CPU at least as long, in all, as the
+// lateness: likely, but not provably, a busy machine's doing.
+func (h *harness) judgeLate() (counted, stalled, starved int, seen, all []string) {
 	h.t.mu.Lock()
 	defer h.t.mu.Unlock()
 	var stalledSeen []string
 	for _, c := range h.t.late {
 		end := c.at.Add(c.took)
-		stall := h.stalls.within(c.at, end)
+		stall, wait := h.stalls.within(c.at, end), c.srv.cpuWait.within(c.at, end)
 		s := fmt.Sprintf("%s on %s at %s: TIMEOUT %v, answered after %v (%s); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
 			c.key, c.srv.Name, c.at.Format("15:04:05.000"), c.limit, c.took.Round(time.Millisecond), c.answer, stall.Round(time.Millisecond),
-			c.srv.cpuWait.within(c.at, end).Round(time.Millisecond))
+			wait.Round(time.Millisecond))
 		all = append(all, s)
+		over := c.took - c.limit - lateSlack
+		if stall < over && wait >= over {
+			starved++
+		}
 		switch {
-		case stall >= c.took-c.limit-lateSlack:
+		case stall >= over:
 			stalled++
 			if len(stalledSeen) < 3 {
 				stalledSeen = append(stalledSeen, s+" (not counted)")
@@ -96,7 +102,7 @@ func (h *harness) judgeLate() (counted, stalled int, seen, all []string) {
 			counted++
 		}
 	}
-	return counted, stalled, append(seen, stalledSeen...), all
+	return counted, stalled, starved, append(seen, stalledSeen...), all
 }
 
 // newClient is a go-redis client in its default configuration, but for a

@@ -1,7 +1,7 @@
 # Sourced by demo.sh, examples.sh and stack.sh: build the binaries, start
 # processes on ports the kernel picks, read their addresses from their logs,
 # and stop everything that was started when the script exits, however it
-# exits.
+# exits. soak.sh uses only need.
 #
 # The caller sets `set -euo pipefail`, cds to the repository root, and then
 # calls lib_init once.

@@ -2,7 +2,8 @@
 # The whole test suite: formatting, vet, unit and integration tests under the
 # race detector, then the redis-cli / redis-benchmark integration script and
 # the stampede demo, the client examples (Go, and Node.js: needs node and
-# npm) and the compose topology run natively (stack.sh).
+# npm), the compose topology run natively (stack.sh) and a 60 s soak run
+# with faults (soak.sh).
 # Needs Go 1.26; redis-server and redis-tools for the comparison and
 # integration tests; curl, node and npm for the demo and examples. As root it
 # installs those with apt-get when missing.
@@ -63,3 +64,4 @@ STAMPEDELESS_EVENT_LOOP=true bash scripts/integration.sh # the same against --ev
 bash scripts/demo.sh
 bash scripts/examples.sh
 bash scripts/stack.sh
+bash scripts/soak.sh

@@ -209,7 +209,7 @@ func (h *harness) main(ctx context.Context) error {
 			return fmt.Errorf("%s not found in PATH: %w", tool, err)
 		}
 	}
-	root, err := moduleRoot(ctx)
+	root, err := child.ModuleRoot(ctx)
 	if err != nil {
 		return err
 	}
@@ -267,26 +267,7 @@ func (h *harness) main(ctx context.Context) error {
 // build compiles the command in pkg, relative to the module root, into bin.
 func (h *harness) build(ctx context.Context, root, bin, pkg string) error {
 	h.logf("building %s from %s", pkg, root)
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-	build.Dir = root
-	build.Stdout, build.Stderr = h.log, h.log
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build %s: %w", pkg, err)
-	}
-	return nil
-}
-
-// moduleRoot is the directory holding go.mod of the module we run in.
-func moduleRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside a Go module: run from the stampedeless repository")
-	}
-	return filepath.Dir(gomod), nil
+	return child.Build(ctx, root, bin, pkg, h.log)
 }
 
 // environment is the header describing where and how the numbers were taken.

@@ -249,26 +249,18 @@ func (h *harness) build(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s not found in PATH: %w", tool, err)
 		}
 	}
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	root, err := child.ModuleRoot(ctx)
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", err
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside a Go module: run from the stampedeless repository")
-	}
-	root := filepath.Dir(gomod)
 	h.tmp, err = os.MkdirTemp("", "stampedeless-stampede-")
 	if err != nil {
 		return "", err
 	}
 	h.bin = filepath.Join(h.tmp, "stampedeless")
 	h.logf("building stampedeless from %s", root)
-	build := exec.CommandContext(ctx, "go", "build", "-o", h.bin, "./cmd/stampedeless")
-	build.Dir = root
-	build.Stdout, build.Stderr = h.log, h.log
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/stampedeless: %w", err)
+	if err := child.Build(ctx, root, h.bin, "./cmd/stampedeless", h.log); err != nil {
+		return "", err
 	}
 	return root, nil
 }

@@ -7,7 +7,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -26,6 +28,9 @@ type Server struct {
 	LogPath string
 	done    chan struct{} // closed when the process has exited
 	waitErr error         // valid after done is closed
+	// argv and dir are how it was started, for Restart.
+	argv func(port int) (string, []string)
+	dir  string
 }
 
 // Addr is the server's loopback address.
@@ -102,8 +107,14 @@ func start(ctx context.Context, parent, name string, argv func(port int) (string
 	if err != nil {
 		return nil, err
 	}
+	return run(ctx, dir, name, port, argv)
+}
+
+// run starts the process in dir on port, its output appended to
+// dir/server.log.
+func run(ctx context.Context, dir, name string, port int, argv func(port int) (string, []string)) (*Server, error) {
 	logPath := filepath.Join(dir, "server.log")
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -117,13 +128,44 @@ func start(ctx context.Context, parent, name string, argv func(port int) (string
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	s := &Server{Name: name, Port: port, Cmd: cmd, LogPath: logPath, done: make(chan struct{})}
+	s := &Server{Name: name, Port: port, Cmd: cmd, LogPath: logPath, done: make(chan struct{}), argv: argv, dir: dir}
 	go func() {
 		s.waitErr = cmd.Wait()
 		logFile.Close()
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// Kill ends the process with SIGKILL, as a crash would, and waits for it.
+func (s *Server) Kill() {
+	if s.Alive() {
+		s.Cmd.Process.Kill()
+	}
+	<-s.done
+}
+
+// Signal sends sig to the process (SIGSTOP and SIGCONT hang and resume it
+// with its connections open).
+func (s *Server) Signal(sig os.Signal) error { return s.Cmd.Process.Signal(sig) }
+
+// Restart starts the process again, after Kill or Stop, on the same port
+// and in the same directory, and waits until it answers PING. The port may
+// have been taken meanwhile; then it fails. As with Start, the process is
+// killed when ctx ends.
+func (s *Server) Restart(ctx context.Context) (*Server, error) {
+	if s.Alive() {
+		return nil, fmt.Errorf("%s (pid %d) is still running", s.Name, s.Pid())
+	}
+	ns, err := run(ctx, s.dir, s.Name, s.Port, s.argv)
+	if err != nil {
+		return nil, err
+	}
+	if err := ns.waitReady(ctx); err != nil {
+		ns.Stop()
+		return nil, err
+	}
+	return ns, nil
 }
 
 // waitReady polls PING until the server answers PONG.
@@ -194,6 +236,32 @@ func Tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ModuleRoot is the directory holding the go.mod of the module the
+// benchmark runs in: the stampedeless repository.
+func ModuleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside a Go module: run from the stampedeless repository")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// Build compiles the command in pkg, relative to the module root, into
+// bin, with the compiler's output to log.
+func Build(ctx context.Context, root, bin, pkg string, log io.Writer) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	build.Dir = root
+	build.Stdout, build.Stderr = log, log
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", pkg, err)
+	}
+	return nil
 }
 
 // FirstLine runs a command in dir and returns the first line it printed,

@@ -121,17 +121,24 @@ func compactAll(a *Arena, live []Loc, maxLive int) []Loc {
 			if !ok {
 				return
 			}
-			moved, err := a.Alloc(len(p), func(b []byte) { copy(b, p) })
-			if err != nil {
-				panic(err)
-			}
-			a.Free(loc)
+			moved := move(a, loc, p)
 			live[i] = moved
 			delete(where, loc)
 			where[moved] = i
 		})
 		a.Unpin(id)
 	}
+}
+
+// move copies the block at loc, payload p, to a new block and frees it, as
+// compaction does.
+func move(a *Arena, loc Loc, p []byte) Loc {
+	moved, err := a.Alloc(len(p), func(b []byte) { copy(b, p) })
+	if err != nil {
+		panic(err)
+	}
+	a.Free(loc)
+	return moved
 }
 
 func TestArenaCompactionKeepsContents(t *testing.T) {
@@ -219,13 +226,8 @@ func TestArenaConcurrent(t *testing.T) {
 				if !ok {
 					return
 				}
-				moved, err := a.Alloc(len(p), func(b []byte) { copy(b, p) })
-				if err != nil {
-					panic(err)
-				}
-				a.Free(loc)
 				delete(o.locs, loc)
-				o.locs[moved] = v
+				o.locs[move(&a, loc, p)] = v
 			})
 			a.Unpin(id)
 		}

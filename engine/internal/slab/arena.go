@@ -180,6 +180,9 @@ func (a *Arena) Live() int64 { return a.live.Load() }
 // unused tail).
 func (a *Arena) Slack() int64 { return a.smallMap.Load() - a.smallLive.Load() }
 
+// Shared returns the bytes mapped for segments that small blocks share.
+func (a *Arena) Shared() int64 { return a.smallMap.Load() }
+
 // Pick chooses the sealed shared segment with the fewest live bytes, if its
 // live bytes are at most maxLive, and pins it for compaction: it stays
 // mapped, even once empty, until Unpin. It returns 0 if there is none.

@@ -27,17 +27,31 @@ type Index struct {
 // Find returns the position of the first slot, probing from tag's home,
 // whose tag is tag and for whose location match is true.
 func (ix *Index) Find(tag uint32, match func(Loc) bool) (pos int, ok bool) {
+	ix.ForTag(tag, func(p int, loc Loc) bool {
+		if match(loc) {
+			pos, ok = p, true
+			return false
+		}
+		return true
+	})
+	return pos, ok
+}
+
+// ForTag calls fn with the position and location of every slot with tag
+// tag in tag's probe run, until fn returns false. fn must not change the
+// index.
+func (ix *Index) ForTag(tag uint32, fn func(pos int, loc Loc) bool) {
 	if ix.count == 0 {
-		return 0, false
+		return
 	}
 	mask := len(ix.slots) - 1
 	for i := ix.home(tag); ; i = (i + 1) & mask {
 		s := ix.slots[i]
 		if s == 0 {
-			return 0, false
+			return
 		}
-		if uint32(s>>LocBits) == tag && match(Loc(s&(1<<LocBits-1))) {
-			return i, true
+		if uint32(s>>LocBits) == tag && !fn(i, Loc(s&(1<<LocBits-1))) {
+			return
 		}
 	}
 }

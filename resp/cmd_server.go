@@ -142,15 +142,23 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	rtmetrics.Read(samples)
 	heap, total := samples[0].Value.Uint64(), samples[1].Value.Uint64()
 	st := s.store.Stats()
-	b.field("used_memory", heap)
-	b.field("used_memory_human", humanBytes(int64(heap)))
-	b.field("used_memory_rss", residentBytes(total))
-	b.field("used_memory_rss_human", humanBytes(int64(residentBytes(total))))
+	// Records live in the store's arena, mapped outside Go's heap.
+	used := int64(heap) + st.ArenaBytes
+	rss := int64(residentBytes(total + uint64(st.ArenaBytes)))
+	b.field("used_memory", used)
+	b.field("used_memory_human", humanBytes(used))
+	b.field("used_memory_rss", rss)
+	b.field("used_memory_rss_human", humanBytes(rss))
 	b.field("maxmemory", st.MaxCost)
 	b.field("maxmemory_human", humanBytes(st.MaxCost))
-	b.field("maxmemory_policy", "allkeys-lfu")
+	b.field("maxmemory_policy", s.store.EvictionPolicy().String())
+	b.field("mem_fragmentation_ratio", strconv.FormatFloat(float64(rss)/float64(max(used, 1)), 'f', 2, 64))
+	b.field("mem_fragmentation_bytes", rss-used)
 	b.field("cache_cost_bytes", st.Cost)
 	b.field("cache_cost_human", humanBytes(st.Cost))
+	b.field("arena_bytes", st.ArenaBytes)
+	b.field("arena_live_bytes", st.ArenaLiveBytes)
+	b.field("index_bytes", st.IndexBytes)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback
@@ -280,7 +288,19 @@ var configParams = []configParam{
 			s.store.SetMaxMemory(n)
 			return nil
 		}},
-	{name: "maxmemory-policy", get: func(*Server) string { return "allkeys-lfu" }},
+	{name: "maxmemory-policy",
+		get: func(s *Server) string { return s.store.EvictionPolicy().String() },
+		set: func(s *Server, v string) error {
+			p, err := engine.ParseEvictionPolicy(v)
+			switch {
+			case errors.Is(err, engine.ErrUnsupportedPolicy):
+				return errors.New("stampedeless supports allkeys-lfu and noeviction only")
+			case err != nil:
+				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+			}
+			s.store.SetEvictionPolicy(p)
+			return nil
+		}},
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 		set: func(s *Server, v string) error {

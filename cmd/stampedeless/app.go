@@ -44,6 +44,8 @@ func serveFlags() []cli.Flag {
 			Usage: "address to serve the Redis protocol on"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
+		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
+			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
@@ -160,7 +162,11 @@ func parseConfig(c *cli.Context) (config, error) {
 	cfg.addr = c.String("addr")
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
-	cfg.store = engine.Options{MaxMemory: maxMemory}
+	policy, err := engine.ParseEvictionPolicy(c.String("maxmemory-policy"))
+	if err != nil {
+		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
+	}
+	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy}
 	switch v := c.String("enable-loader-commands"); v {
 	case resp.LoaderCommandsNo, resp.LoaderCommandsYes, resp.LoaderCommandsLocal:
 	default:

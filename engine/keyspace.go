@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -241,8 +242,24 @@ func (s *Store) sweep(interval time.Duration) {
 			}
 			s.feeder.feed(false)
 			s.kickCompactor()
+			if s.ownsProcess {
+				debug.SetMemoryLimit(s.processLimit())
+			}
 		}
 	}
+}
+
+// processLimit is the soft memory limit for Go's runtime when the store owns
+// the process: the process may take 1.15 times MaxMemory plus 24 MiB in
+// all (the bound the README promises, with 8 MiB to spare), and the arena's
+// mappings are outside the runtime's count. What the limit leaves the runtime
+// is what the entries' charges expect (EntryOverhead covers each one's index
+// slot and ristretto bookkeeping) plus a margin for garbage, so the collector
+// only works harder than usual when the bound is near; it is never set below
+// 32 MiB, which an idle server needs.
+func (s *Store) processLimit() int64 {
+	total := s.MaxMemory() + s.MaxMemory()*15/100 + 16<<20
+	return max(total-s.arena.Mapped(), 32<<20)
 }
 
 func (s *Store) sweepShard(sh *shard) {

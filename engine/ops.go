@@ -89,6 +89,9 @@ func (s *Store) read(key []byte, mode readMode, fn func(*record)) (found, expire
 		if mode&readCounts != 0 {
 			sh.misses.Add(1)
 		}
+		if mode&readNotes != 0 {
+			s.noteRead(h)
+		}
 		return false, false
 	}
 	fn(&sl.rec)

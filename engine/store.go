@@ -59,17 +59,18 @@ const DefaultMaxMemory = 1 << 30
 // hash (its store slot, its policy's cost slot, its share of the frequency
 // sketch). Measured with bench/policymem and bench/compare's memory test;
 // the README's Benchmarks section has the breakdown.
-const EntryOverhead = 140
+const EntryOverhead = 180
 
-// readSampleEvery: one hit in this many, picked at random, is reported to
-// ristretto's frequency sketch. A report is a second lookup of a key just
-// found, in ristretto's own store; counting every read took about a sixth
-// of the CPU of a GET of random keys. The sketch only compares frequencies,
-// which a uniform sample keeps for every key read more than a few times; its
-// 4-bit counters then saturate at about 60 reads instead of 15.
-// TestReadsKeepHotKeys shows hot keys still outlive a churn of keys written
-// once.
-const readSampleEvery = 4
+// readSampleEvery: one read in this many, picked at random, is reported to
+// ristretto's frequency sketch, hit or miss (as ristretto's own Get does).
+// A report is a second lookup of the key's hash, in ristretto's own store.
+// Reporting one read in four saved about a sixth of the CPU of a GET of
+// random keys when the store kept whole entries in ristretto, but it costs
+// precision the bound cannot spare: on bench/compare's hit-ratio trace at a
+// 64 MiB bound, every read reported and the sketch at one counter per 32
+// bytes of bound reach a hit ratio of 0.804, one in four and one counter per
+// 128 bytes 0.783 (README, Benchmarks).
+const readSampleEvery = 1
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so
 // SCAN can walk the hash space in order.
@@ -99,6 +100,13 @@ type Options struct {
 	// ExpireInterval is how often the background sweeper samples keys with a
 	// deadline and removes expired ones. If zero, 100ms is used.
 	ExpireInterval time.Duration
+	// OwnsProcess says the store is what the process's memory is for: as
+	// often as the sweeper runs, it sets Go's soft memory limit
+	// (runtime/debug.SetMemoryLimit) to what the process may take besides
+	// the store's arena, so that garbage cannot carry the process past the
+	// bound (see processLimit). Leave it unset where the store is one part
+	// of a larger program, or where GOMEMLIMIT is set.
+	OwnsProcess bool
 }
 
 // Store is the envelope store. All methods are safe for concurrent use.
@@ -128,6 +136,8 @@ type Store struct {
 	expired     atomic.Int64 // entries removed because their stale deadline passed
 	flushes     atomic.Uint64
 	compactions atomic.Int64 // segments compacted
+
+	ownsProcess bool
 
 	// quiet makes ristretto's callbacks ignore what they are told: while
 	// Flush clears ristretto and after Close, ristretto reports every item
@@ -172,6 +182,7 @@ func New(opts Options) (*Store, error) {
 		nowFunc:     opts.Now,
 		stop:        make(chan struct{}),
 		compactKick: make(chan struct{}, 1),
+		ownsProcess: opts.OwnsProcess,
 	}
 	if s.nowFunc == nil {
 		s.nowFunc = time.Now
@@ -203,12 +214,17 @@ func New(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// numCounters sizes ristretto's frequency sketch: about one counter per 128
-// bytes of capacity, which is roughly two per expected entry of a small
-// value, bounded so an empty server stays small.
+// numCounters sizes ristretto's frequency sketch: one counter per 32 bytes
+// of capacity, which is about ten per expected entry of a small value, as
+// ristretto advises, bounded so an empty server stays small. The sketch
+// halves its counts after as many reports as it has counters, so this is
+// also how long it remembers. A counter costs about 3.2 bytes (4 bits in
+// each of the sketch's 4 rows, and its doorkeeper's Bloom filter), all
+// allocated up front: 10% of the bound, and 13 MiB at the cap of 4M
+// counters.
 func numCounters(maxCost int64) int64 {
-	n := maxCost / 128
-	return min(max(n, 1<<12), 1<<23)
+	n := maxCost / 32
+	return min(max(n, 1<<12), 1<<22)
 }
 
 // policyMaxCost is the bound ristretto enforces: the memory bound, or none
@@ -440,7 +456,7 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 // noteRead reports, one time in readSampleEvery, a read of the key with
 // hash h to the eviction policy.
 func (s *Store) noteRead(h uint64) {
-	if rand.Uint32()%readSampleEvery == 0 {
+	if readSampleEvery == 1 || rand.Uint32()%readSampleEvery == 0 {
 		s.policy.Get(h)
 	}
 }

@@ -166,7 +166,8 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
 	}
-	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy}
+	// The store bounds the process's memory unless GOMEMLIMIT does.
+	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
 	case resp.LoaderCommandsNo, resp.LoaderCommandsYes, resp.LoaderCommandsLocal:
 	default:

@@ -84,10 +84,7 @@ func TestConcurrentOverwriteNeverTorn(t *testing.T) {
 		})
 	}
 	bg.Go(func() { churnOthers(t, s, stop, 1) })
-	reads := 20000
-	if raceEnabled {
-		reads = 5000
-	}
+	reads := underRace(20000, 5000)
 	var readers sync.WaitGroup
 	for r := range 3 {
 		readers.Go(func() {
@@ -185,9 +182,9 @@ func TestEvictionDuringReads(t *testing.T) {
 	checkInvariants(t, s)
 }
 
-// waitCompacted waits until the compactor has left at most 1/8 of the
-// shared segments dead (the fraction at which it starts), plus the head
-// segment.
+// waitCompacted waits until the compactor has left at most
+// 1/compactStartFraction of the shared segments dead (the fraction at which
+// it starts).
 func waitCompacted(t *testing.T, s *Store) {
 	t.Helper()
 	waitFor(t, "compaction", func() bool {
@@ -204,10 +201,7 @@ func TestFreedSpaceIsReused(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 256 << 20})
 	r := rand.New(rand.NewPCG(3, 14))
 	value := make([]byte, 2000)
-	rounds := 40
-	if raceEnabled {
-		rounds = 10
-	}
+	rounds := underRace(40, 10)
 	for round := range rounds {
 		for i := range 5000 {
 			if round > 0 && i%2 == 1 {
@@ -225,7 +219,7 @@ func TestFreedSpaceIsReused(t *testing.T) {
 	}
 	waitCompacted(t, s)
 	st := s.Stats()
-	if limit := st.ArenaLiveBytes*8/7 + 2*slab.SegmentSize; st.ArenaBytes > limit {
+	if limit := st.ArenaLiveBytes*compactStartFraction/(compactStartFraction-1) + 2*slab.SegmentSize; st.ArenaBytes > limit {
 		t.Errorf("arena maps %d bytes for %d live: freed space is not reused (limit %d)", st.ArenaBytes, st.ArenaLiveBytes, limit)
 	}
 	if st.Compactions == 0 {
@@ -246,10 +240,7 @@ func TestBoundHoldsWithMixedSizes(t *testing.T) {
 	for i, n := range sizes {
 		values[i] = patterned(byte('a'+i), n)
 	}
-	writes := 3000
-	if raceEnabled {
-		writes = 1000
-	}
+	writes := underRace(3000, 1000)
 	var wg sync.WaitGroup
 	for w := range 2 {
 		wg.Go(func() {

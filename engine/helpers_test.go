@@ -35,6 +35,15 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // during a test, so lazy expiry can be observed on its own.
 const noSweep = time.Hour
 
+// underRace returns n, or race when the race detector, which slows the
+// store about tenfold, is on.
+func underRace(n, race int) int {
+	if raceEnabled {
+		return race
+	}
+	return n
+}
+
 // newStore returns a store closed when the test ends.
 func newStore(t testing.TB, opts Options) *Store {
 	t.Helper()

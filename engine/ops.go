@@ -69,7 +69,7 @@ const readAll = readCounts | readNotes | readExpires
 // read finds key and calls fn with its record under the shard's read lock;
 // fn must not keep the record's slices. It reports whether the key was live
 // and whether it was found past its stale deadline.
-func (s *Store) read(key []byte, mode readMode, fn func(*record)) (found, expired bool) {
+func (s *Store) read(key []byte, mode readMode, fn func(record)) (found, expired bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.RLock()
@@ -94,7 +94,7 @@ func (s *Store) read(key []byte, mode readMode, fn func(*record)) (found, expire
 		}
 		return false, false
 	}
-	fn(&sl.rec)
+	fn(sl.rec)
 	sh.mu.RUnlock()
 	if mode&readCounts != 0 {
 		sh.hits.Add(1)
@@ -120,7 +120,7 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 // Get returns a copy of the value of key if it is live.
 func (s *Store) Get(key []byte) ([]byte, bool) {
 	var v []byte
-	found, _ := s.read(key, readAll, func(r *record) { v = cloneValue(r.value) })
+	found, _ := s.read(key, readAll, func(r record) { v = cloneValue(r.value) })
 	return v, found
 }
 
@@ -130,14 +130,14 @@ func (s *Store) Get(key []byte) ([]byte, bool) {
 // must not keep or modify the slice and must not call the store. It counts
 // a hit or miss and feeds the eviction policy as Get does.
 func (s *Store) View(key []byte, fn func(value []byte)) bool {
-	found, _ := s.read(key, readAll, func(r *record) { fn(r.value) })
+	found, _ := s.read(key, readAll, func(r record) { fn(r.value) })
 	return found
 }
 
 // AppendValue appends the value of key, if it is live, to dst and returns
 // the result, as Get does without allocating a copy of its own.
 func (s *Store) AppendValue(dst, key []byte) ([]byte, bool) {
-	found, _ := s.read(key, readAll, func(r *record) { dst = append(dst, r.value...) })
+	found, _ := s.read(key, readAll, func(r record) { dst = append(dst, r.value...) })
 	return dst, found
 }
 
@@ -152,7 +152,7 @@ func (s *Store) Lookup(key []byte) (Envelope, bool) {
 // reaching the stale limit. Keys the background sweeper removed first are
 // plain misses.
 func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
-	found, expired = s.read(key, readAll, func(r *record) { env = r.envelope() })
+	found, expired = s.read(key, readAll, func(r record) { env = r.envelope() })
 	return env, found, expired
 }
 
@@ -160,13 +160,13 @@ func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
 // commands such as TTL, TYPE and EXISTS.
 func (s *Store) Peek(key []byte) (Envelope, bool) {
 	var env Envelope
-	found, _ := s.read(key, 0, func(r *record) { env = r.envelope() })
+	found, _ := s.read(key, 0, func(r record) { env = r.envelope() })
 	return env, found
 }
 
 // Touch records an access to key and reports whether it is live.
 func (s *Store) Touch(key []byte) bool {
-	found, _ := s.read(key, readNotes, func(*record) {})
+	found, _ := s.read(key, readNotes, func(record) {})
 	return found
 }
 
@@ -437,6 +437,7 @@ func (s *Store) Persist(key []byte) bool {
 		s.setDeadlinesLocked(sh, h, sl, 0, 0) // in place: the record has room
 	}
 	sh.mu.Unlock()
+	s.feeder.feed(false) // for an expiry liveKeyLocked found
 	return ok
 }
 

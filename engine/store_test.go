@@ -915,10 +915,7 @@ func TestTouch(t *testing.T) {
 // items, must all be charged.
 func TestCostUpdatesAreNeverDropped(t *testing.T) {
 	const keys = 1000
-	perWriter := 40000
-	if raceEnabled {
-		perWriter = 15000
-	}
+	perWriter := underRace(40000, 15000)
 	s := newStore(t, Options{MaxMemory: 256 << 20, ExpireInterval: noSweep})
 	for i := range keys {
 		set(t, s, "k"+strconv.Itoa(i), "v")

@@ -63,28 +63,43 @@ func (f *feeder) queue(h uint64, cost int64) {
 }
 
 // feed sends the queued changes. If another goroutine is sending, it
-// returns at once unless wait is set or the backlog is long: the sender
-// looks again for changes after it is done.
-func (f *feeder) feed(wait bool) {
+// returns at once unless the backlog is long: the sender looks again for
+// changes after it is done.
+func (f *feeder) feed() {
 	for f.pending.Load() > 0 {
 		if !f.sendMu.TryLock() {
-			if !wait && f.pending.Load() < feedBacklog {
+			if f.pending.Load() < feedBacklog {
 				return
 			}
 			f.sendMu.Lock()
 		}
-		f.mu.Lock()
-		ops := f.ops
-		f.ops = f.spare[:0]
-		f.pending.Store(0)
-		f.mu.Unlock()
-		f.send(ops)
-		if cap(ops) <= 4*feedBacklog {
-			f.spare = ops[:0]
-		} else {
-			f.spare = nil
-		}
+		f.sendQueued()
 		f.sendMu.Unlock()
+	}
+}
+
+// sync sends the queued changes, after any sender already at work, and
+// waits until ristretto has applied them.
+func (f *feeder) sync() {
+	f.sendMu.Lock()
+	defer f.sendMu.Unlock()
+	f.sendQueued()
+	f.drain()
+}
+
+// sendQueued takes the queued changes and sends them. The caller holds
+// sendMu.
+func (f *feeder) sendQueued() {
+	f.mu.Lock()
+	ops := f.ops
+	f.ops = f.spare[:0]
+	f.pending.Store(0)
+	f.mu.Unlock()
+	f.send(ops)
+	if cap(ops) <= 4*feedBacklog {
+		f.spare = ops[:0]
+	} else {
+		f.spare = nil
 	}
 }
 
@@ -120,7 +135,8 @@ func (f *feeder) send(ops []policyOp) {
 	}
 }
 
-// drain waits until ristretto has applied everything sent.
+// drain waits until ristretto has applied everything sent. The caller
+// holds sendMu.
 func (f *feeder) drain() {
 	f.policy.Wait()
 	f.sent = 0

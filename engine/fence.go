@@ -90,6 +90,6 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return found
 }

@@ -189,7 +189,7 @@ func (s *Store) Flush(async bool) {
 		s.policy.Clear()
 		s.quiet.Store(false)
 		s.feeder.sendMu.Unlock()
-		s.feeder.feed(false)
+		s.feeder.feed()
 	}
 	if !async {
 		clear()
@@ -240,7 +240,7 @@ func (s *Store) sweep(interval time.Duration) {
 			for i := range s.shards {
 				s.sweepShard(&s.shards[i])
 			}
-			s.feeder.feed(false)
+			s.feeder.feed()
 			s.kickCompactor()
 			if s.ownsProcess {
 				debug.SetMemoryLimit(s.processLimit())

@@ -114,7 +114,7 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 		s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))})
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false)
+	s.feeder.feed()
 }
 
 // Get returns a copy of the value of key if it is live.
@@ -195,7 +195,7 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	res, err := s.setLocked(sh, h, r, opts)
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return res, err
 }
 
@@ -234,7 +234,7 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	shards := s.lockShards(pairs, 2)
 	ok, err := s.setMultiLocked(pairs, cond)
 	unlockShards(shards)
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return ok, err
 }
 
@@ -296,7 +296,7 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 	}
 	h := s.hash(key)
 	value, err := s.updateLocked(s.shardOf(h), h, key, fn)
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return value, err
 }
 
@@ -361,7 +361,7 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 		s.deleteLocked(sh, h, sl)
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return value, found
 }
 
@@ -405,7 +405,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false)
+	s.feeder.feed()
 	return ok
 }
 
@@ -437,7 +437,7 @@ func (s *Store) Persist(key []byte) bool {
 		s.setDeadlinesLocked(sh, h, sl, 0, 0) // in place: the record has room
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false) // for an expiry liveKeyLocked found
+	s.feeder.feed() // for an expiry liveKeyLocked found
 	return ok
 }
 
@@ -469,7 +469,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed(false)
+	s.feeder.feed()
 	if !found {
 		sh.misses.Add(1)
 		return nil, false

@@ -54,12 +54,14 @@ import (
 const DefaultMaxMemory = 1 << 30
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
-// and value (and fill metadata): the record's header in the arena, the
-// entry's share of its shard's index, and ristretto's bookkeeping of its
-// hash (its store slot, its policy's cost slot, its share of the frequency
-// sketch). Measured with bench/policymem and bench/compare's memory test;
-// the README's Benchmarks section has the breakdown.
-const EntryOverhead = 180
+// and value (and fill metadata): the record's header in the arena (7), the
+// entry's share of its shard's index (about 17), ristretto's bookkeeping of
+// its hash (about 156: its store slot and its policy's cost slot), and 20
+// for the collector: ristretto's maps are on Go's heap, and with the
+// process's memory limit (Options.OwnsProcess) the collector needs room
+// above them or it runs without pause. Measured with bench/policymem and
+// bench/compare; the README's Benchmarks section has the breakdown.
+const EntryOverhead = 200
 
 // readSampleEvery: one read in this many, picked at random, is reported to
 // ristretto's frequency sketch, hit or miss (as ristretto's own Get does).
@@ -67,9 +69,10 @@ const EntryOverhead = 180
 // Reporting one read in four saved about a sixth of the CPU of a GET of
 // random keys when the store kept whole entries in ristretto, but it costs
 // precision the bound cannot spare: on bench/compare's hit-ratio trace at a
-// 64 MiB bound, every read reported and the sketch at one counter per 32
-// bytes of bound reach a hit ratio of 0.804, one in four and one counter per
-// 128 bytes 0.783 (README, Benchmarks).
+// 64 MiB bound (and 180 bytes of EntryOverhead), with the sketch at one
+// counter per 64 bytes of bound every read reported reached a hit ratio of
+// 0.793 and one in two 0.788; at one counter per 32 bytes, every read 0.804
+// and one in four 0.788.
 const readSampleEvery = 1
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so
@@ -214,16 +217,18 @@ func New(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// numCounters sizes ristretto's frequency sketch: one counter per 32 bytes
-// of capacity, which is about ten per expected entry of a small value, as
-// ristretto advises, bounded so an empty server stays small. The sketch
-// halves its counts after as many reports as it has counters, so this is
-// also how long it remembers. A counter costs about 3.2 bytes (4 bits in
-// each of the sketch's 4 rows, and its doorkeeper's Bloom filter), all
-// allocated up front: 10% of the bound, and 13 MiB at the cap of 4M
+// numCounters sizes ristretto's frequency sketch: one counter per 64 bytes
+// of capacity, about five per expected entry of a small value (ristretto
+// advises ten), bounded so an empty server stays small. The sketch halves
+// its counts after as many reports as it has counters, so this is also how
+// long it remembers: more counters raise the hit ratio (one per 32 bytes:
+// 0.804 instead of 0.793 on bench/compare's trace), but a counter costs
+// about 3.2 bytes (4 bits in each of the sketch's 4 rows, and its
+// doorkeeper's Bloom filter), all allocated up front and outside the
+// entries' charges: here 5% of the bound, and 13 MiB at the cap of 4M
 // counters.
 func numCounters(maxCost int64) int64 {
-	n := maxCost / 32
+	n := maxCost / 64
 	return min(max(n, 1<<12), 1<<22)
 }
 
@@ -244,9 +249,11 @@ func (s *Store) Close() {
 	close(s.stop)
 	s.bg.Wait()
 	s.quiet.Store(true)
-	s.policy.Close()
 	s.compactMu.Lock()
+	// No feeder is sending while ristretto closes its buffer; later ones
+	// find it closed.
 	s.feeder.sendMu.Lock()
+	s.policy.Close()
 	s.dropAll()
 	s.feeder.sendMu.Unlock()
 	s.compactMu.Unlock()
@@ -260,9 +267,10 @@ func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 // until the next write. Serving never needs it; tests and benchmarks that
 // count evictions do.
 func (s *Store) Sync() {
+	// ristretto's callbacks queue removals while it applies the changes;
+	// send those too.
 	for {
-		s.feeder.feed(true)
-		s.policy.Wait()
+		s.feeder.sync()
 		if s.feeder.pending.Load() == 0 {
 			return
 		}

@@ -24,7 +24,7 @@ func main() {
 	flag.Parse()
 	n := int64(*keys)
 	fmt.Printf("| configuration | NumCounters | heap bytes/key | of which sketch bytes/key |\n|---|---:|---:|---:|\n")
-	for _, counters := range []int64{1 << 23, 2 * n, n, n / 2} {
+	for _, counters := range []int64{1 << 23, 1 << 22, 2 * n, n, n / 2} {
 		measure(fmt.Sprintf("Cache[uint64, struct{}] (the engine's), %d keys", n), n, counters,
 			func(c int64) (func(uint64), func()) {
 				cache, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{

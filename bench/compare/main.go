@@ -1,6 +1,8 @@
 // Command compare benchmarks stampedeless against redis-server on the same
-// machine with redis-benchmark, and compares their memory use after loading
-// the same keys.
+// machine with redis-benchmark, compares their memory use after loading
+// the same keys, and compares them at a memory bound: what a churn of
+// random writes costs and keeps, and the hit ratio of a Zipf-distributed
+// read trace (bound.go).
 //
 // Run it from the repository root:
 //

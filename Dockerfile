@@ -23,9 +23,14 @@ COPY --from=build /out/stampedeless /stampedeless
 # uid 65532 (nonroot): no root inside the container.
 USER 65532:65532
 # In a container, loopback is unreachable from anywhere else: listen on all
-# interfaces. Flags override these (every flag has a STAMPEDELESS_ variable).
+# interfaces, and (as the official redis image does) turn protected mode
+# off, since every client, even one on the host through a published port,
+# arrives from outside the container's loopback: which ports are published,
+# and to whom, is the boundary. Flags override these (every flag has a
+# STAMPEDELESS_ variable).
 ENV STAMPEDELESS_ADDR=0.0.0.0:6380 \
-    STAMPEDELESS_METRICS_ADDR=0.0.0.0:9121
+    STAMPEDELESS_METRICS_ADDR=0.0.0.0:9121 \
+    STAMPEDELESS_PROTECTED_MODE=no
 EXPOSE 6380 9121
 # ping reads STAMPEDELESS_ADDR and STAMPEDELESS_REQUIREPASS as the server does.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \

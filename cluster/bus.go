@@ -14,7 +14,8 @@ const (
 	// msgFlush: a client flushed the sender; flush and acknowledge.
 	msgFlush byte = 'F'
 	// msgFilled: a lease holder published a value of a key; followers look
-	// again, other replicas drop their now older copy.
+	// again, other replicas drop their copy if it is stale (a fresh one may
+	// be the announced value itself).
 	msgFilled byte = 'f'
 	// msgFailed: a lease holder published a failure; followers look again.
 	msgFailed byte = 'x'
@@ -28,6 +29,20 @@ const (
 	// msgAck, on an ack channel only: the sender applied the invalidations
 	// whose ids are the message's keys, in decimal.
 	msgAck byte = 'a'
+	// msgPublish and msgSPublish, on the pub/sub channel only: a client
+	// ran PUBLISH or SPUBLISH on the sender; the keys are the channel and
+	// the message.
+	msgPublish  byte = 'p'
+	msgSPublish byte = 's'
+	// msgLoader: the sender stored a loader registration; the keys are the
+	// prefix and the registration as stored (see loaders.go). Receivers
+	// apply it if it outranks theirs.
+	msgLoader byte = 'L'
+	// msgPurge: a client ran PURGE.TAG on the sender, which purged the
+	// shared tier; the keys are "1" for SOFT or "0", the number of tags,
+	// the tags, then keys the shared tier held with them (purge.go).
+	// Receivers purge their own store and acknowledge.
+	msgPurge byte = 'T'
 )
 
 // replicaIDLen is the length of a replica id: 8 random bytes in hex.
@@ -46,33 +61,47 @@ func (m message) encode() string {
 	b = append(b, m.kind)
 	b = append(b, m.sender...)
 	b = binary.AppendUvarint(b, m.id)
-	for _, k := range m.keys {
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
+	return string(appendStrings(b, m.keys))
+}
+
+// appendStrings appends each of ss as a uvarint length and its bytes.
+func appendStrings(b []byte, ss []string) []byte {
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	return string(b)
+	return b
+}
+
+// parseStrings is the inverse of appendStrings.
+func parseStrings(b []byte) ([]string, error) {
+	var ss []string
+	for len(b) > 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, errBadMessage
+		}
+		ss = append(ss, string(b[n:n+int(l)]))
+		b = b[n+int(l):]
+	}
+	return ss, nil
 }
 
 var errBadMessage = errors.New("cluster: malformed event message")
 
-func decodeMessage(s string) (message, error) {
+func decodeMessage(s string) (m message, err error) {
 	if len(s) < 1+replicaIDLen+1 {
 		return message{}, errBadMessage
 	}
-	m := message{kind: s[0], sender: s[1 : 1+replicaIDLen]}
+	m = message{kind: s[0], sender: s[1 : 1+replicaIDLen]}
 	rest := []byte(s[1+replicaIDLen:])
 	id, n := binary.Uvarint(rest)
 	if n <= 0 {
 		return message{}, errBadMessage
 	}
-	m.id, rest = id, rest[n:]
-	for len(rest) > 0 {
-		l, n := binary.Uvarint(rest)
-		if n <= 0 || l > uint64(len(rest)-n) {
-			return message{}, errBadMessage
-		}
-		m.keys = append(m.keys, string(rest[n:n+int(l)]))
-		rest = rest[n+int(l):]
+	m.id = id
+	if m.keys, err = parseStrings(rest[n:]); err != nil {
+		return message{}, err
 	}
 	return m, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults for Options fields left zero.
@@ -37,21 +38,26 @@ const (
 	slotPollMax  = 50 * time.Millisecond  // slowest poll for a fleet fill slot
 )
 
-// Errors of Claim, Publish and Fail. A *Failure is returned too.
+// Errors of Claim and of a Lease's Publish and Fail. Claim returns a
+// *swr.FleetFailure too.
 var (
 	// ErrUnavailable: Redis did not answer in time (or is known to be down);
 	// the caller goes on alone, as a single process would.
 	ErrUnavailable = errors.New("cluster: the shared Redis is unavailable")
 	// ErrLeaseWait: another replica held the lease for --lease-wait and
-	// published nothing; the caller loads locally.
-	ErrLeaseWait = errors.New("cluster: no value from the lease holder within --lease-wait")
+	// published nothing; the caller loads locally. It matches
+	// swr.ErrFleetHeld.
+	ErrLeaseWait = fmt.Errorf("cluster: no value from the lease holder within --lease-wait: %w", swr.ErrFleetHeld)
+	// ErrLeaseHeld: another replica holds the lease, and the claim was not
+	// to follow it (swr.ClaimOptions.NoFollow). It matches swr.ErrFleetHeld.
+	ErrLeaseHeld = fmt.Errorf("cluster: another replica holds the lease: %w", swr.ErrFleetHeld)
 	// ErrLeaseLost: the lease was gone when its holder came to publish (it
 	// expired and was taken over, or a client wrote the key); the result was
-	// not published.
-	ErrLeaseLost = errors.New("cluster: the lease is no longer held")
+	// not published. It matches swr.ErrFleetLeaseLost.
+	ErrLeaseLost = fmt.Errorf("cluster: the lease is no longer held: %w", swr.ErrFleetLeaseLost)
 	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
-	// --lease-wait.
-	ErrFleetBusy = errors.New("cluster: no fleet fill slot became free within --lease-wait")
+	// --lease-wait. It matches swr.ErrFleetBusy.
+	ErrFleetBusy = fmt.Errorf("cluster: no fleet fill slot became free within --lease-wait: %w", swr.ErrFleetBusy)
 )
 
 // Options configures a Client. Redis and Store are required.
@@ -78,6 +84,11 @@ type Options struct {
 	Metrics *metrics.Cluster
 	// Logger logs Redis going away and coming back. If nil, slog.Default().
 	Logger *slog.Logger
+	// Now returns the current time: the clock the shared tier's deadlines
+	// are compared on, and peers' last-heard times are kept on. If nil,
+	// time.Now. Give it the clock of the Store and the Filler, which set
+	// those deadlines. Waits (--lease-wait, polls) run on real timers.
+	Now func() time.Time
 }
 
 // Client is one replica's membership in a fleet that shares a Redis: the
@@ -100,8 +111,13 @@ type Client struct {
 	peers   map[string]time.Time                  // other replicas, last heard
 
 	pubsub    *redis.PubSub
-	acksOut   chan ackOut   // acknowledgements for the acker to send
-	done      chan struct{} // closed by Close
+	relaySub  *redis.PubSub                                               // the pub/sub channel
+	relay     atomic.Pointer[func(channel, message []byte, sharded bool)] // set by Relay
+	acksOut   chan ackOut                                                 // acknowledgements for the acker to send
+	loaders   atomic.Pointer[loaderWatch]                                 // set by WatchLoaders
+	purges    atomic.Pointer[func(tags, keys []string, soft bool)]        // set by WatchPurges
+	resync    chan struct{}                                               // kickResync to syncLoaders
+	done      chan struct{}                                               // closed by Close
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
@@ -147,6 +163,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	c := &Client{
 		opts:    opts,
 		rdb:     opts.Redis,
@@ -158,6 +177,7 @@ func New(opts Options) (*Client, error) {
 		acks:    make(map[uint64]*ackWait),
 		peers:   make(map[string]time.Time),
 		acksOut: make(chan ackOut, ackBatch),
+		resync:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	ctx, cancel := c.opCtx(context.Background())
@@ -175,7 +195,14 @@ func New(opts Options) (*Client, error) {
 		redis.WithChannelHealthCheckInterval(time.Second),
 		redis.WithChannelPingTimeout(opts.Timeout),
 	)
-	c.wg.Add(3)
+	c.relaySub = c.rdb.Subscribe(context.Background(), c.names.pubsub())
+	relayed := c.relaySub.Channel(
+		redis.WithChannelSize(4096),
+		redis.WithChannelHealthCheckInterval(time.Second),
+	)
+	c.wg.Add(5)
+	go c.syncLoaders()
+	go c.relayMessages(relayed)
 	go c.listen(events)
 	go c.heartbeat()
 	go c.acker()
@@ -189,6 +216,7 @@ func (c *Client) Close() error {
 		c.send(message{kind: msgBye, sender: c.id})
 		close(c.done)
 		c.pubsub.Close()
+		c.relaySub.Close()
 		c.wg.Wait()
 		c.rdb.Close()
 	})
@@ -250,6 +278,7 @@ func (c *Client) markUp() {
 	if !c.up.Swap(true) {
 		c.m.RedisUp.Set(1)
 		c.log.Info("the shared Redis answers again; fleet-wide coalescing resumed")
+		c.kickResync()
 	}
 }
 
@@ -277,7 +306,7 @@ func (c *Client) heartbeat() {
 		} else {
 			c.markUp()
 		}
-		c.forgetQuietPeers(time.Now())
+		c.forgetQuietPeers(c.opts.Now())
 	}
 }
 
@@ -296,9 +325,11 @@ func (c *Client) listen(events <-chan any) {
 			case *redis.Subscription:
 				// Subscribed, or subscribed again after a reconnect: make
 				// the fleet (re)learn of this replica now, not at the next
-				// beat.
+				// beat, and catch up on loader registrations announced
+				// while the subscription was down.
 				if ev.Kind == "subscribe" && ev.Channel == c.names.events() {
 					c.send(message{kind: msgHello, sender: c.id})
+					c.kickResync()
 				}
 			case *redis.Message:
 				c.handle(ev.Payload)
@@ -319,28 +350,51 @@ func (c *Client) handle(payload string) {
 	switch m.kind {
 	case msgWrite:
 		c.m.InvalidationsReceived.Inc()
+		// Another replica's write lands between transactions, never inside
+		// one, and all its keys at once.
+		c.opts.Store.Section().Shared(0, func() {
+			for _, k := range m.keys {
+				c.opts.Store.Delete([]byte(k))
+			}
+		})
 		for _, k := range m.keys {
-			c.opts.Store.Delete([]byte(k))
 			c.wake(k)
 		}
 		c.ack(m)
 	case msgFlush:
 		c.m.InvalidationsReceived.Inc()
-		c.opts.Store.Flush(false)
+		c.opts.Store.Section().Shared(0, func() { c.opts.Store.Flush(false) })
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {
-			// A follower here takes the new value itself; without one, the
-			// local copy is older than the fleet's and is dropped, so the
-			// next read finds the new one in the shared tier.
+			// A follower here takes the new value itself. Without one, a
+			// stale local copy is older than the fleet's and is dropped
+			// (not as a write), so the next read finds the new one in the
+			// shared tier. A fresh copy stays: a lease is granted only
+			// while the fleet's copy is missing or stale, so a fresh one is
+			// the announced value or one still within its ttl. Deleting
+			// (Store.Delete) lost a copy of the announced value:
+			//  1. A's settleScript stores v1 and publishes msgFilled;
+			//  2. B's flight, its poll first to v1 or not yet following
+			//     A's lease (holding its fence), takes v1 and keeps it;
+			//  3. B's listener hears msgFilled with no follower: the delete
+			//     removes B's v1, or marks the fence so step 2 keeps nothing;
+			//  4. v1 goes stale: B's callers find the key missing instead of
+			//     being answered stale, and one that looked before B's next
+			//     flight stored the fleet's stale v1 joins the refresh that
+			//     flight's caller starts, and waits for the origin.
 			if !c.wake(k) {
-				c.opts.Store.Delete([]byte(k))
+				c.opts.Store.DropStale([]byte(k))
 			}
 		}
 	case msgFailed:
 		for _, k := range m.keys {
 			c.wake(k)
 		}
+	case msgLoader:
+		c.heardLoader(m)
+	case msgPurge:
+		c.heardPurge(m)
 	case msgHello:
 		c.send(message{kind: msgBeat, sender: c.id})
 	case msgBye:
@@ -414,7 +468,7 @@ func (c *Client) sawPeer(id string) {
 	if _, ok := c.peers[id]; !ok {
 		c.log.Debug("replica joined", "replica", id)
 	}
-	c.peers[id] = time.Now()
+	c.peers[id] = c.opts.Now()
 	c.m.Peers.Set(float64(len(c.peers)))
 }
 

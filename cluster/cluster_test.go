@@ -3,9 +3,13 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +17,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/fakeclock"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // replica is one Client with its own store, as one stampedeless process has.
@@ -26,7 +34,7 @@ type replica struct {
 
 func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 	t.Helper()
-	store, err := engine.New(engine.Options{MaxMemory: 64 << 20})
+	store, err := engine.New(engine.Options{MaxMemory: 64 << 20, Now: opts.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +55,20 @@ func newReplica(t *testing.T, addrs []string, opts Options) *replica {
 	return &replica{Client: c, store: store, m: opts.Metrics}
 }
 
+// set stores key as a client write would.
+func set(t *testing.T, store *engine.Store, key, value string) {
+	t.Helper()
+	if _, err := store.Set([]byte(key), []byte(value), engine.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitPeers waits until every replica hears all the others.
 func waitPeers(t *testing.T, rs ...*replica) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, r := range rs {
-		for r.Peers() < len(rs)-1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !testwait.Until(func() bool { return r.Peers() >= len(rs)-1 }) {
+			t.Fatalf("replica %s hears %d peers, want %d", r.ID(), r.Peers(), len(rs)-1)
 		}
 	}
 }
@@ -122,28 +134,28 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
 
-	claimA, err := a.Claim(ctx, "k", false, 100*time.Millisecond)
+	claimA, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 100 * time.Millisecond})
 	if err != nil || claimA.Lease == nil {
 		t.Fatalf("A's claim: %+v, %v", claimA, err)
 	}
 	// B follows A until A's lease expires, then takes it over.
-	claimB, err := b.Claim(ctx, "k", false, time.Second)
+	claimB, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || claimB.Lease == nil {
 		t.Fatalf("B's claim: %+v, %v", claimB, err)
 	}
 	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
 		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
-	if err := b.Publish(ctx, claimB.Lease, Entry{Value: []byte("new")}); err != nil {
+	if err := claimB.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(ctx, claimA.Lease, Entry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
+	if err := claimA.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("old")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("A's late publication: %v, want ErrLeaseLost", err)
 	}
 	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
 		t.Fatalf("A's rejected publications = %v, want 1", got)
 	}
-	claim, err := a.Claim(ctx, "k", false, time.Second)
+	claim, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || !claim.Found || string(claim.Entry.Value) != "new" {
 		t.Fatalf("after both: %+v, %v; want the newer value", claim, err)
 	}
@@ -160,33 +172,33 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		key  string
 		fail bool
 	}{{"ok", false}, {"broken", true}} {
-		lead, err := a.Claim(ctx, tc.key, false, time.Second)
+		lead, err := a.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || lead.Lease == nil {
 			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
 		}
 		type result struct {
-			c   Claim
+			c   swr.FleetClaim
 			err error
 		}
 		got := make(chan result, 1)
 		go func() {
-			c, err := b.Claim(ctx, tc.key, false, time.Second)
+			c, err := b.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 			got <- result{c, err}
 		}()
-		for testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		testwait.For(t, "the second claim to find the lease held", func() bool {
+			return testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) > 0
+		})
 		until := time.Now().Add(time.Minute)
 		if tc.fail {
-			err = a.Fail(ctx, lead.Lease, Failure{Loader: "x:", Reason: "origin said 500", Until: until})
+			err = lead.Lease.Fail(ctx, swr.FleetFailure{Loader: "x:", Reason: "origin said 500", Until: until})
 		} else {
-			err = a.Publish(ctx, lead.Lease, Entry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
+			err = lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v"), FreshUntil: until.UnixNano(), StaleUntil: until.UnixNano()})
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := <-got
-		var f *Failure
+		var f *swr.FleetFailure
 		switch {
 		case tc.fail && (!errors.As(r.err, &f) || f.Reason != "origin said 500" || f.Loader != "x:"):
 			t.Fatalf("follower of a failed load got %+v, %v", r.c, r.err)
@@ -195,7 +207,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 	}
 	// The cooldown holds for every later claim too.
-	if _, err := b.Claim(ctx, "broken", false, time.Second); err == nil {
+	if _, err := b.Claim(ctx, "broken", swr.ClaimOptions{LoadTimeout: time.Second}); err == nil {
 		t.Fatal("a claim during the fleet cooldown got no failure")
 	}
 }
@@ -209,17 +221,17 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	waitPeers(t, a, b)
 	ctx := context.Background()
 
-	b.store.Set([]byte("k"), []byte("old"), engine.SetOptions{})
-	lead, err := a.Claim(ctx, "k", false, time.Second)
+	set(t, b.store, "k", "old")
+	lead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || lead.Lease == nil {
 		t.Fatalf("claim: %+v, %v", lead, err)
 	}
-	a.store.Set([]byte("k"), []byte("written"), engine.SetOptions{})
+	set(t, a.store, "k", "written")
 	a.Written(ctx, [][]byte{[]byte("k")})
 	if _, found := b.store.Peek([]byte("k")); found {
 		t.Fatal("B still has its copy after A's write returned")
 	}
-	if err := a.Publish(ctx, lead.Lease, Entry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
+	if err := lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
 	}
 	b.Fault(ctx, [][]byte{[]byte("k")})
@@ -234,27 +246,29 @@ func TestFleetSlots(t *testing.T) {
 	opts := Options{FleetMaxConcurrentFills: 2, LeaseWait: 300 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
-	l1, err1 := a.Claim(ctx, "k1", false, time.Second)
-	l2, err2 := b.Claim(ctx, "k2", false, time.Second)
+	l1, err1 := a.Claim(ctx, "k1", swr.ClaimOptions{LoadTimeout: time.Second})
+	l2, err2 := b.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if _, err := a.Claim(ctx, "k3", false, time.Second); !errors.Is(err, ErrFleetBusy) {
+	if _, err := a.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrFleetBusy) {
 		t.Fatalf("third concurrent fill: %v, want ErrFleetBusy", err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		c, err := b.Claim(ctx, "k3", false, time.Second)
+		c, err := b.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second})
 		if err == nil {
-			b.Release(c.Lease)
+			c.Lease.Release()
 		}
 		got <- err
 	}()
-	a.Publish(ctx, l1.Lease, Entry{Value: []byte("1")})
+	if err := l1.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-got; err != nil {
 		t.Fatalf("fill after a slot was freed: %v", err)
 	}
-	b.Release(l2.Lease)
+	l2.Lease.Release()
 }
 
 // Keys whose braces would break the hash tag still keep all their Redis
@@ -265,18 +279,18 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	r := newReplica(t, strings.Split(c.Addrs(), ","), Options{})
 	ctx := context.Background()
 	for _, key := range []string{"", "}x", "a}b", "{x}", "{}", "plain"} {
-		claim, err := r.Claim(ctx, key, false, time.Second)
+		claim, err := r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || claim.Lease == nil {
 			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
 		}
-		if err := r.Publish(ctx, claim.Lease, Entry{Value: []byte("v" + key)}); err != nil {
+		if err := claim.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v" + key)}); err != nil {
 			t.Fatalf("key %q: publish: %v", key, err)
 		}
-		claim, err = r.Claim(ctx, key, false, time.Second)
+		claim, err = r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
 			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
 		}
-		r.store.Set([]byte(key), []byte("w"+key), engine.SetOptions{})
+		set(t, r.store, key, "w"+key)
 		r.Written(ctx, [][]byte{[]byte(key)})
 		r.store.Delete([]byte(key))
 		r.Fault(ctx, [][]byte{[]byte(key)})
@@ -287,4 +301,211 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	if got := testutil.ToFloat64(r.m.RedisErrors); got != 0 {
 		t.Fatalf("%v Redis errors", got)
 	}
+}
+
+// Redis going away is noticed at the first operation that fails, and
+// shown (Available, cluster_redis_up); operations then fail at once with
+// ErrUnavailable, and the heartbeat notices Redis coming back.
+func TestHealthTracking(t *testing.T) {
+	s := redistest.Start(t)
+	r := newReplica(t, []string{s.Addr()}, Options{Timeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	up := func() float64 { return testutil.ToFloat64(r.m.RedisUp) }
+	if !r.Available() || up() != 1 {
+		t.Fatalf("at the start: Available %v, cluster_redis_up %v; want true, 1", r.Available(), up())
+	}
+	s.Stop()
+	for range 2 { // the operation that finds Redis gone, then one while it is known down
+		if _, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("claim with Redis stopped: %v, want ErrUnavailable", err)
+		}
+		if r.Available() || up() != 0 {
+			t.Fatalf("with Redis stopped: Available %v, cluster_redis_up %v; want false, 0", r.Available(), up())
+		}
+	}
+	if n := testutil.ToFloat64(r.m.RedisErrors); n < 1 {
+		t.Fatalf("cluster_redis_errors_total = %v with Redis stopped, want at least 1", n)
+	}
+	s.Restart()
+	testwait.For(t, "the heartbeat to find Redis back", r.Available)
+	if up() != 1 {
+		t.Fatalf("cluster_redis_up = %v with Redis back, want 1", up())
+	}
+	claim, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
+	if err != nil || claim.Lease == nil {
+		t.Fatalf("claim with Redis back: %+v, %v; want a lease", claim, err)
+	}
+	claim.Lease.Release()
+}
+
+// A replica not heard for peerTimeout on the Client's clock is forgotten
+// by the heartbeat, and counted again once heard again.
+func TestQuietPeersAreForgotten(t *testing.T) {
+	s := redistest.Start(t)
+	clock := fakeclock.New()
+	r := newReplica(t, []string{s.Addr()}, Options{Now: clock.Now})
+	// Another replica, as far as r can tell: its beats, sent by hand.
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	beat := func() {
+		t.Helper()
+		m := message{kind: msgBeat, sender: "0123456789abcdef"}
+		if err := rdb.Publish(context.Background(), r.names.events(), m.encode()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gauge := func() float64 { return testutil.ToFloat64(r.m.Peers) }
+	beat()
+	testwait.For(t, "the beat to be heard", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
+	}
+	r.forgetQuietPeers(clock.Now().Add(peerTimeout))
+	if r.Peers() != 1 {
+		t.Fatal("a replica quiet for exactly peerTimeout was forgotten")
+	}
+	clock.Advance(peerTimeout + time.Nanosecond)
+	testwait.For(t, "the heartbeat to forget the quiet replica", func() bool { return r.Peers() == 0 })
+	if gauge() != 0 {
+		t.Fatalf("cluster_peers = %v after the replica was forgotten, want 0", gauge())
+	}
+	beat()
+	testwait.For(t, "the replica heard again to be counted", func() bool { return r.Peers() == 1 })
+	if gauge() != 1 {
+		t.Fatalf("cluster_peers = %v, want 1", gauge())
+	}
+}
+
+// newFiller is a Filler on r's store and clock, with the loader "k:" on
+// originURL, filling through fleet (r itself, or r behind a gate).
+func newFiller(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock) *swr.Filler {
+	t.Helper()
+	loaders := loader.NewRegistry(loader.Options{})
+	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
+		t.Fatal(err)
+	}
+	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1})
+}
+
+// gatedFleet holds a Claim, while holding, until the test lets it go: the
+// flight that asks holds its store fence and does not follow the lease yet.
+type gatedFleet struct {
+	swr.Fleet
+	holding         atomic.Bool
+	parked, release chan struct{}
+}
+
+func (g *gatedFleet) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
+	if g.holding.Load() {
+		g.parked <- struct{}{}
+		<-g.release
+	}
+	return g.Fleet.Claim(ctx, key, opts)
+}
+
+// TestFillAnnouncementKeepsTheNewValue: the announcement of a fill (msgFilled)
+// makes a replica drop an older copy of the key, never the copy of the value
+// it announces, and never the fill on this replica that is taking that value.
+// Otherwise the replica is left without the key, and once the key is stale
+// its callers find it missing instead of being answered stale at once: one
+// that looked before the fleet's stale copy was stored here joins the
+// refresh started right after, and waits for the origin.
+func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	clock := fakeclock.New()
+	opts := Options{Now: clock.Now, Timeout: 10 * time.Second}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	waitPeers(t, a, b)
+	var calls atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "v%d", calls.Add(1))
+	}))
+	t.Cleanup(origin.Close)
+	gate := &gatedFleet{Fleet: b.Client, parked: make(chan struct{}), release: make(chan struct{})}
+	fa, fb := newFiller(t, a, a.Client, origin.URL, clock), newFiller(t, b, gate, origin.URL, clock)
+	ctx := context.Background()
+	request := func(key string) swr.Request {
+		return swr.Request{Key: key, TTL: time.Minute, Grace: time.Hour, Timeout: -1}
+	}
+	get := func(f *swr.Filler, key, want string) {
+		t.Helper()
+		if ans, err := f.Get(ctx, request(key)); err != nil || string(ans.Value) != want {
+			t.Fatalf("GETFILL %s: %q, %v; want %q", key, ans.Value, err, want)
+		}
+	}
+	// announced makes sure B's listener has handled everything A sent so
+	// far: an invalidation A sends next reaches B after it.
+	announced := func() {
+		t.Helper()
+		seen := testutil.ToFloat64(b.m.InvalidationsReceived)
+		a.Written(ctx, [][]byte{[]byte("k:barrier")})
+		testwait.For(t, "B to hear A's invalidation", func() bool {
+			return testutil.ToFloat64(b.m.InvalidationsReceived) > seen
+		})
+	}
+	// announce hands B's listener A's announcement of key, as it arrives
+	// when B's flight no longer follows (or does not yet follow) A's lease.
+	announce := func(key string) {
+		b.handle(message{kind: msgFilled, sender: a.ID(), keys: []string{key}}.encode())
+	}
+	answersAtOnce := func(key, want, why string) {
+		t.Helper()
+		ans, pending, err := fb.Start(request(key))
+		if pending != nil || err != nil || string(ans.Value) != want {
+			t.Fatalf("%s: B answers GETFILL %s with %q, %v, waiting for a load %v; want %q at once",
+				why, key, ans.Value, err, pending != nil, want)
+		}
+	}
+
+	// 1. A loads v1 and publishes it; B's flight takes v1 from the shared
+	// tier and keeps it (as a follower does whose poll got there first);
+	// then A's announcement reaches B's listener. The key goes stale: B
+	// answers v1 at once, and its refresh publishes v2, at which A drops
+	// its stale v1.
+	get(fa, "k:late", "v1")
+	announced()
+	get(fb, "k:late", "v1")
+	announce("k:late")
+	clock.Advance(2 * time.Minute)
+	answersAtOnce("k:late", "v1", "stale, after the announcement of the copy B holds")
+	testwait.For(t, "B's refresh to keep v2 and A to drop v1", func() bool {
+		env, _ := b.store.Peek([]byte("k:late"))
+		_, found := a.store.Peek([]byte("k:late"))
+		return string(env.Value) == "v2" && !fb.Info("k:late").InFlight && !found
+	})
+
+	// 2. A loads v3 and publishes it; B's flight takes its fence, and A's
+	// announcement reaches B's listener before the flight asks the fleet;
+	// then the flight takes v3 from the shared tier and keeps it.
+	get(fa, "k:early", "v3")
+	announced()
+	gate.holding.Store(true)
+	filled := make(chan error, 1)
+	go func() {
+		ans, err := fb.Get(ctx, request("k:early"))
+		if err == nil && string(ans.Value) != "v3" {
+			err = fmt.Errorf("answered %q, want v3", ans.Value)
+		}
+		filled <- err
+	}()
+	<-gate.parked
+	gate.holding.Store(false)
+	announce("k:early")
+	close(gate.release)
+	if err := <-filled; err != nil {
+		t.Fatalf("B's GETFILL k:early: %v", err)
+	}
+	answersAtOnce("k:early", "v3", "after the announcement during B's fill")
+
+	// 3. A's read of k:late finds the fleet's stale v2 and refreshes it:
+	// once A publishes v4, B no longer has its stale v2, and its next read
+	// finds v4 in the fleet.
+	clock.Advance(2 * time.Minute)
+	get(fa, "k:late", "v2")
+	testwait.For(t, "A's refresh to publish v4 and B to drop v2", func() bool {
+		_, found := b.store.Peek([]byte("k:late"))
+		env, _ := a.store.Peek([]byte("k:late"))
+		return !found && string(env.Value) == "v4" && !fa.Info("k:late").InFlight
+	})
+	get(fb, "k:late", "v4")
 }

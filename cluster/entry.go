@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
-// Entry is a cache entry as the shared tier holds it: the value with its
-// envelope. In Redis it is a hash, readable with HGETALL:
+// An entry (swr.FleetEntry) is a hash in the shared tier, readable with
+// HGETALL:
 //
 //	v        the value
 //	fresh    fresh deadline, unix milliseconds (absent: none)
@@ -20,40 +22,24 @@ import (
 //	lastmod  the origin's Last-Modified
 //	loader   the prefix of the loader that filled it (absent: a client write)
 //	missing  "1": the origin said the key does not exist (a negative entry)
+//	loadus   how long the fill took, in microseconds (early refresh's delta)
+//	tags     the origin's tags, each on a line of its own (a tag has no
+//	         control character); each tag's set (purge.go) lists the key
 //
 // Deadlines travel in milliseconds because Lua numbers are doubles: unix
 // nanoseconds would lose precision inside the scripts that compare them.
-type Entry struct {
-	Value []byte
-	// FreshUntil and StaleUntil are unix nanoseconds, zero when there is no
-	// such deadline, as in engine.Envelope.
-	FreshUntil, StaleUntil int64
-	ETag, LastModified     string
-	Loader                 string
-	// Missing marks a negative entry: the origin answered 404 or 410.
-	Missing bool
-}
-
-// SetOptions are the options that store e in the local tier under fence.
-func (e Entry) SetOptions(fence *engine.Fence) engine.SetOptions {
-	opts := engine.SetOptions{FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil, Fence: fence}
-	if e.Loader != "" {
-		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified}
-	}
-	return opts
-}
 
 // entryOf is the shared form of a local entry.
-func entryOf(env engine.Envelope) Entry {
-	e := Entry{Value: env.Value, FreshUntil: env.FreshUntil, StaleUntil: env.StaleUntil}
+func entryOf(env engine.Envelope) swr.FleetEntry {
+	e := swr.FleetEntry{Value: env.Value, FreshUntil: env.FreshUntil, StaleUntil: env.StaleUntil}
 	if env.Fill != nil {
-		e.Loader, e.ETag, e.LastModified = env.Fill.Loader, env.Fill.ETag, env.Fill.LastModified
+		e.Loader, e.ETag, e.LastModified, e.LoadTime = env.Fill.Loader, env.Fill.ETag, env.Fill.LastModified, env.Fill.LoadTime
 	}
 	return e
 }
 
-// fields returns e as HSET's field/value arguments.
-func (e Entry) fields() []any {
+// entryFields returns e as HSET's field/value arguments.
+func entryFields(e swr.FleetEntry) []any {
 	f := []any{"v", e.Value}
 	add := func(name, v string) {
 		if v != "" {
@@ -65,15 +51,19 @@ func (e Entry) fields() []any {
 	add("etag", e.ETag)
 	add("lastmod", e.LastModified)
 	add("loader", e.Loader)
+	if e.LoadTime > 0 {
+		add("loadus", strconv.FormatInt(e.LoadTime.Microseconds(), 10))
+	}
 	if e.Missing {
 		f = append(f, "missing", "1")
 	}
+	add("tags", strings.Join(e.Tags, "\n"))
 	return f
 }
 
-// expireAt is the argument the scripts give PEXPIREAT: the stale deadline in
-// unix milliseconds, or "0" for an entry that never expires.
-func (e Entry) expireAt() string {
+// entryExpireAt is the argument the scripts give PEXPIREAT: the stale
+// deadline in unix milliseconds, or "0" for an entry that never expires.
+func entryExpireAt(e swr.FleetEntry) string {
 	if e.StaleUntil == 0 {
 		return "0"
 	}
@@ -84,51 +74,44 @@ func (e Entry) expireAt() string {
 var errMalformed = errors.New("cluster: malformed entry in Redis")
 
 // decodeEntry reads an entry from its hash's fields.
-func decodeEntry(h map[string]string) (Entry, error) {
+func decodeEntry(h map[string]string) (swr.FleetEntry, error) {
 	v, ok := h["v"]
 	if !ok {
-		return Entry{}, errMalformed
+		return swr.FleetEntry{}, errMalformed
 	}
-	e := Entry{Value: []byte(v), ETag: h["etag"], LastModified: h["lastmod"], Loader: h["loader"],
+	e := swr.FleetEntry{Value: []byte(v), ETag: h["etag"], LastModified: h["lastmod"], Loader: h["loader"],
 		Missing: h["missing"] == "1"}
 	var err error
 	if e.FreshUntil, err = parseMillis(h["fresh"]); err != nil {
-		return Entry{}, err
+		return swr.FleetEntry{}, err
 	}
 	if e.StaleUntil, err = parseMillis(h["stale"]); err != nil {
-		return Entry{}, err
+		return swr.FleetEntry{}, err
 	}
 	if e.FreshUntil == 0 {
 		e.FreshUntil = e.StaleUntil
 	}
+	if us, err := strconv.ParseInt(h["loadus"], 10, 64); err == nil && us > 0 {
+		e.LoadTime = time.Duration(us) * time.Microsecond
+	}
+	if t := h["tags"]; t != "" {
+		e.Tags = strings.Split(t, "\n")
+	}
 	return e, nil
 }
 
-// Failure is a failed fill shared with the fleet: the lease holder's load
-// failed, and the key's loads pause fleet-wide until Until. It is never
-// stored as a value.
-type Failure struct {
-	Loader, Reason string
-	Until          time.Time
-}
-
-// Error says which loader failed and why.
-func (f *Failure) Error() string {
-	return fmt.Sprintf("loader %q: %s (fleet cooldown)", f.Loader, f.Reason)
-}
-
-// fields returns f as HSET's field/value arguments.
-func (f Failure) fields() []any {
+// failureFields returns f as HSET's field/value arguments.
+func failureFields(f swr.FleetFailure) []any {
 	return []any{"loader", f.Loader, "reason", f.Reason, "until", strconv.FormatInt(f.Until.UnixMilli(), 10)}
 }
 
 // decodeFailure reads a failure from its hash's fields.
-func decodeFailure(h map[string]string) (*Failure, error) {
+func decodeFailure(h map[string]string) (*swr.FleetFailure, error) {
 	until, err := strconv.ParseInt(h["until"], 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("%w: until %q", errMalformed, h["until"])
 	}
-	return &Failure{Loader: h["loader"], Reason: h["reason"], Until: time.UnixMilli(until)}, nil
+	return &swr.FleetFailure{Loader: h["loader"], Reason: h["reason"], Until: time.UnixMilli(until)}, nil
 }
 
 // pairs turns the flat reply of HGETALL inside a script into a map.

@@ -7,55 +7,60 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/swr"
 )
 
-// Lease is the right to call the origin for one key, fleet-wide. Its
-// holder must end it with exactly one of Publish, Fail or Release.
+// Lease is the right to call the origin for one key, fleet-wide (an
+// swr.FleetLease). Its holder must end it with exactly one of Publish, Fail
+// or Release.
 type Lease struct {
+	c     *Client
 	key   string
 	token string // random; the scripts compare it before acting
 	ttl   time.Duration
 	slot  bool // holds a --fleet-max-concurrent-fills slot named token
 }
 
+// A Client is the Fleet a Filler coordinates through, and its leases are
+// the Fleet's.
+var (
+	_ swr.Fleet      = (*Client)(nil)
+	_ swr.FleetLease = (*Lease)(nil)
+)
+
 // Key is the cache key the lease is for.
 func (l *Lease) Key() string { return l.key }
 
-// Claim is how a replica's fill of a key goes: with the entry the fleet
-// already has (Found), or by loading it under Lease.
-type Claim struct {
-	Entry Entry
-	Found bool
-	Lease *Lease
-}
-
-// Claim decides who loads key: the shared tier's entry if it has one (for a
-// refresh, only one fresh now), the fleet's failure (a *Failure) while the
-// key cools down after another replica's failed load, or a lease for this
-// replica. While another replica holds the lease, Claim follows it: it
-// waits for the holder's result, woken by its publication, with a backoff
-// poll as a fallback that also retries the lease, so a holder that died is
-// replaced once its lease expires. It gives up with ErrLeaseWait after
-// --lease-wait, and with an error matching ErrUnavailable as soon as Redis
-// does not answer: in both cases the caller loads alone.
+// Claim decides who loads key: the shared tier's entry if it has one (with
+// opts.FreshAfter, only one fresh then), the fleet's failure (a
+// *swr.FleetFailure) while the key cools down after another replica's
+// failed load, or a lease for this replica. While another replica holds the
+// lease, Claim follows it: it waits for the holder's result, woken by its
+// publication, with a backoff poll as a fallback that also retries the
+// lease, so a holder that died is replaced once its lease expires. It gives
+// up with ErrLeaseWait after --lease-wait (at once with ErrLeaseHeld under
+// opts.NoFollow), and with an error matching ErrUnavailable as soon as
+// Redis does not answer: in both cases the caller loads alone.
 //
-// loadTimeout is the loader's timeout; the lease outlives it by a margin.
-func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeout time.Duration) (Claim, error) {
+// opts.LoadTimeout is how long the load may take; the lease outlives it by
+// a margin.
+func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
 	if !c.up.Load() {
-		return Claim{}, ErrUnavailable
+		return swr.FleetClaim{}, ErrUnavailable
 	}
 	// Following before the first look means a publication between that
 	// look and the wait below still wakes it.
 	wake := c.follow(key)
 	defer c.unfollow(key, wake)
 	deadline := time.Now().Add(c.opts.LeaseWait)
-	lease := &Lease{key: key, ttl: c.leaseTTL(loadTimeout)}
+	lease := &Lease{c: c, key: key, ttl: c.leaseTTL(opts.LoadTimeout)}
 	contended, backoff := false, pollMin
 	for first := true; ; first = false {
 		lease.token = randomHex(16)
-		res, err := c.claimOnce(ctx, lease, refresh)
+		res, err := c.claimOnce(ctx, lease, opts.FreshAfter)
 		if err != nil {
-			return Claim{}, err
+			return swr.FleetClaim{}, err
 		}
 		if first {
 			if res.Found {
@@ -66,9 +71,9 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 		}
 		switch {
 		case res.Found:
-			return res.Claim, nil
+			return res.FleetClaim, nil
 		case res.failure != nil:
-			return Claim{}, res.failure
+			return swr.FleetClaim{}, res.failure
 		case res.Lease != nil:
 			if contended {
 				c.m.Leases.WithLabelValues("takeover").Inc()
@@ -77,10 +82,10 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 			}
 			err := c.takeSlot(ctx, lease, deadline)
 			if err == nil {
-				return res.Claim, nil
+				return res.FleetClaim, nil
 			}
 			if err != ErrLeaseLost {
-				return Claim{}, err
+				return swr.FleetClaim{}, err
 			}
 			// The slot wait outlasted the lease and another replica took
 			// it: follow that one.
@@ -89,10 +94,13 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 			contended = true
 			c.m.Leases.WithLabelValues("contended").Inc()
 		}
+		if opts.NoFollow {
+			return swr.FleetClaim{}, ErrLeaseHeld
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			c.m.LeaseWaitFallbacks.Inc()
-			return Claim{}, ErrLeaseWait
+			return swr.FleetClaim{}, ErrLeaseWait
 		}
 		timer := time.NewTimer(min(backoff, left))
 		select {
@@ -101,10 +109,10 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 			backoff = min(2*backoff, pollMax)
 		case <-ctx.Done():
 			timer.Stop()
-			return Claim{}, ctx.Err()
+			return swr.FleetClaim{}, ctx.Err()
 		case <-c.done:
 			timer.Stop()
-			return Claim{}, ErrUnavailable
+			return swr.FleetClaim{}, ErrUnavailable
 		}
 		timer.Stop()
 	}
@@ -112,21 +120,18 @@ func (c *Client) Claim(ctx context.Context, key string, refresh bool, loadTimeou
 
 // claimResult is one run of claimScript.
 type claimResult struct {
-	Claim
-	failure *Failure
+	swr.FleetClaim
+	failure *swr.FleetFailure
 }
 
-func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (claimResult, error) {
+// claimOnce runs claimScript once; freshAfter is ClaimOptions.FreshAfter.
+func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64) (claimResult, error) {
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
-	fresh := "0"
-	if refresh {
-		fresh = "1"
-	}
 	key := lease.key
 	v, err := claimScript.Run(ctx, c.rdb,
 		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
-		lease.token, lease.ttl.Milliseconds(), time.Now().UnixMilli(), fresh).Slice()
+		lease.token, lease.ttl.Milliseconds(), toMillis(freshAfter)).Slice()
 	if err != nil {
 		return claimResult{}, c.check(err)
 	}
@@ -141,7 +146,7 @@ func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (cla
 		if err != nil {
 			return claimResult{}, err
 		}
-		return claimResult{Claim: Claim{Entry: e, Found: true}}, nil
+		return claimResult{FleetClaim: swr.FleetClaim{Entry: e, Found: true}}, nil
 	case "err":
 		h, err := pairs(v[1])
 		if err != nil {
@@ -153,7 +158,7 @@ func (c *Client) claimOnce(ctx context.Context, lease *Lease, refresh bool) (cla
 		}
 		return claimResult{failure: f}, nil
 	case "lease":
-		return claimResult{Claim: Claim{Lease: lease}}, nil
+		return claimResult{FleetClaim: swr.FleetClaim{Lease: lease}}, nil
 	case "held":
 		return claimResult{}, nil
 	}
@@ -183,7 +188,7 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 			lease.token, lease.ttl.Milliseconds(), limit).Bool()
 		cancel()
 		if err != nil {
-			c.Release(lease)
+			lease.Release()
 			return c.check(err)
 		}
 		if ok {
@@ -192,13 +197,13 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			c.Release(lease)
+			lease.Release()
 			return ErrFleetBusy
 		}
 		select {
 		case <-time.After(min(backoff, left)):
 		case <-c.done:
-			c.Release(lease)
+			lease.Release()
 			return ErrUnavailable
 		}
 		backoff = min(2*backoff, slotPollMax)
@@ -223,20 +228,27 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 // its stale deadline, releases the lease and wakes every follower, all in
 // one step that happens only if the lease is still held: otherwise it
 // returns ErrLeaseLost and changes nothing.
-func (c *Client) Publish(ctx context.Context, lease *Lease, e Entry) error {
-	msg := message{kind: msgFilled, sender: c.id, keys: []string{lease.key}}
-	return c.settle(ctx, lease, c.names.value(lease.key), c.names.failure(lease.key), msg, e.expireAt(), e.fields())
+//
+// An entry with tags is listed in its tags' sets first, for PURGE.TAG, so
+// that no purge can run between its publication and its listing and miss
+// it; a listing whose publication is then rejected costs a set member.
+func (l *Lease) Publish(ctx context.Context, e swr.FleetEntry) error {
+	c := l.c
+	c.indexTags(ctx, l.key, e)
+	msg := message{kind: msgFilled, sender: c.id, keys: []string{l.key}}
+	return c.settle(ctx, l, c.names.value(l.key), c.names.failure(l.key), msg, entryExpireAt(e), entryFields(e))
 }
 
 // Fail shares the holder's failed load with the fleet: followers everywhere
 // get it, and the key's loads pause fleet-wide until f.Until. The shared
 // tier's entry, if any, is kept. Like Publish, it happens only if the lease
 // is still held.
-func (c *Client) Fail(ctx context.Context, lease *Lease, f Failure) error {
-	msg := message{kind: msgFailed, sender: c.id, keys: []string{lease.key}}
-	target := c.names.failure(lease.key)
+func (l *Lease) Fail(ctx context.Context, f swr.FleetFailure) error {
+	c := l.c
+	msg := message{kind: msgFailed, sender: c.id, keys: []string{l.key}}
+	target := c.names.failure(l.key)
 	until := strconv.FormatInt(max(f.Until.UnixMilli(), 1), 10)
-	return c.settle(ctx, lease, target, target, msg, until, f.fields())
+	return c.settle(ctx, l, target, target, msg, until, failureFields(f))
 }
 
 func (c *Client) settle(ctx context.Context, lease *Lease, target, cleared string, msg message, expireAt string, fields []any) error {
@@ -259,11 +271,12 @@ func (c *Client) settle(ctx context.Context, lease *Lease, target, cleared strin
 
 // Release gives the lease up without a result, so another replica may take
 // it at once instead of after it expires.
-func (c *Client) Release(lease *Lease) {
-	defer c.freeSlot(lease)
+func (l *Lease) Release() {
+	c := l.c
+	defer c.freeSlot(l)
 	ctx, cancel := c.opCtx(context.Background())
 	defer cancel()
-	if err := releaseScript.Run(ctx, c.rdb, []string{c.names.lease(lease.key)}, lease.token).Err(); err != nil {
+	if err := releaseScript.Run(ctx, c.rdb, []string{c.names.lease(l.key)}, l.token).Err(); err != nil {
 		c.check(err)
 	}
 }

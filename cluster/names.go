@@ -14,6 +14,7 @@ const (
 	kindValue = "val"   // the shared tier's entry, a hash (see entry.go)
 	kindLease = "lease" // the fill lease: a random token, SET NX PX
 	kindError = "err"   // the fleet-wide cooldown after a failed fill, a hash
+	kindTag   = "tag"   // the keys published with a tag, a set (purge.go)
 )
 
 // names builds the Redis keys and channels of one prefix.
@@ -49,11 +50,23 @@ func (n names) value(key string) string   { return n.key(kindValue, key) }
 func (n names) lease(key string) string   { return n.key(kindLease, key) }
 func (n names) failure(key string) string { return n.key(kindError, key) }
 
+// tag is the set of the keys published with tag. The tag is its hash tag,
+// as a cache key is its own.
+func (n names) tag(tag string) string { return n.key(kindTag, tag) }
+
+// loaders is the hash of the fleet's loader registrations, by prefix
+// (loaders.go).
+func (n names) loaders() string { return n.prefix + "loaders" }
+
 // fills is the sorted set of --fleet-max-concurrent-fills slots.
 func (n names) fills() string { return n.prefix + "fills" }
 
 // events is the channel every replica publishes and listens on.
 func (n names) events() string { return n.prefix + "events" }
+
+// pubsub is the channel clients' pub/sub messages are relayed on, kept
+// apart from events so that a flood of them does not delay invalidations.
+func (n names) pubsub() string { return n.prefix + "pubsub" }
 
 // acks is the channel a replica hears acknowledgements of its
 // invalidations on.

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Fault copies keys from the shared tier into the local store where the
@@ -56,12 +57,12 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 			continue
 		}
 		c.m.SharedLookups.WithLabelValues("hit").Inc()
-		c.adopt(k, e, fences[i])
+		c.storeLocal(k, e, fences[i])
 	}
 }
 
-// adopt stores a shared entry in the local tier under fence.
-func (c *Client) adopt(key []byte, e Entry, fence *engine.Fence) {
+// storeLocal copies a shared entry into the local tier under fence.
+func (c *Client) storeLocal(key []byte, e swr.FleetEntry, fence *engine.Fence) {
 	if _, err := c.opts.Store.Set(key, e.Value, e.SetOptions(fence)); err != nil {
 		// Too large for this replica's --max-memory: it stays in Redis only.
 		fence.Release()
@@ -124,12 +125,12 @@ func (c *Client) writeArgs(key []byte) []any {
 		return []any{"-1"}
 	}
 	e := entryOf(env)
-	return append([]any{e.expireAt()}, e.fields()...)
+	return append([]any{entryExpireAt(e)}, entryFields(e)...)
 }
 
-// Flushed empties the shared tier (every Redis key under the prefix, on
-// every node of a Redis Cluster) and every replica, after a client's
-// FLUSHALL or FLUSHDB here.
+// Flushed empties the shared tier (every Redis key under the prefix but the
+// loader registrations, on every node of a Redis Cluster) and every
+// replica, after a client's FLUSHALL or FLUSHDB here.
 func (c *Client) Flushed(ctx context.Context) {
 	if !c.up.Load() {
 		return
@@ -144,7 +145,10 @@ func (c *Client) Flushed(ctx context.Context) {
 				// commands across slots, even on one node.
 				p := node.Pipeline()
 				for _, k := range keys {
-					p.Unlink(sctx, k)
+					// Loader registrations are configuration, not cache.
+					if k != c.names.loaders() {
+						p.Unlink(sctx, k)
+					}
 				}
 				_, err = p.Exec(sctx)
 			}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -24,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/origin"
 )
 
@@ -180,7 +180,7 @@ func TestDashboardQueriesLiveMetrics(t *testing.T) {
 	// a second caller joins it with TIMEOUT 0 and leaves at once, counted.
 	loaded := make(chan error, 1)
 	go func() { loaded <- getfill("demo:gate:1") }()
-	waitFor(t, "the first GETFILL to reach the origin", func() bool { return org.waiting.Load() == 1 })
+	testwait.For(t, "the first GETFILL to reach the origin", func() bool { return org.waiting.Load() == 1 })
 	if err := c.Do(ctx, "GETFILL", "demo:gate:1", 1, 30, "TIMEOUT", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "TIMEOUT") {
 		t.Fatalf("GETFILL TIMEOUT 0 during the load: %v, want -TIMEOUT", err)
 	}
@@ -191,18 +191,17 @@ func TestDashboardQueriesLiveMetrics(t *testing.T) {
 
 	// A stale answer: the 1 s ttl runs out (FILL.INFO says so), the grace
 	// has 30 s more.
+	// FILL.INFO is a map: the default client speaks RESP3.
 	fillInfo := func(key, field string) string {
-		info, _ := c.Do(ctx, "FILL.INFO", key).Slice()
-		for i := 0; i+1 < len(info); i += 2 {
-			if info[i] == field {
-				return fmt.Sprint(info[i+1])
-			}
+		info, _ := c.Do(ctx, "FILL.INFO", key).Result()
+		if v, ok := info.(map[any]any)[field]; ok {
+			return fmt.Sprint(v)
 		}
 		return ""
 	}
 	fillState := func(key string) string { return fillInfo(key, "state") }
 	for _, key := range []string{"demo:a", "demo:flaky:1"} {
-		waitFor(t, key+" to go stale", func() bool { return fillState(key) == "stale" })
+		testwait.For(t, key+" to go stale", func() bool { return fillState(key) == "stale" })
 	}
 	if err := getfill("demo:a"); err != nil {
 		t.Fatal(err)
@@ -216,7 +215,7 @@ func TestDashboardQueriesLiveMetrics(t *testing.T) {
 	}
 	// The failed call is counted before its flight ends, and the flight
 	// ends after the cooldown is set.
-	waitFor(t, "demo:flaky:1's refresh to fail", func() bool {
+	testwait.For(t, "demo:flaky:1's refresh to fail", func() bool {
 		return metricValue(scrape(t, metricsAddr), "stampedeless_fill_loads_total", "result", "error") == 1 &&
 			fillInfo("demo:flaky:1", "in_flight") == "0"
 	})
@@ -432,7 +431,7 @@ func startReplica(t *testing.T, addr string, args []string) {
 	})
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	waitFor(t, "the replica to answer PING", func() bool {
+	testwait.For(t, "the replica to answer PING", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("stampedeless %q exited:\n%s", args, logs)
@@ -440,17 +439,4 @@ func startReplica(t *testing.T, addr string, args []string) {
 		}
 		return c.Ping(context.Background()).Err() == nil
 	})
-}
-
-// waitFor polls cond until it holds; the bound is generous, and only a
-// failure waits for it.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // patterned returns a value of n bytes that tells its own generation: every
@@ -187,7 +188,7 @@ func TestEvictionDuringReads(t *testing.T) {
 // it starts).
 func waitCompacted(t *testing.T, s *Store) {
 	t.Helper()
-	waitFor(t, "compaction", func() bool {
+	testwait.For(t, "compaction", func() bool {
 		s.kickCompactor()
 		return !s.slackOver(compactStartFraction)
 	})

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 func TestExpiryLazy(t *testing.T) {
@@ -137,7 +139,7 @@ func TestSweeperRemovesExpiredKeys(t *testing.T) {
 		t.Fatalf("Expired = %d before the deadline", st.Expired)
 	}
 	clk.advance(time.Minute)
-	waitFor(t, "the sweeper to expire every volatile key", func() bool {
+	testwait.For(t, "the sweeper to expire every volatile key", func() bool {
 		return s.Stats().Expired == n
 	})
 	entries, cost := liveCost(s)
@@ -147,7 +149,7 @@ func TestSweeperRemovesExpiredKeys(t *testing.T) {
 	if got := s.Len(); got != n {
 		t.Errorf("Len() = %d, want %d", got, n)
 	}
-	waitFor(t, "ristretto to release the expired entries", func() bool {
+	testwait.For(t, "ristretto to release the expired entries", func() bool {
 		return s.Stats().Cost == cost
 	})
 	checkInvariants(t, s)
@@ -543,11 +545,11 @@ func TestExpiryRacesWithWriters(t *testing.T) {
 		n, _ := liveCost(s)
 		return n == s.Len()
 	}
-	waitFor(t, "the sweeper to remove every expired key", swept)
+	testwait.For(t, "the sweeper to remove every expired key", swept)
 	settle(s)
 	checkInvariants(t, s)
 	clk.advance(time.Hour)
-	waitFor(t, "the sweeper to remove every expired key", swept)
+	testwait.For(t, "the sweeper to remove every expired key", swept)
 	settle(s)
 	checkInvariants(t, s)
 	if n := s.Volatile(); n != 0 {

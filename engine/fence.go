@@ -4,14 +4,19 @@ package engine
 // wrote the key meanwhile. A fill takes a fence before it calls the origin
 // and stores with SetOptions.Fence; a SET, DEL, EXPIRE, APPEND, FLUSHALL or
 // any other write of the key in between wins, and the fill's result is not
-// stored (it still goes to the callers waiting for it). Expiry and eviction
-// are not writes: a fill after them is exactly what is wanted.
+// stored (it still goes to the callers waiting for it). Expiry, eviction and
+// DropStale are not writes: a fill after them is exactly what is wanted.
+// After DropStale, though, a fill stores only a fresh entry: what it took
+// before a newer value was announced is as old as the copy dropped.
 //
 // A Fence must be given to exactly one Set, or to Release.
 type Fence struct {
 	key     string
 	shard   *shard
 	written bool // a write of key happened since the fence was taken; guarded by shard.mu
+	// superseded: DropStale was called on key since the fence was taken;
+	// guarded by shard.mu.
+	superseded bool
 }
 
 // Fence takes a fence on key.
@@ -52,6 +57,23 @@ func (sh *shard) releaseFenceLocked(f *Fence) (written bool) {
 	return f.written
 }
 
+// storeRefusedLocked releases f for a fenced store of an entry fresh until
+// fresh (0: no deadline) and reports whether the store is skipped: the key
+// was written since f was taken, or DropStale superseded its stale copies
+// and this entry is stale at now too. The caller holds sh.mu.
+func (sh *shard) storeRefusedLocked(f *Fence, fresh, now int64) bool {
+	written := sh.releaseFenceLocked(f)
+	return written || f.superseded && fresh != 0 && fresh <= now
+}
+
+// supersededLocked records, for the fences taken on key, that DropStale
+// superseded its stale copies. The caller holds sh.mu.
+func (sh *shard) supersededLocked(key []byte) {
+	for _, f := range sh.fences[string(key)] {
+		f.superseded = true
+	}
+}
+
 // wroteLocked records a write of key for the fences taken on it. It costs a
 // length check when no fill is running in the shard. The caller holds sh.mu.
 func (sh *shard) wroteLocked(key []byte) {
@@ -77,6 +99,11 @@ func (sh *shard) wroteAllLocked() {
 // was taken. It releases the fence and reports whether a live entry was
 // removed.
 func (s *Store) DeleteFenced(f *Fence) bool {
+	// A fill is background work: it waits for an atomic batch rather than
+	// interleave with it (Section).
+	hint := s.hashString(f.key)
+	s.section.RLock(hint)
+	defer s.section.RUnlock(hint)
 	sh := f.shard
 	key := []byte(f.key)
 	h := s.hash(key)
@@ -92,4 +119,13 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 	sh.mu.Unlock()
 	s.feeder.feed()
 	return found
+}
+
+// Written reports whether key was written since f was taken. After f was
+// given to Set, DeleteFenced or Release it is final: whether that store
+// was skipped because of a write.
+func (f *Fence) Written() bool {
+	f.shard.mu.Lock()
+	defer f.shard.mu.Unlock()
+	return f.written
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 // fill stores value under key as a read-through fill holding f, and reports
@@ -117,5 +118,45 @@ func TestDeleteFenced(t *testing.T) {
 	}
 	if v, _ := s.Get([]byte("kept")); string(v) != "new" {
 		t.Fatalf("GET = %q", v)
+	}
+}
+
+// TestDropStale: DropStale removes only an entry past its fresh deadline
+// (and within its stale one), and is not a write: a fill holding a fence on
+// the key still stores a fresh entry. A stale one it took before is as old
+// as the copy dropped, and is refused.
+func TestDropStale(t *testing.T) {
+	s, clk := newClockStore(t)
+	mustSet(t, s, "stale", "v", SetOptions{FreshUntil: clk.in(time.Second), StaleUntil: clk.in(time.Hour)})
+	mustSet(t, s, "fresh", "v", SetOptions{FreshUntil: clk.in(time.Hour), StaleUntil: clk.in(2 * time.Hour)})
+	set(t, s, "forever", "v")
+	clk.advance(time.Second)
+	fresh, stale := s.Fence([]byte("stale")), s.Fence([]byte("stale"))
+	for key, want := range map[string]bool{"stale": true, "fresh": false, "forever": false, "absent": false} {
+		if got := s.DropStale([]byte(key)); got != want {
+			t.Errorf("DropStale(%q) = %v, want %v", key, got, want)
+		}
+		if _, live := s.Get([]byte(key)); live == want && key != "absent" {
+			t.Errorf("after DropStale(%q): live %v", key, live)
+		}
+	}
+	store := func(f *Fence, value string, freshFor time.Duration) bool {
+		t.Helper()
+		res, err := s.Set([]byte("stale"), []byte(value), SetOptions{Fence: f,
+			FreshUntil: clk.in(freshFor), StaleUntil: clk.in(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Written
+	}
+	if store(stale, "old", -time.Millisecond) {
+		t.Fatal("a fill stored a stale entry after DropStale superseded the key's stale copy")
+	}
+	if !store(fresh, "newer", time.Minute) {
+		t.Fatal("a fill holding a fence did not store a fresh entry after DropStale")
+	}
+	wantValue(t, s, "stale", "newer")
+	if f := s.Fence([]byte("stale")); !store(f, "stale again", -time.Millisecond) {
+		t.Fatal("a fence taken after DropStale refused a stale entry")
 	}
 }

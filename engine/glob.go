@@ -15,6 +15,7 @@ func Match(pattern []byte, subject string) bool {
 	// Where to resume after the most recent '*': the pattern position after
 	// it, and the subject position it has absorbed up to.
 	starP, starS := -1, 0
+	stars := 0 // runs of '*' passed, which nest in Redis's recursion
 	for s < len(subject) {
 		if p < len(pattern) {
 			switch pattern[p] {
@@ -24,6 +25,9 @@ func Match(pattern []byte, subject string) bool {
 				}
 				if p == len(pattern) {
 					return true
+				}
+				if stars++; stars > maxStarNesting {
+					return false // as Redis, which stops recursing there
 				}
 				starP, starS = p, s
 				continue
@@ -66,6 +70,11 @@ func Match(pattern []byte, subject string) bool {
 	}
 	return p == len(pattern)
 }
+
+// maxStarNesting is how deep Redis's stringmatchlen lets '*' recurse: a
+// pattern needing more runs of '*' than this, before the subject is used
+// up and not as its last byte, matches nothing.
+const maxStarNesting = 1000
 
 // matchClass matches c against the class starting at pattern[open] == '['
 // and returns the position after the class. An unterminated class ends with

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // globCases follow Redis's stringmatchlen (util.c), which KEYS, SCAN MATCH
@@ -221,11 +224,7 @@ func TestMatchAgainstRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	conn := startRedis(t, path)
+	conn := startRedis(t, redistest.Binary(t, "redis-server"))
 
 	r := rand.New(rand.NewPCG(7, 7))
 	gen := func(alphabet string, maxLen int) string {
@@ -314,14 +313,14 @@ func startRedis(t *testing.T, path string) *redisConn {
 	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--dir", dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "log"))
 	if err := cmd.Start(); err != nil {
-		t.Skipf("cannot start redis-server: %v", err)
+		t.Fatalf("starting redis-server: %v", err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
 	var conn net.Conn
-	waitFor(t, "redis-server to listen on "+sock, func() bool {
+	testwait.For(t, "redis-server to listen on "+sock, func() bool {
 		var err error
 		conn, err = net.Dial("unix", sock)
 		return err == nil

@@ -100,20 +100,6 @@ func wantMiss(t testing.TB, s *Store, key string) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline. It is for state that settles asynchronously, such as
-// ristretto's bookkeeping or the background sweeper.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // settle waits until ristretto has applied every change of the index made
 // so far, and with it every eviction and rejection those caused.
 func settle(s *Store) { s.Sync() }
@@ -271,4 +257,15 @@ func keysInShard(s *Store, idx int, prefix string, n int) []string {
 		}
 	}
 	return keys
+}
+
+// inIndex reports whether key has a record in its shard's index, live or
+// past its deadline.
+func inIndex(s *Store, key string) bool {
+	h := s.hash([]byte(key))
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	_, ok := s.findLocked(sh, h, []byte(key))
+	return ok
 }

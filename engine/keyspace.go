@@ -185,6 +185,7 @@ func (s *Store) Flush(async bool) {
 	s.feeder.sendMu.Lock()
 	s.dropAll()
 	s.compactMu.Unlock()
+	s.notify(Flushed, nil)
 	clear := func() {
 		s.policy.Clear()
 		s.quiet.Store(false)
@@ -238,7 +239,9 @@ func (s *Store) sweep(interval time.Duration) {
 			return
 		case <-t.C:
 			for i := range s.shards {
-				s.sweepShard(&s.shards[i])
+				// Expiring keys is a write no atomic batch may see half
+				// of (Section).
+				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i]) })
 			}
 			s.feeder.feed()
 			s.kickCompactor()
@@ -311,7 +314,7 @@ type Stats struct {
 	Evicted  int64 // entries removed by ristretto's eviction policy
 	Rejected int64 // new entries ristretto's admission policy refused after the write was acknowledged
 	Expired  int64 // entries removed because their deadline passed
-	Cost     int64 // bytes charged against MaxMemory
+	Cost     int64 // bytes charged against MaxMemory, Charge's included
 	MaxCost  int64 // the memory bound
 
 	ArenaBytes     int64 // memory mapped for records (outside Go's heap)
@@ -326,7 +329,7 @@ func (s *Store) Stats() Stats {
 		Evicted:        s.evicted.Load(),
 		Rejected:       s.rejected.Load(),
 		Expired:        s.expired.Load(),
-		Cost:           s.used.Load(),
+		Cost:           s.used.Load() + s.external.Load(),
 		MaxCost:        s.MaxMemory(),
 		ArenaBytes:     s.arena.Mapped(),
 		ArenaLiveBytes: s.arena.Live(),

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 func fillKeys(t testing.TB, s *Store, format string, n int) map[string]bool {
@@ -312,7 +314,7 @@ func TestFlush(t *testing.T) {
 			if k, ok := s.RandomKey(); ok {
 				t.Errorf("RandomKey() = %q after Flush", k)
 			}
-			waitFor(t, "ristretto to release the flushed entries", func() bool {
+			testwait.For(t, "ristretto to release the flushed entries", func() bool {
 				return s.Stats().Cost == 0
 			})
 
@@ -328,7 +330,7 @@ func TestFlush(t *testing.T) {
 				t.Errorf("Len() = %d after one of them expired", n)
 			}
 			s.Flush(async)
-			waitFor(t, "ristretto to release the flushed entries", func() bool {
+			testwait.For(t, "ristretto to release the flushed entries", func() bool {
 				return s.Stats().Cost == 0
 			})
 			set(t, s, "again", "v")
@@ -370,7 +372,7 @@ func TestFlushWithConcurrentWriters(t *testing.T) {
 		s.Flush(i%2 == 0)
 		// Let the writers refill the store before the next flush.
 		n := writes.Load()
-		waitFor(t, "writers to make progress", func() bool { return writes.Load() >= n+200 })
+		testwait.For(t, "writers to make progress", func() bool { return writes.Load() >= n+200 })
 	}
 	close(stop)
 	wg.Wait()
@@ -378,7 +380,7 @@ func TestFlushWithConcurrentWriters(t *testing.T) {
 	if n := s.Len(); n != 0 {
 		t.Errorf("Len() = %d after the last Flush", n)
 	}
-	waitFor(t, "Cost to return to 0", func() bool { return s.Stats().Cost == 0 })
+	testwait.For(t, "Cost to return to 0", func() bool { return s.Stats().Cost == 0 })
 	set(t, s, "x", "y")
 	settle(s)
 	checkInvariants(t, s)
@@ -406,7 +408,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 		s.Flush(true)
 		s.Close()
 	}
-	waitFor(t, "the stores' goroutines to exit", func() bool {
+	testwait.For(t, "the stores' goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 }

@@ -183,6 +183,22 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 
 // Set writes value under key as opts says. It copies key and value.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
+	if opts.Fence != nil {
+		return s.setFenced(key, value, &opts)
+	}
+	return s.set(key, value, &opts)
+}
+
+// setFenced is a fill's Set. A fill is background work: it waits for an
+// atomic batch rather than interleave with it (Section).
+func (s *Store) setFenced(key, value []byte, opts *SetOptions) (SetResult, error) {
+	hint := s.hash(key)
+	s.section.RLock(hint)
+	defer s.section.RUnlock(hint)
+	return s.set(key, value, opts)
+}
+
+func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 	fresh, stale := opts.FreshUntil, opts.StaleUntil
 	if fresh == 0 {
 		fresh = stale
@@ -199,7 +215,8 @@ func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
 	return res, err
 }
 
-func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts SetOptions) (SetResult, error) {
+func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (SetResult, error) {
+	now := s.now()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sl, found := s.liveKeyLocked(sh, h, r.key)
@@ -207,7 +224,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts SetOptions) (Se
 	if found {
 		res.Old = cloneValue(sl.rec.value)
 	}
-	fenced := opts.Fence != nil && sh.releaseFenceLocked(opts.Fence)
+	fenced := opts.Fence != nil && sh.storeRefusedLocked(opts.Fence, r.fresh, now)
 	if fenced || (opts.Condition == IfAbsent && found) || (opts.Condition == IfPresent && !found) {
 		return res, nil
 	}
@@ -218,6 +235,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts SetOptions) (Se
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
 		return SetResult{}, err
 	}
+	s.notify(Written, r.key)
 	res.Written = true
 	return res, nil
 }
@@ -256,6 +274,7 @@ func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 		if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, pairs[i+1], 0, 0, nil)); err != nil {
 			return false, err
 		}
+		s.notify(Written, key)
 	}
 	return true, nil
 }
@@ -327,6 +346,7 @@ func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bo
 	if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, value, sl.rec.fresh, sl.rec.stale, nil)); err != nil {
 		return nil, err
 	}
+	s.notify(Written, key)
 	return value, nil
 }
 
@@ -363,6 +383,29 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	sh.mu.Unlock()
 	s.feeder.feed()
 	return value, found
+}
+
+// DropStale removes key if its entry is past its fresh deadline, and
+// reports whether it did. It is for a copy that a newer value elsewhere
+// supersedes (with --redis, another replica's published fill), and it is not
+// a write: a fresh entry, or one with no fresh deadline, stays, and a fill
+// running here still stores the newer value it is taking. Only a stale entry
+// that fill may have taken before the newer value existed is refused, as
+// old as the one dropped.
+func (s *Store) DropStale(key []byte) bool {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	now := s.now()
+	sh.mu.Lock()
+	sh.supersededLocked(key)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	stale := found && sl.rec.fresh != 0 && sl.rec.fresh <= now
+	if stale {
+		s.removeLocked(sh, h, sl)
+	}
+	sh.mu.Unlock()
+	s.feeder.feed()
+	return stale
 }
 
 // ExpireCondition restricts when Expire changes a deadline, as EXPIRE's
@@ -402,6 +445,9 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 			// Only a record without room for deadlines is rewritten; an
 			// arena out of memory then leaves the key as it was.
 			ok = s.setDeadlinesLocked(sh, h, sl, fresh, at) == nil
+			if ok {
+				s.notify(Written, key)
+			}
 		}
 	}
 	sh.mu.Unlock()
@@ -435,6 +481,7 @@ func (s *Store) Persist(key []byte) bool {
 	if ok {
 		sh.wroteLocked(key)
 		s.setDeadlinesLocked(sh, h, sl, 0, 0) // in place: the record has room
+		s.notify(Written, key)
 	}
 	sh.mu.Unlock()
 	s.feeder.feed() // for an expiry liveKeyLocked found
@@ -459,13 +506,19 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		sh.wroteLocked(key)
 		switch {
 		case persist:
-			s.setDeadlinesLocked(sh, h, sl, 0, 0)
+			// As Redis, a key that had no deadline did not change.
+			if sl.rec.stale != 0 {
+				s.setDeadlinesLocked(sh, h, sl, 0, 0)
+				s.notify(Written, key)
+			}
 		case at <= now:
 			s.deleteLocked(sh, h, sl)
 		default:
 			// Out of arena memory the key keeps its deadline; the read
 			// stands.
-			s.setDeadlinesLocked(sh, h, sl, at, at)
+			if s.setDeadlinesLocked(sh, h, sl, at, at) == nil {
+				s.notify(Written, key)
+			}
 		}
 	}
 	sh.mu.Unlock()

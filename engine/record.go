@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"math"
+	"time"
 )
 
 // A record is what the store keeps for one key, packed into an arena block:
@@ -13,7 +14,8 @@ import (
 //	uvarint    fill metadata length, if flagFill
 //	8+8 bytes  fresh and stale deadlines (unix ns, little endian), if flagDeadlines
 //	key
-//	fill metadata: loader, ETag, Last-Modified, each a uvarint length and bytes
+//	fill metadata: loader, ETag, Last-Modified, each a uvarint length and
+//	           bytes, then the load time in nanoseconds as a uvarint
 //	value, to the end of the block
 //
 // A plain key with no deadline costs its key, its value and 3 bytes (plus
@@ -100,7 +102,8 @@ func (r *record) fillMeta() *FillMeta {
 		parts[i] = string(b[m : m+int(n)])
 		b = b[m+int(n):]
 	}
-	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2]}
+	load, _ := binary.Uvarint(b)
+	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
 }
 
 // envelope copies r out of the arena.
@@ -125,6 +128,7 @@ func makeNewRecord(key, value []byte, fresh, stale int64, fill *FillMeta) newRec
 		for _, s := range []string{fill.Loader, fill.ETag, fill.LastModified} {
 			r.fillLen += uvarintLen(uint64(len(s))) + len(s)
 		}
+		r.fillLen += uvarintLen(loadNanos(fill))
 	}
 	return r
 }
@@ -163,9 +167,14 @@ func (r *newRecord) write(p []byte) {
 			off += binary.PutUvarint(p[off:], uint64(len(s)))
 			off += copy(p[off:], s)
 		}
+		off += binary.PutUvarint(p[off:], loadNanos(r.fill))
 	}
 	copy(p[off:], r.value)
 }
+
+// loadNanos is the fill's load time as the record stores it; a negative
+// one, which no clock gives, is stored as none.
+func loadNanos(f *FillMeta) uint64 { return uint64(max(f.LoadTime, 0)) }
 
 func putDeadlines(p []byte, fresh, stale int64) {
 	binary.LittleEndian.PutUint64(p, uint64(fresh))

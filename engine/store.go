@@ -33,6 +33,14 @@
 // update of a key it holds silently; the feeder waits for ristretto to drain
 // every feedWaitEvery sends, so its buffer is never full and nothing is
 // dropped.
+//
+// # Changes and atomic batches
+//
+// A Listener (Store.Listen) is told synchronously of every change a reader
+// would see, eviction and expiry included; the server's WATCH is built on
+// it. The Section (Store.Section) lets one user run a batch of calls that
+// no other user interleaves with (EXEC), while ordinary users hold it
+// shared around their calls.
 package engine
 
 import (
@@ -124,6 +132,7 @@ type Store struct {
 	maxMemory atomic.Int64
 	evictWith atomic.Uint32 // EvictionPolicy
 	used      atomic.Int64  // summed cost of the entries in the indexes
+	external  atomic.Int64  // bytes charged with Charge
 
 	feeder feeder
 
@@ -141,6 +150,9 @@ type Store struct {
 	compactions atomic.Int64 // segments compacted
 
 	ownsProcess bool
+
+	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	section  Section                  // the atomic section (section.go)
 
 	// quiet makes ristretto's callbacks ignore what they are told: while
 	// Flush clears ristretto and after Close, ristretto reports every item
@@ -172,6 +184,10 @@ type FillMeta struct {
 	// ETag and LastModified are the origin's validators, sent back on refresh.
 	ETag         string
 	LastModified string
+	// LoadTime is how long the fill took (the origin call, or the
+	// application's lease from token to FILL.SET): the delta of early
+	// refresh (swr's XFetch).
+	LoadTime time.Duration
 }
 
 // New returns a Store. Close releases its goroutines and memory.
@@ -232,13 +248,14 @@ func numCounters(maxCost int64) int64 {
 	return min(max(n, 1<<12), 1<<22)
 }
 
-// policyMaxCost is the bound ristretto enforces: the memory bound, or none
-// under noeviction, where writes are refused instead.
+// policyMaxCost is the bound ristretto enforces: what the memory bound
+// leaves the entries beside the bytes Charge counted (at least one byte), or
+// none under noeviction, where writes are refused instead.
 func (s *Store) policyMaxCost() int64 {
 	if s.EvictionPolicy() == NoEviction {
 		return math.MaxInt64 / 4
 	}
-	return s.maxMemory.Load()
+	return max(s.maxMemory.Load()-s.external.Load(), 1)
 }
 
 // Close stops the store's goroutines and unmaps its records. Writes that
@@ -287,6 +304,16 @@ func (s *Store) SetMaxMemory(n int64) {
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
+// Charge counts delta bytes (negative: given back) that a user of the
+// store keeps on its entries' behalf, outside the store (swr's tag index),
+// against the memory bound: entries get what the bound leaves, and
+// ristretto evicts as new entries arrive if that shrank. Under noeviction
+// they count towards the use that refuses writes.
+func (s *Store) Charge(delta int64) {
+	s.external.Add(delta)
+	s.policy.UpdateMaxCost(s.policyMaxCost())
+}
+
 // EvictionPolicy returns what the store does when it reaches MaxMemory.
 func (s *Store) EvictionPolicy() EvictionPolicy { return EvictionPolicy(s.evictWith.Load()) }
 
@@ -301,12 +328,20 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 // if eviction is off and the store is already over it (Redis refuses
 // writes then, whatever their size).
 func (s *Store) admit(cost int64) error {
-	maxMem := s.MaxMemory()
-	if cost > maxMem {
-		return ErrTooLarge
+	if err := s.fits(cost); err != nil {
+		return err
 	}
-	if s.EvictionPolicy() == NoEviction && s.used.Load() > maxMem {
+	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.MaxMemory() {
 		return ErrOOM
+	}
+	return nil
+}
+
+// fits returns ErrTooLarge if an entry costing cost alone exceeds the
+// bound.
+func (s *Store) fits(cost int64) error {
+	if cost > s.MaxMemory() {
+		return ErrTooLarge
 	}
 	return nil
 }
@@ -409,10 +444,11 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 	return nil
 }
 
-// removeLocked takes the entry in sl out of sh and frees its record. Each
-// kind of removal (delete, expire, evict, flush) has its own function that
-// calls it. The caller holds sh.mu for writing and must call s.feeder.feed
-// after releasing it, unless it is ristretto's goroutine.
+// removeLocked takes the entry in sl out of sh and frees its record,
+// telling no listener. Each kind of removal (delete, expire, evict, drop)
+// has its own function that calls it and says why. The caller holds sh.mu
+// for writing and must call s.feeder.feed after releasing it, unless it is
+// ristretto's goroutine.
 func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	sh.index.Delete(sl.pos)
 	if sl.rec.stale != 0 {
@@ -426,12 +462,19 @@ func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 
 // deleteLocked removes a live key on a client's request (DEL, GETDEL,
 // EXPIRE in the past, a fill learning the key is gone).
-func (s *Store) deleteLocked(sh *shard, h uint64, sl slot) { s.removeLocked(sh, h, sl) }
+func (s *Store) deleteLocked(sh *shard, h uint64, sl slot) { s.removeTellingLocked(sh, h, sl, Deleted) }
 
 // expireLocked removes a key found past its stale deadline.
 func (s *Store) expireLocked(sh *shard, h uint64, sl slot) {
-	s.removeLocked(sh, h, sl)
+	s.removeTellingLocked(sh, h, sl, Expired)
 	s.expired.Add(1)
+}
+
+// removeTellingLocked is removeLocked that tells the listener why. The
+// key is told while its record is still allocated: it aliases the arena.
+func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind) {
+	s.notify(why, sl.rec.key)
+	s.removeLocked(sh, h, sl)
 }
 
 // hashCostLocked is what ristretto must be charged for hash h: the summed
@@ -479,7 +522,7 @@ func (s *Store) onReject(item *ristretto.Item[struct{}]) {
 	if _, stored := s.policy.GetTTL(item.Key); stored {
 		return
 	}
-	s.rejected.Add(s.evictHash(item.Key))
+	s.rejected.Add(s.evictHash(item.Key, Rejected))
 }
 
 // onEvict runs on ristretto's goroutine for every hash its policy evicts.
@@ -487,15 +530,15 @@ func (s *Store) onEvict(item *ristretto.Item[struct{}]) {
 	if s.quiet.Load() {
 		return
 	}
-	s.evicted.Add(s.evictHash(item.Key))
+	s.evicted.Add(s.evictHash(item.Key, Evicted))
 }
 
 // evictHash removes the keys with hash h because ristretto no longer holds
-// it, and returns how many it removed. It runs on the goroutine that drains
+// it, tells the listener why, and returns how many it removed. It runs on the goroutine that drains
 // ristretto's buffer, so it must not send to ristretto: the removal it
 // queues (for a write of h that ristretto has yet to see) is sent by the
 // next feed.
-func (s *Store) evictHash(h uint64) int64 {
+func (s *Store) evictHash(h uint64, why ChangeKind) int64 {
 	sh := s.shardOf(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -511,7 +554,7 @@ func (s *Store) evictHash(h uint64) int64 {
 		if !found {
 			return n
 		}
-		s.removeLocked(sh, h, victim)
+		s.removeTellingLocked(sh, h, victim, why)
 		n++
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 func TestNewDefaults(t *testing.T) {
@@ -434,7 +436,7 @@ func TestMemoryBound(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitFor(t, "Cost <= MaxCost", func() bool {
+	testwait.For(t, "Cost <= MaxCost", func() bool {
 		st := s.Stats()
 		return st.Cost <= st.MaxCost
 	})

@@ -85,7 +85,9 @@ func (b *Budget) Release() {
 	}
 }
 
-// InUse reports how many slots are taken, for metrics and tests.
+// InUse reports how many slots are taken. Tests read it to see every slot
+// returned; the operator's view of origin calls in flight is
+// stampedeless_fill_loads_in_flight, by loader.
 func (b *Budget) InUse() int {
 	b.init()
 	return len(b.sem)

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/expiring"
 )
 
 // Cooldown defaults, used when the matching Cooldown field is zero.
@@ -11,7 +13,7 @@ const (
 	DefaultCooldownBase = time.Second
 	DefaultCooldownMax  = 30 * time.Second
 	// DefaultCooldownKeys bounds the number of keys a Cooldown remembers.
-	DefaultCooldownKeys = 100_000
+	DefaultCooldownKeys = expiring.DefaultMaxKeys
 )
 
 // cooldownJitter spreads the cooldowns of keys that failed together (say,
@@ -41,14 +43,16 @@ type Cooldown struct {
 	// (--max-cooldown) is used.
 	Max time.Duration
 	// MaxKeys caps the number of keys remembered. When full, records whose
-	// memory has run out are dropped first, then arbitrary ones: such a key
-	// may reach its origin early, which is better than unbounded growth in
-	// a failure storm over many keys. If zero, DefaultCooldownKeys is used.
+	// memory has run out are dropped first, then arbitrary ones (as
+	// expiring.Map does): such a key may reach its origin early, which is
+	// better than unbounded growth in a failure storm over many keys. If
+	// zero, DefaultCooldownKeys is used.
 	MaxKeys int
 
-	mu        sync.Mutex                // protects m and nextSweep
-	m         map[string]*cooldownEntry // lazily initialized
-	nextSweep time.Time                 // when Fail next drops forgotten records
+	mu sync.Mutex
+	// m holds each key's record until it is forgotten, Max after its
+	// pause ends; its bound and sweep interval are set on first use.
+	m expiring.Map[*cooldownEntry]
 }
 
 // cooldownEntry is what a Cooldown remembers about one key.
@@ -72,28 +76,14 @@ func (c *Cooldown) maxPause() time.Duration {
 	return DefaultCooldownMax
 }
 
-func (c *Cooldown) maxKeys() int {
-	if c.MaxKeys > 0 {
-		return c.MaxKeys
-	}
-	return DefaultCooldownKeys
-}
-
 // Check reports whether key is paused at now, and if so until when and with
 // which failure. A key whose pause has ended reports ok false but is still
 // remembered, so that its next failure pauses it for longer.
 func (c *Cooldown) Check(key string, now time.Time) (until time.Time, lastErr error, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.m[key]
-	if e == nil {
-		return time.Time{}, nil, false
-	}
-	if now.Before(e.until) {
+	if e, ok := c.m.Get(key, now); ok && now.Before(e.until) {
 		return e.until, e.err, true
-	}
-	if !now.Before(e.until.Add(c.maxPause())) {
-		delete(c.m, key)
 	}
 	return time.Time{}, nil, false
 }
@@ -104,8 +94,9 @@ func (c *Cooldown) Fail(key string, err error, now time.Time) (until time.Time) 
 	base, limit := c.base(), c.maxPause()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.failLocked(key, err, now, limit)
+	e := c.failLocked(key, err, now)
 	e.until = now.Add(pause(base, limit, e.failures))
+	c.m.Put(key, e, e.until.Add(limit), now)
 	return e.until
 }
 
@@ -120,25 +111,24 @@ func (c *Cooldown) Hold(key string, err error, until, now time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.failLocked(key, err, now, limit); until.After(e.until) {
+	e := c.failLocked(key, err, now)
+	if until.After(e.until) {
 		e.until = until
 	}
+	c.m.Put(key, e, e.until.Add(limit), now)
 }
 
 // failLocked counts a failure of key at now in its record, made anew when
 // there is none or the last failure is forgotten (not consecutive with
-// this one). c.mu must be held.
-func (c *Cooldown) failLocked(key string, err error, now time.Time, limit time.Duration) *cooldownEntry {
-	if c.m == nil {
-		c.m = make(map[string]*cooldownEntry)
+// this one); the caller sets the pause and puts the record back, which
+// sets when it is forgotten. c.mu must be held.
+func (c *Cooldown) failLocked(key string, err error, now time.Time) *cooldownEntry {
+	if c.m.SweepEvery == 0 { // the first failure: the fields are set by now
+		c.m.MaxKeys, c.m.SweepEvery = c.MaxKeys, c.maxPause()
 	}
-	e := c.m[key]
-	if e == nil || !now.Before(e.until.Add(limit)) {
-		if len(c.m) >= c.maxKeys() || !now.Before(c.nextSweep) {
-			c.sweep(now, limit)
-		}
+	e, ok := c.m.Get(key, now)
+	if !ok {
 		e = &cooldownEntry{}
-		c.m[key] = e
 	}
 	e.failures++
 	e.err = err
@@ -155,39 +145,18 @@ func pause(base, limit time.Duration, failures int) time.Duration {
 	return min(d, limit)
 }
 
-// sweep drops records forgotten at now and, if the map is still full,
-// arbitrary ones down to 7/8 of the cap, so a full map costs one sweep per
-// MaxKeys/8 new keys rather than one per key. c.mu must be held.
-func (c *Cooldown) sweep(now time.Time, limit time.Duration) {
-	for k, e := range c.m {
-		if !now.Before(e.until.Add(limit)) {
-			delete(c.m, k)
-		}
-	}
-	if n := c.maxKeys(); len(c.m) >= n {
-		target := n - n/8 - 1
-		for k := range c.m { // map order is random: no key is favoured
-			if len(c.m) <= target {
-				break
-			}
-			delete(c.m, k)
-		}
-	}
-	c.nextSweep = now.Add(limit)
-}
-
 // Succeed forgets key's failures: the origin answered, so the next failure
 // starts again at Base.
 func (c *Cooldown) Succeed(key string) {
 	c.mu.Lock()
-	delete(c.m, key)
+	c.m.Delete(key)
 	c.mu.Unlock()
 }
 
-// Len reports how many keys are remembered, paused or not, for metrics and
-// tests.
+// Len reports how many keys are remembered, paused or not; tests read it
+// to see the memory bounded.
 func (c *Cooldown) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
+	return c.m.Len()
 }

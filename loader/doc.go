@@ -1,6 +1,9 @@
 // Package loader decides who may call an origin, and when: a registry of
 // HTTP webhook loaders by key prefix, one flight per key (Group), a global
-// fill budget (Budget), and a cooldown after failures (Cooldown).
+// fill budget (Budget), a cooldown after failures (Cooldown), and the
+// addresses origins may be reached at (AllowList). The registry's
+// registrations can be shared by a fleet of replicas through the Fleet
+// interface, which package cluster implements.
 //
 // The pieces are independent so that the read-through policy above them
 // (swr) can arrange them; nothing here knows about the store, RESP or

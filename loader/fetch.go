@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,6 +79,13 @@ type Result struct {
 	// validators that were sent.
 	ETag         string
 	LastModified string
+	// Tags are the origin's surrogate keys for the value, which PURGE.TAG
+	// names: its Surrogate-Key header (space separated, as Fastly and
+	// Varnish's xkey) and its Cache-Tag header (comma separated, as
+	// Cloudflare), in that order without repeats; for a batch loader, the
+	// result's "tags". Empty on a 304 that sent none: the stored value
+	// keeps its own.
+	Tags []string
 }
 
 // Loader is an origin endpoint registered for a key prefix. Get one from a
@@ -88,11 +97,16 @@ type Loader struct {
 	tmpl        template
 	timeout     time.Duration
 	concurrency int
+	batch       int           // Config.Batch: the most keys per request; 0 for a loader of one key per GET
 	slots       chan struct{} // one token per origin call in flight; nil without a Concurrency
+	header      http.Header   // Config.Headers, canonical; values are secrets
+	headerNames []string      // header's names, sorted
+	source      string        // SourceConfig or SourceRegister
+	version     uint64        // the registration's; 0 for a default
 	reg         *Registry     // client, budget, size limit
 
-	inFlight                                      atomic.Int64
-	fills, found, notFound, notModified, failures atomic.Uint64
+	inFlight                                               atomic.Int64
+	fills, found, notFound, notModified, failures, batches atomic.Uint64
 }
 
 // Prefix returns the loader's prefix, which is also its name in -LOADERR
@@ -105,6 +119,10 @@ func (l *Loader) URL() string { return l.url }
 // Timeout returns the deadline of each of the loader's loads.
 func (l *Loader) Timeout() time.Duration { return l.timeout }
 
+// Batch returns the most keys one of the loader's requests carries (the
+// batch protocol, FetchBatch), or 0 for a loader that sends one GET per key.
+func (l *Loader) Batch() int { return l.batch }
+
 // Stats returns the loader's counters.
 func (l *Loader) Stats() Stats {
 	return Stats{
@@ -114,6 +132,7 @@ func (l *Loader) Stats() Stats {
 		NotFound:    l.notFound.Load(),
 		NotModified: l.notModified.Load(),
 		Failures:    l.failures.Load(),
+		Batches:     l.batches.Load(),
 	}
 }
 
@@ -124,6 +143,10 @@ func (l *Loader) Info() Info {
 		URL:         l.url,
 		Timeout:     l.timeout,
 		Concurrency: l.concurrency,
+		Batch:       l.batch,
+		HeaderNames: slices.Clone(l.headerNames),
+		Source:      l.source,
+		Version:     l.version,
 		Stats:       l.Stats(),
 	}
 }
@@ -138,9 +161,22 @@ func (l *Loader) Info() Info {
 // values: its cancellation and deadline are ignored, because the load
 // belongs to every caller waiting for the key, not to the one who started
 // it.
+//
+// A batch loader (Config.Batch) asks for key with a batch request of one
+// key (FetchBatch).
 func (l *Loader) Fetch(ctx context.Context, key string, v Validators) (Result, error) {
-	l.fills.Add(1)
+	if l.batch > 0 {
+		out := l.FetchBatch(ctx, []BatchKey{{Key: key, Validators: v}})
+		return out[0].Result, out[0].Err
+	}
 	res, err := l.fetch(ctx, key, v)
+	l.count(res, err)
+	return res, err
+}
+
+// count adds one fill's result to the loader's counters.
+func (l *Loader) count(res Result, err error) {
+	l.fills.Add(1)
 	switch {
 	case err != nil:
 		l.failures.Add(1)
@@ -151,7 +187,34 @@ func (l *Loader) Fetch(ctx context.Context, key string, v Validators) (Result, e
 	default:
 		l.notFound.Add(1)
 	}
-	return res, err
+}
+
+// acquire takes the slots of one origin request, the loader's own first so
+// that a loader at its limit does not sit on global slots other loaders
+// could use, waiting no longer than ctx (the load's deadline) allows. done
+// gives them back.
+func (l *Loader) acquire(ctx context.Context) (done func(), err error) {
+	if l.slots != nil {
+		select {
+		case l.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, l.fail(l.timeoutReason()+" waiting for a loader slot", ctx.Err())
+		}
+	}
+	if err := l.reg.budget.Acquire(ctx); err != nil {
+		if l.slots != nil {
+			<-l.slots
+		}
+		return nil, l.fail(l.timeoutReason()+" waiting for the fill budget", err)
+	}
+	l.inFlight.Add(1)
+	return func() {
+		l.inFlight.Add(-1)
+		l.reg.budget.Release()
+		if l.slots != nil {
+			<-l.slots
+		}
+	}, nil
 }
 
 func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, error) {
@@ -166,8 +229,13 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 	if err != nil {
 		return Result{}, l.fail("bad url: "+l.reason(ctx, err), err)
 	}
+	if l.header != nil {
+		req.Header = l.header.Clone()
+	}
 	setKeyHeader(req.Header, key)
-	req.Header.Set("User-Agent", "stampedeless")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "stampedeless")
+	}
 	if v.ETag != "" {
 		req.Header.Set("If-None-Match", v.ETag)
 	}
@@ -175,23 +243,11 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 		req.Header.Set("If-Modified-Since", v.LastModified)
 	}
 
-	// The loader's own slot first, so a loader at its limit does not sit
-	// on global slots that other loaders could use.
-	if l.slots != nil {
-		select {
-		case l.slots <- struct{}{}:
-			defer func() { <-l.slots }()
-		case <-ctx.Done():
-			return Result{}, l.fail(l.timeoutReason()+" waiting for a loader slot", ctx.Err())
-		}
+	done, err := l.acquire(ctx)
+	if err != nil {
+		return Result{}, err
 	}
-	if err := l.reg.budget.Acquire(ctx); err != nil {
-		return Result{}, l.fail(l.timeoutReason()+" waiting for the fill budget", err)
-	}
-	defer l.reg.budget.Release()
-
-	l.inFlight.Add(1)
-	defer l.inFlight.Add(-1)
+	defer done()
 	resp, err := l.reg.client.Do(req)
 	if err != nil {
 		return Result{}, l.fail(l.reason(ctx, err), err)
@@ -209,6 +265,7 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 			Found:        true,
 			ETag:         resp.Header.Get("ETag"),
 			LastModified: resp.Header.Get("Last-Modified"),
+			Tags:         parseTags(resp.Header),
 		}, nil
 	case http.StatusNotFound, http.StatusGone:
 		drain(resp.Body)
@@ -226,6 +283,7 @@ func (l *Loader) fetch(ctx context.Context, key string, v Validators) (Result, e
 		if lm := resp.Header.Get("Last-Modified"); lm != "" {
 			res.LastModified = lm
 		}
+		res.Tags = parseTags(resp.Header)
 		return res, nil
 	default:
 		drain(resp.Body)
@@ -284,9 +342,18 @@ func (l *Loader) reason(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return l.timeoutReason()
 	}
+	return errReason(err)
+}
+
+// errReason names a connection, name lookup, allow-list or body error in a few
+// words, without the URL (which has the key).
+func errReason(err error) string {
 	var dnsErr *net.DNSError
 	var netErr net.Error
+	var refused *NotAllowedError
 	switch {
+	case errors.As(err, &refused):
+		return refused.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
@@ -298,11 +365,22 @@ func (l *Loader) reason(ctx context.Context, err error) string {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "timeout"
 	}
+	var headerErr textproto.ProtocolError
+	if errors.As(err, &headerErr) {
+		// Its text ends with the origin's bad header line.
+		return "malformed response header"
+	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err // without the method and the URL, which has the key
 	}
-	return err.Error()
+	// net/http quotes what it could not parse ("malformed HTTP response
+	// \"...\""), which is the origin's text: the reason stops before it.
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '"'); i > 0 {
+		msg = strings.TrimRight(msg[:i], " :")
+	}
+	return msg
 }
 
 // setKeyHeader puts key in KeyHeader, percent-encoded (and flagged so) when

@@ -38,7 +38,13 @@ func TestFetchStatuses(t *testing.T) {
 		case "empty":
 			w.WriteHeader(http.StatusOK)
 		case "redirect":
+			if r.URL.Path == "/elsewhere" {
+				fmt.Fprint(w, "moved")
+				return
+			}
 			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		case "loop":
+			http.Redirect(w, r, "/again", http.StatusFound)
 		case "forged":
 			// An origin's text must not reach a reply, least of all a line
 			// break that would forge another RESP reply.
@@ -68,22 +74,29 @@ func TestFetchStatuses(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want not found, no error", key, res, err)
 		}
 	}
+	// A redirect to an allowed address (here the same origin) is followed
+	// within the load.
+	res, err = l.Fetch(ctx, "redirect", Validators{})
+	if err != nil || !res.Found || string(res.Value) != "moved" {
+		t.Errorf("redirect: %+v, %v; want the redirect target's value", res, err)
+	}
 	for key, reason := range map[string]string{
-		"500":      "status 500",
-		"503":      "status 503",
-		"204":      "status 204",
-		"429":      "status 429",
-		"redirect": "status 302",
-		"forged":   "status 500",
+		"500":    "status 500",
+		"503":    "status 503",
+		"204":    "status 204",
+		"429":    "status 429",
+		"forged": "status 500",
+		"loop":   "stopped after 5 redirects",
 	} {
 		_, err := l.Fetch(ctx, key, Validators{})
 		wantOriginErr(t, err, "", reason)
 	}
-	if got := o.calls.Load(); got != 10 {
-		t.Errorf("origin calls = %d, want 10 (redirects are not followed)", got)
+	// 11 fetches: "redirect" took two requests and "loop" six.
+	if got := o.calls.Load(); got != 11+1+5 {
+		t.Errorf("origin calls = %d, want 17", got)
 	}
 	st := l.Stats()
-	if st != (Stats{Fills: 10, Found: 2, NotFound: 2, Failures: 6}) {
+	if st != (Stats{Fills: 11, Found: 3, NotFound: 2, Failures: 6}) {
 		t.Errorf("Stats() = %+v", st)
 	}
 }

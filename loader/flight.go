@@ -123,6 +123,26 @@ type flight struct {
 // The Value in the Result is shared by every caller of the flight and must
 // not be modified.
 func (g *Group) Do(ctx context.Context, key string, fn LoadFunc) (res Result, err error, joined bool) {
+	c := g.Join(ctx, key, fn)
+	res, err = c.Wait(ctx)
+	return res, err, c.Joined()
+}
+
+// Call is one caller's place in a flight, from Join: Do in two steps, so a
+// caller of many keys (MGETFILL) can join every key's flight before it
+// waits for any.
+type Call struct {
+	g      *Group
+	f      *flight
+	key    string
+	joined bool
+	start  time.Time
+}
+
+// Join joins key's flight, starting one with fn if none is running, without
+// waiting for it; Wait must follow, exactly once. ctx gives a flight it
+// starts its values.
+func (g *Group) Join(ctx context.Context, key string, fn LoadFunc) *Call {
 	start := time.Now()
 	g.mu.Lock()
 	f, joined := g.m[key]
@@ -137,12 +157,20 @@ func (g *Group) Do(ctx context.Context, key string, fn LoadFunc) (res Result, er
 	if obs := g.Observer; obs != nil && joined {
 		obs.Joined(key)
 	}
+	return &Call{g: g, f: f, key: key, joined: joined, start: start}
+}
 
-	res, err = g.wait(ctx, f)
-	if obs := g.Observer; obs != nil {
-		obs.Waited(key, time.Since(start), joined, err)
+// Joined reports whether the call joined a flight someone else started.
+func (c *Call) Joined() bool { return c.joined }
+
+// Wait is Do's wait: the flight's result, or ErrCallerTimeout once ctx ends
+// first.
+func (c *Call) Wait(ctx context.Context) (Result, error) {
+	res, err := c.g.wait(ctx, c.f)
+	if obs := c.g.Observer; obs != nil {
+		obs.Waited(c.key, time.Since(c.start), c.joined, err)
 	}
-	return res, err, joined
+	return res, err
 }
 
 // wait returns f's result, or ErrCallerTimeout once ctx ends. A result that

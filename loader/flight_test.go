@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // recorder is an Observer that keeps what it was told.
@@ -86,8 +88,8 @@ func TestDoCoalesces(t *testing.T) {
 			out <- outcome{res, err, joined}
 		}()
 	}
-	waitFor(t, "all callers waiting on one flight", func() bool { return g.Waiters("hot") == callers })
-	waitFor(t, "the flight reaching the origin", func() bool { return o.calls.Load() == 1 })
+	testwait.For(t, "all callers waiting on one flight", func() bool { return g.Waiters("hot") == callers })
+	testwait.For(t, "the flight reaching the origin", func() bool { return o.calls.Load() == 1 })
 	// Joiners are counted while the load still runs, not when it ends.
 	rec.mu.Lock()
 	joins := rec.joins
@@ -114,7 +116,7 @@ func TestDoCoalesces(t *testing.T) {
 		t.Errorf("%d callers started a flight, want 1", leaders)
 	}
 	// The coalescing is visible from the outside: 1 fill and K-1 joined waits.
-	waitFor(t, "FlightDone", func() bool { f, _, _ := rec.snapshot(); return len(f) == 1 })
+	testwait.For(t, "FlightDone", func() bool { f, _, _ := rec.snapshot(); return len(f) == 1 })
 	flights, waits, joined := rec.snapshot()
 	if flights[0] != callers || waits != callers || joined != callers-1 {
 		t.Errorf("observer: flights %v, waits %d, joined %d; want [%d], %d, %d", flights, waits, joined, callers, callers, callers-1)
@@ -207,7 +209,7 @@ func TestDoCallerTimeout(t *testing.T) {
 		res, err, joined := g.Do(longCtx(t), "k", fn)
 		got <- outcome{res, err, joined}
 	}()
-	waitFor(t, "the second caller to join", func() bool { return g.Waiters("k") == 1 })
+	testwait.For(t, "the second caller to join", func() bool { return g.Waiters("k") == 1 })
 	gt.open()
 	r := <-got
 	if r.err != nil || string(r.res.Value) != "value of k" || !r.joined {
@@ -231,7 +233,7 @@ func TestDoCallerTimeout(t *testing.T) {
 	if !errors.Is(err, ErrCallerTimeout) && err != nil {
 		t.Errorf("fail-fast on a cold key: %v", err)
 	}
-	waitFor(t, "the fail-fast caller's flight to store", func() bool { _, ok := store.Load("cold"); return ok })
+	testwait.For(t, "the fail-fast caller's flight to store", func() bool { _, ok := store.Load("cold"); return ok })
 }
 
 func TestDoPanic(t *testing.T) {
@@ -252,7 +254,7 @@ func TestDoPanic(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "callers waiting", func() bool { return g.Waiters("k") == callers })
+	testwait.For(t, "callers waiting", func() bool { return g.Waiters("k") == callers })
 	close(release)
 	for range callers {
 		err := <-errs
@@ -315,7 +317,7 @@ func TestDoFailure(t *testing.T) {
 			out <- seen{err, g.InFlight("p:k")}
 		}()
 	}
-	waitFor(t, "callers waiting", func() bool { return g.Waiters("p:k") == callers })
+	testwait.For(t, "callers waiting", func() bool { return g.Waiters("p:k") == callers })
 	gt.open()
 	for range callers {
 		s := <-out
@@ -350,7 +352,7 @@ func TestGoAndForget(t *testing.T) {
 		res, err, joined := g.Do(ctx, "k", fn)
 		first <- outcome{res, err, joined}
 	}()
-	waitFor(t, "a caller to join the background flight", func() bool { return g.Waiters("k") == 1 })
+	testwait.For(t, "a caller to join the background flight", func() bool { return g.Waiters("k") == 1 })
 
 	// After Forget, newcomers start their own flight; the old one's callers
 	// still get its result.
@@ -360,11 +362,11 @@ func TestGoAndForget(t *testing.T) {
 		res, err, joined := g.Do(ctx, "k", fn)
 		second <- outcome{res, err, joined}
 	}()
-	waitFor(t, "the new flight", func() bool { return runs.Load() == 2 })
+	testwait.For(t, "the new flight", func() bool { return runs.Load() == 2 })
 	close(release)
 	a, b := <-first, <-second
 	if !a.joined || b.joined || a.err != nil || b.err != nil || bytes.Equal(a.res.Value, b.res.Value) {
 		t.Errorf("old flight's caller %+v, new flight's caller %+v", a, b)
 	}
-	waitFor(t, "both flights to end", func() bool { return !g.InFlight("k") })
+	testwait.For(t, "both flights to end", func() bool { return !g.InFlight("k") })
 }

@@ -85,19 +85,6 @@ func mustRegister(t testing.TB, r *Registry, c Config) *Loader {
 	return l
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline. Tests wait on observable state with it instead of sleeping.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // longCtx is a caller context that outlives any correct test.
 func longCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

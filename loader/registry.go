@@ -1,12 +1,15 @@
 package loader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +18,9 @@ import (
 
 // DefaultTimeout is a loader's timeout when its Config leaves it zero.
 const DefaultTimeout = 5 * time.Second
+
+// MaxBatch bounds Config.Batch: the most keys one batch request carries.
+const MaxBatch = 10_000
 
 // DefaultMaxValueSize is the largest origin body accepted when
 // Options.MaxValueSize is zero: Redis's own limit on a bulk string.
@@ -28,9 +34,18 @@ type Options struct {
 	// Transport makes the origin requests. If nil, the Registry builds its
 	// own from http.DefaultTransport's settings, with MaxIdleConnsPerHost
 	// equal to the fill budget: Go's default of 2 idle connections per host
-	// would make a stampede of fills open and close a connection each.
-	// Redirects are never followed either way: one Fetch is one GET.
+	// would make a stampede of fills open and close a connection each. Its
+	// connections go straight to the origin (no HTTP_PROXY) and are checked
+	// against Allow after resolving; a Transport given here does its own
+	// dialing, and Allow then applies only to loader URLs and redirects.
 	Transport http.RoundTripper
+	// Allow is the set of addresses origins may be reached at
+	// (--loader-allow), checked at Register, for each redirect and for each
+	// connection. If nil, Loopback() is used.
+	Allow *AllowList
+	// Resolver resolves origin host names for Allow's checks. If nil,
+	// net.DefaultResolver is used.
+	Resolver *net.Resolver
 	// MaxValueSize is the largest origin body accepted, in bytes
 	// (--max-value-size). If zero, DefaultMaxValueSize is used.
 	MaxValueSize int64
@@ -55,6 +70,14 @@ type Config struct {
 	// global budget, so that one slow origin cannot take the whole budget.
 	// If zero, only the global budget applies.
 	Concurrency int
+	// Batch, if not zero, makes the loader a batch loader: it asks the
+	// origin for up to Batch keys in one POST of the batch protocol
+	// (FetchBatch), and its URL holds no {key}. Zero: one GET per key.
+	Batch int
+	// Headers are sent on every origin request, after the loader's own
+	// (User-Agent may be replaced; the key and validator headers may not).
+	// Their values are secrets: see Header.
+	Headers []Header
 }
 
 // Stats are a loader's counters since it was registered.
@@ -65,6 +88,7 @@ type Stats struct {
 	NotFound    uint64 // fills answered 404 or 410
 	NotModified uint64 // fills answered 304
 	Failures    uint64 // fills that returned an error matching ErrOrigin
+	Batches     uint64 // batch requests (FetchBatch), each of one or more fills
 }
 
 // Info describes a registered loader, for LOADER.LIST and metrics.
@@ -73,12 +97,38 @@ type Info struct {
 	URL         string
 	Timeout     time.Duration
 	Concurrency int // 0: only the global budget applies
+	Batch       int // 0: one GET per key
+	// HeaderNames are the names of the loader's configured headers, sorted;
+	// their values are never shown.
+	HeaderNames []string
+	// Source says where the loader comes from: SourceConfig or
+	// SourceRegister.
+	Source string
+	// Version is the registration's version (Registration); 0 for a
+	// loader from the configuration.
+	Version uint64
 	Stats
 }
+
+// Where a loader comes from, for Info.Source.
+const (
+	// SourceConfig: RegisterDefault, the --loader flags; local to this
+	// process and never shared.
+	SourceConfig = "config"
+	// SourceRegister: Register (LOADER.REGISTER), on this replica or, with
+	// a Fleet, on any replica.
+	SourceRegister = "register"
+)
 
 // Registry maps key prefixes to loaders and owns what they share: one HTTP
 // client, so keep-alive connections are reused across loaders and fills,
 // and the fill budget.
+//
+// A prefix's loader comes from one of two layers. Defaults
+// (RegisterDefault: the configuration) are this process's own. A
+// registration (Register, Unregister) overrides the default of its prefix
+// until it is unregistered, when the default applies again; with a Fleet
+// (Share), registrations are the fleet's, shared by every replica.
 //
 // Lookups read an immutable snapshot without locking, since every GETFILL
 // miss does one; registrations copy it.
@@ -88,12 +138,24 @@ type Info struct {
 type Registry struct {
 	opts Options
 
-	once   sync.Once // initializes client and budget
+	once   sync.Once // initializes client, budget and guard
 	client *http.Client
 	budget *Budget
+	guard  *guard
 
-	mu    sync.Mutex            // serializes writers of table
-	table atomic.Pointer[table] // nil until the first Register
+	mu       sync.Mutex            // serializes writers of table; guards the fields below
+	defaults map[string]*Loader    // RegisterDefault, by prefix
+	records  map[string]record     // the latest registration of each prefix, removals included
+	fleet    Fleet                 // nil without Share
+	table    atomic.Pointer[table] // nil until the first registration
+}
+
+// record is a prefix's latest registration and the loader built from it:
+// nil for a removal, or for a registration from the fleet that this
+// replica refused (the prefix then has no loader here).
+type record struct {
+	reg    Registration
+	loader *Loader
 }
 
 // table is one immutable snapshot of the registered loaders.
@@ -110,24 +172,44 @@ func NewRegistry(opts Options) *Registry {
 func (r *Registry) init() {
 	r.once.Do(func() {
 		r.budget = NewBudget(r.opts.MaxConcurrentFills)
+		r.guard = &guard{allow: r.opts.Allow, resolver: r.opts.Resolver, dialer: net.Dialer{KeepAlive: 30 * time.Second}}
+		if r.guard.allow == nil {
+			r.guard.allow = Loopback()
+		}
+		if r.guard.resolver == nil {
+			r.guard.resolver = net.DefaultResolver
+		}
 		rt := r.opts.Transport
 		if rt == nil {
 			t := http.DefaultTransport.(*http.Transport).Clone()
 			t.MaxIdleConns = 0 // no total cap: the per-host cap bounds it
 			t.MaxIdleConnsPerHost = r.budget.Limit()
+			// A proxy would be the address dialed and checked, not the
+			// origin.
+			t.Proxy = nil
+			t.DialContext = r.guard.dialContext
 			rt = t
 		}
 		r.client = &http.Client{
-			Transport: rt,
-			// A redirect would be a second origin request outside the
-			// loader's accounting, possibly to another host; a 3xx is a
-			// failure like any other unexpected status.
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
+			Transport:     rt,
+			CheckRedirect: r.checkRedirect,
 			// No Timeout: each Fetch sets its own deadline, the loader's.
 		}
 	})
+}
+
+// maxRedirects bounds the redirects one Fetch follows. They run inside the
+// load's deadline and slot: a redirect is not a second load.
+const maxRedirects = 5
+
+// checkRedirect follows a redirect only to an address the allow-list
+// covers (the connection is checked again when it is made).
+func (r *Registry) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	host, port := urlHostPort(req.URL)
+	return r.guard.check(req.Context(), host, port, RefusedRedirect)
 }
 
 func (r *Registry) maxValueSize() int64 {
@@ -150,20 +232,90 @@ func (r *Registry) CloseIdleConnections() {
 	r.client.CloseIdleConnections()
 }
 
-// Register adds a loader, replacing any loader registered for the same
-// prefix; the replaced loader's fetches in progress finish, and its counters
-// are not carried over.
-func (r *Registry) Register(c Config) error {
-	r.init()
-	tmpl, err := parseTemplate(c.URL)
+// RegisterDefault adds a loader from the configuration (--loader). It
+// applies while no registration (Register) of its prefix overrides it, is
+// never shared with a Fleet, and cannot be unregistered.
+func (r *Registry) RegisterDefault(c Config) error {
+	l, err := r.newLoader(c, SourceConfig, 0)
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.defaults == nil {
+		r.defaults = make(map[string]*Loader)
+	}
+	r.defaults[c.Prefix] = l
+	r.publishLocked()
+	return nil
+}
+
+// Register registers a loader for c.Prefix (LOADER.REGISTER), replacing
+// any registration of the prefix and overriding its default; the replaced
+// loader's fetches in progress finish, and its counters are not carried
+// over. With a Fleet the registration is the fleet's: stored in the
+// shared store and announced to every replica. While the shared store is
+// unavailable it applies here and is stored at the next Resync.
+func (r *Registry) Register(c Config) error {
+	if _, err := r.newLoader(c, SourceRegister, 0); err != nil {
+		return err // checked before it can reach the fleet
+	}
+	return r.propose(Registration{Config: c})
+}
+
+// Unregister removes the registration of exactly prefix (LOADER.UNREGISTER)
+// and reports whether there was one; the prefix's default, if any, applies
+// again. Fetches in progress finish. A default cannot be unregistered: for
+// a prefix with only a default it returns ErrDefault. With a Fleet the
+// removal is the fleet's, as for Register.
+func (r *Registry) Unregister(prefix string) (bool, error) {
+	r.mu.Lock()
+	rec, registered := r.records[prefix]
+	_, hasDefault := r.defaults[prefix]
+	r.mu.Unlock()
+	switch {
+	case registered && !rec.reg.Removed:
+		return true, r.propose(Registration{Config: Config{Prefix: prefix}, Removed: true})
+	case hasDefault:
+		return false, fmt.Errorf("%w: the loader of %q is from the configuration (--loader); LOADER.REGISTER can override it, nothing can remove it at run time", ErrDefault, prefix)
+	}
+	return false, nil
+}
+
+// ErrDefault is matched (errors.Is) by Unregister's error for a prefix
+// whose only loader is a default.
+var ErrDefault = errors.New("loader: a default cannot be unregistered")
+
+// newLoader checks c and builds its loader.
+func (r *Registry) newLoader(c Config, source string, version uint64) (*Loader, error) {
+	r.init()
+	tmpl, err := parseTemplate(c.URL)
+	if err != nil {
+		return nil, err
+	}
 	if c.Timeout < 0 {
-		return fmt.Errorf("%w: negative timeout %v", ErrConfig, c.Timeout)
+		return nil, fmt.Errorf("%w: negative timeout %v", ErrConfig, c.Timeout)
 	}
 	if c.Concurrency < 0 {
-		return fmt.Errorf("%w: negative concurrency %d", ErrConfig, c.Concurrency)
+		return nil, fmt.Errorf("%w: negative concurrency %d", ErrConfig, c.Concurrency)
+	}
+	switch {
+	case c.Batch < 0 || c.Batch > MaxBatch:
+		return nil, fmt.Errorf("%w: batch %d out of range 0-%d", ErrConfig, c.Batch, MaxBatch)
+	case c.Batch > 0 && tmpl.keyed:
+		return nil, fmt.Errorf("%w: url %q: a batch loader's url has no {key}: the keys go in the request body", ErrConfig, c.URL)
+	}
+	header, names, err := buildHeaders(c.Headers)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	if err := r.guard.check(ctx, tmpl.host, tmpl.port, RefusedRegister); err != nil {
+		if errors.Is(err, ErrNotAllowed) {
+			return nil, fmt.Errorf("loader url %q: %w", c.URL, err)
+		}
+		return nil, fmt.Errorf("%w: url %q: cannot resolve %s: %s", ErrConfig, c.URL, tmpl.host, oneLine(errReason(err)))
 	}
 	l := &Loader{
 		prefix:      c.Prefix,
@@ -171,6 +323,11 @@ func (r *Registry) Register(c Config) error {
 		tmpl:        tmpl,
 		timeout:     c.Timeout,
 		concurrency: c.Concurrency,
+		batch:       c.Batch,
+		header:      header,
+		headerNames: names,
+		source:      source,
+		version:     version,
 		reg:         r,
 	}
 	if l.timeout == 0 {
@@ -179,32 +336,26 @@ func (r *Registry) Register(c Config) error {
 	if c.Concurrency > 0 {
 		l.slots = make(chan struct{}, c.Concurrency)
 	}
-	r.update(func(m map[string]*Loader) { m[c.Prefix] = l })
-	return nil
+	return l, nil
 }
 
-// Unregister removes the loader for exactly prefix and reports whether
-// there was one. Its fetches in progress finish.
-func (r *Registry) Unregister(prefix string) bool {
-	found := false
-	r.update(func(m map[string]*Loader) {
-		_, found = m[prefix]
-		delete(m, prefix)
-	})
-	return found
-}
-
-// update replaces the table with a copy changed by change.
-func (r *Registry) update(change func(map[string]*Loader)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := make(map[string]*Loader)
-	if old := r.table.Load(); old != nil {
-		for p, l := range old.byPrefix {
-			m[p] = l
+// publishLocked replaces the table with one built from the two layers. The
+// caller holds r.mu.
+func (r *Registry) publishLocked() {
+	m := make(map[string]*Loader, len(r.defaults)+len(r.records))
+	for p, l := range r.defaults {
+		m[p] = l
+	}
+	for p, rec := range r.records {
+		switch {
+		case rec.reg.Removed:
+			// The default, if any, applies again.
+		case rec.loader == nil:
+			delete(m, p) // refused here: no loader rather than another one
+		default:
+			m[p] = rec.loader
 		}
 	}
-	change(m)
 	t := &table{byPrefix: m}
 	for p := range m {
 		if !slices.Contains(t.lengths, len(p)) {
@@ -253,6 +404,8 @@ type template struct {
 	path  string // scheme, host and path, with any {key}
 	query string // raw query without '?', with any {key}; no fragment
 	keyed bool   // {key} occurs in path or query
+	host  string // the host requests go to, without brackets
+	port  uint16 // explicit, or the scheme's
 }
 
 const placeholder = "{key}"
@@ -288,7 +441,25 @@ func parseTemplate(raw string) (template, error) {
 	if !t.keyed && u.Query().Has("key") {
 		return bad(`has a "key" query parameter but no {key}`)
 	}
+	if u.Port() != "" {
+		if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
+			return bad("bad port")
+		}
+	}
+	t.host, t.port = urlHostPort(u)
 	return t, nil
+}
+
+// urlHostPort returns the host a URL's request connects to and the port,
+// the scheme's when the URL names none.
+func urlHostPort(u *url.URL) (string, uint16) {
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return u.Hostname(), uint16(p)
+	}
+	if u.Scheme == "https" {
+		return u.Hostname(), 443
+	}
+	return u.Hostname(), 80
 }
 
 // expand returns the request URL for key.

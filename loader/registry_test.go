@@ -3,13 +3,17 @@ package loader
 import (
 	"errors"
 	"net/http"
-	"slices"
+	"reflect"
 	"testing"
 	"time"
 )
 
+// testNames are the made-up origins of the registry tests, which are never
+// connected to.
+const testNames = "origin.test,one.test,two.test,fallback.test,flag.test,cmd.test,127.0.0.1"
+
 func TestRegistryLongestPrefix(t *testing.T) {
-	var r Registry // the zero value is usable
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	for _, p := range []string{"user:", "user:admin:", "u", "order:"} {
 		if err := r.Register(Config{Prefix: p, URL: "http://origin.test/" + p + "{key}"}); err != nil {
 			t.Fatalf("Register(%q): %v", p, err)
@@ -53,11 +57,11 @@ func TestRegistryLongestPrefix(t *testing.T) {
 		t.Errorf("the catch-all took user:1 from user: (got %q)", got)
 	}
 
-	if !r.Unregister("user:admin:") {
-		t.Error("Unregister of a registered prefix returned false")
+	if ok, err := r.Unregister("user:admin:"); !ok || err != nil {
+		t.Errorf("Unregister of a registered prefix = %v, %v", ok, err)
 	}
-	if r.Unregister("user:admin:") {
-		t.Error("second Unregister returned true")
+	if ok, err := r.Unregister("user:admin:"); ok || err != nil {
+		t.Errorf("second Unregister = %v, %v", ok, err)
 	}
 	if got := lookup("user:admin:1"); got != "user:" {
 		t.Errorf("after Unregister, Lookup(user:admin:1) = %q, want user:", got)
@@ -65,28 +69,29 @@ func TestRegistryLongestPrefix(t *testing.T) {
 }
 
 func TestRegistryReplaceAndList(t *testing.T) {
-	var r Registry
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	if got := r.List(); len(got) != 0 {
 		t.Fatalf("List() of an empty registry = %v", got)
 	}
-	mustRegister(t, &r, Config{Prefix: "b:", URL: "http://one.test/{key}"})
-	old := mustRegister(t, &r, Config{Prefix: "a:", URL: "http://one.test/?x=1"})
-	l := mustRegister(t, &r, Config{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3})
+	mustRegister(t, r, Config{Prefix: "b:", URL: "http://one.test/{key}"})
+	old := mustRegister(t, r, Config{Prefix: "a:", URL: "http://one.test/?x=1"})
+	l := mustRegister(t, r, Config{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3})
 	if l == old {
 		t.Fatal("registering an existing prefix did not replace the loader")
 	}
 	got := r.List()
 	want := []Info{
-		{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3},
-		{Prefix: "b:", URL: "http://one.test/{key}", Timeout: DefaultTimeout},
+		{Prefix: "a:", URL: "https://two.test/{key}", Timeout: 250 * time.Millisecond, Concurrency: 3,
+			Source: SourceRegister, Version: 2},
+		{Prefix: "b:", URL: "http://one.test/{key}", Timeout: DefaultTimeout, Source: SourceRegister, Version: 1},
 	}
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List() = %+v\nwant     %+v", got, want)
 	}
 }
 
 func TestRegistryRejectsBadConfigs(t *testing.T) {
-	var r Registry
+	r := NewRegistry(Options{Allow: allowing(t, testNames)})
 	for _, c := range []Config{
 		{URL: ""},
 		{URL: "origin.test/{key}"},
@@ -124,7 +129,8 @@ func TestRegistryRejectsBadConfigs(t *testing.T) {
 }
 
 // The shared client must not undo the loader's design: no client-wide
-// timeout (each load has its own), no redirects, and enough idle
+// timeout (each load has its own), redirects and connections checked
+// against the allow-list, no proxy, and enough idle
 // connections per host for a full fill budget.
 func TestRegistryClient(t *testing.T) {
 	r := NewRegistry(Options{MaxConcurrentFills: 512})
@@ -138,6 +144,9 @@ func TestRegistryClient(t *testing.T) {
 	}
 	if r.client.Timeout != 0 || r.client.CheckRedirect == nil {
 		t.Errorf("client Timeout %v, CheckRedirect set %v", r.client.Timeout, r.client.CheckRedirect != nil)
+	}
+	if tr.Proxy != nil || tr.DialContext == nil {
+		t.Errorf("transport Proxy set %v, DialContext set %v; want no proxy and the allow-list's dialer", tr.Proxy != nil, tr.DialContext != nil)
 	}
 	var zero Registry
 	if zero.Budget().Limit() != DefaultMaxConcurrentFills {

@@ -33,34 +33,50 @@ type Cluster struct {
 	FleetSlotWaitSeconds prometheus.Histogram
 	// Peers is how many other replicas this one hears on the event channel.
 	Peers prometheus.Gauge
+	// PubSubRelayed counts pub/sub messages relayed through Redis: sent
+	// (a client published here) or received (published on another
+	// replica, delivered to this one's subscribers).
+	PubSubRelayed *prometheus.CounterVec
+	// LoaderRegistrations counts the fleet's loader registrations as this
+	// replica saw them: stored (by this replica in the shared Redis),
+	// applied (another replica's, heard or read at a resync), refused (one
+	// this replica would not build; its prefix has no loader here),
+	// resync (reconciliations with the shared Redis).
+	LoaderRegistrations *prometheus.CounterVec
 }
 
 // newCluster makes the cluster metrics and registers them.
 func newCluster(reg *prometheus.Registry) *Cluster {
 	c := &Cluster{
-		RedisUp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_redis_up",
+		RedisUp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "cluster_redis_up",
 			Help: "1 while the shared Redis answers (--redis), 0 while replicas fall back to per-process coalescing."}),
-		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_redis_errors_total",
+		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_redis_errors_total",
 			Help: "Operations on the shared Redis that failed (timeouts, refused connections)."}),
-		Leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_leases_total",
+		Leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_leases_total",
 			Help: "Fill leases by outcome: acquired, contended (another replica held it), takeover (won after the holder's lease expired), lost (gone before publishing)."},
 			[]string{"result"}),
-		SharedLookups: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_shared_lookups_total",
+		SharedLookups: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_shared_lookups_total",
 			Help: "Looks into the shared tier after a local miss, by result: hit or miss."}, []string{"result"}),
-		Publications: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_publications_total",
+		Publications: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_publications_total",
 			Help: "Fill results a lease holder published to the fleet: published, or rejected because its lease was no longer held."},
 			[]string{"result"}),
-		InvalidationsSent: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_invalidations_sent_total",
+		InvalidationsSent: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_invalidations_sent_total",
 			Help: "Client writes this replica fanned out to the other replicas."}),
-		InvalidationsReceived: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_invalidations_received_total",
+		InvalidationsReceived: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_invalidations_received_total",
 			Help: "Invalidations received from other replicas."}),
-		LeaseWaitFallbacks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_lease_wait_fallbacks_total",
+		LeaseWaitFallbacks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_lease_wait_fallbacks_total",
 			Help: "Fills that waited --lease-wait for another replica, got no value and loaded locally."}),
-		FleetSlotWaitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "cluster_fleet_slot_wait_seconds",
+		FleetSlotWaitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "cluster_fleet_slot_wait_seconds",
 			Help:    "How long lease holders waited for a slot of --fleet-max-concurrent-fills.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}),
-		Peers: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_peers",
+		Peers: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "cluster_peers",
 			Help: "Other replicas heard on the shared Redis's event channel."}),
+		PubSubRelayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_pubsub_relayed_total",
+			Help: "Pub/sub messages relayed through the shared Redis: sent (published here) or received (published on another replica)."},
+			[]string{"direction"}),
+		LoaderRegistrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_loader_registrations_total",
+			Help: "The fleet's loader registrations as this replica saw them: stored here, heard from another replica, refused here, and resyncs with the shared Redis."},
+			[]string{"event"}),
 	}
 	// Children exist from the start so every series is exported at zero.
 	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {
@@ -72,7 +88,14 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 	for _, r := range []string{"published", "rejected"} {
 		c.Publications.WithLabelValues(r)
 	}
+	for _, d := range []string{"sent", "received"} {
+		c.PubSubRelayed.WithLabelValues(d)
+	}
+	for _, e := range []string{"stored", "heard", "refused", "resync"} {
+		c.LoaderRegistrations.WithLabelValues(e)
+	}
 	reg.MustRegister(c.RedisUp, c.RedisErrors, c.Leases, c.SharedLookups, c.Publications,
-		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers)
+		c.InvalidationsSent, c.InvalidationsReceived, c.LeaseWaitFallbacks, c.FleetSlotWaitSeconds, c.Peers, c.PubSubRelayed,
+		c.LoaderRegistrations)
 	return c
 }

@@ -1,7 +1,9 @@
 // Package metrics holds stampedeless's Prometheus registry. Every package
 // that matters to an operator is fed in here through a small type or a
 // function; labels are bounded sets (command names, results, close reasons),
-// never keys.
+// never keys. It imports no package of the project, so any of them may feed
+// it: what reads another package's state (the store's gauges) is registered
+// where the two are wired, in cmd/stampedeless.
 package metrics
 
 import (
@@ -13,7 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-const namespace = "stampedeless"
+// Namespace prefixes every metric's name (stampedeless_...).
+const Namespace = "stampedeless"
 
 // Registry is the set of metrics one server exports.
 type Registry struct {
@@ -22,7 +25,8 @@ type Registry struct {
 	// Commands counts commands by name and result ("ok" or "error");
 	// commands not in the table are counted under the name "unknown".
 	Commands *prometheus.CounterVec
-	// ConnectionsAccepted counts connections handed to a client goroutine.
+	// ConnectionsAccepted counts client connections accepted, whether a
+	// goroutine of their own or the event loop (--event-loop) serves them.
 	ConnectionsAccepted prometheus.Counter
 	// ConnectionsRejected counts connections refused at --max-clients.
 	ConnectionsRejected prometheus.Counter
@@ -35,6 +39,10 @@ type Registry struct {
 	// EventLoopReturns counts connections given back to the event loop by
 	// their goroutine once idle.
 	EventLoopReturns prometheus.Counter
+	// Transactions counts EXECs by result: "exec" (ran), "watch_changed"
+	// (a watched key changed: nothing ran), "execabort" (a command was
+	// refused while queuing: nothing ran).
+	Transactions *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -46,40 +54,46 @@ func New() *Registry {
 	r := &Registry{
 		prom: prometheus.NewRegistry(),
 		Commands: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "commands_total",
 			Help:      "Commands processed, by command name and result (ok or error).",
 		}, []string{"command", "result"}),
 		ConnectionsAccepted: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_accepted_total",
 			Help:      "Client connections accepted.",
 		}),
 		ConnectionsRejected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_rejected_total",
 			Help:      "Client connections refused because --max-clients was reached.",
 		}),
 		ConnectionsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "connections_closed_total",
 			Help:      "Client connections closed, by reason.",
 		}, []string{"reason"}),
 		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "event_loop_handoffs_total",
-			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin), output (the client did not take its replies), end, shutdown, error.",
+			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, or a SUBSCRIBE), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
 		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace,
+			Namespace: Namespace,
 			Name:      "event_loop_returns_total",
 			Help:      "Connections given back to the event loop by their goroutine once it had nothing left to do (after a handoff for a command or for output).",
 		}),
+		Transactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "transactions_total",
+			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
+		}, []string{"result"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
+		r.Transactions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -94,7 +108,7 @@ func (r *Registry) Handler() http.Handler {
 // Gauge registers a gauge read from fn at each scrape.
 func (r *Registry) Gauge(name, help string, fn func() float64) {
 	r.prom.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace, Name: name, Help: help,
+		Namespace: Namespace, Name: name, Help: help,
 	}, fn))
 }
 
@@ -102,7 +116,7 @@ func (r *Registry) Gauge(name, help string, fn func() float64) {
 // decrease.
 func (r *Registry) Counter(name, help string, fn func() float64) {
 	r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Namespace: namespace, Name: name, Help: help,
+		Namespace: Namespace, Name: name, Help: help,
 	}, fn))
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // start serves an Origin made from opts on an ephemeral loopback port.
@@ -167,7 +169,7 @@ func TestInFlightStatsAndReset(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, func() bool { return o.Stats().InFlight == n })
+	testwait.For(t, "every client in flight", func() bool { return o.Stats().InFlight == n })
 
 	var s Stats
 	resp, err := http.Get(srv.URL + "/stats")
@@ -184,7 +186,7 @@ func TestInFlightStatsAndReset(t *testing.T) {
 
 	cancel()
 	wg.Wait()
-	waitFor(t, func() bool { return o.Stats().InFlight == 0 })
+	testwait.For(t, "no request in flight", func() bool { return o.Stats().InFlight == 0 })
 	if s := o.Stats(); s.Canceled != n || s.MaxInFlight != n || s.OK != 0 {
 		t.Fatalf("after the clients left: %+v", s)
 	}
@@ -202,17 +204,5 @@ func TestInFlightStatsAndReset(t *testing.T) {
 	}
 	if status, body, _ := get(t, srv.URL+"/healthz"); status != http.StatusOK || body != "ok\n" {
 		t.Fatalf("/healthz: %d %q", status, body)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a generous bound.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 20s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

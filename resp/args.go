@@ -19,6 +19,7 @@ const (
 	errOOM         = "OOM command not allowed when used memory > 'maxmemory'."
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errNoAuth      = "NOAUTH Authentication required."
+	errDBRange     = "ERR DB index is out of range"
 )
 
 // parseDigits parses a non-empty run of decimal digits into a uint64,
@@ -72,6 +73,22 @@ func parseInteger(b []byte) (int64, bool) {
 		}
 		return parseDigits(digits)
 	})
+}
+
+// countArg parses a count option's value (SCAN's COUNT, MEMORY USAGE's
+// SAMPLES): an integer, else Redis's integer error, of at least least,
+// else a syntax error, as Redis replies. It replies the error itself.
+func countArg(c *Conn, b []byte, least int64) (int64, bool) {
+	n, ok := parseInteger(b)
+	switch {
+	case !ok:
+		c.w.Error(errNotInteger)
+	case n < least:
+		c.w.Error(errSyntax)
+	default:
+		return n, true
+	}
+	return 0, false
 }
 
 // INCRBYFLOAT computes in the x87 long double Redis is built with on

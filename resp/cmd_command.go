@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -22,8 +23,8 @@ func cmdCommand(c *Conn, _ [][]byte) {
 func cmdCommandCount(c *Conn, _ [][]byte) { c.w.Int(int64(len(c.srv.table))) }
 
 // cmdCommandList implements COMMAND LIST [FILTERBY MODULE name|ACLCAT
-// category|PATTERN pattern]. There are no modules, and a command's one
-// category is its group, as COMMAND INFO says.
+// category|PATTERN pattern]. There are no modules; an unknown category
+// lists nothing.
 func cmdCommandList(c *Conn, args [][]byte) {
 	keep := func(*command) bool { return true }
 	switch {
@@ -34,7 +35,8 @@ func cmdCommandList(c *Conn, args [][]byte) {
 		case equalFold(by, "module"):
 			keep = func(*command) bool { return false }
 		case equalFold(by, "aclcat"):
-			keep = func(cmd *command) bool { return equalFold(arg, cmd.group) }
+			cat, _ := acl.ParseCategory(string(arg))
+			keep = func(cmd *command) bool { return cmd.categories()&cat != 0 }
 		case equalFold(by, "pattern"):
 			pattern := lower(arg)
 			keep = func(cmd *command) bool { return engine.Match(pattern, cmd.name) }
@@ -77,7 +79,7 @@ func cmdCommandDocs(c *Conn, args [][]byte) {
 			cmds = append(cmds, cmd)
 		}
 	}
-	c.w.Array(2 * len(cmds))
+	c.w.Map(len(cmds))
 	for _, cmd := range cmds {
 		c.w.BulkString(cmd.name)
 		writeCommandDocs(c, cmd)
@@ -116,7 +118,9 @@ func (s *Server) commandsNamed(names [][]byte) []*command {
 }
 
 // writeCommandInfo writes a command's COMMAND INFO entry in Redis 7's
-// ten-element shape.
+// ten-element shape. In RESP3 the flags, categories, tips and key specs are
+// sets, and so is the list of subcommands when it is empty (an array
+// otherwise), as Redis writes them.
 func writeCommandInfo(c *Conn, cmd *command) {
 	c.w.Array(10)
 	c.w.BulkString(cmd.name)
@@ -127,31 +131,44 @@ func writeCommandInfo(c *Conn, cmd *command) {
 			names = append(names, f.name)
 		}
 	}
-	c.w.Array(len(names))
-	for _, n := range names {
-		c.w.Status(n)
-	}
+	writeStatusSet(c, names...)
 	c.w.Int(int64(cmd.firstKey))
 	c.w.Int(int64(cmd.lastKey))
 	c.w.Int(int64(cmd.step))
-	c.w.Array(1)
-	c.w.Status("@" + cmd.group)
-	c.w.Array(0) // tips
-	c.w.Array(0) // key specs
+	cats := cmd.categories().Names()
+	for i, n := range cats {
+		cats[i] = "@" + n
+	}
+	writeStatusSet(c, cats...)
+	c.w.Set(0) // tips
+	c.w.Set(0) // key specs
+	if len(cmd.subcommands) == 0 {
+		c.w.Set(0)
+		return
+	}
 	c.w.Array(len(cmd.subcommands))
 	for _, sub := range cmd.subcommands {
 		writeCommandInfo(c, sub)
 	}
 }
 
+// writeStatusSet writes a set of simple strings (an array in RESP2), Redis's
+// form for flags and categories.
+func writeStatusSet(c *Conn, items ...string) {
+	c.w.Set(len(items))
+	for _, s := range items {
+		c.w.Status(s)
+	}
+}
+
 // writeCommandDocs writes a command's COMMAND DOCS map (a flat array in RESP2).
 func writeCommandDocs(c *Conn, cmd *command) {
 	args := parseUsage(cmd.usage)
-	n := 8
+	n := 4
 	if len(args) > 0 {
-		n += 2
+		n++
 	}
-	c.w.Array(n)
+	c.w.Map(n)
 	c.w.BulkString("summary")
 	c.w.BulkString(cmd.summary)
 	c.w.BulkString("since")
@@ -183,12 +200,14 @@ type docArg struct {
 	args     []docArg
 }
 
+// writeDocArgs writes an argument list: an array of maps, each argument's
+// flags a set.
 func writeDocArgs(c *Conn, args []docArg) {
 	c.w.Array(len(args))
 	for _, a := range args {
-		n := 4
+		n := 2
 		if a.token != "" {
-			n += 2
+			n++
 		}
 		var flags []string
 		if a.optional {
@@ -198,12 +217,12 @@ func writeDocArgs(c *Conn, args []docArg) {
 			flags = append(flags, "multiple")
 		}
 		if len(flags) > 0 {
-			n += 2
+			n++
 		}
 		if len(a.args) > 0 {
-			n += 2
+			n++
 		}
-		c.w.Array(n)
+		c.w.Map(n)
 		c.w.BulkString("name")
 		c.w.BulkString(a.name)
 		c.w.BulkString("type")
@@ -214,10 +233,7 @@ func writeDocArgs(c *Conn, args []docArg) {
 		}
 		if len(flags) > 0 {
 			c.w.BulkString("flags")
-			c.w.Array(len(flags))
-			for _, f := range flags {
-				c.w.Status(f)
-			}
+			writeStatusSet(c, flags...)
 		}
 		if len(a.args) > 0 {
 			c.w.BulkString("arguments")
@@ -229,22 +245,27 @@ func writeDocArgs(c *Conn, args []docArg) {
 // parseUsage turns a usage line such as
 // "key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL] [key value ...]"
 // into COMMAND DOCS arguments: upper-case words are tokens, "a|b" inside
-// brackets is a choice, brackets make an argument optional, and "[x ...]"
-// after x makes x repeatable.
+// brackets or parentheses is a choice, brackets make an argument optional
+// (parentheses only group, as in "(AND|OR) destkey"), and "[x ...]" after
+// x makes x repeatable.
 func parseUsage(usage string) []docArg {
-	tokens := strings.Fields(strings.NewReplacer("[", " [ ", "]", " ] ", "|", " | ").Replace(usage))
+	tokens := strings.Fields(strings.NewReplacer("[", " [ ", "]", " ] ", "(", " ( ", ")", " ) ", "|", " | ").Replace(usage))
 	args, _ := parseUsageSeq(tokens)
 	return args
 }
 
-// parseUsageSeq parses tokens up to an unmatched "]" and returns the
-// arguments and how many tokens it used.
+// parseUsageSeq parses tokens up to an unmatched "]" or ")" and returns
+// the arguments and how many tokens it used.
 func parseUsageSeq(tokens []string) ([]docArg, int) {
 	var out []docArg
 	i := 0
-	for i < len(tokens) && tokens[i] != "]" {
+	for i < len(tokens) && !isClose(tokens[i]) {
 		t := tokens[i]
 		switch {
+		case t == "(":
+			inner, n := parseUsageGroup(tokens[i+1:])
+			i += n + 2
+			out = append(out, inner)
 		case t == "[":
 			inner, n := parseUsageGroup(tokens[i+1:])
 			i += n + 2 // the group and its brackets
@@ -306,9 +327,9 @@ func parseUsageGroup(tokens []string) (docArg, int) {
 func parseUsageSeqUntilBar(tokens []string) ([]docArg, int) {
 	depth, end := 0, len(tokens)
 	for j, t := range tokens {
-		if t == "[" {
+		if t == "[" || t == "(" {
 			depth++
-		} else if t == "]" {
+		} else if isClose(t) {
 			if depth == 0 {
 				end = j
 				break
@@ -365,17 +386,22 @@ func isToken(t string) bool {
 	return t != "" && strings.ToUpper(t) == t && strings.ToLower(t) != t
 }
 
-func isPunct(t string) bool { return t == "[" || t == "]" || t == "|" || t == "..." }
+func isPunct(t string) bool {
+	return t == "[" || t == "]" || t == "(" || t == ")" || t == "|" || t == "..."
+}
+
+func isClose(t string) bool { return t == "]" || t == ")" }
 
 func plainArg(name string) docArg {
 	typ := "string"
 	switch name {
-	case "key":
+	case "key", "key1", "key2", "newkey", "destkey", "source", "destination":
 		typ = "key"
 	case "pattern":
 		typ = "pattern"
 	case "seconds", "milliseconds", "ms", "count", "cursor", "index", "offset", "start", "end",
-		"increment", "decrement", "ttl", "grace", "protover", "n":
+		"increment", "decrement", "ttl", "grace", "protover", "n", "bit", "destination-db", "min-match-len",
+		"numreplicas", "timeout":
 		typ = "integer"
 	case "unix-time-seconds", "unix-time-milliseconds":
 		typ = "unix-time"

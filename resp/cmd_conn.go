@@ -2,19 +2,29 @@ package resp
 
 import (
 	"cmp"
-	"crypto/subtle"
 	"slices"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/acl"
 )
 
 func cmdPing(c *Conn, args [][]byte) {
-	switch len(args) {
-	case 1:
-		c.w.Status("PONG")
-	case 2:
+	switch {
+	case len(args) > 2:
+		c.w.Error("ERR wrong number of arguments for 'ping' command")
+	case c.subs.total() > 0 && c.w.Protocol() == 2:
+		// In subscriber mode a RESP2 client reads every reply as a push.
+		c.w.Array(2)
+		c.w.BulkString("pong")
+		if len(args) == 2 {
+			c.w.Bulk(args[1])
+		} else {
+			c.w.BulkString("")
+		}
+	case len(args) == 2:
 		c.w.Bulk(args[1])
 	default:
-		c.w.Error("ERR wrong number of arguments for 'ping' command")
+		c.w.Status("PONG")
 	}
 }
 
@@ -31,33 +41,37 @@ func cmdSelect(c *Conn, args [][]byte) {
 	case !ok:
 		c.w.Error(errNotInteger)
 	case n != 0:
-		c.w.Error("ERR DB index is out of range")
+		c.w.Error(errDBRange)
 	default:
 		c.w.OK()
 	}
 }
 
-// authenticate checks a username and password against --requirepass, as
-// Redis's default user, and returns the error text to reply, if any.
-func (c *Conn) authenticate(user, pass []byte) string {
-	want := *c.srv.requirePass.Load()
-	if want == "" {
-		if user == nil {
-			return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-		}
-		// With no password, the default user accepts any password.
-		if string(user) == "default" {
+// authenticate checks a user name and password for AUTH or HELLO (cmdName,
+// as sent, which ACL LOG shows) and returns the error text to reply, if
+// any. user is nil for AUTH's one-argument form: the default user, which
+// must then have a password. On success the connection is the user's.
+func (c *Conn) authenticate(cmdName, user, pass []byte) string {
+	users := c.srv.acl.users
+	name := acl.DefaultUser
+	if user != nil {
+		name = string(user)
+	} else if users.Default().Perms().NoPass() {
+		return "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	}
+	u := users.Authenticate(name, pass)
+	if u != nil {
+		prev := c.user.Swap(u)
+		if !u.Deleted() {
 			c.authed = true
 			return ""
 		}
-		return "WRONGPASS invalid username-password pair or user is disabled."
+		// Deleted since it was found: the deleter may have looked for its
+		// connections already.
+		c.user.Store(prev)
 	}
-	userOK := user == nil || string(user) == "default"
-	if !userOK || subtle.ConstantTimeCompare(pass, []byte(want)) != 1 {
-		return "WRONGPASS invalid username-password pair or user is disabled."
-	}
-	c.authed = true
-	return ""
+	c.logDenial(acl.DeniedAuth, string(cmdName), name)
+	return "WRONGPASS invalid username-password pair or user is disabled."
 }
 
 func cmdAuth(c *Conn, args [][]byte) {
@@ -71,24 +85,28 @@ func cmdAuth(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	if errText := c.authenticate(user, pass); errText != "" {
+	if errText := c.authenticate(args[0], user, pass); errText != "" {
 		c.w.Error(errText)
 		return
 	}
 	c.w.OK()
 }
 
-// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
-// Only RESP2 is spoken: HELLO 3 fails with NOPROTO, which clients such as
-// go-redis take as the signal to fall back to RESP2.
+// cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]] as
+// Redis 7.2 does: every option is parsed first, then AUTH runs, then the
+// client must be authenticated, then the name is set and the protocol
+// switched. protover 2 or 3 selects the connection's protocol; without it the
+// protocol stays as it is. The reply is a map (a flat array in RESP2) written
+// in the protocol just selected.
 func cmdHello(c *Conn, args [][]byte) {
+	var proto int64
 	if len(args) >= 2 {
-		ver, ok := parseInteger(args[1])
-		if !ok {
+		var ok bool
+		if proto, ok = parseInteger(args[1]); !ok {
 			c.w.Error("ERR Protocol version is not an integer or out of range")
 			return
 		}
-		if ver != 2 {
+		if proto != 2 && proto != 3 {
 			c.w.Error("NOPROTO unsupported protocol version")
 			return
 		}
@@ -97,7 +115,7 @@ func cmdHello(c *Conn, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		switch {
 		case equalFold(args[i], "auth") && i+2 < len(args):
-			if errText := c.authenticate(args[i+1], args[i+2]); errText != "" {
+			if errText := c.authenticate(args[0], args[i+1], args[i+2]); errText != "" {
 				c.w.Error(errText)
 				return
 			}
@@ -123,13 +141,16 @@ func cmdHello(c *Conn, args [][]byte) {
 		c.name = string(setName)
 		c.mu.Unlock()
 	}
-	c.w.Array(14)
+	if proto != 0 {
+		c.w.SetProtocol(int(proto))
+	}
+	c.w.Map(7)
 	c.w.BulkString("server")
 	c.w.BulkString("redis")
 	c.w.BulkString("version")
 	c.w.BulkString(RedisVersion)
 	c.w.BulkString("proto")
-	c.w.Int(2)
+	c.w.Int(int64(c.w.Protocol()))
 	c.w.BulkString("id")
 	c.w.Int(c.id)
 	c.w.BulkString("mode")
@@ -167,16 +188,28 @@ func cmdClientGetName(c *Conn, _ [][]byte) {
 
 func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
 
-func cmdClientInfo(c *Conn, _ [][]byte) { c.w.BulkString(c.info() + "\n") }
+// cmdClientInfo replies with the connection's CLIENT LIST line, a verbatim
+// string in RESP3 as in Redis.
+func cmdClientInfo(c *Conn, _ [][]byte) { c.w.Verbatim("txt", c.info()+"\n") }
 
 func cmdClientHelp(c *Conn, _ [][]byte) {
 	writeHelp(c, "CLIENT",
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
-		"LIST [TYPE normal|ID id ...]", "    Return information about client connections.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+		"    * USER <username>", "      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+		"LIST [options ...]", "    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-		"SETNAME <name>", "    Assign the name <name> to the current connection.")
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.")
 }
 
 // cmdClientSetInfo implements CLIENT SETINFO LIB-NAME|LIB-VER value, which
@@ -205,23 +238,26 @@ func cmdClientSetInfo(c *Conn, args [][]byte) {
 
 // cmdClientList implements CLIENT LIST [TYPE normal|master|replica|pubsub]
 // and CLIENT LIST ID id [id ...], one or the other as in Redis 7.0. Ids are
-// listed in the order given, each time given; unknown ones are skipped.
+// listed in the order given, each time given; unknown ones are skipped. The
+// lines are a verbatim string in RESP3.
 func cmdClientList(c *Conn, args [][]byte) {
 	var b strings.Builder
 	switch {
 	case len(args) == 2:
 		writeClientInfos(&b, c.srv.clients())
 	case len(args) == 4 && equalFold(args[2], "type"):
-		t := args[3]
-		switch {
-		case equalFold(t, "normal"):
-			writeClientInfos(&b, c.srv.clients())
-		case equalFold(t, "master"), equalFold(t, "replica"), equalFold(t, "slave"), equalFold(t, "pubsub"):
-			// There are no such clients.
-		default:
-			c.w.Error("ERR Unknown client type '" + string(t) + "'")
+		kind, ok := parseClientType(args[3])
+		if !ok {
+			c.w.Error("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
+		var conns []*Conn
+		for _, other := range c.srv.clients() {
+			if other.kind() == kind {
+				conns = append(conns, other)
+			}
+		}
+		writeClientInfos(&b, conns)
 	case len(args) > 3 && equalFold(args[2], "id"):
 		byID := make(map[int64]*Conn)
 		for _, other := range c.srv.clients() {
@@ -241,7 +277,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	c.w.BulkString(b.String())
+	c.w.Verbatim("txt", b.String())
 }
 
 func writeClientInfos(b *strings.Builder, conns []*Conn) {

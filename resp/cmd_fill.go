@@ -1,11 +1,13 @@
 package resp
 
 import (
+	"context"
 	"errors"
-	"net"
+	"math"
 	"strconv"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -19,71 +21,194 @@ const (
 	LoaderCommandsLocal = "local" // only connections from loopback
 )
 
-// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms].
+// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
 func cmdGetFill(c *Conn, args [][]byte) {
-	if c.srv.opts.Filler == nil {
-		c.w.Error("ERR read-through is not configured")
+	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "getfill")
+	if !ok {
 		return
 	}
-	ttl, ok1 := parseInteger(args[2])
-	grace, ok2 := parseInteger(args[3])
-	if !ok1 || !ok2 || ttl <= 0 || grace < 0 || ttl > maxDeadlineMillis/1000 || grace > maxDeadlineMillis/1000 {
-		c.w.Error("ERR invalid ttl or grace in 'getfill' command")
-		return
-	}
-	req := swr.Request{Key: string(args[1]), TTL: time.Duration(ttl) * time.Second,
-		Grace: time.Duration(grace) * time.Second, Timeout: -1}
-	switch {
-	case len(args) == 4:
-	case len(args) == 6 && equalFold(args[4], "timeout"):
-		ms, ok := parseInteger(args[5])
-		if !ok || ms < 0 {
-			c.w.Error("ERR invalid TIMEOUT in 'getfill' command")
-			return
+	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
+	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
+		switch {
+		case equalFold(name, "timeout"):
+			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
+			return true, ok
+		case equalFold(name, "early"):
+			beta, err := strconv.ParseFloat(string(value), 64)
+			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
+			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
+				c.w.Error("ERR invalid EARLY in 'getfill' command")
+				return true, false
+			}
+			req.Early = beta
+			if beta == 0 {
+				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
+			}
+			return true, true
 		}
-		req.Timeout = time.Duration(ms) * time.Millisecond
-	default:
-		c.w.Error(errSyntax)
+		return false, false
+	})
+	if !ok {
 		return
 	}
+	// Inside EXEC nothing may wait: the answer is the store's, or
+	// -TIMEOUT while the load starts (TIMEOUT 0).
+	req.InSection = c.tx.running
 	ans, pending, err := c.srv.opts.Filler.Start(req)
+	if pending != nil && req.InSection {
+		ans, err = pending.Wait(context.Background())
+		pending = nil
+	}
 	if pending == nil {
 		writeFillAnswer(c, req.Key, ans, err)
 		return
 	}
-	wait := func() {
-		ctx, stop := c.watchDisconnect()
+	c.await(func(ctx context.Context) func() {
 		ans, err := pending.Wait(ctx)
-		stop()
-		writeFillAnswer(c, req.Key, ans, err)
-	}
-	if c.looped {
-		// The event loop must not wait: it hands the connection to a
-		// goroutine, which waits and answers.
-		c.resume = wait
+		return func() { writeFillAnswer(c, req.Key, ans, err) }
+	})
+}
+
+// cmdMGetFill implements MGETFILL ttl grace [TIMEOUT ms] key [key ...]:
+// GETFILL of each key, answered with an array in key order. An element is
+// the value, nil (the origin says the key does not exist), or the error
+// GETFILL would have answered for that key alone (-LOADERR, -TIMEOUT,
+// -NOLOADER), as an error element, as EXEC's array carries its commands'
+// errors. TIMEOUT is an option only when a key follows its value: a first
+// key named TIMEOUT is given after "TIMEOUT ms".
+func cmdMGetFill(c *Conn, args [][]byte) {
+	ttl, grace, ok := parseTTLGrace(c, args[1], args[2], "mgetfill")
+	if !ok {
 		return
 	}
-	wait()
+	timeout, keys := time.Duration(-1), args[3:]
+	if equalFold(args[3], "timeout") && len(args) >= 6 {
+		if timeout, ok = parseMillis(c, args[4], "TIMEOUT", "mgetfill"); !ok {
+			return
+		}
+		keys = args[5:]
+	}
+	reqs := make([]swr.Request, len(keys))
+	for i, k := range keys {
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout}
+	}
+	answers, pending := c.srv.opts.Filler.StartMany(reqs)
+	if pending == nil {
+		writeFillAnswers(c, reqs, answers)
+		return
+	}
+	c.await(func(ctx context.Context) func() {
+		answers := pending.Wait(ctx)
+		return func() { writeFillAnswers(c, reqs, answers) }
+	})
+}
+
+// writeFillAnswers writes MGETFILL's reply: one GETFILL reply per key, in
+// an array.
+func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
+	c.w.Array(len(answers))
+	for i, a := range answers {
+		writeFillAnswer(c, reqs[i].Key, a.Answer, a.Err)
+	}
+}
+
+// parseTTLGrace parses a read-through command's ttl and grace, in seconds
+// (ttl > 0, grace ≥ 0), or answers the error.
+func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
+	t, ok1 := parseInteger(ttlArg)
+	g, ok2 := parseInteger(graceArg)
+	if !ok1 || !ok2 || t <= 0 || g < 0 || t > maxDeadlineMillis/1000 || g > maxDeadlineMillis/1000 {
+		c.w.Error("ERR invalid ttl or grace in '" + name + "' command")
+		return 0, 0, false
+	}
+	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
+}
+
+// eachOption hands each "NAME value" pair of args to set, which reports
+// whether it knows the name and whether the value is good (it answers a
+// bad one's error itself). A name without a value or an unknown name is a
+// syntax error. It reports whether every option was good.
+func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return false
+		}
+		known, ok := set(args[i], args[i+1])
+		if !known {
+			c.w.Error(errSyntax)
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMillis parses the milliseconds (≥ 0) of option opt of command name,
+// or answers the error.
+func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
+	ms, ok := parseInteger(arg)
+	if !ok || ms < 0 || ms > maxDeadlineMillis {
+		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// await runs wait, which waits for a load, where the connection may wait:
+// on its goroutine, or on one the event loop hands it to, since the loop
+// must not wait. While it waits, a client that closes its connection
+// cancels wait's ctx. The reply wait returns is written once the watch
+// has ended.
+func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
+	run := func() {
+		ctx, stop := c.watchDisconnect()
+		reply := wait(ctx)
+		stop()
+		reply()
+	}
+	// The wait happens after the handler, outside the atomic section the
+	// handler runs in: the connection's goroutine finishes the command (on
+	// the event loop, once the loop has handed it the connection).
+	c.ev.resume = run
 }
 
 // writeFillAnswer writes GETFILL's reply.
 func writeFillAnswer(c *Conn, key string, ans swr.Answer, err error) {
-	var oe *loader.OriginError
-	var te *swr.TimeoutError
 	switch {
-	case errors.Is(err, swr.ErrNoLoader):
-		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
-	case errors.As(err, &te):
-		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
-	case errors.As(err, &oe):
-		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
-	case err != nil:
-		c.w.Error("LOADERR " + err.Error())
+	case writeFillError(c, key, err):
 	case !ans.Found:
 		c.w.Null()
 	default:
 		c.w.Bulk(ans.Value)
 	}
+}
+
+// writeFillError writes the reply of a read-through error, if err is one,
+// and reports whether it did.
+func writeFillError(c *Conn, key string, err error) bool {
+	var oe *loader.OriginError
+	var te *swr.TimeoutError
+	var lost *swr.LeaseLostError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, swr.ErrNoLoader):
+		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
+	case errors.As(err, &te):
+		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
+	case errors.As(err, &lost):
+		c.w.Error("LEASELOST " + lost.Reason)
+	case errors.Is(err, engine.ErrTooLarge):
+		c.w.Error(errOOM)
+	case errors.As(err, &oe):
+		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
+	default:
+		c.w.Error("LOADERR " + err.Error())
+	}
+	return true
 }
 
 // loaderCommandAllowed applies --enable-loader-commands to this connection.
@@ -94,11 +219,11 @@ func (c *Conn) loaderCommandAllowed() bool {
 	case LoaderCommandsNo:
 		return false
 	}
-	addr, ok := c.remote.(*net.TCPAddr)
-	return ok && addr.IP.IsLoopback()
+	return isLocal(c.remote)
 }
 
-// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms] [CONCURRENCY n].
+// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
+// [CONCURRENCY n] [BATCH n] [HEADER name value ...].
 func cmdLoaderRegister(c *Conn, args [][]byte) {
 	if !c.loaderCommandAllowed() {
 		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
@@ -110,25 +235,46 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			c.w.Error(errSyntax)
 			return
 		}
+		if equalFold(args[i], "header") {
+			if i+2 >= len(args) {
+				c.w.Error(errSyntax)
+				return
+			}
+			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
+			i++
+			continue
+		}
 		n, ok := parseInteger(args[i+1])
 		switch {
-		case !ok || n < 0:
+		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency") && !equalFold(args[i], "batch"):
+			c.w.Error(errSyntax)
+			return
+		case !ok || n < 0 || n > math.MaxInt32:
 			c.w.Error(errNotInteger)
 			return
 		case equalFold(args[i], "timeout"):
 			cfg.Timeout = time.Duration(n) * time.Millisecond
-		case equalFold(args[i], "concurrency"):
-			cfg.Concurrency = int(n)
+		case equalFold(args[i], "batch"):
+			cfg.Batch = int(n)
 		default:
-			c.w.Error(errSyntax)
-			return
+			cfg.Concurrency = int(n)
 		}
 	}
-	if err := c.srv.opts.Loaders.Register(cfg); err != nil {
-		c.w.Error("ERR " + err.Error())
+	// The loader's errors never quote a header value.
+	register := func() {
+		if err := c.srv.opts.Loaders.Register(cfg); err != nil {
+			c.w.Error("ERR " + err.Error())
+			return
+		}
+		c.w.OK()
+	}
+	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
+		// Register will resolve the origin's name (--loader-allow), which
+		// the event loop must not wait for.
+		c.ev.resume = register
 		return
 	}
-	c.w.OK()
+	register()
 }
 
 func cmdLoaderUnregister(c *Conn, args [][]byte) {
@@ -136,33 +282,55 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 		c.w.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
 		return
 	}
-	c.w.Int(boolInt(c.srv.opts.Loaders.Unregister(string(args[1]))))
+	ok, err := c.srv.opts.Loaders.Unregister(string(args[1]))
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
+	}
+	c.w.Int(boolInt(ok))
 }
 
-// cmdLoaderList replies with one flat map per loader.
+// cmdLoaderList replies with an array of one map per loader (a flat array
+// of names and values in RESP2). Headers are listed by name only: their
+// values are secrets.
 func cmdLoaderList(c *Conn, _ [][]byte) {
 	infos := c.srv.opts.Loaders.List()
 	c.w.Array(len(infos))
 	for _, in := range infos {
-		c.w.Array(12)
+		c.w.Map(11)
 		c.w.BulkString("prefix")
 		c.w.BulkString(in.Prefix)
 		c.w.BulkString("url")
 		c.w.BulkString(in.URL)
 		c.w.BulkString("timeout_ms")
 		c.w.Int(in.Timeout.Milliseconds())
+		c.w.BulkString("batch")
+		c.w.Int(int64(in.Batch))
+		c.w.BulkString("headers")
+		c.w.Array(len(in.HeaderNames))
+		for _, name := range in.HeaderNames {
+			c.w.BulkString(name)
+		}
+		c.w.BulkString("source")
+		c.w.BulkString(in.Source)
+		c.w.BulkString("version")
+		c.w.Int(int64(in.Version))
 		c.w.BulkString("in_flight")
 		c.w.Int(in.InFlight)
 		c.w.BulkString("fills")
 		c.w.BulkString(strconv.FormatUint(in.Fills, 10))
 		c.w.BulkString("failures")
 		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
+		c.w.BulkString("batches")
+		c.w.BulkString(strconv.FormatUint(in.Batches, 10))
 	}
 }
 
-// cmdFillInfo implements FILL.INFO key: a flat map of the key's state
-// (fresh, stale, missing, loading, cooldown), milliseconds to its fresh and
-// stale deadlines (-1: none), its loader, and whether a load is in flight.
+// cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
+// the key's state (fresh, stale, missing, loading, cooldown), milliseconds
+// to its fresh and stale deadlines (-1: none), its loader, whether a
+// load is in flight (1 or 0 in both protocols, like Redis's own
+// introspection fields), and the origin's tags of its value.
 func cmdFillInfo(c *Conn, args [][]byte) {
 	in := c.srv.opts.Filler.Info(string(args[1]))
 	ms := func(d time.Duration) int64 {
@@ -171,7 +339,7 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 		}
 		return d.Milliseconds()
 	}
-	c.w.Array(10)
+	c.w.Map(6)
 	c.w.BulkString("state")
 	c.w.BulkString(in.State)
 	c.w.BulkString("fresh_ms")
@@ -182,4 +350,9 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 	c.w.BulkString(in.Loader)
 	c.w.BulkString("in_flight")
 	c.w.Int(boolInt(in.InFlight))
+	c.w.BulkString("tags")
+	c.w.Array(len(in.Tags))
+	for _, t := range in.Tags {
+		c.w.BulkString(t)
+	}
 }

@@ -159,13 +159,8 @@ func cmdScan(c *Conn, args [][]byte) {
 		case equalFold(opt, "match"):
 			pattern = val
 		case equalFold(opt, "count"):
-			n, ok := parseInteger(val)
+			n, ok := countArg(c, val, 1)
 			if !ok {
-				c.w.Error(errNotInteger)
-				return
-			}
-			if n < 1 {
-				c.w.Error(errSyntax)
 				return
 			}
 			count = int(min(n, 1<<20))

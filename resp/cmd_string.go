@@ -11,7 +11,7 @@ import (
 // cmdGet writes the value from the store's arena into the reply without a
 // copy of its own.
 func cmdGet(c *Conn, args [][]byte) {
-	if !c.srv.store.View(args[1], c.w.Bulk) {
+	if !c.view(args[1], c.w.Bulk) {
 		c.w.Null()
 	}
 }
@@ -205,7 +205,7 @@ func cmdGetSet(c *Conn, args [][]byte) {
 func cmdMGet(c *Conn, args [][]byte) {
 	c.w.Array(len(args) - 1)
 	for _, k := range args[1:] {
-		if v, ok := c.srv.store.Get(k); ok {
+		if v, ok := c.read(k); ok {
 			c.w.Bulk(v)
 		} else {
 			c.w.Null()
@@ -277,7 +277,7 @@ func cmdGetRange(c *Conn, args [][]byte) {
 		c.w.Error(errNotInteger)
 		return
 	}
-	v, _ := c.srv.store.Get(args[1])
+	v, _ := c.read(args[1])
 	c.w.Bulk(substring(v, start, end))
 }
 

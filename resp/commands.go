@@ -3,6 +3,7 @@ package resp
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -18,6 +19,13 @@ const (
 	flagDenyOOM                    // may grow memory
 	flagLoading                    // allowed while loading (always, here)
 	flagStale                      // allowed with stale data (always, here)
+	flagPubSub                     // a pub/sub command
+	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
+	// Not a Redis flag: COMMAND INFO does not show it.
+	flagSubscriberOK
+
+	// Not shown by COMMAND INFO:
+	flagNoQueue // runs at once inside MULTI instead of being queued
 )
 
 var flagNames = []struct {
@@ -26,7 +34,7 @@ var flagNames = []struct {
 }{
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
 	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagLoading, "loading"},
-	{flagStale, "stale"}, {flagFast, "fast"},
+	{flagStale, "stale"}, {flagFast, "fast"}, {flagPubSub, "pubsub"},
 }
 
 // command is one entry of the command table.
@@ -53,8 +61,27 @@ type command struct {
 	usage   string
 	since   string
 
+	// acl are the command's ACL categories beyond those categories() derives
+	// from its flags and group (@dangerous on KEYS, say). A container's are
+	// its subcommands' too.
+	acl acl.Category
+	// aclNoGroup: the group adds no category; acl says them all (WAIT is
+	// in Redis's generic group, yet @connection rather than @keyspace).
+	aclNoGroup bool
+	// access says what the command does to its keys, for %R~ and %W~ key
+	// patterns; varAccess, if set, says it for one call (SET with GET reads).
+	access    keyAccess
+	varAccess func(args [][]byte) keyAccess
+	// channels says which arguments are pub/sub channels, for & patterns.
+	channels channelArgs
+	// aclCommand is the command in the ACL table, set by buildTable.
+	aclCommand *acl.Command
+
 	// own marks stampedeless's commands, which Redis does not have.
 	own bool
+	// flush marks the commands that empty the keyspace (FLUSHALL,
+	// FLUSHDB), which --redis mode writes through as a flush.
+	flush bool
 	// blind, if set, reports whether a call's reply and effect do not depend
 	// on its keys' current values (SET without NX/XX/GET/KEEPTTL, MSET), so
 	// --redis mode need not fetch them from the shared tier first.
@@ -75,40 +102,72 @@ type counters struct {
 func commandTable() []*command {
 	return []*command{
 		// Connection.
-		{name: "ping", arity: -1, flags: flagFast | flagStale, handler: cmdPing,
+		{name: "ping", arity: -1, flags: flagFast | flagStale | flagSubscriberOK, handler: cmdPing,
 			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
 		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
 			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
-		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdQuit,
+		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK | flagNoQueue, handler: cmdQuit,
 			group: "connection", summary: "Closes the connection.", since: "1.0.0"},
 		{name: "select", arity: 2, flags: flagFast | flagStale | flagLoading, handler: cmdSelect,
 			group: "connection", summary: "Changes the selected database; only database 0 exists.", usage: "index", since: "1.0.0"},
 		{name: "auth", arity: -2, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdAuth,
 			group: "connection", summary: "Authenticates the connection.", usage: "[username] password", since: "1.0.0"},
 		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
-			group: "connection", summary: "Handshakes with the server; only RESP2 is spoken.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
+			group: "connection", summary: "Handshakes with the server and selects the protocol, RESP2 or RESP3.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
 		{name: "client", arity: -2, flags: flagStale | flagLoading, subcommands: []*command{
 			{name: "client|getname", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetName},
 			{name: "client|help", arity: 2, flags: flagLoading | flagStale, handler: cmdClientHelp},
 			{name: "client|id", arity: 2, flags: flagLoading | flagStale, handler: cmdClientID},
 			{name: "client|info", arity: 2, flags: flagLoading | flagStale, handler: cmdClientInfo},
+			{name: "client|kill", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientKill},
 			{name: "client|list", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientList},
+			{name: "client|no-evict", arity: 3, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientNoEvict},
+			{name: "client|no-touch", arity: 3, flags: flagLoading | flagStale, handler: cmdClientNoTouch},
 			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale, handler: cmdClientSetInfo},
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
 		},
-			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
+			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH.", usage: "subcommand [argument ...]", since: "2.4.0"},
+		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue, handler: cmdReset,
+			group: "connection", summary: "Resets the connection: RESP2, no name, logged out if a password is required.", since: "6.2.0"},
+
+		// Pub/sub.
+		{name: "subscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdSubscribe, channels: channelsSubscribe,
+			group: "pubsub", summary: "Listens for messages published to channels.", usage: "channel [channel ...]", since: "2.0.0"},
+		{name: "unsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages posted to channels.", usage: "[channel [channel ...]]", since: "2.0.0"},
+		{name: "psubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPSubscribe, channels: channelsPatterns,
+			group: "pubsub", summary: "Listens for messages published to channels that match one or more patterns.", usage: "pattern [pattern ...]", since: "2.0.0"},
+		{name: "punsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages published to channels that match one or more patterns.", usage: "[pattern [pattern ...]]", since: "2.0.0"},
+		{name: "ssubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSSubscribe, channels: channelsSubscribe,
+			group: "pubsub", summary: "Listens for messages published to shard channels.", usage: "shardchannel [shardchannel ...]", since: "7.0.0"},
+		{name: "sunsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSUnsubscribe,
+			group: "pubsub", summary: "Stops listening to messages posted to shard channels.", usage: "[shardchannel [shardchannel ...]]", since: "7.0.0"},
+		{name: "publish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, handler: cmdPublish, channels: channelsPublish,
+			group: "pubsub", summary: "Posts a message to a channel.", usage: "channel message", since: "2.0.0"},
+		{name: "spublish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSPublish, channels: channelsPublish,
+			group: "pubsub", summary: "Post a message to a shard channel", usage: "shardchannel message", since: "7.0.0"},
+		{name: "pubsub", arity: -2, subcommands: []*command{
+			{name: "pubsub|channels", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubChannels},
+			{name: "pubsub|help", arity: 2, flags: flagLoading | flagStale, handler: cmdPubSubHelp},
+			{name: "pubsub|numpat", arity: 2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubNumPat},
+			{name: "pubsub|numsub", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubNumSub},
+			{name: "pubsub|shardchannels", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubShardChannels},
+			{name: "pubsub|shardnumsub", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubShardNumSub},
+		},
+			group: "pubsub", summary: "Pub/sub introspection: CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB.", usage: "subcommand [argument ...]", since: "2.8.0"},
 
 		// Strings.
 		{name: "get", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGet,
 			group: "string", summary: "Returns the string value of a key.", usage: "key", since: "1.0.0"},
-		{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSet, blind: setIsBlind,
+		{name: "set", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSet, varAccess: setKeys, blind: setIsBlind,
 			group: "string", summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
 			usage: "key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]", since: "1.0.0"},
-		{name: "setex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetEx, blind: always,
+		{name: "setex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetEx, access: keysWrite, blind: always,
 			group: "string", summary: "Sets the string value and expiration time of a key.", usage: "key seconds value", since: "2.0.0"},
-		{name: "psetex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdPSetEx, blind: always,
+		{name: "psetex", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdPSetEx, access: keysWrite, blind: always,
 			group: "string", summary: "Sets both string value and expiration time in milliseconds of a key.", usage: "key milliseconds value", since: "2.6.0"},
-		{name: "setnx", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetNX,
+		{name: "setnx", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetNX, access: keysWrite,
 			group: "string", summary: "Sets the string value of a key only when the key doesn't exist.", usage: "key value", since: "1.0.0"},
 		{name: "getex", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetEx,
 			group: "string", summary: "Returns the string value of a key after setting its expiration time.",
@@ -119,17 +178,17 @@ func commandTable() []*command {
 			group: "string", summary: "Returns the previous string value of a key after setting it to a new value.", usage: "key value", since: "1.0.0"},
 		{name: "mget", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdMGet,
 			group: "string", summary: "Atomically returns the string values of one or more keys.", usage: "key [key ...]", since: "1.0.0"},
-		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSet, blind: always,
+		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSet, access: keysWrite, blind: always,
 			group: "string", summary: "Atomically creates or modifies the string values of one or more keys.", usage: "key value [key value ...]", since: "1.0.1"},
-		{name: "msetnx", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSetNX,
+		{name: "msetnx", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2, handler: cmdMSetNX, access: keysWrite,
 			group: "string", summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", usage: "key value [key value ...]", since: "1.0.1"},
-		{name: "append", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdAppend,
+		{name: "append", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdAppend, access: keysWrite,
 			group: "string", summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", usage: "key value", since: "2.0.0"},
-		{name: "strlen", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdStrlen,
+		{name: "strlen", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdStrlen, access: keysNone,
 			group: "string", summary: "Returns the length of a string value.", usage: "key", since: "2.2.0"},
 		{name: "getrange", arity: 4, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetRange,
 			group: "string", summary: "Returns a substring of the string stored at a key.", usage: "key start end", since: "2.4.0"},
-		{name: "setrange", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetRange,
+		{name: "setrange", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetRange, access: keysWrite,
 			group: "string", summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", usage: "key offset value", since: "2.2.0"},
 		{name: "incr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncr,
 			group: "string", summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", usage: "key", since: "1.0.0"},
@@ -142,39 +201,74 @@ func commandTable() []*command {
 		{name: "incrbyfloat", arity: 3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdIncrByFloat,
 			group: "string", summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", usage: "key increment", since: "2.6.0"},
 
+		{name: "lcs", arity: -3, flags: flagReadonly, firstKey: 1, lastKey: 2, step: 1, handler: cmdLCS,
+			group: "string", summary: "Finds the longest common substring.", usage: "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]", since: "7.0.0"},
+
+		// Bitmaps.
+		{name: "setbit", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdSetBit,
+			group: "bitmap", summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", usage: "key offset value", since: "2.2.0"},
+		{name: "getbit", arity: 3, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetBit,
+			group: "bitmap", summary: "Returns a bit value by offset.", usage: "key offset", since: "2.2.0"},
+		{name: "bitcount", arity: -2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdBitCount,
+			group: "bitmap", summary: "Counts the number of set bits (population counting) in a string.", usage: "key [start end [BYTE|BIT]]", since: "2.6.0"},
+		{name: "bitpos", arity: -3, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdBitPos,
+			group: "bitmap", summary: "Finds the first set (1) or clear (0) bit in a string.", usage: "key bit [start [end [BYTE|BIT]]]", since: "2.8.7"},
+		{name: "bitop", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 2, lastKey: -1, step: 1, handler: cmdBitOp,
+			group: "bitmap", summary: "Performs bitwise operations on multiple strings, and stores the result.", usage: "(AND|OR|XOR|NOT) destkey key [key ...]", since: "2.6.0"},
+		{name: "bitfield", arity: -2, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdBitField,
+			group: "bitmap", summary: "Performs arbitrary bitfield integer operations on strings.",
+			usage: "key [GET encoding offset] [SET encoding offset value] [INCRBY encoding offset increment] [OVERFLOW (WRAP|SAT|FAIL)]", since: "3.2.0"},
+		{name: "bitfield_ro", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdBitFieldRO,
+			group: "bitmap", summary: "Performs arbitrary read-only bitfield integer operations on strings.", usage: "key [GET encoding offset [GET encoding offset ...]]", since: "6.0.0"},
+
 		// Read-through.
-		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill,
+		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
-			usage: "key ttl grace [TIMEOUT ms]", own: true, since: "0.1.0"},
+			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
+		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
+			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
+			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
+		{name: "purge.tag", arity: -2, flags: flagWrite, handler: cmdPurgeTag,
+			group: "generic", summary: "Deletes every key its origin tagged with any of the tags, or with SOFT makes them stale while one refresh runs; fleet-wide with --redis.",
+			usage: "[SOFT] tag [tag ...]", own: true, since: "0.3.0"},
+		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
+			group: "string", summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
+			usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", own: true, since: "0.2.0"},
+		{name: "fill.set", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillSet,
+			group: "string", summary: "Stores the value of a key under its fill lease and wakes the callers waiting for it.",
+			usage: "key token value [NOTFOUND]", own: true, since: "0.2.0"},
+		{name: "fill.abort", arity: -3, flags: flagWrite, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillAbort,
+			group: "string", summary: "Gives up a fill lease: its waiters get the failure and the key cools down.",
+			usage: "key token [message]", own: true, since: "0.2.0"},
 		{name: "fill.info", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillInfo,
-			group: "string", summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, and its deadlines.",
+			group: "string", summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
 			usage: "key", own: true, since: "0.1.0"},
 		{name: "loader.register", arity: -3, flags: flagAdmin, handler: cmdLoaderRegister,
 			group: "server", summary: "Registers the origin URL that fills keys with a prefix.",
-			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n]", own: true, since: "0.1.0"},
+			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", own: true, since: "0.1.0"},
 		{name: "loader.unregister", arity: 2, flags: flagAdmin, handler: cmdLoaderUnregister,
 			group: "server", summary: "Removes the loader of a prefix.", usage: "prefix", own: true, since: "0.1.0"},
-		{name: "loader.list", arity: 1, flags: flagLoading | flagStale, handler: cmdLoaderList,
+		{name: "loader.list", arity: 1, flags: flagAdmin | flagLoading | flagStale, handler: cmdLoaderList,
 			group: "server", summary: "Lists the registered loaders with their counters.", own: true, since: "0.1.0"},
 
 		// Keys.
-		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
+		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel, access: keysWrite,
 			group: "generic", summary: "Deletes one or more keys.", usage: "key [key ...]", since: "1.0.0"},
-		{name: "unlink", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
+		{name: "unlink", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel, access: keysWrite,
 			group: "generic", summary: "Deletes one or more keys.", usage: "key [key ...]", since: "4.0.0"},
-		{name: "exists", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdExists,
+		{name: "exists", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdExists, access: keysNone,
 			group: "generic", summary: "Determines whether one or more keys exist.", usage: "key [key ...]", since: "1.0.0"},
-		{name: "type", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdType,
+		{name: "type", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdType, access: keysNone,
 			group: "generic", summary: "Determines the type of value stored at a key.", usage: "key", since: "1.0.0"},
-		{name: "touch", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdTouch,
+		{name: "touch", arity: -2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdTouch, access: keysNone,
 			group: "generic", summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", usage: "key [key ...]", since: "3.2.1"},
-		{name: "expire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpire,
+		{name: "expire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpire, access: keysWrite,
 			group: "generic", summary: "Sets the expiration time of a key in seconds.", usage: "key seconds [NX|XX|GT|LT]", since: "1.0.0"},
-		{name: "pexpire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpire,
+		{name: "pexpire", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpire, access: keysWrite,
 			group: "generic", summary: "Sets the expiration time of a key in milliseconds.", usage: "key milliseconds [NX|XX|GT|LT]", since: "2.6.0"},
-		{name: "expireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpireAt,
+		{name: "expireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdExpireAt, access: keysWrite,
 			group: "generic", summary: "Sets the expiration time of a key to a Unix timestamp.", usage: "key unix-time-seconds [NX|XX|GT|LT]", since: "1.2.0"},
-		{name: "pexpireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpireAt,
+		{name: "pexpireat", arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpireAt, access: keysWrite,
 			group: "generic", summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", usage: "key unix-time-milliseconds [NX|XX|GT|LT]", since: "2.6.0"},
 		{name: "ttl", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdTTL,
 			group: "generic", summary: "Returns the expiration time in seconds of a key.", usage: "key", since: "1.0.0"},
@@ -184,25 +278,53 @@ func commandTable() []*command {
 			group: "generic", summary: "Returns the expiration time of a key as a Unix timestamp.", usage: "key", since: "7.0.0"},
 		{name: "pexpiretime", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPExpireTime,
 			group: "generic", summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", usage: "key", since: "7.0.0"},
-		{name: "persist", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPersist,
+		{name: "persist", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPersist, access: keysWrite,
 			group: "generic", summary: "Removes the expiration time of a key.", usage: "key", since: "2.2.0"},
-		{name: "keys", arity: 2, flags: flagReadonly, handler: cmdKeys,
+		{name: "rename", arity: 3, flags: flagWrite, firstKey: 1, lastKey: 2, step: 1, handler: cmdRename,
+			group: "generic", summary: "Renames a key and overwrites the destination.", usage: "key newkey", since: "1.0.0"},
+		{name: "renamenx", arity: 3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 2, step: 1, handler: cmdRenameNX,
+			group: "generic", summary: "Renames a key only when the target key name doesn't exist.", usage: "key newkey", since: "1.0.0"},
+		{name: "copy", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 2, step: 1, handler: cmdCopy,
+			group: "generic", summary: "Copies the value of a key to a new key.", usage: "source destination [DB destination-db] [REPLACE]", since: "6.2.0"},
+		{name: "object", arity: -2, subcommands: []*command{
+			{name: "object|encoding", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectEncoding},
+			{name: "object|freq", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectFreq},
+			{name: "object|help", arity: 2, flags: flagLoading | flagStale, handler: cmdObjectHelp},
+			{name: "object|idletime", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectIdleTime},
+			{name: "object|refcount", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectRefCount},
+		},
+			group: "generic", summary: "Introspects a key's value: ENCODING, REFCOUNT, FREQ, IDLETIME.", usage: "subcommand key", since: "2.2.3"},
+		{name: "wait", arity: 3, handler: cmdWait, acl: acl.Connection, aclNoGroup: true,
+			group: "generic", summary: "Blocks until writes reach replicas; there are none, so it answers 0 at once.", usage: "numreplicas timeout", since: "3.0.0"},
+		{name: "keys", arity: 2, flags: flagReadonly, handler: cmdKeys, acl: acl.Dangerous,
 			group: "generic", summary: "Returns all key names that match a pattern.", usage: "pattern", since: "1.0.0"},
 		{name: "scan", arity: -2, flags: flagReadonly, handler: cmdScan,
 			group: "generic", summary: "Iterates over the key names in the database.", usage: "cursor [MATCH pattern] [COUNT count] [TYPE type]", since: "2.8.0"},
 		{name: "randomkey", arity: 1, flags: flagReadonly, handler: cmdRandomKey,
 			group: "generic", summary: "Returns a random key name from the database.", since: "1.0.0"},
 
+		// Transactions.
+		{name: "multi", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdMulti,
+			group: "transactions", summary: "Starts a transaction.", since: "1.2.0"},
+		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue, handler: cmdExec,
+			group: "transactions", summary: "Executes all commands in a transaction.", since: "1.2.0"},
+		{name: "discard", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdDiscard,
+			group: "transactions", summary: "Discards a transaction.", since: "2.0.0"},
+		{name: "watch", arity: -2, flags: flagFast | flagLoading | flagStale | flagNoQueue, firstKey: 1, lastKey: -1, step: 1, handler: cmdWatch,
+			group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction.", usage: "key [key ...]", since: "2.2.0"},
+		{name: "unwatch", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdUnwatch,
+			group: "transactions", summary: "Forgets about watched keys of a transaction.", since: "2.2.0"},
+
 		// Server.
-		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, handler: cmdDBSize,
+		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, handler: cmdDBSize, acl: acl.Keyspace,
 			group: "server", summary: "Returns the number of keys in the database.", since: "1.0.0"},
-		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush,
+		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from the current database.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
-		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush,
+		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from all databases.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
 		{name: "time", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdTime,
 			group: "server", summary: "Returns the server time.", since: "2.6.0"},
-		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo,
+		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo, acl: acl.Dangerous,
 			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
 		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, subcommands: []*command{
 			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigGet},
@@ -211,7 +333,33 @@ func commandTable() []*command {
 			{name: "config|set", arity: -4, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigSet},
 		},
 			group: "server", summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT.", usage: "subcommand [argument ...]", since: "2.0.0"},
-		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand, subcommands: []*command{
+		{name: "memory", arity: -2, subcommands: []*command{
+			{name: "memory|doctor", arity: 2, handler: cmdMemoryDoctor},
+			{name: "memory|help", arity: 2, flags: flagLoading | flagStale, handler: cmdMemoryHelp},
+			{name: "memory|malloc-stats", arity: 2, handler: cmdMemoryMallocStats},
+			{name: "memory|purge", arity: 2, handler: cmdMemoryPurge},
+			{name: "memory|stats", arity: 2, handler: cmdMemoryStats},
+			{name: "memory|usage", arity: -3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdMemoryUsage},
+		},
+			group: "server", summary: "Memory introspection: USAGE (what a key is charged), STATS, DOCTOR, PURGE.", usage: "subcommand [argument ...]", since: "4.0.0"},
+		{name: "acl", arity: -2, subcommands: []*command{
+			{name: "acl|cat", arity: -2, flags: flagLoading | flagStale, handler: cmdACLCat},
+			{name: "acl|deluser", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLDelUser},
+			{name: "acl|dryrun", arity: -4, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLDryRun},
+			{name: "acl|genpass", arity: -2, flags: flagLoading | flagStale, handler: cmdACLGenPass},
+			{name: "acl|getuser", arity: 3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLGetUser},
+			{name: "acl|help", arity: 2, flags: flagLoading | flagStale, handler: cmdACLHelp},
+			{name: "acl|list", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLList},
+			{name: "acl|load", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLLoad},
+			{name: "acl|log", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLLog},
+			{name: "acl|save", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLSave},
+			{name: "acl|setuser", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLSetUser},
+			{name: "acl|users", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLUsers},
+			{name: "acl|whoami", arity: 2, flags: flagLoading | flagStale, handler: cmdACLWhoAmI},
+		},
+			group: "server", summary: "Users and their permissions: SETUSER, GETUSER, DELUSER, LIST, USERS, CAT, LOG, DRYRUN, WHOAMI, GENPASS, LOAD, SAVE.",
+			usage: "subcommand [argument ...]", since: "6.0.0"},
+		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand, acl: acl.Connection, subcommands: []*command{
 			{name: "command|count", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandCount},
 			{name: "command|docs", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandDocs},
 			{name: "command|help", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandHelp},
@@ -233,10 +381,17 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 		}
 		for _, sub := range c.subcommands {
 			sub.group = c.group
+			sub.acl |= c.acl
 		}
 		table[c.name] = c
 	}
 	return table
+}
+
+// usesKeyspace reports whether cmd reads or writes keys, and so runs inside
+// the store's atomic section.
+func (cmd *command) usesKeyspace() bool {
+	return cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0
 }
 
 // arityOK reports whether a command of n arguments, its name included,

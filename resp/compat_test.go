@@ -6,7 +6,11 @@ package resp
 // semantics, and 7.0 and 7.2 agree on everything compared here (checked
 // against both versions' sources). Where they differ, TestCompatRedis72Texts
 // checks our server alone against 7.2's texts. Only what our server
-// deliberately supports is compared: string keys, database 0 and RESP2.
+// deliberately supports is compared: string keys and database 0. Every
+// comparison runs in both protocols: once in RESP2, once on connections that
+// switched with HELLO 3, whose replies are compared type for type (maps,
+// sets, verbatim strings, nulls). Where our server deliberately answers
+// otherwise, the script asserts both replies (csDiverge).
 //
 // A script stops at its first mismatch, since the keyspaces may differ from
 // there on. COMPAT_ALL=1 goes on to list every mismatch; COMPAT_TRACE=1 logs
@@ -43,6 +47,10 @@ const (
 	compatApprox                   // integers within compatTolerance of each other
 	compatMasked                   // a flat map with its "id" and "version" values masked (HELLO)
 	compatSleep                    // no command: both servers are left alone for a while
+	// compatWords: every bulk string's space-separated words compared as a
+	// sorted list, for ACL rules, whose single commands Redis lists in its
+	// hash table's order.
+	compatWords
 )
 
 // compatTolerance is how far apart two PTTL-like replies may be: the
@@ -54,13 +62,16 @@ type compatStep struct {
 	args  []string
 	mode  compatMode
 	sleep time.Duration
+	// redisWant and oursWant, if set, are a deliberate difference from
+	// Redis: each server's rendered reply must be exactly its own.
+	redisWant, oursWant string
 }
 
 type compatScript struct {
 	name  string
 	steps []compatStep
-	// divergence, if set, documents a deliberate difference from Redis:
-	// a mismatch is logged rather than failed.
+	// divergence, if set, says why some steps expect replies that differ
+	// from Redis's (csDiverge).
 	divergence string
 }
 
@@ -84,6 +95,13 @@ func csApprox(line string) compatStep {
 func csMasked(line string) compatStep {
 	return compatStep{args: strings.Fields(line), mode: compatMasked}
 }
+
+// csDiverge is a step where our server deliberately answers otherwise than
+// Redis: both replies are asserted, as rendered.
+func csDiverge(line, redis, ours string) compatStep {
+	return compatStep{args: strings.Fields(line), redisWant: redis, oursWant: ours}
+}
+
 func csSleep(d time.Duration) compatStep {
 	return compatStep{mode: compatSleep, sleep: d}
 }
@@ -118,32 +136,66 @@ func expandCompatArgs(args []string) []string {
 	return out
 }
 
-// compatReply is a parsed RESP2 reply.
+// compatReply is a parsed RESP2 or RESP3 reply.
 type compatReply struct {
-	kind  byte // '+', '-', ':', '$', '*'
-	str   string
-	null  bool
+	// kind is the type byte: '+', '-', ':', '$', '*' in RESP2, and '_',
+	// ',', '#', '(', '=', '!', '%', '~', '>' in RESP3.
+	kind byte
+	str  string // a line's text, a bulk string's bytes, a verbatim string's text after its format
+	// format is a verbatim string's three-letter format ("txt").
+	format string
+	null   bool
+	// elems are an aggregate's elements; a map's are its keys and values
+	// alternating.
 	elems []compatReply
 }
 
-// String renders the reply as harness_test.go's readReply does: +OK,
-// -ERR ..., :1, "bulk", (nil), [a b ...].
+// String renders the reply as harness_test.go's readReply does for RESP2:
+// +OK, -ERR ..., :1, "bulk", (nil), [a b ...]; RESP3's types keep their
+// type byte: (null), %{k v ...}, ~[a b], >[a b], =txt:"text", ,1.5, #t,
+// (123, !"error".
 func (r compatReply) String() string {
 	switch {
 	case r.kind == '$' && r.null:
 		return "(nil)"
 	case r.kind == '*' && r.null:
 		return "(nil array)"
+	case r.kind == '_':
+		return "(null)"
 	case r.kind == '$':
 		return strconv.Quote(r.str)
+	case r.kind == '!':
+		return "!" + strconv.Quote(r.str)
+	case r.kind == '=':
+		return "=" + r.format + ":" + strconv.Quote(r.str)
 	case r.kind == '*':
-		parts := make([]string, len(r.elems))
-		for i, e := range r.elems {
-			parts[i] = e.String()
-		}
-		return "[" + strings.Join(parts, " ") + "]"
+		return "[" + r.joined() + "]"
+	case r.kind == '~', r.kind == '>':
+		return string(r.kind) + "[" + r.joined() + "]"
+	case r.kind == '%':
+		return "%{" + r.joined() + "}"
 	}
 	return string(r.kind) + r.str
+}
+
+func (r compatReply) joined() string {
+	parts := make([]string, len(r.elems))
+	for i, e := range r.elems {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+// aggregate reports whether the reply is an array, set or push (map
+// excluded), whose elements are a list.
+func (r compatReply) aggregate() bool {
+	return r.kind == '*' || r.kind == '~' || r.kind == '>'
+}
+
+// pairs reports whether the reply is a map, or a flat RESP2 array of names
+// and values.
+func (r compatReply) pairs() bool {
+	return r.kind == '%' || r.kind == '*' && len(r.elems)%2 == 0
 }
 
 func readCompatReply(br *bufio.Reader) (compatReply, error) {
@@ -151,31 +203,49 @@ func readCompatReply(br *bufio.Reader) (compatReply, error) {
 	if err != nil {
 		return compatReply{}, err
 	}
-	if !strings.HasSuffix(line, "\r\n") || len(line) < 3 {
+	if !strings.HasSuffix(line, "\r\n") || len(line) < 3 && line != "_\r\n" {
 		return compatReply{}, fmt.Errorf("bad reply line %q", line)
 	}
 	line = line[:len(line)-2]
 	r := compatReply{kind: line[0], str: line[1:]}
 	switch r.kind {
-	case '+', '-', ':':
+	case '+', '-', ':', ',', '#', '(':
 		return r, nil
-	case '$', '*':
+	case '_':
+		if r.str != "" {
+			return compatReply{}, fmt.Errorf("bad null %q", line)
+		}
+		r.null = true
+		return r, nil
+	case '$', '*', '=', '!', '%', '~', '>':
 		n, err := strconv.Atoi(r.str)
 		if err != nil {
 			return compatReply{}, fmt.Errorf("bad length in %q", line)
 		}
 		r.str = ""
-		if n < 0 {
+		if n < 0 && (r.kind == '$' || r.kind == '*') {
 			r.null = true
 			return r, nil
 		}
-		if r.kind == '$' {
+		if n < 0 {
+			return compatReply{}, fmt.Errorf("bad length in %q", line)
+		}
+		switch r.kind {
+		case '$', '=', '!':
 			buf := make([]byte, n+2)
 			if _, err := io.ReadFull(br, buf); err != nil {
 				return compatReply{}, err
 			}
 			r.str = string(buf[:n])
+			if r.kind == '=' {
+				if len(r.str) < 4 || r.str[3] != ':' {
+					return compatReply{}, fmt.Errorf("bad verbatim string %q", r.str)
+				}
+				r.format, r.str = r.str[:3], r.str[4:]
+			}
 			return r, nil
+		case '%':
+			n *= 2
 		}
 		r.elems = make([]compatReply, n)
 		for i := range r.elems {
@@ -257,21 +327,23 @@ func (c *compatConn) run(mode compatMode, args []string) string {
 		return renderErr(err)
 	}
 	switch {
-	case mode == compatSorted && r.kind == '*':
+	case mode == compatSorted && r.aggregate():
 		parts := make([]string, len(r.elems))
 		for i, e := range r.elems {
 			parts[i] = e.String()
 		}
 		slices.Sort(parts)
-		return "sorted[" + strings.Join(parts, " ") + "]"
-	case mode == compatPairs && r.kind == '*' && len(r.elems)%2 == 0:
+		return "sorted" + string(r.kind) + "[" + strings.Join(parts, " ") + "]"
+	case mode == compatPairs && r.pairs():
 		var parts []string
 		for i := 0; i < len(r.elems); i += 2 {
 			parts = append(parts, r.elems[i].String()+"="+r.elems[i+1].String())
 		}
 		slices.Sort(parts)
-		return "pairs[" + strings.Join(parts, " ") + "]"
-	case mode == compatMasked && r.kind == '*' && len(r.elems)%2 == 0:
+		return "pairs" + string(r.kind) + "[" + strings.Join(parts, " ") + "]"
+	case mode == compatWords:
+		return sortWords(r).String()
+	case mode == compatMasked && r.pairs():
 		for i := 0; i < len(r.elems); i += 2 {
 			if k := r.elems[i].str; k == "id" || k == "version" {
 				r.elems[i+1] = compatReply{kind: '+', str: "<masked>"}
@@ -279,6 +351,21 @@ func (c *compatConn) run(mode compatMode, args []string) string {
 		}
 	}
 	return r.String()
+}
+
+// sortWords returns r with the words of every bulk string in it sorted.
+func sortWords(r compatReply) compatReply {
+	if r.kind == '$' && !r.null {
+		words := strings.Fields(r.str)
+		slices.Sort(words)
+		r.str = strings.Join(words, " ")
+	}
+	elems := make([]compatReply, len(r.elems))
+	for i, e := range r.elems {
+		elems[i] = sortWords(e)
+	}
+	r.elems = elems
+	return r
 }
 
 // scanAll runs SCAN from the step's cursor until the cursor is 0 and
@@ -355,9 +442,28 @@ type compatPair struct {
 	redis, ours *compatConn
 }
 
-func dialCompatPair(t testing.TB, redisAddr, oursAddr string) compatPair {
+// compatProtocols are the protocols every comparison runs in.
+var compatProtocols = []int{2, 3}
+
+// forEachProtocol runs f as a subtest per protocol, "RESP2" and "RESP3".
+func forEachProtocol(t *testing.T, f func(t *testing.T, proto int)) {
+	for _, proto := range compatProtocols {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) { f(t, proto) })
+	}
+}
+
+// dialCompatPair connects to both servers; with proto 3, both connections
+// switch with HELLO 3, whose replies must agree.
+func dialCompatPair(t testing.TB, redisAddr, oursAddr string, proto int) compatPair {
 	t.Helper()
-	return compatPair{redis: dialCompat(t, redisAddr), ours: dialCompat(t, oursAddr)}
+	p := compatPair{redis: dialCompat(t, redisAddr), ours: dialCompat(t, oursAddr)}
+	if proto == 3 {
+		want := p.redis.run(compatMasked, []string{"HELLO", "3"})
+		if got := p.ours.run(compatMasked, []string{"HELLO", "3"}); got != want || !strings.HasPrefix(got, "%{") {
+			t.Fatalf("HELLO 3:\n\tredis: %s\n\tours:  %s", want, got)
+		}
+	}
+	return p
 }
 
 // flush empties both keyspaces.
@@ -370,10 +476,10 @@ func (p compatPair) flush(t testing.TB) {
 	}
 }
 
-// runCompatScript runs a script on a fresh keyspace and fails at its first
-// mismatch, since the two keyspaces may differ from there on.
-func runCompatScript(t *testing.T, redisAddr, oursAddr string, sc compatScript) {
-	p := dialCompatPair(t, redisAddr, oursAddr)
+// runCompatScript runs a script in a protocol on a fresh keyspace and fails
+// at its first mismatch, since the two keyspaces may differ from there on.
+func runCompatScript(t *testing.T, redisAddr, oursAddr string, proto int, sc compatScript) {
+	p := dialCompatPair(t, redisAddr, oursAddr, proto)
 	p.flush(t)
 	runCompatSteps(t, p, sc)
 }
@@ -389,22 +495,24 @@ func runCompatSteps(t *testing.T, p compatPair, sc compatScript) {
 		args := expandCompatArgs(st.args)
 		want := p.redis.run(st.mode, args)
 		got := p.ours.run(st.mode, args)
-		same := want == got
 		if compatTrace {
 			t.Logf("%s\n\tredis: %s\n\tours:  %s", showArgs(args), want, got)
 		}
-		if st.mode == compatApprox {
+		var same bool
+		switch {
+		case st.oursWant != "":
+			same = want == st.redisWant && got == st.oursWant
+			want = fmt.Sprintf("%s (expected %s)", want, st.redisWant)
+			got = fmt.Sprintf("%s (expected %s: %s)", got, st.oursWant, sc.divergence)
+		case st.mode == compatApprox:
 			same = approxEqual(want, got)
+		default:
+			same = want == got
 		}
 		if same {
 			continue
 		}
-		msg := fmt.Sprintf("script %q, step %d: %s\n\tredis: %s\n\tours:  %s", sc.name, i+1, showArgs(args), want, got)
-		if sc.divergence != "" {
-			t.Logf("documented divergence (%s):\n%s", sc.divergence, msg)
-			return
-		}
-		t.Error(msg)
+		t.Errorf("script %q, step %d: %s\n\tredis: %s\n\tours:  %s", sc.name, i+1, showArgs(args), want, got)
 		if !compatAll {
 			return
 		}
@@ -415,11 +523,13 @@ func TestCompatScripts(t *testing.T) {
 	redisAddr := startRedis(t)
 	// A log level, as the CLI sets, so that CONFIG SET loglevel works.
 	ts := startServer(t, Options{LogLevel: new(slog.LevelVar)})
-	for _, sc := range compatScripts() {
-		if !t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, sc) }) && !answersFlush(ts.addr) {
-			t.Fatalf("our server no longer answers FLUSHALL after script %q; the remaining scripts cannot run", sc.name)
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, sc := range compatScripts() {
+			if !t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, proto, sc) }) && !answersFlush(ts.addr) {
+				t.Fatalf("our server no longer answers FLUSHALL after script %q; the remaining scripts cannot run", sc.name)
+			}
 		}
-	}
+	})
 }
 
 // answersFlush reports whether the server at addr still answers FLUSHALL,
@@ -451,7 +561,7 @@ func startDisposableServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: store})
+	srv, err := New(withDefaults(t, Options{Store: store}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,12 +584,16 @@ func startDisposableServer(t *testing.T) string {
 // server of its own, since a failure here can leave it unable to serve.
 func TestCompatSetRangeOverflow(t *testing.T) {
 	redisAddr := startRedis(t)
+	forEachProtocol(t, func(t *testing.T, proto int) { setRangeOverflow(t, redisAddr, proto) })
+}
+
+func setRangeOverflow(t *testing.T, redisAddr string, proto int) {
 	oursAddr := startDisposableServer(t)
 	sc := compatScript{name: "setrange-overflowing-offset", steps: []compatStep{
 		cs("SET k abc"), cs("SETRANGE k 9223372036854775807 x"), cs("SETRANGE k 9223372036854775800 abcdefghijk"),
 		cs("SETRANGE n 9223372036854775807 x"), cs("SETRANGE k 9223372036854775808 x"), cs("EXISTS n"), cs("GET k"),
 	}}
-	runCompatScript(t, redisAddr, oursAddr, sc)
+	runCompatScript(t, redisAddr, oursAddr, proto, sc)
 	// Whatever the replies, the keyspace must still be usable.
 	c := dialCompat(t, oursAddr)
 	for _, args := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"FLUSHALL"}} {
@@ -914,6 +1028,17 @@ func compatScripts() []compatScript {
 			ca("HELLO", "2", "SETNAME", "a b", "FOO"), ca("HELLO", "2", "SETNAME", "a b", "AUTH", "nobody", "x"),
 			cs("HELLO 2 AUTH nobody x FOO"), cs("CLIENT GETNAME"),
 		}},
+		{name: "hello-protocol-switch", steps: []compatStep{
+			// The protocol is the connection's until the next HELLO with a
+			// version; HELLO alone and a failed HELLO leave it as it is.
+			csMasked("HELLO"), cs("GET nosuch"), csMasked("HELLO 3"), cs("GET nosuch"), cs("MGET a nosuch"),
+			csMasked("HELLO"), cs("HELLO 4"), cs("HELLO 3 FOO"), cs("GET nosuch"), csMasked("HELLO 3 SETNAME n3"),
+			cs("CLIENT GETNAME"), csPairs("CONFIG GET save"), cs("SET k v NX"), cs("SET k v NX"), cs("SET k w GET"),
+			cs("INFO nosuchsection"), cs("CLIENT LIST TYPE pubsub"), cs("COMMAND INFO nosuch"),
+			csMasked("HELLO 2"), cs("GET nosuch"), cs("CLIENT LIST TYPE pubsub"), cs("COMMAND INFO nosuch"),
+			csMasked("hello 3 auth default anything setname again"), cs("CLIENT GETNAME"), cs("RANDOMKEY"),
+			cs("DEL k"), cs("RANDOMKEY"), cs("GETDEL k"), cs("GETEX k"), cs("GETSET k v"), cs("GETSET k w"),
+		}},
 		{name: "client-name", steps: []compatStep{
 			cs("CLIENT GETNAME"), cs("CLIENT SETNAME myconn"), cs("CLIENT GETNAME"), cs("client getname"),
 			cs("CLIENT SETNAME other-name_1"), cs("CLIENT GETNAME"), ca("CLIENT", "SETNAME", ""), cs("CLIENT GETNAME"),
@@ -955,19 +1080,27 @@ func compatScripts() []compatScript {
 		}},
 		// Deadlines past 2262 do not fit the engine's clock; see args.go.
 		{name: "expiry-beyond-2262-set-ex", divergence: compatClockLimit, steps: []compatStep{
-			cs("SET k v EX 100000000000"), cs("TTL k"),
+			csDiverge("SET k v EX 100000000000", "+OK", "-ERR invalid expire time in 'set' command"),
+			csDiverge("TTL k", ":100000000000", ":-2"),
 		}},
 		{name: "expiry-beyond-2262-setex", divergence: compatClockLimit, steps: []compatStep{
-			cs("SETEX k 10000000000 v"), cs("TTL k"),
+			csDiverge("SETEX k 10000000000 v", "+OK", "-ERR invalid expire time in 'setex' command"),
+			csDiverge("TTL k", ":10000000000", ":-2"),
 		}},
 		{name: "expiry-beyond-2262-expireat", divergence: compatClockLimit, steps: []compatStep{
-			cs("SET k v"), cs("EXPIREAT k 99999999999"), cs("EXPIRETIME k"),
+			cs("SET k v"),
+			csDiverge("EXPIREAT k 99999999999", ":1", "-ERR invalid expire time in 'expireat' command"),
+			csDiverge("EXPIRETIME k", ":99999999999", ":-1"),
 		}},
 		{name: "expiry-beyond-2262-pexpireat-max", divergence: compatClockLimit, steps: []compatStep{
-			cs("SET k v"), cs("PEXPIREAT k 9223372036854775807"), cs("PEXPIRETIME k"),
+			cs("SET k v"),
+			csDiverge("PEXPIREAT k 9223372036854775807", ":1", "-ERR invalid expire time in 'pexpireat' command"),
+			csDiverge("PEXPIRETIME k", ":9223372036854775807", ":-1"),
 		}},
 		{name: "expiry-beyond-2262-getex", divergence: compatClockLimit, steps: []compatStep{
-			cs("SET k v"), cs("GETEX k EXAT 99999999999"), cs("EXPIRETIME k"),
+			cs("SET k v"),
+			csDiverge("GETEX k EXAT 99999999999", `"v"`, "-ERR invalid expire time in 'getex' command"),
+			csDiverge("EXPIRETIME k", ":99999999999", ":-1"),
 		}},
 		{name: "config-resetstat", steps: []compatStep{
 			cs("CONFIG RESETSTAT"), cs("CONFIG RESETSTAT x"),
@@ -999,7 +1132,10 @@ func compatScripts() []compatScript {
 func TestCompatArity(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	p := dialCompatPair(t, redisAddr, ts.addr)
+	forEachProtocol(t, func(t *testing.T, proto int) { compatArity(t, dialCompatPair(t, redisAddr, ts.addr, proto)) })
+}
+
+func compatArity(t *testing.T, p compatPair) {
 	p.flush(t)
 	mixed := func(s string) string {
 		b := []byte(s)
@@ -1042,12 +1178,18 @@ func TestCompatArity(t *testing.T) {
 }
 
 // TestCompatCommandInfo compares what COMMAND INFO says about every
-// command in the table: name, arity and key positions exactly, and the
-// flags our server knows of.
+// command in the table: name, arity, key positions and ACL categories
+// exactly (of subcommands too), and the flags our server knows of.
 func TestCompatCommandInfo(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	p := dialCompatPair(t, redisAddr, ts.addr)
+	forEachProtocol(t, func(t *testing.T, proto int) { compatCommandInfo(t, dialCompatPair(t, redisAddr, ts.addr, proto)) })
+}
+
+// compatCommandInfo compares COMMAND INFO of every command: the type of
+// each of the ten elements (RESP3 has sets among them), name, arity, key
+// positions and the flags our server knows of.
+func compatCommandInfo(t *testing.T, p compatPair) {
 	known := make(map[string]bool)
 	for _, f := range flagNames {
 		known[f.name] = true
@@ -1071,9 +1213,32 @@ func TestCompatCommandInfo(t *testing.T) {
 			continue
 		}
 		re, oe := rr.elems[0].elems, or.elems[0].elems
-		for _, i := range []int{0, 1, 3, 4, 5} {
+		for i := range re {
+			if re[i].kind != oe[i].kind {
+				t.Errorf("COMMAND INFO %s: element %d's type: redis %s, ours %s", cmd.name, i, re[i], oe[i])
+			}
+		}
+		// Element 6 is the ACL categories, which ACL rules and ACL CAT use.
+		for _, i := range []int{0, 1, 3, 4, 5, 6} {
 			if re[i].String() != oe[i].String() {
 				t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", cmd.name, i, re[i], oe[i])
+			}
+		}
+		// Each subcommand both have: its name, arity and categories.
+		redisSubs := make(map[string]compatReply)
+		for _, sub := range re[9].elems {
+			redisSubs[sub.elems[0].str] = sub
+		}
+		for _, sub := range oe[9].elems {
+			rs, ok := redisSubs[sub.elems[0].str]
+			if !ok { // CLIENT SETINFO is new in 7.2
+				t.Logf("%s: not a Redis 7.0 subcommand; skipped", sub.elems[0].str)
+				continue
+			}
+			for _, i := range []int{1, 6} {
+				if rs.elems[i].String() != sub.elems[i].String() {
+					t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", sub.elems[0].str, i, rs.elems[i], sub.elems[i])
+				}
 			}
 		}
 		flags := func(r compatReply) []string {
@@ -1102,16 +1267,23 @@ func TestCompatCommandInfo(t *testing.T) {
 func TestCompatShape(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	p := dialCompatPair(t, redisAddr, ts.addr)
+	forEachProtocol(t, func(t *testing.T, proto int) { compatShape(t, ts, dialCompatPair(t, redisAddr, ts.addr, proto), proto) })
+}
+
+// compatShape is TestCompatShape in one protocol. Text replies (INFO,
+// CLIENT INFO and LIST) are bulk strings in RESP2 and verbatim strings of
+// format txt in RESP3.
+func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 	p.flush(t)
+	isText := func(r compatReply) bool {
+		if proto == 3 {
+			return r.kind == '=' && r.format == "txt"
+		}
+		return r.kind == '$'
+	}
 	both := func(args ...string) (compatReply, compatReply) {
 		t.Helper()
-		rr, err1 := p.redis.do(args...)
-		or, err2 := p.ours.do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v %v", showArgs(args), err1, err2)
-		}
-		return rr, or
+		return p.both(t, args...)
 	}
 	type named struct {
 		who string
@@ -1122,7 +1294,7 @@ func TestCompatShape(t *testing.T) {
 	t.Run("INFO", func(t *testing.T) {
 		rr, or := both("INFO")
 		for _, x := range each(rr, or) {
-			if x.r.kind != '$' || !strings.HasPrefix(x.r.str, "# Server\r\n") || !strings.Contains(x.r.str, "\r\nredis_version:") ||
+			if !isText(x.r) || !strings.HasPrefix(x.r.str, "# Server\r\n") || !strings.Contains(x.r.str, "\r\nredis_version:") ||
 				!strings.Contains(x.r.str, "# Keyspace\r\n") || !strings.HasSuffix(x.r.str, "\r\n") {
 				t.Errorf("INFO: %s: unexpected shape: %.200q", x.who, x.r.str)
 			}
@@ -1131,7 +1303,7 @@ func TestCompatShape(t *testing.T) {
 			rr, or := both("INFO", section)
 			head := "# " + strings.ToUpper(section[:1]) + section[1:] + "\r\n"
 			for _, x := range each(rr, or) {
-				if x.r.kind != '$' || !strings.HasPrefix(x.r.str, head) || strings.Contains(x.r.str, "# Keyspace") {
+				if !isText(x.r) || !strings.HasPrefix(x.r.str, head) || strings.Contains(x.r.str, "# Keyspace") {
 					t.Errorf("INFO %s: %s: unexpected shape: %.200q", section, x.who, x.r.str)
 				}
 			}
@@ -1213,7 +1385,7 @@ func TestCompatShape(t *testing.T) {
 	t.Run("CLIENT INFO", func(t *testing.T) {
 		both("CLIENT", "SETNAME", "shape")
 		rr, or := both("CLIENT", "INFO")
-		if rr.kind != '$' || or.kind != '$' || !strings.HasSuffix(rr.str, "\n") || !strings.HasSuffix(or.str, "\n") ||
+		if !isText(rr) || !isText(or) || !strings.HasSuffix(rr.str, "\n") || !strings.HasSuffix(or.str, "\n") ||
 			strings.Count(or.str, "\n") != 1 {
 			t.Fatalf("CLIENT INFO: redis %s, ours %s", rr, or)
 		}
@@ -1247,18 +1419,18 @@ func TestCompatShape(t *testing.T) {
 	t.Run("CLIENT LIST", func(t *testing.T) {
 		rr, or := both("CLIENT", "LIST")
 		for _, x := range each(rr, or) {
-			if x.r.kind != '$' || !strings.HasPrefix(x.r.str, "id=") || !strings.HasSuffix(x.r.str, "\n") {
+			if !isText(x.r) || !strings.HasPrefix(x.r.str, "id=") || !strings.HasSuffix(x.r.str, "\n") {
 				t.Errorf("CLIENT LIST: %s: %s", x.who, x.r)
 			}
 		}
 		for i, x := range each(both("CLIENT", "LIST", "ID", strconv.FormatInt(ids[0], 10), strconv.FormatInt(ids[1], 10))) {
 			want := "id=" + strconv.FormatInt(ids[i], 10) + " "
-			if x.r.kind != '$' || !strings.HasPrefix(x.r.str, want) || strings.Count(x.r.str, "\n") != 1 {
+			if !isText(x.r) || !strings.HasPrefix(x.r.str, want) || strings.Count(x.r.str, "\n") != 1 {
 				t.Errorf("CLIENT LIST ID: %s: %s", x.who, x.r)
 			}
 		}
 		for _, x := range each(both("CLIENT", "LIST", "TYPE", "normal")) {
-			if x.r.kind != '$' || !strings.Contains(x.r.str, "name=shape ") {
+			if !isText(x.r) || !strings.Contains(x.r.str, "name=shape ") {
 				t.Errorf("CLIENT LIST TYPE normal: %s: %s", x.who, x.r)
 			}
 		}
@@ -1277,7 +1449,7 @@ func TestCompatShape(t *testing.T) {
 	})
 
 	t.Run("HELP", func(t *testing.T) {
-		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND"} {
+		for _, c := range []string{"CLIENT", "CONFIG", "COMMAND", "PUBSUB"} {
 			rr, or := both(c, "HELP")
 			for _, x := range each(rr, or) {
 				n := len(x.r.elems)
@@ -1303,7 +1475,7 @@ func TestCompatShape(t *testing.T) {
 						found = true
 					}
 				}
-				if !found && !(c == "CLIENT" && word == "SETINFO") { // SETINFO is new in 7.2
+				if !found && !(c == "CLIENT" && (word == "SETINFO" || word == "NO-TOUCH")) { // new in 7.2
 					t.Errorf("%s HELP: ours lists %s, Redis's does not", c, word)
 				}
 			}
@@ -1342,15 +1514,26 @@ func TestCompatShape(t *testing.T) {
 			t.Errorf("COMMAND INFO get nosuch SET: redis %s\nours %s", rr, or)
 		}
 		rr, or = both("COMMAND", "DOCS", "get")
-		if rr.kind != '*' || or.kind != '*' || len(or.elems) != 2 || or.elems[0].str != "get" {
+		if !rr.pairs() || !or.pairs() || rr.kind != or.kind || len(or.elems) != 2 || or.elems[0].str != "get" {
 			t.Errorf("COMMAND DOCS get: redis %s\nours %s", rr, or)
+		}
+		// In RESP3, the nested replies have Redis's types at every level
+		// ours shares with Redis's: maps, sets of flags, arrays of
+		// arguments. (In RESP2 they are all arrays.)
+		if proto != 3 {
+			return
+		}
+		for _, args := range [][]string{{"COMMAND", "DOCS", "set", "getex", "client", "config"},
+			{"COMMAND", "INFO", "set", "client", "config", "command"}, {"COMMAND", "DOCS"}} {
+			rr, or := both(args...)
+			sameTypes(t, showArgs(args), rr, or)
 		}
 	})
 
 	t.Run("CONFIG GET differing values", func(t *testing.T) {
 		for _, name := range []string{"port", "databases", "maxmemory-policy", "maxclients"} {
 			for _, x := range each(both("CONFIG", "GET", name)) {
-				if x.r.kind != '*' || len(x.r.elems) != 2 || x.r.elems[0].str != name || x.r.elems[1].kind != '$' {
+				if !x.r.pairs() || len(x.r.elems) != 2 || x.r.elems[0].str != name || x.r.elems[1].kind != '$' {
 					t.Errorf("CONFIG GET %s: %s: %s", name, x.who, x.r)
 				}
 			}
@@ -1362,21 +1545,50 @@ func TestCompatShape(t *testing.T) {
 	})
 }
 
+// sameTypes checks that ours has the reply type redis has, and so on
+// inside: for a map, at each key both have (entries are matched by key),
+// for other aggregates element by element as far as both go.
+func sameTypes(t *testing.T, path string, redis, ours compatReply) {
+	t.Helper()
+	if redis.kind != ours.kind {
+		t.Errorf("%s: type: redis %.200s, ours %.200s", path, redis, ours)
+		return
+	}
+	if redis.pairs() && redis.kind == '%' {
+		values := make(map[string]compatReply)
+		for i := 0; i+1 < len(redis.elems); i += 2 {
+			values[redis.elems[i].String()] = redis.elems[i+1]
+		}
+		for i := 0; i+1 < len(ours.elems); i += 2 {
+			key := ours.elems[i].String()
+			if rv, ok := values[key]; ok {
+				sameTypes(t, path+" "+key, rv, ours.elems[i+1])
+			}
+		}
+		return
+	}
+	for i := range min(len(redis.elems), len(ours.elems)) {
+		sameTypes(t, path+" ["+strconv.Itoa(i)+"]", redis.elems[i], ours.elems[i])
+	}
+}
+
 // TestCompatQuit checks QUIT's reply and that it closes the connection.
 func TestCompatQuit(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	for _, args := range [][]string{{"QUIT"}, {"quit"}, {"QUIT", "extra"}} {
-		p := dialCompatPair(t, redisAddr, ts.addr)
-		want := p.redis.run(compatExact, args)
-		got := p.ours.run(compatExact, args)
-		if want != got {
-			t.Errorf("%s: redis %s, ours %s", showArgs(args), want, got)
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, args := range [][]string{{"QUIT"}, {"quit"}, {"QUIT", "extra"}} {
+			p := dialCompatPair(t, redisAddr, ts.addr, proto)
+			want := p.redis.run(compatExact, args)
+			got := p.ours.run(compatExact, args)
+			if want != got {
+				t.Errorf("%s: redis %s, ours %s", showArgs(args), want, got)
+			}
+			if rc, oc := p.redis.closed(3*time.Second), p.ours.closed(3*time.Second); rc != oc {
+				t.Errorf("%s: connection closed: redis %v, ours %v", showArgs(args), rc, oc)
+			}
 		}
-		if rc, oc := p.redis.closed(3*time.Second), p.ours.closed(3*time.Second); rc != oc {
-			t.Errorf("%s: connection closed: redis %v, ours %v", showArgs(args), rc, oc)
-		}
-	}
+	})
 }
 
 // TestCompatRedis72Texts checks, on our server alone, the replies where
@@ -1390,7 +1602,7 @@ func TestCompatRedis72Texts(t *testing.T) {
 	const helloNoAuth = "-NOAUTH HELLO must be called with the client already authenticated, otherwise the " +
 		"HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the " +
 		"RESP protocol version at the same time"
-	for _, args := range [][]string{{"HELLO"}, {"HELLO", "2"}, {"HELLO", "2", "SETNAME", "x"}} {
+	for _, args := range [][]string{{"HELLO"}, {"HELLO", "2"}, {"HELLO", "3"}, {"HELLO", "2", "SETNAME", "x"}} {
 		if got := c.run(compatExact, args); got != helloNoAuth {
 			t.Errorf("%s before AUTH: got %s, want %s", showArgs(args), got, helloNoAuth)
 		}
@@ -1488,13 +1700,15 @@ func TestInlineCompat(t *testing.T) {
 		{name: "negative bulk length", send: []string{"*1\r\n$-1\r\n"}, replies: 1, closes: true},
 		{name: "bulk length too big", send: []string{"*1\r\n$536870913\r\n"}, replies: 1, closes: true},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			p := dialCompatPair(t, redisAddr, ts.addr)
-			p.flush(t)
-			runRawCase(t, p, tc)
-		})
-	}
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				p := dialCompatPair(t, redisAddr, ts.addr, proto)
+				p.flush(t)
+				runRawCase(t, p, tc)
+			})
+		}
+	})
 }
 
 // runRawCase writes a case's bytes to both servers and compares the
@@ -1543,11 +1757,16 @@ func runRawCase(t *testing.T, p compatPair, tc inlineCase) {
 func TestCompatAuth(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	admin := dialCompatPair(t, redisAddr, ts.addr)
+	admin := dialCompatPair(t, redisAddr, ts.addr, 2)
+	admin3 := dialCompatPair(t, redisAddr, ts.addr, 3)
 	admin.flush(t)
-	// A connection open before the password is set stays authenticated.
+	// A connection open before the password is set stays authenticated,
+	// in either protocol.
 	runCompatSteps(t, admin, compatScript{name: "set-password", steps: []compatStep{
 		cs("SET k v"), cs("CONFIG SET requirepass secret"), cs("PING"), cs("GET k"), csPairs("CONFIG GET requirepass"),
+	}})
+	runCompatSteps(t, admin3, compatScript{name: "set-password-resp3", steps: []compatStep{
+		cs("PING"), cs("GET k"), cs("GET nosuch"), csPairs("CONFIG GET requirepass"), csMasked("HELLO"),
 	}})
 	scripts := []compatScript{
 		{name: "before-auth", steps: []compatStep{
@@ -1573,12 +1792,20 @@ func TestCompatAuth(t *testing.T) {
 		}},
 		{name: "quit-before-auth", steps: []compatStep{cs("QUIT")}},
 	}
-	for _, sc := range scripts {
-		t.Run(sc.name, func(t *testing.T) {
-			runCompatSteps(t, dialCompatPair(t, redisAddr, ts.addr), sc)
-		})
-	}
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, sc := range scripts {
+			if proto == 3 {
+				sc.steps = authInRESP3(sc.steps)
+			}
+			t.Run(sc.name, func(t *testing.T) {
+				// Not switched by dialCompatPair: HELLO 3 needs AUTH first.
+				runCompatSteps(t, dialCompatPair(t, redisAddr, ts.addr, 2), sc)
+			})
+		}
+	})
 	// Before AUTH, Redis allows at most 10 arguments of at most 16 KiB.
+	// RESP2 only: a connection cannot switch protocol before it
+	// authenticates.
 	for _, tc := range []inlineCase{
 		{name: "unauthenticated multibulk length", send: []string{"*11\r\n"}, replies: 1, closes: true},
 		{name: "ten arguments are fine", send: []string{encodeCommand("EXISTS", "1", "2", "3", "4", "5", "6", "7", "8", "9")}, replies: 1},
@@ -1587,9 +1814,31 @@ func TestCompatAuth(t *testing.T) {
 		{name: "inline before auth", send: []string{"GET k\r\n", "AUTH secret\r\n", "GET k\r\n"}, replies: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			runRawCase(t, dialCompatPair(t, redisAddr, ts.addr), tc)
+			runRawCase(t, dialCompatPair(t, redisAddr, ts.addr, 2), tc)
 		})
 	}
+}
+
+// authInRESP3 turns an authentication script into its RESP3 run: HELLO 2
+// becomes HELLO 3, and a connection that authenticates with AUTH switches
+// with HELLO 3 right after, so the rest of the script runs in RESP3.
+func authInRESP3(steps []compatStep) []compatStep {
+	var out []compatStep
+	switched := false
+	for _, st := range steps {
+		if len(st.args) > 1 && strings.EqualFold(st.args[0], "hello") && st.args[1] == "2" {
+			st.args = slices.Clone(st.args)
+			st.args[1] = "3"
+		}
+		out = append(out, st)
+		authOK := len(st.args) == 2 && st.args[1] == "secret" ||
+			len(st.args) == 3 && strings.EqualFold(st.args[1], "default") && st.args[2] == "secret"
+		if !switched && strings.EqualFold(st.args[0], "auth") && authOK {
+			out = append(out, csMasked("HELLO 3"))
+			switched = true
+		}
+	}
+	return out
 }
 
 // compatTrace, set by COMPAT_TRACE=1, logs every step's replies, which

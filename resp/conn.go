@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/acl"
 )
 
 // Conn is one client connection. Its reader, writer and flags are owned by
@@ -15,8 +17,8 @@ import (
 // connections are atomic or guarded by mu.
 type Conn struct {
 	srv *Server
-	// nc is the connection, replaced once if the event loop hands the
-	// connection to a goroutine; then under srv.mu.
+	// nc is the connection. It is replaced, under srv.mu, each time the
+	// connection moves between the event loop and a goroutine of its own.
 	nc      net.Conn
 	rd      *Reader
 	w       *Writer
@@ -24,7 +26,52 @@ type Conn struct {
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
 	remote, local net.Addr
-	// On the event loop: the socket, and whether epoll said it has input.
+	// ev is the event loop's state for this connection.
+	ev      loopState
+	scratch [32]byte // lower-cased command names
+	authed  bool
+	quit    bool
+	pending []byte // read off the socket by a disconnect watcher, not yet parsed
+	tx      transaction
+
+	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
+	// them changed since (Redis's CLIENT_DIRTY_CAS).
+	watching []*watchedKey
+	casDirty bool
+
+	// out queues the connection's output in push mode; pushDone is the
+	// writer goroutine's, nil outside push mode (outbox.go).
+	out      outbox
+	pushDone chan struct{}
+	subs     subscriptions
+
+	// user is who the connection is authenticated as (the default user
+	// until AUTH); revoked marks a connection to close for its user was
+	// deleted (acl.go).
+	user    atomic.Pointer[acl.User]
+	revoked atomic.Bool
+
+	lastCommand atomic.Pointer[command]
+	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
+	lastActive  atomic.Int64 // unix seconds when the last batch was answered
+
+	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
+	noEvict, noTouch atomic.Bool
+	// killed: CLIENT KILL closed the connection; guarded by srv.mu.
+	killed bool
+
+	mu      sync.Mutex // protects name, libName and libVer
+	name    string
+	libName string
+	libVer  string
+}
+
+// loopState is what the event loop keeps on a connection (loop_linux.go).
+// The loop owns it while it serves the connection, and the connection's
+// goroutine while it does.
+type loopState struct {
+	// fd is the socket, duplicated out of Go's poller; readable: epoll said
+	// it has input.
 	fd       int
 	readable bool
 	// backToLoop: the event loop handed this connection to its goroutine,
@@ -32,23 +79,13 @@ type Conn struct {
 	backToLoop bool
 	// looped: the event loop serves this connection now.
 	looped bool
-	// resume, set by a command on the event loop that must wait, finishes
-	// that command on the connection's goroutine; resumeCounted is the
-	// command to count once it has answered.
+	// resume, set by a command that must wait, finishes that command on
+	// the connection's goroutine, outside the atomic section its handler
+	// ran in (on the event loop, once the loop has handed the connection
+	// to its goroutine); resumeCounted is the command to count once it has
+	// answered.
 	resume        func()
 	resumeCounted *command
-	scratch       [32]byte // lower-cased command names
-	authed        bool
-	quit          bool
-	pending       []byte // read off the socket by a disconnect watcher, not yet parsed
-
-	lastCommand atomic.Pointer[command]
-	lastActive  atomic.Int64 // unix seconds when the last batch was answered
-
-	mu      sync.Mutex // protects name, libName and libVer
-	name    string
-	libName string
-	libVer  string
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {
@@ -58,12 +95,13 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		w:       newWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
-		remote:  nc.RemoteAddr(),
-		local:   nc.LocalAddr(),
 	}
+	c.remote, c.local = peerAddrs(nc)
 	c.rd = NewReader(connReader{c})
-	c.authed = *s.requirePass.Load() == ""
+	c.authed = !s.acl.users.AuthRequired()
+	c.user.Store(s.acl.users.Default())
 	c.lastActive.Store(c.created.Unix())
+	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
 	return c
 }
@@ -87,20 +125,30 @@ const (
 // unread input makes the kernel send a reset, which can destroy replies the
 // client has not read yet, such as the error explaining why it is closed.
 func (c *Conn) closeGracefully() {
+	// As in Redis, a client that quit is no subscriber once it has its
+	// reply, though the socket lingers.
+	c.leavePubSub()
 	c.w.Flush()
-	if tc, ok := c.nc.(*net.TCPConn); ok && tc.CloseWrite() == nil {
-		tc.SetReadDeadline(time.Now().Add(lingerTime))
-		io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
-	}
-	c.nc.Close()
+	c.stopPushing(true)
+	lingerClose(c.nc)
 }
 
-// authenticated reports whether the client may run any command: no password
-// is required now, or it passed AUTH, or none was required when it
-// connected. As in Redis, setting a password does not log out connections
-// that are already open.
+// lingerClose sends FIN, discards input for up to lingerTime and closes
+// nc (closeGracefully).
+func lingerClose(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		nc.SetReadDeadline(time.Now().Add(lingerTime))
+		io.Copy(io.Discard, io.LimitReader(nc, lingerBytes))
+	}
+	nc.Close()
+}
+
+// authenticated reports whether the client may run any command: the
+// default user needs no password now, or the client passed AUTH, or none
+// was needed when it connected. As in Redis, setting a password does not
+// log out connections that are already open.
 func (c *Conn) authenticated() bool {
-	return c.authed || *c.srv.requirePass.Load() == ""
+	return c.authed || !c.srv.acl.users.AuthRequired()
 }
 
 func (c *Conn) limits() Limits {
@@ -120,8 +168,13 @@ func (c *Conn) info() string {
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
 	idle := now.Unix() - c.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 cmd=%s user=default redir=-1 resp=2 lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, cmd, libName, libVer)
+	omem, _ := c.outputBuffer(now.Unix())
+	multi := c.multiLen.Load()
+	watched, _ := c.srv.watches.watchInfo(c)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d omem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
+		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
+		multi, watched, omem, cmd, c.user.Load().Name(), c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

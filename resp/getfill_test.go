@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
@@ -110,7 +112,7 @@ func TestGetFillAfterExpiryWithoutGrace(t *testing.T) {
 	_, c := fillServer(t, o)
 	ctx := context.Background()
 	allEqual(t, burst(c, 1, "k:e", 1, 0), "k:e@v0")
-	waitFor(t, "the entry to expire", func() bool { return c.Exists(ctx, "k:e").Val() == 0 })
+	testwait.For(t, "the entry to expire", func() bool { return c.Exists(ctx, "k:e").Val() == 0 })
 	o.version.Store(1)
 	o.delay.Store(int64(100 * time.Millisecond))
 	allEqual(t, burst(c, 300, "k:e", 60, 0), "k:e@v1")
@@ -124,7 +126,7 @@ func TestGetFillServesStaleWhileOneRefreshRuns(t *testing.T) {
 	ts, c := fillServer(t, o)
 	allEqual(t, burst(c, 1, "k:s", 1, 60), "k:s@v0")
 	// Past the fresh deadline, within the grace.
-	waitFor(t, "the entry to go stale", func() bool {
+	testwait.For(t, "the entry to go stale", func() bool {
 		env, ok := ts.store.Peek([]byte("k:s"))
 		return ok && time.Now().UnixNano() >= env.FreshUntil
 	})
@@ -132,7 +134,7 @@ func TestGetFillServesStaleWhileOneRefreshRuns(t *testing.T) {
 	o.gate = make(chan struct{})
 	allEqual(t, burst(c, 300, "k:s", 1, 60), "k:s@v0")
 	close(o.gate)
-	waitFor(t, "the refreshed value", func() bool {
+	testwait.For(t, "the refreshed value", func() bool {
 		return c.Get(context.Background(), "k:s").Val() == "k:s@v1"
 	})
 	if n := o.calls.Load(); n != 2 {
@@ -163,7 +165,7 @@ func TestGetFillFailureIsSharedThenCoolsDown(t *testing.T) {
 		t.Fatalf("a failure was stored as a value: %q", v)
 	}
 	o.status.Store(0)
-	waitFor(t, "the key to recover after the cooldown", func() bool {
+	testwait.For(t, "the key to recover after the cooldown", func() bool {
 		return burst(c, 1, "k:f", 60, 0)[0] == "k:f@v0"
 	})
 }
@@ -202,7 +204,7 @@ func TestGetFillCallerTimeout(t *testing.T) {
 			t.Fatalf("reply %q, want -TIMEOUT", r)
 		}
 	}
-	waitFor(t, "the load to be stored", func() bool {
+	testwait.For(t, "the load to be stored", func() bool {
 		v, _ := ts.store.Get([]byte("k:slow"))
 		return string(v) == "k:slow@v0"
 	})
@@ -269,11 +271,19 @@ func TestGetFillErrorsAndLoaderCommands(t *testing.T) {
 // coalesced waiters, in /metrics and in INFO.
 func TestGetFillMetricsShowCoalescing(t *testing.T) {
 	o := newOrigin(t)
-	o.delay.Store(int64(200 * time.Millisecond))
+	// The origin answers only once every caller has joined the load, so
+	// none comes late enough to be served from the store instead.
+	o.gate = make(chan struct{})
 	ts, c := fillServer(t, o)
 	const k = 200
-	allEqual(t, burst(c, k, "k:m", 60, 0), "k:m@v0")
 	m := ts.metrics.Fill
+	done := make(chan []string)
+	go func() { done <- burst(c, k, "k:m", 60, 0) }()
+	testwait.For(t, "every caller to join the load", func() bool {
+		return metrics.Value(m.Coalesced.WithLabelValues("k:")) == k-1
+	})
+	close(o.gate)
+	allEqual(t, <-done, "k:m@v0")
 	if v := metrics.Value(m.Loads.WithLabelValues("k:", "ok")); v != 1 {
 		t.Fatalf("fill_loads_total{ok} = %v, want 1", v)
 	}
@@ -341,11 +351,11 @@ func TestRevalidationRenewsWithoutABody(t *testing.T) {
 		t.Fatalf("first fill: %v", v)
 	}
 	first, _ := ts.store.Peek([]byte("r:1"))
-	waitFor(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= first.FreshUntil })
+	testwait.For(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= first.FreshUntil })
 	if v := c.Do(ctx, "GETFILL", "r:1", 1, 60).Val(); v != "body-v1" {
 		t.Fatalf("stale read: %v", v)
 	}
-	waitFor(t, "the 304 to renew the entry", func() bool {
+	testwait.For(t, "the 304 to renew the entry", func() bool {
 		env, ok := ts.store.Peek([]byte("r:1"))
 		return ok && env.FreshUntil > first.FreshUntil
 	})
@@ -378,7 +388,7 @@ func TestBackgroundRefreshCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the entries to go stale", func() bool {
+	testwait.For(t, "the entries to go stale", func() bool {
 		for i := range 5 {
 			env, _ := store.Peek([]byte(fmt.Sprint("k:", i)))
 			if time.Now().UnixNano() < env.FreshUntil {
@@ -451,13 +461,13 @@ func TestGoneAtOriginDropsStaleCopy(t *testing.T) {
 	o := newOrigin(t)
 	ts, c := fillServer(t, o)
 	allEqual(t, burst(c, 1, "k:g", 1, 60), "k:g@v0")
-	waitFor(t, "the entry to go stale", func() bool {
+	testwait.For(t, "the entry to go stale", func() bool {
 		env, ok := ts.store.Peek([]byte("k:g"))
 		return ok && time.Now().UnixNano() >= env.FreshUntil
 	})
 	o.status.Store(404)
 	allEqual(t, burst(c, 1, "k:g", 1, 60), "k:g@v0") // stale, starts the refresh
-	waitFor(t, "the stale copy to be dropped", func() bool {
+	testwait.For(t, "the stale copy to be dropped", func() bool {
 		_, ok := ts.store.Peek([]byte("k:g"))
 		return !ok
 	})
@@ -477,11 +487,11 @@ func TestDisconnectedCallerLeavesTheFlight(t *testing.T) {
 	r := dialRaw(t, ts.addr)
 	r.send(encodeCommand("GETFILL", "k:d", "60", "0"))
 	<-o.arrived
-	waitFor(t, "the caller to wait on the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 1 })
+	testwait.For(t, "the caller to wait on the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 1 })
 	r.nc.Close()
-	waitFor(t, "the caller to leave the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 0 })
+	testwait.For(t, "the caller to leave the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 0 })
 	close(o.gate)
-	waitFor(t, "the load to be stored", func() bool { return c.Get(context.Background(), "k:d").Val() == "k:d@v0" })
+	testwait.For(t, "the load to be stored", func() bool { return c.Get(context.Background(), "k:d").Val() == "k:d@v0" })
 }
 
 // TestPipelineBehindGetFill: commands pipelined behind a waiting GETFILL
@@ -494,7 +504,7 @@ func TestPipelineBehindGetFill(t *testing.T) {
 	r.send(encodeCommand("GETFILL", "k:pp", "60", "0"))
 	// The rest of the pipeline arrives while the disconnect watcher owns
 	// the socket; it must reach the reader intact.
-	waitFor(t, "the GETFILL to wait", func() bool { return ts.opts.Filler.Waiters("k:pp") == 1 })
+	testwait.For(t, "the GETFILL to wait", func() bool { return ts.opts.Filler.Waiters("k:pp") == 1 })
 	r.send(encodeCommand("SET", "after", "1") + encodeCommand("GET", "after"))
 	close(o.gate)
 	for _, want := range []string{`"k:pp@v0"`, "+OK", `"1"`} {
@@ -563,7 +573,7 @@ func TestTimeoutZeroFailsFast(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("TIMEOUT 0 waited %v for a 2 s origin", d)
 	}
-	waitFor(t, "the load to be stored", func() bool {
+	testwait.For(t, "the load to be stored", func() bool {
 		v, _ := ts.store.Get([]byte("k:z"))
 		return string(v) == "k:z@v0"
 	})
@@ -580,11 +590,11 @@ func TestFailedRefreshKeepsDeadlinesAndServesStale(t *testing.T) {
 	ts, c := fillServer(t, o)
 	allEqual(t, burst(c, 1, "k:r", 1, 60), "k:r@v0")
 	before, _ := ts.store.Peek([]byte("k:r"))
-	waitFor(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= before.FreshUntil })
+	testwait.For(t, "the entry to go stale", func() bool { return time.Now().UnixNano() >= before.FreshUntil })
 	o.status.Store(500)
 	allEqual(t, burst(c, 1, "k:r", 1, 60), "k:r@v0") // stale; starts the refresh, which fails
-	waitFor(t, "the refresh to fail", func() bool { return o.calls.Load() == 2 })
-	waitFor(t, "the key to cool down", func() bool {
+	testwait.For(t, "the refresh to fail", func() bool { return o.calls.Load() == 2 })
+	testwait.For(t, "the key to cool down", func() bool {
 		return strings.Contains(fmt.Sprint(c.Do(context.Background(), "FILL.INFO", "k:r").Val()), "in_flight 0")
 	})
 	allEqual(t, burst(c, 50, "k:r", 1, 60), "k:r@v0")
@@ -594,5 +604,33 @@ func TestFailedRefreshKeepsDeadlinesAndServesStale(t *testing.T) {
 	after, _ := ts.store.Peek([]byte("k:r"))
 	if after.FreshUntil != before.FreshUntil || after.StaleUntil != before.StaleUntil {
 		t.Fatalf("a failed refresh moved the deadlines: %+v -> %+v", before, after)
+	}
+}
+
+// TestFillIntrospectionTypes checks FILL.INFO's and LOADER.LIST's replies
+// exactly: flat arrays of names and values in RESP2, maps in RESP3.
+func TestFillIntrospectionTypes(t *testing.T) {
+	o := newOrigin(t)
+	ts, _ := fillServer(t, o)
+	loader := `"prefix" "k:" "url" ` + strconv.Quote(o.URL+"/{key}") +
+		` "timeout_ms" :5000 "batch" :0 "headers" [] "source" "register" "version" :1 "in_flight" :0 "fills" "0" "failures" "0" "batches" "0"`
+	info := `"state" "missing" "fresh_ms" :0 "stale_ms" :0 "loader" "k:" "in_flight" :0 "tags" []`
+	for _, tc := range []struct {
+		proto             int
+		fillInfo, loaders string
+	}{
+		{2, "[" + info + "]", "[[" + loader + "]]"},
+		{3, "%{" + info + "}", "[%{" + loader + "}]"},
+	} {
+		c := dialCompat(t, ts.addr)
+		if r, err := c.do("HELLO", strconv.Itoa(tc.proto)); err != nil || r.kind == '-' {
+			t.Fatalf("HELLO %d: %v %v", tc.proto, r, err)
+		}
+		if got := c.run(compatExact, []string{"FILL.INFO", "k:nothing"}); got != tc.fillInfo {
+			t.Errorf("RESP%d: FILL.INFO = %s, want %s", tc.proto, got, tc.fillInfo)
+		}
+		if got := c.run(compatExact, []string{"LOADER.LIST"}); got != tc.loaders {
+			t.Errorf("RESP%d: LOADER.LIST = %s, want %s", tc.proto, got, tc.loaders)
+		}
 	}
 }

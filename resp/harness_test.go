@@ -18,7 +18,9 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // testServer is a real server on an ephemeral loopback port.
@@ -33,28 +35,21 @@ type testServer struct {
 // shut down when the test ends.
 func startServer(t testing.TB, opts Options) *testServer {
 	t.Helper()
-	if opts.Store == nil {
-		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(store.Close)
-		opts.Store = store
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if opts.Metrics == nil {
-		opts.Metrics = metrics.New()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	return serveListener(t, ln, opts)
+}
+
+// serveListener starts a server for the test on ln, as startServer does.
+func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
+	t.Helper()
+	opts = withDefaults(t, opts)
 	// scripts/test.sh runs this package's tests a second time with every
 	// server on the event loop.
 	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
 		opts.EventLoop = true
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
 	srv, err := New(opts)
 	if err != nil {
@@ -75,8 +70,35 @@ func startServer(t testing.TB, opts Options) *testServer {
 	return ts
 }
 
+// withDefaults completes opts as cmd/stampedeless wires a server: a store,
+// metrics, a quiet logger, and a loader registry with its Filler.
+func withDefaults(t testing.TB, opts Options) Options {
+	t.Helper()
+	if opts.Store == nil {
+		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(store.Close)
+		opts.Store = store
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Loaders == nil {
+		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
+	}
+	if opts.Filler == nil {
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
+	}
+	return opts
+}
+
 // client returns a go-redis client in its default configuration, which
-// sends HELLO 3 and CLIENT SETINFO on connect and falls back to RESP2.
+// sends HELLO 3 and CLIENT SETINFO on connect and speaks RESP3.
 func (ts *testServer) client(t testing.TB) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: ts.addr})
@@ -109,6 +131,11 @@ func dialRaw(t testing.TB, addr string) *rawConn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wrapRaw(t, nc)
+}
+
+// wrapRaw makes nc a rawConn, closed when the test ends.
+func wrapRaw(t testing.TB, nc net.Conn) *rawConn {
 	t.Cleanup(func() { nc.Close() })
 	// So failing tests don't just hang.
 	nc.SetDeadline(time.Now().Add(30 * time.Second))

@@ -32,10 +32,14 @@ type eventLoop struct {
 
 	mu      sync.Mutex
 	adopted []*Conn // accepted, not yet registered
+	kills   []*Conn // to close, for CLIENT KILL
 	stopped bool    // the loop has handed everything on and takes no more
 
 	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
 	clients atomic.Int64  // len(conns), for INFO and metrics
+	// revocations is the server's count of revocations the loop has
+	// looked for revoked connections after (acl.go).
+	revocations int64
 }
 
 // What a loop connection's reader returns when its socket has no more input
@@ -109,14 +113,14 @@ func (l *eventLoop) take(c *Conn) bool {
 		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
 		return false
 	}
-	c.fd = fd
+	c.ev.fd = fd
 	l.srv.mu.Lock() // Shutdown reads c.nc
 	c.nc = loopNetConn{}
 	l.srv.mu.Unlock()
 	c.rd.rd = loopReader{c}
 	c.rd.BeforeBlock = c.loopFlush
-	c.backToLoop = false
-	c.looped = true
+	c.ev.backToLoop = false
+	c.ev.looped = true
 	l.adopted = append(l.adopted, c)
 	l.notify()
 	return true
@@ -174,7 +178,7 @@ func (l *eventLoop) run() {
 				continue
 			}
 			if c := l.conns[fd]; c != nil {
-				c.readable = true
+				c.ev.readable = true
 				l.serveSafely(c)
 			}
 		}
@@ -194,20 +198,54 @@ func (l *eventLoop) drainWake() {
 		}
 	}
 	l.mu.Lock()
-	adopted := l.adopted
-	l.adopted = nil
+	adopted, kills := l.adopted, l.kills
+	l.adopted, l.kills = nil, nil
 	l.mu.Unlock()
+	defer l.closeKilled(kills)
 	for _, c := range adopted {
-		if err := l.watch(c.fd); err != nil {
+		if err := l.watch(c.ev.fd); err != nil {
 			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
 			l.eject(c, nil, handoffError)
 			continue
 		}
-		l.conns[c.fd] = c
+		l.conns[c.ev.fd] = c
 		l.clients.Add(1)
 		// It may have sent something before it was watched.
-		c.readable = true
+		c.ev.readable = true
 		l.serveSafely(c)
+	}
+	// A connection whose user was deleted closes now, not at its next
+	// command: its goroutine closes it on errRevoked.
+	if n := l.srv.acl.revocations.Load(); n != l.revocations {
+		l.revocations = n
+		for _, c := range l.conns {
+			if c.revoked.Load() {
+				l.eject(c, errRevoked, handoffEnd)
+			}
+		}
+	}
+}
+
+// kill has the loop close c if it serves c (CLIENT KILL, which has marked
+// c killed). A connection that left the loop meanwhile is closed by
+// eject, or was closed by Server.kill.
+func (l *eventLoop) kill(c *Conn) {
+	l.mu.Lock()
+	l.kills = append(l.kills, c)
+	l.mu.Unlock()
+	l.notify()
+}
+
+// closeKilled hands the killed connections the loop still serves to their
+// goroutines, which close them: eject closes a killed connection's socket.
+func (l *eventLoop) closeKilled(kills []*Conn) {
+	for _, c := range kills {
+		for _, served := range l.conns {
+			if served == c {
+				l.eject(c, nil, handoffEnd)
+				break
+			}
+		}
 	}
 }
 
@@ -217,7 +255,7 @@ func (l *eventLoop) drainWake() {
 const (
 	handoffCommand  = "command"  // a GETFILL that waits for the origin
 	handoffOutput   = "output"   // the socket did not take every reply
-	handoffEnd      = "end"      // QUIT, end of input, a protocol error or a panic
+	handoffEnd      = "end"      // QUIT, end of input, a protocol error, a panic or CLIENT KILL
 	handoffShutdown = "shutdown" // the server is closing
 	handoffError    = "error"    // the loop could not serve it
 )
@@ -249,7 +287,7 @@ func (l *eventLoop) serve(c *Conn) {
 			return
 		}
 		l.srv.dispatch(c, args)
-		if c.resume != nil { // a command that must wait
+		if c.ev.resume != nil { // a command that must wait
 			l.eject(c, nil, handoffCommand)
 			return
 		}
@@ -271,15 +309,15 @@ func (l *eventLoop) serve(c *Conn) {
 func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	s := l.srv
 	s.metrics.EventLoopHandoffs.WithLabelValues(reason).Inc()
-	if _, ok := l.conns[c.fd]; ok {
-		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
-		delete(l.conns, c.fd)
+	if _, ok := l.conns[c.ev.fd]; ok {
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.ev.fd, nil)
+		delete(l.conns, c.ev.fd)
 		l.clients.Add(-1)
 	}
-	f := os.NewFile(uintptr(c.fd), "")
+	f := os.NewFile(uintptr(c.ev.fd), "")
 	nc, err := net.FileConn(f) // a duplicate, in Go's poller
 	f.Close()
-	c.fd = -1
+	c.ev.fd = -1
 	if err != nil {
 		s.log.Warn("event loop: cannot hand a connection to a goroutine; closing it", "err", err)
 		s.finish(c, closedByClient)
@@ -288,17 +326,22 @@ func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 	s.mu.Lock()
 	c.nc = nc
 	closing := s.closing
+	if c.killed && !c.quit {
+		// Killed by another client: its goroutine's first read fails, and
+		// it finishes. One that killed itself closes after its reply.
+		nc.Close()
+	}
 	s.mu.Unlock()
 	c.w.conn = nc
 	c.rd.rd = connReader{c}
 	c.rd.BeforeBlock = c.flush
-	c.looped = false
+	c.ev.looped = false
 	if closing {
 		nc.SetReadDeadline(time.Now().Add(drainWindow))
 	}
 	// A connection that left to wait, or to wait for its client, comes
 	// back once its goroutine has nothing left to do.
-	c.backToLoop = reason == handoffCommand || reason == handoffOutput
+	c.ev.backToLoop = reason == handoffCommand || reason == handoffOutput
 	go s.serveConn(c, handed)
 }
 
@@ -322,12 +365,12 @@ type loopReader struct{ c *Conn }
 
 func (r loopReader) Read(p []byte) (int, error) {
 	c := r.c
-	if !c.readable {
+	if !c.ev.readable {
 		return 0, errWouldBlock
 	}
-	c.readable = false
+	c.ev.readable = false
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := syscall.Read(c.ev.fd, p)
 		switch {
 		case n > 0:
 			return n, nil
@@ -354,7 +397,7 @@ func (c *Conn) loopFlush() error {
 	c.lastActive.Store(time.Now().Unix())
 	sent := 0
 	for sent < len(w.b) {
-		n, err := syscall.Write(c.fd, w.b[sent:])
+		n, err := syscall.Write(c.ev.fd, w.b[sent:])
 		if n > 0 {
 			sent += n
 		}

@@ -14,5 +14,6 @@ func newEventLoop(*Server) (*eventLoop, error) {
 func (*eventLoop) adopt(*Conn)        {}
 func (*eventLoop) take(*Conn) bool    { return false }
 func (*eventLoop) notify()            {}
+func (*eventLoop) kill(*Conn)         {}
 func (*eventLoop) run()               {}
 func (*eventLoop) clientCount() int64 { return 0 }

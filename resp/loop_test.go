@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -84,7 +85,7 @@ func TestEventLoopSlowReader(t *testing.T) {
 		nc.Write([]byte(b.String()))
 	}()
 	// While that client's replies pile up, another is still served.
-	waitFor(t, "the slow reader to leave the loop", func() bool {
+	testwait.For(t, "the slow reader to leave the loop", func() bool {
 		return metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffOutput)) >= 1
 	})
 	if got := setup.do("PING"); got != "+PONG" {
@@ -128,7 +129,7 @@ func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
 		t.Errorf("handoffs for a command = %v, want 1", v)
 	}
 	// The goroutine counts the return after it sent the last reply.
-	waitFor(t, "the connection to come back to the loop", func() bool {
+	testwait.For(t, "the connection to come back to the loop", func() bool {
 		return metrics.Value(reg.EventLoopReturns) == 1
 	})
 	if info := r.do("INFO", "clients"); !strings.Contains(info, "event_loop_clients:1") {
@@ -145,7 +146,7 @@ func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
 	if got := r.do("GETFILL", "k:2", "60", "0"); got != `"k:2@v0"` {
 		t.Fatalf("GETFILL = %q", got)
 	}
-	waitFor(t, "the connection to come back again", func() bool {
+	testwait.For(t, "the connection to come back again", func() bool {
 		return metrics.Value(reg.EventLoopReturns) == 2
 	})
 	if v := metrics.Value(reg.Commands.WithLabelValues("getfill", "ok")); v != 3 {

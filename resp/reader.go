@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -381,10 +380,4 @@ func unescape(c byte) byte {
 		return '\a'
 	}
 	return c
-}
-
-// IsProtocolError reports whether err is a ProtocolError.
-func IsProtocolError(err error) bool {
-	var pe ProtocolError
-	return errors.As(err, &pe)
 }

@@ -1,7 +1,8 @@
-// Package resp is stampedeless's wire layer: a RESP2 server that parses
-// requests with enforced limits, dispatches them through a static command
-// table and writes Redis-exact replies. Handlers parse arguments and call
-// the engine; no caching policy lives here.
+// Package resp is stampedeless's wire layer: a RESP2 and RESP3 server that
+// parses requests with enforced limits, dispatches them through a static
+// command table and writes Redis-exact replies in the protocol each
+// connection chose with HELLO. Handlers parse arguments and call the engine;
+// no caching policy lives here.
 //
 // redcon's encoders write every reply. Its server loop is not used: it has
 // no input limits (a 20-byte header pins a core), no panic recovery, no write
@@ -11,16 +12,18 @@
 // A connection is served by a goroutine of its own, or, with
 // Options.EventLoop on Linux, by one epoll loop thread for as long as it
 // sends only commands that cannot wait (loop_linux.go).
+//
+// A command that reads or writes keys runs inside the store's atomic
+// section, shared (dispatch.go); EXEC runs its queue holding it exclusively
+// (multi.go), so no other command interleaves with a transaction in either
+// serving mode. WATCH listens to the store's changes (watched.go).
 package resp
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +55,15 @@ var ErrServerClosed = errors.New("resp: server closed")
 type Options struct {
 	// Store holds the keys; required.
 	Store *engine.Store
-	// RequirePass, if set, makes clients AUTH before other commands.
+	// RequirePass, if set, is the default user's password: clients AUTH
+	// before other commands.
 	RequirePass string
+	// Users defines users at start, one "name rules..." each in Redis's
+	// ACL syntax ("alice on >secret ~cache:* +@read"); ACLFile, an ACL file
+	// of "user name rules..." lines, which ACL LOAD reads again and ACL SAVE
+	// writes. One or the other (ErrUsersAndACLFile).
+	Users   []string
+	ACLFile string
 	// MaxClients bounds open connections. If zero, DefaultMaxClients.
 	MaxClients int
 	// MaxValueSize bounds a bulk string and a stored value. If zero,
@@ -71,7 +81,7 @@ type Options struct {
 	// Version is stampedeless's own version, reported by INFO.
 	Version string
 	// Loaders and Filler serve the read-through commands (GETFILL,
-	// LOADER.*); without them those commands fail.
+	// LOADER.*); required.
 	Loaders *loader.Registry
 	Filler  *swr.Filler
 	// LoaderCommands says who may register loaders: LoaderCommandsNo,
@@ -79,6 +89,14 @@ type Options struct {
 	LoaderCommands string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
 	Shared Shared
+	// PubSubOutputLimit bounds the output a subscriber may have queued and
+	// not yet read, as Redis's client-output-buffer-limit pubsub class. If
+	// nil, DefaultPubSubOutputLimit.
+	PubSubOutputLimit *OutputLimit
+	// ProtectedMode refuses clients that are not local (127.0.0.0/8, ::1,
+	// a unix socket) with Redis's -DENIED reply while no password is set,
+	// as Redis's protected-mode; CONFIG SET protected-mode changes it.
+	ProtectedMode bool
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -97,16 +115,26 @@ type Server struct {
 	unknown counters
 	started time.Time
 
+	// acl holds the users and the log of denials (acl.go).
+	acl aclState
+
 	// Settable at run time with CONFIG SET.
-	requirePass atomic.Pointer[string]
-	maxClients  atomic.Int64
-	maxBulk     atomic.Int64
+	requirePass   atomic.Pointer[string]
+	maxClients    atomic.Int64
+	maxBulk       atomic.Int64
+	protectedMode atomic.Bool
 
 	nextConnID      atomic.Int64
 	commandsTotal   atomic.Int64
 	connectionsSeen atomic.Int64
-	rejectedConns   atomic.Int64
+	rejectedConns   atomic.Int64                 // at --max-clients or by protected mode, as Redis counts them
+	deniedConns     atomic.Int64                 // by protected mode
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
+
+	watches         watchRegistry
+	txResults       txResults
+	changesMu       sync.Mutex // protects changeConsumers
+	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 
 	mu        sync.Mutex // protects listeners, conns and closing
 	listeners []net.Listener
@@ -115,10 +143,22 @@ type Server struct {
 	wg        sync.WaitGroup // one per connection, and the event loop's
 
 	loop *eventLoop // nil unless Options.EventLoop
+
+	pubsub      pubsub
+	pubsubLimit atomic.Pointer[OutputLimit]
+	// outputLimitCloses counts connections closed at pubsubLimit.
+	outputLimitCloses atomic.Int64
+	// peak is the largest output buffer of connections that closed in the
+	// last seconds.
+	peakMu sync.Mutex
+	peak   peakWindow
 }
 
 // ErrNoStore is returned by New without Options.Store.
 var ErrNoStore = errors.New("resp: Options.Store is required")
+
+// ErrNoFiller is returned by New without Options.Loaders and Options.Filler.
+var ErrNoFiller = errors.New("resp: Options.Loaders and Options.Filler are required")
 
 // ErrEventLoopShared is returned by New for Options with both EventLoop and
 // Shared.
@@ -135,11 +175,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
-	if opts.Loaders == nil {
-		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
-	}
-	if opts.Filler == nil {
-		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
+	if opts.Loaders == nil || opts.Filler == nil {
+		return nil, ErrNoFiller
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
@@ -152,17 +189,36 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
 	}
+	s.watches.srv = s
+	s.txResults = txResults{
+		ran:          s.metrics.Transactions.WithLabelValues("exec"),
+		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
+		aborted:      s.metrics.Transactions.WithLabelValues("execabort"),
+	}
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
 	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	limit := DefaultPubSubOutputLimit
+	if opts.PubSubOutputLimit != nil {
+		limit = *opts.PubSubOutputLimit
+	}
+	s.pubsubLimit.Store(&limit)
+	s.protectedMode.Store(opts.ProtectedMode)
 	s.table = buildTable(s.metrics)
+	if err := s.initACL(opts); err != nil {
+		return nil, err
+	}
 	s.unknown = counters{
 		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
 		fail: s.metrics.Commands.WithLabelValues("unknown", "error"),
 	}
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
+	})
+	s.registerPubSubMetrics()
+	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
+		return float64(s.deniedConns.Load())
 	})
 	if opts.EventLoop {
 		if opts.Shared != nil {
@@ -179,6 +235,9 @@ func New(opts Options) (*Server, error) {
 	s.metrics.Gauge("event_loop_clients", "Client connections served by the event loop (--event-loop); the others have a goroutine each.", func() float64 {
 		return float64(s.eventLoopClients())
 	})
+	if opts.Shared != nil {
+		opts.Shared.Relay(s.relay)
+	}
 	return s, nil
 }
 
@@ -238,13 +297,23 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if int64(len(s.conns)) >= s.maxClients.Load() {
-		s.mu.Unlock()
-		s.rejectedConns.Add(1)
+	var refusal string
+	switch {
+	case int64(len(s.conns)) >= s.maxClients.Load():
+		refusal = "-ERR max number of clients reached\r\n"
 		s.metrics.ConnectionsRejected.Inc()
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+	case s.protectedRefuses(nc.RemoteAddr()):
+		refusal = deniedProtectedMode
+		s.deniedConns.Add(1)
+	}
+	if refusal != "" {
+		s.rejectedConns.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			refuse(nc, refusal)
+		}()
 		return
 	}
 	c := newConn(s, nc)
@@ -252,7 +321,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
-	if s.loop != nil {
+	if s.loop != nil && !isTLS(nc) {
 		s.loop.adopt(c)
 		return
 	}
@@ -317,215 +386,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
-}
-
-// Close reasons, the label of stampedeless_connections_closed_total.
-const (
-	closedByClient   = "client"
-	closedQuit       = "quit"
-	closedProtocol   = "protocol_error"
-	closedWriteError = "write_error"
-	closedPanic      = "panic"
-	closedShutdown   = "shutdown"
-)
-
-// errPanicked is the error the event loop hands over with a connection whose
-// command panicked; the goroutine answers and closes it.
-var errPanicked = errors.New("resp: command panicked")
-
-// serveConn serves c on its own goroutine until it closes. handed is the
-// error that ended the event loop's reading of c, if it had c first; a
-// command it left to wait is in c.resume.
-func (s *Server) serveConn(c *Conn, handed error) {
-	reason := closedByClient
-	returned := false // to the event loop, which serves c from now on
-	defer func() {
-		if returned {
-			return
-		}
-		if p := recover(); p != nil {
-			reason = closedPanic
-			s.logPanic(c, p)
-		}
-		if reason == closedPanic {
-			c.w.Error("ERR internal error")
-			c.w.Flush()
-		}
-		c.nc.Close()
-		s.finish(c, reason)
-	}()
-	var drained int64 // bytes received when the drain deadline last passed
-	for {
-		if c.quit {
-			reason = closedQuit
-			c.closeGracefully()
-			return
-		}
-		if c.resume != nil {
-			resume, counted, before := c.resume, c.resumeCounted, c.w.Len()
-			c.resume, c.resumeCounted = nil, nil
-			resume()
-			countReply(counted, c, before)
-		}
-		err := handed
-		handed = nil
-		// Input the reader holds, or the disconnect watcher read off the
-		// socket, is this goroutine's to serve first.
-		if err == nil && c.backToLoop && c.rd.Buffered() == 0 && len(c.pending) == 0 {
-			if err := c.flush(); err != nil {
-				reason = closedWriteError
-				return
-			}
-			if s.loop.take(c) {
-				s.metrics.EventLoopReturns.Inc()
-				returned = true
-				return
-			}
-			c.backToLoop = false
-		}
-		var args [][]byte
-		if err == nil {
-			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
-		}
-		if err != nil {
-			var pe ProtocolError
-			var ne net.Error
-			switch {
-			case errors.Is(err, errPanicked):
-				reason = closedPanic
-			case errors.As(err, &pe):
-				reason = closedProtocol
-				c.w.Error("ERR " + pe.Error())
-				c.closeGracefully()
-			case c.w.err != nil:
-				reason = closedWriteError
-			case errors.As(err, &ne) && ne.Timeout() && s.isClosing():
-				if c.rd.Received() > drained {
-					drained = c.rd.Received()
-					c.nc.SetReadDeadline(time.Now().Add(drainWindow))
-					continue
-				}
-				c.closeGracefully()
-			}
-			return
-		}
-		s.dispatch(c, args)
-		// A long pipeline of large replies is sent as it goes, not held.
-		if c.w.Len() > maxRetainedReply {
-			if c.w.Flush() != nil {
-				reason = closedWriteError
-				return
-			}
-		}
-	}
-}
-
-// logPanic reports a command's panic; the connection is then closed.
-func (s *Server) logPanic(c *Conn, p any) {
-	buf := make([]byte, 64<<10)
-	buf = buf[:runtime.Stack(buf, false)]
-	s.log.Error("panic serving client; closing its connection",
-		"client", c.remote.String(), "panic", fmt.Sprint(p), "stack", string(buf))
-}
-
-// finish forgets a closed connection.
-func (s *Server) finish(c *Conn, reason string) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	if s.closing && reason == closedByClient {
-		reason = closedShutdown
-	}
-	s.mu.Unlock()
-	s.metrics.ConnectionsClosed.WithLabelValues(reason).Inc()
-	s.wg.Done()
-}
-
-// dispatch runs one command and counts its result.
-func (s *Server) dispatch(c *Conn, args [][]byte) {
-	s.commandsTotal.Add(1)
-	cmd := s.lookup(c, args[0])
-	if cmd == nil {
-		s.unknown.fail.Inc()
-		c.w.Error(unknownCommand(args))
-		return
-	}
-	counted := cmd // subcommands are counted as their container
-	before := c.w.Len()
-	if len(cmd.subcommands) > 0 && len(args) > 1 {
-		cmd = cmd.subcommand(args[1])
-	}
-	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
-	c.lastCommand.Store(cmd)
-	// Redis's order: the (sub)command exists, its arity, then authentication.
-	switch {
-	case cmd == nil:
-		c.w.Error("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try " +
-			strings.ToUpper(counted.name) + " HELP.")
-	case !cmd.arityOK(len(args)):
-		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
-	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.w.Error(errNoAuth)
-	case s.opts.Shared != nil && cmd.firstKey > 0 && !cmd.own:
-		s.runShared(c, cmd, args)
-	default:
-		cmd.handler(c, args)
-	}
-	if c.resume != nil {
-		c.resumeCounted = counted // counted when it has answered
-		return
-	}
-	countReply(counted, c, before)
-}
-
-// countReply counts a command by whether the reply written since before is
-// an error.
-func countReply(counted *command, c *Conn, before int) {
-	if c.w.Len() > before && c.w.b[before] == '-' {
-		counted.counters.fail.Inc()
-	} else {
-		counted.counters.ok.Inc()
-	}
-}
-
-// lookup finds a command by name, case-insensitively, without allocating.
-func (s *Server) lookup(c *Conn, name []byte) *command {
-	if len(name) > len(c.scratch) {
-		return nil
-	}
-	lower := c.scratch[:len(name)]
-	for i, b := range name {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		lower[i] = b
-	}
-	return s.table[string(lower)]
-}
-
-// unknownCommand is Redis's text for a command not in the table, quoting
-// the first arguments up to about 128 bytes.
-func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.Write(truncate(args[0], 128))
-	b.WriteString("', with args beginning with: ")
-	n := 0
-	for _, a := range args[1:] {
-		if n >= 128 {
-			break
-		}
-		a = truncate(a, 128-n)
-		b.WriteByte('\'')
-		b.Write(a)
-		b.WriteString("' ")
-		n += len(a) + 3
-	}
-	return b.String()
-}
-
-func truncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }

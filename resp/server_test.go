@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -44,10 +45,12 @@ func TestGoRedisDefaultAndRESP2(t *testing.T) {
 			}
 		})
 	}
-	// go-redis named itself with CLIENT SETINFO after falling back to RESP2.
+	// go-redis named itself with CLIENT SETINFO; the default client speaks
+	// RESP3.
 	list, err := ts.clientRESP2(t).ClientList(ctx).Result()
-	if err != nil || !strings.Contains(list, "lib-name=go-redis") {
-		t.Fatalf("CLIENT LIST = %q, %v; want go-redis's lib-name", list, err)
+	if err != nil || !strings.Contains(list, "lib-name=go-redis") || !strings.Contains(list, " resp=3 ") ||
+		!strings.Contains(list, " resp=2 ") {
+		t.Fatalf("CLIENT LIST = %q, %v; want go-redis's lib-name, resp=3 and resp=2", list, err)
 	}
 }
 
@@ -177,7 +180,7 @@ func TestHugeMultibulkDoesNotPinACore(t *testing.T) {
 		r.expectClosed()
 		r.nc.Close()
 	}
-	waitFor(t, "connection goroutines to exit", func() bool {
+	testwait.For(t, "connection goroutines to exit", func() bool {
 		return ts.connectedClients() == 0 && runtime.NumGoroutine() <= before+2
 	})
 }
@@ -243,7 +246,7 @@ func TestMaxClients(t *testing.T) {
 	c.expectClosed()
 	a.do("QUIT")
 	a.expectClosed()
-	waitFor(t, "a slot to free up", func() bool { return ts.connectedClients() == 1 })
+	testwait.For(t, "a slot to free up", func() bool { return ts.connectedClients() == 1 })
 	d := dialRaw(t, ts.addr)
 	if got := d.do("PING"); got != "+PONG" {
 		t.Fatalf("after a client left, a new one got %q", got)
@@ -264,7 +267,7 @@ func TestArityAndUnknownCommands(t *testing.T) {
 		{[]string{"INCRBY", "k", "x"}, "-ERR value is not an integer or out of range"},
 		{[]string{"EXPIRE", "k", "1.5"}, "-ERR value is not an integer or out of range"},
 		{[]string{"SELECT", "1"}, "-ERR DB index is out of range"},
-		{[]string{"HELLO", "3"}, "-NOPROTO unsupported protocol version"},
+		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"PING"}, "+PONG"},
 	}
 	for _, tt := range tests {
@@ -309,10 +312,16 @@ func TestAuth(t *testing.T) {
 		t.Fatalf("CLIENT GETNAME after HELLO SETNAME: %q", got)
 	}
 
-	// go-redis authenticates with HELLO 3 AUTH, falls back, then AUTH.
-	c := ts.clientRESP2(t, func(o *redis.Options) { o.Password = "s3cret" })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("go-redis with password: %v", err)
+	// go-redis authenticates with HELLO 3 AUTH by default, with AUTH in
+	// RESP2.
+	for _, c := range []*redis.Client{
+		ts.clientRESP2(t, func(o *redis.Options) { o.Password = "s3cret" }),
+		redis.NewClient(&redis.Options{Addr: ts.addr, Password: "s3cret"}),
+	} {
+		defer c.Close()
+		if err := c.Ping(context.Background()).Err(); err != nil {
+			t.Fatalf("go-redis with password: %v", err)
+		}
 	}
 	d := ts.client(t)
 	if err := d.Ping(context.Background()).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
@@ -328,7 +337,7 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv, err := New(Options{Store: store, Metrics: metrics.New()})
+	srv, err := New(withDefaults(t, Options{Store: store, Metrics: metrics.New()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +500,7 @@ func TestCommandDocsAndInfo(t *testing.T) {
 		t.Fatalf("COMMAND COUNT = %s", got)
 	}
 	info := r.do("COMMAND", "INFO", "get", "nosuch")
-	if info != `[["get" :2 [+readonly +fast] :1 :1 :1 [+@string] [] [] []] (nil)]` {
+	if info != `[["get" :2 [+readonly +fast] :1 :1 :1 [+@read +@string +@fast] [] [] []] (nil)]` {
 		t.Fatalf("COMMAND INFO = %s", info)
 	}
 	docs := r.do("COMMAND", "DOCS", "set")
@@ -569,17 +578,5 @@ func TestInfoSections(t *testing.T) {
 	}
 	if only := c.Info(ctx, "keyspace").Val(); strings.Contains(only, "# Server") || !strings.Contains(only, "db0:") {
 		t.Errorf("INFO keyspace = %q", only)
-	}
-}
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -3,10 +3,12 @@ package resp
 import "context"
 
 // Shared is the tier replicas share in --redis mode (cluster.Client). The
-// dispatcher calls it around every Redis command that names keys, so that a
+// dispatcher calls it around every Redis command that names keys or
+// empties the keyspace, and around a transaction's whole queue, so that a
 // command on one replica sees what clients wrote on another and its writes
-// reach the others before it is acknowledged. Without it (nil) a server
-// keeps its keys to itself.
+// reach the others before it is acknowledged. It is never called inside
+// the store's atomic section: it does I/O. Without it (nil) a server keeps
+// its keys to itself.
 type Shared interface {
 	// Fault copies keys from the shared tier into the store where the
 	// store lacks them.
@@ -16,6 +18,15 @@ type Shared interface {
 	Written(ctx context.Context, keys [][]byte)
 	// Flushed empties the shared tier and the other replicas.
 	Flushed(ctx context.Context)
+	// Broadcast sends a pub/sub message (PUBLISH, or SPUBLISH if sharded)
+	// to the other replicas, which give it to their subscribers through
+	// the function set by Relay. It must not keep channel or message after
+	// it returns. An error means the other replicas may not receive it.
+	Broadcast(ctx context.Context, channel, message []byte, sharded bool) error
+	// Relay sets the function the shared tier calls with each message
+	// another replica published, never with this replica's own, in the
+	// order each replica published them. New calls it once.
+	Relay(deliver func(channel, message []byte, sharded bool))
 	// Available reports whether the shared tier answers; Peers, how many
 	// other replicas are heard; Prefix, the namespace in Redis. For INFO.
 	Available() bool
@@ -41,20 +52,45 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 	return keys
 }
 
-// runShared runs a keyed command with the shared tier: its keys are faulted
-// in first, and if it is a write that succeeded, its keys are written
-// through after.
+// shared reports whether cmd goes through the shared tier: a Redis command
+// that names keys, or one that empties the keyspace.
+func (cmd *command) shared() bool {
+	// Shard channels are keys to COMMAND INFO, not to the shared tier.
+	return cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
+}
+
+// runShared runs a command with the shared tier: the keys it reads are
+// faulted in first, and if it is a write that succeeded, what it changed is
+// written through after. The shared tier's I/O is outside the atomic
+// section the handler runs in.
 func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
-	sh := s.opts.Shared
-	keys := cmd.keys(args)
 	ctx := context.Background()
-	if cmd.blind == nil || !cmd.blind(args) {
-		sh.Fault(ctx, keys)
+	if keys := cmd.faultKeys(args); len(keys) > 0 {
+		s.opts.Shared.Fault(ctx, keys)
 	}
 	before := c.w.Len()
-	cmd.handler(c, args)
-	if cmd.flags&flagWrite != 0 && !(c.w.Len() > before && c.w.b[before] == '-') {
-		sh.Written(ctx, keys)
+	s.run(c, cmd, args)
+	s.writeThrough(ctx, c, cmd, args, before)
+}
+
+// faultKeys returns the keys a call of cmd reads and must fault in from the
+// shared tier first: none for a command outside it, or for a blind write.
+func (cmd *command) faultKeys(args [][]byte) [][]byte {
+	if cmd.firstKey <= 0 || cmd.own || cmd.blind != nil && cmd.blind(args) {
+		return nil
+	}
+	return cmd.keys(args)
+}
+
+// writeThrough tells the shared tier what a write changed, if its reply,
+// written at offset before, is not an error: its keys, or every key.
+func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
+	switch {
+	case cmd.flags&flagWrite == 0 || c.w.isError(before):
+	case cmd.flush:
+		s.opts.Shared.Flushed(ctx)
+	case cmd.shared():
+		s.opts.Shared.Written(ctx, cmd.keys(args))
 	}
 }
 

@@ -1,17 +1,17 @@
-// Package swr is stampedeless's read-through policy: given what the store
-// holds for a key and whether the key is cooling down after a failed load,
-// it decides how GETFILL answers and what origin work that starts. The
-// decision is a pure function of its inputs, so its table can be tested
-// without a network, a store or a clock; the command that acts on it lives
-// in resp/, the flights in loader/.
 package swr
 
-import "github.com/stampedeless/stampedeless/engine"
+import (
+	"math"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
 
 // Action is what a read-through read does.
 type Action uint8
 
-// The actions, one per row of the policy table in design.md.
+// The actions, one per row of the decision table (docs/design.md, section
+// The swr decision table).
 const (
 	// Load: nothing servable is stored; the caller waits, within its
 	// TIMEOUT, for the key's one flight (joining it or starting it).
@@ -60,6 +60,22 @@ func Decide(env engine.Envelope, found bool, now int64, cooling bool) Action {
 		return Fail
 	}
 	return Load
+}
+
+// EarlyRefresh is XFetch (Vattani, Chierichetti and Lowenstein, "Optimal
+// Probabilistic Cache Stampede Prevention", VLDB 2015): a read at now of an
+// entry fresh until freshUntil, whose last load took delta, refreshes it
+// early when now - delta*beta*ln(u) ≥ freshUntil, u uniform in (0, 1]. The
+// closer the deadline and the slower the load, the likelier; beta > 1
+// favours earlier refreshes. Without a fresh deadline or a load time it
+// never does.
+func EarlyRefresh(freshUntil int64, delta time.Duration, now int64, beta, u float64) bool {
+	if freshUntil == 0 || delta <= 0 || beta <= 0 {
+		return false
+	}
+	// -ln(u) for u in [0, 1) as the random source gives it: 1-u is in (0, 1].
+	gap := float64(delta) * beta * -math.Log(1-u)
+	return float64(now)+gap >= float64(freshUntil)
 }
 
 // Servable reports whether a stored entry may be answered with at now: it

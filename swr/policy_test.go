@@ -6,7 +6,8 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
-// TestDecideTable mirrors the policy table in design.md row by row.
+// TestDecideTable mirrors the decision table (docs/design.md, section The
+// swr decision table) row by row.
 func TestDecideTable(t *testing.T) {
 	const now = 1_000_000
 	entry := func(fresh, stale int64) engine.Envelope {

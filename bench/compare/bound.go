@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 )
 
 // The bound tests run the servers at a memory bound: stampedeless with
@@ -68,7 +68,7 @@ func (h *harness) measureBound(ctx context.Context, s *server) (boundMemory, err
 // churnTest writes random keys, many times what fits, into each server at
 // the bound, and compares what they hold and what it costs them.
 func (h *harness) churnTest(ctx context.Context) error {
-	bound, err := resp.ParseMemory(h.opts.boundMem)
+	bound, err := memsize.Parse(h.opts.boundMem)
 	if err != nil {
 		return err
 	}

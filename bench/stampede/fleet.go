@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // coldRounds is how many cold keys each follower-latency run fills.
@@ -29,14 +27,8 @@ type coldResult struct {
 // runCold runs coldRounds rounds of k simultaneous GETFILLs of a new key,
 // spread round robin over the approach's servers.
 func (h *harness) runCold(ctx context.Context, ai int, a approach, k int, keyPrefix string) (coldResult, error) {
-	srvs := h.groups[a.servers]
-	rdbs := make([]*redis.Client, len(srvs))
-	for i, srv := range srvs {
-		per := (k + len(srvs) - 1) / len(srvs)
-		rdbs[i] = redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: per, MinIdleConns: per,
-			PoolTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, MaxRetries: -1})
-		defer rdbs[i].Close()
-	}
+	rdbs := newClients(h.groups[a.servers], k)
+	defer closeClients(rdbs)
 	// Connections are opened before the first round, so the rounds time
 	// the fills, not the dials.
 	for _, r := range rdbs {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
@@ -27,6 +29,10 @@ import (
 
 // shutdownGrace bounds how long in-flight commands may run after a signal.
 const shutdownGrace = 5 * time.Second
+
+// defaultAddr is where the server listens, and `stampedeless ping` knocks,
+// unless --addr says otherwise.
+const defaultAddr = "127.0.0.1:6380"
 
 // envPrefix names each flag's environment variable: --max-memory is
 // STAMPEDELESS_MAX_MEMORY.
@@ -39,9 +45,9 @@ func env(flag string) []string {
 // serveFlags are the flags of `stampedeless serve`, which is also what runs
 // with no subcommand.
 func serveFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
-			Usage: "address to serve the Redis protocol on"},
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
+			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
 		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
@@ -50,28 +56,40 @@ func serveFlags() []cli.Flag {
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
+		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: resp.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
+			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
 			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
-			Usage: "password clients must AUTH with before other commands (empty: none)"},
+			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
+		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),
+			Usage: "define a user in Redis's ACL syntax, \"name rules...\" (\"app on >secret ~cache:* +@read\"); repeatable, and one per line in the environment variable"},
+		&cli.StringFlag{Name: "aclfile", EnvVars: env("aclfile"),
+			Usage: "ACL file of \"user name rules...\" lines, read at start and by ACL LOAD, written by ACL SAVE (not with --user)"},
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9121", EnvVars: env("metrics-addr"),
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
-			Usage: "register a read-through loader at start: prefix=url (repeatable)"},
+			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
 		&cli.StringFlag{Name: "enable-loader-commands", Value: resp.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
-		&cli.DurationFlag{Name: "max-cooldown", Value: 30 * time.Second, EnvVars: env("max-cooldown"),
-			Usage: "longest pause of a key's loads after repeated failures (starts at 1s, doubling)"},
+		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
+			Usage: fmt.Sprintf("longest pause of a key's loads after repeated failures (starts at %v, doubling)", loader.DefaultCooldownBase)},
 		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
 			Usage: "most origin calls in flight across all keys"},
 		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),
 			Usage: "most stale-while-revalidate refreshes in flight"},
 		&cli.Float64Flag{Name: "ttl-jitter", Value: swr.DefaultTTLJitter, EnvVars: env("ttl-jitter"),
 			Usage: "fraction of a GETFILL ttl by which fresh deadlines are spread"},
+		&cli.IntFlag{Name: "max-tags-per-key", Value: swr.DefaultMaxTagsPerKey, EnvVars: env("max-tags-per-key"),
+			Usage: "most origin tags (Surrogate-Key, Cache-Tag) a key keeps for PURGE.TAG; the rest are dropped"},
+		&cli.IntFlag{Name: "max-tag-entries", Value: swr.DefaultMaxTagEntries, EnvVars: env("max-tag-entries"),
+			Usage: "most (key, tag) pairs the tag index holds; a full index evicts tagged keys (its memory counts in --max-memory)"},
+		&cli.Float64Flag{Name: "early-refresh", EnvVars: env("early-refresh"),
+			Usage: "beta of early refresh (XFetch): fresh GETFILL reads refresh a key early, likelier as its deadline nears and the slower its last load (0: off; GETFILL's EARLY overrides it)"},
 		&cli.StringFlag{Name: "redis", EnvVars: env("redis"),
-			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port, or host:port,host:port,... for a Redis Cluster (empty: off)"},
+			Usage: "share fills, values and invalidations with other replicas through this Redis: redis://host:port (rediss:// for TLS, with user:password@ if needed), or host:port,host:port,... for a Redis Cluster (empty: off)"},
 		&cli.StringFlag{Name: "redis-prefix", Value: cluster.DefaultPrefix, EnvVars: env("redis-prefix"),
 			Usage: "namespace of stampedeless's keys and channels in the shared Redis"},
 		&cli.DurationFlag{Name: "redis-timeout", Value: cluster.DefaultTimeout, EnvVars: env("redis-timeout"),
@@ -90,7 +108,7 @@ func serveFlags() []cli.Flag {
 			Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: env("log-format"),
 			Usage: "text or json"},
-	}
+	}, securityFlags()...)
 }
 
 func newApp() *cli.App {
@@ -123,13 +141,14 @@ func newApp() *cli.App {
 
 // config is the parsed command line.
 type config struct {
-	addr, metricsAddr string
-	pprof             bool
-	store             engine.Options
-	server            resp.Options
-	loaders           loader.Options
-	initialLoaders    []loader.Config
-	fill              swr.Options
+	listen         listenConfig
+	metricsAddr    string
+	pprof          bool
+	store          engine.Options
+	server         resp.Options
+	loaders        loader.Options
+	initialLoaders []loader.Config
+	fill           swr.Options
 	// redis is nil unless --redis is set.
 	redis   *redis.UniversalOptions
 	cluster cluster.Options
@@ -137,11 +156,11 @@ type config struct {
 
 func parseConfig(c *cli.Context) (config, error) {
 	var cfg config
-	maxMemory, err := resp.ParseMemory(c.String("max-memory"))
+	maxMemory, err := memsize.Parse(c.String("max-memory"))
 	if err != nil {
 		return cfg, fmt.Errorf("--max-memory: %w", err)
 	}
-	maxValue, err := resp.ParseMemory(c.String("max-value-size"))
+	maxValue, err := memsize.Parse(c.String("max-value-size"))
 	if err != nil {
 		return cfg, fmt.Errorf("--max-value-size: %w", err)
 	}
@@ -159,7 +178,13 @@ func parseConfig(c *cli.Context) (config, error) {
 	default:
 		return cfg, fmt.Errorf("--log-format: want text or json, got %q", c.String("log-format"))
 	}
-	cfg.addr = c.String("addr")
+	if cfg.listen, err = parseListen(c); err != nil {
+		return cfg, err
+	}
+	protected, err := parseProtectedMode(c)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
 	policy, err := engine.ParseEvictionPolicy(c.String("maxmemory-policy"))
@@ -174,23 +199,33 @@ func parseConfig(c *cli.Context) (config, error) {
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
 	cfg.loaders = loader.Options{MaxValueSize: maxValue, MaxConcurrentFills: c.Int("max-concurrent-fills")}
-	for _, l := range c.StringSlice("loader") {
-		prefix, url, ok := strings.Cut(l, "=")
-		if !ok {
-			return cfg, fmt.Errorf("--loader: want prefix=url, got %q", l)
-		}
-		cfg.initialLoaders = append(cfg.initialLoaders, loader.Config{Prefix: prefix, URL: url})
+	if cfg.initialLoaders, err = parseLoaderFlags(c.StringSlice("loader"), os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	// Refused as GETFILL's EARLY refuses it: a negative or NaN beta would
+	// silently turn early refresh off, an infinite one refresh on every read.
+	if beta := c.Float64("early-refresh"); !(beta >= 0) || math.IsInf(beta, 1) {
+		return cfg, fmt.Errorf("--early-refresh: want a finite beta of 0 or more, got %v", beta)
+	}
+	if cfg.loaders.Allow, err = loaderAllowList(c, cfg.initialLoaders); err != nil {
+		return cfg, err
 	}
 	cfg.fill = swr.Options{
 		NegativeTTL:            c.Duration("negative-ttl"),
 		Cooldown:               &loader.Cooldown{Max: c.Duration("max-cooldown")},
 		MaxBackgroundRefreshes: c.Int("max-background-refreshes"),
 		TTLJitter:              c.Float64("ttl-jitter"),
+		EarlyRefresh:           c.Float64("early-refresh"),
+		MaxTagsPerKey:          c.Int("max-tags-per-key"),
+		MaxTagEntries:          c.Int("max-tag-entries"),
 	}
 	if spec := c.String("redis"); spec != "" {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
 		if err != nil {
 			return cfg, err
+		}
+		if cfg.redis.TLSConfig != nil && cfg.listen.tls != nil {
+			cfg.redis.TLSConfig = cfg.listen.tls.Client(cfg.redis.TLSConfig)
 		}
 		cfg.cluster = cluster.Options{
 			Prefix:                  c.String("redis-prefix"),
@@ -205,15 +240,31 @@ func parseConfig(c *cli.Context) (config, error) {
 	if c.Bool("event-loop") && c.String("redis") != "" {
 		return cfg, errors.New("--event-loop does not apply with --redis: its commands wait on Redis")
 	}
+	// The store, the Filler and the fleet compare the deadlines each other
+	// set: they run on one clock.
+	clock := time.Now
+	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
+	outputLimit, err := resp.ParseOutputLimit(c.String("pubsub-output-buffer-limit"))
+	if err != nil {
+		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
+	}
+	users := c.Generic("user").(*userFlag).users
+	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
+		return cfg, err
+	}
 	cfg.server = resp.Options{
-		RequirePass:    c.String("requirepass"),
-		MaxClients:     c.Int("max-clients"),
-		MaxValueSize:   maxValue,
-		Logger:         logger,
-		LogLevel:       level,
-		Version:        version,
-		LoaderCommands: c.String("enable-loader-commands"),
-		EventLoop:      c.Bool("event-loop"),
+		PubSubOutputLimit: &outputLimit,
+		RequirePass:       c.String("requirepass"),
+		Users:             users,
+		ACLFile:           c.String("aclfile"),
+		MaxClients:        c.Int("max-clients"),
+		MaxValueSize:      maxValue,
+		Logger:            logger,
+		LogLevel:          level,
+		Version:           version,
+		LoaderCommands:    c.String("enable-loader-commands"),
+		EventLoop:         c.Bool("event-loop"),
+		ProtectedMode:     protected,
 	}
 	return cfg, nil
 }
@@ -232,10 +283,11 @@ func runServe(c *cli.Context) error {
 	defer store.Close()
 
 	reg := metrics.New()
-	reg.Store(store)
+	registerStoreMetrics(reg, store)
 	loaders := loader.NewRegistry(cfg.loaders)
+	registerLoaderMetrics(reg, loaders)
 	for _, l := range cfg.initialLoaders {
-		if err := loaders.Register(l); err != nil {
+		if err := loaders.RegisterDefault(l); err != nil {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
 	}
@@ -246,7 +298,11 @@ func runServe(c *cli.Context) error {
 			return err
 		}
 		defer fleet.Close()
-		cfg.fill.Fleet, cfg.server.Shared = fleet, fleet
+		cfg.fill.Fleet, cfg.fill.Purges, cfg.server.Shared = fleet, fleet, fleet
+		// Before serving, so the fleet's loaders answer the first GETFILL.
+		if err := loaders.Share(fleet); err != nil {
+			log.Warn("the fleet's loaders could not all be read or applied; serving with what there is, catching up when Redis answers", "err", err)
+		}
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}
@@ -260,7 +316,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	lns, err := cfg.listen.listen()
 	if err != nil {
 		return err
 	}
@@ -277,19 +333,35 @@ func runServe(c *cli.Context) error {
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		mln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {
-			ln.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
 			return err
 		}
-		go metricsSrv.Serve(mln)
+		defer metricsSrv.Close()
+		go func() {
+			// Serve returns ErrServerClosed once runServe shuts it down or
+			// returns; anything else stopped /metrics while the cache
+			// serves on, which the operator must hear of.
+			if err := metricsSrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("the metrics server stopped; /metrics is no longer served", "err", err)
+			}
+		}()
 		log.Info("serving metrics", "addr", mln.Addr().String())
 	}
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("stampedeless ready", "addr", ln.Addr().String(), "version", version,
-		"max_memory", cfg.store.MaxMemory)
+	reloadOnSIGHUP(ctx, log, cfg.listen.tls)
+	serveErr := make(chan error, len(lns))
+	addrs := make([]string, len(lns))
+	for i, ln := range lns {
+		go func() { serveErr <- ln.serve(srv) }()
+		addrs[i] = ln.String()
+	}
+	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
+		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
+		"loader_allow", cfg.loaders.Allow.String())
 
 	select {
 	case err := <-serveErr:
@@ -300,14 +372,55 @@ func runServe(c *cli.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if metricsSrv != nil {
-		metricsSrv.Shutdown(sctx)
+		if err := metricsSrv.Shutdown(sctx); err != nil {
+			log.Warn("metrics scrapes still running at the end of the grace period were cut", "err", err)
+		}
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
-		return err
+	for range lns {
+		if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// userFlag is --user: each occurrence is one user, whole, commas and all
+// (a password may have one); the environment variable holds one per line.
+type userFlag struct{ users []string }
+
+func (f *userFlag) Set(v string) error {
+	for _, line := range strings.Split(v, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			f.users = append(f.users, line)
+		}
+	}
+	return nil
+}
+
+func (f *userFlag) String() string { return strings.Join(f.users, "\n") }
+
+// checkUserFlags refuses the combinations where Redis would drop a setting
+// silently: --user with --aclfile (Redis refuses it too), and --requirepass
+// with an ACL file or a --user default, either of which defines the
+// default user from scratch and so would discard the password.
+func checkUserFlags(users []string, aclFile, requirePass string) error {
+	definesDefault := false
+	for _, u := range users {
+		if name, _, _ := strings.Cut(u, " "); name == "default" {
+			definesDefault = true
+		}
+	}
+	switch {
+	case len(users) > 0 && aclFile != "":
+		return errors.New("--user and --aclfile: define the users in one place, the ACL file or the flags")
+	case requirePass != "" && aclFile != "":
+		return errors.New("--requirepass and --aclfile: give the default user's password in the ACL file (user default on >password ...)")
+	case requirePass != "" && definesDefault:
+		return errors.New("--requirepass and --user default: give the default user's password in its rules (>password)")
+	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // The --redis mode suite: three real stampedeless processes sharing one
@@ -144,14 +145,12 @@ func (r *replicaProc) info(t *testing.T, field string) string {
 func (f *fleet) waitJoined(t *testing.T) {
 	t.Helper()
 	want := strconv.Itoa(len(f.replicas) - 1)
-	deadline := time.Now().Add(20 * time.Second)
 	for _, r := range f.replicas {
-		for r.info(t, "cluster_redis_up") != "1" || r.info(t, "cluster_peers") != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s: redis_up %s, peers %s (want %s)", r.addr,
-					r.info(t, "cluster_redis_up"), r.info(t, "cluster_peers"), want)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testwait.Until(func() bool {
+			return r.info(t, "cluster_redis_up") == "1" && r.info(t, "cluster_peers") == want
+		}) {
+			t.Fatalf("replica %s: redis_up %s, peers %s (want %s)", r.addr,
+				r.info(t, "cluster_redis_up"), r.info(t, "cluster_peers"), want)
 		}
 	}
 }
@@ -207,12 +206,8 @@ func (f *fleet) report(t *testing.T) {
 
 func (f *fleet) waitCalls(t *testing.T, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.origin.calls.Load() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("origin calls = %d, want %d", f.origin.calls.Load(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(func() bool { return f.origin.calls.Load() >= want }) {
+		t.Fatalf("origin calls = %d, want %d", f.origin.calls.Load(), want)
 	}
 }
 
@@ -270,14 +265,10 @@ func TestFleetOneFillPerKey(t *testing.T) {
 		origin.delay.Store(int64(time.Second / 2))
 		allEqual(t, "stale burst", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
 		f.waitCalls(t, 5)
-		deadline := time.Now().Add(10 * time.Second)
 		for _, r := range f.replicas {
-			for r.rdb.Do(context.Background(), "GETFILL", "k:grace", 1, 30).Val() != "k:grace#5" {
-				if time.Now().After(deadline) {
-					t.Fatalf("replica %s never served the refreshed value", r.addr)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, "replica "+r.addr+" to serve the refreshed value", func() bool {
+				return r.rdb.Do(context.Background(), "GETFILL", "k:grace", 1, 30).Val() == "k:grace#5"
+			})
 		}
 		if n := origin.calls.Load(); n != 5 {
 			t.Fatalf("stale burst: %d origin calls in all, want 5 (one refresh)", n)
@@ -311,9 +302,7 @@ func TestFleetLeaseTakeover(t *testing.T) {
 			release := origin.stall()
 			defer release()
 			go holder.rdb.Do(context.Background(), "GETFILL", key, 60, 0, "TIMEOUT", 0)
-			for origin.inFlight.Load() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			testwait.For(t, "the holder's load to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
 			sig := syscall.SIGSTOP
 			if how == "killed" {
 				sig = syscall.SIGKILL
@@ -332,13 +321,9 @@ func TestFleetLeaseTakeover(t *testing.T) {
 			// result must not replace the newer one.
 			release()
 			syscall.Kill(holder.pid, syscall.SIGCONT)
-			deadline := time.Now().Add(10 * time.Second)
-			for holder.info(t, "publications_rejected") != "1" {
-				if time.Now().After(deadline) {
-					t.Fatalf("the stalled holder's publication was not rejected: publications_rejected %s",
-						holder.info(t, "publications_rejected"))
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testwait.Until(func() bool { return holder.info(t, "publications_rejected") == "1" }) {
+				t.Fatalf("the stalled holder's publication was not rejected: publications_rejected %s",
+					holder.info(t, "publications_rejected"))
 			}
 			for _, r := range others.replicas {
 				if v := r.rdb.Do(context.Background(), "GETFILL", key, 60, 0).Val(); v != want {
@@ -499,37 +484,37 @@ func TestFleetRedisDown(t *testing.T) {
 		ctx := context.Background()
 
 		var wg sync.WaitGroup
-		slow := make(chan string, 300)
+		bad := make(chan string, 300)
 		for i := range 300 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := f.replicas[i%3]
-				start := time.Now()
-				err := r.rdb.Do(ctx, "GETFILL", fmt.Sprint("k:burst", i%30), 60, 0, "TIMEOUT", 2000).Err()
-				if d := time.Since(start); d > 5*time.Second {
-					slow <- fmt.Sprintf("a GETFILL took %v (err %v) with TIMEOUT 2000", d, err)
+				if msg := timedGetFill(ctx, f.replicas[i%3], fmt.Sprint("k:burst", i%30), true); msg != "" {
+					bad <- msg
 				}
 			}()
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Redis stops while the burst's loads are at the origin.
+		testwait.For(t, "the burst's loads to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
 		shared.Stop()
 		wg.Wait()
-		close(slow)
-		for s := range slow {
+		close(bad)
+		for s := range bad {
 			t.Fatal(s)
 		}
 
 		// Redis down: each replica coalesces on its own.
-		deadline := time.Now().Add(10 * time.Second)
 		for _, r := range f.replicas {
-			for r.info(t, "cluster_redis_up") != "0" {
-				if time.Now().After(deadline) {
-					t.Fatalf("replica %s does not report Redis down", r.addr)
+			// Each probe's GETFILL is what lets the replica notice.
+			testwait.For(t, "replica "+r.addr+" to report Redis down", func() bool {
+				if r.info(t, "cluster_redis_up") == "0" {
+					return true
 				}
-				r.rdb.Do(ctx, "GETFILL", "k:probe", 60, 0)
-				time.Sleep(20 * time.Millisecond)
-			}
+				if msg := timedGetFill(ctx, r, "k:probe", true); msg != "" {
+					t.Fatal(msg)
+				}
+				return false
+			})
 		}
 		before := origin.calls.Load()
 		allEqual(t, "Redis down", f.burst(300, "k:alone", 60, 0), "k:alone#", true)
@@ -545,6 +530,27 @@ func TestFleetRedisDown(t *testing.T) {
 			t.Fatalf("with Redis back: %d origin calls, want 1", n)
 		}
 	})
+}
+
+// timedGetFill sends GETFILL key 60 0 TIMEOUT 2000 to r and says what was
+// wrong with it, if anything: no client waits much past its TIMEOUT, and
+// with the origin up the answer is the key's value (Redis gone only costs
+// coalescing) or, if timeoutOK, -TIMEOUT: a Redis that went away in the
+// middle of an operation may cost that operation the whole --redis-timeout,
+// here as long as the TIMEOUT.
+func timedGetFill(ctx context.Context, r *replicaProc, key string, timeoutOK bool) string {
+	start := time.Now()
+	v, err := r.rdb.Do(ctx, "GETFILL", key, 60, 0, "TIMEOUT", 2000).Text()
+	if d := time.Since(start); d > 5*time.Second {
+		return fmt.Sprintf("a GETFILL took %v (err %v) with TIMEOUT 2000", d, err)
+	}
+	if timeoutOK && err != nil && strings.HasPrefix(err.Error(), "TIMEOUT ") {
+		return ""
+	}
+	if err != nil || !strings.HasPrefix(v, key+"#") {
+		return fmt.Sprintf("GETFILL %s on %s answered %q, %v; want its value", key, r.addr, v, err)
+	}
+	return ""
 }
 
 // TestFleetRedisHung: a Redis that stops answering without closing its
@@ -567,10 +573,8 @@ func TestFleetRedisHung(t *testing.T) {
 		r := f.replicas[i%3]
 		go func() {
 			defer wg.Done()
-			start := time.Now()
-			err := r.rdb.Do(ctx, "GETFILL", fmt.Sprint("k:hung", i%30), 60, 0, "TIMEOUT", 2000).Err()
-			if d := time.Since(start); d > 5*time.Second {
-				slow <- fmt.Sprintf("a GETFILL took %v (err %v) with TIMEOUT 2000", d, err)
+			if msg := timedGetFill(ctx, r, fmt.Sprint("k:hung", i%30), false); msg != "" {
+				slow <- msg
 			}
 		}()
 		go func() {
@@ -599,5 +603,203 @@ func TestFleetRedisHung(t *testing.T) {
 	allEqual(t, "Redis answering again", f.burst(300, "k:after", 60, 0), "k:after#", true)
 	if n := origin.calls.Load() - before; n != 1 {
 		t.Fatalf("after Redis answered again: %d origin calls, want 1", n)
+	}
+}
+
+// TestFleetPubSub: a subscriber on one replica receives what clients
+// publish on another, in the order they published it, through channels,
+// patterns and shard channels; PUBLISH counts the subscribers of the
+// replica it ran on.
+func TestFleetPubSub(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
+		f := startFleet(t, spec, 2, newFleetOrigin(t), time.Second)
+		ctx := context.Background()
+		a, b := f.replicas[0].rdb, f.replicas[1].rdb
+		subscribe := func(ps *redis.PubSub) *redis.PubSub {
+			t.Helper()
+			t.Cleanup(func() { ps.Close() })
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return ps
+		}
+		// Each replica's relay subscription to Redis is up once a message
+		// published on the other reaches it.
+		for _, pair := range [][2]*redis.Client{{a, b}, {b, a}} {
+			probe := subscribe(pair[0].Subscribe(ctx, "probe"))
+			for {
+				pair[1].Publish(ctx, "probe", "?")
+				if _, err := probe.ReceiveTimeout(ctx, 100*time.Millisecond); err == nil {
+					break
+				}
+			}
+			probe.Close()
+		}
+		onA := subscribe(a.Subscribe(ctx, "news"))
+		patternOnA := subscribe(a.PSubscribe(ctx, "n*"))
+		shardOnA := subscribe(a.SSubscribe(ctx, "shard"))
+		onB := subscribe(b.Subscribe(ctx, "news"))
+
+		const n = 200
+		for i := range n {
+			if got, err := b.Publish(ctx, "news", strconv.Itoa(i)).Result(); err != nil || got != 1 {
+				t.Fatalf("PUBLISH on B = %d, %v; want 1, B's own subscriber", got, err)
+			}
+		}
+		for i := range n {
+			for _, ps := range []*redis.PubSub{onA, patternOnA, onB} {
+				m, err := ps.ReceiveMessage(ctx)
+				if err != nil || m.Channel != "news" || m.Payload != strconv.Itoa(i) {
+					t.Fatalf("message %d: %#v %v", i, m, err)
+				}
+			}
+		}
+		if got, err := a.Publish(ctx, "news", "from A").Result(); err != nil || got != 2 {
+			t.Fatalf("PUBLISH on A = %d, %v; want 2", got, err)
+		}
+		if m, err := onB.ReceiveMessage(ctx); err != nil || m.Payload != "from A" {
+			t.Fatalf("B's subscriber: %#v %v", m, err)
+		}
+		if got, err := b.SPublish(ctx, "shard", "s").Result(); err != nil || got != 0 {
+			t.Fatalf("SPUBLISH on B = %d, %v", got, err)
+		}
+		if m, err := shardOnA.ReceiveMessage(ctx); err != nil || m.Channel != "shard" || m.Payload != "s" {
+			t.Fatalf("shard message: %#v %v", m, err)
+		}
+		if got := f.replicas[1].info(t, "pubsub_relayed_sent"); atoi(t, got) < n {
+			t.Errorf("B's pubsub_relayed_sent = %s, want at least %d", got, n)
+		}
+	})
+}
+
+// leaseBurst sends k FILL.LEASEs spread over replicas at once, and sends
+// each reply on the channel it returns: "value|token", "(nil)" for a nil,
+// or the error's text, with the index of the replica that answered.
+func leaseBurst(replicas []*replicaProc, k int, args ...any) <-chan [2]string {
+	out := make(chan [2]string, k)
+	for i := range k {
+		go func() {
+			r := replicas[i%len(replicas)]
+			v, err := r.rdb.Do(context.Background(), append([]any{"FILL.LEASE"}, args...)...).Slice()
+			show := func(x any) string {
+				if x == nil {
+					return "(nil)"
+				}
+				return fmt.Sprint(x)
+			}
+			reply := "error: " + fmt.Sprint(err)
+			if err == nil {
+				reply = show(v[0]) + "|" + show(v[1])
+			}
+			out <- [2]string{strconv.Itoa(i % len(replicas)), reply}
+		}()
+	}
+	return out
+}
+
+// TestFleetAppLeaseOneTokenPerFleet: FILL.LEASE callers spread over two
+// replicas get one token fleet-wide; the others wait on both replicas and
+// get the value its holder sets with FILL.SET. When the holder's process
+// dies with the lease, exactly one waiter on the other replica gets a new
+// token once the lease expires in Redis.
+func TestFleetAppLeaseOneTokenPerFleet(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	const k = 100
+	// takeToken receives the first reply, which must be [nil token].
+	takeToken := func(replies <-chan [2]string) (int, string) {
+		t.Helper()
+		r := <-replies
+		token, ok := strings.CutPrefix(r[1], "(nil)|")
+		if !ok || token == "(nil)" {
+			t.Fatalf("the first reply is %q, want [nil token]", r[1])
+		}
+		i, _ := strconv.Atoi(r[0])
+		return i, token
+	}
+	expect := func(replies <-chan [2]string, n int, want string) {
+		t.Helper()
+		for range n {
+			if r := <-replies; r[1] != want {
+				t.Fatalf("replica %s answered %q, want %q", r[0], r[1], want)
+			}
+		}
+	}
+
+	replies := leaseBurst(f.replicas, k, "q:fleet", 60, 0, "TIMEOUT", 20000)
+	holder, token := takeToken(replies)
+	if err := f.replicas[holder].rdb.Do(ctx, "FILL.SET", "q:fleet", token, "computed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect(replies, k-1, "computed|(nil)")
+
+	// The holder dies with the lease: its Redis lease expires (LEASE plus
+	// a margin) and the other replica hands exactly one new token.
+	replies = leaseBurst(f.replicas[:1], 1, "q:crash", 60, 0, "LEASE", 300)
+	_, crashed := takeToken(replies)
+	f.replicas[0].kill()
+	survivor := f.replicas[1:]
+	replies = leaseBurst(survivor, k/2, "q:crash", 60, 0, "TIMEOUT", 20000)
+	_, token = takeToken(replies)
+	if token == crashed {
+		t.Fatal("the new token is the dead holder's")
+	}
+	if err := survivor[0].rdb.Do(ctx, "FILL.SET", "q:crash", token, "recovered").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect(replies, k/2-1, "recovered|(nil)")
+}
+
+// TestFleetTransactions: in --redis mode a transaction runs atomically on
+// its replica, reads keys written on others, writes through what it
+// changed (FLUSHALL too), and WATCH sees a write made on another replica
+// to a key it watches.
+func TestFleetTransactions(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	b.Set(ctx, "acct", "10", 0)
+	cmds, err := a.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.IncrBy(ctx, "acct", 5)
+		p.Set(ctx, "t1", "1", 0)
+		p.MSet(ctx, "t2", "2", "t3", "3")
+		return nil
+	})
+	if err != nil || cmds[0].(*redis.IntCmd).Val() != 15 {
+		t.Fatalf("EXEC on A over B's key: %v %v", cmds, err)
+	}
+	if v := c.MGet(ctx, "acct", "t1", "t2", "t3").Val(); fmt.Sprint(v) != "[15 1 2 3]" {
+		t.Fatalf("C after A's EXEC: %v", v)
+	}
+
+	// WATCH on A, a write of the key on B: A's EXEC runs nothing.
+	err = a.Watch(ctx, func(tx *redis.Tx) error {
+		if err := b.Set(ctx, "acct", "99", 0).Err(); err != nil {
+			return err
+		}
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "acct", "0", 0)
+			return nil
+		})
+		return err
+	}, "acct")
+	if !errors.Is(err, redis.TxFailedErr) {
+		t.Fatalf("WATCH on A, SET on B, EXEC on A: %v, want %v", err, redis.TxFailedErr)
+	}
+	if v := c.Get(ctx, "acct").Val(); v != "99" {
+		t.Fatalf("acct on C = %q, want B's 99", v)
+	}
+
+	if _, err := b.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.FlushAll(ctx)
+		p.Set(ctx, "after", "1", 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v := a.MGet(ctx, "acct", "t1", "after").Val(); fmt.Sprint(v) != "[<nil> <nil> 1]" {
+		t.Fatalf("A after FLUSHALL and SET in one EXEC on B: %v", v)
 	}
 }

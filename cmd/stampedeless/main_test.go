@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,13 @@ func TestMain(m *testing.M) {
 // it logs that it is ready.
 func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	return startLogged(t, env, nil, args...)
+}
+
+// startLogged is startBinary, also copying the server's log lines to logs
+// if it is not nil.
+func startLogged(t *testing.T, env []string, logs io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
@@ -58,6 +66,9 @@ func startBinary(t *testing.T, env []string, args ...string) *exec.Cmd {
 		sc := bufio.NewScanner(stderr)
 		signalled := false
 		for sc.Scan() {
+			if logs != nil {
+				io.WriteString(logs, sc.Text()+"\n")
+			}
 			if !signalled && strings.Contains(sc.Text(), "stampedeless ready") {
 				close(ready)
 				signalled = true
@@ -95,16 +106,11 @@ func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
 		t.Fatalf("maxmemory from STAMPEDELESS_MAX_MEMORY = %q", got)
 	}
 
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := metricsText(t, metricsAddr)
 	for _, want := range []string{`stampedeless_commands_total{command="set",result="ok"} 1`,
 		"stampedeless_keys 1", "stampedeless_connected_clients 1", "stampedeless_memory_max_bytes 6.7108864e+07",
 		"stampedeless_evicted_keys_total 0", "stampedeless_keyspace_hits_total", "process_resident_memory_bytes"} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
@@ -128,17 +134,48 @@ func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
 	}
 }
 
+// TestBadFlagsFail: a bad flag ends the process with exit status 1 and one
+// line saying what was wrong, not a panic (status 2 and a stack trace) or a
+// failure somewhere later.
 func TestBadFlagsFail(t *testing.T) {
-	for _, args := range [][]string{
-		{"--max-memory", "lots"},
-		{"--log-format", "xml"},
-		{"--addr", "127.0.0.1:notaport"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-memory", "lots"}, "stampedeless: --max-memory: argument must be a memory value\n"},
+		{[]string{"--log-format", "xml"}, "stampedeless: --log-format: want text or json, got \"xml\"\n"},
+		{[]string{"--early-refresh", "-1"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got -1\n"},
+		{[]string{"--early-refresh", "NaN"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got NaN\n"},
+		{[]string{"--early-refresh", "Inf"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got +Inf\n"},
+		{[]string{"--addr", "127.0.0.1:notaport"}, "stampedeless: listen tcp: lookup tcp/notaport: unknown port\n"},
+		{[]string{"--addr", "127.0.0.1:70000"}, "stampedeless: listen tcp: address 70000: invalid port\n"},
 	} {
-		out, err := exec.Command(binary, args...).CombinedOutput()
-		if err == nil {
-			t.Errorf("%v: exit 0, want failure; output %s", args, out)
+		// No metrics listener: a taken default port must not change the error.
+		cmd := exec.Command(binary, append([]string{"--metrics-addr", ""}, tc.args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if exitStatus(err) != 1 {
+			t.Errorf("%v: exit %v, want exit status 1; stderr %s", tc.args, err, stderr.String())
+			continue
+		}
+		if stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("%v: stderr %q, stdout %q; want stderr %q and nothing on stdout", tc.args, stderr.String(), stdout.String(), tc.want)
 		}
 	}
+}
+
+// exitStatus is a finished process's exit status: 0 for a nil error, -1
+// when err is not an exit (the process did not start, or a signal killed it).
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return -1
+	}
+	return exit.ExitCode()
 }
 
 func TestVersion(t *testing.T) {

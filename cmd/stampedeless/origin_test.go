@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/origin"
 )
 
@@ -30,20 +31,22 @@ func startOrigin(t *testing.T, args ...string) string {
 		cmd.Wait()
 	})
 	base := "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+	var err error
+	if !testwait.Until(func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(base + "/healthz"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("origin on %s did not answer /healthz: %v", addr, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %s", resp.Status)
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	}) {
+		t.Fatalf("origin on %s did not answer /healthz: %v", addr, err)
 	}
+	return base
 }
 
 func originStats(t *testing.T, base string) origin.Stats {

@@ -22,11 +22,14 @@ func pingCommand() *cli.Command {
 		Usage:     "check that a server answers PING (exit 0) or not (exit 1): for healthchecks",
 		ArgsUsage: "[http://host:port/path]",
 		Description: "With no argument, sends PING to --addr (the server's own STAMPEDELESS_ADDR, with\n" +
-			"0.0.0.0 meaning this host) and AUTHs with STAMPEDELESS_REQUIREPASS if set.\n" +
+			"0.0.0.0 meaning this host) and AUTHs with STAMPEDELESS_REQUIREPASS if set (as --username,\n" +
+			"STAMPEDELESS_PING_USERNAME, if set).\n" +
 			"With an http:// or https:// URL, GETs it and wants a 2xx status.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6380", EnvVars: env("addr"),
+			&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 				Usage: "server to PING"},
+			&cli.StringFlag{Name: "username", EnvVars: env("ping-username"),
+				Usage: "user to AUTH as (empty: the default user)"},
 			&cli.StringFlag{Name: "password", EnvVars: env("requirepass"),
 				Usage: "password to AUTH with"},
 			&cli.DurationFlag{Name: "timeout", Value: 3 * time.Second,
@@ -39,7 +42,7 @@ func pingCommand() *cli.Command {
 			if url := c.Args().First(); url != "" {
 				err = pingHTTP(ctx, url)
 			} else {
-				err = pingRedis(ctx, dialable(c.String("addr")), c.String("password"))
+				err = pingRedis(ctx, dialable(c.String("addr")), c.String("username"), c.String("password"))
 			}
 			if err != nil {
 				return cli.Exit("ping: "+err.Error(), 1)
@@ -68,10 +71,10 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-func pingRedis(ctx context.Context, addr, password string) error {
+func pingRedis(ctx context.Context, addr, username, password string) error {
 	// Process-wide, but ping is a process of its own.
 	redis.SetLogger(quiet{})
-	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, Protocol: 2, MaxRetries: -1,
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Username: username, Password: password, Protocol: 2, MaxRetries: -1,
 		DialerRetries: 1, DisableIdentity: true})
 	defer rdb.Close()
 	pong, err := rdb.Ping(ctx).Result()

@@ -19,31 +19,40 @@ func TestPing(t *testing.T) {
 	origin := startOrigin(t)
 	dead := redistest.FreeAddr(t)
 
+	// A failure exits 1 and prints one line, "ping: " and the reason, which
+	// holds fail.
 	for _, tc := range []struct {
 		name string
 		env  []string
 		args []string
-		ok   bool
+		fail string // empty: the check succeeds and prints PONG
 	}{
-		{"password flag", nil, []string{"--addr", addr, "--password", "pw"}, true},
+		{"password flag", nil, []string{"--addr", addr, "--password", "pw"}, ""},
 		// The image sets STAMPEDELESS_ADDR=0.0.0.0:6380 for the server; ping
 		// reads the same variables and dials the wildcard as loopback.
-		{"server's environment", []string{"STAMPEDELESS_ADDR=0.0.0.0:" + port, "STAMPEDELESS_REQUIREPASS=pw"}, nil, true},
-		{"no password", nil, []string{"--addr", addr}, false},
-		{"wrong password", nil, []string{"--addr", addr, "--password", "nope"}, false},
-		{"nothing listening", nil, []string{"--addr", dead}, false},
-		{"origin healthz", nil, []string{origin + "/healthz"}, true},
-		{"http 405", nil, []string{origin + "/reset"}, false},
-		{"not a url", nil, []string{"ftp://x"}, false},
+		{"server's environment", []string{"STAMPEDELESS_ADDR=0.0.0.0:" + port, "STAMPEDELESS_REQUIREPASS=pw"}, nil, ""},
+		{"no password", nil, []string{"--addr", addr}, "NOAUTH Authentication required."},
+		{"wrong password", nil, []string{"--addr", addr, "--password", "nope"}, "WRONGPASS invalid username-password pair"},
+		{"nothing listening", nil, []string{"--addr", dead}, "connection refused"},
+		{"origin healthz", nil, []string{origin + "/healthz"}, ""},
+		{"http 405", nil, []string{origin + "/reset"}, "/reset: 405 Method Not Allowed"},
+		{"not a url", nil, []string{"ftp://x"}, `want an http:// or https:// URL, got "ftp://x"`},
 	} {
 		cmd := exec.Command(binary, append([]string{"ping", "--timeout", "10s"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), tc.env...)
 		out, err := cmd.CombinedOutput()
-		if ok := err == nil; ok != tc.ok {
-			t.Errorf("%s: exit error %v, want success %v; output %s", tc.name, err, tc.ok, out)
+		line := strings.TrimSuffix(string(out), "\n")
+		if tc.fail == "" {
+			if err != nil || line != "PONG" {
+				t.Errorf("%s: exit %v, printed %q; want success and PONG", tc.name, err, out)
+			}
+			continue
 		}
-		if tc.ok && strings.TrimSpace(string(out)) != "PONG" {
-			t.Errorf("%s: printed %q, want PONG", tc.name, out)
+		if exitStatus(err) != 1 {
+			t.Errorf("%s: exit %v, want exit status 1; output %s", tc.name, err, out)
+		}
+		if !strings.HasPrefix(line, "ping: ") || !strings.Contains(line, tc.fail) || strings.Contains(line, "\n") {
+			t.Errorf("%s: printed %q, want one line \"ping: ...%s...\"", tc.name, out, tc.fail)
 		}
 	}
 }

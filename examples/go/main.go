@@ -1,5 +1,7 @@
 // Command example reads through stampedeless from Go with go-redis: GETFILL
-// has no typed method, so it goes through Do.
+// has no typed method, so it goes through Do. Then it computes values in the
+// application, once per key however many goroutines want them, with the
+// get-or-compute helper of package lease (FILL.LEASE, FILL.SET, FILL.ABORT).
 //
 // Start the demo origin and a server whose loader for "demo:" points at it,
 // then run the example:
@@ -17,9 +19,12 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/examples/go/lease"
 )
 
 // ErrNotFound is GETFILL's nil reply: the origin answered 404 or 410.
@@ -64,17 +69,9 @@ func run(ctx context.Context, addr string) error {
 	// 100 goroutines read a cold key at once: one origin call serves them
 	// all, so they all get the same value.
 	const readers = 100
-	values := make([]string, readers)
-	errs := make([]error, readers)
-	var wg sync.WaitGroup
-	for i := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			values[i], errs[i] = getFill(ctx, rdb, "demo:hot", ttl, grace, timeout)
-		}()
-	}
-	wg.Wait()
+	values, errs := concurrently(readers, func() (string, error) {
+		return getFill(ctx, rdb, "demo:hot", ttl, grace, timeout)
+	})
 	distinct := map[string]bool{}
 	for i := range readers {
 		if errs[i] != nil {
@@ -98,5 +95,67 @@ func run(ctx context.Context, addr string) error {
 		kind, _, _ := strings.Cut(rerr.Error(), " ")
 		fmt.Printf("nowhere:1: %s error: %v\n", kind, err)
 	}
+	return runLease(ctx, rdb)
+}
+
+// runLease has 100 goroutines want a value nobody has computed yet, then
+// 10 want one whose computation fails; it prints how many computations ran
+// and what the goroutines got.
+func runLease(ctx context.Context, rdb *redis.Client) error {
+	const ttl, grace = time.Minute, 30 * time.Second
+	var computations atomic.Int64
+	report := func(ctx context.Context) (string, error) {
+		computations.Add(1)
+		time.Sleep(100 * time.Millisecond) // a slow query
+		return "42 rows", nil
+	}
+	const callers = 100
+	values, errs := concurrently(callers, func() (string, error) {
+		return lease.GetOrCompute(ctx, rdb, "lease:report", ttl, grace, report)
+	})
+	for i := range callers {
+		if errs[i] != nil || values[i] != "42 rows" {
+			return fmt.Errorf("lease:report, caller %d: %q, %v; want 42 rows", i, values[i], errs[i])
+		}
+	}
+	fmt.Printf("%d concurrent computes of lease:report: %d computation(s), all got %q\n", callers, computations.Load(), values[0])
+
+	// The computation fails: its caller gets its error, the waiters get it
+	// as LOADERR app: ..., and so does the next caller, without computing,
+	// while the key cools down.
+	computations.Store(0)
+	broken := func(ctx context.Context) (string, error) {
+		computations.Add(1)
+		time.Sleep(100 * time.Millisecond)
+		return "", errors.New("database down")
+	}
+	const failing = 10
+	_, errs = concurrently(failing, func() (string, error) {
+		return lease.GetOrCompute(ctx, rdb, "lease:broken", ttl, grace, broken)
+	})
+	count := map[string]int{}
+	for _, err := range errs {
+		count[fmt.Sprint(err)]++
+	}
+	fmt.Printf("%d concurrent computes of lease:broken: %d computation(s), %d got %q, %d got %q\n", failing,
+		computations.Load(), count["database down"], "database down", count["LOADERR app: database down"], "LOADERR app: database down")
+	_, err := lease.GetOrCompute(ctx, rdb, "lease:broken", ttl, grace, broken)
+	fmt.Printf("lease:broken again: %v (%d computation(s) in all)\n", err, computations.Load())
 	return nil
+}
+
+// concurrently calls f from n goroutines at once and returns what each got.
+func concurrently(n int, f func() (string, error)) ([]string, []error) {
+	values := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			values[i], errs[i] = f()
+		}()
+	}
+	wg.Wait()
+	return values, errs
 }

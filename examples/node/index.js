@@ -1,5 +1,7 @@
 // Reads through stampedeless from Node.js with ioredis: GETFILL has no
-// typed method, so it goes through redis.call.
+// typed method, so it goes through redis.call. Then it computes values in
+// the application, once per key however many callers want them, with the
+// get-or-compute helper of lease.js (FILL.LEASE, FILL.SET, FILL.ABORT).
 //
 // Start the demo origin and a server whose loader for "demo:" points at it,
 // then run the example:
@@ -10,6 +12,7 @@
 'use strict';
 
 const Redis = require('ioredis');
+const { leaseCache } = require('./lease');
 
 // getFill resolves to key's value: from the cache while it is fresh (ttl
 // seconds) or stale (grace seconds more, while one refresh runs); else from
@@ -48,8 +51,49 @@ async function main() {
       if (!(err instanceof Redis.ReplyError)) throw err;
       console.log(`nowhere:1: ${err.message.split(' ')[0]} error: ${err.message}`);
     }
+
+    await leaseExamples(redis);
   } finally {
     redis.disconnect();
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// leaseExamples has 100 callers want a value nobody has computed yet, then
+// 10 want one whose computation fails; it prints how many computations ran
+// and what the callers got.
+async function leaseExamples(redis) {
+  const { getOrCompute, close } = leaseCache(redis);
+  try {
+    let computations = 0;
+    const report = async () => {
+      computations++;
+      await sleep(100); // a slow query
+      return '42 rows';
+    };
+    const values = await Promise.all(Array.from({ length: 100 }, () => getOrCompute('lease:report', 60, 30, report)));
+    const wrong = values.find((v) => v !== '42 rows');
+    if (wrong !== undefined) throw new Error(`lease:report: a caller got ${wrong}, want 42 rows`);
+    console.log(`${values.length} concurrent computes of lease:report: ${computations} computation(s), all got "${values[0]}"`);
+
+    // The computation fails: its caller gets its error, the waiters get it
+    // as LOADERR app: ..., and so does the next caller, without computing,
+    // while the key cools down.
+    computations = 0;
+    const broken = async () => {
+      computations++;
+      await sleep(100);
+      throw new Error('database down');
+    };
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => getOrCompute('lease:broken', 60, 30, broken)));
+    const count = (message) => results.filter((r) => r.status === 'rejected' && r.reason.message === message).length;
+    console.log(`${results.length} concurrent computes of lease:broken: ${computations} computation(s), ` +
+      `${count('database down')} got "database down", ${count('LOADERR app: database down')} got "LOADERR app: database down"`);
+    const again = await getOrCompute('lease:broken', 60, 30, broken).catch((err) => err.message);
+    console.log(`lease:broken again: ${again} (${computations} computation(s) in all)`);
+  } finally {
+    close();
   }
 }
 

@@ -62,11 +62,18 @@ func (o Origin) Fetch(ctx context.Context, key string) (string, error) {
 // Read is one cache-aside read of key: GET; on a miss, Fetch and SET with
 // ttl. It reports whether the read missed, and so called the origin.
 func Read(ctx context.Context, rdb *redis.Client, o Origin, key string, ttl time.Duration) (missed bool, err error) {
+	return ReadWith(ctx, rdb, o.Fetch, key, ttl)
+}
+
+// ReadWith is Read with the value made by fetch: an origin of another kind,
+// such as a computation in the client.
+func ReadWith(ctx context.Context, rdb *redis.Client, fetch func(ctx context.Context, key string) (string, error),
+	key string, ttl time.Duration) (missed bool, err error) {
 	_, err = rdb.Get(ctx, key).Result()
 	if !errors.Is(err, redis.Nil) {
 		return false, err
 	}
-	v, err := o.Fetch(ctx, key)
+	v, err := fetch(ctx, key)
 	if err != nil {
 		return true, err
 	}

@@ -1,9 +1,14 @@
-package metrics
+package main
 
-import "github.com/stampedeless/stampedeless/engine"
+import (
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
+)
 
-// Store registers the envelope store's metrics.
-func (r *Registry) Store(s *engine.Store) {
+// registerStoreMetrics exports the envelope store's metrics in r. It lives
+// where the two are wired, so that metrics imports no package of the
+// project.
+func registerStoreMetrics(r *metrics.Registry, s *engine.Store) {
 	stat := func(field func(engine.Stats) int64) func() float64 {
 		return func() float64 { return float64(field(s.Stats())) }
 	}

@@ -1,0 +1,149 @@
+package cluster
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// PURGE.TAG across the fleet (swr.PurgeFleet). The shared tier finds an
+// entry by tag through one set per tag, <prefix>tag:{<tag>}, listing the
+// keys published with the tag (tagAddScript); the entry's own "tags" field
+// says whether it still carries it (purgeKeyScript). A purge is announced
+// on the event channel as msgPurge and acknowledged like an invalidation.
+
+// A Client is the PurgeFleet a Filler shares purges through.
+var _ swr.PurgeFleet = (*Client)(nil)
+
+// purgeChunk bounds the keys of one purge announcement; more keys go in
+// more messages.
+const purgeChunk = 10_000
+
+// indexTags lists key in the sets of e's tags, before its publication. An
+// error only marks Redis down: the entry is then not found by a purge in
+// the shared tier until it expires.
+func (c *Client) indexTags(ctx context.Context, key string, e swr.FleetEntry) {
+	if len(e.Tags) == 0 {
+		return
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	at, now := entryExpireAt(e), strconv.FormatInt(c.opts.Now().UnixMilli(), 10)
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, t := range e.Tags {
+			tagAddScript.Eval(ctx, p, []string{c.names.tag(t)}, key, at, now)
+		}
+		return nil
+	})
+	if err != nil {
+		c.check(err)
+	}
+}
+
+// PurgeShared purges tags in the shared tier (swr.PurgeFleet): the keys
+// listed in the tags' sets whose entries carry one of them are deleted, or
+// with soft made stale at now (unix nanoseconds). It returns those keys.
+// With Redis down it returns ErrUnavailable at once.
+func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now int64) ([]string, error) {
+	if !c.up.Load() {
+		return nil, ErrUnavailable
+	}
+	sctx, cancel := c.opCtx(ctx)
+	members := make([]*redis.StringSliceCmd, len(tags))
+	_, err := c.rdb.Pipelined(sctx, func(p redis.Pipeliner) error {
+		for i, t := range tags {
+			members[i] = p.SMembers(sctx, c.names.tag(t))
+		}
+		return nil
+	})
+	cancel()
+	if err != nil {
+		return nil, c.check(err)
+	}
+	seen := make(map[string]struct{})
+	var keys []string
+	for _, m := range members {
+		for _, k := range m.Val() {
+			if _, dup := seen[k]; !dup {
+				seen[k] = struct{}{}
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	args := []any{boolArg(soft), strconv.FormatInt(toMillis(now), 10)}
+	for _, t := range tags {
+		args = append(args, t)
+	}
+	pctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	results := make([]*redis.Cmd, len(keys))
+	// EVAL, not EVALSHA, in a pipeline, as Written does.
+	_, err = c.rdb.Pipelined(pctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			results[i] = purgeKeyScript.Eval(pctx, p, []string{c.names.value(k), c.names.lease(k)}, args...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, c.check(err)
+	}
+	var purged []string
+	for i, r := range results {
+		if n, _ := r.Int(); n == 1 {
+			purged = append(purged, keys[i])
+		}
+	}
+	return purged, nil
+}
+
+// AnnouncePurge tells the other replicas of a purge (swr.PurgeFleet) and
+// returns once every replica heard recently acknowledged it, or after the
+// Redis timeout. The keys go in messages of at most purgeChunk; the first
+// carries the tags.
+func (c *Client) AnnouncePurge(ctx context.Context, tags, keys []string, soft bool) error {
+	if !c.up.Load() {
+		return ErrUnavailable
+	}
+	for first := true; first || len(keys) > 0; first = false {
+		n := min(len(keys), purgeChunk)
+		fields := append([]string{boolArg(soft), strconv.Itoa(len(tags))}, tags...)
+		fields = append(fields, keys[:n]...)
+		keys, tags = keys[n:], nil
+		inv := c.beginInvalidation(message{kind: msgPurge, keys: fields})
+		if err := c.send(inv.msg); err != nil {
+			inv.end()
+			return c.check(err)
+		}
+		inv.await(ctx)
+		inv.end()
+	}
+	return nil
+}
+
+// WatchPurges sets the function that applies the purges other replicas
+// announce (swr.PurgeFleet).
+func (c *Client) WatchPurges(apply func(tags, keys []string, soft bool)) {
+	c.purges.Store(&apply)
+}
+
+// heardPurge applies a purge another replica announced, then acknowledges
+// it.
+func (c *Client) heardPurge(m message) {
+	defer c.ack(m)
+	apply := c.purges.Load()
+	if apply == nil || len(m.keys) < 2 {
+		return
+	}
+	n, err := strconv.Atoi(m.keys[1])
+	if err != nil || n < 0 || n > len(m.keys)-2 {
+		return
+	}
+	c.m.InvalidationsReceived.Inc()
+	(*apply)(m.keys[2:2+n], m.keys[2+n:], m.keys[0] == "1")
+}

@@ -1,0 +1,78 @@
+package engine
+
+// ChangeKind says how a key changed.
+type ChangeKind uint8
+
+// The kinds of change a Listener is told of.
+const (
+	// Written: the key's value or deadlines were written: SET and the
+	// other string writes, MSET, a read-through fill, EXPIRE and its
+	// variants with a future deadline, PERSIST of a key that had one,
+	// GETEX with an expiry option. Whether the key existed before does
+	// not matter.
+	Written ChangeKind = iota + 1
+	// Deleted: a live key was removed by DEL, GETDEL, an EXPIRE or GETEX
+	// with a deadline not in the future, or a fill whose origin said the
+	// key is gone.
+	Deleted
+	// Expired: a key past its deadline was removed, by a reader that found
+	// it so or by the sweeper. Readers stopped seeing it at its deadline.
+	Expired
+	// Evicted: the eviction policy removed the key to make room.
+	Evicted
+	// Rejected: the admission policy refused a new key after its write was
+	// acknowledged, and it was removed.
+	Rejected
+	// Flushed: every key was removed (FLUSHALL); Change.Key is nil.
+	Flushed
+)
+
+// Change is one change to what a reader of a key would get.
+type Change struct {
+	Kind ChangeKind
+	// Key is the key that changed, nil for Flushed. It is only valid during
+	// the call: a listener copies what it keeps.
+	Key []byte
+}
+
+// Listener is told of every change to the store, as it happens:
+//
+//   - It is called synchronously, by the goroutine that made the change,
+//     before the call that made it returns: once a write has returned, the
+//     listener has been told. Eviction and admission changes come from
+//     ristretto's goroutine, expiry from a reader or the sweeper.
+//   - A key's change is reported while the key's shard lock is held, so the
+//     changes of one key arrive in the order they were made. Flushed is
+//     reported with no lock held, once every key is gone.
+//   - Therefore a listener must not block: no I/O, no channel operation
+//     that can wait, no lock that anyone holds across either; a short mutex
+//     of its own is fine. It must not call the Store, and must not panic.
+//
+// A change that leaves what a reader gets as it was (a SET NX that did not
+// write, DEL of a missing key) is not reported.
+type Listener func(Change)
+
+// Listen makes l the store's listener, replacing the previous one; nil
+// removes it. While there is none, a change costs one atomic load.
+func (s *Store) Listen(l Listener) {
+	if l == nil {
+		s.listener.Store(nil)
+		return
+	}
+	s.listener.Store(&l)
+}
+
+// notify tells the listener, if any, that key changed. It is inlined into
+// the writers: with no listener it is one load and a branch.
+func (s *Store) notify(kind ChangeKind, key []byte) {
+	if s.listener.Load() != nil {
+		s.tell(kind, key)
+	}
+}
+
+// tell calls the listener, unless it was removed meanwhile.
+func (s *Store) tell(kind ChangeKind, key []byte) {
+	if l := s.listener.Load(); l != nil {
+		(*l)(Change{Kind: kind, Key: key})
+	}
+}

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
+)
+
+// changeLog is a listener that records what it is told.
+type changeLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *changeLog) listen(ch Change) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf("%s %s", kindName(ch.Kind), ch.Key))
+}
+
+// take returns what was recorded since the last take.
+func (l *changeLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.got
+	l.got = nil
+	return got
+}
+
+func kindName(k ChangeKind) string {
+	return map[ChangeKind]string{Written: "written", Deleted: "deleted", Expired: "expired",
+		Evicted: "evicted", Rejected: "rejected", Flushed: "flushed"}[k]
+}
+
+// TestListenerHearsEveryChange runs each kind of write and removal and
+// checks, as each call returns, what the listener was told: every change
+// to what a reader gets, and nothing for calls that change nothing.
+func TestListenerHearsEveryChange(t *testing.T) {
+	s, clk := newClockStore(t)
+	var log changeLog
+	s.Listen(log.listen)
+	k := []byte("k")
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"set", func() { set(t, s, "k", "v") }, []string{"written k"}},
+		{"set nx on a live key", func() { mustSet(t, s, "k", "v", SetOptions{Condition: IfAbsent}) }, nil},
+		{"set xx on a missing key", func() { mustSet(t, s, "m", "v", SetOptions{Condition: IfPresent}) }, nil},
+		{"update", func() {
+			s.Update(k, func(old []byte, _ bool) ([]byte, error) { return append(old, '!'), nil })
+		}, []string{"written k"}},
+		{"failed update", func() {
+			s.Update(k, func([]byte, bool) ([]byte, error) { return nil, ErrTooLarge })
+		}, nil},
+		{"mset", func() { s.SetMulti([][]byte{[]byte("a"), []byte("1"), []byte("b"), []byte("2")}, Always) },
+			[]string{"written a", "written b"}},
+		{"msetnx that writes nothing", func() { s.SetMulti([][]byte{[]byte("a"), []byte("1"), []byte("c"), []byte("3")}, IfAbsent) }, nil},
+		{"expire in the future", func() { s.Expire(k, clk.in(time.Minute), ExpireAlways) }, []string{"written k"}},
+		{"expire nx on a key with a deadline", func() { s.Expire(k, clk.in(time.Hour), ExpireIfNone) }, nil},
+		{"persist", func() { s.Persist(k) }, []string{"written k"}},
+		{"persist without a deadline", func() { s.Persist(k) }, nil},
+		{"getex persist without a deadline", func() { s.GetEx(k, 0, true) }, nil},
+		{"getex ex", func() { s.GetEx(k, clk.in(time.Minute), false) }, []string{"written k"}},
+		{"getex persist", func() { s.GetEx(k, 0, true) }, []string{"written k"}},
+		{"plain read", func() { s.Get(k) }, nil},
+		{"delete", func() { s.Delete(k) }, []string{"deleted k"}},
+		{"delete of a missing key", func() { s.Delete(k) }, nil},
+		{"getdel", func() { s.GetDel([]byte("a")) }, []string{"deleted a"}},
+		{"expire in the past", func() { s.Expire([]byte("b"), clk.nanos(), ExpireAlways) }, []string{"deleted b"}},
+		{"getex in the past", func() {
+			set(t, s, "g", "v")
+			s.GetEx([]byte("g"), clk.nanos(), false)
+		}, []string{"written g", "deleted g"}},
+		{"lazy expiry by a read", func() {
+			mustSet(t, s, "e", "v", SetOptions{StaleUntil: clk.in(time.Second)})
+			clk.advance(2 * time.Second)
+			s.Get([]byte("e"))
+		}, []string{"written e", "expired e"}},
+		{"a write over an expired key", func() {
+			mustSet(t, s, "e", "v", SetOptions{StaleUntil: clk.in(time.Second)})
+			clk.advance(2 * time.Second)
+			set(t, s, "e", "w")
+		}, []string{"written e", "expired e", "written e"}},
+		{"fenced delete", func() {
+			set(t, s, "f", "v")
+			s.DeleteFenced(s.Fence([]byte("f")))
+		}, []string{"written f", "deleted f"}},
+		{"fenced set after a write", func() {
+			f := s.Fence([]byte("f"))
+			set(t, s, "f", "client")
+			mustSet(t, s, "f", "fill", SetOptions{Fence: f})
+		}, []string{"written f"}},
+		{"flush", func() { s.Flush(false) }, []string{"flushed "}},
+	}
+	for _, st := range steps {
+		st.do()
+		if got := log.take(); !slices.Equal(got, st.want) {
+			t.Errorf("%s: listener told %q, want %q", st.name, got, st.want)
+		}
+	}
+	s.Listen(nil)
+	set(t, s, "k", "v")
+	if got := log.take(); got != nil {
+		t.Errorf("after Listen(nil) the listener was told %q", got)
+	}
+}
+
+// TestListenerHearsTheSweeper: keys the sweeper removes are reported.
+func TestListenerHearsTheSweeper(t *testing.T) {
+	s := newStore(t, Options{ExpireInterval: time.Millisecond})
+	var log changeLog
+	s.Listen(log.listen)
+	past := time.Now().Add(50 * time.Millisecond).UnixNano()
+	mustSet(t, s, "short", "v", SetOptions{StaleUntil: past})
+	testwait.For(t, "the sweeper to report the expired key", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return slices.Contains(log.got, "expired short")
+	})
+	if inIndex(s, "short") {
+		t.Error("the key was reported expired but is still in its shard")
+	}
+}
+
+// TestListenerHearsThePolicy: every key the eviction or admission policy
+// removed is reported once, as the stats count it, and is gone.
+func TestListenerHearsThePolicy(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 10, ExpireInterval: noSweep})
+	var log changeLog
+	s.Listen(log.listen)
+	for i := range 2000 {
+		set(t, s, "key:"+strconv.Itoa(i), "value")
+	}
+	settle(s)
+	removed := map[string]int{}
+	for _, line := range log.take() {
+		var kind, key string
+		fmt.Sscan(line, &kind, &key)
+		if kind == "evicted" || kind == "rejected" {
+			removed[kind]++
+			if _, live := s.Peek([]byte(key)); live {
+				t.Errorf("%s was reported %s but is live", key, kind)
+			}
+		}
+	}
+	st := s.Stats()
+	if int64(removed["evicted"]) != st.Evicted || int64(removed["rejected"]) != st.Rejected {
+		t.Errorf("reported %d evicted and %d rejected; the stats say %d and %d",
+			removed["evicted"], removed["rejected"], st.Evicted, st.Rejected)
+	}
+	if st.Evicted+st.Rejected == 0 {
+		t.Fatal("nothing was evicted or rejected: the test did not fill the store")
+	}
+}

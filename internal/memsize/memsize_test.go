@@ -1,0 +1,40 @@
+package memsize
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"100", 100, true}, {"1k", 1000, true}, {"1kb", 1024, true},
+		{"64MB", 64 << 20, true}, {"2g", 2e9, true}, {"1gb", 1 << 30, true}, {" 5b ", 5, true},
+		{"", 0, false}, {"-1", 0, false}, {"1tb", 0, false}, {"mb", 0, false},
+		{"9223372036854775807gb", 0, false},
+	} {
+		got, err := Parse(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Parse(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestHuman(t *testing.T) {
+	for n, want := range map[int64]string{0: "0B", 1023: "1023B", 1536: "1.50K", 64 << 20: "64.00M", 3 << 40: "3.00T"} {
+		if got := Human(n); got != want {
+			t.Errorf("Human(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 1000: "1000", 1024: "1kb", 3 << 20: "3mb", 2 << 30: "2gb", 1<<20 + 1: "1048577"} {
+		if got := Format(n); got != want {
+			t.Errorf("Format(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := Parse(Format(n)); err != nil || back != n {
+			t.Errorf("Parse(Format(%d)) = %d, %v", n, back, err)
+		}
+	}
+}

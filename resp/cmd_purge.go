@@ -1,0 +1,32 @@
+package resp
+
+import (
+	"context"
+	"strconv"
+)
+
+// cmdPurgeTag implements PURGE.TAG [SOFT] tag [tag ...]: every key whose
+// origin tagged it with any of the tags is deleted or, with SOFT, made
+// stale, so it is served stale while one refresh runs. The reply is the
+// number of keys purged. SOFT is the option only when a tag follows it: a
+// single tag named SOFT is purged by PURGE.TAG SOFT.
+//
+// Like DEL and FLUSHALL, it needs no more than an authenticated connection
+// (not --enable-loader-commands): it sends no request anywhere, and purging
+// is what an origin's deploy hook does.
+func cmdPurgeTag(c *Conn, args [][]byte) {
+	tags, soft := args[1:], false
+	if equalFold(args[1], "soft") && len(args) > 2 {
+		tags, soft = args[2:], true
+	}
+	names := make([]string, len(tags))
+	for i, t := range tags {
+		names[i] = string(t)
+	}
+	n, err := c.srv.opts.Filler.Purge(context.Background(), names, soft)
+	if err != nil {
+		c.w.Error("ERR PURGE.TAG purged " + strconv.Itoa(n) + " keys on this replica only: the shared Redis did not take the purge; run it again")
+		return
+	}
+	c.w.Int(int64(n))
+}

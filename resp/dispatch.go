@@ -1,0 +1,131 @@
+package resp
+
+import "strings"
+
+// dispatch runs one command, or queues it inside MULTI, and counts its
+// result.
+func (s *Server) dispatch(c *Conn, args [][]byte) {
+	if c.revoked.Load() { // its user was deleted: it runs nothing more
+		c.quit = true
+		return
+	}
+	s.commandsTotal.Add(1)
+	cmd := s.lookup(c, args[0])
+	if cmd == nil {
+		s.unknown.fail.Inc()
+		c.refuse(nil, unknownCommand(args))
+		return
+	}
+	counted := cmd // subcommands are counted as their container
+	before := c.w.Len()
+	if len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
+	c.lastCommand.Store(cmd)
+	// Redis's order: the (sub)command exists, its arity, authentication,
+	// the user's permissions, subscriber mode; a command refused so inside
+	// MULTI fails the transaction. Then MULTI queues all but the
+	// transaction commands.
+	switch {
+	case cmd == nil:
+		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
+			strings.ToUpper(counted.name)+" HELP.")
+	case !cmd.arityOK(len(args)):
+		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
+		c.refuse(cmd, errNoAuth)
+	case !c.permitted(cmd, args):
+		// permitted wrote -NOPERM; inside MULTI it fails the transaction.
+		if c.tx.active {
+			c.tx.failed = true
+		}
+	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
+		// A RESP2 client in subscriber mode reads only pushes and these
+		// commands' replies; RESP3 tells them apart and has no limit.
+		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case c.tx.active && cmd.flags&flagNoQueue == 0:
+		if c.enqueue(cmd, counted, args) {
+			return // counted when EXEC runs it
+		}
+	case s.opts.Shared != nil && cmd.shared():
+		s.runShared(c, cmd, args)
+	default:
+		s.run(c, cmd, args)
+	}
+	if c.ev.resume != nil {
+		c.ev.resumeCounted = counted // counted when it has answered
+		return
+	}
+	countReply(counted, c, before)
+}
+
+// run runs cmd's handler. One that reads or writes the keyspace runs
+// inside the store's atomic section, shared, so that no EXEC runs between
+// its store calls; the section is one uncontended RLock, taken on a lock
+// of its own by each connection (engine.Section).
+func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
+	if !cmd.usesKeyspace() {
+		cmd.handler(c, args)
+		return
+	}
+	sec, hint := s.store.Section(), uint64(c.id)
+	sec.RLock(hint)
+	// Deferred: a handler that panics must not leave the section held,
+	// which would stop every later EXEC.
+	defer sec.RUnlock(hint)
+	cmd.handler(c, args)
+}
+
+// countReply counts a command by whether the reply written since before is
+// an error.
+func countReply(counted *command, c *Conn, before int) {
+	if c.w.isError(before) {
+		counted.counters.fail.Inc()
+	} else {
+		counted.counters.ok.Inc()
+	}
+}
+
+// lookup finds a command by name, case-insensitively, without allocating.
+func (s *Server) lookup(c *Conn, name []byte) *command {
+	if len(name) > len(c.scratch) {
+		return nil
+	}
+	lower := c.scratch[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	return s.table[string(lower)]
+}
+
+// unknownCommand is Redis's text for a command not in the table, quoting
+// the first arguments up to about 128 bytes.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = truncate(a, 128-n)
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

@@ -1,0 +1,83 @@
+// Package scripting runs Redis 7 Lua scripts (EVAL, EVALSHA, EVAL_RO,
+// EVALSHA_RO, SCRIPT) on gopher-lua, a Lua 5.1 interpreter in Go. It
+// knows RESP, not the server: a script's redis.call and redis.pcall go
+// to a Caller the server provides, which answers each with the command's
+// RESP reply; the package converts replies to Lua values and the
+// script's result back to a RESP reply for the client, as Redis 7.2
+// does.
+//
+// # Using it
+//
+// A server makes one Engine and hands it the commands:
+//
+//	eng := scripting.New(scripting.Options{Log: logf})
+//	// EVAL script numkeys key... arg...
+//	reply, err := eng.Eval(ctx, scripting.Invocation{
+//		Args: argv[1:], SHA: isEvalSHA, ReadOnly: isRO, Proto: clientProto, Caller: caller})
+//	// SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP|DEBUG
+//	reply = eng.Script(argv[1:])
+//	// before every other command, as Redis does while a script runs long
+//	if eng.Busy() { reply = scripting.ErrBusy.Reply() }
+//
+// The replies include Redis's error replies; err is only ctx's or
+// ErrClosed, when no script ran. The Caller runs each command after the
+// checks Redis makes for scripts (see Caller for the texts: unknown
+// command, arity, commands scripts may not call, writes from read-only
+// scripts) and reports whether it wrote.
+//
+// # Semantics
+//
+// Conversions, error texts and formats are Redis 7.2's: a command's
+// error raised by redis.call reads "ERR ... script: <sha>, on
+// @user_script:<line>."; redis.pcall returns errors as {err=...}
+// tables; pcall returns their text. Number arguments to redis.call are
+// printed as integers when they are, else shortest (fpconv). RESP3
+// (redis.setresp(3)) maps, sets, doubles, big numbers, verbatim strings,
+// booleans and null convert both ways; a RESP2 client gets their RESP2
+// forms.
+//
+// The globals are Redis's: the base library without os, io, require,
+// loadfile, dofile, print, module; string, table, math, coroutine, cjson,
+// bit and redis. Every table reachable from _G is read-only ("Attempt to
+// modify a readonly table") and reading an unknown global is an error
+// ("Script attempted to access nonexistent global variable"). The
+// sandbox follows Redis's hardened one (the 2025 security releases,
+// which the distributions' 7.0 and 7.2 packages carry too): no getfenv,
+// setfenv or newproxy, and the string metatable is locked.
+// KEYS and ARGV are set for each script. math.random is Redis's lrand48,
+// one sequence shared by all scripts until math.randomseed.
+//
+// Scripts run one at a time in one interpreter, as in Redis. A script
+// that runs past Options.BusyThreshold makes the Engine busy: the server
+// answers BUSY, Eval answers BUSY to other scripts, and Kill (SCRIPT
+// KILL) stops it unless it has written (UNKILLABLE). Killing cancels the
+// interpreter's context; a script cannot catch that with pcall. Close
+// stops a script whatever it did, for SHUTDOWN NOSAVE.
+//
+// The script cache maps SHA1 digests to compiled functions. Redis keeps
+// scripts until SCRIPT FLUSH; this cache is bounded by count and by an
+// estimate of bytes (Options.MaxScripts, MaxBytes) and evicts the least
+// recently used, so a client may meet NOSCRIPT for a script it loaded
+// long ago and send EVAL, as clients do. Len, Bytes and Evicted are for
+// metrics.
+//
+// # Where gopher-lua differs from Redis's Lua
+//
+//   - Runtime error texts are reworded to Lua 5.1's where gopher-lua's
+//     differ ("attempt to perform arithmetic on a nil value"), but Lua's
+//     variable names ("local 'x'") are not known; compile errors say
+//     "unexpected symbol near ..." where Lua may name what it expected.
+//   - Numbers converted to strings by the interpreter itself (the ..
+//     operator, string.format's %s) print as Go prints them
+//     ("1e+15" is "1000000000000000"); tostring, redis.call, redis.log
+//     and cjson print as Lua and Redis do. Strings that look like octal
+//     or binary numbers ("010") convert differently in arithmetic.
+//   - # of a table with holes counts up to its last element.
+//   - A stack overflow is reported without its line.
+//   - cmsgpack and struct are not there; string.dump cannot make
+//     bytecode, and loadstring refuses it as Redis does.
+//   - There is no memory limit on a script, but string.rep refuses to
+//     build more than 512 MiB ("resulting string too large"), where Redis
+//     would try and could take the server down. There is no Lua debugger
+//     (SCRIPT DEBUG YES answers an error).
+package scripting

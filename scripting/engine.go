@@ -1,0 +1,494 @@
+package scripting
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Command is one redis.call or redis.pcall a script makes.
+type Command struct {
+	// Args are the command's name and arguments as the script passed
+	// them, numbers printed as Redis 7.2 prints them. The Caller owns
+	// them.
+	Args [][]byte
+	// Proto is the protocol the reply must be written in: 2, or 3 once
+	// the script called redis.setresp(3).
+	Proto int
+	// ReadOnly is set for EVAL_RO and EVALSHA_RO and for scripts whose
+	// shebang declares no-writes: a write command must be refused with
+	// ErrWriteReadOnly.
+	ReadOnly bool
+}
+
+// Caller runs a script's commands against the server's data.
+type Caller interface {
+	// Call runs cmd and returns its whole reply in RESP (cmd.Proto).
+	// Before running it, it refuses what Redis refuses from a script,
+	// with an error reply: an unknown command (ErrUnknownCommand), a
+	// wrong number of arguments (ErrWrongArity), a command scripts may
+	// not call (ErrNotAllowed: blocking, pub/sub, MULTI, EVAL ...), a
+	// write from a read-only script (ErrWriteReadOnly). wrote reports a
+	// write command that passed those checks, as Redis marks the script
+	// dirty: from then on SCRIPT KILL refuses to stop it.
+	//
+	// Call runs on the goroutine that called Engine.Eval, while the
+	// script holds the engine; it must not block for long and must not
+	// call Eval.
+	Call(cmd Command) (reply []byte, wrote bool)
+}
+
+// CallerFunc adapts a function to Caller.
+type CallerFunc func(cmd Command) (reply []byte, wrote bool)
+
+// Call calls f.
+func (f CallerFunc) Call(cmd Command) ([]byte, bool) { return f(cmd) }
+
+// CommandChecker is implemented by a Caller that can answer
+// redis.acl_check_cmd: known is false for a command the server does not
+// have, allowed whether the client may run it. Without it every command
+// passes.
+type CommandChecker interface {
+	CheckCommand(args [][]byte) (known, allowed bool)
+}
+
+// Invocation is one EVAL, EVALSHA, EVAL_RO or EVALSHA_RO.
+type Invocation struct {
+	// Args are the command's arguments after its name: the script (or
+	// its SHA1 for EVALSHA), numkeys, the keys, the other arguments.
+	Args [][]byte
+	// SHA marks EVALSHA and EVALSHA_RO.
+	SHA bool
+	// ReadOnly marks EVAL_RO and EVALSHA_RO.
+	ReadOnly bool
+	// Proto is the client's protocol, 2 or 3; 0 means 2.
+	Proto int
+	// Caller runs the script's commands; without one every command is
+	// unknown.
+	Caller Caller
+}
+
+func (inv *Invocation) name() string {
+	n := "eval"
+	if inv.SHA {
+		n = "evalsha"
+	}
+	if inv.ReadOnly {
+		n += "_ro"
+	}
+	return n
+}
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// MaxScripts bounds how many compiled scripts the cache keeps
+	// (default 10000).
+	MaxScripts int
+	// MaxBytes bounds the cache's estimated size of compiled scripts
+	// (default 64 MiB).
+	MaxBytes int64
+	// BusyThreshold is Redis's busy-reply-threshold (lua-time-limit):
+	// how long a script runs before the server answers others with BUSY
+	// and SCRIPT KILL may stop it. Default 5s; negative never.
+	BusyThreshold time.Duration
+	// Log receives redis.log's messages and the engine's own (slow and
+	// killed scripts), at every level: the server filters by its
+	// verbosity. Nil drops them.
+	Log func(level LogLevel, msg string)
+	// Version is what scripts see as redis.REDIS_VERSION (default
+	// "7.2.0"); REDIS_VERSION_NUM follows from it.
+	Version string
+}
+
+func (o *Options) withDefaults() Options {
+	c := *o
+	if c.MaxScripts <= 0 {
+		c.MaxScripts = 10000
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 64 << 20
+	}
+	if c.BusyThreshold == 0 {
+		c.BusyThreshold = 5 * time.Second
+	}
+	if c.Version == "" {
+		c.Version = "7.2.0"
+	}
+	return c
+}
+
+// Engine runs scripts one at a time, as Redis does, in one Lua
+// interpreter, and keeps their compiled form by SHA1. It is safe for
+// concurrent use: Eval waits while another script runs, and answers BUSY
+// once that one has run past the busy threshold.
+type Engine struct {
+	opts  Options
+	cache *cache
+	// slot is held (a value sent) by the Eval that runs a script; the
+	// interpreter st belongs to it.
+	slot chan struct{}
+	st   *state
+
+	mu sync.Mutex
+	// cur is the running script, nil between scripts.
+	cur *run
+	// changed is closed and replaced whenever cur or its busy flag
+	// changes, to wake Evals waiting for the slot.
+	changed chan struct{}
+	// reset makes the next run start a fresh interpreter (SCRIPT FLUSH).
+	reset  bool
+	closed bool
+	// killWaits, when set, is called as Kill starts waiting for a
+	// command to finish; tests use it to order events.
+	killWaits func()
+}
+
+// run is the state of the running script that others look at.
+type run struct {
+	sha    string
+	start  time.Time
+	cancel context.CancelFunc
+	busy   bool // past the busy threshold
+	wrote  bool // a write command ran
+	killed bool
+	// inCall is open while a Caller.Call runs, closed when it returns.
+	inCall chan struct{}
+}
+
+// New returns an Engine.
+func New(o Options) *Engine {
+	opts := o.withDefaults()
+	return &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes),
+		slot: make(chan struct{}, 1), changed: make(chan struct{})}
+}
+
+func (e *Engine) log(level LogLevel, format string, args ...any) {
+	if e.opts.Log != nil {
+		e.opts.Log(level, fmt.Sprintf(format, args...))
+	}
+}
+
+// signal wakes the waiters; e.mu is held.
+func (e *Engine) signal() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// SHA1 returns the lowercase hex SHA1 of a script body, its name in the
+// cache.
+func SHA1(body []byte) string {
+	sum := sha1.Sum(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// Load compiles body into the cache (SCRIPT LOAD, and EVAL's first
+// step) and returns its SHA1, or the error reply Redis gives for a bad
+// shebang or a syntax error.
+func (e *Engine) Load(body []byte) (string, error) {
+	s, err := e.load(body)
+	if err != nil {
+		return "", err
+	}
+	return s.sha, nil
+}
+
+func (e *Engine) load(body []byte) (*script, error) {
+	sha := SHA1(body)
+	if s, ok := e.cache.get(sha); ok {
+		return s, nil
+	}
+	flags, skip, err := shebang(body)
+	if err != nil {
+		return nil, Error("ERR " + err.Error())
+	}
+	// The shebang line goes but its newline stays, so lines keep their
+	// numbers.
+	proto, err := compile(string(body[skip:]), userScript)
+	if err != nil {
+		return nil, Error(oneLine(strings.Trim("ERR Error compiling script (new function): "+err.Error(), "\r\n")))
+	}
+	return e.cache.add(&script{sha: sha, proto: proto, flags: flags,
+		size: int64(len(body)) + 40 + protoSize(proto)}), nil
+}
+
+// Exists reports whether the cache holds the script with digest sha (in
+// either case), as SCRIPT EXISTS does.
+func (e *Engine) Exists(sha []byte) bool {
+	return e.cache.has(strings.ToLower(string(sha)))
+}
+
+// Flush empties the cache (SCRIPT FLUSH) and has the next script start
+// in a fresh interpreter, as Redis resets its Lua state.
+func (e *Engine) Flush() {
+	e.cache.flush()
+	e.mu.Lock()
+	e.reset = true
+	e.mu.Unlock()
+}
+
+// Len is the number of cached scripts.
+func (e *Engine) Len() int { n, _, _ := e.cache.stats(); return n }
+
+// Bytes is the cached scripts' estimated size.
+func (e *Engine) Bytes() int64 { _, b, _ := e.cache.stats(); return b }
+
+// Evicted counts the scripts the cache's bounds pushed out.
+func (e *Engine) Evicted() uint64 { _, _, n := e.cache.stats(); return n }
+
+// Busy reports whether a script has run past the busy threshold: the
+// server then answers every command but SCRIPT KILL and SHUTDOWN NOSAVE
+// with ErrBusy.
+func (e *Engine) Busy() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur != nil && e.cur.busy
+}
+
+// Kill stops the busy script (SCRIPT KILL) and returns the reply: OK,
+// ErrNotBusy when no script is past the busy threshold (Redis only
+// hears SCRIPT KILL then), ErrUnkillable when the script has written.
+// The script's own client gets ErrKilled.
+//
+// Redis handles SCRIPT KILL between a script's commands, never during
+// one; so when the script is inside a command, Kill waits for it to
+// return, and a command that wrote makes the script unkillable.
+func (e *Engine) Kill() []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for r := e.cur; r != nil && r.busy && !r.wrote && r.inCall != nil; r = e.cur {
+		done := r.inCall
+		e.mu.Unlock()
+		if e.killWaits != nil {
+			e.killWaits()
+		}
+		<-done
+		e.mu.Lock()
+	}
+	r := e.cur
+	switch {
+	case r == nil || !r.busy:
+		return ErrNotBusy.Reply()
+	case r.wrote:
+		return ErrUnkillable.Reply()
+	}
+	if !r.killed {
+		r.killed = true
+		r.cancel()
+		e.log(LogNotice, "Lua script killed by user with SCRIPT KILL.")
+	}
+	return []byte("+OK\r\n")
+}
+
+// Close stops a running script whether or not it wrote, as SHUTDOWN
+// NOSAVE does, and refuses scripts from then on.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	if e.cur != nil {
+		e.cur.killed = true
+		e.cur.cancel()
+	}
+	e.signal()
+}
+
+// Eval runs an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO and returns the reply
+// for the client, errors included. It waits while another script runs;
+// the error is ctx's when ctx ends first, ErrClosed after Close. Once
+// the script starts, ctx no longer matters: Redis finishes a script whose
+// client went away.
+func (e *Engine) Eval(ctx context.Context, inv Invocation) ([]byte, error) {
+	if len(inv.Args) < 2 {
+		return Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", inv.name())).Reply(), nil
+	}
+	// EVALSHA refuses a digest of the wrong length before it reads
+	// numkeys; it looks the script up only after.
+	if inv.SHA && len(inv.Args[0]) != 40 {
+		return ErrNoScript.Reply(), nil
+	}
+	keys, argv, err := SplitKeys(inv.Args[1:])
+	if err != nil {
+		return err.(Error).Reply(), nil
+	}
+	var sc *script
+	if inv.SHA {
+		var ok bool
+		if sc, ok = e.cache.get(strings.ToLower(string(inv.Args[0]))); !ok {
+			return ErrNoScript.Reply(), nil
+		}
+	} else if sc, err = e.load(inv.Args[0]); err != nil {
+		return err.(Error).Reply(), nil
+	}
+	readOnly := inv.ReadOnly
+	if sc.flags&FlagEvalCompat == 0 {
+		if sc.flags&FlagNoWrites == 0 && inv.ReadOnly {
+			return ErrROWithWriteFlag.Reply(), nil
+		}
+		readOnly = readOnly || sc.flags&FlagNoWrites != 0
+	}
+	if err := e.acquire(ctx); err != nil {
+		if err == ErrBusy {
+			return ErrBusy.Reply(), nil
+		}
+		return nil, err
+	}
+	defer func() { <-e.slot }()
+	proto := inv.Proto
+	if proto != 3 {
+		proto = 2
+	}
+	return e.run(sc, keys, argv, readOnly, proto, inv.Caller)
+}
+
+// acquire takes the slot, waiting for the running script unless it is
+// busy.
+func (e *Engine) acquire(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return ErrClosed
+		}
+		if e.cur != nil && e.cur.busy {
+			e.mu.Unlock()
+			return ErrBusy
+		}
+		changed := e.changed
+		e.mu.Unlock()
+		select {
+		case e.slot <- struct{}{}:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// run runs sc while holding the slot.
+func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, caller Caller) ([]byte, error) {
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &run{sha: sc.sha, start: time.Now(), cancel: cancel}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if e.st == nil || e.reset {
+		e.st, e.reset = newState(&e.opts), false
+	}
+	e.cur = r
+	e.signal()
+	e.mu.Unlock()
+	if e.opts.BusyThreshold > 0 {
+		timer := time.AfterFunc(e.opts.BusyThreshold, func() { e.markBusy(r) })
+		defer timer.Stop()
+	}
+
+	st := e.st
+	L := st.L
+	st.run = &runState{caller: caller, resp: 2, readOnly: readOnly,
+		callStart: func() {
+			e.mu.Lock()
+			r.inCall = make(chan struct{})
+			e.mu.Unlock()
+		},
+		callEnd: func(wrote bool) {
+			e.mu.Lock()
+			close(r.inCall)
+			r.inCall = nil
+			r.wrote = r.wrote || wrote
+			e.mu.Unlock()
+		},
+	}
+	st.globals.RawSetString("KEYS", stringArray(L, keys))
+	st.globals.RawSetString("ARGV", stringArray(L, argv))
+	fn := L.NewFunctionFromProto(sc.proto)
+	fn.Env = st.env
+	L.SetContext(runCtx)
+	L.Push(fn)
+	err := L.PCall(0, 1, st.handler)
+	L.RemoveContext()
+	var reply []byte
+	if err == nil {
+		reply = AppendLua(nil, L.Get(-1), proto, st.run.resp)
+	}
+	L.SetTop(0)
+	st.run = nil
+
+	e.mu.Lock()
+	killed := r.killed
+	e.cur = nil
+	e.signal()
+	e.mu.Unlock()
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		reply = scriptError(obj, sc.sha, killed)
+	}
+	return reply, nil
+}
+
+func (e *Engine) markBusy(r *run) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur != r || r.busy {
+		return
+	}
+	r.busy = true
+	e.signal()
+	e.log(LogWarning, "Slow script detected: still in execution after %d milliseconds. "+
+		"You can try killing the script using the SCRIPT KILL command. Script name is: %s.",
+		time.Since(r.start).Milliseconds(), r.sha)
+}
+
+func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for i, it := range items {
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	return t
+}
+
+// scriptError formats a script's uncaught error as luaCallFunction does:
+// the error's text, then the script and the line the error handler found.
+// A killed script's error is ErrKilled whatever the script raised. An
+// error that is not a table is one the handler could not handle: Redis
+// reports "Error running script" then, but the handler only fails here
+// when the call stack is full, and Redis reports that overflow as any
+// other error.
+func scriptError(obj lua.LValue, sha string, killed bool) []byte {
+	var msg, source, line string
+	var where bool
+	if t, ok := obj.(*lua.LTable); ok {
+		msg, _ = luaString(t.RawGetString("err"))
+		var sok, lok bool
+		source, sok = luaString(t.RawGetString("source"))
+		line, lok = luaString(t.RawGetString("line"))
+		where = sok && lok
+	} else {
+		s, ok := luaString(obj)
+		if !ok {
+			s = "execution failure"
+		}
+		msg = "ERR " + luaErrorText(s)
+	}
+	if killed {
+		msg = string(ErrKilled)
+	}
+	if where {
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
+	}
+	// Redis writes the text as it is; a newline in it would break the
+	// protocol, so it becomes a space as in Redis's other error replies.
+	return appendError(nil, oneLine(msg))
+}

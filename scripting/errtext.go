@@ -1,0 +1,82 @@
+package scripting
+
+import (
+	"regexp"
+	"strings"
+)
+
+// gopher-lua words some runtime errors differently from Lua 5.1. Redis
+// shows them to clients, so the common ones are reworded as Lua 5.1
+// words them, without the variable names Lua adds when it knows them
+// ("global 'x'"), which gopher-lua does not keep.
+var luaErrorRewrites = []struct {
+	re  *regexp.Regexp
+	fix func(m []string) string
+}{
+	{regexp.MustCompile(`^cannot perform concat operation between (\w+) and (\w+)$`), func(m []string) string {
+		bad := m[1]
+		if bad == "string" || bad == "number" {
+			bad = m[2]
+		}
+		return "attempt to concatenate a " + bad + " value"
+	}},
+	{regexp.MustCompile(`^cannot perform \w+ operation between (\w+) and (\w+)$`), func(m []string) string {
+		bad := m[1]
+		if bad == "number" {
+			bad = m[2]
+		}
+		return "attempt to perform arithmetic on a " + bad + " value"
+	}},
+	{regexp.MustCompile(`^attempt to index a non-table object\((\w+)\) with key '.*'$`), func(m []string) string {
+		return "attempt to index a " + m[1] + " value"
+	}},
+	{regexp.MustCompile(`^attempt to compare (\w+) with (\w+)$`), func(m []string) string {
+		if m[1] == m[2] {
+			return "attempt to compare two " + m[1] + " values"
+		}
+		return m[0]
+	}},
+	{regexp.MustCompile(`^bad argument #(\d+) to ([^' ]+) (\(.*\))$`), func(m []string) string {
+		return "bad argument #" + m[1] + " to '" + m[2] + "' " + m[3]
+	}},
+	// gopher-lua panics with this when its call stack is full; the
+	// error handler cannot run then either (see scriptError).
+	{regexp.MustCompile(`^lua callstack overflow$`), func([]string) string { return "stack overflow" }},
+	{regexp.MustCompile(`^for statement (init|limit|step) must be a number$`), func(m []string) string {
+		what := m[1]
+		if what == "init" {
+			what = "initial value"
+		}
+		return "'for' " + what + " must be a number"
+	}},
+}
+
+// luaErrorText rewords err, a runtime error with its "chunk:line: "
+// position, as Lua 5.1 would word it.
+func luaErrorText(err string) string {
+	pos, msg := "", err
+	// The position is "name:line: "; chunk names of loadstring'd code
+	// may hold colons, so the line number is what marks its end.
+	if i := positionEnd(err); i > 0 {
+		pos, msg = err[:i], err[i:]
+	}
+	for _, r := range luaErrorRewrites {
+		if m := r.re.FindStringSubmatch(msg); m != nil {
+			return pos + r.fix(m)
+		}
+	}
+	return err
+}
+
+var positionRE = regexp.MustCompile(`^.*?:\d+: `)
+
+func positionEnd(s string) int {
+	if !strings.Contains(s, ": ") {
+		return -1
+	}
+	loc := positionRE.FindStringIndex(s)
+	if loc == nil {
+		return -1
+	}
+	return loc[1]
+}

@@ -1,0 +1,97 @@
+package scripting
+
+import (
+	"fmt"
+	"strings"
+)
+
+var scriptHelp = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Print this help.",
+}
+
+// scriptArity is each SCRIPT subcommand's arity, counting SCRIPT and the
+// subcommand, as Redis 7's command table has it (negative: at least).
+var scriptArity = map[string]int{"debug": 3, "exists": -3, "flush": -2, "help": 2, "kill": 2, "load": 3}
+
+// Script answers a SCRIPT command; args are its arguments after SCRIPT.
+// It checks the subcommand and its arity as Redis 7's command table
+// does, with the same texts. SCRIPT DEBUG can only turn debugging off:
+// the Lua debugger is not there.
+func (e *Engine) Script(args [][]byte) []byte {
+	if len(args) == 0 {
+		return Error("ERR wrong number of arguments for 'script' command").Reply()
+	}
+	sub := strings.ToLower(string(args[0]))
+	arity, ok := scriptArity[sub]
+	if !ok {
+		name := string(args[0])
+		if len(name) > 128 {
+			name = name[:128]
+		}
+		return Error(oneLine(fmt.Sprintf("ERR unknown subcommand '%s'. Try SCRIPT HELP.", name))).Reply()
+	}
+	if n := len(args) + 1; (arity > 0 && n != arity) || n < -arity {
+		return Error(fmt.Sprintf("ERR wrong number of arguments for 'script|%s' command", sub)).Reply()
+	}
+	switch sub {
+	case "help":
+		b := appendLen(nil, '*', len(scriptHelp))
+		for _, line := range scriptHelp {
+			b = appendStatus(b, line)
+		}
+		return b
+	case "flush":
+		if len(args) == 2 {
+			mode := strings.ToLower(string(args[1]))
+			if mode != "sync" && mode != "async" {
+				return Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option").Reply()
+			}
+		} else if len(args) > 2 {
+			return Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option").Reply()
+		}
+		e.Flush()
+		return []byte("+OK\r\n")
+	case "exists":
+		b := appendLen(nil, '*', len(args)-1)
+		for _, sha := range args[1:] {
+			if e.Exists(sha) {
+				b = appendInt(b, 1)
+			} else {
+				b = appendInt(b, 0)
+			}
+		}
+		return b
+	case "load":
+		sha, err := e.Load(args[1])
+		if err != nil {
+			return err.(Error).Reply()
+		}
+		return appendBulk(nil, sha)
+	case "kill":
+		return e.Kill()
+	}
+	// debug
+	switch strings.ToLower(string(args[1])) {
+	case "no":
+		return []byte("+OK\r\n")
+	case "yes", "sync":
+		return Error("ERR SCRIPT DEBUG is not supported: this server has no Lua debugger").Reply()
+	}
+	return Error("ERR Use SCRIPT DEBUG YES/SYNC/NO").Reply()
+}

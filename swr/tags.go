@@ -1,0 +1,339 @@
+package swr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/metrics"
+)
+
+// Bounds of the tag index, for Options fields left zero.
+const (
+	// DefaultMaxTagsPerKey is how many of an origin's tags a key keeps
+	// (--max-tags-per-key); the rest are dropped and counted.
+	DefaultMaxTagsPerKey = 32
+	// DefaultMaxTagEntries bounds the (key, tag) pairs the index holds
+	// (--max-tag-entries).
+	DefaultMaxTagEntries = 1_000_000
+	// MaxTagLength is the longest tag kept, in bytes, as Fastly's limit on
+	// a surrogate key; a longer one is dropped and counted.
+	MaxTagLength = 1024
+)
+
+// What the tag index charges to the store's memory bound (engine.Charge),
+// estimated as EntryOverhead is: per tagged key, its key and its record
+// (map slot, fill metadata, slice); per tag of a key, the tag and its slot
+// in the tag's set.
+const (
+	tagRecordOverhead = 192
+	tagPairOverhead   = 96
+)
+
+// ErrPurgeLocal is what Purge's error matches when the purge reached only
+// this replica: the fleet's shared Redis did not take it.
+var ErrPurgeLocal = errors.New("swr: the purge reached only this replica")
+
+// PurgeFleet shares PURGE.TAG with the other replicas of a fleet
+// (cluster.Client implements it, --redis).
+type PurgeFleet interface {
+	// PurgeShared purges tags in the shared tier: an entry that carries any
+	// of them is deleted or, soft, made stale at now (unix nanoseconds). It
+	// returns the keys it purged.
+	PurgeShared(ctx context.Context, tags []string, soft bool, now int64) ([]string, error)
+	// AnnouncePurge tells the other replicas of the purge of tags, and of
+	// keys (those purged in the shared tier, which a replica may hold
+	// without having filled them), and returns once every replica heard
+	// recently applied it, or after the fleet's timeout.
+	AnnouncePurge(ctx context.Context, tags, keys []string, soft bool) error
+	// WatchPurges sets the function that applies the purges other replicas
+	// announce to this replica's store.
+	WatchPurges(apply func(tags, keys []string, soft bool))
+}
+
+// tagIndex finds the keys that carry a tag, for PURGE.TAG, outside the
+// store: the store knows nothing of tags. A record holds the fill it was
+// made for (the entry's engine.FillMeta, compared by value), and holds only
+// while the key's entry is that fill. A key written, deleted, evicted or
+// expired since keeps its record until a purge, FILL.INFO or a full index
+// finds it stale and drops it; until then it is charged to the memory
+// bound, as a live one is.
+type tagIndex struct {
+	store                 *engine.Store
+	m                     *metrics.Fill
+	maxPerKey, maxEntries int
+
+	mu      sync.Mutex
+	keys    map[string]*taggedKey          // key -> its record
+	byTag   map[string]map[string]struct{} // tag -> keys whose record has it
+	entries int                            // (key, tag) pairs
+	charged int64                          // bytes the records cost
+	applied int64                          // of those, what the store was charged
+}
+
+// taggedKey is the record of one key: the fill it was made for, and the
+// fill's tags.
+type taggedKey struct {
+	fill engine.FillMeta
+	tags []string
+}
+
+func newTagIndex(store *engine.Store, m *metrics.Fill, maxPerKey, maxEntries int) *tagIndex {
+	if maxPerKey <= 0 {
+		maxPerKey = DefaultMaxTagsPerKey
+	}
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxTagEntries
+	}
+	return &tagIndex{store: store, m: m, maxPerKey: min(maxPerKey, maxEntries), maxEntries: maxEntries,
+		keys: make(map[string]*taggedKey), byTag: make(map[string]map[string]struct{})}
+}
+
+// bound returns the tags of loader name's answer that a key keeps: none
+// longer than MaxTagLength, at most maxPerKey, the rest counted.
+func (ix *tagIndex) bound(name string, tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		switch {
+		case len(t) > MaxTagLength:
+			ix.m.TagsDropped.WithLabelValues(name, "length").Inc()
+		case len(out) == ix.maxPerKey:
+			ix.m.TagsDropped.WithLabelValues(name, "per_key").Inc()
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// record makes tags the record of key, whose entry is now the fill fill
+// (nil: not a fill); no tags or no fill forget the key. Tags past
+// maxPerKey are not kept (another replica's entry may carry more). In a
+// full index it drops stale records, then, if that is not enough, evicts
+// other tagged keys from the store: every tagged entry stays findable by
+// its tags.
+func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
+	tags = tags[:min(len(tags), ix.maxPerKey)]
+	ix.mu.Lock()
+	if ix.keys[key] == nil && (fill == nil || len(tags) == 0) {
+		ix.mu.Unlock() // the common case of an untagged fill
+		return
+	}
+	ix.removeLocked(key)
+	var victims []string
+	if fill != nil && len(tags) > 0 {
+		victims = ix.makeRoomLocked(key, len(tags))
+		ix.addLocked(key, &taggedKey{fill: *fill, tags: slices.Clone(tags)})
+	}
+	ix.mu.Unlock()
+	ix.settle(victims)
+}
+
+// makeRoomLocked removes records until need more pairs fit, stale ones
+// first, and returns the keys of live ones it removed, which the caller
+// must delete from the store. ix.mu is held.
+func (ix *tagIndex) makeRoomLocked(keep string, need int) (victims []string) {
+	const staleScan = 256 // live records looked past for stale ones
+	full := func() bool { return ix.entries+need > ix.maxEntries }
+	scanned := 0
+	for k, rec := range ix.keys {
+		if !full() || scanned == staleScan {
+			break
+		}
+		scanned++
+		if k != keep && !ix.live(k, rec) {
+			ix.removeLocked(k)
+		}
+	}
+	for k := range ix.keys {
+		if !full() {
+			break
+		}
+		if k != keep {
+			ix.removeLocked(k)
+			victims = append(victims, k)
+		}
+	}
+	return victims
+}
+
+// live reports whether key's entry is still the fill rec was made for.
+func (ix *tagIndex) live(key string, rec *taggedKey) bool {
+	env, found := ix.store.Peek([]byte(key))
+	return found && env.Fill != nil && *env.Fill == rec.fill
+}
+
+func (ix *tagIndex) addLocked(key string, rec *taggedKey) {
+	ix.keys[key] = rec
+	for _, t := range rec.tags {
+		set := ix.byTag[t]
+		if set == nil {
+			set = make(map[string]struct{})
+			ix.byTag[t] = set
+		}
+		set[key] = struct{}{}
+		ix.charged += int64(len(t)) + tagPairOverhead
+	}
+	ix.entries += len(rec.tags)
+	ix.charged += int64(len(key)) + tagRecordOverhead
+}
+
+// removeLocked drops key's record, if any.
+func (ix *tagIndex) removeLocked(key string) {
+	rec := ix.keys[key]
+	if rec == nil {
+		return
+	}
+	delete(ix.keys, key)
+	for _, t := range rec.tags {
+		delete(ix.byTag[t], key)
+		if len(ix.byTag[t]) == 0 {
+			delete(ix.byTag, t)
+		}
+		ix.charged -= int64(len(t)) + tagPairOverhead
+	}
+	ix.entries -= len(rec.tags)
+	ix.charged -= int64(len(key)) + tagRecordOverhead
+}
+
+// forget drops key's record if it is still rec.
+func (ix *tagIndex) forget(key string, rec *taggedKey) {
+	ix.mu.Lock()
+	if ix.keys[key] == rec {
+		ix.removeLocked(key)
+	}
+	ix.mu.Unlock()
+	ix.settle(nil)
+}
+
+// settle brings the store's charge and the gauges up to date, and deletes
+// the keys evicted to make room.
+func (ix *tagIndex) settle(victims []string) {
+	ix.mu.Lock()
+	ix.store.Charge(ix.charged - ix.applied) // no I/O: counters only
+	ix.applied = ix.charged
+	ix.m.TagEntries.Set(float64(ix.entries))
+	ix.m.TagBytes.Set(float64(ix.charged))
+	ix.mu.Unlock()
+	for _, k := range victims {
+		ix.store.Delete([]byte(k))
+		ix.m.TagEvictions.Inc()
+	}
+}
+
+// of returns the tags of key's record if it was made for env's fill.
+func (ix *tagIndex) of(key string, env engine.Envelope) []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if rec := ix.keys[key]; rec != nil && env.Fill != nil && *env.Fill == rec.fill {
+		return slices.Clone(rec.tags)
+	}
+	return nil
+}
+
+// candidates returns the records of the keys indexed under any of tags.
+func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make(map[string]*taggedKey)
+	for _, t := range tags {
+		for k := range ix.byTag[t] {
+			out[k] = ix.keys[k]
+		}
+	}
+	return out
+}
+
+// Purge purges every key that carries any of tags (PURGE.TAG): hard, it
+// deletes them; soft, it makes them stale, so they are served stale while
+// one refresh per key runs. With a PurgeFleet (--redis) the shared tier is
+// purged first, so no replica's refresh can take the old entry back from
+// it, then this replica, then the others. It returns how many keys it
+// purged, here and in the shared tier, each counted once; an error
+// matching ErrPurgeLocal says the other replicas were not reached.
+func (f *Filler) Purge(ctx context.Context, tags []string, soft bool) (int, error) {
+	var shared []string
+	var fleetErr error
+	if pf := f.opts.Purges; pf != nil {
+		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
+	}
+	purged := f.purgeHere(tags, shared, soft, "local")
+	for _, k := range shared {
+		purged[k] = struct{}{}
+	}
+	if pf := f.opts.Purges; pf != nil && fleetErr == nil {
+		fleetErr = pf.AnnouncePurge(ctx, tags, shared, soft)
+	}
+	if fleetErr != nil {
+		return len(purged), fmt.Errorf("%w: %w", ErrPurgeLocal, fleetErr)
+	}
+	return len(purged), nil
+}
+
+// heardPurge applies a purge another replica announced.
+func (f *Filler) heardPurge(tags, keys []string, soft bool) { f.purgeHere(tags, keys, soft, "fleet") }
+
+// purgeHere purges, in this replica's store, the keys indexed under any of
+// tags, and keys (the shared tier's, which may be here without a record:
+// copied in by a plain read), and returns those it purged. Only a fill is
+// purged: a key a client wrote since is left alone. origin labels the
+// metrics: local or fleet.
+func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[string]struct{} {
+	cands := f.tags.candidates(tags)
+	for _, k := range keys {
+		if _, ok := cands[k]; !ok {
+			cands[k] = nil // no record here
+		}
+	}
+	now := f.now().UnixNano()
+	purged := make(map[string]struct{})
+	for key, rec := range cands {
+		env, found := f.opts.Store.Peek([]byte(key))
+		if !found || env.Fill == nil || rec != nil && *env.Fill != rec.fill {
+			if rec != nil {
+				f.tags.forget(key, rec) // stale: the key is no longer that fill
+			}
+			continue
+		}
+		if soft {
+			if !f.markStale(key, *env.Fill, now) {
+				continue
+			}
+		} else {
+			f.opts.Store.Delete([]byte(key))
+			// A flight that began before the purge may bring the old
+			// value: the next caller starts a new one.
+			f.group.Forget(key)
+			if rec != nil {
+				f.tags.forget(key, rec)
+			}
+		}
+		purged[key] = struct{}{}
+	}
+	mode := pick(soft, "soft", "hard")
+	f.opts.Metrics.TagPurges.WithLabelValues(mode, origin).Inc()
+	f.opts.Metrics.TagPurgedKeys.WithLabelValues(mode, origin).Add(float64(len(purged)))
+	return purged
+}
+
+// markStale makes key's entry, if it is still the fill fill, stale at now,
+// keeping its value and its stale deadline, and reports whether the entry
+// is stale now. It writes under a fence, so a write made meanwhile wins.
+func (f *Filler) markStale(key string, fill engine.FillMeta, now int64) bool {
+	fence := f.opts.Store.Fence([]byte(key))
+	env, found := f.opts.Store.Peek([]byte(key))
+	switch {
+	case !found || env.Fill == nil || *env.Fill != fill:
+		fence.Release()
+		return false
+	case env.FreshUntil != 0 && env.FreshUntil <= now:
+		fence.Release()
+		return true // stale already
+	}
+	set, err := f.opts.Store.Set([]byte(key), env.Value, engine.SetOptions{FreshUntil: now, StaleUntil: env.StaleUntil,
+		Fill: env.Fill, Fence: fence})
+	return err == nil && set.Written
+}

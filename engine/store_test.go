@@ -282,7 +282,7 @@ func TestSetIfAbsentConcurrentOneWinner(t *testing.T) {
 
 func TestSetFill(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 1 << 20})
-	fill := &FillMeta{Loader: "http", ETag: `"abc"`, LastModified: "yesterday"}
+	fill := &FillMeta{Loader: "http", ETag: `"abc"`, LastModified: "yesterday", LoadTime: 1500 * time.Millisecond}
 	mustSet(t, s, "k", "v", SetOptions{Fill: fill})
 	env, ok := s.Lookup([]byte("k"))
 	if !ok || env.Fill == nil || *env.Fill != *fill {

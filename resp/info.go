@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
@@ -123,6 +124,10 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("total_watched_keys", keys)
 }
 
+// usedMemory is used_memory: Go's heap objects and the store's arena, where
+// records are mapped outside the heap.
+func usedMemory(heap uint64, st engine.Stats) int64 { return int64(heap) + st.ArenaBytes }
+
 // goMemory reads the Go heap's live objects (used_memory) and all the
 // memory the runtime holds.
 func goMemory() (heap, total uint64) {
@@ -137,8 +142,7 @@ func goMemory() (heap, total uint64) {
 func (s *Server) infoMemory(b *infoBuilder) {
 	heap, total := goMemory()
 	st := s.store.Stats()
-	// Records live in the store's arena, mapped outside Go's heap.
-	used := int64(heap) + st.ArenaBytes
+	used := usedMemory(heap, st)
 	rss := int64(residentBytes(total + uint64(st.ArenaBytes)))
 	b.field("used_memory", used)
 	b.field("used_memory_human", memsize.Human(used))

@@ -401,7 +401,8 @@ func (s *Store) DropStale(key []byte) bool {
 	sl, found := s.liveKeyLocked(sh, h, key)
 	stale := found && sl.rec.fresh != 0 && sl.rec.fresh <= now
 	if stale {
-		s.removeLocked(sh, h, sl)
+		// Told as a delete: a reader here would now get another answer.
+		s.deleteLocked(sh, h, sl)
 	}
 	sh.mu.Unlock()
 	s.feeder.feed()

@@ -10,9 +10,9 @@ var ErrNoSuchKey = errors.New("engine: no such key")
 // and reports whether it did. A live dst is replaced, unless nx is set:
 // then nothing changes and Rename reports false. Renaming a live key to
 // itself changes nothing and reports !nx, as RENAME and RENAMENX reply.
-// Both keys count as written for the fills in progress on them (src is
-// deleted, dst overwritten). The move is atomic: both keys' shards are
-// locked for it.
+// Both keys count as written for the fills in progress on them and for the
+// change listener (src is deleted, dst overwritten). The move is atomic:
+// both keys' shards are locked for it.
 func (s *Store) Rename(src, dst []byte, nx bool) (bool, error) {
 	var moved bool
 	err := s.transfer(src, dst, true, func(to, same bool) bool {
@@ -86,10 +86,13 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 	if err := s.storeLocked(dstShard, hd, to, toFound, r); err != nil {
 		return err
 	}
+	// WATCH and client-side caching see both keys change, as Redis
+	// signals both for RENAME.
+	s.notify(Written, dst)
 	if move {
 		// Storing may have moved the source's slot; find it again.
 		if from, found = s.findLocked(srcShard, hs, src); found {
-			s.removeLocked(srcShard, hs, from)
+			s.deleteLocked(srcShard, hs, from)
 		}
 	}
 	return nil

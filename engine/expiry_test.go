@@ -403,7 +403,7 @@ func TestFreshAndStaleDeadlines(t *testing.T) {
 	fill := &FillMeta{Loader: "origin", ETag: "e1"}
 	mustSet(t, s, "k", "v", SetOptions{FreshUntil: fresh, StaleUntil: stale, Fill: fill})
 	env, ok := s.Lookup([]byte("k"))
-	if !ok || env.FreshUntil != fresh || env.StaleUntil != stale || env.Fill != fill || string(env.Value) != "v" {
+	if !ok || env.FreshUntil != fresh || env.StaleUntil != stale || env.Fill == nil || *env.Fill != *fill || string(env.Value) != "v" {
 		t.Fatalf("Lookup = %+v, %v", env, ok)
 	}
 	// Past the fresh deadline the entry is stale but still served.

@@ -105,21 +105,20 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 	s.section.RLock(hint)
 	defer s.section.RUnlock(hint)
 	sh := f.shard
-	var dead []*entry
+	key := []byte(f.key)
+	h := s.hash(key)
 	sh.mu.Lock()
 	written := sh.releaseFenceLocked(f)
-	var e *entry
+	found := false
 	if !written {
-		e = s.liveLocked(sh, []byte(f.key), s.now(), &dead)
-		if e != nil {
-			sh.removeLocked(e)
-			s.notifyRemoved(Deleted, e)
-			dead = append(dead, e)
+		var sl slot
+		if sl, found = s.liveKeyLocked(sh, h, key); found {
+			s.deleteLocked(sh, h, sl)
 		}
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
-	return e != nil
+	s.feeder.feed()
+	return found
 }
 
 // Written reports whether key was written since f was taken. After f was

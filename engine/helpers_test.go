@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
 // fakeClock is a clock for Options.Now that only moves when told to.
@@ -32,6 +34,15 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // noSweep is an ExpireInterval long enough that the sweeper never runs
 // during a test, so lazy expiry can be observed on its own.
 const noSweep = time.Hour
+
+// underRace returns n, or race when the race detector, which slows the
+// store about tenfold, is on.
+func underRace(n, race int) int {
+	if raceEnabled {
+		return race
+	}
+	return n
+}
 
 // newStore returns a store closed when the test ends.
 func newStore(t testing.TB, opts Options) *Store {
@@ -89,19 +100,21 @@ func wantMiss(t testing.TB, s *Store, key string) {
 	}
 }
 
-// settle waits until ristretto has applied every Set and Del queued so far,
-// and with it every eviction and rejection those caused.
-func settle(s *Store) { s.policy.Wait() }
+// settle waits until ristretto has applied every change of the index made
+// so far, and with it every eviction and rejection those caused.
+func settle(s *Store) { s.Sync() }
 
-// liveCost sums entryCost over the entries in the shard maps.
+// liveCost sums the cost of the records in the indexes.
 func liveCost(s *Store) (entries int, cost int64) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		for _, e := range sh.m {
+		sh.index.Range(func(_ int, loc slab.Loc) bool {
+			rec := parseRecord(s.arena.Block(loc))
 			entries++
-			cost += entryCost(len(e.key), len(e.value))
-		}
+			cost += rec.cost()
+			return true
+		})
 		sh.mu.RUnlock()
 	}
 	return entries, cost
@@ -109,46 +122,56 @@ func liveCost(s *Store) (entries int, cost int64) {
 
 // checkInvariants checks the store's internal bookkeeping. It must be called
 // when no other goroutine is using s and after settle, so that ristretto's
-// view is complete: every entry in the maps is in its right shard, is not
-// marked dead, is charged its size, and is known to ristretto; and the cost
-// ristretto holds is exactly that of the entries in the maps, so ristretto
-// keeps no orphans and the maps hold nothing ristretto could not evict.
+// view is complete: every entry in the indexes is in its right shard, is
+// found by its own key, is charged its size, and is known to ristretto; the
+// shards' volatile counts are right; and the cost ristretto holds is exactly
+// that of the entries in the indexes, so ristretto keeps no orphans and the
+// indexes hold nothing ristretto could not evict. The arena holds exactly
+// the indexes' records.
 func checkInvariants(t testing.TB, s *Store) {
 	t.Helper()
-	var total int64
+	settle(s)
+	var total, recordBytes int64
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		volatile := 0
-		for k, e := range sh.m {
-			if e.key != k {
-				t.Errorf("shard %d: map key %q holds entry of %q", i, k, e.key)
-			}
-			if got := s.shardForString(k); got != sh {
+		sh.index.Range(func(pos int, loc slab.Loc) bool {
+			rec := parseRecord(s.arena.Block(loc))
+			k := string(rec.key)
+			h := s.hash(rec.key)
+			if got := s.shardOf(h); got != sh {
 				t.Errorf("key %q is in shard %d, not its own", k, i)
 			}
-			if e.dead.Load() {
-				t.Errorf("key %q: entry in map is marked dead", k)
+			if sl, ok := s.findLocked(sh, h, rec.key); !ok || sl.loc != loc {
+				t.Errorf("key %q at slot %d: its own lookup finds %v, %v", k, pos, sl.loc, ok)
 			}
-			if e.staleUntil != 0 {
+			if rec.stale != 0 {
 				volatile++
 			}
-			want := entryCost(len(e.key), len(e.value))
-			if got := e.cost.Load(); got != want {
-				t.Errorf("key %q: charged %d, want %d", k, got, want)
+			if _, ok := s.policy.GetTTL(h); !ok {
+				t.Errorf("key %q (hash %#x) is in the index but not in ristretto", k, h)
 			}
-			if _, ok := s.policy.GetTTL(e.id); !ok {
-				t.Errorf("key %q (id %d) is in the map but not in ristretto", k, e.id)
-			}
-			total += want
-		}
+			total += rec.cost()
+			recordBytes += int64(len(s.arena.Block(loc))) + 4
+			return true
+		})
 		if volatile != sh.volatile {
 			t.Errorf("shard %d: volatile = %d, but %d entries have a deadline", i, sh.volatile, volatile)
 		}
 		sh.mu.RUnlock()
 	}
-	if st := s.Stats(); st.Cost != total {
-		t.Errorf("ristretto is charged %d bytes, entries in the maps cost %d", st.Cost, total)
+	st := s.Stats()
+	if st.Cost != total {
+		t.Errorf("Stats().Cost = %d, entries in the indexes cost %d", st.Cost, total)
+	}
+	if s.EvictionPolicy() == AllKeysLFU {
+		if charged := s.policy.MaxCost() - s.policy.RemainingCost(); charged != total {
+			t.Errorf("ristretto is charged %d bytes, entries in the indexes cost %d", charged, total)
+		}
+	}
+	if st.ArenaLiveBytes != recordBytes {
+		t.Errorf("the arena holds %d live bytes, the indexes' records take %d", st.ArenaLiveBytes, recordBytes)
 	}
 }
 
@@ -234,4 +257,15 @@ func keysInShard(s *Store, idx int, prefix string, n int) []string {
 		}
 	}
 	return keys
+}
+
+// inIndex reports whether key has a record in its shard's index, live or
+// past its deadline.
+func inIndex(s *Store, key string) bool {
+	h := s.hash([]byte(key))
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	_, ok := s.findLocked(sh, h, []byte(key))
+	return ok
 }

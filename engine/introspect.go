@@ -3,14 +3,9 @@ package engine
 // Cost returns what key's live entry is charged against the memory bound
 // (its key, its value and EntryOverhead), for MEMORY USAGE.
 func (s *Store) Cost(key []byte) (int64, bool) {
-	sh := s.shardFor(key)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	e := sh.m[string(key)]
-	if e == nil || e.expiredAt(s.now()) {
-		return 0, false
-	}
-	return e.cost.Load(), true
+	var cost int64
+	found, _ := s.read(key, 0, func(r record) { cost = r.cost() })
+	return cost, found
 }
 
 // LookupNoTouch is Lookup that does not report the read to the eviction

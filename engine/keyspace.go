@@ -2,30 +2,39 @@ package engine
 
 import (
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
 // Len returns the number of live keys (DBSIZE). Keys past their deadline that
 // the sweeper has not removed yet are not counted.
 func (s *Store) Len() int {
-	now := s.now()
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		if sh.volatile == 0 {
-			n += len(sh.m)
+			n += sh.index.Len()
 		} else {
-			for _, e := range sh.m {
-				if !e.expiredAt(now) {
-					n++
-				}
-			}
+			s.eachLiveLocked(sh, s.now(), func(record) { n++ })
 		}
 		sh.mu.RUnlock()
 	}
 	return n
+}
+
+// eachLiveLocked calls fn with every record in sh that is live at now. The
+// caller holds sh.mu.
+func (s *Store) eachLiveLocked(sh *shard, now int64, fn func(record)) {
+	sh.index.Range(func(_ int, loc slab.Loc) bool {
+		if rec := parseRecord(s.arena.Block(loc)); !rec.expiredAt(now) {
+			fn(rec)
+		}
+		return true
+	})
 }
 
 // Volatile returns the number of live keys that have a deadline.
@@ -36,11 +45,11 @@ func (s *Store) Volatile() int {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		if sh.volatile > 0 {
-			for _, e := range sh.m {
-				if e.staleUntil != 0 && !e.expiredAt(now) {
+			s.eachLiveLocked(sh, now, func(rec record) {
+				if rec.stale != 0 {
 					n++
 				}
-			}
+			})
 		}
 		sh.mu.RUnlock()
 	}
@@ -55,11 +64,11 @@ func (s *Store) Keys(pattern []byte) []string {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		for k, e := range sh.m {
-			if !e.expiredAt(now) && (all || Match(pattern, k)) {
-				keys = append(keys, k)
+		s.eachLiveLocked(sh, now, func(rec record) {
+			if all || Match(pattern, string(rec.key)) {
+				keys = append(keys, string(rec.key))
 			}
-		}
+		})
 		sh.mu.RUnlock()
 	}
 	return keys
@@ -88,13 +97,15 @@ func (s *Store) Scan(cursor uint64, pattern []byte, count int) (uint64, []string
 		sh := &s.shards[idx]
 		var cands []hashed
 		sh.mu.RLock()
-		for k, e := range sh.m {
-			h := s.hashString(k)
-			if h >= cursor {
-				live := !e.expiredAt(now)
+		sh.index.Range(func(_ int, loc slab.Loc) bool {
+			rec := parseRecord(s.arena.Block(loc))
+			if h := s.hash(rec.key); h >= cursor {
+				k := string(rec.key)
+				live := !rec.expiredAt(now)
 				cands = append(cands, hashed{h, k, live && (all || Match(pattern, k))})
 			}
-		}
+			return true
+		})
 		sh.mu.RUnlock()
 		slices.SortFunc(cands, func(a, b hashed) int {
 			switch {
@@ -135,14 +146,22 @@ func (s *Store) RandomKey() (string, bool) {
 	start := rand.IntN(numShards)
 	for i := range numShards {
 		sh := &s.shards[(start+i)%numShards]
+		var key string
+		found := false
 		sh.mu.RLock()
-		for k, e := range sh.m { // map iteration starts at a random element
-			if !e.expiredAt(now) {
-				sh.mu.RUnlock()
-				return k, true
-			}
+		if n := sh.index.Slots(); n > 0 {
+			sh.index.RangeFrom(rand.IntN(n), func(_ int, loc slab.Loc) bool {
+				rec := parseRecord(s.arena.Block(loc))
+				if !rec.expiredAt(now) {
+					key, found = string(rec.key), true
+				}
+				return !found
+			})
 		}
 		sh.mu.RUnlock()
+		if found {
+			return key, true
+		}
 	}
 	return "", false
 }
@@ -152,48 +171,64 @@ func (s *Store) RandomKey() (string, bool) {
 // with the count it saw, so that a FLUSHALL clears that too.
 func (s *Store) Flushes() uint64 { return s.flushes.Load() }
 
-// Flush removes every key (FLUSHALL). The keys are gone for every reader when
-// it returns; with async, ristretto's bookkeeping of them is released in the
-// background, as FLUSHALL ASYNC frees memory lazily.
+// Flush removes every key (FLUSHALL). The keys are gone for every reader,
+// and their records unmapped, when it returns; with async, ristretto's
+// bookkeeping of them is cleared in the background, as FLUSHALL ASYNC frees
+// memory lazily. Writes meanwhile are queued for ristretto until it is done.
 func (s *Store) Flush(async bool) {
 	s.flushes.Add(1)
-	var old []map[string]*entry
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		sh.wroteAllLocked()
-		if len(sh.m) > 0 {
-			old = append(old, sh.m)
-			for _, e := range sh.m {
-				e.dead.Store(true)
-			}
-			sh.m = make(map[string]*entry)
-			sh.volatile = 0
-		}
-		sh.mu.Unlock()
-	}
+	// ristretto reports every item Clear drops, and those of the flushed
+	// keys that it evicts or rejects meanwhile: none is in the index any
+	// more, and a key written after the flush is not the one reported.
+	s.quiet.Store(true)
+	s.compactMu.Lock()
+	s.feeder.sendMu.Lock()
+	s.dropAll()
+	s.compactMu.Unlock()
 	s.notify(Flushed, nil)
-	release := func() {
-		for _, m := range old {
-			for _, e := range m {
-				s.policy.Del(e.id)
-			}
-		}
+	clear := func() {
+		s.policy.Clear()
+		s.quiet.Store(false)
+		s.feeder.sendMu.Unlock()
+		s.feeder.feed()
 	}
 	if !async {
-		release()
+		clear()
 		return
 	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		release()
+		clear()
 	}()
+}
+
+// dropAll empties every shard and the arena, and forgets the changes queued
+// for ristretto. The caller holds compactMu and feeder.sendMu, and clears
+// ristretto.
+func (s *Store) dropAll() {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.wroteAllLocked()
+		sh.index.Reset()
+		sh.volatile = 0
+	}
+	s.arena.Reset()
+	s.used.Store(0)
+	s.feeder.drop()
+	for i := range s.shards {
+		s.shards[i].mu.Unlock()
+	}
 }
 
 // sweep removes expired entries in the background, sampling each shard the
 // way Redis's active expiry does: keep going while a quarter of a sample was
-// expired, but never hold one shard's lock for long.
+// expired, but never hold one shard's lock for long. It also sends
+// ristretto the changes its callbacks queued, which nothing else might send
+// soon.
 func (s *Store) sweep(interval time.Duration) {
 	defer s.bg.Done()
 	t := time.NewTicker(interval)
@@ -206,19 +241,33 @@ func (s *Store) sweep(interval time.Duration) {
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half
 				// of (Section).
-				s.section.RLock(uint64(i))
-				s.sweepShard(&s.shards[i])
-				s.section.RUnlock(uint64(i))
-				s.recheckCosts(&s.shards[i])
+				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i]) })
+			}
+			s.feeder.feed()
+			s.kickCompactor()
+			if s.ownsProcess {
+				debug.SetMemoryLimit(s.processLimit())
 			}
 		}
 	}
 }
 
+// processLimit is the soft memory limit for Go's runtime when the store owns
+// the process: the process may take 1.15 times MaxMemory plus 24 MiB in
+// all (the bound the README promises, with 8 MiB to spare), and the arena's
+// mappings are outside the runtime's count. What the limit leaves the runtime
+// is what the entries' charges expect (EntryOverhead covers each one's index
+// slot and ristretto bookkeeping) plus a margin for garbage, so the collector
+// only works harder than usual when the bound is near; it is never set below
+// 32 MiB, which an idle server needs.
+func (s *Store) processLimit() int64 {
+	total := s.MaxMemory() + s.MaxMemory()*15/100 + 16<<20
+	return max(total-s.arena.Mapped(), 32<<20)
+}
+
 func (s *Store) sweepShard(sh *shard) {
 	const sample, rounds = 20, 16
 	for range rounds {
-		var dead []*entry
 		now := s.now()
 		sh.mu.Lock()
 		if sh.volatile == 0 {
@@ -226,27 +275,32 @@ func (s *Store) sweepShard(sh *shard) {
 			return
 		}
 		// Persistent keys are skipped but still bound the walk, so a shard
-		// of mostly persistent keys is not scanned end to end.
+		// of mostly persistent keys is not scanned end to end. The walk
+		// resumes where the last one stopped.
+		var dead []slab.Loc
 		sampled, visited := 0, 0
-		for _, e := range sh.m {
+		sh.index.RangeFrom(sh.sweepAt, func(pos int, loc slab.Loc) bool {
+			sh.sweepAt = pos + 1
 			if visited++; visited > 10*sample {
-				break
+				return false
 			}
-			if e.staleUntil == 0 {
-				continue
+			rec := parseRecord(s.arena.Block(loc))
+			if rec.stale == 0 {
+				return true
 			}
-			if e.expiredAt(now) {
-				sh.removeLocked(e)
-				s.notifyRemoved(Expired, e)
-				dead = append(dead, e)
+			if rec.expiredAt(now) {
+				dead = append(dead, loc)
 			}
-			if sampled++; sampled >= sample {
-				break
-			}
+			sampled++
+			return sampled < sample
+		})
+		for _, loc := range dead {
+			rec := parseRecord(s.arena.Block(loc))
+			h := s.hash(rec.key)
+			pos, _ := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
+			s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: rec})
 		}
 		sh.mu.Unlock()
-		s.expired.Add(int64(len(dead)))
-		s.unregister(dead)
 		if len(dead)*4 < sample {
 			return
 		}
@@ -262,20 +316,32 @@ type Stats struct {
 	Expired  int64 // entries removed because their deadline passed
 	Cost     int64 // bytes charged against MaxMemory, Charge's included
 	MaxCost  int64 // the memory bound
+
+	ArenaBytes     int64 // memory mapped for records (outside Go's heap)
+	ArenaLiveBytes int64 // bytes of live records in it; the rest awaits compaction
+	IndexBytes     int64 // memory of the shards' indexes (on Go's heap)
+	Compactions    int64 // arena segments compacted
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Evicted:  s.evicted.Load(),
-		Rejected: s.rejected.Load(),
-		Expired:  s.expired.Load(),
-		MaxCost:  s.MaxMemory(),
+		Evicted:        s.evicted.Load(),
+		Rejected:       s.rejected.Load(),
+		Expired:        s.expired.Load(),
+		Cost:           s.used.Load() + s.external.Load(),
+		MaxCost:        s.MaxMemory(),
+		ArenaBytes:     s.arena.Mapped(),
+		ArenaLiveBytes: s.arena.Live(),
+		Compactions:    s.compactions.Load(),
 	}
-	st.Cost = s.policy.MaxCost() - s.policy.RemainingCost() + s.external.Load()
 	for i := range s.shards {
-		st.Hits += s.shards[i].hits.Load()
-		st.Misses += s.shards[i].misses.Load()
+		sh := &s.shards[i]
+		st.Hits += sh.hits.Load()
+		st.Misses += sh.misses.Load()
+		sh.mu.RLock()
+		st.IndexBytes += int64(sh.index.Bytes())
+		sh.mu.RUnlock()
 	}
 	return st
 }

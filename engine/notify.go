@@ -70,13 +70,6 @@ func (s *Store) notify(kind ChangeKind, key []byte) {
 	}
 }
 
-// notifyRemoved tells the listener, if any, that e left the store.
-func (s *Store) notifyRemoved(kind ChangeKind, e *entry) {
-	if s.listener.Load() != nil {
-		s.tell(kind, []byte(e.key))
-	}
-}
-
 // tell calls the listener, unless it was removed meanwhile.
 func (s *Store) tell(kind ChangeKind, key []byte) {
 	if l := s.listener.Load(); l != nil {

@@ -1,12 +1,13 @@
 package engine
 
 import (
-	"bytes"
 	"slices"
+	"unsafe"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
-// Envelope is a copy of what the store holds for a key. Value is shared with
-// the store and must not be modified.
+// Envelope is a copy of what the store holds for a key.
 type Envelope struct {
 	Value []byte
 	// FreshUntil and StaleUntil are unix nanoseconds; zero means no deadline.
@@ -53,10 +54,91 @@ type SetResult struct {
 	Written bool
 }
 
-// Get returns the value of key if it is live.
+// readMode says what a read does besides reading.
+type readMode uint8
+
+const (
+	readCounts  readMode = 1 << iota // counts a hit or a miss
+	readNotes                        // reports the read to the eviction policy
+	readExpires                      // removes a key found past its deadline
+)
+
+// readAll is what GET does: count, note, expire.
+const readAll = readCounts | readNotes | readExpires
+
+// read finds key and calls fn with its record under the shard's read lock;
+// fn must not keep the record's slices. It reports whether the key was live
+// and whether it was found past its stale deadline.
+func (s *Store) read(key []byte, mode readMode, fn func(record)) (found, expired bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	sl, ok := s.findLocked(sh, h, key)
+	if ok && sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
+		sh.mu.RUnlock()
+		if mode&readExpires != 0 {
+			s.expireIfStill(sh, h, sl.loc)
+		}
+		if mode&readCounts != 0 {
+			sh.misses.Add(1)
+		}
+		return false, true
+	}
+	if !ok {
+		sh.mu.RUnlock()
+		if mode&readCounts != 0 {
+			sh.misses.Add(1)
+		}
+		if mode&readNotes != 0 {
+			s.noteRead(h)
+		}
+		return false, false
+	}
+	fn(sl.rec)
+	sh.mu.RUnlock()
+	if mode&readCounts != 0 {
+		sh.hits.Add(1)
+	}
+	if mode&readNotes != 0 {
+		s.noteRead(h)
+	}
+	return true, false
+}
+
+// expireIfStill removes the record at loc, which a reader found past its
+// deadline, if it is still its key's.
+func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
+	sh.mu.Lock()
+	pos, ok := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
+	if ok {
+		s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))})
+	}
+	sh.mu.Unlock()
+	s.feeder.feed()
+}
+
+// Get returns a copy of the value of key if it is live.
 func (s *Store) Get(key []byte) ([]byte, bool) {
-	env, ok := s.Lookup(key)
-	return env.Value, ok
+	var v []byte
+	found, _ := s.read(key, readAll, func(r record) { v = cloneValue(r.value) })
+	return v, found
+}
+
+// View calls fn with the value of key, if it is live, without copying it,
+// and reports whether it was. fn runs under the key's shard's read lock, so
+// the value can neither change nor be freed meanwhile; fn must be quick,
+// must not keep or modify the slice and must not call the store. It counts
+// a hit or miss and feeds the eviction policy as Get does.
+func (s *Store) View(key []byte, fn func(value []byte)) bool {
+	found, _ := s.read(key, readAll, func(r record) { fn(r.value) })
+	return found
+}
+
+// AppendValue appends the value of key, if it is live, to dst and returns
+// the result, as Get does without allocating a copy of its own.
+func (s *Store) AppendValue(dst, key []byte) ([]byte, bool) {
+	found, _ := s.read(key, readAll, func(r record) { dst = append(dst, r.value...) })
+	return dst, found
 }
 
 // Lookup returns the envelope of key if it is live, counting a hit or a miss.
@@ -70,92 +152,33 @@ func (s *Store) Lookup(key []byte) (Envelope, bool) {
 // reaching the stale limit. Keys the background sweeper removed first are
 // plain misses.
 func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
-	sh := s.shardFor(key)
-	sh.mu.RLock()
-	e := sh.m[string(key)]
-	if e == nil {
-		sh.mu.RUnlock()
-		sh.misses.Add(1)
-		return Envelope{}, false, false
-	}
-	if e.staleUntil != 0 && e.expiredAt(s.now()) {
-		sh.mu.RUnlock()
-		s.expire(sh, e)
-		sh.misses.Add(1)
-		return Envelope{}, false, true
-	}
-	env = e.envelope()
-	id := e.id
-	sh.mu.RUnlock()
-	sh.hits.Add(1)
-	s.noteRead(id)
-	return env, true, false
-}
-
-func (e *entry) envelope() Envelope {
-	return Envelope{Value: e.value, FreshUntil: e.freshUntil, StaleUntil: e.staleUntil, Fill: e.fill}
+	found, expired = s.read(key, readAll, func(r record) { env = r.envelope() })
+	return env, found, expired
 }
 
 // Peek is Lookup without touching hit counters or access frequency, for
 // commands such as TTL, TYPE and EXISTS.
 func (s *Store) Peek(key []byte) (Envelope, bool) {
-	sh := s.shardFor(key)
-	sh.mu.RLock()
-	e := sh.m[string(key)]
-	if e == nil || e.expiredAt(s.now()) {
-		sh.mu.RUnlock()
-		return Envelope{}, false
-	}
-	env := e.envelope()
-	sh.mu.RUnlock()
-	return env, true
+	var env Envelope
+	found, _ := s.read(key, 0, func(r record) { env = r.envelope() })
+	return env, found
 }
 
 // Touch records an access to key and reports whether it is live.
 func (s *Store) Touch(key []byte) bool {
-	sh := s.shardFor(key)
-	sh.mu.RLock()
-	e := sh.m[string(key)]
-	live := e != nil && !e.expiredAt(s.now())
-	var id uint64
-	if live {
-		id = e.id
-	}
-	sh.mu.RUnlock()
-	if live {
-		s.noteRead(id)
-	}
-	return live
+	found, _ := s.read(key, readNotes, func(record) {})
+	return found
 }
 
-// expire removes e if it is still the entry of its key; a reader found it
-// past its stale deadline.
-func (s *Store) expire(sh *shard, e *entry) {
-	sh.mu.Lock()
-	removed := sh.m[e.key] == e
-	if removed {
-		sh.removeLocked(e)
-		s.notifyRemoved(Expired, e)
+// liveKeyLocked finds key in sh for a write, lazily expiring it: the
+// caller holds sh.mu for writing.
+func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
+	sl, ok := s.findLocked(sh, h, key)
+	if ok && sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
+		s.expireLocked(sh, h, sl)
+		return slot{}, false
 	}
-	sh.mu.Unlock()
-	if removed {
-		s.expired.Add(1)
-		s.policy.Del(e.id)
-	}
-}
-
-// liveLocked returns the live entry of key in sh, removing an expired one.
-// The caller holds sh.mu for writing and must unregister *dead afterwards.
-func (s *Store) liveLocked(sh *shard, key []byte, now int64, dead *[]*entry) *entry {
-	e := sh.m[string(key)]
-	if e != nil && e.expiredAt(now) {
-		sh.removeLocked(e)
-		s.notifyRemoved(Expired, e)
-		s.expired.Add(1)
-		*dead = append(*dead, e)
-		return nil
-	}
-	return e
+	return sl, ok
 }
 
 // Set writes value under key as opts says. It copies key and value.
@@ -176,66 +199,45 @@ func (s *Store) setFenced(key, value []byte, opts *SetOptions) (SetResult, error
 }
 
 func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
-	cost := entryCost(len(key), len(value))
-	// The bound is read from ristretto each time: SetMaxMemory changes it.
-	if cost > s.MaxMemory() {
-		return SetResult{}, ErrTooLarge
-	}
-	owned := bytes.Clone(value)
-	if owned == nil {
-		owned = []byte{}
-	}
 	fresh, stale := opts.FreshUntil, opts.StaleUntil
 	if fresh == 0 {
 		fresh = stale
 	}
-	sh := s.shardFor(key)
-	var dead []*entry
-	now := s.now()
-	sh.mu.Lock()
-	e := s.liveLocked(sh, key, now, &dead)
-	res := SetResult{HadOld: e != nil}
-	if e != nil {
-		res.Old = e.value
+	r := makeNewRecord(key, value, fresh, stale, opts.Fill)
+	// The bound is read each time: SetMaxMemory changes it.
+	if err := s.admit(r.cost()); err != nil {
+		return SetResult{}, err
 	}
-	fenced := opts.Fence != nil && sh.storeRefusedLocked(opts.Fence, fresh, now)
-	if fenced || (opts.Condition == IfAbsent && e != nil) || (opts.Condition == IfPresent && e == nil) {
-		sh.mu.Unlock()
-		s.unregister(dead)
-		return res, nil
-	}
-	res.Written = true
-	sh.wroteLocked(key)
-	s.notify(Written, key)
-	isNew := e == nil
-	if isNew {
-		e = &entry{key: string(key), id: s.nextID.Add(1)}
-		sh.m[e.key] = e
-	} else if opts.KeepTTL {
-		fresh, stale = e.freshUntil, e.staleUntil
-	}
-	sh.setDeadlinesLocked(e, fresh, stale)
-	e.value = owned
-	e.fill = opts.Fill
-	changed := sh.chargeLocked(e, cost, isNew)
-	sh.mu.Unlock()
-	s.unregister(dead)
-	if changed {
-		s.register(e)
-	}
-	return res, nil
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	res, err := s.setLocked(sh, h, r, opts)
+	s.feeder.feed()
+	return res, err
 }
 
-// setDeadlinesLocked sets e's deadlines, keeping sh.volatile in step.
-func (sh *shard) setDeadlinesLocked(e *entry, fresh, stale int64) {
-	if (e.staleUntil != 0) != (stale != 0) {
-		if stale != 0 {
-			sh.volatile++
-		} else {
-			sh.volatile--
-		}
+func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (SetResult, error) {
+	now := s.now()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sl, found := s.liveKeyLocked(sh, h, r.key)
+	res := SetResult{HadOld: found}
+	if found {
+		res.Old = cloneValue(sl.rec.value)
 	}
-	e.freshUntil, e.staleUntil = fresh, stale
+	fenced := opts.Fence != nil && sh.storeRefusedLocked(opts.Fence, r.fresh, now)
+	if fenced || (opts.Condition == IfAbsent && found) || (opts.Condition == IfPresent && !found) {
+		return res, nil
+	}
+	sh.wroteLocked(r.key)
+	if found && opts.KeepTTL {
+		r.fresh, r.stale = sl.rec.fresh, sl.rec.stale
+	}
+	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+		return SetResult{}, err
+	}
+	s.notify(Written, r.key)
+	res.Written = true
+	return res, nil
 }
 
 // SetMulti writes pairs (key, value, key, value, ...) atomically with no
@@ -243,46 +245,36 @@ func (sh *shard) setDeadlinesLocked(e *entry, fresh, stale int64) {
 // (MSETNX); it reports whether the pairs were written.
 func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if entryCost(len(pairs[i]), len(pairs[i+1])) > s.MaxMemory() {
-			return false, ErrTooLarge
+		if err := s.admit(entryCost(len(pairs[i]), len(pairs[i+1]))); err != nil {
+			return false, err
 		}
 	}
 	shards := s.lockShards(pairs, 2)
-	var dead []*entry
-	now := s.now()
+	ok, err := s.setMultiLocked(pairs, cond)
+	unlockShards(shards)
+	s.feeder.feed()
+	return ok, err
+}
+
+func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 	if cond == IfAbsent {
 		for i := 0; i < len(pairs); i += 2 {
-			sh := s.shardFor(pairs[i])
-			if s.liveLocked(sh, pairs[i], now, &dead) != nil {
-				unlockShards(shards)
-				s.unregister(dead)
+			h := s.hash(pairs[i])
+			if _, found := s.liveKeyLocked(s.shardOf(h), h, pairs[i]); found {
 				return false, nil
 			}
 		}
 	}
-	var touched []*entry
 	for i := 0; i+1 < len(pairs); i += 2 {
-		key, value := pairs[i], pairs[i+1]
-		sh := s.shardFor(key)
-		e := s.liveLocked(sh, key, now, &dead)
-		isNew := e == nil
-		if isNew {
-			e = &entry{key: string(key), id: s.nextID.Add(1)}
-			sh.m[e.key] = e
-		}
+		key := pairs[i]
+		h := s.hash(key)
+		sh := s.shardOf(h)
+		sl, found := s.liveKeyLocked(sh, h, key)
 		sh.wroteLocked(key)
-		s.notify(Written, key)
-		sh.setDeadlinesLocked(e, 0, 0)
-		e.value = append([]byte{}, value...)
-		e.fill = nil
-		if sh.chargeLocked(e, entryCost(len(key), len(value)), isNew) {
-			touched = append(touched, e)
+		if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, pairs[i+1], 0, 0, nil)); err != nil {
+			return false, err
 		}
-	}
-	unlockShards(shards)
-	s.unregister(dead)
-	for _, e := range touched {
-		s.register(e)
+		s.notify(Written, key)
 	}
 	return true, nil
 }
@@ -313,49 +305,59 @@ func unlockShards(shards []*shard) {
 // Update replaces the value of key with what fn returns, keeping its
 // deadlines; a missing key is created without expiry. fn receives the current
 // value (nil, false if absent) and runs under the key's lock, so it must be
-// quick and must not call the store. It may return old with bytes appended:
-// the store never lets a reader see bytes past a length it published. If fn
+// quick and must not call the store. The current value is the store's own
+// bytes: fn must not modify or keep them, but may return them with bytes
+// appended (append copies them: the slice has no room past its end). If fn
 // returns an error nothing changes.
 func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, error)) ([]byte, error) {
-	var dead []*entry
-	e, value, changed, err := s.updateLocked(s.shardFor(key), key, fn, &dead)
-	s.unregister(dead)
-	if changed {
-		s.register(e)
+	if err := s.admit(0); err != nil {
+		return nil, err
 	}
+	h := s.hash(key)
+	value, err := s.updateLocked(s.shardOf(h), h, key, fn)
+	s.feeder.feed()
 	return value, err
 }
 
 // updateLocked is Update's critical section. The deferred unlock matters:
 // fn is the caller's code, and if it panics the shard must not stay locked.
-func (s *Store) updateLocked(sh *shard, key []byte, fn func([]byte, bool) ([]byte, error), dead *[]*entry) (e *entry, value []byte, changed bool, err error) {
+func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bool) ([]byte, error)) ([]byte, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e = s.liveLocked(sh, key, s.now(), dead)
+	sl, found := s.liveKeyLocked(sh, h, key)
 	var old []byte
-	if e != nil {
-		old = e.value
+	if found {
+		old = sl.rec.value
 	}
-	value, err = fn(old, e != nil)
-	if err == nil && entryCost(len(key), len(value)) > s.MaxMemory() {
-		err = ErrTooLarge
+	value, err := fn(old, found)
+	if err == nil {
+		err = s.admit(entryCost(len(key), len(value)))
 	}
 	if err != nil {
-		return nil, nil, false, err
+		return nil, err
 	}
-	isNew := e == nil
-	if isNew {
-		e = &entry{key: string(key), id: s.nextID.Add(1)}
-		sh.m[e.key] = e
+	if aliases(value, old) {
+		// The old record is freed below; the caller gets its own copy.
+		value = cloneValue(value)
 	}
 	sh.wroteLocked(key)
+	// The value is no longer the origin's, so the fill's validators must
+	// not renew it on a later revalidation: the record has no fill.
+	if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, value, sl.rec.fresh, sl.rec.stale, nil)); err != nil {
+		return nil, err
+	}
 	s.notify(Written, key)
-	e.value = value
-	// The value is no longer the origin's, so its validators must not
-	// renew it on a later revalidation.
-	e.fill = nil
-	changed = sh.chargeLocked(e, entryCost(len(key), len(value)), isNew)
-	return e, value, changed, nil
+	return value, nil
+}
+
+// aliases reports whether v shares memory with old, which it can only do
+// by starting inside it.
+func aliases(v, old []byte) bool {
+	if cap(v) == 0 || cap(old) == 0 {
+		return false
+	}
+	vp, op := uintptr(unsafe.Pointer(unsafe.SliceData(v))), uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	return vp >= op && vp < op+uintptr(cap(old))
 }
 
 // Delete removes key and reports whether it was live.
@@ -366,24 +368,21 @@ func (s *Store) Delete(key []byte) bool {
 
 // GetDel removes key and returns the value it had.
 func (s *Store) GetDel(key []byte) ([]byte, bool) {
-	sh := s.shardFor(key)
-	var dead []*entry
+	h := s.hash(key)
+	sh := s.shardOf(h)
 	sh.mu.Lock()
 	// A delete wins over a fill in progress even when the key is absent:
 	// the fill must not bring back what was just deleted.
 	sh.wroteLocked(key)
-	e := s.liveLocked(sh, key, s.now(), &dead)
-	if e != nil {
-		sh.removeLocked(e)
-		s.notify(Deleted, key)
-		dead = append(dead, e)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	var value []byte
+	if found {
+		value = cloneValue(sl.rec.value)
+		s.deleteLocked(sh, h, sl)
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
-	if e == nil {
-		return nil, false
-	}
-	return e.value, true
+	s.feeder.feed()
+	return value, found
 }
 
 // DropStale removes key if its entry is past its fresh deadline, and
@@ -394,19 +393,19 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 // that fill may have taken before the newer value existed is refused, as
 // old as the one dropped.
 func (s *Store) DropStale(key []byte) bool {
-	sh := s.shardFor(key)
-	var dead []*entry
+	h := s.hash(key)
+	sh := s.shardOf(h)
 	now := s.now()
 	sh.mu.Lock()
 	sh.supersededLocked(key)
-	e := s.liveLocked(sh, key, now, &dead)
-	stale := e != nil && e.freshUntil != 0 && e.freshUntil <= now
+	sl, found := s.liveKeyLocked(sh, h, key)
+	stale := found && sl.rec.fresh != 0 && sl.rec.fresh <= now
 	if stale {
-		sh.removeLocked(e)
-		dead = append(dead, e)
+		// Told as a delete: a reader here would now get another answer.
+		s.deleteLocked(sh, h, sl)
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
+	s.feeder.feed()
 	return stale
 }
 
@@ -429,29 +428,31 @@ const (
 // whether it did. A deadline not in the future deletes the key, as in Redis.
 // The fresh deadline is pulled in to at if it was later.
 func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
-	sh := s.shardFor(key)
-	var dead []*entry
+	h := s.hash(key)
+	sh := s.shardOf(h)
 	now := s.now()
 	sh.mu.Lock()
-	e := s.liveLocked(sh, key, now, &dead)
-	ok := e != nil && expireAllowed(e.staleUntil, at, cond)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	ok := found && expireAllowed(sl.rec.stale, at, cond)
 	if ok {
 		sh.wroteLocked(key)
 		if at <= now {
-			sh.removeLocked(e)
-			s.notify(Deleted, key)
-			dead = append(dead, e)
+			s.deleteLocked(sh, h, sl)
 		} else {
 			fresh := at
-			if e.freshUntil != 0 && e.freshUntil < at {
-				fresh = e.freshUntil
+			if sl.rec.fresh != 0 && sl.rec.fresh < at {
+				fresh = sl.rec.fresh
 			}
-			sh.setDeadlinesLocked(e, fresh, at)
-			s.notify(Written, key)
+			// Only a record without room for deadlines is rewritten; an
+			// arena out of memory then leaves the key as it was.
+			ok = s.setDeadlinesLocked(sh, h, sl, fresh, at) == nil
+			if ok {
+				s.notify(Written, key)
+			}
 		}
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
+	s.feeder.feed()
 	return ok
 }
 
@@ -473,18 +474,18 @@ func expireAllowed(current, at int64, cond ExpireCondition) bool {
 
 // Persist removes key's deadlines and reports whether it had one.
 func (s *Store) Persist(key []byte) bool {
-	sh := s.shardFor(key)
-	var dead []*entry
+	h := s.hash(key)
+	sh := s.shardOf(h)
 	sh.mu.Lock()
-	e := s.liveLocked(sh, key, s.now(), &dead)
-	ok := e != nil && e.staleUntil != 0
+	sl, found := s.liveKeyLocked(sh, h, key)
+	ok := found && sl.rec.stale != 0
 	if ok {
 		sh.wroteLocked(key)
-		sh.setDeadlinesLocked(e, 0, 0)
+		s.setDeadlinesLocked(sh, h, sl, 0, 0) // in place: the record has room
 		s.notify(Written, key)
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
+	s.feeder.feed() // for an expiry liveKeyLocked found
 	return ok
 }
 
@@ -495,36 +496,35 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 	if at == 0 && !persist {
 		return s.Get(key)
 	}
-	sh := s.shardFor(key)
-	var dead []*entry
+	h := s.hash(key)
+	sh := s.shardOf(h)
 	now := s.now()
 	sh.mu.Lock()
-	e := s.liveLocked(sh, key, now, &dead)
-	// Read the value under the lock: e stays in the map, so a concurrent
-	// Set may replace e.value as soon as the lock is released.
+	sl, found := s.liveKeyLocked(sh, h, key)
 	var value []byte
-	if e != nil {
-		value = e.value
+	if found {
+		value = cloneValue(sl.rec.value)
 		sh.wroteLocked(key)
 		switch {
 		case persist:
 			// As Redis, a key that had no deadline did not change.
-			if e.staleUntil != 0 {
-				sh.setDeadlinesLocked(e, 0, 0)
+			if sl.rec.stale != 0 {
+				s.setDeadlinesLocked(sh, h, sl, 0, 0)
 				s.notify(Written, key)
 			}
 		case at <= now:
-			sh.removeLocked(e)
-			s.notify(Deleted, key)
-			dead = append(dead, e)
+			s.deleteLocked(sh, h, sl)
 		default:
-			sh.setDeadlinesLocked(e, at, at)
-			s.notify(Written, key)
+			// Out of arena memory the key keeps its deadline; the read
+			// stands.
+			if s.setDeadlinesLocked(sh, h, sl, at, at) == nil {
+				s.notify(Written, key)
+			}
 		}
 	}
 	sh.mu.Unlock()
-	s.unregister(dead)
-	if e == nil {
+	s.feeder.feed()
+	if !found {
 		sh.misses.Add(1)
 		return nil, false
 	}

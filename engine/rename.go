@@ -10,14 +10,14 @@ var ErrNoSuchKey = errors.New("engine: no such key")
 // and reports whether it did. A live dst is replaced, unless nx is set:
 // then nothing changes and Rename reports false. Renaming a live key to
 // itself changes nothing and reports !nx, as RENAME and RENAMENX reply.
-// Both keys count as written for the fills in progress on them (src is
-// deleted, dst overwritten). The move is atomic: both keys' shards are
-// locked for it.
+// Both keys count as written for the fills in progress on them and for the
+// change listener (src is deleted, dst overwritten). The move is atomic:
+// both keys' shards are locked for it.
 func (s *Store) Rename(src, dst []byte, nx bool) (bool, error) {
 	var moved bool
-	err := s.transfer(src, dst, true, func(from, to *entry) bool {
-		moved = !nx || to == nil
-		return moved && from != to
+	err := s.transfer(src, dst, true, func(to, same bool) bool {
+		moved = !nx || !to
+		return moved && !same
 	})
 	return moved, err
 }
@@ -28,8 +28,8 @@ func (s *Store) Rename(src, dst []byte, nx bool) (bool, error) {
 // on src, which COPY reads. The caller refuses src equal to dst.
 func (s *Store) Copy(src, dst []byte, replace bool) (bool, error) {
 	var copied bool
-	err := s.transfer(src, dst, false, func(_, to *entry) bool {
-		copied = to == nil || replace
+	err := s.transfer(src, dst, false, func(to, _ bool) bool {
+		copied = !to || replace
 		return copied
 	})
 	if errors.Is(err, ErrNoSuchKey) {
@@ -38,61 +38,62 @@ func (s *Store) Copy(src, dst []byte, replace bool) (bool, error) {
 	return copied, err
 }
 
-// transfer runs Rename (move) or Copy: write, given src's live entry and
-// dst's (nil if absent), says whether dst is to be written. It returns
+// transfer runs Rename (move) or Copy: write, told whether dst is live and
+// whether it is src itself, says whether dst is to be written. It returns
 // ErrNoSuchKey if src is not live.
-func (s *Store) transfer(src, dst []byte, move bool, write func(from, to *entry) bool) error {
-	var dead []*entry
-	e, err := s.transferLocked(src, dst, move, write, &dead)
-	s.unregister(dead)
-	if e != nil {
-		s.register(e)
-	}
+func (s *Store) transfer(src, dst []byte, move bool, write func(to, same bool) bool) error {
+	err := s.transferLocked(src, dst, move, write)
+	s.feeder.feed()
 	return err
 }
 
 // transferLocked is transfer's critical section, under both keys' shard
-// locks. It returns dst's new entry, if it wrote one.
-func (s *Store) transferLocked(src, dst []byte, move bool, write func(from, to *entry) bool, dead *[]*entry) (*entry, error) {
+// locks.
+func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same bool) bool) error {
 	defer unlockShards(s.lockShards([][]byte{src, dst}, 1))
-	now := s.now()
-	srcShard, dstShard := s.shardFor(src), s.shardFor(dst)
-	from := s.liveLocked(srcShard, src, now, dead)
+	hs, hd := s.hash(src), s.hash(dst)
+	srcShard, dstShard := s.shardOf(hs), s.shardOf(hd)
+	from, found := s.liveKeyLocked(srcShard, hs, src)
 	if !move {
-		if from == nil {
-			srcShard.misses.Add(1)
-		} else {
+		if found {
 			srcShard.hits.Add(1)
+		} else {
+			srcShard.misses.Add(1)
 		}
 	}
-	if from == nil {
-		return nil, ErrNoSuchKey
+	if !found {
+		return ErrNoSuchKey
 	}
-	to := s.liveLocked(dstShard, dst, now, dead)
-	if !write(from, to) {
-		return nil, nil
+	to, toFound := s.liveKeyLocked(dstShard, hd, dst)
+	if !write(toFound, toFound && to.loc == from.loc) {
+		return nil
 	}
-	cost := entryCost(len(dst), len(from.value))
-	if cost > s.MaxMemory() {
-		return nil, ErrTooLarge
+	r := makeNewRecord(dst, from.rec.value, from.rec.fresh, from.rec.stale, from.rec.fillMeta())
+	check := s.admit
+	if move {
+		// RENAME is refused no memory in Redis: it adds nothing.
+		check = s.fits
 	}
-	value := from.value
+	if err := check(r.cost()); err != nil {
+		return err
+	}
 	if move {
 		srcShard.wroteLocked(src)
-		srcShard.removeLocked(from)
-		*dead = append(*dead, from)
-	} else {
-		// A copy of its own: Update may append to a value in place.
-		value = append([]byte{}, value...)
 	}
 	dstShard.wroteLocked(dst)
-	if to != nil {
-		dstShard.removeLocked(to)
-		*dead = append(*dead, to)
+	// The new record is written from the source's, which stays in place
+	// until it is stored.
+	if err := s.storeLocked(dstShard, hd, to, toFound, r); err != nil {
+		return err
 	}
-	e := &entry{key: string(dst), id: s.nextID.Add(1), value: value, fill: from.fill}
-	dstShard.m[e.key] = e
-	dstShard.setDeadlinesLocked(e, from.freshUntil, from.staleUntil)
-	dstShard.chargeLocked(e, cost, true)
-	return e, nil
+	// WATCH and client-side caching see both keys change, as Redis
+	// signals both for RENAME.
+	s.notify(Written, dst)
+	if move {
+		// Storing may have moved the source's slot; find it again.
+		if from, found = s.findLocked(srcShard, hs, src); found {
+			s.deleteLocked(srcShard, hs, from)
+		}
+	}
+	return nil
 }

@@ -28,7 +28,7 @@ func TestRenameMovesValueDeadlinesAndFill(t *testing.T) {
 	}
 	wantMiss(t, s, src)
 	env, ok := s.Peek([]byte(dst))
-	if !ok || string(env.Value) != "v" || env.FreshUntil != fresh || env.StaleUntil != stale || env.Fill != meta {
+	if !ok || string(env.Value) != "v" || env.FreshUntil != fresh || env.StaleUntil != stale || env.Fill == nil || *env.Fill != *meta {
 		t.Fatalf("after RENAME: %+v %v", env, ok)
 	}
 	if n := s.Volatile(); n != 1 {

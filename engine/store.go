@@ -1,20 +1,38 @@
 // Package engine is stampedeless's envelope store: a memory-bounded map of
 // keys to values with two deadlines each, knowing nothing about the network.
 //
+// # Where keys live
+//
+// Keys, values, deadlines and fill metadata are records packed into the
+// mapped segments of a slab arena (engine/internal/slab), outside Go's heap.
+// Each of 256 shards finds its records through a pointer-free open-addressing
+// index, one uint64 per slot (24 bits of the key's hash and the record's
+// location), and compares the full key in the record. The collector scans
+// neither, so its work does not grow with the number of keys, and values are
+// not garbage it must find: a freed record's space is reused by compaction
+// (see compact.go). Reads copy values out of the arena, or, with View and
+// AppendValue, hand them to a function under the shard's read lock without
+// copying.
+//
 // # Read-your-writes
 //
-// ristretto applies new keys asynchronously, may drop a Set under contention
-// and keeps the first of two Sets of a new key that overlap. The store
-// therefore does not read through ristretto at all: the authoritative copy of
-// every live key is a sharded Go map, updated under the shard's lock before a
-// write returns, so a write is visible to every later read on any goroutine.
-// ristretto is used for what it is good at, deciding what to keep: each entry
-// is registered with it under a unique uint64 id, a sample of reads feeds its
+// ristretto applies writes asynchronously and may drop them under
+// contention. The store therefore does not read through ristretto at all: the
+// index is the authoritative copy of every live key, updated under the
+// shard's lock before a write returns, so a write is visible to every later
+// read on any goroutine. ristretto is used for what it is good at, deciding
+// what to keep: it knows each key by its 64-bit hash with a cost and nothing
+// else (no second copy of key or value), a sample of reads feeds its
 // frequency sketch (see readSampleEvery), and its eviction and admission
-// callbacks remove entries from the map.
+// callbacks remove keys from the index and free their records.
 //
-// Because the ristretto key is an id handed out by the store, two different keys
-// can never collide inside ristretto, and a read always compares the full key.
+// Every change of the index that ristretto must know of is queued, in the
+// order the shard's lock saw it, and sent to ristretto in that order by one
+// goroutine at a time (feed); so ristretto's last word on a hash is always
+// the index's. ristretto drops a Set when its buffer is full, and drops an
+// update of a key it holds silently; the feeder waits for ristretto to drain
+// every feedWaitEvery sends, so its buffer is never full and nothing is
+// dropped.
 //
 // # Changes and atomic batches
 //
@@ -26,36 +44,44 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
 const DefaultMaxMemory = 1 << 30
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
-// and value: the entry struct, its slot in the shard map, the value's
-// allocation rounding, and ristretto's own per-item store slot and policy
-// bookkeeping. Measured (bench/compare's memory test, and a heap profile of
-// 1,000,000 entries with 11-byte keys and 100-byte values): about 310 bytes
-// of live heap per entry beyond its key and value.
-const EntryOverhead = 320
+// and value (and fill metadata): the record's header in the arena (7), the
+// entry's share of its shard's index (about 17), ristretto's bookkeeping of
+// its hash (about 156: its store slot and its policy's cost slot), and 20
+// for the collector: ristretto's maps are on Go's heap, and with the
+// process's memory limit (Options.OwnsProcess) the collector needs room
+// above them or it runs without pause. Measured with bench/policymem and
+// bench/compare; the README's Benchmarks section has the breakdown.
+const EntryOverhead = 200
 
-// readSampleEvery: one hit in this many, picked at random, is reported to
-// ristretto's frequency sketch. A report is a second lookup of a key just
-// found, in ristretto's own store; counting every read took about a sixth
-// of the CPU of a GET of random keys. The sketch only compares frequencies,
-// which a uniform sample keeps for every key read more than a few times; its
-// 4-bit counters then saturate at about 60 reads instead of 15.
-// TestReadsKeepHotKeys shows hot keys still outlive a churn of keys written
-// once.
-const readSampleEvery = 4
+// readSampleEvery: one read in this many, picked at random, is reported to
+// ristretto's frequency sketch, hit or miss (as ristretto's own Get does).
+// A report is a second lookup of the key's hash, in ristretto's own store.
+// Reporting one read in four saved about a sixth of the CPU of a GET of
+// random keys when the store kept whole entries in ristretto, but it costs
+// precision the bound cannot spare: on bench/compare's hit-ratio trace at a
+// 64 MiB bound (and 180 bytes of EntryOverhead), with the sketch at one
+// counter per 64 bytes of bound every read reported reached a hit ratio of
+// 0.793 and one in two 0.788; at one counter per 32 bytes, every read 0.804
+// and one in four 0.788.
+const readSampleEvery = 1
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so
 // SCAN can walk the hash space in order.
@@ -67,76 +93,88 @@ const (
 // ErrTooLarge is returned by writes whose entry alone would exceed the memory bound.
 var ErrTooLarge = errors.New("engine: entry larger than max memory")
 
+// ErrOOM is returned by writes under the noeviction policy while the store
+// holds more than its memory bound.
+var ErrOOM = errors.New("engine: used memory over max memory and eviction disabled")
+
 // Options configures a Store. The zero value is usable.
 type Options struct {
 	// MaxMemory bounds the summed cost of all entries, in bytes.
 	// If zero, DefaultMaxMemory is used.
 	MaxMemory int64
+	// Policy is what happens when MaxMemory is reached; the zero value is
+	// AllKeysLFU.
+	Policy EvictionPolicy
 	// Now returns the current time. If nil, time.Now is used. Tests set it to
 	// move time without sleeping.
 	Now func() time.Time
 	// ExpireInterval is how often the background sweeper samples keys with a
 	// deadline and removes expired ones. If zero, 100ms is used.
 	ExpireInterval time.Duration
+	// OwnsProcess says the store is what the process's memory is for: as
+	// often as the sweeper runs, it sets Go's soft memory limit
+	// (runtime/debug.SetMemoryLimit) to what the process may take besides
+	// the store's arena, so that garbage cannot carry the process past the
+	// bound (see processLimit). Leave it unset where the store is one part
+	// of a larger program, or where GOMEMLIMIT is set.
+	OwnsProcess bool
 }
 
 // Store is the envelope store. All methods are safe for concurrent use.
-// Keys and values passed in are copied; values returned are shared and must
-// not be modified by the caller (the store itself never modifies the bytes
-// of a value it has returned).
+// Keys and values passed in are copied, and so are values returned.
 type Store struct {
 	shards  [numShards]shard
 	seed    maphash.Seed
-	policy  *ristretto.Cache[uint64, *entry]
+	arena   slab.Arena
+	policy  *ristretto.Cache[uint64, struct{}]
 	nowFunc func() time.Time
 
-	nextID atomic.Uint64
+	maxMemory atomic.Int64
+	evictWith atomic.Uint32 // EvictionPolicy
+	used      atomic.Int64  // summed cost of the entries in the indexes
+	external  atomic.Int64  // bytes charged with Charge
+
+	feeder feeder
+
+	// compactMu is held while a segment is being compacted, so Flush and
+	// Close never unmap one under the compactor.
+	compactMu   sync.Mutex
+	compactKick chan struct{}
 
 	// Counters not kept per shard because the policy goroutine or the sweeper
 	// own them.
-	bound    atomic.Int64 // the memory bound, MaxMemory
-	external atomic.Int64 // bytes charged with Charge
-	evicted  atomic.Int64 // entries removed by ristretto's eviction
-	rejected atomic.Int64 // new entries refused by ristretto's admission policy
-	expired  atomic.Int64 // entries removed because their stale deadline passed
-	flushes  atomic.Uint64
+	evicted     atomic.Int64 // entries removed by ristretto's eviction
+	rejected    atomic.Int64 // new entries refused by ristretto's admission policy
+	expired     atomic.Int64 // entries removed because their stale deadline passed
+	flushes     atomic.Uint64
+	compactions atomic.Int64 // segments compacted
+
+	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
 	section  Section                  // the atomic section (section.go)
 
+	// quiet makes ristretto's callbacks ignore what they are told: while
+	// Flush clears ristretto and after Close, ristretto reports every item
+	// it drops, and the index no longer holds them.
+	quiet atomic.Bool
+
 	stop   chan struct{}
-	bg     sync.WaitGroup // the sweeper and asynchronous flushes
+	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
 }
 
 // shard is one lock domain of the key space.
 type shard struct {
 	mu       sync.RWMutex        // protects every field below but the counters
-	m        map[string]*entry   // live entries, plus expired ones not yet swept
-	volatile int                 // entries in m that have a stale deadline
-	recheck  []*entry            // entries whose cost update ristretto may have dropped
+	index    slab.Index          // live records, plus expired ones not yet swept
+	volatile int                 // records in index that have a stale deadline
+	sweepAt  int                 // index slot the sweeper resumes from
 	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
 
 	hits   atomic.Int64
 	misses atomic.Int64
 	_      [64]byte // keep neighbouring shards' locks off one cache line
-}
-
-// entry is one stored key. Its plain fields other than id and key (which
-// never change) are guarded by the owning shard's mu; the atomic ones are
-// also read by ristretto's goroutine and the sweeper.
-type entry struct {
-	key        string
-	value      []byte
-	freshUntil int64 // unix nanoseconds; equals staleUntil for plain writes
-	staleUntil int64 // unix nanoseconds; 0 means the entry never expires
-	fill       *FillMeta
-
-	id      uint64       // this entry's key in ristretto, unique for the store's life
-	cost    atomic.Int64 // what ristretto should be charged; read by its Cost hook
-	charged atomic.Int64 // what ristretto's Cost hook last charged
-	queued  atomic.Bool  // in its shard's recheck list
-	dead    atomic.Bool  // removed from its shard; ristretto callbacks ignore it
 }
 
 // FillMeta is what a read-through fill remembers about the origin's answer.
@@ -152,29 +190,29 @@ type FillMeta struct {
 	LoadTime time.Duration
 }
 
-// New returns a Store. Close releases its goroutines.
+// New returns a Store. Close releases its goroutines and memory.
 func New(opts Options) (*Store, error) {
 	maxCost := opts.MaxMemory
 	if maxCost <= 0 {
 		maxCost = DefaultMaxMemory
 	}
 	s := &Store{
-		seed:    maphash.MakeSeed(),
-		nowFunc: opts.Now,
-		stop:    make(chan struct{}),
+		seed:        maphash.MakeSeed(),
+		nowFunc:     opts.Now,
+		stop:        make(chan struct{}),
+		compactKick: make(chan struct{}, 1),
+		ownsProcess: opts.OwnsProcess,
 	}
 	if s.nowFunc == nil {
 		s.nowFunc = time.Now
 	}
-	for i := range s.shards {
-		s.shards[i].m = make(map[string]*entry)
-	}
-	policy, err := ristretto.NewCache(&ristretto.Config[uint64, *entry]{
+	s.maxMemory.Store(maxCost)
+	s.evictWith.Store(uint32(opts.Policy))
+	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
 		NumCounters:        numCounters(maxCost),
-		MaxCost:            maxCost,
+		MaxCost:            s.policyMaxCost(),
 		BufferItems:        64,
 		IgnoreInternalCost: true, // EntryOverhead already covers it
-		Cost:               policyCost,
 		OnEvict:            s.onEvict,
 		OnReject:           s.onReject,
 	})
@@ -182,100 +220,79 @@ func New(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.policy = policy
-	s.bound.Store(maxCost)
+	s.feeder.policy = policy
+	s.feeder.closed = &s.closed
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
 	}
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.sweep(interval)
+	go s.compactor()
 	return s, nil
 }
 
-// policyCost is ristretto's Cost hook, called as it applies each queued Set.
-// A Set registering an entry may still be queued when ristretto rejects or
-// evicts that entry: a second write changed the entry's cost before
-// ristretto applied the first Set, or a writer re-registered it while it was
-// being evicted. ristretto then adds the dead entry again, and nothing can
-// Del it: the callbacks that killed it run on the goroutine draining the
-// buffer, and the writer checked e.dead before it died. Charging a dead entry
-// nothing keeps such orphans from crowding out live entries, which they did
-// by most of MaxMemory under churn; they go when eviction samples them.
-//
-// It also records what was charged, so the sweeper can tell whether an
-// update of an entry's cost was applied or dropped.
-func policyCost(e *entry) int64 {
-	var cost int64
-	if !e.dead.Load() {
-		cost = e.cost.Load()
-	}
-	e.charged.Store(cost)
-	return cost
-}
-
-// chargeLocked records e's new cost and reports whether ristretto must be
-// told. ristretto drops an update of an entry it holds, while reporting
-// success, when its buffer is full; so an existing entry whose cost changed
-// is also queued for the sweeper, which re-sends the update until the Cost
-// hook has charged it. The caller holds sh.mu.
-func (sh *shard) chargeLocked(e *entry, cost int64, isNew bool) bool {
-	if e.cost.Swap(cost) == cost {
-		return false
-	}
-	if !isNew && !e.queued.Swap(true) {
-		sh.recheck = append(sh.recheck, e)
-	}
-	return true
-}
-
-// recheckCosts re-sends the cost updates of sh that ristretto has not
-// applied yet, keeping the ones still pending for the next round.
-func (s *Store) recheckCosts(sh *shard) {
-	sh.mu.Lock()
-	pending := sh.recheck
-	sh.recheck = nil
-	sh.mu.Unlock()
-	var again []*entry
-	for _, e := range pending {
-		if e.dead.Load() || e.charged.Load() == e.cost.Load() {
-			e.queued.Store(false)
-			continue
-		}
-		s.policy.Set(e.id, e, 0)
-		again = append(again, e)
-	}
-	if len(again) > 0 {
-		sh.mu.Lock()
-		sh.recheck = append(sh.recheck, again...)
-		sh.mu.Unlock()
-	}
-}
-
-// numCounters sizes ristretto's frequency sketch: about one counter per 128
-// bytes of capacity, which is roughly ten per expected entry of a small
-// value, bounded so an empty server stays small.
+// numCounters sizes ristretto's frequency sketch: one counter per 64 bytes
+// of capacity, about five per expected entry of a small value (ristretto
+// advises ten), bounded so an empty server stays small. The sketch halves
+// its counts after as many reports as it has counters, so this is also how
+// long it remembers: more counters raise the hit ratio (one per 32 bytes:
+// 0.804 instead of 0.793 on bench/compare's trace), but a counter costs
+// about 3.2 bytes (4 bits in each of the sketch's 4 rows, and its
+// doorkeeper's Bloom filter), all allocated up front and outside the
+// entries' charges: here 5% of the bound, and 13 MiB at the cap of 4M
+// counters.
 func numCounters(maxCost int64) int64 {
-	n := maxCost / 128
-	return min(max(n, 1<<12), 1<<23)
+	n := maxCost / 64
+	return min(max(n, 1<<12), 1<<22)
 }
 
-// Close stops the store's goroutines. Writes that race with it are kept in
-// the map but no longer tracked; the store should not be used afterwards.
+// policyMaxCost is the bound ristretto enforces: what the memory bound
+// leaves the entries beside the bytes Charge counted (at least one byte), or
+// none under noeviction, where writes are refused instead.
+func (s *Store) policyMaxCost() int64 {
+	if s.EvictionPolicy() == NoEviction {
+		return math.MaxInt64 / 4
+	}
+	return max(s.maxMemory.Load()-s.external.Load(), 1)
+}
+
+// Close stops the store's goroutines and unmaps its records. Writes that
+// race with it are kept but no longer tracked; the store should not be used
+// afterwards.
 func (s *Store) Close() {
 	s.closed.Store(true)
 	close(s.stop)
 	s.bg.Wait()
+	s.quiet.Store(true)
+	s.compactMu.Lock()
+	// No feeder is sending while ristretto closes its buffer; later ones
+	// find it closed.
+	s.feeder.sendMu.Lock()
 	s.policy.Close()
+	s.dropAll()
+	s.feeder.sendMu.Unlock()
+	s.compactMu.Unlock()
 }
 
 // MaxMemory returns the current memory bound.
-func (s *Store) MaxMemory() int64 { return s.bound.Load() }
+func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 
 // Sync waits until the eviction policy has applied every write made before
-// the call, so Stats and the keyspace hold still until the next write.
-// Serving never needs it; tests and benchmarks that count evictions do.
-func (s *Store) Sync() { s.policy.Wait() }
+// the call, and every removal it caused, so Stats and the keyspace hold still
+// until the next write. Serving never needs it; tests and benchmarks that
+// count evictions do.
+func (s *Store) Sync() {
+	// ristretto's callbacks queue removals while it applies the changes;
+	// send those too.
+	for {
+		s.feeder.sync()
+		if s.feeder.pending.Load() == 0 {
+			return
+		}
+	}
+}
 
 // SetMaxMemory changes the memory bound at run time; shrinking it makes
 // ristretto evict as new entries arrive.
@@ -283,23 +300,50 @@ func (s *Store) SetMaxMemory(n int64) {
 	if n <= 0 {
 		n = DefaultMaxMemory
 	}
-	s.bound.Store(n)
-	s.applyBound()
+	s.maxMemory.Store(n)
+	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
 // Charge counts delta bytes (negative: given back) that a user of the
 // store keeps on its entries' behalf, outside the store (swr's tag index),
 // against the memory bound: entries get what the bound leaves, and
-// ristretto evicts as new entries arrive if that shrank.
+// ristretto evicts as new entries arrive if that shrank. Under noeviction
+// they count towards the use that refuses writes.
 func (s *Store) Charge(delta int64) {
 	s.external.Add(delta)
-	s.applyBound()
+	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
-// applyBound gives the entries the bound less what Charge counted, at
-// least one byte.
-func (s *Store) applyBound() {
-	s.policy.UpdateMaxCost(max(s.bound.Load()-s.external.Load(), 1))
+// EvictionPolicy returns what the store does when it reaches MaxMemory.
+func (s *Store) EvictionPolicy() EvictionPolicy { return EvictionPolicy(s.evictWith.Load()) }
+
+// SetEvictionPolicy changes the eviction policy at run time.
+func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
+	s.evictWith.Store(uint32(p))
+	s.policy.UpdateMaxCost(s.policyMaxCost())
+}
+
+// admit returns the error a write of an entry costing cost gets before it
+// changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM
+// if eviction is off and the store is already over it (Redis refuses
+// writes then, whatever their size).
+func (s *Store) admit(cost int64) error {
+	if err := s.fits(cost); err != nil {
+		return err
+	}
+	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.MaxMemory() {
+		return ErrOOM
+	}
+	return nil
+}
+
+// fits returns ErrTooLarge if an entry costing cost alone exceeds the
+// bound.
+func (s *Store) fits(cost int64) error {
+	if cost > s.MaxMemory() {
+		return ErrTooLarge
+	}
+	return nil
 }
 
 func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
@@ -314,97 +358,203 @@ func (s *Store) hashString(key string) uint64 { return maphash.String(s.seed, ke
 
 func (s *Store) shardForString(key string) *shard { return s.shardOf(s.hashString(key)) }
 
+// tagOf is the part of a hash the index keeps: the bits after the shard's.
+func tagOf(h uint64) uint32 { return uint32(h << shardBits >> (64 - slab.TagBits)) }
+
 // entryCost is what an entry of this size is charged against MaxMemory.
 func entryCost(keyLen, valueLen int) int64 {
 	return int64(keyLen) + int64(valueLen) + EntryOverhead
 }
 
-// expiredAt reports whether e is past its stale deadline at now.
-func (e *entry) expiredAt(now int64) bool {
-	return e.staleUntil != 0 && e.staleUntil <= now
+// slot is a key found in its shard's index: where its slot is and its
+// parsed record. It is valid until the shard's lock is released or the
+// index changes.
+type slot struct {
+	pos int
+	loc slab.Loc
+	rec record
 }
 
-// register tells ristretto about a new entry, or about a new cost of an
-// existing one. It must be called without any shard lock held, since it may
-// wait for ristretto's buffer and ristretto's callbacks take shard locks.
-func (s *Store) register(e *entry) {
-	// Set returns false when ristretto's buffer is full and it dropped a new
-	// item. An entry ristretto does not know about would never be evicted,
-	// so wait for the buffer to drain and try again.
-	for !s.policy.Set(e.id, e, 0) {
-		// A closed ristretto refuses every Set and Wait returns at once:
-		// a late write (a fill finishing after shutdown) must not spin.
-		if e.dead.Load() || s.closed.Load() {
-			return
+// findLocked looks key up in sh, whose lock the caller holds.
+func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
+	pos, ok := sh.index.Find(tagOf(h), func(loc slab.Loc) bool {
+		return bytes.Equal(recordKey(s.arena.Block(loc)), key)
+	})
+	if !ok {
+		return slot{}, false
+	}
+	loc := sh.index.Loc(pos)
+	return slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))}, true
+}
+
+// storeLocked writes a record for r.key in sh, replacing the one in old if
+// found, and queues the new cost for ristretto. The caller holds sh.mu for
+// writing, and must call s.feeder.feed after releasing it.
+func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
+	if len(r.value) > maxRecordValue {
+		return ErrTooLarge
+	}
+	loc, err := s.arena.Alloc(r.size(), r.write)
+	if err != nil {
+		return err
+	}
+	cost := r.cost()
+	if found {
+		sh.index.Replace(old.pos, loc)
+		s.used.Add(cost - old.rec.cost())
+		s.arena.Free(old.loc)
+		if old.rec.stale != 0 {
+			sh.volatile--
 		}
-		s.policy.Wait()
+	} else {
+		if !sh.index.Insert(tagOf(h), loc) {
+			s.arena.Free(loc)
+			return ErrTooLarge
+		}
+		s.used.Add(cost)
 	}
-	// A concurrent delete may have marked e dead and called Del before our
-	// Set was queued; Del again so ristretto does not keep an orphan.
-	if e.dead.Load() {
-		s.policy.Del(e.id)
+	if r.stale != 0 {
+		sh.volatile++
 	}
+	if !found || cost != old.rec.cost() {
+		s.feeder.queue(h, s.hashCostLocked(sh, h))
+	}
+	s.kickCompactor()
+	return nil
 }
 
-// noteRead reports, one time in readSampleEvery, a read of the entry with
-// ristretto id id to the eviction policy.
-func (s *Store) noteRead(id uint64) {
-	if rand.Uint32()%readSampleEvery == 0 {
-		s.policy.Get(id)
+// setDeadlinesLocked changes the deadlines of the record in sl, in place if
+// it has room for them. The caller holds sh.mu for writing.
+func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale int64) error {
+	if sl.rec.deadlines == 0 && fresh == 0 && stale == 0 {
+		return nil
 	}
+	if sl.rec.deadlines == 0 {
+		return s.storeLocked(sh, h, sl, true, makeNewRecord(sl.rec.key, sl.rec.value, fresh, stale, sl.rec.fillMeta()))
+	}
+	if (sl.rec.stale != 0) != (stale != 0) {
+		if stale != 0 {
+			sh.volatile++
+		} else {
+			sh.volatile--
+		}
+	}
+	// Readers hold the shard's read lock, so nobody sees the bytes change.
+	putDeadlines(s.arena.Block(sl.loc)[sl.rec.deadlines:], fresh, stale)
+	return nil
 }
 
-// unregister removes entries from ristretto after they left their shard.
-func (s *Store) unregister(dead []*entry) {
-	for _, e := range dead {
-		s.policy.Del(e.id)
-	}
-}
-
-// removeLocked takes e out of sh. The caller holds sh.mu and must call
-// unregister(e) once it has released it.
-func (sh *shard) removeLocked(e *entry) {
-	delete(sh.m, e.key)
-	if e.staleUntil != 0 {
+// removeLocked takes the entry in sl out of sh and frees its record,
+// telling no listener. Each kind of removal (delete, expire, evict, drop)
+// has its own function that calls it and says why. The caller holds sh.mu
+// for writing and must call s.feeder.feed after releasing it, unless it is
+// ristretto's goroutine.
+func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
+	sh.index.Delete(sl.pos)
+	if sl.rec.stale != 0 {
 		sh.volatile--
 	}
-	e.dead.Store(true)
+	s.used.Add(-sl.rec.cost())
+	s.arena.Free(sl.loc)
+	s.feeder.queue(h, s.hashCostLocked(sh, h))
+	s.kickCompactor()
+}
+
+// deleteLocked removes a live key on a client's request (DEL, GETDEL,
+// EXPIRE in the past, a fill learning the key is gone).
+func (s *Store) deleteLocked(sh *shard, h uint64, sl slot) { s.removeTellingLocked(sh, h, sl, Deleted) }
+
+// expireLocked removes a key found past its stale deadline.
+func (s *Store) expireLocked(sh *shard, h uint64, sl slot) {
+	s.removeTellingLocked(sh, h, sl, Expired)
+	s.expired.Add(1)
+}
+
+// removeTellingLocked is removeLocked that tells the listener why. The
+// key is told while its record is still allocated: it aliases the arena.
+func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind) {
+	s.notify(why, sl.rec.key)
+	s.removeLocked(sh, h, sl)
+}
+
+// hashCostLocked is what ristretto must be charged for hash h: the summed
+// cost of the keys in sh with that full hash (two keys share one only by a
+// 64-bit collision), or -1, meaning ristretto must forget h.
+func (s *Store) hashCostLocked(sh *shard, h uint64) int64 {
+	var cost int64
+	found := false
+	s.eachWithHashLocked(sh, h, func(sl slot) {
+		cost += sl.rec.cost()
+		found = true
+	})
+	if !found {
+		return -1
+	}
+	return cost
+}
+
+// eachWithHashLocked calls fn for every key in sh whose hash is h. fn must
+// not change the index.
+func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
+	sh.index.ForTag(tagOf(h), func(pos int, loc slab.Loc) bool {
+		if rec := parseRecord(s.arena.Block(loc)); s.hash(rec.key) == h {
+			fn(slot{pos: pos, loc: loc, rec: rec})
+		}
+		return true
+	})
+}
+
+// noteRead reports, one time in readSampleEvery, a read of the key with
+// hash h to the eviction policy.
+func (s *Store) noteRead(h uint64) {
+	if readSampleEvery == 1 || rand.Uint32()%readSampleEvery == 0 {
+		s.policy.Get(h)
+	}
 }
 
 // onReject runs on ristretto's goroutine when it refuses an item.
-func (s *Store) onReject(item *ristretto.Item[*entry]) {
-	// ristretto also reports a second Set of an id that was still queued as
-	// a rejection, after applying its cost. That entry is stored; keep it.
+func (s *Store) onReject(item *ristretto.Item[struct{}]) {
+	if s.quiet.Load() {
+		return
+	}
+	// ristretto also reports a second Set of a hash that was still queued
+	// as a rejection, after applying its cost. That key is stored; keep it.
 	if _, stored := s.policy.GetTTL(item.Key); stored {
 		return
 	}
-	if s.dropFromPolicy(item.Value, Rejected) {
-		s.rejected.Add(1)
-	}
+	s.rejected.Add(s.evictHash(item.Key, Rejected))
 }
 
-// onEvict runs on ristretto's goroutine for every entry its policy evicts.
-func (s *Store) onEvict(item *ristretto.Item[*entry]) {
-	if s.dropFromPolicy(item.Value, Evicted) {
-		s.evicted.Add(1)
+// onEvict runs on ristretto's goroutine for every hash its policy evicts.
+func (s *Store) onEvict(item *ristretto.Item[struct{}]) {
+	if s.quiet.Load() {
+		return
 	}
+	s.evicted.Add(s.evictHash(item.Key, Evicted))
 }
 
-// dropFromPolicy removes e from its shard because ristretto no longer holds
-// it, and tells the listener why. It reports whether e was still live. It
-// must not call back into ristretto's buffer: it runs on the goroutine that
-// drains it.
-func (s *Store) dropFromPolicy(e *entry, why ChangeKind) bool {
-	if e == nil || e.dead.Load() {
-		return false
-	}
-	sh := s.shardForString(e.key)
+// evictHash removes the keys with hash h because ristretto no longer holds
+// it, tells the listener why, and returns how many it removed. It runs on the goroutine that drains
+// ristretto's buffer, so it must not send to ristretto: the removal it
+// queues (for a write of h that ristretto has yet to see) is sent by the
+// next feed.
+func (s *Store) evictHash(h uint64, why ChangeKind) int64 {
+	sh := s.shardOf(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.m[e.key] != e {
-		return false
+	var n int64
+	for {
+		var victim slot
+		found := false
+		s.eachWithHashLocked(sh, h, func(sl slot) {
+			if !found {
+				victim, found = sl, true
+			}
+		})
+		if !found {
+			return n
+		}
+		s.removeTellingLocked(sh, h, victim, why)
+		n++
 	}
-	sh.removeLocked(e)
-	s.notifyRemoved(why, e)
-	return true
 }

@@ -282,7 +282,7 @@ func TestSetIfAbsentConcurrentOneWinner(t *testing.T) {
 
 func TestSetFill(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 1 << 20})
-	fill := &FillMeta{Loader: "http", ETag: `"abc"`, LastModified: "yesterday"}
+	fill := &FillMeta{Loader: "http", ETag: `"abc"`, LastModified: "yesterday", LoadTime: 1500 * time.Millisecond}
 	mustSet(t, s, "k", "v", SetOptions{Fill: fill})
 	env, ok := s.Lookup([]byte("k"))
 	if !ok || env.Fill == nil || *env.Fill != *fill {
@@ -909,26 +909,36 @@ func TestTouch(t *testing.T) {
 	}
 }
 
-// TestDroppedCostUpdateIsRepaired: when ristretto's set buffer is full,
+// TestCostUpdatesAreNeverDropped: when ristretto's set buffer is full,
 // Cache.Set of a key it already holds drops the update yet reports success,
-// so the entry's new cost would never be charged and the maps could outgrow
-// MaxMemory. The drop is simulated exactly (the cost changes as a write
-// changes it, and ristretto is never told); the sweeper must re-send it.
-func TestDroppedCostUpdateIsRepaired(t *testing.T) {
-	s := newStore(t, Options{MaxMemory: 64 << 10, ExpireInterval: 5 * time.Millisecond})
-	set(t, s, "grown", "g")
+// so the entry's new cost would never be charged and the indexes could
+// outgrow MaxMemory. The store's feeder lets ristretto drain before its
+// buffer can fill: a flood of cost changes, many times the buffer's 32768
+// items, must all be charged.
+func TestCostUpdatesAreNeverDropped(t *testing.T) {
+	const keys = 1000
+	perWriter := underRace(40000, 15000)
+	s := newStore(t, Options{MaxMemory: 256 << 20, ExpireInterval: noSweep})
+	for i := range keys {
+		set(t, s, "k"+strconv.Itoa(i), "v")
+	}
 	settle(s)
-	sh := s.shardForString("grown")
-	sh.mu.Lock()
-	e := sh.m["grown"]
-	e.value = []byte(strings.Repeat("g", 5000))
-	sh.chargeLocked(e, entryCost(len(e.key), len(e.value)), false)
-	sh.mu.Unlock()
-	testwait.For(t, "the dropped cost update to be charged", func() bool {
-		settle(s)
-		_, cost := liveCost(s)
-		return s.Stats().Cost == cost
-	})
+	value := make([]byte, 300)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for range perWriter {
+				key := []byte("k" + strconv.Itoa(r.IntN(keys)))
+				if _, err := s.Set(key, value[:r.IntN(len(value))], SetOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	settle(s)
 	checkInvariants(t, s)
 }
 

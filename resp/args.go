@@ -349,7 +349,7 @@ func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int
 // writeErr answers an engine error with Redis's text for it.
 func writeErr(c *Conn, err error) {
 	switch {
-	case errors.Is(err, engine.ErrTooLarge):
+	case errors.Is(err, engine.ErrTooLarge), errors.Is(err, engine.ErrOOM):
 		c.w.Error(errOOM)
 	case errors.Is(err, errNotIntegerValue):
 		c.w.Error(errNotInteger)

@@ -15,6 +15,20 @@ func (c *Conn) read(key []byte) ([]byte, bool) {
 	return c.srv.store.Get(key)
 }
 
+// view calls fn with key's value for a command that reads it, as read
+// does; without NO-TOUCH it hands fn the store's own bytes (Store.View), so
+// fn must not keep them.
+func (c *Conn) view(key []byte, fn func([]byte)) bool {
+	if c.noTouch.Load() {
+		v, ok := c.read(key)
+		if ok {
+			fn(v)
+		}
+		return ok
+	}
+	return c.srv.store.View(key, fn)
+}
+
 // resetState returns the connection to the state of a new one, as RESET
 // does (Redis's clearClientConnectionState): RESP2, database 0, the
 // default user (authenticated only if no password is required), no name,

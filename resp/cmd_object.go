@@ -99,10 +99,12 @@ func cmdMemoryUsage(c *Conn, args [][]byte) {
 }
 
 // cmdMemoryStats reports the fields of Redis's MEMORY STATS that apply:
-// the Go heap, and the keys and what they are charged.
+// the memory used (INFO's used_memory), and the keys and what they are
+// charged.
 func cmdMemoryStats(c *Conn, _ [][]byte) {
 	heap, _ := goMemory()
 	st := c.srv.store.Stats()
+	used := usedMemory(heap, st)
 	keys := int64(c.srv.store.Len())
 	perKey := int64(0)
 	if keys > 0 {
@@ -110,7 +112,7 @@ func cmdMemoryStats(c *Conn, _ [][]byte) {
 	}
 	c.w.Map(4)
 	c.w.BulkString("total.allocated")
-	c.w.Int(int64(heap))
+	c.w.Int(used)
 	c.w.BulkString("keys.count")
 	c.w.Int(keys)
 	c.w.BulkString("keys.bytes-per-key")

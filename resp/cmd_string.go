@@ -8,10 +8,10 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
+// cmdGet writes the value from the store's arena into the reply without a
+// copy of its own.
 func cmdGet(c *Conn, args [][]byte) {
-	if v, ok := c.read(args[1]); ok {
-		c.w.Bulk(v)
-	} else {
+	if !c.view(args[1], c.w.Bulk) {
 		c.w.Null()
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/metrics"
 )
@@ -382,10 +383,11 @@ func TestCompatCmdsShape(t *testing.T) {
 
 	t.Run("MEMORY USAGE", func(t *testing.T) {
 		rr, or := p.both(t, "MEMORY", "USAGE", "k")
-		if rr.kind != ':' || or.String() != fmt.Sprintf(":%d", 1+100+320) {
+		want := fmt.Sprintf(":%d", 1+100+engine.EntryOverhead)
+		if rr.kind != ':' || or.String() != want {
 			t.Errorf("MEMORY USAGE k: redis %s, ours %s (want key, value and the entry overhead)", rr, or)
 		}
-		if _, or := p.both(t, "MEMORY", "USAGE", "k", "SAMPLES", "0"); or.String() != ":421" {
+		if _, or := p.both(t, "MEMORY", "USAGE", "k", "SAMPLES", "0"); or.String() != want {
 			t.Errorf("MEMORY USAGE k SAMPLES 0: ours %s", or)
 		}
 	})

@@ -116,7 +116,7 @@ func TestCompatTransactions(t *testing.T) {
 func TestCompatWatchOtherClient(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	for _, write := range []string{"SET a 2", "DEL a", "EXPIRE a 100", "FLUSHALL", "APPEND a x", "MSET a 3 b 3", "INCR a"} {
+	for _, write := range []string{"SET a 2", "DEL a", "EXPIRE a 100", "FLUSHALL", "APPEND a x", "MSET a 3 b 3", "INCR a", "RENAME a c"} {
 		t.Run(write, func(t *testing.T) {
 			forEachProtocol(t, func(t *testing.T, proto int) {
 				watcher := dialCompatPair(t, redisAddr, ts.addr, proto)

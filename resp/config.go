@@ -34,7 +34,19 @@ var configParams = []configParam{
 			s.store.SetMaxMemory(n)
 			return nil
 		}},
-	{name: "maxmemory-policy", get: func(*Server) string { return "allkeys-lfu" }},
+	{name: "maxmemory-policy",
+		get: func(s *Server) string { return s.store.EvictionPolicy().String() },
+		set: func(s *Server, v string) error {
+			p, err := engine.ParseEvictionPolicy(v)
+			switch {
+			case errors.Is(err, engine.ErrUnsupportedPolicy):
+				return errors.New("stampedeless supports allkeys-lfu and noeviction only")
+			case err != nil:
+				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+			}
+			s.store.SetEvictionPolicy(p)
+			return nil
+		}},
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 		set: func(s *Server, v string) error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
@@ -123,6 +124,10 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("total_watched_keys", keys)
 }
 
+// usedMemory is used_memory: Go's heap objects and the store's arena, where
+// records are mapped outside the heap.
+func usedMemory(heap uint64, st engine.Stats) int64 { return int64(heap) + st.ArenaBytes }
+
 // goMemory reads the Go heap's live objects (used_memory) and all the
 // memory the runtime holds.
 func goMemory() (heap, total uint64) {
@@ -137,15 +142,22 @@ func goMemory() (heap, total uint64) {
 func (s *Server) infoMemory(b *infoBuilder) {
 	heap, total := goMemory()
 	st := s.store.Stats()
-	b.field("used_memory", heap)
-	b.field("used_memory_human", memsize.Human(int64(heap)))
-	b.field("used_memory_rss", residentBytes(total))
-	b.field("used_memory_rss_human", memsize.Human(int64(residentBytes(total))))
+	used := usedMemory(heap, st)
+	rss := int64(residentBytes(total + uint64(st.ArenaBytes)))
+	b.field("used_memory", used)
+	b.field("used_memory_human", memsize.Human(used))
+	b.field("used_memory_rss", rss)
+	b.field("used_memory_rss_human", memsize.Human(rss))
 	b.field("maxmemory", st.MaxCost)
 	b.field("maxmemory_human", memsize.Human(st.MaxCost))
-	b.field("maxmemory_policy", "allkeys-lfu")
+	b.field("maxmemory_policy", s.store.EvictionPolicy().String())
+	b.field("mem_fragmentation_ratio", strconv.FormatFloat(float64(rss)/float64(max(used, 1)), 'f', 2, 64))
+	b.field("mem_fragmentation_bytes", rss-used)
 	b.field("cache_cost_bytes", st.Cost)
 	b.field("cache_cost_human", memsize.Human(st.Cost))
+	b.field("arena_bytes", st.ArenaBytes)
+	b.field("arena_live_bytes", st.ArenaLiveBytes)
+	b.field("index_bytes", st.IndexBytes)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback

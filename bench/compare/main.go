@@ -1,6 +1,8 @@
 // Command compare benchmarks stampedeless against redis-server on the same
-// machine with redis-benchmark, and compares their memory use after loading
-// the same keys.
+// machine with redis-benchmark, compares their memory use after loading
+// the same keys, and compares them at a memory bound: what a churn of
+// random writes costs and keeps, and the hit ratio of a Zipf-distributed
+// read trace (bound.go).
 //
 // Run it from the repository root:
 //
@@ -55,6 +57,13 @@ type options struct {
 	procs    int // GOMAXPROCS for stampedeless; 0 leaves Go's default
 	floor    bool
 	loop     bool // stampedeless --event-loop
+
+	// The bound tests.
+	churn, hitRatio, scale bool
+	boundMem               string
+	churnSets, churnKeys   int
+	zipfKeys, zipfReads    int
+	scaleKeys              []int
 }
 
 // pipelineScale multiplies -n for pipelined runs so they last about as long as
@@ -81,8 +90,24 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.loop, "event-loop", false, "run stampedeless with --event-loop (one epoll thread) instead of a goroutine per connection")
 	fs.BoolVar(&o.floor, "floor", true, "also measure bench/floor, a minimal Go server, as the floor Go's runtime sets on this machine")
 	fs.IntVar(&o.procs, "gomaxprocs", 0, "GOMAXPROCS for stampedeless (0: Go's default, one per core); 1 matches redis-server's single thread")
+	fs.BoolVar(&o.churn, "churn", true, "run the churn test: random SETs, many times what fits, at -bound")
+	fs.BoolVar(&o.hitRatio, "hit-ratio", true, "run the hit-ratio test: a Zipf trace of GETs (SET on a miss) at -bound")
+	fs.BoolVar(&o.scale, "scale", false, "run the GET latency test with -scale-keys keys resident (10,000,000 keys take several GiB)")
+	fs.StringVar(&o.boundMem, "bound", "64mb", "memory bound of the churn and hit-ratio tests (stampedeless --max-memory, redis-server maxmemory)")
+	fs.IntVar(&o.churnSets, "churn-sets", 3000000, "SETs of the churn test")
+	fs.IntVar(&o.churnKeys, "churn-keys", 10000000, "keyspace the churn test's SETs draw from")
+	fs.IntVar(&o.zipfKeys, "zipf-keys", 2000000, "keys of the hit-ratio test's Zipf distribution")
+	fs.IntVar(&o.zipfReads, "zipf-reads", 6000000, "GETs of the hit-ratio trace")
+	scaleKeys := fs.String("scale-keys", "100000,10000000", "comma-separated key counts of the -scale test")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, f := range strings.Split(*scaleKeys, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-scale-keys: bad count %q", f)
+		}
+		o.scaleKeys = append(o.scaleKeys, n)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -98,6 +123,12 @@ func parseFlags(args []string) (options, error) {
 		}
 		if !set["keys"] {
 			o.memKeys = 20000
+		}
+		if !set["churn-sets"] {
+			o.churnSets = 300000
+		}
+		if !set["zipf-reads"] {
+			o.zipfReads = 300000
 		}
 	}
 	switch {
@@ -240,9 +271,14 @@ func (h *harness) main(ctx context.Context) error {
 			return err
 		}
 	}
-	if h.opts.memory && ctx.Err() == nil {
-		if err := h.memoryTest(ctx); err != nil {
-			return err
+	for _, t := range []struct {
+		on  bool
+		run func(context.Context) error
+	}{{h.opts.memory, h.memoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+		if t.on && ctx.Err() == nil {
+			if err := t.run(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if u, ok := h.cpu.foreignShare(); ok {

@@ -120,7 +120,13 @@ var pipeSummary = regexp.MustCompile(`errors:\s*(\d+),\s*replies:\s*(\d+)`)
 // pipeLoad writes SET key:0000000..key:<keys-1> with values of -d bytes to
 // `redis-cli --pipe` and returns the error and reply counts it reports.
 func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, replies int64, err error) {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	return h.pipeLoadWidth(ctx, s, keys, 7)
+}
+
+// pipeLoadWidth is pipeLoad with key numbers zero-padded to at least width
+// digits.
+func (h *harness) pipeLoadWidth(ctx context.Context, s *server, keys, width int) (errs, replies int64, err error) {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute+time.Duration(keys/50000)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(lctx, "redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "--pipe")
 	var out bytes.Buffer
@@ -133,7 +139,7 @@ func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, repl
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err
 	}
-	writeErr := writeSets(stdin, keys, h.opts.dataSize)
+	writeErr := writeSets(stdin, keys, width, h.opts.dataSize)
 	stdin.Close()
 	runErr := cmd.Wait()
 	if lctx.Err() != nil && ctx.Err() == nil {
@@ -154,9 +160,10 @@ func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, repl
 	return errs, replies, nil
 }
 
-// writeSets writes the RESP stream of SETs of distinct keys, key:0000000 on.
-func writeSets(w io.Writer, keys, size int) error {
-	width := max(7, len(strconv.Itoa(keys-1)))
+// writeSets writes the RESP stream of SETs of distinct keys, key:0000000 on
+// (at least width digits).
+func writeSets(w io.Writer, keys, width, size int) error {
+	width = max(width, len(strconv.Itoa(keys-1)))
 	value := bytes.Repeat([]byte{'x'}, size)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	keyBuf := make([]byte, 0, 32)

@@ -28,19 +28,26 @@ const (
 // benchmark uses on it.
 type server struct{ *child.Server }
 
-// startRedis starts a fresh redis-server with persistence off.
-func (h *harness) startRedis(ctx context.Context) (*server, error) {
+// startRedis starts a fresh redis-server with persistence off and the
+// extra configuration given, e.g. "--maxmemory", "64mb".
+func (h *harness) startRedis(ctx context.Context, extra ...string) (*server, error) {
 	return h.startServer(ctx, redisName, func(port int) (string, []string) {
-		return "redis-server", []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--daemonize", "no"}
+		return "redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no"}, extra...)
 	})
 }
 
-// startStampedeless starts a fresh stampedeless from the binary just built.
+// startStampedeless starts a fresh stampedeless from the binary just built,
+// with -max-memory.
 func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
+	return h.startStampedelessWith(ctx, h.opts.maxMem)
+}
+
+// startStampedelessWith starts a fresh stampedeless with --max-memory maxMem.
+func (h *harness) startStampedelessWith(ctx context.Context, maxMem string) (*server, error) {
 	return h.startServer(ctx, stampName, func(port int) (string, []string) {
 		args := []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			"--metrics-addr", "", "--max-memory", h.opts.maxMem, "--log-level", "warn"}
+			"--metrics-addr", "", "--max-memory", maxMem, "--log-level", "warn"}
 		if h.opts.loop {
 			args = append(args, "--event-loop")
 		}
@@ -62,7 +69,7 @@ func (h *harness) startFloor(name, loop string) func(context.Context) (*server, 
 // test leaves out the event-loop floor: it stores exactly what the other
 // floor does.
 func (h *harness) starters(memory bool) []func(context.Context) (*server, error) {
-	s := []func(context.Context) (*server, error){h.startRedis, h.startStampedeless}
+	s := []func(context.Context) (*server, error){func(ctx context.Context) (*server, error) { return h.startRedis(ctx) }, h.startStampedeless}
 	if h.floorBin != "" {
 		s = append(s, h.startFloor(floorName, "goroutines"))
 		if !memory && runtime.GOOS == "linux" {

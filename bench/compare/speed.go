@@ -202,18 +202,31 @@ func summarize(got map[string]sample) string {
 
 // benchmark runs redis-benchmark once and parses its CSV output.
 func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []string, n int) (map[string]sample, time.Duration, error) {
-	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port),
-		"-t", strings.Join(tests, ","), "-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize),
-		"-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline)}
+	args := []string{"-t", strings.Join(tests, ","), "-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline)}
 	if c.random {
 		args = append(args, "-r", strconv.Itoa(h.opts.random))
 	}
+	return h.benchmarkArgs(ctx, s, args, n*len(tests))
+}
+
+// benchmarkArgs runs redis-benchmark once with -c and -d from the flags and
+// the test's own args, for about requests requests, and parses its CSV
+// output.
+func (h *harness) benchmarkArgs(ctx context.Context, s *server, testArgs []string, requests int) (map[string]sample, time.Duration, error) {
+	args := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port),
+		"-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize)}, testArgs...)
 	args = append(args, "--csv")
+	var tests []string
+	for i := 0; i+1 < len(testArgs); i++ {
+		if testArgs[i] == "-t" {
+			tests = strings.Split(testArgs[i+1], ",")
+		}
+	}
 	// Bound one run: a minute plus the time at 20,000 requests a second, far
 	// below what either server does on loopback, so a hung server costs
 	// minutes, not the whole -timeout. (redis-benchmark itself never gives
 	// up: against a server that hangs or dies it waits or spins.)
-	limit := time.Minute + time.Duration(n*len(tests)/20000)*time.Second
+	limit := time.Minute + time.Duration(requests/20000)*time.Second
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, "redis-benchmark", args...)
@@ -224,7 +237,7 @@ func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []st
 	runErr := cmd.Run()
 	elapsed := time.Since(start)
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
-		h.note("redis-benchmark printed to stderr against %s (%s): %s", s.Name, c, firstLines(msg, 5))
+		h.note("redis-benchmark printed to stderr against %s (%s): %s", s.Name, strings.Join(testArgs, " "), firstLines(msg, 5))
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
 		return nil, elapsed, fmt.Errorf("timed out after %v", limit)

@@ -50,6 +50,8 @@ func serveFlags() []cli.Flag {
 			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
+		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
+			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
@@ -185,7 +187,12 @@ func parseConfig(c *cli.Context) (config, error) {
 	}
 	cfg.metricsAddr = c.String("metrics-addr")
 	cfg.pprof = c.Bool("pprof")
-	cfg.store = engine.Options{MaxMemory: maxMemory}
+	policy, err := engine.ParseEvictionPolicy(c.String("maxmemory-policy"))
+	if err != nil {
+		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
+	}
+	// The store bounds the process's memory unless GOMEMLIMIT does.
+	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
 	case resp.LoaderCommandsNo, resp.LoaderCommandsYes, resp.LoaderCommandsLocal:
 	default:

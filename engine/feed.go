@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/ristretto/v2"
+)
+
+const (
+	// feedWaitEvery: the feeder waits for ristretto to drain its buffer
+	// after this many sends. The buffer holds 32768 items and only the
+	// feeder (and Wait) sends to it, so it is never full: ristretto then
+	// drops neither a new key's Set nor, silently, an update of a cost.
+	feedWaitEvery = 16 << 10
+	// feedBacklog is how many changes may wait for the goroutine sending
+	// others before a writer waits for it too. Writers thus feel
+	// ristretto's pace, and the index cannot outgrow the bound by more than
+	// this many keys.
+	feedBacklog = 4096
+)
+
+// policyOp is a change ristretto must learn: the cost of the keys with hash
+// h, or -1 to forget it.
+type policyOp struct {
+	h    uint64
+	cost int64
+}
+
+// feeder sends ristretto the changes of the index in the order they were
+// made. Changes are queued under the shard's lock (so, per hash, in the
+// index's order) and sent by one goroutine at a time.
+type feeder struct {
+	policy *ristretto.Cache[uint64, struct{}]
+	closed *atomic.Bool
+
+	mu      sync.Mutex // guards ops
+	ops     []policyOp
+	pending atomic.Int64 // len(ops)
+
+	// Guarded by sendMu:
+	sendMu sync.Mutex // held while sending
+	spare  []policyOp
+	sent   int // sends since ristretto last drained
+	// setSince holds the hashes Set since ristretto last drained, and risky
+	// those deleted meanwhile. ristretto's Del removes a hash from its store
+	// at once and from its policy later; if a Set of the hash sent before
+	// the Del is applied in between, it puts the hash back in the store,
+	// and a Set after the Del then finds it there and is sent as an update,
+	// which the queued delete undoes: the key would be in the index and not
+	// in ristretto, never evicted. A Set of a risky hash therefore waits for
+	// ristretto to drain first.
+	setSince map[uint64]struct{}
+	risky    map[uint64]struct{}
+}
+
+// queue records a change. The caller holds the lock of h's shard.
+func (f *feeder) queue(h uint64, cost int64) {
+	f.mu.Lock()
+	f.ops = append(f.ops, policyOp{h, cost})
+	f.pending.Add(1)
+	f.mu.Unlock()
+}
+
+// feed sends the queued changes. If another goroutine is sending, it
+// returns at once unless the backlog is long: the sender looks again for
+// changes after it is done.
+func (f *feeder) feed() {
+	for f.pending.Load() > 0 {
+		if !f.sendMu.TryLock() {
+			if f.pending.Load() < feedBacklog {
+				return
+			}
+			f.sendMu.Lock()
+		}
+		f.sendQueued()
+		f.sendMu.Unlock()
+	}
+}
+
+// sync sends the queued changes, after any sender already at work, and
+// waits until ristretto has applied them.
+func (f *feeder) sync() {
+	f.sendMu.Lock()
+	defer f.sendMu.Unlock()
+	f.sendQueued()
+	f.drain()
+}
+
+// sendQueued takes the queued changes and sends them. The caller holds
+// sendMu.
+func (f *feeder) sendQueued() {
+	f.mu.Lock()
+	ops := f.ops
+	f.ops = f.spare[:0]
+	f.pending.Store(0)
+	f.mu.Unlock()
+	f.send(ops)
+	if cap(ops) <= 4*feedBacklog {
+		f.spare = ops[:0]
+	} else {
+		f.spare = nil
+	}
+}
+
+func (f *feeder) send(ops []policyOp) {
+	if f.setSince == nil {
+		f.setSince, f.risky = map[uint64]struct{}{}, map[uint64]struct{}{}
+	}
+	for _, op := range ops {
+		if f.sent >= feedWaitEvery {
+			f.drain()
+		}
+		f.sent++
+		if op.cost < 0 {
+			f.policy.Del(op.h)
+			if _, ok := f.setSince[op.h]; ok {
+				f.risky[op.h] = struct{}{}
+			}
+			continue
+		}
+		if _, ok := f.risky[op.h]; ok {
+			f.drain()
+		}
+		for !f.policy.Set(op.h, struct{}{}, op.cost) {
+			// A closed ristretto refuses every Set and Wait returns at
+			// once: a late write (a fill finishing after shutdown) must
+			// not spin.
+			if f.closed.Load() {
+				return
+			}
+			f.drain()
+		}
+		f.setSince[op.h] = struct{}{}
+	}
+}
+
+// drain waits until ristretto has applied everything sent. The caller
+// holds sendMu.
+func (f *feeder) drain() {
+	f.policy.Wait()
+	f.sent = 0
+	clear(f.setSince)
+	clear(f.risky)
+}
+
+// drop forgets the queued changes: Flush clears ristretto instead. The
+// caller holds sendMu and the lock of every shard.
+func (f *feeder) drop() {
+	f.mu.Lock()
+	f.ops = f.ops[:0]
+	f.pending.Store(0)
+	f.mu.Unlock()
+}

@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+)
+
+// A record is what the store keeps for one key, packed into an arena block:
+//
+//	byte 0     type tag (typeString; other values reserved, see below)
+//	byte 1     flags: flagDeadlines, flagFill
+//	uvarint    key length
+//	uvarint    fill metadata length, if flagFill
+//	8+8 bytes  fresh and stale deadlines (unix ns, little endian), if flagDeadlines
+//	key
+//	fill metadata: loader, ETag, Last-Modified, each a uvarint length and
+//	           bytes, then the load time in nanoseconds as a uvarint
+//	value, to the end of the block
+//
+// A plain key with no deadline costs its key, its value and 3 bytes (plus
+// the arena's 4-byte block header). The deadlines are written in place when
+// they change (the block is only read under the shard's lock), so EXPIRE,
+// PERSIST and GETEX copy nothing; a key that had no deadline gets a new
+// record with room for them.
+//
+// The tag keeps the format open for the types that come next (hashes, sets)
+// and for their compact encodings of small collections: a reader that finds
+// a tag it does not know treats the key as holding another type.
+const (
+	typeString byte = 0
+)
+
+const (
+	flagDeadlines = 1 << iota // fresh and stale deadlines follow the lengths
+	flagFill                  // fill metadata follows the key
+)
+
+// record is a parsed view of a block; its slices alias the arena and are
+// valid only under the shard's lock.
+type record struct {
+	tag          byte
+	key, value   []byte
+	fill         []byte // encoded FillMeta, empty if none
+	deadlines    int    // offset of the deadlines, 0 if the record has none
+	fresh, stale int64  // 0: none
+}
+
+// recordKey returns the key of the record in block p, parsing no more.
+func recordKey(p []byte) []byte {
+	klen, n := binary.Uvarint(p[2:])
+	start := 2 + n
+	if p[1]&flagFill != 0 {
+		_, m := binary.Uvarint(p[start:])
+		start += m
+	}
+	if p[1]&flagDeadlines != 0 {
+		start += 16
+	}
+	return p[start : start+int(klen)]
+}
+
+func parseRecord(p []byte) record {
+	r := record{tag: p[0]}
+	klen, n := binary.Uvarint(p[2:])
+	off := 2 + n
+	var flen uint64
+	if p[1]&flagFill != 0 {
+		var m int
+		flen, m = binary.Uvarint(p[off:])
+		off += m
+	}
+	if p[1]&flagDeadlines != 0 {
+		r.deadlines = off
+		r.fresh = int64(binary.LittleEndian.Uint64(p[off:]))
+		r.stale = int64(binary.LittleEndian.Uint64(p[off+8:]))
+		off += 16
+	}
+	r.key = p[off : off+int(klen)]
+	off += int(klen)
+	r.fill = p[off : off+int(flen)]
+	off += int(flen)
+	r.value = p[off:]
+	return r
+}
+
+// expiredAt reports whether r is past its stale deadline at now.
+func (r *record) expiredAt(now int64) bool { return r.stale != 0 && r.stale <= now }
+
+// cost is what the record is charged against MaxMemory.
+func (r *record) cost() int64 { return entryCost(len(r.key), len(r.value)+len(r.fill)) }
+
+// fillMeta decodes the record's fill metadata, nil if it has none.
+func (r *record) fillMeta() *FillMeta {
+	if len(r.fill) == 0 {
+		return nil
+	}
+	var parts [3]string
+	b := r.fill
+	for i := range parts {
+		n, m := binary.Uvarint(b)
+		parts[i] = string(b[m : m+int(n)])
+		b = b[m+int(n):]
+	}
+	load, _ := binary.Uvarint(b)
+	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
+}
+
+// envelope copies r out of the arena.
+func (r *record) envelope() Envelope {
+	return Envelope{Value: cloneValue(r.value), FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}
+}
+
+// cloneValue copies a value out of the arena; an empty value stays non-nil.
+func cloneValue(v []byte) []byte { return append(make([]byte, 0, len(v)), v...) }
+
+// newRecord describes a record to write.
+type newRecord struct {
+	key, value   []byte
+	fresh, stale int64
+	fill         *FillMeta
+	fillLen      int // encoded length of fill
+}
+
+func makeNewRecord(key, value []byte, fresh, stale int64, fill *FillMeta) newRecord {
+	r := newRecord{key: key, value: value, fresh: fresh, stale: stale, fill: fill}
+	if fill != nil {
+		for _, s := range []string{fill.Loader, fill.ETag, fill.LastModified} {
+			r.fillLen += uvarintLen(uint64(len(s))) + len(s)
+		}
+		r.fillLen += uvarintLen(loadNanos(fill))
+	}
+	return r
+}
+
+func (r *newRecord) cost() int64 { return entryCost(len(r.key), len(r.value)+r.fillLen) }
+
+// size is the length of the block the record takes.
+func (r *newRecord) size() int {
+	n := 2 + uvarintLen(uint64(len(r.key))) + len(r.key) + len(r.value)
+	if r.fill != nil {
+		n += uvarintLen(uint64(r.fillLen)) + r.fillLen
+	}
+	if r.stale != 0 || r.fresh != 0 {
+		n += 16
+	}
+	return n
+}
+
+// write encodes the record into p, of length size().
+func (r *newRecord) write(p []byte) {
+	p[0] = typeString
+	p[1] = 0
+	off := 2 + binary.PutUvarint(p[2:], uint64(len(r.key)))
+	if r.fill != nil {
+		p[1] |= flagFill
+		off += binary.PutUvarint(p[off:], uint64(r.fillLen))
+	}
+	if r.stale != 0 || r.fresh != 0 {
+		p[1] |= flagDeadlines
+		putDeadlines(p[off:], r.fresh, r.stale)
+		off += 16
+	}
+	off += copy(p[off:], r.key)
+	if r.fill != nil {
+		for _, s := range []string{r.fill.Loader, r.fill.ETag, r.fill.LastModified} {
+			off += binary.PutUvarint(p[off:], uint64(len(s)))
+			off += copy(p[off:], s)
+		}
+		off += binary.PutUvarint(p[off:], loadNanos(r.fill))
+	}
+	copy(p[off:], r.value)
+}
+
+// loadNanos is the fill's load time as the record stores it; a negative
+// one, which no clock gives, is stored as none.
+func loadNanos(f *FillMeta) uint64 { return uint64(max(f.LoadTime, 0)) }
+
+func putDeadlines(p []byte, fresh, stale int64) {
+	binary.LittleEndian.PutUint64(p, uint64(fresh))
+	binary.LittleEndian.PutUint64(p[8:], uint64(stale))
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// maxRecordValue bounds a value so its block length fits the arena's 32-bit
+// block header with room for the rest of the record.
+const maxRecordValue = math.MaxUint32 - 1<<20

@@ -161,12 +161,24 @@ func TestClientRueidis(t *testing.T) {
 	}
 }
 
-// TestClientNodeRedis runs node-redis (testdata/node-redis, pinned with its
-// lockfile) in its default configuration against both servers; both must
-// print the same, expected, lines. It needs node and npm, and the npm
-// registry or npm's cache for `npm ci`; without node or npm it is skipped,
-// except in CI.
+// TestClientNodeRedis runs node-redis (testdata/node-redis) in its default
+// configuration against both servers; both must print the same, expected,
+// lines.
 func TestClientNodeRedis(t *testing.T) {
+	runNodeClient(t, "node-redis", []string{
+		`set "OK"`, `get "v"`, `get-missing null`, `set-nx-exists null`, `mget ["v",null]`, `expire 1`,
+		`ttl 100`, `incrbyfloat "1.5"`, `config-get {"appendonly":"no"}`, `client-info-resp 3`,
+		`info-has-version true`, `del 2`, `quit "OK"`,
+	})
+}
+
+// runNodeClient installs the Node project in testdata/dir (pinned with its
+// lockfile), runs its client.js against stampedeless and redis-server, and
+// requires each to print exactly the lines want. It needs node and npm, and
+// the npm registry or npm's cache for `npm ci`; without node or npm it
+// skips, except in CI.
+func runNodeClient(t *testing.T, dir string, want []string) {
+	t.Helper()
 	node, errNode := exec.LookPath("node")
 	npm, errNpm := exec.LookPath("npm")
 	if errNode != nil || errNpm != nil {
@@ -176,40 +188,36 @@ func TestClientNodeRedis(t *testing.T) {
 		t.Skip("node or npm not installed")
 	}
 	// Installed into a temporary copy, so the tree stays clean.
-	dir := t.TempDir()
+	tmp := t.TempDir()
 	for _, f := range []string{"package.json", "package-lock.json", "client.js"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "node-redis", f))
+		data, err := os.ReadFile(filepath.Join("testdata", dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(tmp, f), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	install.Dir = dir
+	install.Dir = tmp
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
-	want := strings.Join([]string{
-		`set "OK"`, `get "v"`, `get-missing null`, `set-nx-exists null`, `mget ["v",null]`, `expire 1`,
-		`ttl 100`, `incrbyfloat "1.5"`, `config-get {"appendonly":"no"}`, `client-info-resp 3`,
-		`info-has-version true`, `del 2`, `quit "OK"`,
-	}, "\n") + "\n"
+	wantText := strings.Join(want, "\n") + "\n"
 	for _, target := range clientTargets(t) {
 		t.Run(target.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			run := exec.CommandContext(ctx, node, "client.js", target.addr)
-			run.Dir = dir
+			run.Dir = tmp
 			var stderr strings.Builder
 			run.Stderr = &stderr
 			out, err := run.Output()
 			if err != nil {
 				t.Fatalf("node client.js: %v\n%s%s", err, out, stderr.String())
 			}
-			if string(out) != want {
-				t.Errorf("node-redis printed:\n%s\nwant:\n%s\nstderr: %s", out, want, stderr.String())
+			if string(out) != wantText {
+				t.Errorf("%s printed:\n%s\nwant:\n%s\nstderr: %s", dir, out, wantText, stderr.String())
 			}
 		})
 	}

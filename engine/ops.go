@@ -366,6 +366,22 @@ func (s *Store) Delete(key []byte) bool {
 
 // GetDel removes key and returns the value it had.
 func (s *Store) GetDel(key []byte) ([]byte, bool) {
+	e := s.remove(key, Deleted)
+	if e == nil {
+		return nil, false
+	}
+	return e.value, true
+}
+
+// Invalidate removes key, as Delete does, because its value changed
+// elsewhere (with --redis, another replica wrote it), and reports whether
+// the store had it. The listener is told (Invalidated) whether or not the
+// store had a copy.
+func (s *Store) Invalidate(key []byte) bool { return s.remove(key, Invalidated) != nil }
+
+// remove removes key, if live, and returns its entry. The listener is told
+// with kind: Deleted only if the key was live, Invalidated in any case.
+func (s *Store) remove(key []byte, kind ChangeKind) *entry {
 	sh := s.shardFor(key)
 	var dead []*entry
 	sh.mu.Lock()
@@ -375,15 +391,14 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	e := s.liveLocked(sh, key, s.now(), &dead)
 	if e != nil {
 		sh.removeLocked(e)
-		s.notify(Deleted, key)
 		dead = append(dead, e)
+	}
+	if e != nil || kind == Invalidated {
+		s.notify(kind, key)
 	}
 	sh.mu.Unlock()
 	s.unregister(dead)
-	if e == nil {
-		return nil, false
-	}
-	return e.value, true
+	return e
 }
 
 // DropStale removes key if its entry is past its fresh deadline, and
@@ -392,7 +407,8 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 // a write: a fresh entry, or one with no fresh deadline, stays, and a fill
 // running here still stores the newer value it is taking. Only a stale entry
 // that fill may have taken before the newer value existed is refused, as
-// old as the one dropped.
+// old as the one dropped. The listener is told (Invalidated) unless a
+// fresh entry stays: a reader now gets the newer value from elsewhere.
 func (s *Store) DropStale(key []byte) bool {
 	sh := s.shardFor(key)
 	var dead []*entry
@@ -404,6 +420,9 @@ func (s *Store) DropStale(key []byte) bool {
 	if stale {
 		sh.removeLocked(e)
 		dead = append(dead, e)
+	}
+	if e == nil || stale {
+		s.notify(Invalidated, key)
 	}
 	sh.mu.Unlock()
 	s.unregister(dead)

@@ -42,6 +42,10 @@ type Registry struct {
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
+	// TrackingInvalidations counts invalidation messages queued for
+	// clients that track keys (CLIENT TRACKING), by reason: write, expired,
+	// evicted, rejected, flush, replica, table_full.
+	TrackingInvalidations *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -87,12 +91,17 @@ func New() *Registry {
 			Name:      "transactions_total",
 			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
 		}, []string{"result"}),
+		TrackingInvalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "tracking_invalidations_total",
+			Help:      "Invalidation messages queued for clients that track keys (CLIENT TRACKING), by reason: write (a write, DEL, a fill or refresh), expired, evicted, rejected (admission), flush (one null message per client), replica (another replica's write, --redis), table_full (dropped from a full tracking table).",
+		}, []string{"reason"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
-		r.Transactions,
+		r.Transactions, r.TrackingInvalidations,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -126,6 +126,7 @@ type Server struct {
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	watches         watchRegistry
+	tracking        tracking
 	txResults       txResults
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
@@ -184,6 +185,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.tracking.init(s)
 	s.txResults = txResults{
 		ran:          s.metrics.Transactions.WithLabelValues("exec"),
 		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
@@ -210,6 +212,7 @@ func New(opts Options) (*Server, error) {
 		return float64(s.connectedClients())
 	})
 	s.registerPubSubMetrics()
+	s.registerTrackingMetrics()
 	if opts.EventLoop {
 		if opts.Shared != nil {
 			return nil, ErrEventLoopShared

@@ -134,8 +134,10 @@ const (
 // unread input makes the kernel send a reset, which can destroy replies the
 // client has not read yet, such as the error explaining why it is closed.
 func (c *Conn) closeGracefully() {
-	// As in Redis, a client that quit is no subscriber, and tracks
-	// nothing, once it has its reply, though the socket lingers.
+	// As in Redis, a client that quit is no subscriber, tracks nothing
+	// and is no redirect target once it has its reply, though the socket
+	// lingers.
+	c.gone.Store(true)
 	c.leavePubSub()
 	c.srv.tracking.disable(c)
 	c.w.Flush()

@@ -2,6 +2,10 @@ package resp
 
 import (
 	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,5 +125,177 @@ func TestClientGoRedisCache(t *testing.T) {
 				t.Fatalf("GET after the refill = %q with %d cache hits, want v2 from the cache (%d hits)", v, c.CSCStats().Hits, hits+1)
 			}
 		})
+	}
+}
+
+// cachingReader is a minimal client-side cache on one raw RESP3
+// connection with CLIENT TRACKING on: it reads replies and pushes in the
+// order the server sent them, caches each GET's reply and drops a key when
+// its invalidation arrives. It is as naive as a client can be: it is
+// correct only if no invalidation of a write reaches it before the reply
+// of a read that missed that write.
+type cachingReader struct {
+	t     *testing.T
+	conn  *compatConn
+	cache map[string]string
+	hits  int
+}
+
+func newCachingReader(t *testing.T, addr string, mode ...string) *cachingReader {
+	r := &cachingReader{t: t, conn: dialCompat(t, addr), cache: make(map[string]string)}
+	r.do("HELLO", "3")
+	if got := r.do(append([]string{"CLIENT", "TRACKING", "ON"}, mode...)...); got.String() != "+OK" {
+		t.Fatalf("CLIENT TRACKING ON: %s", got)
+	}
+	return r
+}
+
+// do sends a command and returns its reply, applying the invalidations
+// read before it.
+func (r *cachingReader) do(args ...string) compatReply {
+	r.t.Helper()
+	return r.pipeline([][]string{args})[0]
+}
+
+// pipeline sends commands in one write and returns their replies,
+// applying the invalidations read among them.
+func (r *cachingReader) pipeline(cmds [][]string) []compatReply {
+	r.t.Helper()
+	var b strings.Builder
+	for _, args := range cmds {
+		b.WriteString(encodeCommand(args...))
+	}
+	if err := r.conn.send(b.String()); err != nil {
+		r.t.Fatal(err)
+	}
+	replies := make([]compatReply, 0, len(cmds))
+	for len(replies) < len(cmds) {
+		rep, err := r.conn.read()
+		if err != nil {
+			r.t.Fatalf("%s: %v", showArgs(cmds[len(replies)]), err)
+		}
+		if rep.kind != '>' {
+			replies = append(replies, rep)
+			continue
+		}
+		if len(rep.elems) != 2 || rep.elems[0].str != "invalidate" {
+			r.t.Fatalf("unexpected push %s", rep)
+		}
+		if rep.elems[1].null {
+			clear(r.cache)
+			continue
+		}
+		for _, k := range rep.elems[1].elems {
+			delete(r.cache, k.str)
+		}
+	}
+	return replies
+}
+
+// read answers each key from the cache, or reads the keys it lacks with
+// GETs in one pipeline, caching each reply as it comes.
+func (r *cachingReader) read(keys []string) map[string]string {
+	out := make(map[string]string, len(keys))
+	var missed []string
+	var gets [][]string
+	for _, k := range keys {
+		if v, ok := r.cache[k]; ok {
+			r.hits++
+			out[k] = v
+			continue
+		}
+		missed = append(missed, k)
+		gets = append(gets, []string{"GET", k})
+	}
+	if len(gets) == 0 {
+		return out
+	}
+	for i, rep := range r.pipeline(gets) {
+		r.cache[missed[i]] = rep.str
+		out[missed[i]] = rep.str
+	}
+	return out
+}
+
+// TestTrackingNoStaleReadUnderWrites: writers increment keys while a
+// reader caches them, reading the keys it lacks in pipelines (the server
+// answers a whole pipeline before it flushes, which leaves time for writes
+// between a read and its reply being queued). After each round, once the
+// reader has read every message the server queued before the writers' last
+// replies (a PING's reply comes after them), every value it has cached must
+// be the key's value: a reply queued after the invalidation of a write it
+// missed would leave a stale value cached for good. Each round writes every
+// key a few times only, so that a key's last write is often one that raced
+// with a read, and nothing later hides a value left stale.
+func TestTrackingNoStaleReadUnderWrites(t *testing.T) {
+	const (
+		keys    = 64
+		writers = 3
+		rounds  = 100
+	)
+	for _, target := range clientTargets(t) {
+		for _, mode := range [][]string{nil, {"BCAST", "PREFIX", "race:"}} {
+			t.Run(target.name+" "+strings.Join(mode, " "), func(t *testing.T) {
+				ctx := context.Background()
+				truth := redis.NewClient(&redis.Options{Addr: target.addr})
+				defer truth.Close()
+				names := make([]string, keys)
+				for i := range names {
+					names[i] = "race:" + strconv.Itoa(i)
+					if err := truth.Set(ctx, names[i], 0, 0).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := newCachingReader(t, target.addr, mode...)
+				seen := make(map[string]int)
+				for round := range rounds {
+					var wg sync.WaitGroup
+					var stop atomic.Bool
+					for w := range writers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							c := redis.NewClient(&redis.Options{Addr: target.addr, PoolSize: 1})
+							defer c.Close()
+							for i := range keys {
+								if err := c.Incr(ctx, names[(i*(w+1)+round)%keys]).Err(); err != nil {
+									t.Error(err)
+									return
+								}
+							}
+						}()
+					}
+					go func() { wg.Wait(); stop.Store(true) }()
+					for !stop.Load() {
+						for k, s := range r.read(names) {
+							v, err := strconv.Atoi(s)
+							if err != nil {
+								t.Fatalf("GET %s: %q", k, s)
+							}
+							if v < seen[k] {
+								t.Fatalf("round %d: %s read %d after %d", round, k, v, seen[k])
+							}
+							seen[k] = v
+						}
+					}
+					wg.Wait()
+					if got := r.do("PING"); got.String() != "+PONG" {
+						t.Fatalf("PING: %s", got)
+					}
+					for k, cached := range r.cache {
+						want, err := truth.Get(ctx, k).Result()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if cached != want {
+							t.Fatalf("round %d: the reader's cache holds %s=%s, the server %s: an invalidation was lost or came before the reply it invalidates", round, k, cached, want)
+						}
+					}
+				}
+				if r.hits == 0 {
+					t.Error("the reader never answered from its cache")
+				}
+			})
+		}
 	}
 }

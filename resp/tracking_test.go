@@ -2,6 +2,8 @@ package resp
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/stampedeless/stampedeless/internal/testwait"
+	"github.com/stampedeless/stampedeless/metrics"
 )
 
 // Client-side caching with real clients in their default configuration
@@ -297,5 +300,124 @@ func TestTrackingNoStaleReadUnderWrites(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// expectPush reads the next message on a tracking connection and fails
+// unless it renders as want.
+func expectPush(t *testing.T, c *compatConn, want string) {
+	t.Helper()
+	r, err := c.read()
+	if err != nil || r.String() != want {
+		t.Fatalf("read %v (%v), want %s", r, err, want)
+	}
+}
+
+// TestTrackingReadThrough: GETFILL is tracked as a read; its own fill is a
+// write, whose invalidation follows the reply; a background refresh that
+// stores a new value, an expiry and a write invalidate.
+func TestTrackingReadThrough(t *testing.T) {
+	o := newOrigin(t)
+	ts, c := fillServer(t, o)
+	ctx := context.Background()
+	r := dialCompat(t, ts.addr)
+	for _, cmd := range [][]string{{"HELLO", "3"}, {"CLIENT", "TRACKING", "ON"}} {
+		if _, err := r.do(cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do := func(want string, args ...string) {
+		t.Helper()
+		if got, err := r.do(args...); err != nil || got.String() != want {
+			t.Fatalf("%s = %v (%v), want %s", showArgs(args), got, err, want)
+		}
+	}
+	do(`"k:a@v0"`, "GETFILL", "k:a", "1", "60")
+	expectPush(t, r, `>["invalidate" ["k:a"]]`) // its own fill
+	do(`"k:a@v0"`, "GETFILL", "k:a", "1", "60")
+	o.version.Store(1)
+	// Once k:a is stale, a read starts a refresh, which stores v1.
+	testwait.For(t, "the refresh to store v1", func() bool {
+		return c.Do(ctx, "GETFILL", "k:a", "1", "60").Val() == "k:a@v1"
+	})
+	expectPush(t, r, `>["invalidate" ["k:a"]]`)
+	do(`"k:a@v1"`, "GET", "k:a")
+
+	if err := c.Set(ctx, "short", "v", 50*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	do(`"v"`, "GET", "short")
+	testwait.For(t, "short to expire", func() bool { return errors.Is(c.Get(ctx, "short").Err(), redis.Nil) })
+	expectPush(t, r, `>["invalidate" ["short"]]`)
+
+	// FILL.INFO reads the key: tracked.
+	if got, err := r.do("FILL.INFO", "k:a"); err != nil || got.kind != '%' {
+		t.Fatalf("FILL.INFO = %v (%v)", got, err)
+	}
+	c.Del(ctx, "k:a")
+	expectPush(t, r, `>["invalidate" ["k:a"]]`)
+	do("+PONG", "PING")
+	sent := func(reason string) float64 {
+		return metrics.Value(ts.metrics.TrackingInvalidations.WithLabelValues(reason))
+	}
+	if sent("write") != 3 || sent("expired") != 1 {
+		t.Errorf("invalidations sent: write %v, expired %v; want 3 and 1", sent("write"), sent("expired"))
+	}
+}
+
+// TestTrackingTableAndInfo: a full tracking table invalidates keys to make
+// room; INFO and CLIENT LIST show tracking as Redis does.
+func TestTrackingTableAndInfo(t *testing.T) {
+	ts := startServer(t, Options{})
+	ctx := context.Background()
+	c := ts.client(t)
+	r := newCachingReader(t, ts.addr)
+	if err := c.ConfigSet(ctx, "tracking-table-max-keys", "2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.read([]string{"t1", "t2", "t3"})
+	r.do("PING") // the invalidation that made room came before its reply
+	if len(r.cache) != 2 {
+		t.Errorf("the reader caches %v, want two keys of three: one invalidated to make room", r.cache)
+	}
+	if n := metrics.Value(ts.metrics.TrackingInvalidations.WithLabelValues("table_full")); n != 1 {
+		t.Errorf("table_full invalidations = %v, want 1", n)
+	}
+	bcast := dialCompat(t, ts.addr)
+	if got, err := bcast.do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "PREFIX", "b"); err != nil || got.String() != "+OK" {
+		t.Fatalf("CLIENT TRACKING ON BCAST: %v %v", got, err)
+	}
+	for field, want := range map[string]string{"tracking_clients": "2"} {
+		if got := infoField(t, c, "clients", field); got != want {
+			t.Errorf("INFO %s = %s, want %s", field, got, want)
+		}
+	}
+	for field, want := range map[string]string{"tracking_total_keys": "2", "tracking_total_items": "2", "tracking_total_prefixes": "2"} {
+		if got := infoField(t, c, "stats", field); got != want {
+			t.Errorf("INFO %s = %s, want %s", field, got, want)
+		}
+	}
+	list, err := c.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "flags=") || strings.HasPrefix(f, "redir=") {
+				flags = append(flags, f)
+			}
+		}
+	}
+	slices.Sort(flags)
+	if want := "flags=N flags=t flags=tB redir=-1 redir=0 redir=0"; strings.Join(flags, " ") != want {
+		t.Errorf("CLIENT LIST flags and redir: %q, want %q", strings.Join(flags, " "), want)
+	}
+	if err := c.ConfigSet(ctx, "tracking-table-max-keys", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.read([]string{"t1", "t2", "t3", "t4"})
+	if got := infoField(t, c, "stats", "tracking_total_keys"); got != "4" {
+		t.Errorf("tracking_total_keys with no bound = %s, want 4", got)
 	}
 }

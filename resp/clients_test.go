@@ -177,7 +177,7 @@ func TestClientNodeRedis(t *testing.T) {
 	want := strings.Join([]string{
 		`set "OK"`, `get "v"`, `get-missing null`, `set-nx-exists null`, `mget ["v",null]`, `expire 1`,
 		`ttl 100`, `incrbyfloat "1.5"`, `config-get {"appendonly":"no"}`, `client-info-resp 3`,
-		`info-has-version true`, `del 2`, `quit "OK"`,
+		`info-has-version true`, `del 2`, `csc-get ["v1","v1"]`, `csc-hits 1`, `csc-invalidated true`, `quit "OK"`,
 	}, "\n") + "\n"
 	for _, target := range clientTargets(t) {
 		t.Run(target.name, func(t *testing.T) {

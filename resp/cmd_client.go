@@ -28,7 +28,6 @@ func (c *Conn) resetState() {
 	// connection had queued is sent before the reply to RESET.
 	c.leavePubSub()
 	c.trackingOff()
-	c.track.caching = false
 	c.stopPushing(true)
 	c.w.SetProtocol(2)
 	c.authed = !c.srv.acl.users.AuthRequired()

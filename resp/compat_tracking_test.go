@@ -37,6 +37,8 @@ func compatTrackingScripts() []compatScript {
 			cs("CLIENT TRACKING OFF"), cs("CLIENT TRACKING ON OPTOUT NOLOOP"), cs("CLIENT CACHING NO"), cs("CLIENT TRACKINGINFO"),
 			cs("CLIENT TRACKING ON OPTIN"), cs("CLIENT TRACKING OFF"), cs("CLIENT TRACKING OFF"), cs("CLIENT TRACKINGINFO"),
 			cs("CLIENT GETREDIR"),
+			cs("MULTI"), cs("CLIENT TRACKING ON OPTIN"), cs("GET k"), cs("CLIENT TRACKINGINFO"), cs("EXEC"),
+			cs("CLIENT TRACKINGINFO"), cs("CLIENT TRACKING OFF"),
 		}},
 		{name: "tracking-bcast-prefixes", steps: []compatStep{
 			cs("CLIENT TRACKING ON BCAST PREFIX b PREFIX a"), cs("CLIENT TRACKINGINFO"),

@@ -144,8 +144,9 @@ type trackOptions struct {
 }
 
 // enable turns tracking on for c, or changes its modes, as Redis's
-// enableTracking: BCAST prefixes add to those c has. c's goroutine calls
-// it; c must be in push mode, or enter it before its next command.
+// enableTracking: BCAST prefixes add to those c has. c's goroutine (or the
+// event loop serving c) calls it; c must be in push mode, or enter it
+// before its next command.
 func (tr *tracking) enable(c *Conn, o trackOptions) {
 	t := &c.track
 	defer tr.lock(t)()
@@ -214,6 +215,7 @@ func (tr *tracking) disable(c *Conn) {
 	t.on, t.bcast, t.optin, t.optout, t.noloop, t.broken = false, false, false, false, false, false
 	t.redirect, t.redirTo, t.prefixes = 0, nil, nil
 	t.busy, t.inflight, t.deferred, t.writing = false, nil, nil, nil
+	t.caching = false
 	c.tracked = false
 }
 
@@ -603,14 +605,15 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 			return
 		}
 		if c.ev.looped {
-			kept := trackOptions{redirTo: o.redirTo, bcast: o.bcast, optin: o.optin, optout: o.optout, noloop: o.noloop}
-			for _, p := range o.prefixes {
-				kept.prefixes = append(kept.prefixes, slices.Clone(p))
-			}
-			c.ev.resume = func() { c.trackingOn(kept) }
-			return
+			// Push mode starts on the goroutine the loop hands c to, before
+			// c's next command; the reply is written now, which keeps a
+			// CLIENT TRACKING inside EXEC in its place.
+			c.ev.resume = c.startPushing
+		} else {
+			c.startPushing()
 		}
-		c.trackingOn(o)
+		c.srv.tracking.enable(c, o)
+		c.w.OK()
 	case equalFold(args[2], "off"):
 		c.trackingOff()
 		c.w.OK()
@@ -638,13 +641,6 @@ func (t *tracker) checkOn(o trackOptions) string {
 		return t.prefixOverlap(o.prefixes)
 	}
 	return ""
-}
-
-// trackingOn enables tracking with options o, in push mode, and answers.
-func (c *Conn) trackingOn(o trackOptions) {
-	c.startPushing()
-	c.srv.tracking.enable(c, o)
-	c.w.OK()
 }
 
 // trackingOff disables tracking. What c held back is queued first, after

@@ -43,6 +43,10 @@ type Registry struct {
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
+	// TrackingInvalidations counts invalidation messages queued for
+	// clients that track keys (CLIENT TRACKING), by reason: write, expired,
+	// evicted, rejected, flush, replica, table_full.
+	TrackingInvalidations *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -76,7 +80,7 @@ func New() *Registry {
 		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "event_loop_handoffs_total",
-			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, or a SUBSCRIBE), output (the client did not take its replies), end, shutdown, error.",
+			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, a SUBSCRIBE or a CLIENT TRACKING ON), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
 		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace,
@@ -88,12 +92,17 @@ func New() *Registry {
 			Name:      "transactions_total",
 			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
 		}, []string{"result"}),
+		TrackingInvalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "tracking_invalidations_total",
+			Help:      "Invalidation messages queued for clients that track keys (CLIENT TRACKING), by reason: write (a write, DEL, a fill or refresh), expired, evicted, rejected (admission), flush (one null message per client), replica (another replica's write, --redis), table_full (dropped from a full tracking table).",
+		}, []string{"reason"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
-		r.Transactions,
+		r.Transactions, r.TrackingInvalidations,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

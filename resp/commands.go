@@ -26,6 +26,10 @@ const (
 
 	// Not shown by COMMAND INFO:
 	flagNoQueue // runs at once inside MULTI instead of being queued
+	// flagTrackRead: CLIENT TRACKING remembers the keys of this command,
+	// which writes but answers its key's value as a read does (GETFILL,
+	// FILL.LEASE).
+	flagTrackRead
 )
 
 var flagNames = []struct {
@@ -115,7 +119,9 @@ func commandTable() []*command {
 		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
 			group: "connection", summary: "Handshakes with the server and selects the protocol, RESP2 or RESP3.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
 		{name: "client", arity: -2, flags: flagStale | flagLoading, subcommands: []*command{
+			{name: "client|caching", arity: 3, flags: flagLoading | flagStale, handler: cmdClientCaching},
 			{name: "client|getname", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetName},
+			{name: "client|getredir", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetRedir},
 			{name: "client|help", arity: 2, flags: flagLoading | flagStale, handler: cmdClientHelp},
 			{name: "client|id", arity: 2, flags: flagLoading | flagStale, handler: cmdClientID},
 			{name: "client|info", arity: 2, flags: flagLoading | flagStale, handler: cmdClientInfo},
@@ -125,8 +131,10 @@ func commandTable() []*command {
 			{name: "client|no-touch", arity: 3, flags: flagLoading | flagStale, handler: cmdClientNoTouch},
 			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale, handler: cmdClientSetInfo},
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
+			{name: "client|tracking", arity: -3, flags: flagLoading | flagStale, handler: cmdClientTracking},
+			{name: "client|trackinginfo", arity: 2, flags: flagLoading | flagStale, handler: cmdClientTrackingInfo},
 		},
-			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH.", usage: "subcommand [argument ...]", since: "2.4.0"},
+			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
 		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue, handler: cmdReset,
 			group: "connection", summary: "Resets the connection: RESP2, no name, logged out if a password is required.", since: "6.2.0"},
 
@@ -222,16 +230,16 @@ func commandTable() []*command {
 			group: "bitmap", summary: "Performs arbitrary read-only bitfield integer operations on strings.", usage: "key [GET encoding offset [GET encoding offset ...]]", since: "6.0.0"},
 
 		// Read-through.
-		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
+		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
 			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
-		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
+		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
 			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
 			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
 		{name: "purge.tag", arity: -2, flags: flagWrite, handler: cmdPurgeTag,
 			group: "generic", summary: "Deletes every key its origin tagged with any of the tags, or with SOFT makes them stale while one refresh runs; fleet-wide with --redis.",
 			usage: "[SOFT] tag [tag ...]", own: true, since: "0.3.0"},
-		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
+		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
 			group: "string", summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
 			usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", own: true, since: "0.2.0"},
 		{name: "fill.set", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillSet,

@@ -104,6 +104,17 @@ var configParams = []configParam{
 			}
 			return err
 		}},
+	{name: "tracking-table-max-keys",
+		get: func(s *Server) string { return strconv.FormatInt(s.tracking.maxKeys.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			s.tracking.maxKeys.Store(n)
+			s.tracking.trim()
+			return nil
+		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
 	{name: "client-output-buffer-limit",

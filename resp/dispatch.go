@@ -14,6 +14,7 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	if cmd == nil {
 		s.unknown.fail.Inc()
 		c.refuse(nil, unknownCommand(args))
+		c.track.caching = false
 		return
 	}
 	counted := cmd // subcommands are counted as their container
@@ -53,6 +54,11 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	default:
 		s.run(c, cmd, args)
 	}
+	// CLIENT CACHING applies to the next command, or to the next
+	// transaction, as Redis's resetClient ends it.
+	if c.track.caching && !c.tx.active && counted.name != "client" {
+		c.track.caching = false
+	}
 	if c.ev.resume != nil {
 		c.ev.resumeCounted = counted // counted when it has answered
 		return
@@ -74,6 +80,15 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 	// Deferred: a handler that panics must not leave the section held,
 	// which would stop every later EXEC.
 	defer sec.RUnlock(hint)
+	s.handle(c, cmd, args)
+}
+
+// handle runs a keyspace command's handler, holding the atomic section,
+// and tells tracking (tracking.beforeCommand) when it needs to know.
+func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
+	if c.tracked || s.tracking.noloop.Load() > 0 {
+		defer s.tracking.beforeCommand(c, cmd, args)()
+	}
 	cmd.handler(c, args)
 }
 

@@ -215,7 +215,11 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand) (starts []int, ran boo
 	starts = make([]int, len(queue))
 	for i, q := range queue {
 		starts[i] = c.w.Len()
-		q.cmd.handler(c, q.args)
+		if q.cmd.usesKeyspace() {
+			s.handle(c, q.cmd, q.args)
+		} else {
+			q.cmd.handler(c, q.args)
+		}
 		countReply(q.counted, c, starts[i])
 	}
 	return starts, true

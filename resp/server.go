@@ -132,6 +132,7 @@ type Server struct {
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
 	watches         watchRegistry
+	tracking        tracking
 	txResults       txResults
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
@@ -190,6 +191,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.tracking.init(s)
 	s.txResults = txResults{
 		ran:          s.metrics.Transactions.WithLabelValues("exec"),
 		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
@@ -220,6 +222,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
 		return float64(s.deniedConns.Load())
 	})
+	s.registerTrackingMetrics()
 	if opts.EventLoop {
 		if opts.Shared != nil {
 			return nil, ErrEventLoopShared

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
@@ -802,4 +803,71 @@ func TestFleetTransactions(t *testing.T) {
 	if v := a.MGet(ctx, "acct", "t1", "after").Val(); fmt.Sprint(v) != "[<nil> <nil> 1]" {
 		t.Fatalf("A after FLUSHALL and SET in one EXEC on B: %v", v)
 	}
+}
+
+// TestFleetClientSideCache: rueidis's default client caches reads from
+// replica A (CLIENT TRACKING, DoCache); writes on replica B invalidate its
+// cache through A's store: a changed value, a key A had no copy of whose
+// absence was cached, and FLUSHALL.
+func TestFleetClientSideCache(t *testing.T) {
+	shared := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", shared.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{f.replicas[0].addr}})
+	if err != nil {
+		t.Fatalf("rueidis default client on replica A: %v", err)
+	}
+	defer a.Close()
+	b := f.replicas[1].rdb
+	cached := func(key string) (string, bool) {
+		r := a.DoCache(ctx, a.B().Get().Key(key).Cache(), time.Minute)
+		if rueidis.IsRedisNil(r.Error()) {
+			return "(nil)", r.IsCacheHit()
+		}
+		v, err := r.ToString()
+		if err != nil {
+			t.Fatalf("DoCache GET %s on A: %v", key, err)
+		}
+		return v, r.IsCacheHit()
+	}
+	waitFor := func(key, want string) {
+		t.Helper()
+		testwait.For(t, "A's cache to answer "+key+"="+want+" after B's write", func() bool {
+			v, _ := cached(key)
+			return v == want
+		})
+		if v, hit := cached(key); v != want || !hit {
+			t.Fatalf("DoCache GET %s on A = %q (hit %v), want %q from the cache", key, v, hit, want)
+		}
+	}
+	if err := b.Set(ctx, "csc", "v1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, hit := cached("csc"); v != "v1" || hit {
+		t.Fatalf("first DoCache on A = %q (hit %v), want v1 from the server", v, hit)
+	}
+	if v, hit := cached("csc"); v != "v1" || !hit {
+		t.Fatalf("second DoCache on A = %q (hit %v), want v1 from the cache", v, hit)
+	}
+	if err := b.Set(ctx, "csc", "v2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc", "v2")
+
+	// A has no copy of a missing key; its client cached the absence.
+	if v, _ := cached("csc:new"); v != "(nil)" {
+		t.Fatalf("DoCache of a missing key on A = %q", v)
+	}
+	if v, hit := cached("csc:new"); v != "(nil)" || !hit {
+		t.Fatalf("second DoCache of a missing key on A = %q (hit %v), want the cached absence", v, hit)
+	}
+	if err := b.Set(ctx, "csc:new", "created", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc:new", "created")
+
+	if err := b.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc", "(nil)")
 }

@@ -42,6 +42,11 @@ type Registry struct {
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
+	// Scripts counts scripting events: "run" (an EVAL, EVALSHA, EVAL_RO or
+	// EVALSHA_RO reached the engine), "busy_reply" (a command answered
+	// BUSY because a script ran past busy-reply-threshold), "killed" (a
+	// SCRIPT KILL that stopped one).
+	Scripts *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -87,12 +92,17 @@ func New() *Registry {
 			Name:      "transactions_total",
 			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
 		}, []string{"result"}),
+		Scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "scripts_total",
+			Help:      "Scripting events: run (a script reached the engine), busy_reply (a command answered BUSY while a script ran past busy-reply-threshold), killed (SCRIPT KILL stopped a script).",
+		}, []string{"event"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
-		r.Transactions,
+		r.Transactions, r.Scripts,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -143,6 +143,7 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("maxmemory_policy", "allkeys-lfu")
 	b.field("cache_cost_bytes", st.Cost)
 	b.field("cache_cost_human", memsize.Human(st.Cost))
+	s.infoScripts(b)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback
@@ -179,6 +180,8 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_patterns", s.pubsub.count(subPattern))
 	b.field("pubsubshard_channels", s.pubsub.count(subShard))
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
+	b.field("evicted_scripts", s.scripts.eng.Evicted())
 	s.infoACL(b)
 }
 

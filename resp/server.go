@@ -15,8 +15,10 @@
 //
 // A command that reads or writes keys runs inside the store's atomic
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
-// (multi.go), so no other command interleaves with a transaction in either
-// serving mode. WATCH listens to the store's changes (watched.go).
+// (multi.go), and so does a script (scripting.go), so no other command
+// interleaves with a transaction or a script in either serving mode; they
+// take turns at the section's gate (gate.go). WATCH listens to the store's
+// changes (watched.go).
 package resp
 
 import (
@@ -93,6 +95,15 @@ type Options struct {
 	// not yet read, as Redis's client-output-buffer-limit pubsub class. If
 	// nil, DefaultPubSubOutputLimit.
 	PubSubOutputLimit *OutputLimit
+	// LuaTimeLimit is busy-reply-threshold (lua-time-limit): how long a
+	// script runs before other clients are answered BUSY and SCRIPT KILL
+	// may stop it. If zero, DefaultLuaTimeLimit; negative: never.
+	LuaTimeLimit time.Duration
+	// MaxScripts and MaxScriptBytes bound the script cache, by count and
+	// by estimated size; past either the least recently used script is
+	// evicted. If zero, the scripting package's defaults.
+	MaxScripts     int
+	MaxScriptBytes int64
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -124,6 +135,11 @@ type Server struct {
 	connectionsSeen atomic.Int64
 	rejectedConns   atomic.Int64
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
+
+	// gate is the way into the store's atomic section for EXEC and
+	// scripts (exclusive) and for commands waiting for them (gate.go).
+	gate    *sectionGate
+	scripts scriptState
 
 	watches         watchRegistry
 	txResults       txResults
@@ -184,6 +200,8 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.initScripting(opts)
+	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
 	s.txResults = txResults{
 		ran:          s.metrics.Transactions.WithLabelValues("exec"),
 		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),

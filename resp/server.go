@@ -347,8 +347,9 @@ func (s *Server) connectedClients() int {
 }
 
 // Shutdown stops accepting, lets every connection finish the commands it has
-// received, and waits for them to close. If ctx ends first, the remaining
-// connections are closed and ctx's error is returned.
+// received, and waits for them to close. If ctx ends first, a script still
+// running is stopped, the remaining connections are closed and ctx's error
+// is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
@@ -376,6 +377,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// A script still running is stopped, written or not, as
+		// SHUTDOWN NOSAVE stops it: its connection can then finish.
+		s.scripts.eng.Close()
 		s.mu.Lock()
 		for c := range s.conns {
 			c.nc.Close()

@@ -43,7 +43,7 @@ type Registry struct {
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
 	// Scripts counts scripting events: "run" (an EVAL, EVALSHA, EVAL_RO or
-	// EVALSHA_RO reached the engine), "busy_reply" (a command answered
+	// EVALSHA_RO reached the engine, NOSCRIPT included), "busy_reply" (a command answered
 	// BUSY because a script ran past busy-reply-threshold), "killed" (a
 	// SCRIPT KILL that stopped one).
 	Scripts *prometheus.CounterVec
@@ -95,7 +95,7 @@ func New() *Registry {
 		Scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "scripts_total",
-			Help:      "Scripting events: run (a script reached the engine), busy_reply (a command answered BUSY while a script ran past busy-reply-threshold), killed (SCRIPT KILL stopped a script).",
+			Help:      "Scripting events: run (an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO reached the scripting engine, NOSCRIPT and compile errors included), busy_reply (a command answered BUSY while a script ran past busy-reply-threshold), killed (SCRIPT KILL stopped a script).",
 		}, []string{"event"}),
 	}
 	r.Fill = newFill(r.prom)

@@ -389,17 +389,25 @@ func incrementUnderLock(t *testing.T, rdb *redis.Client, key string, lock func(i
 	}
 }
 
+// flushedClient is a go-redis client in its default configuration, to a
+// server it has just emptied.
+func flushedClient(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb
+}
+
 // TestScriptLockRedislock runs bsm/redislock, whose refresh and release
 // are scripts, in its default configuration against both servers.
 func TestScriptLockRedislock(t *testing.T) {
 	for _, target := range clientTargets(t) {
 		t.Run(target.name, func(t *testing.T) {
 			ctx := context.Background()
-			rdb := redis.NewClient(&redis.Options{Addr: target.addr})
-			t.Cleanup(func() { rdb.Close() })
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
+			rdb := flushedClient(t, target.addr)
 			locker := redislock.New(rdb)
 			lock, err := locker.Obtain(ctx, "lock:a", time.Minute, nil)
 			if err != nil {
@@ -462,11 +470,7 @@ func TestScriptLockRedsync(t *testing.T) {
 	for _, target := range clientTargets(t) {
 		t.Run(target.name, func(t *testing.T) {
 			ctx := context.Background()
-			rdb := redis.NewClient(&redis.Options{Addr: target.addr})
-			t.Cleanup(func() { rdb.Close() })
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
+			rdb := flushedClient(t, target.addr)
 			rs := redsync.New(goredis.NewPool(rdb))
 			m := rs.NewMutex("lock:b")
 			if err := m.Lock(); err != nil {

@@ -80,7 +80,7 @@ func New() *Registry {
 		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "event_loop_handoffs_total",
-			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, or a SUBSCRIBE), output (the client did not take its replies), end, shutdown, error.",
+			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, a SUBSCRIBE, an EVAL, or a command waiting for a transaction or script), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
 		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace,

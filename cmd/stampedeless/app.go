@@ -57,7 +57,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: resp.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
-			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
+			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits, while it runs a script or waits for one, or while it does not read its replies"},
 		&cli.DurationFlag{Name: "lua-time-limit", Value: resp.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
 			Usage: "how long a script runs before other clients are answered BUSY and SCRIPT KILL may stop it, as Redis's busy-reply-threshold (CONFIG SET busy-reply-threshold, in ms); 0: never"},
 		&cli.IntFlag{Name: "max-scripts", Value: resp.DefaultMaxScripts, EnvVars: env("max-scripts"),

@@ -258,6 +258,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	if call.ReadOnly && cmd.flags&(flagWrite|flagMayReplicate) != 0 {
 		return scripting.ErrWriteReadOnly.Reply(), false
 	}
+	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
 	c := sc.c
 	c.w.b = nil // the reply is the engine's to keep
 	c.w.SetProtocol(call.Proto)

@@ -33,6 +33,9 @@ type Conn struct {
 	quit    bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
 	tx      transaction
+	// scriptWrites are the writes of the scripts c ran, written through
+	// to the shared tier (--redis) once the section is left.
+	scriptWrites []scriptWrite
 
 	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
 	// them changed since (Redis's CLIENT_DIRTY_CAS).

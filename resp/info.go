@@ -160,6 +160,7 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("arena_bytes", st.ArenaBytes)
 	b.field("arena_live_bytes", st.ArenaLiveBytes)
 	b.field("index_bytes", st.IndexBytes)
+	s.infoScripts(b)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback
@@ -200,6 +201,8 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("tracking_total_items", items)
 	b.field("tracking_total_prefixes", prefixes)
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
+	b.field("evicted_scripts", s.scripts.eng.Evicted())
 	s.infoACL(b)
 }
 

@@ -871,3 +871,45 @@ func TestFleetClientSideCache(t *testing.T) {
 	}
 	waitFor("csc", "(nil)")
 }
+
+// TestFleetScripts: in --redis mode a script runs on its replica over the
+// keys it declares, faulted in from the shared tier first, and every key
+// its writes name is written through, declared or not; the lock
+// libraries' compare-and-delete works across replicas.
+func TestFleetScripts(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	b.Set(ctx, "acct", "10", 0)
+	incr := redis.NewScript(`redis.call('SET', 'undeclared', 'u'); return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+	if n, err := incr.Run(ctx, a, []string{"acct"}, 5).Int(); err != nil || n != 15 {
+		t.Fatalf("script on A over B's key: %d %v", n, err)
+	}
+	if v := c.MGet(ctx, "acct", "undeclared").Val(); fmt.Sprint(v) != "[15 u]" {
+		t.Fatalf("C after A's script: %v", v)
+	}
+	// A lock taken on B is released by its token on C, and gone on A.
+	b.Set(ctx, "lock", "token-1", time.Minute)
+	release := redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+	if n, err := release.Run(ctx, c, []string{"lock"}, "token-2").Int(); err != nil || n != 0 {
+		t.Fatalf("release with the wrong token: %d %v", n, err)
+	}
+	if n, err := release.Run(ctx, c, []string{"lock"}, "token-1").Int(); err != nil || n != 1 {
+		t.Fatalf("release with the token: %d %v", n, err)
+	}
+	if n := a.Exists(ctx, "lock").Val(); n != 0 {
+		t.Fatal("the lock released on C is still on A")
+	}
+	// Inside a transaction too.
+	cmds, err := a.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr.Run(ctx, p, []string{"acct"}, 1)
+		return nil
+	})
+	if err != nil || cmds[0].(*redis.Cmd).Val() != int64(16) {
+		t.Fatalf("script in EXEC on A: %v %v", cmds, err)
+	}
+	if v := b.Get(ctx, "acct").Val(); v != "16" {
+		t.Fatalf("acct on B after A's EXEC = %q, want 16", v)
+	}
+}

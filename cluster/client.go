@@ -351,10 +351,12 @@ func (c *Client) handle(payload string) {
 	case msgWrite:
 		c.m.InvalidationsReceived.Inc()
 		// Another replica's write lands between transactions, never inside
-		// one, and all its keys at once.
+		// one, and all its keys at once. Invalidate tells the store's
+		// listener even of a key this replica has no copy of: a client
+		// tracking it may have cached its absence.
 		c.opts.Store.Section().Shared(0, func() {
 			for _, k := range m.keys {
-				c.opts.Store.Delete([]byte(k))
+				c.opts.Store.Invalidate([]byte(k))
 			}
 		})
 		for _, k := range m.keys {

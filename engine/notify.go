@@ -25,6 +25,12 @@ const (
 	Rejected
 	// Flushed: every key was removed (FLUSHALL); Change.Key is nil.
 	Flushed
+	// Invalidated: the key's value changed elsewhere (with --redis,
+	// another replica wrote it or published a fill of it), and the local
+	// copy, if any, was removed (Invalidate, DropStale). Reported even when
+	// the store had no copy: a reader that misses here reads the key from
+	// elsewhere, and what it gets has changed.
+	Invalidated
 )
 
 // Change is one change to what a reader of a key would get.

@@ -34,7 +34,7 @@ func (l *changeLog) take() []string {
 
 func kindName(k ChangeKind) string {
 	return map[ChangeKind]string{Written: "written", Deleted: "deleted", Expired: "expired",
-		Evicted: "evicted", Rejected: "rejected", Flushed: "flushed"}[k]
+		Evicted: "evicted", Rejected: "rejected", Flushed: "flushed", Invalidated: "invalidated"}[k]
 }
 
 // TestListenerHearsEveryChange runs each kind of write and removal and
@@ -97,6 +97,20 @@ func TestListenerHearsEveryChange(t *testing.T) {
 			set(t, s, "f", "client")
 			mustSet(t, s, "f", "fill", SetOptions{Fence: f})
 		}, []string{"written f"}},
+		{"invalidate a live key", func() {
+			set(t, s, "i", "v")
+			s.Invalidate([]byte("i"))
+		}, []string{"written i", "invalidated i"}},
+		{"invalidate a missing key", func() { s.Invalidate([]byte("i")) }, []string{"invalidated i"}},
+		{"drop stale of a fresh key", func() {
+			mustSet(t, s, "s", "v", SetOptions{FreshUntil: clk.in(time.Minute), StaleUntil: clk.in(time.Hour)})
+			s.DropStale([]byte("s"))
+		}, []string{"written s"}},
+		{"drop stale of a stale key", func() {
+			clk.advance(2 * time.Minute)
+			s.DropStale([]byte("s"))
+		}, []string{"invalidated s"}},
+		{"drop stale of a missing key", func() { s.DropStale([]byte("s")) }, []string{"invalidated s"}},
 		{"flush", func() { s.Flush(false) }, []string{"flushed "}},
 	}
 	for _, st := range steps {

@@ -367,7 +367,21 @@ func (s *Store) Delete(key []byte) bool {
 }
 
 // GetDel removes key and returns the value it had.
-func (s *Store) GetDel(key []byte) ([]byte, bool) {
+func (s *Store) GetDel(key []byte) ([]byte, bool) { return s.remove(key, Deleted) }
+
+// Invalidate removes key, as Delete does, because its value changed
+// elsewhere (with --redis, another replica wrote it), and reports whether
+// the store had it. The listener is told (Invalidated) whether or not the
+// store had a copy: a client may have cached the key's absence.
+func (s *Store) Invalidate(key []byte) bool {
+	_, found := s.remove(key, Invalidated)
+	return found
+}
+
+// remove removes key, if live, and returns the value it had. The listener
+// is told with kind: Deleted only if the key was live, Invalidated in any
+// case.
+func (s *Store) remove(key []byte, kind ChangeKind) ([]byte, bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.Lock()
@@ -376,9 +390,12 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 	sh.wroteLocked(key)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	var value []byte
-	if found {
+	switch {
+	case found:
 		value = cloneValue(sl.rec.value)
-		s.deleteLocked(sh, h, sl)
+		s.removeTellingLocked(sh, h, sl, kind)
+	case kind == Invalidated:
+		s.notify(kind, key)
 	}
 	sh.mu.Unlock()
 	s.feeder.feed()
@@ -391,7 +408,8 @@ func (s *Store) GetDel(key []byte) ([]byte, bool) {
 // a write: a fresh entry, or one with no fresh deadline, stays, and a fill
 // running here still stores the newer value it is taking. Only a stale entry
 // that fill may have taken before the newer value existed is refused, as
-// old as the one dropped.
+// old as the one dropped. The listener is told (Invalidated) unless a
+// fresh entry stays: a reader now gets the newer value from elsewhere.
 func (s *Store) DropStale(key []byte) bool {
 	h := s.hash(key)
 	sh := s.shardOf(h)
@@ -400,9 +418,12 @@ func (s *Store) DropStale(key []byte) bool {
 	sh.supersededLocked(key)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	stale := found && sl.rec.fresh != 0 && sl.rec.fresh <= now
-	if stale {
-		// Told as a delete: a reader here would now get another answer.
-		s.deleteLocked(sh, h, sl)
+	switch {
+	case stale:
+		s.removeTellingLocked(sh, h, sl, Invalidated)
+	case !found:
+		// A client may have cached the key's absence here.
+		s.notify(Invalidated, key)
 	}
 	sh.mu.Unlock()
 	s.feeder.feed()

@@ -7,7 +7,7 @@ import "sync"
 const sectionLocks = 32
 
 // Section is the store's atomic section. Whoever holds it exclusively (a
-// transaction's EXEC; a script, later) sees no other user's reads or writes
+// transaction's EXEC, a script) sees no other user's reads or writes
 // of the store between its own, and its writes reach other users all at
 // once. Users of the store hold it shared around each operation that must
 // not interleave with such a batch: a command's handler, the sweeper's pass
@@ -36,6 +36,12 @@ type sectionLock struct {
 
 // RLock enters the section shared, on the lock hint picks.
 func (s *Section) RLock(hint uint64) { s.locks[hint%sectionLocks].RLock() }
+
+// TryRLock enters the section shared, on the lock hint picks, if no
+// exclusive holder holds it or waits for it, and reports whether it did.
+// It never waits: a server that must not block behind a long exclusive
+// holder (a script) waits elsewhere and answers BUSY instead.
+func (s *Section) TryRLock(hint uint64) bool { return s.locks[hint%sectionLocks].TryRLock() }
 
 // RUnlock leaves a shared entry made with the same hint.
 func (s *Section) RUnlock(hint uint64) { s.locks[hint%sectionLocks].RUnlock() }

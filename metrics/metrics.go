@@ -43,6 +43,15 @@ type Registry struct {
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
+	// TrackingInvalidations counts invalidation messages queued for
+	// clients that track keys (CLIENT TRACKING), by reason: write, expired,
+	// evicted, rejected, flush, replica, table_full.
+	TrackingInvalidations *prometheus.CounterVec
+	// Scripts counts scripting events: "run" (an EVAL, EVALSHA, EVAL_RO or
+	// EVALSHA_RO reached the engine, NOSCRIPT included), "busy_reply" (a command answered
+	// BUSY because a script ran past busy-reply-threshold), "killed" (a
+	// SCRIPT KILL that stopped one).
+	Scripts *prometheus.CounterVec
 	// Fill holds the read-through (GETFILL) metrics.
 	Fill *Fill
 	// Cluster holds the --redis mode metrics.
@@ -76,7 +85,7 @@ func New() *Registry {
 		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "event_loop_handoffs_total",
-			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, or a SUBSCRIBE), output (the client did not take its replies), end, shutdown, error.",
+			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, a SUBSCRIBE, a CLIENT TRACKING ON, an EVAL, or a command waiting for a transaction or script), output (the client did not take its replies), end, shutdown, error.",
 		}, []string{"reason"}),
 		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace,
@@ -88,12 +97,22 @@ func New() *Registry {
 			Name:      "transactions_total",
 			Help:      "EXECs by result: exec (the transaction ran), watch_changed (a WATCHed key changed; nothing ran), execabort (a command was refused while queuing; nothing ran).",
 		}, []string{"result"}),
+		TrackingInvalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "tracking_invalidations_total",
+			Help:      "Invalidation messages queued for clients that track keys (CLIENT TRACKING), by reason: write (a write, DEL, a fill or refresh), expired, evicted, rejected (admission), flush (one null message per client), replica (another replica's write, --redis), table_full (dropped from a full tracking table).",
+		}, []string{"reason"}),
+		Scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "scripts_total",
+			Help:      "Scripting events: run (an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO reached the scripting engine, NOSCRIPT and compile errors included), busy_reply (a command answered BUSY while a script ran past busy-reply-threshold), killed (SCRIPT KILL stopped a script).",
+		}, []string{"event"}),
 	}
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
 		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
-		r.Transactions,
+		r.Transactions, r.TrackingInvalidations, r.Scripts,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -87,7 +87,8 @@ var groupCategories = map[string]acl.Category{
 
 // categories are cmd's ACL categories, derived as Redis derives them: from
 // the flags (write: @write, readonly: @read, admin: @admin and @dangerous,
-// pubsub: @pubsub, fast: @fast, else @slow), from the group, and the extra
+// pubsub: @pubsub, fast: @fast, else @slow; readonly scripting commands
+// are not @read), from the group, and the extra
 // ones in cmd.acl. A container (CLIENT) is, as in Redis, @slow and its
 // extra ones alone: its subcommands have the rest.
 func (cmd *command) categories() acl.Category {
@@ -108,6 +109,9 @@ func (cmd *command) categories() acl.Category {
 		if cmd.flags&f.flag != 0 {
 			cats |= f.cats
 		}
+	}
+	if cmd.group == "scripting" {
+		cats &^= acl.Read // EVAL_RO is no @read command, in Redis either
 	}
 	if cats&acl.Fast == 0 {
 		cats |= acl.Slow
@@ -192,7 +196,7 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 		}
 	}
 	// Shard channels are keys to COMMAND INFO, but channels to the ACL.
-	if !p.AllKeys() && cmd.firstKey > 0 && cmd.flags&flagPubSub == 0 {
+	if !p.AllKeys() && cmd.hasKeys() && cmd.flags&flagPubSub == 0 {
 		read, write := cmd.keyUse(args)
 		for _, k := range cmd.keys(args) {
 			if !p.CanAccessKey(k, read, write) {
@@ -238,9 +242,16 @@ func (c *Conn) permitted(cmd *command, args [][]byte) bool {
 	return false
 }
 
-// logDenial adds a denial to the ACL log.
+// logDenial adds a denial of a command c ran to the ACL log.
 func (c *Conn) logDenial(reason acl.Reason, object, username string) {
-	c.srv.acl.log.Add(acl.Entry{Reason: reason, Context: aclContextTopLevel, Object: object,
+	c.logDenialIn(aclContextTopLevel, reason, object, username)
+}
+
+// logDenialIn adds a denial to the ACL log, with the context it happened
+// in ("lua": a script c ran) and c's CLIENT INFO, as Redis logs the
+// client that ran the script.
+func (c *Conn) logDenialIn(context string, reason acl.Reason, object, username string) {
+	c.srv.acl.log.Add(acl.Entry{Reason: reason, Context: context, Object: object,
 		Username: username, Updated: time.Now(), ClientInfo: c.info()})
 }
 

@@ -97,31 +97,14 @@ func hasClientField(text, field string) bool {
 	return slices.Contains(strings.Fields(text), field)
 }
 
-// TestClientRueidis runs rueidis's NewClient. Its default also turns on
-// client-side caching, with CLIENT TRACKING ON OPTIN at connect, which
-// stampedeless does not implement yet: the default client is refused with
-// rueidis.ErrNoCache, and everything else is tested with DisableCache.
-// TODO: when CLIENT TRACKING exists, use the default options and DoCache.
+// TestClientRueidis runs rueidis's NewClient in its default options, which
+// turn on client-side caching: CLIENT TRACKING ON OPTIN at connect, and
+// DoCache sends CLIENT CACHING YES before its read.
 func TestClientRueidis(t *testing.T) {
 	ctx := context.Background()
 	for _, target := range clientTargets(t) {
 		t.Run(target.name, func(t *testing.T) {
-			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{target.addr}})
-			if target.name == "stampedeless" {
-				if !errors.Is(err, rueidis.ErrNoCache) {
-					t.Fatalf("default NewClient: %v, want rueidis.ErrNoCache until CLIENT TRACKING exists", err)
-				}
-			} else if err != nil {
-				t.Fatalf("default NewClient: %v", err)
-			} else {
-				c.Close()
-			}
-
-			c, err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{target.addr}, DisableCache: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := newRueidis(t, target.addr)
 			do := func(args ...string) rueidis.RedisResult {
 				return c.Do(ctx, c.B().Arbitrary(args...).Build())
 			}
@@ -168,7 +151,7 @@ func TestClientNodeRedis(t *testing.T) {
 	runNodeClient(t, "node-redis", []string{
 		`set "OK"`, `get "v"`, `get-missing null`, `set-nx-exists null`, `mget ["v",null]`, `expire 1`,
 		`ttl 100`, `incrbyfloat "1.5"`, `config-get {"appendonly":"no"}`, `client-info-resp 3`,
-		`info-has-version true`, `del 2`, `quit "OK"`,
+		`info-has-version true`, `del 2`, `csc-get ["v1","v1"]`, `csc-hits 1`, `csc-invalidated true`, `quit "OK"`,
 	})
 }
 

@@ -35,12 +35,13 @@ func (c *Conn) view(key []byte, fn func([]byte)) bool {
 // NO-EVICT and NO-TOUCH off. lib-name and lib-ver stay, as in Redis 7.2:
 // they describe the client library, which has not changed. Whatever else
 // keeps state on a connection (a transaction and watched keys,
-// subscriptions, later tracking) is cleared here too.
+// subscriptions, tracking) is cleared here too.
 func (c *Conn) resetState() {
 	c.endTransaction() // MULTI discarded, keys unwatched
-	// Subscriptions end without confirmations, and what the subscriber had
-	// queued is sent before the reply to RESET.
+	// Subscriptions and tracking end without confirmations, and what the
+	// connection had queued is sent before the reply to RESET.
 	c.leavePubSub()
+	c.trackingOff()
 	c.stopPushing(true)
 	c.w.SetProtocol(2)
 	c.authed = !c.srv.acl.users.AuthRequired()
@@ -92,8 +93,9 @@ func (c *Conn) kind() clientType {
 }
 
 // flagLetters is the connection's flags field in CLIENT LIST, in Redis's
-// order: P for a subscriber, x in MULTI, d a watched key changed, e for
-// NO-EVICT, T for NO-TOUCH, N for none.
+// order: P for a subscriber, x in MULTI, t tracking, R its redirect target
+// closed, B in BCAST mode, d a watched key changed, e for NO-EVICT, T for
+// NO-TOUCH, N for none.
 func (c *Conn) flagLetters() string {
 	var b []byte
 	if c.subs.total() > 0 {
@@ -101,6 +103,15 @@ func (c *Conn) flagLetters() string {
 	}
 	if c.multiLen.Load() >= 0 {
 		b = append(b, 'x')
+	}
+	if ti := c.track.info(); ti.on {
+		b = append(b, 't')
+		if ti.broken {
+			b = append(b, 'R')
+		}
+		if ti.bcast {
+			b = append(b, 'B')
+		}
 	}
 	if _, dirty := c.srv.watches.watchInfo(c); dirty {
 		b = append(b, 'd')

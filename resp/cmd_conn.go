@@ -194,6 +194,8 @@ func cmdClientInfo(c *Conn, _ [][]byte) { c.w.Verbatim("txt", c.info()+"\n") }
 
 func cmdClientHelp(c *Conn, _ [][]byte) {
 	writeHelp(c, "CLIENT",
+		"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
@@ -208,6 +210,9 @@ func cmdClientHelp(c *Conn, _ [][]byte) {
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO", "    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.")
 }

@@ -8,24 +8,37 @@ import (
 )
 
 // flags describe a command to COMMAND INFO and to the dispatcher.
-type flags uint16
+type flags uint32
 
 const (
-	flagWrite    flags = 1 << iota // changes the keyspace
-	flagReadonly                   // reads the keyspace
-	flagFast                       // O(1) or O(log n)
-	flagNoAuth                     // allowed before AUTH
-	flagAdmin                      // administrative
-	flagDenyOOM                    // may grow memory
-	flagLoading                    // allowed while loading (always, here)
-	flagStale                      // allowed with stale data (always, here)
-	flagPubSub                     // a pub/sub command
+	flagWrite           flags = 1 << iota // changes the keyspace
+	flagReadonly                          // reads the keyspace
+	flagFast                              // O(1) or O(log n)
+	flagNoAuth                            // allowed before AUTH
+	flagAdmin                             // administrative
+	flagDenyOOM                           // may grow memory
+	flagLoading                           // allowed while loading (always, here)
+	flagStale                             // allowed with stale data (always, here)
+	flagPubSub                            // a pub/sub command
+	flagNoScript                          // scripts may not call it
+	flagAllowBusy                         // runs while a script is busy
+	flagSkipMonitor                       // not shown to MONITOR (EVAL)
+	flagNoMandatoryKeys                   // may be called without keys (EVAL)
+	flagMovableKeys                       // its keys are found by parsing its arguments (EVAL's numkeys)
 	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
 	// Not a Redis flag: COMMAND INFO does not show it.
 	flagSubscriberOK
 
 	// Not shown by COMMAND INFO:
 	flagNoQueue // runs at once inside MULTI instead of being queued
+	// flagTrackRead: CLIENT TRACKING remembers the keys of this command,
+	// which writes but answers its key's value as a read does (GETFILL,
+	// FILL.LEASE).
+	flagTrackRead
+	// flagMayReplicate: may change state without writing keys (PUBLISH,
+	// EVAL), so read-only scripts may not call it. A Redis flag that
+	// Redis hides from COMMAND INFO too.
+	flagMayReplicate
 )
 
 var flagNames = []struct {
@@ -35,7 +48,12 @@ var flagNames = []struct {
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
 	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagLoading, "loading"},
 	{flagStale, "stale"}, {flagFast, "fast"}, {flagPubSub, "pubsub"},
+	{flagNoScript, "noscript"}, {flagSkipMonitor, "skip_monitor"},
+	{flagNoMandatoryKeys, "no_mandatory_keys"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
 }
+
+// scriptFlags are the flags the commands running a script share, Redis's.
+const scriptFlags = flagNoScript | flagSkipMonitor | flagNoMandatoryKeys | flagStale | flagMovableKeys
 
 // command is one entry of the command table.
 type command struct {
@@ -82,6 +100,13 @@ type command struct {
 	// flush marks the commands that empty the keyspace (FLUSHALL,
 	// FLUSHDB), which --redis mode writes through as a flush.
 	flush bool
+	// keysOf, if set, finds the keys of a command with movable keys
+	// (EVAL's numkeys); firstKey is 0 then, as COMMAND INFO shows.
+	keysOf func(args [][]byte) [][]byte
+	// script marks the commands that run a script, which take the
+	// section exclusively themselves (scripting.go).
+	script bool
+
 	// blind, if set, reports whether a call's reply and effect do not depend
 	// on its keys' current values (SET without NX/XX/GET/KEEPTTL, MSET), so
 	// --redis mode need not fetch them from the shared tier first.
@@ -106,46 +131,50 @@ func commandTable() []*command {
 			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
 		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
 			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
-		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK | flagNoQueue, handler: cmdQuit,
+		{name: "quit", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagSubscriberOK | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdQuit,
 			group: "connection", summary: "Closes the connection.", since: "1.0.0"},
 		{name: "select", arity: 2, flags: flagFast | flagStale | flagLoading, handler: cmdSelect,
 			group: "connection", summary: "Changes the selected database; only database 0 exists.", usage: "index", since: "1.0.0"},
-		{name: "auth", arity: -2, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdAuth,
+		{name: "auth", arity: -2, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagNoScript | flagAllowBusy, handler: cmdAuth,
 			group: "connection", summary: "Authenticates the connection.", usage: "[username] password", since: "1.0.0"},
-		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading, handler: cmdHello,
+		{name: "hello", arity: -1, flags: flagFast | flagNoAuth | flagStale | flagLoading | flagNoScript | flagAllowBusy, handler: cmdHello,
 			group: "connection", summary: "Handshakes with the server and selects the protocol, RESP2 or RESP3.", usage: "[protover [AUTH username password] [SETNAME clientname]]", since: "6.0.0"},
 		{name: "client", arity: -2, flags: flagStale | flagLoading, subcommands: []*command{
-			{name: "client|getname", arity: 2, flags: flagLoading | flagStale, handler: cmdClientGetName},
+			{name: "client|caching", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientCaching},
+			{name: "client|getname", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientGetName},
+			{name: "client|getredir", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientGetRedir},
 			{name: "client|help", arity: 2, flags: flagLoading | flagStale, handler: cmdClientHelp},
-			{name: "client|id", arity: 2, flags: flagLoading | flagStale, handler: cmdClientID},
-			{name: "client|info", arity: 2, flags: flagLoading | flagStale, handler: cmdClientInfo},
-			{name: "client|kill", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientKill},
-			{name: "client|list", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientList},
-			{name: "client|no-evict", arity: 3, flags: flagAdmin | flagLoading | flagStale, handler: cmdClientNoEvict},
-			{name: "client|no-touch", arity: 3, flags: flagLoading | flagStale, handler: cmdClientNoTouch},
-			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale, handler: cmdClientSetInfo},
-			{name: "client|setname", arity: 3, flags: flagLoading | flagStale, handler: cmdClientSetName},
+			{name: "client|id", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientID},
+			{name: "client|info", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientInfo},
+			{name: "client|kill", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientKill},
+			{name: "client|list", arity: -2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientList},
+			{name: "client|no-evict", arity: 3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientNoEvict},
+			{name: "client|no-touch", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientNoTouch},
+			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientSetInfo},
+			{name: "client|setname", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientSetName},
+			{name: "client|tracking", arity: -3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientTracking},
+			{name: "client|trackinginfo", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientTrackingInfo},
 		},
-			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH.", usage: "subcommand [argument ...]", since: "2.4.0"},
-		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue, handler: cmdReset,
+			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
+		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdReset,
 			group: "connection", summary: "Resets the connection: RESP2, no name, logged out if a password is required.", since: "6.2.0"},
 
 		// Pub/sub.
-		{name: "subscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdSubscribe, channels: channelsSubscribe,
+		{name: "subscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, handler: cmdSubscribe, channels: channelsSubscribe,
 			group: "pubsub", summary: "Listens for messages published to channels.", usage: "channel [channel ...]", since: "2.0.0"},
-		{name: "unsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdUnsubscribe,
+		{name: "unsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, handler: cmdUnsubscribe,
 			group: "pubsub", summary: "Stops listening to messages posted to channels.", usage: "[channel [channel ...]]", since: "2.0.0"},
-		{name: "psubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPSubscribe, channels: channelsPatterns,
+		{name: "psubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, handler: cmdPSubscribe, channels: channelsPatterns,
 			group: "pubsub", summary: "Listens for messages published to channels that match one or more patterns.", usage: "pattern [pattern ...]", since: "2.0.0"},
-		{name: "punsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, handler: cmdPUnsubscribe,
+		{name: "punsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, handler: cmdPUnsubscribe,
 			group: "pubsub", summary: "Stops listening to messages published to channels that match one or more patterns.", usage: "[pattern [pattern ...]]", since: "2.0.0"},
-		{name: "ssubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSSubscribe, channels: channelsSubscribe,
+		{name: "ssubscribe", arity: -2, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, firstKey: 1, lastKey: -1, step: 1, handler: cmdSSubscribe, channels: channelsSubscribe,
 			group: "pubsub", summary: "Listens for messages published to shard channels.", usage: "shardchannel [shardchannel ...]", since: "7.0.0"},
-		{name: "sunsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK, firstKey: 1, lastKey: -1, step: 1, handler: cmdSUnsubscribe,
+		{name: "sunsubscribe", arity: -1, flags: flagPubSub | flagLoading | flagStale | flagSubscriberOK | flagNoScript, firstKey: 1, lastKey: -1, step: 1, handler: cmdSUnsubscribe,
 			group: "pubsub", summary: "Stops listening to messages posted to shard channels.", usage: "[shardchannel [shardchannel ...]]", since: "7.0.0"},
-		{name: "publish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, handler: cmdPublish, channels: channelsPublish,
+		{name: "publish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast | flagMayReplicate, handler: cmdPublish, channels: channelsPublish,
 			group: "pubsub", summary: "Posts a message to a channel.", usage: "channel message", since: "2.0.0"},
-		{name: "spublish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdSPublish, channels: channelsPublish,
+		{name: "spublish", arity: 3, flags: flagPubSub | flagLoading | flagStale | flagFast | flagMayReplicate, firstKey: 1, lastKey: 1, step: 1, handler: cmdSPublish, channels: channelsPublish,
 			group: "pubsub", summary: "Post a message to a shard channel", usage: "shardchannel message", since: "7.0.0"},
 		{name: "pubsub", arity: -2, subcommands: []*command{
 			{name: "pubsub|channels", arity: -2, flags: flagPubSub | flagLoading | flagStale, handler: cmdPubSubChannels},
@@ -222,16 +251,16 @@ func commandTable() []*command {
 			group: "bitmap", summary: "Performs arbitrary read-only bitfield integer operations on strings.", usage: "key [GET encoding offset [GET encoding offset ...]]", since: "6.0.0"},
 
 		// Read-through.
-		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
+		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
 			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
-		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
+		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
 			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
 			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
-		{name: "purge.tag", arity: -2, flags: flagWrite, handler: cmdPurgeTag,
+		{name: "purge.tag", arity: -2, flags: flagWrite | flagNoScript, handler: cmdPurgeTag,
 			group: "generic", summary: "Deletes every key its origin tagged with any of the tags, or with SOFT makes them stale while one refresh runs; fleet-wide with --redis.",
 			usage: "[SOFT] tag [tag ...]", own: true, since: "0.3.0"},
-		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
+		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
 			group: "string", summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
 			usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", own: true, since: "0.2.0"},
 		{name: "fill.set", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillSet,
@@ -243,12 +272,12 @@ func commandTable() []*command {
 		{name: "fill.info", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillInfo,
 			group: "string", summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
 			usage: "key", own: true, since: "0.1.0"},
-		{name: "loader.register", arity: -3, flags: flagAdmin, handler: cmdLoaderRegister,
+		{name: "loader.register", arity: -3, flags: flagAdmin | flagNoScript, handler: cmdLoaderRegister,
 			group: "server", summary: "Registers the origin URL that fills keys with a prefix.",
 			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", own: true, since: "0.1.0"},
-		{name: "loader.unregister", arity: 2, flags: flagAdmin, handler: cmdLoaderUnregister,
+		{name: "loader.unregister", arity: 2, flags: flagAdmin | flagNoScript, handler: cmdLoaderUnregister,
 			group: "server", summary: "Removes the loader of a prefix.", usage: "prefix", own: true, since: "0.1.0"},
-		{name: "loader.list", arity: 1, flags: flagAdmin | flagLoading | flagStale, handler: cmdLoaderList,
+		{name: "loader.list", arity: 1, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdLoaderList,
 			group: "server", summary: "Lists the registered loaders with their counters.", own: true, since: "0.1.0"},
 
 		// Keys.
@@ -304,16 +333,35 @@ func commandTable() []*command {
 			group: "generic", summary: "Returns a random key name from the database.", since: "1.0.0"},
 
 		// Transactions.
-		{name: "multi", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdMulti,
+		{name: "multi", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdMulti,
 			group: "transactions", summary: "Starts a transaction.", since: "1.2.0"},
-		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue, handler: cmdExec,
+		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue | flagNoScript, handler: cmdExec,
 			group: "transactions", summary: "Executes all commands in a transaction.", since: "1.2.0"},
-		{name: "discard", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue, handler: cmdDiscard,
+		{name: "discard", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdDiscard,
 			group: "transactions", summary: "Discards a transaction.", since: "2.0.0"},
-		{name: "watch", arity: -2, flags: flagFast | flagLoading | flagStale | flagNoQueue, firstKey: 1, lastKey: -1, step: 1, handler: cmdWatch,
+		{name: "watch", arity: -2, flags: flagFast | flagLoading | flagStale | flagNoQueue | flagNoScript | flagAllowBusy, firstKey: 1, lastKey: -1, step: 1, handler: cmdWatch,
 			group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction.", usage: "key [key ...]", since: "2.2.0"},
-		{name: "unwatch", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdUnwatch,
+		{name: "unwatch", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoScript | flagAllowBusy, handler: cmdUnwatch,
 			group: "transactions", summary: "Forgets about watched keys of a transaction.", since: "2.2.0"},
+
+		// Scripting.
+		{name: "eval", arity: -3, flags: scriptFlags | flagMayReplicate, handler: cmdEval, keysOf: evalKeys, script: true,
+			group: "scripting", summary: "Executes a server-side Lua script.", usage: "script numkeys [key [key ...]] [arg [arg ...]]", since: "2.6.0"},
+		{name: "evalsha", arity: -3, flags: scriptFlags | flagMayReplicate, handler: cmdEvalSHA, keysOf: evalKeys, script: true,
+			group: "scripting", summary: "Executes a server-side Lua script by SHA1 digest.", usage: "sha1 numkeys [key [key ...]] [arg [arg ...]]", since: "2.6.0"},
+		{name: "eval_ro", arity: -3, flags: scriptFlags | flagReadonly, handler: cmdEvalRO, keysOf: evalKeys, script: true,
+			group: "scripting", summary: "Executes a read-only server-side Lua script.", usage: "script numkeys [key [key ...]] [arg [arg ...]]", since: "7.0.0"},
+		{name: "evalsha_ro", arity: -3, flags: scriptFlags | flagReadonly, handler: cmdEvalSHARO, keysOf: evalKeys, script: true,
+			group: "scripting", summary: "Executes a read-only server-side Lua script by SHA1 digest.", usage: "sha1 numkeys [key [key ...]] [arg [arg ...]]", since: "7.0.0"},
+		{name: "script", arity: -2, subcommands: []*command{
+			{name: "script|debug", arity: 3, flags: flagNoScript, handler: cmdScript},
+			{name: "script|exists", arity: -3, flags: flagNoScript, handler: cmdScript},
+			{name: "script|flush", arity: -2, flags: flagNoScript, handler: cmdScript},
+			{name: "script|help", arity: 2, flags: flagLoading | flagStale, handler: cmdScript},
+			{name: "script|kill", arity: 2, flags: flagNoScript | flagAllowBusy, handler: cmdScript},
+			{name: "script|load", arity: 3, flags: flagNoScript | flagStale, handler: cmdScript},
+		},
+			group: "scripting", summary: "Manages the script cache: LOAD, EXISTS, FLUSH, KILL, HELP.", usage: "subcommand [argument ...]", since: "2.6.0"},
 
 		// Server.
 		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, handler: cmdDBSize, acl: acl.Keyspace,
@@ -327,10 +375,10 @@ func commandTable() []*command {
 		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo, acl: acl.Dangerous,
 			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
 		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, subcommands: []*command{
-			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigGet},
+			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdConfigGet},
 			{name: "config|help", arity: 2, flags: flagLoading | flagStale, handler: cmdConfigHelp},
-			{name: "config|resetstat", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigResetStat},
-			{name: "config|set", arity: -4, flags: flagAdmin | flagLoading | flagStale, handler: cmdConfigSet},
+			{name: "config|resetstat", arity: 2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdConfigResetStat},
+			{name: "config|set", arity: -4, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdConfigSet},
 		},
 			group: "server", summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT.", usage: "subcommand [argument ...]", since: "2.0.0"},
 		{name: "memory", arity: -2, subcommands: []*command{
@@ -343,19 +391,19 @@ func commandTable() []*command {
 		},
 			group: "server", summary: "Memory introspection: USAGE (what a key is charged), STATS, DOCTOR, PURGE.", usage: "subcommand [argument ...]", since: "4.0.0"},
 		{name: "acl", arity: -2, subcommands: []*command{
-			{name: "acl|cat", arity: -2, flags: flagLoading | flagStale, handler: cmdACLCat},
-			{name: "acl|deluser", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLDelUser},
-			{name: "acl|dryrun", arity: -4, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLDryRun},
-			{name: "acl|genpass", arity: -2, flags: flagLoading | flagStale, handler: cmdACLGenPass},
-			{name: "acl|getuser", arity: 3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLGetUser},
+			{name: "acl|cat", arity: -2, flags: flagLoading | flagStale | flagNoScript, handler: cmdACLCat},
+			{name: "acl|deluser", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLDelUser},
+			{name: "acl|dryrun", arity: -4, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLDryRun},
+			{name: "acl|genpass", arity: -2, flags: flagLoading | flagStale | flagNoScript, handler: cmdACLGenPass},
+			{name: "acl|getuser", arity: 3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLGetUser},
 			{name: "acl|help", arity: 2, flags: flagLoading | flagStale, handler: cmdACLHelp},
-			{name: "acl|list", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLList},
-			{name: "acl|load", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLLoad},
-			{name: "acl|log", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLLog},
-			{name: "acl|save", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLSave},
-			{name: "acl|setuser", arity: -3, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLSetUser},
-			{name: "acl|users", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdACLUsers},
-			{name: "acl|whoami", arity: 2, flags: flagLoading | flagStale, handler: cmdACLWhoAmI},
+			{name: "acl|list", arity: 2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLList},
+			{name: "acl|load", arity: 2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLLoad},
+			{name: "acl|log", arity: -2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLLog},
+			{name: "acl|save", arity: 2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLSave},
+			{name: "acl|setuser", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLSetUser},
+			{name: "acl|users", arity: 2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdACLUsers},
+			{name: "acl|whoami", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdACLWhoAmI},
 		},
 			group: "server", summary: "Users and their permissions: SETUSER, GETUSER, DELUSER, LIST, USERS, CAT, LOG, DRYRUN, WHOAMI, GENPASS, LOAD, SAVE.",
 			usage: "subcommand [argument ...]", since: "6.0.0"},
@@ -391,8 +439,11 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 // usesKeyspace reports whether cmd reads or writes keys, and so runs inside
 // the store's atomic section.
 func (cmd *command) usesKeyspace() bool {
-	return cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0
+	return !cmd.script && (cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0)
 }
+
+// hasKeys reports whether some of cmd's arguments are keys.
+func (cmd *command) hasKeys() bool { return cmd.firstKey > 0 || cmd.keysOf != nil }
 
 // arityOK reports whether a command of n arguments, its name included,
 // has cmd's arity.

@@ -93,6 +93,8 @@ var configParams = []configParam{
 			s.opts.LogLevel.Set(lvl)
 			return nil
 		}},
+	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
+	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
 	{name: "databases", get: func(*Server) string { return "1" }},
@@ -104,6 +106,17 @@ var configParams = []configParam{
 			}
 			return err
 		}},
+	{name: "tracking-table-max-keys",
+		get: func(s *Server) string { return strconv.FormatInt(s.tracking.maxKeys.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			s.tracking.maxKeys.Store(n)
+			s.tracking.trim()
+			return nil
+		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
 	{name: "client-output-buffer-limit",
@@ -111,6 +124,22 @@ var configParams = []configParam{
 			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
 		},
 		set: setOutputLimits},
+}
+
+// getBusyThreshold and setBusyThreshold are busy-reply-threshold and its
+// old name lua-time-limit, in milliseconds. A new value applies to the
+// scripts that start after; 0 is never busy.
+func getBusyThreshold(s *Server) string {
+	return strconv.FormatInt(s.scripts.thresholdMillis.Load(), 10)
+}
+
+func setBusyThreshold(s *Server, v string) error {
+	n, err := configInteger(v, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	s.scripts.setThreshold(n)
+	return nil
 }
 
 // replicaOutputLimit is the replica class of client-output-buffer-limit,

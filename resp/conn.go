@@ -33,6 +33,9 @@ type Conn struct {
 	quit    bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
 	tx      transaction
+	// scriptWrites are the writes of the scripts c ran, written through
+	// to the shared tier (--redis) once the section is left.
+	scriptWrites []scriptWrite
 
 	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
 	// them changed since (Redis's CLIENT_DIRTY_CAS).
@@ -44,6 +47,14 @@ type Conn struct {
 	out      outbox
 	pushDone chan struct{}
 	subs     subscriptions
+
+	// track is the connection's CLIENT TRACKING state (tracking.go);
+	// tracked, its goroutine's copy of whether tracking is on.
+	track   tracker
+	tracked bool
+	// gone: the connection has closed, for those that redirect their
+	// invalidations to it.
+	gone atomic.Bool
 
 	// user is who the connection is authenticated as (the default user
 	// until AUTH); revoked marks a connection to close for its user was
@@ -125,9 +136,12 @@ const (
 // unread input makes the kernel send a reset, which can destroy replies the
 // client has not read yet, such as the error explaining why it is closed.
 func (c *Conn) closeGracefully() {
-	// As in Redis, a client that quit is no subscriber once it has its
-	// reply, though the socket lingers.
+	// As in Redis, a client that quit is no subscriber, tracks nothing
+	// and is no redirect target once it has its reply, though the socket
+	// lingers.
+	c.gone.Store(true)
 	c.leavePubSub()
+	c.srv.tracking.disable(c)
 	c.w.Flush()
 	c.stopPushing(true)
 	lingerClose(c.nc)
@@ -171,10 +185,14 @@ func (c *Conn) info() string {
 	omem, _ := c.outputBuffer(now.Unix())
 	multi := c.multiLen.Load()
 	watched, _ := c.srv.watches.watchInfo(c)
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d omem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	redir := int64(-1)
+	if ti := c.track.info(); ti.on {
+		redir = ti.redirect
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d omem=%d cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
-		multi, watched, omem, cmd, c.user.Load().Name(), c.w.Protocol(), libName, libVer)
+		multi, watched, omem, cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

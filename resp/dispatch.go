@@ -14,6 +14,7 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	if cmd == nil {
 		s.unknown.fail.Inc()
 		c.refuse(nil, unknownCommand(args))
+		c.track.caching = false
 		return
 	}
 	counted := cmd // subcommands are counted as their container
@@ -24,9 +25,9 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
 	c.lastCommand.Store(cmd)
 	// Redis's order: the (sub)command exists, its arity, authentication,
-	// the user's permissions, subscriber mode; a command refused so inside
-	// MULTI fails the transaction. Then MULTI queues all but the
-	// transaction commands.
+	// the user's permissions, subscriber mode, a busy script; a command
+	// refused so inside MULTI fails the transaction. Then MULTI queues all
+	// but the transaction commands.
 	switch {
 	case cmd == nil:
 		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
@@ -44,6 +45,8 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.
 		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case s.scripts.eng.Busy() && cmd.flags&flagAllowBusy == 0:
+		s.replyBusy(c, cmd)
 	case c.tx.active && cmd.flags&flagNoQueue == 0:
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it
@@ -53,6 +56,11 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	default:
 		s.run(c, cmd, args)
 	}
+	// CLIENT CACHING applies to the next command, or to the next
+	// transaction, as Redis's resetClient ends it.
+	if c.track.caching && !c.tx.active && counted.name != "client" {
+		c.track.caching = false
+	}
 	if c.ev.resume != nil {
 		c.ev.resumeCounted = counted // counted when it has answered
 		return
@@ -61,20 +69,69 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 }
 
 // run runs cmd's handler. One that reads or writes the keyspace runs
-// inside the store's atomic section, shared, so that no EXEC runs between
-// its store calls; the section is one uncontended RLock, taken on a lock
-// of its own by each connection (engine.Section).
+// inside the store's atomic section, shared, so that no EXEC or script
+// runs between its store calls; the section is one uncontended TryRLock,
+// taken on a lock of its own by each connection (engine.Section). When
+// EXEC or a script holds it, the command waits at the gate, where it may
+// wait: a script that turns busy meanwhile gets it answered BUSY.
 func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 	if !cmd.usesKeyspace() {
 		cmd.handler(c, args)
 		return
 	}
-	sec, hint := s.store.Section(), uint64(c.id)
-	sec.RLock(hint)
+	hint := uint64(c.id)
+	if s.gate.sec.TryRLock(hint) {
+		s.handleShared(c, cmd, args, hint)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() {
+		if !s.gate.rlock(hint, cmd.flags&flagAllowBusy != 0) {
+			s.replyBusy(c, cmd)
+			return
+		}
+		s.handleShared(c, cmd, args, hint)
+	})
+}
+
+// handleShared runs cmd's handler in the section c entered shared on
+// hint's lock, and leaves it.
+func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64) {
 	// Deferred: a handler that panics must not leave the section held,
 	// which would stop every later EXEC.
-	defer sec.RUnlock(hint)
+	defer s.gate.sec.RUnlock(hint)
+	s.handle(c, cmd, args)
+}
+
+// handle runs a keyspace command's handler, holding the atomic section,
+// and tells tracking (tracking.beforeCommand) when it needs to know.
+func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
+	if c.tracked || s.tracking.noloop.Load() > 0 {
+		defer s.tracking.beforeCommand(c, cmd, args)()
+	}
 	cmd.handler(c, args)
+}
+
+// whereItMayWait runs fn, which may wait, where the connection may wait:
+// at once on its goroutine; on the event loop, which must not wait, on the
+// goroutine the loop hands the connection to (c.ev.resume), with its
+// arguments copied by the caller, since the reader reuses its buffers.
+func (c *Conn) whereItMayWait(fn func()) {
+	if !c.ev.looped {
+		fn()
+		return
+	}
+	c.ev.resume = func() {
+		fn()
+		// fn's command may have left a wait of its own (a GETFILL that
+		// waits for its origin): it runs now, on this goroutine.
+		if next := c.ev.resume; next != nil {
+			c.ev.resume = nil
+			next()
+		}
+	}
 }
 
 // countReply counts a command by whether the reply written since before is

@@ -116,6 +116,8 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("maxclients", s.maxClients.Load())
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
 	b.field("blocked_clients", 0)
+	trackingClients, _, _, _ := s.tracking.stats()
+	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
 	b.field("event_loop", boolInt(s.loop != nil))
 	b.field("event_loop_clients", s.eventLoopClients())
@@ -158,6 +160,7 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("arena_bytes", st.ArenaBytes)
 	b.field("arena_live_bytes", st.ArenaLiveBytes)
 	b.field("index_bytes", st.IndexBytes)
+	s.infoScripts(b)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback
@@ -193,7 +196,13 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_channels", s.pubsub.count(subChannel))
 	b.field("pubsub_patterns", s.pubsub.count(subPattern))
 	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	_, keys, items, prefixes := s.tracking.stats()
+	b.field("tracking_total_keys", keys)
+	b.field("tracking_total_items", items)
+	b.field("tracking_total_prefixes", prefixes)
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
+	b.field("evicted_scripts", s.scripts.eng.Evicted())
 	s.infoACL(b)
 }
 

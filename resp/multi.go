@@ -161,20 +161,44 @@ func cmdExec(c *Conn, _ [][]byte) {
 		c.w.Error(errExecNoMulti)
 		return
 	}
-	defer c.endTransaction()
 	if tx.failed {
 		c.srv.txResults.aborted.Inc()
+		c.endTransaction()
 		c.w.Error(errExecAbort)
 		return
 	}
-	c.srv.exec(c, tx.queue)
+	s := c.srv
+	locked := false
+	if c.ev.looped {
+		// The event loop neither waits for the section's holder nor runs
+		// a script, which may run long: the transaction then runs on the
+		// connection's goroutine.
+		if hasScript(tx.queue) || !s.gate.tryLock() {
+			c.ev.resume = func() { cmdExec(c, nil) }
+			return
+		}
+		locked = true
+	}
+	defer c.endTransaction()
+	s.exec(c, tx.queue, locked)
 }
 
-// exec runs queue for EXEC. In --redis mode the keys the commands read are
-// copied from the shared tier before, and what they wrote is written
-// through after: the shared tier's I/O stays outside the section, so the
-// transaction is atomic on this replica, not across the fleet.
-func (s *Server) exec(c *Conn, queue []queuedCommand) {
+// hasScript reports whether a transaction runs a script.
+func hasScript(queue []queuedCommand) bool {
+	for _, q := range queue {
+		if q.cmd.script {
+			return true
+		}
+	}
+	return false
+}
+
+// exec runs queue for EXEC; locked says the section is held already. In
+// --redis mode the keys the commands read are copied from the shared tier
+// before, and what they wrote is written through after: the shared tier's
+// I/O stays outside the section, so the transaction is atomic on this
+// replica, not across the fleet.
+func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 	ctx := context.Background()
 	if s.opts.Shared != nil {
 		var keys [][]byte
@@ -185,7 +209,8 @@ func (s *Server) exec(c *Conn, queue []queuedCommand) {
 			s.opts.Shared.Fault(ctx, keys)
 		}
 	}
-	starts, ran := s.runQueue(c, queue)
+	starts, ran := s.runQueue(c, queue, locked)
+	defer s.writeScriptsThrough(ctx, c)
 	if !ran || s.opts.Shared == nil {
 		return
 	}
@@ -194,13 +219,17 @@ func (s *Server) exec(c *Conn, queue []queuedCommand) {
 	}
 }
 
-// runQueue runs queue holding the atomic section, unless a watched key
-// changed (a null array then), and returns where each command's reply
-// starts in the connection's writer.
-func (s *Server) runQueue(c *Conn, queue []queuedCommand) (starts []int, ran bool) {
-	sec := s.store.Section()
-	sec.Lock()
-	defer sec.Unlock()
+// runQueue runs queue holding the atomic section (taken at the gate
+// unless locked), unless a watched key changed (a null array then), and
+// returns where each command's reply starts in the connection's writer.
+// A script busy while EXEC waits for the section aborts the transaction
+// with BUSY, as Redis refuses EXEC then.
+func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts []int, ran bool) {
+	if !locked && !s.gate.lock() {
+		s.replyBusy(c, c.lastCommand.Load())
+		return nil, false
+	}
+	defer s.gate.unlock()
 	// Checked holding the section, so nothing can change a watched key
 	// between the check and the commands.
 	if !s.watches.unchanged(c) {
@@ -215,7 +244,11 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand) (starts []int, ran boo
 	starts = make([]int, len(queue))
 	for i, q := range queue {
 		starts[i] = c.w.Len()
-		q.cmd.handler(c, q.args)
+		if q.cmd.usesKeyspace() {
+			s.handle(c, q.cmd, q.args)
+		} else {
+			q.cmd.handler(c, q.args)
+		}
 		countReply(q.counted, c, starts[i])
 	}
 	return starts, true

@@ -75,7 +75,7 @@ func (l OutputLimit) reached(n, now int64, softSince *int64) bool {
 }
 
 // outbox is a connection's output while it is in push mode (while it is
-// subscribed): the replies its own goroutine writes and the messages other
+// subscribed, or tracks keys: CLIENT TRACKING): the replies its own goroutine writes and the messages other
 // goroutines push to it are queued here whole, and one writer goroutine
 // sends the queue. A push therefore never lands inside a reply, and both
 // keep the order they were queued in. The queue is bounded by the server's
@@ -131,6 +131,10 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 	o.checkLimit(c)
 	o.mu.Unlock()
 	o.signal()
+	if c.tracked {
+		// Invalidations held back until these replies were queued.
+		c.releaseTracked()
+	}
 	return len(b), nil
 }
 

@@ -148,7 +148,8 @@ func (c *Conn) subscribe(kind subKind, names [][]byte) {
 // unsubscribe implements UNSUBSCRIBE, PUNSUBSCRIBE and SUNSUBSCRIBE: from
 // the names given, or from every name of the kind (in sorted order; Redis's
 // is its hash table's), or, with none, one confirmation with a null name.
-// A connection left with no subscription leaves push mode.
+// A connection left with no subscription leaves push mode, unless it
+// tracks keys.
 func (c *Conn) unsubscribe(kind subKind, names [][]byte) {
 	p := &c.srv.pubsub
 	p.mu.Lock()
@@ -168,7 +169,7 @@ func (c *Conn) unsubscribe(kind subKind, names [][]byte) {
 		c.w.Flush()
 	}
 	p.mu.Unlock()
-	if c.subs.total() == 0 {
+	if c.subs.total() == 0 && !c.tracked {
 		c.stopPushing(true)
 	}
 }

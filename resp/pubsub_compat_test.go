@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,9 @@ type psStep struct {
 	// replies (messages through several patterns, which Redis sends in its
 	// hash table's order) are compared as a set.
 	sorted bool
+	// ids: "{idN}" in args is connection N's client id on the server, and
+	// an integer in the replies that is one is rendered as ":<idN>".
+	ids bool
 }
 
 // ps sends a command written as one line on conn and reads one reply.
@@ -159,6 +163,39 @@ func (cs psConns) run(st psStep) string {
 	return strings.Join(out, " | ")
 }
 
+// clientIDs asks each connection its CLIENT ID.
+func (cs psConns) clientIDs(t *testing.T) []string {
+	t.Helper()
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		r, err := c.do("CLIENT", "ID")
+		if err != nil || r.kind != ':' {
+			t.Fatalf("CLIENT ID: %v %v", r, err)
+		}
+		ids[i] = r.str
+	}
+	return ids
+}
+
+// runWithIDs is run, with a step's client ids put in and masked out.
+func (cs psConns) runWithIDs(st psStep, ids []string) string {
+	if !st.ids {
+		return cs.run(st)
+	}
+	st.args = slices.Clone(st.args)
+	for i, a := range st.args {
+		for n, id := range ids {
+			st.args[i] = strings.ReplaceAll(a, "{id"+strconv.Itoa(n)+"}", id)
+			a = st.args[i]
+		}
+	}
+	out := cs.run(st)
+	for n, id := range ids {
+		out = regexp.MustCompile(`:`+id+`\b`).ReplaceAllString(out, ":<id"+strconv.Itoa(n)+">")
+	}
+	return out
+}
+
 // dialPubSub opens a script's connections to addr, in RESP3 if asked. It
 // returns the error reply of a HELLO 3 that was refused.
 func dialPubSub(t *testing.T, addr string, sc psScript) (psConns, string) {
@@ -192,8 +229,12 @@ func runPubSubScript(t *testing.T, redisAddr, oursAddr string, sc psScript) {
 	if refused != "" {
 		t.Fatalf("stampedeless refused HELLO 3: %s", refused)
 	}
+	var theirIDs, ourIDs []string
+	if slices.ContainsFunc(sc.steps, func(st psStep) bool { return st.ids }) {
+		theirIDs, ourIDs = theirs.clientIDs(t), ours.clientIDs(t)
+	}
 	for i, st := range sc.steps {
-		want, got := theirs.run(st), ours.run(st)
+		want, got := theirs.runWithIDs(st, theirIDs), ours.runWithIDs(st, ourIDs)
 		if compatTrace {
 			t.Logf("conn %d: %s\n\tredis: %s\n\tours:  %s", st.conn, showArgs(st.args), want, got)
 		}

@@ -51,6 +51,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		// ends once the socket is closed, and what it had queued is lost
 		// with the connection.
 		c.leavePubSub()
+		s.tracking.disable(c)
 		c.nc.Close()
 		c.stopPushing(false)
 		s.keepPeak(c)
@@ -173,6 +174,7 @@ func (s *Server) logPanic(c *Conn, p any) {
 // finish forgets a closed connection. A transaction it left open is
 // discarded: nothing it queued runs.
 func (s *Server) finish(c *Conn, reason string) {
+	c.gone.Store(true)
 	c.endTransaction()
 	s.mu.Lock()
 	delete(s.conns, c)

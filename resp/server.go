@@ -15,8 +15,10 @@
 //
 // A command that reads or writes keys runs inside the store's atomic
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
-// (multi.go), so no other command interleaves with a transaction in either
-// serving mode. WATCH listens to the store's changes (watched.go).
+// (multi.go), and so does a script (scripting.go), so no other command
+// interleaves with a transaction or a script in either serving mode; they
+// take turns at the section's gate (gate.go). WATCH listens to the store's
+// changes (watched.go).
 package resp
 
 import (
@@ -97,6 +99,15 @@ type Options struct {
 	// a unix socket) with Redis's -DENIED reply while no password is set,
 	// as Redis's protected-mode; CONFIG SET protected-mode changes it.
 	ProtectedMode bool
+	// LuaTimeLimit is busy-reply-threshold (lua-time-limit): how long a
+	// script runs before other clients are answered BUSY and SCRIPT KILL
+	// may stop it. If zero, DefaultLuaTimeLimit; negative: never.
+	LuaTimeLimit time.Duration
+	// MaxScripts and MaxScriptBytes bound the script cache, by count and
+	// by estimated size; past either the least recently used script is
+	// evicted. If zero, the scripting package's defaults.
+	MaxScripts     int
+	MaxScriptBytes int64
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -131,7 +142,13 @@ type Server struct {
 	deniedConns     atomic.Int64                 // by protected mode
 	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
 
+	// gate is the way into the store's atomic section for EXEC and
+	// scripts (exclusive) and for commands waiting for them (gate.go).
+	gate    *sectionGate
+	scripts scriptState
+
 	watches         watchRegistry
+	tracking        tracking
 	txResults       txResults
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
@@ -190,6 +207,9 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.tracking.init(s)
+	s.initScripting(opts)
+	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
 	s.txResults = txResults{
 		ran:          s.metrics.Transactions.WithLabelValues("exec"),
 		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
@@ -220,6 +240,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
 		return float64(s.deniedConns.Load())
 	})
+	s.registerTrackingMetrics()
 	if opts.EventLoop {
 		if opts.Shared != nil {
 			return nil, ErrEventLoopShared
@@ -349,8 +370,9 @@ func (s *Server) connectedClients() int {
 }
 
 // Shutdown stops accepting, lets every connection finish the commands it has
-// received, and waits for them to close. If ctx ends first, the remaining
-// connections are closed and ctx's error is returned.
+// received, and waits for them to close. If ctx ends first, a script still
+// running is stopped, the remaining connections are closed and ctx's error
+// is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
@@ -378,6 +400,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// A script still running is stopped, written or not, as
+		// SHUTDOWN NOSAVE stops it: its connection can then finish.
+		s.scripts.eng.Close()
 		s.mu.Lock()
 		for c := range s.conns {
 			c.nc.Close()

@@ -37,6 +37,9 @@ type Shared interface {
 // keys returns the arguments of args that are keys, by the command's key
 // positions.
 func (cmd *command) keys(args [][]byte) [][]byte {
+	if cmd.keysOf != nil {
+		return cmd.keysOf(args)
+	}
 	if cmd.firstKey <= 0 || cmd.firstKey >= len(args) {
 		return nil
 	}
@@ -76,17 +79,24 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 // faultKeys returns the keys a call of cmd reads and must fault in from the
 // shared tier first: none for a command outside it, or for a blind write.
 func (cmd *command) faultKeys(args [][]byte) [][]byte {
-	if cmd.firstKey <= 0 || cmd.own || cmd.blind != nil && cmd.blind(args) {
+	if !cmd.hasKeys() || cmd.own || cmd.blind != nil && cmd.blind(args) {
 		return nil
 	}
 	return cmd.keys(args)
 }
 
 // writeThrough tells the shared tier what a write changed, if its reply,
-// written at offset before, is not an error: its keys, or every key.
+// written at offset before, is not an error.
 func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
+	if cmd.flags&flagWrite != 0 && !c.w.isError(before) {
+		s.wrote(ctx, cmd, args)
+	}
+}
+
+// wrote tells the shared tier what a write that succeeded changed: its
+// keys, or every key.
+func (s *Server) wrote(ctx context.Context, cmd *command, args [][]byte) {
 	switch {
-	case cmd.flags&flagWrite == 0 || c.w.isError(before):
 	case cmd.flush:
 		s.opts.Shared.Flushed(ctx)
 	case cmd.shared():

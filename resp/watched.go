@@ -153,9 +153,9 @@ func (w *watchRegistry) unchanged(c *Conn) bool {
 }
 
 // changed is the store's listener's part for WATCH: it marks dirty every
-// client watching a key that changed. A write always changes the key; a
-// removal only if the key was live when watched; FLUSHALL removes every
-// key that was.
+// client watching a key that changed. A write always changes the key, and
+// so does another replica's (Invalidated); a removal only if the key was
+// live when watched; FLUSHALL removes every key that was.
 func (w *watchRegistry) changed(ch engine.Change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -170,7 +170,7 @@ func (w *watchRegistry) changed(ch engine.Change) {
 		}
 	} else {
 		for _, wk := range w.keys[string(ch.Key)] {
-			if ch.Kind == engine.Written || wk.live {
+			if ch.Kind == engine.Written || ch.Kind == engine.Invalidated || wk.live {
 				touched = append(touched, wk.conn)
 			}
 		}
@@ -222,4 +222,5 @@ func (s *Server) consumeChanges(delta int) {
 // lock and must stay quick (engine.Listener).
 func (s *Server) keyChanged(ch engine.Change) {
 	s.watches.changed(ch)
+	s.tracking.changed(ch)
 }

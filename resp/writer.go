@@ -216,6 +216,10 @@ func appendDouble(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
+// raw writes a whole reply encoded already (a script's), in the
+// connection's protocol.
+func (w *Writer) raw(reply []byte) { w.b = append(w.b, reply...) }
+
 // Array writes an array header; the n elements that follow are part of
 // this reply.
 func (w *Writer) Array(n int) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -96,7 +97,12 @@ type Options struct {
 	// BusyThreshold is Redis's busy-reply-threshold (lua-time-limit):
 	// how long a script runs before the server answers others with BUSY
 	// and SCRIPT KILL may stop it. Default 5s; negative never.
+	// SetBusyThreshold changes it for the scripts that start after.
 	BusyThreshold time.Duration
+	// OnBusy, if set, is called each time a script turns busy, after
+	// Busy reports it and without the engine's locks held: a server
+	// wakes the commands waiting for the script, to answer them BUSY.
+	OnBusy func()
 	// Log receives redis.log's messages and the engine's own (slow and
 	// killed scripts), at every level: the server filters by its
 	// verbosity. Nil drops them.
@@ -147,6 +153,12 @@ type Engine struct {
 	// killWaits, when set, is called as Kill starts waiting for a
 	// command to finish; tests use it to order events.
 	killWaits func()
+
+	// busy mirrors cur.busy, so that Busy, which a server calls before
+	// every command, is one atomic load.
+	busy atomic.Bool
+	// threshold is the busy threshold in nanoseconds (SetBusyThreshold).
+	threshold atomic.Int64
 }
 
 // run is the state of the running script that others look at.
@@ -164,9 +176,20 @@ type run struct {
 // New returns an Engine.
 func New(o Options) *Engine {
 	opts := o.withDefaults()
-	return &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes),
+	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes),
 		slot: make(chan struct{}, 1), changed: make(chan struct{})}
+	e.threshold.Store(int64(opts.BusyThreshold))
+	return e
 }
+
+// SetBusyThreshold sets the busy threshold (Options.BusyThreshold) of the
+// scripts that start from now on; zero or negative: never busy. It is
+// CONFIG SET busy-reply-threshold.
+func (e *Engine) SetBusyThreshold(d time.Duration) { e.threshold.Store(int64(d)) }
+
+// BusyThreshold is the busy threshold scripts start with now; zero or
+// negative: never busy.
+func (e *Engine) BusyThreshold() time.Duration { return time.Duration(e.threshold.Load()) }
 
 func (e *Engine) log(level LogLevel, format string, args ...any) {
 	if e.opts.Log != nil {
@@ -244,11 +267,7 @@ func (e *Engine) Evicted() uint64 { _, _, n := e.cache.stats(); return n }
 // Busy reports whether a script has run past the busy threshold: the
 // server then answers every command but SCRIPT KILL and SHUTDOWN NOSAVE
 // with ErrBusy.
-func (e *Engine) Busy() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cur != nil && e.cur.busy
-}
+func (e *Engine) Busy() bool { return e.busy.Load() }
 
 // Kill stops the busy script (SCRIPT KILL) and returns the reply: OK,
 // ErrNotBusy when no script is past the busy threshold (Redis only
@@ -387,8 +406,8 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 	e.cur = r
 	e.signal()
 	e.mu.Unlock()
-	if e.opts.BusyThreshold > 0 {
-		timer := time.AfterFunc(e.opts.BusyThreshold, func() { e.markBusy(r) })
+	if d := e.BusyThreshold(); d > 0 {
+		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
 
@@ -426,6 +445,7 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 	e.mu.Lock()
 	killed := r.killed
 	e.cur = nil
+	e.busy.Store(false)
 	e.signal()
 	e.mu.Unlock()
 	if err != nil {
@@ -440,15 +460,20 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 
 func (e *Engine) markBusy(r *run) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.cur != r || r.busy {
+		e.mu.Unlock()
 		return
 	}
 	r.busy = true
+	e.busy.Store(true)
 	e.signal()
 	e.log(LogWarning, "Slow script detected: still in execution after %d milliseconds. "+
 		"You can try killing the script using the SCRIPT KILL command. Script name is: %s.",
 		time.Since(r.start).Milliseconds(), r.sha)
+	e.mu.Unlock()
+	if e.opts.OnBusy != nil {
+		e.opts.OnBusy()
+	}
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {

@@ -432,3 +432,30 @@ func TestStringRepBounded(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestOnBusyAndSetBusyThreshold: OnBusy is called once a script turns
+// busy, when Busy already reports it; a threshold set at run time applies
+// to the scripts that start after; zero or negative is never busy.
+func TestOnBusyAndSetBusyThreshold(t *testing.T) {
+	turned := make(chan bool, 1)
+	var e *Engine
+	e = New(Options{BusyThreshold: -1, OnBusy: func() { turned <- e.Busy() }})
+	if e.BusyThreshold() >= 0 {
+		t.Fatalf("BusyThreshold %v, want never", e.BusyThreshold())
+	}
+	// Never busy: the script ends by itself with the engine never busy.
+	res := <-evalAsync(e, context.Background(), "for i = 1, 100000 do end return 1", nil)
+	if string(res.reply) != ":1\r\n" || e.Busy() {
+		t.Fatalf("reply %q, busy %v", res.reply, e.Busy())
+	}
+	e.SetBusyThreshold(10 * time.Millisecond)
+	done := evalAsync(e, context.Background(), "while true do end", nil)
+	if busy := <-turned; !busy {
+		t.Fatal("OnBusy was called before Busy reported it")
+	}
+	e.Kill()
+	<-done
+	if e.Busy() {
+		t.Fatal("still busy after the script ended")
+	}
+}

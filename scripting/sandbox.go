@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"fmt"
+	"math"
 	"runtime/metrics"
 	"strings"
 
@@ -88,6 +89,10 @@ func newState(o *Options) *state {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
+	}
+	// gopher-lua's math.huge is the largest float; Lua's is infinity.
+	if m, ok := L.GetGlobal(lua.MathLibName).(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	}
 	loaded := L.G.Global
 	s.roError = L.NewFunction(func(L *lua.LState) int {

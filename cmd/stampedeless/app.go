@@ -59,7 +59,13 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: resp.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
-			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits or while it does not read its replies"},
+			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits, while it runs a script or waits for one, or while it does not read its replies"},
+		&cli.DurationFlag{Name: "lua-time-limit", Value: resp.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
+			Usage: "how long a script runs before other clients are answered BUSY and SCRIPT KILL may stop it, as Redis's busy-reply-threshold (CONFIG SET busy-reply-threshold, in ms); 0: never"},
+		&cli.IntFlag{Name: "max-scripts", Value: resp.DefaultMaxScripts, EnvVars: env("max-scripts"),
+			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
+		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
+			Usage: "bound on the script cache's estimated size; past it the least recently used script is evicted"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
 		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),
@@ -248,6 +254,14 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
 	}
+	maxScriptBytes, err := memsize.Parse(c.String("max-scripts-memory"))
+	if err != nil {
+		return cfg, fmt.Errorf("--max-scripts-memory: %w", err)
+	}
+	luaTimeLimit := c.Duration("lua-time-limit")
+	if luaTimeLimit == 0 {
+		luaTimeLimit = -1 // never busy
+	}
 	users := c.Generic("user").(*userFlag).users
 	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
 		return cfg, err
@@ -265,6 +279,9 @@ func parseConfig(c *cli.Context) (config, error) {
 		LoaderCommands:    c.String("enable-loader-commands"),
 		EventLoop:         c.Bool("event-loop"),
 		ProtectedMode:     protected,
+		LuaTimeLimit:      luaTimeLimit,
+		MaxScripts:        c.Int("max-scripts"),
+		MaxScriptBytes:    maxScriptBytes,
 	}
 	return cfg, nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
@@ -801,5 +802,114 @@ func TestFleetTransactions(t *testing.T) {
 	}
 	if v := a.MGet(ctx, "acct", "t1", "after").Val(); fmt.Sprint(v) != "[<nil> <nil> 1]" {
 		t.Fatalf("A after FLUSHALL and SET in one EXEC on B: %v", v)
+	}
+}
+
+// TestFleetClientSideCache: rueidis's default client caches reads from
+// replica A (CLIENT TRACKING, DoCache); writes on replica B invalidate its
+// cache through A's store: a changed value, a key A had no copy of whose
+// absence was cached, and FLUSHALL.
+func TestFleetClientSideCache(t *testing.T) {
+	shared := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", shared.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{f.replicas[0].addr}})
+	if err != nil {
+		t.Fatalf("rueidis default client on replica A: %v", err)
+	}
+	defer a.Close()
+	b := f.replicas[1].rdb
+	cached := func(key string) (string, bool) {
+		r := a.DoCache(ctx, a.B().Get().Key(key).Cache(), time.Minute)
+		if rueidis.IsRedisNil(r.Error()) {
+			return "(nil)", r.IsCacheHit()
+		}
+		v, err := r.ToString()
+		if err != nil {
+			t.Fatalf("DoCache GET %s on A: %v", key, err)
+		}
+		return v, r.IsCacheHit()
+	}
+	waitFor := func(key, want string) {
+		t.Helper()
+		testwait.For(t, "A's cache to answer "+key+"="+want+" after B's write", func() bool {
+			v, _ := cached(key)
+			return v == want
+		})
+		if v, hit := cached(key); v != want || !hit {
+			t.Fatalf("DoCache GET %s on A = %q (hit %v), want %q from the cache", key, v, hit, want)
+		}
+	}
+	if err := b.Set(ctx, "csc", "v1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, hit := cached("csc"); v != "v1" || hit {
+		t.Fatalf("first DoCache on A = %q (hit %v), want v1 from the server", v, hit)
+	}
+	if v, hit := cached("csc"); v != "v1" || !hit {
+		t.Fatalf("second DoCache on A = %q (hit %v), want v1 from the cache", v, hit)
+	}
+	if err := b.Set(ctx, "csc", "v2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc", "v2")
+
+	// A has no copy of a missing key; its client cached the absence.
+	if v, _ := cached("csc:new"); v != "(nil)" {
+		t.Fatalf("DoCache of a missing key on A = %q", v)
+	}
+	if v, hit := cached("csc:new"); v != "(nil)" || !hit {
+		t.Fatalf("second DoCache of a missing key on A = %q (hit %v), want the cached absence", v, hit)
+	}
+	if err := b.Set(ctx, "csc:new", "created", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc:new", "created")
+
+	if err := b.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("csc", "(nil)")
+}
+
+// TestFleetScripts: in --redis mode a script runs on its replica over the
+// keys it declares, faulted in from the shared tier first, and every key
+// its writes name is written through, declared or not; the lock
+// libraries' compare-and-delete works across replicas.
+func TestFleetScripts(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	b.Set(ctx, "acct", "10", 0)
+	incr := redis.NewScript(`redis.call('SET', 'undeclared', 'u'); return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+	if n, err := incr.Run(ctx, a, []string{"acct"}, 5).Int(); err != nil || n != 15 {
+		t.Fatalf("script on A over B's key: %d %v", n, err)
+	}
+	if v := c.MGet(ctx, "acct", "undeclared").Val(); fmt.Sprint(v) != "[15 u]" {
+		t.Fatalf("C after A's script: %v", v)
+	}
+	// A lock taken on B is released by its token on C, and gone on A.
+	b.Set(ctx, "lock", "token-1", time.Minute)
+	release := redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+	if n, err := release.Run(ctx, c, []string{"lock"}, "token-2").Int(); err != nil || n != 0 {
+		t.Fatalf("release with the wrong token: %d %v", n, err)
+	}
+	if n, err := release.Run(ctx, c, []string{"lock"}, "token-1").Int(); err != nil || n != 1 {
+		t.Fatalf("release with the token: %d %v", n, err)
+	}
+	if n := a.Exists(ctx, "lock").Val(); n != 0 {
+		t.Fatal("the lock released on C is still on A")
+	}
+	// Inside a transaction too.
+	cmds, err := a.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr.Run(ctx, p, []string{"acct"}, 1)
+		return nil
+	})
+	if err != nil || cmds[0].(*redis.Cmd).Val() != int64(16) {
+		t.Fatalf("script in EXEC on A: %v %v", cmds, err)
+	}
+	if v := b.Get(ctx, "acct").Val(); v != "16" {
+		t.Fatalf("acct on B after A's EXEC = %q, want 16", v)
 	}
 }

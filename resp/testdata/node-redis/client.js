@@ -24,7 +24,28 @@ async function main() {
   out('client-info-resp', info.resp);
   out('info-has-version', (await client.info('server')).includes('redis_version:'));
   out('del', await client.del(['node:k', 'node:f', 'node:missing']));
+  await clientSideCache(addr, client, out);
   out('quit', await client.quit());
+}
+
+// clientSideCache turns on node-redis's client-side cache (CLIENT TRACKING
+// in RESP3): a repeated GET is a cache hit, and another connection's SET
+// invalidates it, which the cache learns asynchronously.
+async function clientSideCache(addr, writer, out) {
+  const cached = createClient({ url: `redis://${addr}`, RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
+  await cached.connect();
+  await writer.set('node:csc', 'v1');
+  out('csc-get', [await cached.get('node:csc'), await cached.get('node:csc')]);
+  out('csc-hits', cached.clientSideCache.stats().hitCount);
+  await writer.set('node:csc', 'v2');
+  let seen = false;
+  for (const deadline = Date.now() + 30000; !seen && Date.now() < deadline;) {
+    seen = (await cached.get('node:csc')) === 'v2';
+    if (!seen) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  out('csc-invalidated', seen);
+  await writer.del('node:csc');
+  await cached.quit();
 }
 
 main().catch((err) => { console.error(err); process.exit(1); });

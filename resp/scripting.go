@@ -1,0 +1,316 @@
+package resp
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/scripting"
+)
+
+// Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, on the
+// scripting package's engine. A script runs holding the store's atomic
+// section exclusively, taken at the gate (gate.go) as EXEC takes it, so
+// no other command interleaves with it; its redis.call runs the command's
+// handler directly, on a connection of the script's own (scriptCaller).
+// Past the busy threshold the engine turns busy: dispatch answers BUSY
+// to every command but the few Redis allows, the commands waiting at the
+// gate are woken to answer BUSY too, and SCRIPT KILL, which needs no
+// section, stops the script. On the event loop a script runs on its
+// connection's goroutine, so the loop goes on answering the others.
+
+// Defaults of the scripting options: busy-reply-threshold's is Redis's.
+const (
+	DefaultLuaTimeLimit = 5 * time.Second
+	DefaultMaxScripts   = 10000
+)
+
+// aclContextLua is ACL LOG's context of a command a script ran.
+const aclContextLua = "lua"
+
+// scriptState is the server's scripting engine and its counters.
+type scriptState struct {
+	eng                    *scripting.Engine
+	ran, busyReplies, kill prometheus.Counter
+	// thresholdMillis is busy-reply-threshold as CONFIG SET gave it.
+	thresholdMillis atomic.Int64
+}
+
+// setThreshold sets busy-reply-threshold, in milliseconds; 0: never.
+func (st *scriptState) setThreshold(ms int64) {
+	st.thresholdMillis.Store(ms)
+	d := time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+	if ms == 0 {
+		d = -1
+	}
+	st.eng.SetBusyThreshold(d)
+}
+
+// initScripting makes the engine from opts and registers its metrics.
+func (s *Server) initScripting(opts Options) {
+	s.scripts.eng = scripting.New(scripting.Options{
+		MaxScripts: opts.MaxScripts,
+		MaxBytes:   opts.MaxScriptBytes,
+		Log:        s.scriptLog,
+		Version:    RedisVersion,
+		OnBusy:     func() { s.gate.wake() },
+	})
+	threshold := opts.LuaTimeLimit
+	switch {
+	case threshold == 0:
+		threshold = DefaultLuaTimeLimit
+	case threshold < 0:
+		threshold = 0
+	}
+	s.scripts.setThreshold(threshold.Milliseconds())
+	m := s.metrics
+	s.scripts.ran = m.Scripts.WithLabelValues("run")
+	s.scripts.busyReplies = m.Scripts.WithLabelValues("busy_reply")
+	s.scripts.kill = m.Scripts.WithLabelValues("killed")
+	eng := s.scripts.eng
+	m.Gauge("scripts_cached", "Scripts in the script cache (EVAL, SCRIPT LOAD), bounded by --max-scripts.", func() float64 {
+		return float64(eng.Len())
+	})
+	m.Gauge("scripts_cached_bytes", "Estimated size of the cached scripts, bounded by --max-scripts-memory.", func() float64 {
+		return float64(eng.Bytes())
+	})
+	m.Counter("scripts_evicted_total", "Scripts the script cache's bounds evicted; their clients meet NOSCRIPT and send EVAL.", func() float64 {
+		return float64(eng.Evicted())
+	})
+}
+
+// scriptLog passes the engine's messages (redis.log, slow and killed
+// scripts) to the server's log at the matching level.
+func (s *Server) scriptLog(level scripting.LogLevel, msg string) {
+	l := slog.LevelInfo
+	switch level {
+	case scripting.LogDebug, scripting.LogVerbose:
+		l = slog.LevelDebug
+	case scripting.LogWarning:
+		l = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), l, msg, "source", "script")
+}
+
+// replyBusy answers BUSY to a command refused while a script is busy; in
+// MULTI it fails the transaction, and EXEC ends it, as in Redis.
+func (s *Server) replyBusy(c *Conn, cmd *command) {
+	s.scripts.busyReplies.Inc()
+	c.refuse(cmd, string(scripting.ErrBusy))
+}
+
+func cmdEval(c *Conn, args [][]byte)      { c.srv.eval(c, args, false, false) }
+func cmdEvalSHA(c *Conn, args [][]byte)   { c.srv.eval(c, args, true, false) }
+func cmdEvalRO(c *Conn, args [][]byte)    { c.srv.eval(c, args, false, true) }
+func cmdEvalSHARO(c *Conn, args [][]byte) { c.srv.eval(c, args, true, true) }
+
+// eval runs an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO. Inside EXEC the
+// section is held already and the script runs at once. Otherwise it
+// takes the section exclusively, waiting for its holder; on the event
+// loop it does both on the connection's goroutine, so that a long script
+// does not stop the loop.
+func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
+	if c.tx.running {
+		s.runScript(c, args, sha, readOnly)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() {
+		ctx := context.Background()
+		if s.opts.Shared != nil {
+			if keys := evalKeys(args); len(keys) > 0 {
+				s.opts.Shared.Fault(ctx, keys)
+			}
+		}
+		if !s.gate.lock() {
+			s.replyBusy(c, c.lastCommand.Load())
+			return
+		}
+		func() {
+			defer s.gate.unlock() // even if the script's command panics
+			s.runScript(c, args, sha, readOnly)
+		}()
+		s.writeScriptsThrough(ctx, c)
+	})
+}
+
+// runScript runs a script holding the section and writes its reply.
+func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
+	s.scripts.ran.Inc()
+	caller := newScriptCaller(c)
+	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
+		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
+	})
+	if err != nil { // the engine is closed: no script ran
+		reply = scripting.ErrClosed.Reply()
+	}
+	c.w.raw(reply)
+	c.scriptWrites = append(c.scriptWrites, caller.written...)
+}
+
+// writeScriptsThrough tells the shared tier (--redis) what the scripts c
+// ran wrote, once the section is left: every key a script's write
+// commands named, whether or not the script declared it in KEYS.
+func (s *Server) writeScriptsThrough(ctx context.Context, c *Conn) {
+	writes := c.scriptWrites
+	c.scriptWrites = nil
+	if s.opts.Shared == nil {
+		return
+	}
+	for _, w := range writes {
+		s.wrote(ctx, w.cmd, w.args)
+	}
+}
+
+// evalKeys are the KEYS of an EVAL's arguments (args[0] is the command's
+// name), nil when numkeys is bad: the command then fails.
+func evalKeys(args [][]byte) [][]byte {
+	if len(args) < 3 {
+		return nil
+	}
+	keys, _, err := scripting.SplitKeys(args[2:])
+	if err != nil {
+		return nil
+	}
+	return keys
+}
+
+// cmdScript answers the SCRIPT subcommands; the engine checks them again.
+func cmdScript(c *Conn, args [][]byte) {
+	reply := c.srv.scripts.eng.Script(args[1:])
+	if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+		c.srv.scripts.kill.Inc()
+	}
+	c.w.raw(reply)
+}
+
+// scriptWrite is a write command a script ran, for the shared tier.
+type scriptWrite struct {
+	cmd  *command
+	args [][]byte
+}
+
+// scriptCaller runs a script's redis.call and redis.pcall, as Redis's Lua
+// client does: on a connection of the script's own, as the user of the
+// client that runs the script, each reply collected by the connection's
+// writer in the script's protocol (redis.setresp). The script holds the
+// section exclusively, so the handlers run directly.
+type scriptCaller struct {
+	srv *Server
+	// client runs the script; c is the script's own connection.
+	client, c *Conn
+	// written are the writes that succeeded, for the shared tier.
+	written []scriptWrite
+}
+
+func newScriptCaller(client *Conn) *scriptCaller {
+	s := client.srv
+	c := &Conn{srv: s, w: &Writer{}, id: client.id, created: client.created,
+		remote: client.remote, local: client.local, authed: true}
+	c.user.Store(client.user.Load())
+	c.noTouch.Store(client.noTouch.Load())
+	c.multiLen.Store(-1)
+	c.tx.running = true // nothing may wait or enter the section
+	return &scriptCaller{srv: s, client: client, c: c}
+}
+
+// lookup finds the command a script calls as Redis's lookupCommand does:
+// a container's subcommand when there is an argument, nil when either is
+// unknown.
+func (sc *scriptCaller) lookup(args [][]byte) (cmd, counted *command) {
+	cmd = sc.srv.lookup(sc.c, args[0])
+	counted = cmd
+	if cmd != nil && len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	return cmd, counted
+}
+
+// Call runs one command for the script after Redis's checks, in Redis's
+// order: the command exists, its arity, scripts may call it, the user may
+// run it, a read-only script does not write.
+func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
+	args := call.Args
+	cmd, counted := sc.lookup(args)
+	switch {
+	case cmd == nil:
+		return scripting.ErrUnknownCommand.Reply(), false
+	case !cmd.arityOK(len(args)):
+		return scripting.ErrWrongArity.Reply(), false
+	case cmd.flags&flagNoScript != 0:
+		return scripting.ErrNotAllowed.Reply(), false
+	}
+	u := sc.c.user.Load()
+	if p := u.Perms(); !p.Unrestricted() {
+		if reason, object, ok := checkPerms(p, cmd, args); !ok {
+			sc.client.logDenialIn(aclContextLua, reason, string(object), u.Name())
+			return scripting.Error("ERR ACL failure in script: " + scriptACLMessage(reason, u.Name(), cmd)).Reply(), false
+		}
+	}
+	if call.ReadOnly && cmd.flags&(flagWrite|flagMayReplicate) != 0 {
+		return scripting.ErrWriteReadOnly.Reply(), false
+	}
+	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
+	c := sc.c
+	c.w.b = nil // the reply is the engine's to keep
+	c.w.SetProtocol(call.Proto)
+	cmd.handler(c, args)
+	if c.ev.resume != nil {
+		// A command that must wait: none may, and those that could are
+		// refused from scripts (noscript). Never left half done.
+		c.ev.resume = nil
+		c.w.b = nil
+		c.w.Error("ERR this command cannot run inside a script")
+	}
+	countReply(counted, c, 0)
+	wrote := cmd.flags&flagWrite != 0
+	if wrote && !c.w.isError(0) {
+		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
+	}
+	return c.w.b, wrote
+}
+
+// CheckCommand answers redis.acl_check_cmd: whether the command exists and
+// the script's user may run it with these arguments.
+func (sc *scriptCaller) CheckCommand(args [][]byte) (known, allowed bool) {
+	cmd, _ := sc.lookup(args)
+	if cmd == nil {
+		return false, false
+	}
+	p := sc.c.user.Load().Perms()
+	if p.Unrestricted() {
+		return true, true
+	}
+	_, _, ok := checkPerms(p, cmd, args)
+	return true, ok
+}
+
+// scriptACLMessage is Redis 7.2's text for a denial inside a script
+// (getAclErrorMessage, not verbose).
+func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
+	switch reason {
+	case acl.DeniedKey:
+		return "No permissions to access a key"
+	case acl.DeniedChannel:
+		return "No permissions to access a channel"
+	}
+	return "User " + user + " has no permissions to run the '" + cmd.name + "' command"
+}
+
+// infoScripts writes INFO memory's script fields, Redis 7's.
+func (s *Server) infoScripts(b *infoBuilder) {
+	eng := s.scripts.eng
+	bytes := eng.Bytes()
+	b.field("number_of_cached_scripts", eng.Len())
+	b.field("used_memory_scripts_eval", bytes)
+	b.field("used_memory_scripts", bytes)
+	b.field("used_memory_scripts_human", memsize.Human(bytes))
+}

@@ -164,6 +164,11 @@ func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
 // has ended.
 func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
 	run := func() {
+		// The replies to the commands before this one in a pipeline go
+		// out before it waits: the wait may be for a client that needs one
+		// of them to end it (a lease holder's token in a pipeline of
+		// FILL.LEASEs). A failed write is the writer's to report later.
+		c.flush()
 		ctx, stop := c.watchDisconnect()
 		reply := wait(ctx)
 		stop()

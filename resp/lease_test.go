@@ -3,9 +3,11 @@ package resp
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -228,5 +230,40 @@ func TestFillLeaseArgumentErrors(t *testing.T) {
 		if got := r.do(tc.args...); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%v = %s, want %s", tc.args, got, tc.want)
 		}
+	}
+}
+
+// A pipeline of FILL.LEASEs on one connection, as ioredis and node-redis
+// send concurrent calls: the first reply (the token) must reach the client
+// while the second waits for the fill that token makes.
+func TestFillLeasePipelinedRepliesBeforeWaiting(t *testing.T) {
+	ts := startServer(t, Options{})
+	waiter := dialRaw(t, ts.addr)
+	lease := encodeCommand("FILL.LEASE", "p:1", "60", "10", "TIMEOUT", "10000")
+	waiter.send(lease + lease)
+	first := make(chan string, 1)
+	go func() {
+		s, err := readReply(waiter.br)
+		if err != nil {
+			s = err.Error()
+		}
+		first <- s
+	}()
+	var reply string
+	select {
+	case reply = <-first:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the holder's [nil token] reply was held back behind the waiting FILL.LEASE")
+	}
+	parts := strings.Fields(strings.Trim(reply, "[]"))
+	if len(parts) != 2 || parts[0] != "(nil)" {
+		t.Fatalf("first reply %s, want [(nil) token]", reply)
+	}
+	token, _ := strconv.Unquote(parts[1])
+	if got := dialRaw(t, ts.addr).do("FILL.SET", "p:1", token, "v"); got != "+OK" {
+		t.Fatalf("FILL.SET: %s", got)
+	}
+	if got := waiter.reply(); got != `["v" (nil)]` {
+		t.Fatalf("second reply %s, want [\"v\" (nil)]", got)
 	}
 }

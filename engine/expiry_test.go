@@ -363,7 +363,7 @@ func TestKeepTTL(t *testing.T) {
 	fresh, stale := clk.in(time.Second), clk.in(2*time.Second)
 	mustSet(t, s, "k", "v1", SetOptions{FreshUntil: fresh, StaleUntil: stale})
 
-	res := mustSet(t, s, "k", "v2", SetOptions{KeepTTL: true})
+	res := mustSet(t, s, "k", "v2", SetOptions{KeepTTL: true, Get: true})
 	if !res.Written || string(res.Old) != "v1" {
 		t.Errorf("Set KeepTTL = %+v", res)
 	}

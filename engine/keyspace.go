@@ -214,6 +214,7 @@ func (s *Store) dropAll() {
 		sh := &s.shards[i]
 		sh.wroteAllLocked()
 		sh.index.Reset()
+		sh.heap = nil
 		sh.volatile = 0
 	}
 	s.arena.Reset()

@@ -9,6 +9,8 @@ import (
 
 // Envelope is a copy of what the store holds for a key.
 type Envelope struct {
+	// Type is the key's type; Value is set only for a string.
+	Type  Type
 	Value []byte
 	// FreshUntil and StaleUntil are unix nanoseconds; zero means no deadline.
 	// For plain writes they are equal.
@@ -40,6 +42,15 @@ type SetOptions struct {
 	StaleUntil int64
 	// Fill records a read-through fill's metadata; nil for plain writes.
 	Fill *FillMeta
+	// Type is what value holds: a string (the zero Type), or the portable
+	// form of a hash or a set (Store.Export), for copying a key from
+	// elsewhere. A value that is no such form is refused with
+	// ErrWrongType.
+	Type Type
+	// Get asks for the key's old value (SET ... GET, GETSET) in
+	// SetResult.Old: the write is refused with ErrWrongType if the key
+	// holds another type than a string.
+	Get bool
 	// Fence, if not nil, makes the write a fill's: it is skipped when the
 	// key was written since the fence was taken, and the fence is released
 	// either way.
@@ -48,7 +59,8 @@ type SetOptions struct {
 
 // SetResult reports what Set found and did.
 type SetResult struct {
-	// Old is the value the key had before the call, if HadOld.
+	// Old is the value the key had before the call, if HadOld and
+	// SetOptions.Get.
 	Old     []byte
 	HadOld  bool
 	Written bool
@@ -61,10 +73,14 @@ const (
 	readCounts  readMode = 1 << iota // counts a hit or a miss
 	readNotes                        // reports the read to the eviction policy
 	readExpires                      // removes a key found past its deadline
+	readStrings                      // finds only strings: another type reads as missing
 )
 
 // readAll is what GET does: count, note, expire.
 const readAll = readCounts | readNotes | readExpires
+
+// readString is what a command of strings does: GET's read of strings only.
+const readString = readAll | readStrings
 
 // read finds key and calls fn with its record under the shard's read lock;
 // fn must not keep the record's slices. It reports whether the key was live
@@ -94,6 +110,14 @@ func (s *Store) read(key []byte, mode readMode, fn func(record)) (found, expired
 		}
 		return false, false
 	}
+	if mode&readStrings != 0 && !sl.rec.isString() {
+		// Redis counts the lookup of a key of another type as a hit.
+		sh.mu.RUnlock()
+		if mode&readCounts != 0 {
+			sh.hits.Add(1)
+		}
+		return false, false
+	}
 	fn(sl.rec)
 	sh.mu.RUnlock()
 	if mode&readCounts != 0 {
@@ -117,10 +141,12 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 	s.feeder.feed()
 }
 
-// Get returns a copy of the value of key if it is live.
+// Get returns a copy of the value of key if it is a live string. A key of
+// another type reads as missing in Get, View, AppendValue, Lookup and
+// LookupExpired: TypeOf tells a caller which it was.
 func (s *Store) Get(key []byte) ([]byte, bool) {
 	var v []byte
-	found, _ := s.read(key, readAll, func(r record) { v = cloneValue(r.value) })
+	found, _ := s.read(key, readString, func(r record) { v = cloneValue(r.value) })
 	return v, found
 }
 
@@ -130,14 +156,14 @@ func (s *Store) Get(key []byte) ([]byte, bool) {
 // must not keep or modify the slice and must not call the store. It counts
 // a hit or miss and feeds the eviction policy as Get does.
 func (s *Store) View(key []byte, fn func(value []byte)) bool {
-	found, _ := s.read(key, readAll, func(r record) { fn(r.value) })
+	found, _ := s.read(key, readString, func(r record) { fn(r.value) })
 	return found
 }
 
 // AppendValue appends the value of key, if it is live, to dst and returns
 // the result, as Get does without allocating a copy of its own.
 func (s *Store) AppendValue(dst, key []byte) ([]byte, bool) {
-	found, _ := s.read(key, readAll, func(r record) { dst = append(dst, r.value...) })
+	found, _ := s.read(key, readString, func(r record) { dst = append(dst, r.value...) })
 	return dst, found
 }
 
@@ -152,7 +178,7 @@ func (s *Store) Lookup(key []byte) (Envelope, bool) {
 // reaching the stale limit. Keys the background sweeper removed first are
 // plain misses.
 func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
-	found, expired = s.read(key, readAll, func(r record) { env = r.envelope() })
+	found, expired = s.read(key, readString, func(r record) { env = r.envelope() })
 	return env, found, expired
 }
 
@@ -204,6 +230,16 @@ func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 		fresh = stale
 	}
 	r := makeNewRecord(key, value, fresh, stale, opts.Fill)
+	if opts.Type != TypeString {
+		c, ok := importCollection(opts.Type, value)
+		if !ok {
+			return SetResult{}, ErrWrongType
+		}
+		r.tag, r.value = makeTag(opts.Type, heldInRecord), c.blob
+		if c.obj != nil {
+			r.tag, r.value, r.obj = makeTag(opts.Type, heapHeld), heapValue(0, c.charge), c.obj
+		}
+	}
 	// The bound is read each time: SetMaxMemory changes it.
 	if err := s.admit(r.cost()); err != nil {
 		return SetResult{}, err
@@ -221,7 +257,10 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	defer sh.mu.Unlock()
 	sl, found := s.liveKeyLocked(sh, h, r.key)
 	res := SetResult{HadOld: found}
-	if found {
+	if found && opts.Get {
+		if !sl.rec.isString() {
+			return SetResult{}, ErrWrongType
+		}
 		res.Old = cloneValue(sl.rec.value)
 	}
 	fenced := opts.Fence != nil && sh.storeRefusedLocked(opts.Fence, r.fresh, now)
@@ -232,7 +271,11 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	if found && opts.KeepTTL {
 		r.fresh, r.stale = sl.rec.fresh, sl.rec.stale
 	}
+	if r.obj != nil {
+		r.value = s.holdLocked(sh, r.obj, heapCharge(r.value))
+	}
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
 		return SetResult{}, err
 	}
 	s.notify(Written, r.key)
@@ -327,6 +370,9 @@ func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bo
 	sl, found := s.liveKeyLocked(sh, h, key)
 	var old []byte
 	if found {
+		if !sl.rec.isString() {
+			return nil, ErrWrongType
+		}
 		old = sl.rec.value
 	}
 	value, err := fn(old, found)
@@ -360,31 +406,39 @@ func aliases(v, old []byte) bool {
 	return vp >= op && vp < op+uintptr(cap(old))
 }
 
-// Delete removes key and reports whether it was live.
+// Delete removes key, of any type, and reports whether it was live.
 func (s *Store) Delete(key []byte) bool {
-	_, ok := s.GetDel(key)
-	return ok
+	_, found := s.remove(key, Deleted, false)
+	return found
 }
 
-// GetDel removes key and returns the value it had.
-func (s *Store) GetDel(key []byte) ([]byte, bool) { return s.remove(key, Deleted) }
+// GetDel removes key and returns the value it had, if it is a live string;
+// a key of another type stays (TypeOf tells which it was).
+func (s *Store) GetDel(key []byte) ([]byte, bool) { return s.remove(key, Deleted, true) }
 
 // Invalidate removes key, as Delete does, because its value changed
 // elsewhere (with --redis, another replica wrote it), and reports whether
 // the store had it. The listener is told (Invalidated) whether or not the
 // store had a copy: a client may have cached the key's absence.
 func (s *Store) Invalidate(key []byte) bool {
-	_, found := s.remove(key, Invalidated)
+	_, found := s.remove(key, Invalidated, false)
 	return found
 }
 
-// remove removes key, if live, and returns the value it had. The listener
-// is told with kind: Deleted only if the key was live, Invalidated in any
-// case.
-func (s *Store) remove(key []byte, kind ChangeKind) ([]byte, bool) {
+// remove removes key, if live, and with get returns the value it had,
+// leaving a key that is not a string. The listener is told with kind:
+// Deleted only if the key was live, Invalidated in any case.
+func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.Lock()
+	if get {
+		if sl, found := s.liveKeyLocked(sh, h, key); found && !sl.rec.isString() {
+			sh.mu.Unlock()
+			s.feeder.feed()
+			return nil, false
+		}
+	}
 	// A delete wins over a fill in progress even when the key is absent:
 	// the fill must not bring back what was just deleted.
 	sh.wroteLocked(key)
@@ -392,7 +446,9 @@ func (s *Store) remove(key []byte, kind ChangeKind) ([]byte, bool) {
 	var value []byte
 	switch {
 	case found:
-		value = cloneValue(sl.rec.value)
+		if get {
+			value = cloneValue(sl.rec.value)
+		}
 		s.removeTellingLocked(sh, h, sl, kind)
 	case kind == Invalidated:
 		s.notify(kind, key)
@@ -522,6 +578,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 	now := s.now()
 	sh.mu.Lock()
 	sl, found := s.liveKeyLocked(sh, h, key)
+	found = found && sl.rec.isString()
 	var value []byte
 	if found {
 		value = cloneValue(sl.rec.value)

@@ -8,7 +8,7 @@ import (
 
 // A record is what the store keeps for one key, packed into an arena block:
 //
-//	byte 0     type tag (typeString; other values reserved, see below)
+//	byte 0     tag: the key's Type and how its value is held (types.go)
 //	byte 1     flags: flagDeadlines, flagFill
 //	uvarint    key length
 //	uvarint    fill metadata length, if flagFill
@@ -23,14 +23,6 @@ import (
 // they change (the block is only read under the shard's lock), so EXPIRE,
 // PERSIST and GETEX copy nothing; a key that had no deadline gets a new
 // record with room for them.
-//
-// The tag keeps the format open for the types that come next (hashes, sets)
-// and for their compact encodings of small collections: a reader that finds
-// a tag it does not know treats the key as holding another type.
-const (
-	typeString byte = 0
-)
-
 const (
 	flagDeadlines = 1 << iota // fresh and stale deadlines follow the lengths
 	flagFill                  // fill metadata follows the key
@@ -87,8 +79,16 @@ func parseRecord(p []byte) record {
 // expiredAt reports whether r is past its stale deadline at now.
 func (r *record) expiredAt(now int64) bool { return r.stale != 0 && r.stale <= now }
 
-// cost is what the record is charged against MaxMemory.
-func (r *record) cost() int64 { return entryCost(len(r.key), len(r.value)+len(r.fill)) }
+// cost is what the record is charged against MaxMemory: for a collection
+// held on the heap, the bytes its object is charged instead of its value.
+func (r *record) cost() int64 { return entryCost(len(r.key), r.valueCharge()+len(r.fill)) }
+
+func (r *record) valueCharge() int {
+	if r.onHeap() {
+		return int(heapCharge(r.value))
+	}
+	return len(r.value)
+}
 
 // fillMeta decodes the record's fill metadata, nil if it has none.
 func (r *record) fillMeta() *FillMeta {
@@ -106,9 +106,13 @@ func (r *record) fillMeta() *FillMeta {
 	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
 }
 
-// envelope copies r out of the arena.
+// envelope copies r out of the arena; only a string's value is copied.
 func (r *record) envelope() Envelope {
-	return Envelope{Value: cloneValue(r.value), FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}
+	env := Envelope{Type: r.typ(), FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}
+	if r.isString() {
+		env.Value = cloneValue(r.value)
+	}
+	return env
 }
 
 // cloneValue copies a value out of the arena; an empty value stays non-nil.
@@ -116,7 +120,9 @@ func cloneValue(v []byte) []byte { return append(make([]byte, 0, len(v)), v...) 
 
 // newRecord describes a record to write.
 type newRecord struct {
+	tag          byte // the zero tag is a string's
 	key, value   []byte
+	obj          heapObject // for Set of a heap-held collection: to hold once written
 	fresh, stale int64
 	fill         *FillMeta
 	fillLen      int // encoded length of fill
@@ -133,7 +139,13 @@ func makeNewRecord(key, value []byte, fresh, stale int64, fill *FillMeta) newRec
 	return r
 }
 
-func (r *newRecord) cost() int64 { return entryCost(len(r.key), len(r.value)+r.fillLen) }
+func (r *newRecord) cost() int64 {
+	n := len(r.value)
+	if r.onHeap() {
+		n = int(heapCharge(r.value))
+	}
+	return entryCost(len(r.key), n+r.fillLen)
+}
 
 // size is the length of the block the record takes.
 func (r *newRecord) size() int {
@@ -149,7 +161,7 @@ func (r *newRecord) size() int {
 
 // write encodes the record into p, of length size().
 func (r *newRecord) write(p []byte) {
-	p[0] = typeString
+	p[0] = r.tag
 	p[1] = 0
 	off := 2 + binary.PutUvarint(p[2:], uint64(len(r.key)))
 	if r.fill != nil {
@@ -187,6 +199,13 @@ func uvarintLen(x uint64) int {
 		x >>= 7
 		n++
 	}
+	return n
+}
+
+// renewed is a new record of r's key and value, with these deadlines.
+func (r *record) renewed(fresh, stale int64) newRecord {
+	n := makeNewRecord(r.key, r.value, fresh, stale, r.fillMeta())
+	n.tag = r.tag
 	return n
 }
 

@@ -68,7 +68,8 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 	if !write(toFound, toFound && to.loc == from.loc) {
 		return nil
 	}
-	r := makeNewRecord(dst, from.rec.value, from.rec.fresh, from.rec.stale, from.rec.fillMeta())
+	r := from.rec.renewed(from.rec.fresh, from.rec.stale)
+	r.key = dst
 	check := s.admit
 	if move {
 		// RENAME is refused no memory in Redis: it adds nothing.
@@ -83,7 +84,9 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 	dstShard.wroteLocked(dst)
 	// The new record is written from the source's, which stays in place
 	// until it is stored.
+	r.value = s.copyValueLocked(srcShard, &from.rec, dstShard, move)
 	if err := s.storeLocked(dstShard, hd, to, toFound, r); err != nil {
+		dstShard.freeHeapLocked(&record{tag: r.tag, value: r.value})
 		return err
 	}
 	// WATCH and client-side caching see both keys change, as Redis

@@ -149,6 +149,8 @@ type Store struct {
 	flushes     atomic.Uint64
 	compactions atomic.Int64 // segments compacted
 
+	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
+
 	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
@@ -171,6 +173,9 @@ type shard struct {
 	volatile int                 // records in index that have a stale deadline
 	sweepAt  int                 // index slot the sweeper resumes from
 	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
+	// heap holds the collections too big for their compact encoding, by
+	// handle (types.go); lazily initialized.
+	heap map[uint64]heapObject
 
 	hits   atomic.Int64
 	misses atomic.Int64
@@ -400,6 +405,9 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	}
 	cost := r.cost()
 	if found {
+		if !r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
+			sh.freeHeapLocked(&old.rec)
+		}
 		sh.index.Replace(old.pos, loc)
 		s.used.Add(cost - old.rec.cost())
 		s.arena.Free(old.loc)
@@ -430,7 +438,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 		return nil
 	}
 	if sl.rec.deadlines == 0 {
-		return s.storeLocked(sh, h, sl, true, makeNewRecord(sl.rec.key, sl.rec.value, fresh, stale, sl.rec.fillMeta()))
+		return s.storeLocked(sh, h, sl, true, sl.rec.renewed(fresh, stale))
 	}
 	if (sl.rec.stale != 0) != (stale != 0) {
 		if stale != 0 {
@@ -451,6 +459,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 // ristretto's goroutine.
 func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	sh.index.Delete(sl.pos)
+	sh.freeHeapLocked(&sl.rec)
 	if sl.rec.stale != 0 {
 		sh.volatile--
 	}

@@ -83,7 +83,7 @@ func TestOverwriteIsVisibleImmediately(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				res, err := s.Set(key, []byte("2"), SetOptions{})
+				res, err := s.Set(key, []byte("2"), SetOptions{Get: true})
 				if err != nil || !res.HadOld || string(res.Old) != "1" {
 					t.Errorf("second Set(%q) = %+v, %v; want Old \"1\"", key, res, err)
 					return
@@ -214,31 +214,35 @@ func TestSetEmptyValue(t *testing.T) {
 func TestSetConditions(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 1 << 20})
 
-	res := mustSet(t, s, "k", "v1", SetOptions{Condition: IfPresent})
+	res := mustSet(t, s, "k", "v1", SetOptions{Condition: IfPresent, Get: true})
 	if res.Written || res.HadOld || res.Old != nil {
 		t.Errorf("IfPresent on a missing key = %+v, want nothing written", res)
 	}
 	wantMiss(t, s, "k")
 
-	res = mustSet(t, s, "k", "v1", SetOptions{Condition: IfAbsent})
+	res = mustSet(t, s, "k", "v1", SetOptions{Condition: IfAbsent, Get: true})
 	if !res.Written || res.HadOld || res.Old != nil {
 		t.Errorf("IfAbsent on a missing key = %+v, want written with no old value", res)
 	}
 	wantValue(t, s, "k", "v1")
 
-	res = mustSet(t, s, "k", "v2", SetOptions{Condition: IfAbsent})
+	res = mustSet(t, s, "k", "v2", SetOptions{Condition: IfAbsent, Get: true})
 	if res.Written || !res.HadOld || string(res.Old) != "v1" {
 		t.Errorf("IfAbsent on an existing key = %+v, want not written, Old v1", res)
 	}
 	wantValue(t, s, "k", "v1")
 
-	res = mustSet(t, s, "k", "v3", SetOptions{Condition: IfPresent})
+	res = mustSet(t, s, "k", "v3", SetOptions{Condition: IfPresent, Get: true})
 	if !res.Written || !res.HadOld || string(res.Old) != "v1" {
 		t.Errorf("IfPresent on an existing key = %+v, want written, Old v1", res)
 	}
 	wantValue(t, s, "k", "v3")
 
-	res = mustSet(t, s, "k", "v4", SetOptions{})
+	// Without Get, the old value is not copied out.
+	if res := mustSet(t, s, "k", "v3", SetOptions{}); res.Old != nil || !res.HadOld {
+		t.Errorf("Set without Get = %+v, want HadOld and no Old", res)
+	}
+	res = mustSet(t, s, "k", "v4", SetOptions{Get: true})
 	if !res.Written || !res.HadOld || string(res.Old) != "v3" {
 		t.Errorf("Always on an existing key = %+v, want written, Old v3", res)
 	}

@@ -20,6 +20,7 @@ const (
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errNoAuth      = "NOAUTH Authentication required."
 	errDBRange     = "ERR DB index is out of range"
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
 )
 
 // parseDigits parses a non-empty run of decimal digits into a uint64,
@@ -351,6 +352,8 @@ func writeErr(c *Conn, err error) {
 	switch {
 	case errors.Is(err, engine.ErrTooLarge), errors.Is(err, engine.ErrOOM):
 		c.w.Error(errOOM)
+	case errors.Is(err, engine.ErrWrongType):
+		c.w.Error(errWrongType)
 	case errors.Is(err, errNotIntegerValue):
 		c.w.Error(errNotInteger)
 	case errors.Is(err, errOverflowValue):

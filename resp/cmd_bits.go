@@ -87,7 +87,10 @@ func cmdGetBit(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	v, _ := c.read(args[1])
+	v, _, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
 	byteIdx := offset >> 3
 	c.w.Int(boolInt(byteIdx < uint64(len(v)) && v[byteIdx]&(0x80>>(offset&7)) != 0))
 }
@@ -123,7 +126,10 @@ func bitRange(start, end, n int64, isBit bool) (first, last int64, firstMask, la
 // cmdBitCount implements BITCOUNT key [start end [BYTE|BIT]]. As in Redis
 // 7.0 and 7.2, a missing key counts 0 before the range is read.
 func cmdBitCount(c *Conn, args [][]byte) {
-	v, exists := c.read(args[1])
+	v, exists, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
 	if !exists {
 		c.w.Int(0)
 		return
@@ -201,7 +207,10 @@ func cmdBitPos(c *Conn, args [][]byte) {
 		c.w.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	v, exists := c.read(args[1])
+	v, exists, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
 	if !exists {
 		// An endless run of zero bits: the first 0 is at 0, no 1 anywhere.
 		c.w.Int(-bit)
@@ -308,7 +317,10 @@ func cmdBitOp(c *Conn, args [][]byte) {
 	srcs := make([][]byte, len(args)-3)
 	longest := 0
 	for i, k := range args[3:] {
-		srcs[i], _ = c.read(k)
+		var ok bool
+		if srcs[i], _, ok = c.readString(k); !ok {
+			return
+		}
 		longest = max(longest, len(srcs[i]))
 	}
 	if longest == 0 {
@@ -448,7 +460,10 @@ func bitfield(c *Conn, args [][]byte, readonly bool) {
 	}
 	results := make([]bitfieldResult, len(ops))
 	if !writes {
-		v, _ := c.read(args[1])
+		v, _, ok := c.readString(args[1])
+		if !ok {
+			return
+		}
 		for i, op := range ops {
 			results[i].n = op.get(v)
 		}

@@ -1,18 +1,45 @@
 package resp
 
-import "net"
+import (
+	"net"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
 
 // Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
 // WAIT.
 
-// read returns key's value for a command that reads it: with CLIENT
-// NO-TOUCH on, the read does not make the key more likely to stay.
+// read returns key's value for a command that reads it, if it is a
+// string (a key of another type reads as missing, as MGET reads it): with
+// CLIENT NO-TOUCH on, the read does not make the key more likely to stay.
 func (c *Conn) read(key []byte) ([]byte, bool) {
 	if c.noTouch.Load() {
 		env, ok := c.srv.store.LookupNoTouch(key)
-		return env.Value, ok
+		return env.Value, ok && env.Type == engine.TypeString
 	}
 	return c.srv.store.Get(key)
+}
+
+// readString is read for a command of strings, which answers -WRONGTYPE
+// for a key of another type: then it writes that error and ok is false.
+func (c *Conn) readString(key []byte) (v []byte, exists, ok bool) {
+	v, exists = c.read(key)
+	if !exists && c.wrongType(key) {
+		return nil, false, false
+	}
+	return v, exists, true
+}
+
+// wrongType writes -WRONGTYPE and reports true if key, which a read of
+// strings found missing, holds another type. Checking after the miss keeps
+// the hit path to one lookup; the answer is the one of the moment of the
+// second look, as if the command had run then.
+func (c *Conn) wrongType(key []byte) bool {
+	if t, found := c.srv.store.TypeOf(key); found && t != engine.TypeString {
+		c.w.Error(errWrongType)
+		return true
+	}
+	return false
 }
 
 // view calls fn with key's value for a command that reads it, as read

@@ -208,6 +208,8 @@ func writeFillError(c *Conn, key string, err error) bool {
 		c.w.Error("LEASELOST " + lost.Reason)
 	case errors.Is(err, engine.ErrTooLarge):
 		c.w.Error(errOOM)
+	case errors.Is(err, engine.ErrWrongType):
+		c.w.Error(errWrongType)
 	case errors.As(err, &oe):
 		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
 	default:

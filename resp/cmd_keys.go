@@ -1,7 +1,10 @@
 package resp
 
 import (
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -28,8 +31,8 @@ func cmdExists(c *Conn, args [][]byte) {
 }
 
 func cmdType(c *Conn, args [][]byte) {
-	if _, ok := c.srv.store.Peek(args[1]); ok {
-		c.w.Status("string")
+	if t, ok := c.srv.store.TypeOf(args[1]); ok {
+		c.w.Status(t.String())
 	} else {
 		c.w.Status("none")
 	}
@@ -148,7 +151,7 @@ func cmdScan(c *Conn, args [][]byte) {
 	}
 	var pattern []byte
 	count := 10
-	onlyStrings := true
+	var only *engine.Type // TYPE's, if given
 	for i := 2; i < len(args); i += 2 {
 		if i+1 >= len(args) {
 			c.w.Error(errSyntax)
@@ -165,16 +168,23 @@ func cmdScan(c *Conn, args [][]byte) {
 			}
 			count = int(min(n, 1<<20))
 		case equalFold(opt, "type"):
-			// Every key holds a string; any other type matches nothing.
-			onlyStrings = equalFold(val, "string")
+			// As Redis 7.0, a type name no key can hold matches nothing.
+			t, known := engine.ParseType(strings.ToLower(string(val)))
+			if !known {
+				t = math.MaxUint8
+			}
+			only = &t
 		default:
 			c.w.Error(errSyntax)
 			return
 		}
 	}
 	next, keys := c.srv.store.Scan(cursor, pattern, count)
-	if !onlyStrings {
-		keys = nil
+	if only != nil {
+		keys = slices.DeleteFunc(keys, func(k string) bool {
+			t, found := c.srv.store.TypeOf([]byte(k))
+			return !found || t != *only
+		})
 	}
 	c.w.Array(2)
 	c.w.BulkString(strconv.FormatUint(next, 10))

@@ -11,8 +11,14 @@ type lcsMatch struct {
 // several longest common subsequences it picks the one Redis picks.
 // Missing keys are empty strings.
 func cmdLCS(c *Conn, args [][]byte) {
-	a, _ := c.read(args[1])
-	b, _ := c.read(args[2])
+	a, _, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
+	b, _, ok := c.readString(args[2])
+	if !ok {
+		return
+	}
 	var getLen, getIdx, withLen bool
 	var minLen int64
 	for j := 3; j < len(args); j++ {

@@ -1,6 +1,10 @@
 package resp
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
 
 // OBJECT and MEMORY: what Redis's introspection commands can say about a
 // store of plain strings.
@@ -22,17 +26,27 @@ func objectEncoding(v []byte) string {
 
 // objectLookup finds OBJECT's key without making it more likely to stay,
 // as Redis looks it up, or replies nil.
-func objectLookup(c *Conn, key []byte) ([]byte, bool) {
+func objectLookup(c *Conn, key []byte) (engine.Envelope, bool) {
 	env, ok := c.srv.store.LookupNoTouch(key)
 	if !ok {
 		c.w.Null()
 	}
-	return env.Value, ok
+	return env, ok
 }
 
 func cmdObjectEncoding(c *Conn, args [][]byte) {
-	if v, ok := objectLookup(c, args[2]); ok {
-		c.w.BulkString(objectEncoding(v))
+	env, ok := objectLookup(c, args[2])
+	switch {
+	case !ok:
+	case env.Type == engine.TypeString:
+		c.w.BulkString(objectEncoding(env.Value))
+	default:
+		// A hash or set: the store knows how Redis would hold it.
+		if enc, found := c.srv.store.Encoding(args[2]); found {
+			c.w.BulkString(enc)
+		} else {
+			c.w.Null() // removed meanwhile
+		}
 	}
 }
 

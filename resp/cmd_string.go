@@ -11,7 +11,7 @@ import (
 // cmdGet writes the value from the store's arena into the reply without a
 // copy of its own.
 func cmdGet(c *Conn, args [][]byte) {
-	if !c.view(args[1], c.w.Bulk) {
+	if !c.view(args[1], c.w.Bulk) && !c.wrongType(args[1]) {
 		c.w.Null()
 	}
 }
@@ -108,8 +108,9 @@ func cmdSet(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	res, err := c.srv.store.Set(args[1], args[2], set)
 	get := opts&optGet != 0
+	set.Get = get
+	res, err := c.srv.store.Set(args[1], args[2], set)
 	switch {
 	case err != nil:
 		writeErr(c, err)
@@ -177,7 +178,7 @@ func cmdGetEx(c *Conn, args [][]byte) {
 	}
 	if v, ok := c.srv.store.GetEx(args[1], at, opts&optPersist != 0); ok {
 		c.w.Bulk(v)
-	} else {
+	} else if !c.wrongType(args[1]) {
 		c.w.Null()
 	}
 }
@@ -185,13 +186,13 @@ func cmdGetEx(c *Conn, args [][]byte) {
 func cmdGetDel(c *Conn, args [][]byte) {
 	if v, ok := c.srv.store.GetDel(args[1]); ok {
 		c.w.Bulk(v)
-	} else {
+	} else if !c.wrongType(args[1]) {
 		c.w.Null()
 	}
 }
 
 func cmdGetSet(c *Conn, args [][]byte) {
-	res, err := c.srv.store.Set(args[1], args[2], engine.SetOptions{})
+	res, err := c.srv.store.Set(args[1], args[2], engine.SetOptions{Get: true})
 	switch {
 	case err != nil:
 		writeErr(c, err)
@@ -266,8 +267,11 @@ func cmdAppend(c *Conn, args [][]byte) {
 }
 
 func cmdStrlen(c *Conn, args [][]byte) {
-	env, _ := c.srv.store.Peek(args[1])
-	c.w.Int(int64(len(env.Value)))
+	if env, _ := c.srv.store.Peek(args[1]); env.Type != engine.TypeString {
+		c.w.Error(errWrongType)
+	} else {
+		c.w.Int(int64(len(env.Value)))
+	}
 }
 
 func cmdGetRange(c *Conn, args [][]byte) {
@@ -277,8 +281,9 @@ func cmdGetRange(c *Conn, args [][]byte) {
 		c.w.Error(errNotInteger)
 		return
 	}
-	v, _ := c.read(args[1])
-	c.w.Bulk(substring(v, start, end))
+	if v, _, ok := c.readString(args[1]); ok {
+		c.w.Bulk(substring(v, start, end))
+	}
 }
 
 // substring applies GETRANGE's index rules: negative indexes count from the
@@ -314,8 +319,7 @@ func cmdSetRange(c *Conn, args [][]byte) {
 	patch := args[3]
 	if len(patch) == 0 {
 		// Redis neither creates nor changes the key for an empty patch.
-		env, _ := c.srv.store.Peek(args[1])
-		c.w.Int(int64(len(env.Value)))
+		cmdStrlen(c, args)
 		return
 	}
 	if offset > c.srv.maxBulk.Load()-int64(len(patch)) { // not offset+len: that can overflow

@@ -189,6 +189,9 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	}
 	name := ld.Prefix()
 	now, env, action, lastErr := f.lookup(req.Key, name)
+	if err := f.holdsOther(req.Key, action); err != nil {
+		return Answer{}, nil, err
+	}
 	switch action {
 	case Serve:
 		f.answered(name, AnswerFresh)
@@ -213,6 +216,20 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 		return Answer{}, nil, nil
 	}
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
+}
+
+// holdsOther returns engine.ErrWrongType if key, which the read found
+// nothing servable in (action Load or Fail), holds another type than a
+// string: read-through reads and fills strings only, and must not replace
+// a hash or a set with a load.
+func (f *Filler) holdsOther(key string, action Action) error {
+	if action != Load && action != Fail {
+		return nil
+	}
+	if t, found := f.opts.Store.TypeOf([]byte(key)); found && t != engine.TypeString {
+		return engine.ErrWrongType
+	}
+	return nil
 }
 
 // lookup reads key for a read-through read of loader name's and decides

@@ -167,6 +167,9 @@ func (f *Filler) StartLease(req LeaseRequest) (LeaseAnswer, *LeasePending, error
 // says the caller has waited already (its answer is "loaded").
 func (f *Filler) leaseLook(req LeaseRequest, waited bool) (LeaseAnswer, *LeasePending, error) {
 	now, env, action, lastErr := f.lookup(req.Key, AppLoader)
+	if err := f.holdsOther(req.Key, action); err != nil {
+		return LeaseAnswer{}, nil, err
+	}
 	value := LeaseAnswer{Answer: Answer{Value: env.Value, Found: true}}
 	switch action {
 	case Serve:

@@ -1,0 +1,304 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Type is the kind of value a key holds, as Redis's TYPE names it.
+type Type uint8
+
+// The types a key can hold. TypeString is the zero value: every record
+// written before hashes and sets existed is a string.
+const (
+	TypeString Type = iota
+	TypeHash
+	TypeSet
+)
+
+// String is the type's name as TYPE replies it.
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeHash:
+		return "hash"
+	case TypeSet:
+		return "set"
+	}
+	return "unknown"
+}
+
+// ParseType is the Type whose String is name (SCAN's TYPE option); ok is
+// false for a name that is no type of this store.
+func ParseType(name string) (t Type, ok bool) {
+	for _, t := range []Type{TypeString, TypeHash, TypeSet} {
+		if t.String() == name {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// ErrWrongType is returned by an operation of one type on a key that holds
+// another.
+var ErrWrongType = errors.New("engine: key holds the wrong kind of value")
+
+// A record's tag byte says its type (high nibble) and how its value is
+// held (low nibble):
+//
+//   - held in the record, the type's compact encoding: a string's bytes,
+//     or a small hash's or set's encoding (hash.go, set.go);
+//   - held on Go's heap (heapHeld), for a collection grown past its compact
+//     encoding's limits: the record's value is a handle into its shard's
+//     heap table and the bytes the object is charged (heapValueLen), so
+//     that a big collection changes in place instead of being rewritten
+//     on every write.
+const (
+	heldInRecord byte = 0
+	heapHeld     byte = 1
+)
+
+func makeTag(t Type, held byte) byte { return byte(t)<<4 | held }
+
+func (r *record) typ() Type          { return Type(r.tag >> 4) }
+func (r *record) onHeap() bool       { return r.tag&0x0f == heapHeld }
+func (r *newRecord) onHeap() bool    { return r.tag&0x0f == heapHeld }
+func (r *record) isString() bool     { return r.tag == makeTag(TypeString, heldInRecord) }
+func heapHandle(value []byte) uint64 { return binary.LittleEndian.Uint64(value) }
+func heapCharge(value []byte) int64  { return int64(binary.LittleEndian.Uint64(value[8:])) }
+
+// heapValueLen is the length of a heap-held record's value: the handle and
+// the charge.
+const heapValueLen = 16
+
+func heapValue(handle uint64, charge int64) []byte {
+	v := make([]byte, heapValueLen)
+	binary.LittleEndian.PutUint64(v, handle)
+	binary.LittleEndian.PutUint64(v[8:], uint64(charge))
+	return v
+}
+
+// heapObject is a collection held on Go's heap. Its type's code keeps the
+// charge of it up to date (collection.charge).
+type heapObject interface {
+	// clone is a deep copy, for COPY.
+	clone() heapObject
+}
+
+// collection is a hash's or set's value as its type's code reads and
+// changes it: in its compact encoding (blob; while read, it aliases the
+// arena and must not be kept) or on the heap (obj, with the bytes it is
+// charged). The zero collection is an empty one.
+type collection struct {
+	blob   []byte
+	obj    heapObject
+	charge int64 // of obj
+}
+
+// collectionOf is the value of the record r of a collection, whose
+// shard's lock the caller holds.
+func (sh *shard) collectionOf(r *record) collection {
+	if r.onHeap() {
+		return collection{obj: sh.heap[heapHandle(r.value)], charge: heapCharge(r.value)}
+	}
+	return collection{blob: r.value}
+}
+
+// freeHeapLocked forgets the heap object of r, if it has one.
+func (sh *shard) freeHeapLocked(r *record) {
+	if r.onHeap() {
+		delete(sh.heap, heapHandle(r.value))
+	}
+}
+
+// holdLocked puts obj in sh's heap table and returns the value of a record
+// referring to it.
+func (s *Store) holdLocked(sh *shard, obj heapObject, charge int64) []byte {
+	if sh.heap == nil {
+		sh.heap = make(map[uint64]heapObject)
+	}
+	handle := s.heapHandles.Add(1)
+	sh.heap[handle] = obj
+	return heapValue(handle, charge)
+}
+
+// TypeOf reports the type of key, if it is live, touching no counter.
+func (s *Store) TypeOf(key []byte) (t Type, found bool) {
+	found, _ = s.read(key, 0, func(r record) { t = r.typ() })
+	return t, found
+}
+
+// readColl calls fn with the value of key, if it is live and holds t,
+// under the shard's read lock, counting a hit or a miss and feeding the
+// eviction policy. It returns ErrWrongType if key holds another type.
+func (s *Store) readColl(key []byte, t Type, fn func(collection)) (found bool, err error) {
+	found, _ = s.read(key, readAll, func(r record) {
+		if r.typ() != t {
+			err = ErrWrongType
+			return
+		}
+		fn(s.shardFor(key).collectionOf(&r))
+	})
+	return found && err == nil, err
+}
+
+// collChange is what a collection's writer decided.
+type collChange uint8
+
+const (
+	collUnchanged collChange = iota // nothing to store
+	collStore                       // store the returned collection
+	collDelete                      // the collection is empty: remove the key
+)
+
+// writeColl changes the value of key, of type t: fn gets the current
+// value (the zero collection if key is missing; exists says which) and
+// returns the next and what to do with it. A heap object may be changed
+// in place and returned with its new charge. Deadlines are kept; a key
+// whose collection empties is removed, as Redis removes it. It returns
+// ErrWrongType, without calling fn, if key holds another type, and fn's
+// error as it is. fn runs under the key's shard lock: it must be quick and
+// not call the store.
+func (s *Store) writeColl(key []byte, t Type, fn func(cur collection, exists bool) (collection, collChange, error)) error {
+	if err := s.admit(0); err != nil {
+		return err
+	}
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.Lock()
+	err := s.writeCollLocked(sh, h, key, t, fn)
+	sh.mu.Unlock()
+	s.feeder.feed()
+	return err
+}
+
+// writeCollLocked is writeColl for a caller holding sh's write lock (for
+// commands of several keys, with lockShards); the caller feeds ristretto
+// after unlocking.
+func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func(collection, bool) (collection, collChange, error)) error {
+	sl, found := s.liveKeyLocked(sh, h, key)
+	var cur collection
+	if found {
+		if sl.rec.typ() != t {
+			return ErrWrongType
+		}
+		cur = sh.collectionOf(&sl.rec)
+	}
+	next, change, err := fn(cur, found)
+	if err != nil || change == collUnchanged {
+		return err
+	}
+	if change == collDelete {
+		if found {
+			sh.wroteLocked(key)
+			s.deleteLocked(sh, h, sl)
+		}
+		return nil
+	}
+	sh.wroteLocked(key)
+	if next.obj != nil && found && cur.obj == next.obj {
+		// Changed in place: only its charge is rewritten.
+		return s.rechargeLocked(sh, h, sl, next.charge, key)
+	}
+	r := newRecord{tag: makeTag(t, heldInRecord), key: key, value: next.blob, fresh: sl.rec.fresh, stale: sl.rec.stale}
+	if next.obj != nil {
+		r.tag = makeTag(t, heapHeld)
+		r.value = s.holdLocked(sh, next.obj, next.charge)
+	}
+	if err := s.fits(r.cost()); err != nil {
+		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		return err
+	}
+	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		return err
+	}
+	s.notify(Written, key)
+	return nil
+}
+
+// rechargeLocked rewrites in place the charge of the heap-held record in
+// sl, whose object its type's code changed.
+func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key []byte) error {
+	old := sl.rec.cost()
+	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))
+	rec := parseRecord(s.arena.Block(sl.loc))
+	s.used.Add(rec.cost() - old)
+	s.feeder.queue(h, s.hashCostLocked(sh, h))
+	s.notify(Written, key)
+	return nil
+}
+
+// copyValueLocked is the value of a new record holding what r holds, for
+// COPY (move false) and RENAME (move true): a heap object is cloned, or
+// moved to the destination shard under a new handle, so that removing the
+// source frees only what is its own.
+func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []byte {
+	if !r.onHeap() {
+		return r.value
+	}
+	obj := from.heap[heapHandle(r.value)]
+	if !move {
+		obj = obj.clone()
+	}
+	return s.holdLocked(to, obj, heapCharge(r.value))
+}
+
+// Encoding names how Redis would hold key's value, as OBJECT ENCODING
+// reports it, for a hash or a set; for a string it is "" (the caller
+// knows the string rules). found is false if key is not live.
+func (s *Store) Encoding(key []byte) (enc string, found bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	found, _ = s.read(key, 0, func(r record) {
+		c := sh.collectionOf(&r)
+		switch r.typ() {
+		case TypeHash:
+			enc = hashEncoding(c)
+		case TypeSet:
+			enc = setEncoding(c)
+		}
+	})
+	return enc, found
+}
+
+// Export is Peek with the value of any type: a hash's or set's in its
+// portable form (the bytes of its compact encoding, however it is held),
+// which Set with SetOptions.Type takes back. It is for copying a key
+// elsewhere (the --redis shared tier), not for commands.
+func (s *Store) Export(key []byte) (Envelope, bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	var env Envelope
+	found, _ := s.read(key, 0, func(r record) {
+		env = r.envelope()
+		if t := r.typ(); t != TypeString {
+			env.Value = exportCollection(t, sh.collectionOf(&r))
+		}
+	})
+	return env, found
+}
+
+// exportCollection is the portable form of c, a collection of type t.
+func exportCollection(t Type, c collection) []byte {
+	switch t {
+	case TypeHash:
+		return exportHash(c)
+	case TypeSet:
+		return exportSet(c)
+	}
+	return nil
+}
+
+// importCollection is the collection whose portable form is b; ok is
+// false if b is no such form.
+func importCollection(t Type, b []byte) (c collection, ok bool) {
+	switch t {
+	case TypeHash:
+		return importHash(b)
+	case TypeSet:
+		return importSet(b)
+	}
+	return collection{}, false
+}

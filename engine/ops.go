@@ -209,7 +209,7 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 
 // Set writes value under key as opts says. It copies key and value.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
-	if opts.Fence != nil {
+	if opts.Fence != nil && !opts.Fence.inSection {
 		return s.setFenced(key, value, &opts)
 	}
 	return s.set(key, value, &opts)

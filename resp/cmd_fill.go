@@ -90,9 +90,13 @@ func cmdMGetFill(c *Conn, args [][]byte) {
 	}
 	reqs := make([]swr.Request, len(keys))
 	for i, k := range keys {
-		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout}
+		// Inside EXEC nothing may wait, as for GETFILL.
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.tx.running}
 	}
 	answers, pending := c.srv.opts.Filler.StartMany(reqs)
+	if pending != nil && c.tx.running {
+		answers, pending = pending.Wait(context.Background()), nil
+	}
 	if pending == nil {
 		writeFillAnswers(c, reqs, answers)
 		return

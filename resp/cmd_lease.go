@@ -33,7 +33,16 @@ func cmdFillLease(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
+	if c.tx.running {
+		// Inside EXEC nothing may wait, as for GETFILL: a lease held
+		// elsewhere is -TIMEOUT at once, or the stale value.
+		req.Timeout = 0
+	}
 	ans, pending, err := c.srv.opts.Filler.StartLease(req)
+	if pending != nil && c.tx.running {
+		ans, err = pending.Wait(context.Background())
+		pending = nil
+	}
 	if pending == nil {
 		writeLeaseAnswer(c, req.Key, ans, err)
 		return
@@ -83,7 +92,7 @@ func cmdFillSet(c *Conn, args [][]byte) {
 	}
 	key := string(args[1])
 	// The value is copied: the reader reuses its buffer.
-	err := c.srv.opts.Filler.FillLease(key, string(args[2]), append([]byte(nil), args[3]...), found)
+	err := c.srv.opts.Filler.FillLease(key, string(args[2]), append([]byte(nil), args[3]...), found, c.tx.running)
 	if !writeFillError(c, key, err) {
 		c.w.OK()
 	}

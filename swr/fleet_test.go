@@ -138,7 +138,7 @@ func TestFleetLeaseOneTokenPerFleet(t *testing.T) {
 		})
 		var want func(leaseResult) bool
 		if settle == "set" {
-			if err := holder.FillLease(key, token, []byte("computed"), true); err != nil {
+			if err := holder.FillLease(key, token, []byte("computed"), true, false); err != nil {
 				t.Fatal(err)
 			}
 			want = isValue("computed")

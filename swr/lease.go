@@ -508,11 +508,15 @@ func (f *Filler) settleFromFleet(r *round, c FleetClaim, err error) bool {
 // key's waiters. found false stores the origin's "no such key" instead:
 // remembered for NegativeTTL, answered as nil. A token that is no longer
 // valid, or a key written during the lease, stores nothing and returns a
-// *LeaseLostError.
-func (f *Filler) FillLease(key, token string, value []byte, found bool) error {
+// *LeaseLostError. inSection says the caller holds the store's Section
+// (FILL.SET inside EXEC), which the store then does not enter again.
+func (f *Filler) FillLease(key, token string, value []byte, found, inSection bool) error {
 	r, fleet, err := f.settling(key, token)
 	if err != nil {
 		return err
+	}
+	if inSection {
+		r.fence.InSection()
 	}
 	now := f.now()
 	var entry FleetEntry

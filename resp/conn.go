@@ -36,6 +36,10 @@ type Conn struct {
 	// scriptWrites are the writes of the scripts c ran, written through
 	// to the shared tier (--redis) once the section is left.
 	scriptWrites []scriptWrite
+	// broadcasts are the messages c published inside EXEC or a script,
+	// sent to the other replicas (--redis) once the section is left: the
+	// section is never held across the shared tier's I/O.
+	broadcasts []broadcast
 
 	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
 	// them changed since (Redis's CLIENT_DIRTY_CAS).

@@ -210,7 +210,7 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 		}
 	}
 	starts, ran := s.runQueue(c, queue, locked)
-	defer s.writeScriptsThrough(ctx, c)
+	defer s.shareDeferred(ctx, c)
 	if !ran || s.opts.Shared == nil {
 		return
 	}

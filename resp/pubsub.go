@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -294,15 +295,35 @@ func cmdSPublish(c *Conn, args [][]byte) { c.publish(subShard, args[1], args[2])
 func (c *Conn) publish(kind subKind, channel, message []byte) {
 	s := c.srv
 	n, mine := s.publish(kind, channel, message, c)
-	if sh := s.opts.Shared; sh != nil {
-		// An error is the shared tier's to count and log; the message
-		// still reached this replica's subscribers, as without --redis.
-		sh.Broadcast(context.Background(), channel, message, kind == subShard)
+	if s.opts.Shared != nil {
+		b := broadcast{channel: channel, message: message, sharded: kind == subShard}
+		if c.tx.running {
+			// Inside EXEC or a script, which hold the section: sent once
+			// it is left (shareDeferred), copied from the reader's buffer.
+			b.channel, b.message = bytes.Clone(channel), bytes.Clone(message)
+			c.broadcasts = append(c.broadcasts, b)
+		} else {
+			b.send(context.Background(), s.opts.Shared)
+		}
 	}
 	c.w.Int(n)
 	for _, fn := range mine {
 		fn(c.w)
 	}
+}
+
+// broadcast is a message published here for the other replicas'
+// subscribers (--redis).
+type broadcast struct {
+	channel, message []byte
+	sharded          bool
+}
+
+// send gives b to the shared tier. An error is the shared tier's to count
+// and log; the message still reached this replica's subscribers, as
+// without --redis.
+func (b broadcast) send(ctx context.Context, sh Shared) {
+	sh.Broadcast(ctx, b.channel, b.message, b.sharded)
 }
 
 // cmdPubSubChannels implements PUBSUB CHANNELS [pattern] and PUBSUB

@@ -138,7 +138,7 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 			defer s.gate.unlock() // even if the script's command panics
 			s.runScript(c, args, sha, readOnly)
 		}()
-		s.writeScriptsThrough(ctx, c)
+		s.shareDeferred(ctx, c)
 	})
 }
 
@@ -154,19 +154,24 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	}
 	c.w.raw(reply)
 	c.scriptWrites = append(c.scriptWrites, caller.written...)
+	c.broadcasts = append(c.broadcasts, caller.c.broadcasts...)
 }
 
-// writeScriptsThrough tells the shared tier (--redis) what the scripts c
-// ran wrote, once the section is left: every key a script's write
-// commands named, whether or not the script declared it in KEYS.
-func (s *Server) writeScriptsThrough(ctx context.Context, c *Conn) {
-	writes := c.scriptWrites
-	c.scriptWrites = nil
+// shareDeferred tells the shared tier (--redis), once the section is
+// left, what EXEC or a script left for it: every key a script's write
+// commands named, whether or not the script declared it in KEYS, and the
+// messages published meanwhile, in the order they were published.
+func (s *Server) shareDeferred(ctx context.Context, c *Conn) {
+	writes, broadcasts := c.scriptWrites, c.broadcasts
+	c.scriptWrites, c.broadcasts = nil, nil
 	if s.opts.Shared == nil {
 		return
 	}
 	for _, w := range writes {
 		s.wrote(ctx, w.cmd, w.args)
+	}
+	for _, b := range broadcasts {
+		b.send(ctx, s.opts.Shared)
 	}
 }
 

@@ -667,6 +667,24 @@ func TestFleetPubSub(t *testing.T) {
 		if m, err := shardOnA.ReceiveMessage(ctx); err != nil || m.Channel != "shard" || m.Payload != "s" {
 			t.Fatalf("shard message: %#v %v", m, err)
 		}
+		// Inside EXEC and a script, which hold the store's section, the
+		// messages go to the other replicas once it is left, in order.
+		if _, err := b.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Publish(ctx, "news", "tx 1")
+			p.Eval(ctx, "redis.call('PUBLISH', 'news', 'script'); return 1", nil)
+			p.Publish(ctx, "news", "tx 2")
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Eval(ctx, "return redis.call('PUBLISH', KEYS[1], ARGV[1])", []string{"news"}, "eval").Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"from A", "tx 1", "script", "tx 2", "eval"} {
+			if m, err := onA.ReceiveMessage(ctx); err != nil || m.Payload != want {
+				t.Fatalf("A's subscriber after EXEC and EVAL on B: %#v %v, want %q", m, err, want)
+			}
+		}
 		if got := f.replicas[1].info(t, "pubsub_relayed_sent"); atoi(t, got) < n {
 			t.Errorf("B's pubsub_relayed_sent = %s, want at least %d", got, n)
 		}

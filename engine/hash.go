@@ -22,11 +22,12 @@ import (
 // fields, one of them its data) stays in its record with a header saying
 // so, instead of costing a Go map per key.
 const (
-	hashMaxListpackEntries = 128 // Redis's hash-max-listpack-entries
+	hashMaxListpackEntries = 512 // Redis's hash-max-listpack-entries
 	hashMaxListpackValue   = 64  // Redis's hash-max-listpack-value
 	// hashInRecordMax is the largest encoding of a hashtable-reported hash
-	// kept in its record; past it (or past hashMaxListpackEntries fields)
-	// the hash moves to the heap.
+	// kept in its record; past it the hash moves to the heap. A listpack
+	// one (at most about 66 KB) always stays in its record, which keeps its
+	// order, as Redis's listpack does.
 	hashInRecordMax = 1024
 )
 
@@ -160,7 +161,7 @@ func hashLen(c collection) int {
 }
 
 // hashEncoding names how Redis would hold the hash c: "listpack" while it
-// is small, "hashtable" once past hash-max-listpack-entries (128) or
+// is small, "hashtable" once past hash-max-listpack-entries (512) or
 // hash-max-listpack-value (64 bytes).
 func hashEncoding(c collection) string {
 	if c.obj != nil || len(c.blob) > 0 && c.blob[0] == hashHeaderHashtable {
@@ -311,7 +312,7 @@ func (e *hashEdit) done() (collection, collChange) {
 		e.table = true
 	}
 	blob := encodeHash(e.flat, e.table)
-	if e.table && (e.len() > hashMaxListpackEntries || len(blob) > hashInRecordMax) {
+	if e.table && len(blob) > hashInRecordMax {
 		h := newHashTable(e.len())
 		for i := 0; i < len(e.flat); i += 2 {
 			h.set(e.flat[i], e.flat[i+1])

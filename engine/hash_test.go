@@ -36,7 +36,7 @@ func onHeap(s *Store, key string) (heap bool) {
 
 func TestHashEncodingThresholds(t *testing.T) {
 	s, _ := newClockStore(t)
-	// 128 fields of 64 bytes: still a listpack, held in the record.
+	// 512 fields of 64 bytes: still a listpack, held in the record.
 	for i := range hashMaxListpackEntries {
 		hset(t, s, "h", fmt.Sprintf("%064d", i), strings.Repeat("v", hashMaxListpackValue))
 	}
@@ -47,7 +47,7 @@ func TestHashEncodingThresholds(t *testing.T) {
 	hset(t, s, "h", "one-more", "v")
 	wantEncoding(t, s, "h", "hashtable")
 	if !onHeap(s, "h") {
-		t.Fatal("a hash of 129 fields is not on the heap")
+		t.Fatal("a hash of 513 fields is not on the heap")
 	}
 	// Never back: down to one field, still a hashtable.
 	all, _ := s.HGetAll([]byte("h"))

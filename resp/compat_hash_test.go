@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
 )
 
 func TestCompatHashScripts(t *testing.T) {
@@ -214,5 +216,73 @@ func TestHashRandFieldShapes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hashConnScripts: a hash's changes reach the other connections as a
+// string's do, and only when something changed (HDEL of a missing field,
+// HSETNX of a present one change nothing, in Redis either): connection 0
+// tracks in RESP3 or WATCHes, connection 1 writes.
+func hashConnScripts() []psScript {
+	return []psScript{
+		{name: "tracking", conns: 2, resp3: true, steps: []psStep{
+			ps(0, "CLIENT TRACKING ON"), ps(1, "HSET h a 1"), ps(0, "HGET h a"), ps(1, "HSET h a 2"), psRead(0, 1),
+			ps(0, "HGETALL h"), ps(1, "HSET h a 2"), psRead(0, 1),
+			ps(0, "HLEN h"), ps(1, "HDEL h zz"), ps(1, "HSETNX h a 3"), ps(0, "PING"),
+			ps(1, "HINCRBY h a x"), ps(1, "GET h"), ps(0, "PING"),
+			ps(1, "HINCRBY h n 1"), psRead(0, 1), ps(0, "HEXISTS h n"), ps(1, "HINCRBYFLOAT h n 1.5"), psRead(0, 1),
+			ps(0, "HSTRLEN h n"), ps(1, "EXPIRE h 100"), psRead(0, 1),
+			ps(0, "HMGET h a n"), ps(1, "HDEL h a n"), psRead(0, 1), ps(0, "EXISTS h"),
+			ps(0, "HSCAN h 0"), ps(1, "HSET h x 1"), psRead(0, 1), ps(0, "HRANDFIELD h"), ps(1, "RENAME h h2"), psRead(0, 1),
+		}},
+		{name: "watch", conns: 2, steps: []psStep{
+			ps(0, "WATCH h"), ps(1, "HSET h a 1"), ps(0, "MULTI"), ps(0, "HGET h a"), ps(0, "EXEC"),
+			ps(0, "WATCH h"), ps(1, "HSETNX h a 2"), ps(1, "HDEL h zz"), ps(0, "MULTI"), ps(0, "HGET h a"), ps(0, "EXEC"),
+			ps(0, "WATCH h"), ps(1, "HINCRBY h a 1"), ps(0, "MULTI"), ps(0, "HGET h a"), ps(0, "EXEC"),
+			ps(0, "WATCH h"), ps(1, "HDEL h a"), ps(0, "MULTI"), ps(0, "HGET h a"), ps(0, "EXEC"),
+		}},
+	}
+}
+
+func TestCompatHashConnections(t *testing.T) {
+	for _, sc := range hashConnScripts() {
+		t.Run(sc.name, func(t *testing.T) {
+			runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
+		})
+	}
+}
+
+// TestHashNoEvictionOOM: under noeviction, growing hashes past --max-memory
+// gets Redis's -OOM, and reads and deletes still work.
+func TestHashNoEvictionOOM(t *testing.T) {
+	store, err := engine.New(engine.Options{MaxMemory: 256 << 10, Policy: engine.NoEviction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	ts := startServer(t, Options{Store: store})
+	r := dialRaw(t, ts.addr)
+	value := strings.Repeat("v", 1000)
+	var got string
+	i := 0
+	for ; i < 1000; i++ {
+		if got = r.do("HSET", "h", fmt.Sprint("f", i), value); got != ":1" {
+			break
+		}
+	}
+	if got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("HSET %d past the bound: %s", i, got)
+	}
+	if got := r.do("HINCRBY", "other", "n", "1"); !strings.HasPrefix(got, "-OOM") {
+		t.Fatalf("HINCRBY of a new hash past the bound: %s", got)
+	}
+	if got := r.do("HLEN", "h"); got != fmt.Sprint(":", i) {
+		t.Fatalf("HLEN = %s, want %d", got, i)
+	}
+	if got := r.do("DEL", "h"); got != ":1" {
+		t.Fatalf("DEL = %s", got)
+	}
+	if got := r.do("HSET", "h", "f", "v"); got != ":1" {
+		t.Fatalf("HSET after DEL = %s", got)
 	}
 }

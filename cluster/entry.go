@@ -14,7 +14,9 @@ import (
 // An entry (swr.FleetEntry) is a hash in the shared tier, readable with
 // HGETALL:
 //
-//	v        the value
+//	v        the value: for a hash or a set, its portable form
+//	         (engine.Store.Export)
+//	type     the key's type if not a string: "hash" or "set"
 //	fresh    fresh deadline, unix milliseconds (absent: none)
 //	stale    stale deadline, unix milliseconds (absent: none); the
 //	         hash expires then
@@ -31,7 +33,7 @@ import (
 
 // entryOf is the shared form of a local entry.
 func entryOf(env engine.Envelope) swr.FleetEntry {
-	e := swr.FleetEntry{Value: env.Value, FreshUntil: env.FreshUntil, StaleUntil: env.StaleUntil}
+	e := swr.FleetEntry{Type: env.Type, Value: env.Value, FreshUntil: env.FreshUntil, StaleUntil: env.StaleUntil}
 	if env.Fill != nil {
 		e.Loader, e.ETag, e.LastModified, e.LoadTime = env.Fill.Loader, env.Fill.ETag, env.Fill.LastModified, env.Fill.LoadTime
 	}
@@ -45,6 +47,9 @@ func entryFields(e swr.FleetEntry) []any {
 		if v != "" {
 			f = append(f, name, v)
 		}
+	}
+	if e.Type != engine.TypeString {
+		add("type", e.Type.String())
 	}
 	add("fresh", formatMillis(e.FreshUntil))
 	add("stale", formatMillis(e.StaleUntil))
@@ -81,6 +86,11 @@ func decodeEntry(h map[string]string) (swr.FleetEntry, error) {
 	}
 	e := swr.FleetEntry{Value: []byte(v), ETag: h["etag"], LastModified: h["lastmod"], Loader: h["loader"],
 		Missing: h["missing"] == "1"}
+	if t, ok := h["type"]; ok {
+		if e.Type, ok = engine.ParseType(t); !ok {
+			return swr.FleetEntry{}, fmt.Errorf("%w: type %q", errMalformed, t)
+		}
+	}
 	var err error
 	if e.FreshUntil, err = parseMillis(h["fresh"]); err != nil {
 		return swr.FleetEntry{}, err

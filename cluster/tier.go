@@ -118,9 +118,10 @@ func (c *Client) writeKeys(key string) []string {
 	return []string{c.names.value(key), c.names.lease(key)}
 }
 
-// writeArgs are writeScript's arguments for key's local state.
+// writeArgs are writeScript's arguments for key's local state, of any
+// type.
 func (c *Client) writeArgs(key []byte) []any {
-	env, found := c.opts.Store.Peek(key)
+	env, found := c.opts.Store.Export(key)
 	if !found {
 		return []any{"-1"}
 	}

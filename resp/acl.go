@@ -79,6 +79,7 @@ func (s *Server) initACL(opts Options) error {
 var groupCategories = map[string]acl.Category{
 	"string":       acl.String,
 	"bitmap":       acl.Bitmap,
+	"hash":         acl.Hash,
 	"generic":      acl.Keyspace,
 	"connection":   acl.Connection,
 	"transactions": acl.Transaction,

@@ -43,3 +43,28 @@ func TestClientNodeKeyv(t *testing.T) {
 		`{"exists-after":0}`,
 	})
 }
+
+// TestClientNodeRedisOM runs redis-om (testdata/node-redis-om), Redis's
+// object mapper for Node, storing entities as hashes through node-redis 4:
+// save (MULTI of UNLINK and HSET), fetch (HGETALL) of one and of several,
+// a save that empties an entity (its hash removed), expire and remove; and
+// the hashes it wrote, their type and encoding.
+func TestClientNodeRedisOM(t *testing.T) {
+	runNodeClient(t, "node-redis-om", []string{
+		`{"client-info-resp":2}`,
+		`{"save":{"id":"1","key":"album:1","artist":"Mushroomhead","title":"The Righteous & The Butterfly","year":2014,"genres":["metal","industrial"],"outOfPublication":true,"released":"2014-05-27T00:00:00.000Z","studio":{"longitude":-81.69,"latitude":41.5}}}`,
+		`{"raw":{"artist":"Mushroomhead","genres":"metal|industrial","outOfPublication":"1","released":"1401148800","studio":"-81.69,41.5","title":"The Righteous & The Butterfly","year":"2014"}}`,
+		`{"type":"hash"}`,
+		`{"encoding":"listpack"}`,
+		`{"fetch":{"id":"1","key":"album:1","artist":"Mushroomhead","title":"The Righteous & The Butterfly","year":2014,"genres":["metal","industrial"],"outOfPublication":true,"released":"2014-05-27T00:00:00.000Z","studio":{"longitude":-81.69,"latitude":41.5}}}`,
+		`{"save-again":{"id":"1","key":"album:1","artist":"Mushroomhead","title":"The Righteous & The Butterfly","year":2015,"genres":["metal"],"outOfPublication":true,"released":"2014-05-27T00:00:00.000Z","studio":null}}`,
+		`{"raw-again":{"artist":"Mushroomhead","genres":"metal","outOfPublication":"1","released":"1401148800","title":"The Righteous & The Butterfly","year":"2015"}}`,
+		`{"encoding-long":"hashtable"}`,
+		`{"fetch-many":[{"id":"1","key":"album:1","artist":"Mushroomhead","title":"The Righteous & The Butterfly","year":2015,"genres":["metal"],"outOfPublication":true,"released":"2014-05-27T00:00:00.000Z"},{"id":"2","key":"album:2","artist":"XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX","title":"Long","year":1,"genres":[]},{"id":"3","key":"album:3","genres":[]}]}`,
+		`{"save-empty":{"id":"2","key":"album:2"}}`,
+		`{"exists-empty":0}`,
+		`{"ttl":true}`,
+		`{"exists-removed":0}`,
+		`{"fetch-removed":{"id":"1","key":"album:1","genres":[]}}`,
+	})
+}

@@ -399,28 +399,35 @@ func cmdIncrByFloat(c *Conn, args [][]byte) {
 		return
 	}
 	v, err := c.srv.store.Update(args[1], func(old []byte, exists bool) ([]byte, error) {
-		cur := new(big.Float)
-		if exists {
-			var ok bool
-			if cur, ok = parseLongDouble(old); !ok {
-				return nil, errNotFloatValue
-			}
-		}
-		// Inf plus anything is Inf or NaN, which big.Float would panic on.
-		if cur.IsInf() || delta.IsInf() {
-			return nil, errNaNValue
-		}
-		// Rounding to 64 bits is all: a sum of long doubles small enough
-		// to be subnormal is exact.
-		sum := new(big.Float).SetPrec(ldPrec).Add(cur, delta)
-		if sum.MantExp(nil) > ldMaxExp {
-			return nil, errNaNValue
-		}
-		return formatLongDouble(sum), nil
+		return addLongDouble(old, exists, delta, errNotFloatValue)
 	})
 	if err != nil {
 		writeErr(c, err)
 		return
 	}
 	c.w.Bulk(v)
+}
+
+// addLongDouble is the value old (0 if !exists) plus delta, as INCRBYFLOAT
+// and HINCRBYFLOAT compute it; notFloat is the error for an old value that
+// is no float.
+func addLongDouble(old []byte, exists bool, delta *big.Float, notFloat error) ([]byte, error) {
+	cur := new(big.Float)
+	if exists {
+		var ok bool
+		if cur, ok = parseLongDouble(old); !ok {
+			return nil, notFloat
+		}
+	}
+	// Inf plus anything is Inf or NaN, which big.Float would panic on.
+	if cur.IsInf() || delta.IsInf() {
+		return nil, errNaNValue
+	}
+	// Rounding to 64 bits is all: a sum of long doubles small enough to be
+	// subnormal is exact.
+	sum := new(big.Float).SetPrec(ldPrec).Add(cur, delta)
+	if sum.MantExp(nil) > ldMaxExp {
+		return nil, errNaNValue
+	}
+	return formatLongDouble(sum), nil
 }

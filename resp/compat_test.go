@@ -369,10 +369,19 @@ func sortWords(r compatReply) compatReply {
 	return r
 }
 
-// scanAll runs SCAN from the step's cursor until the cursor is 0 and
-// renders the union of the keys, or the first error.
+// scanAll runs SCAN (or HSCAN, SSCAN) from the step's cursor until the
+// cursor is 0 and renders the union of the keys, or the first error.
 func (c *compatConn) scanAll(args []string) string {
 	args = slices.Clone(args)
+	// SCAN cursor ...; HSCAN and SSCAN key cursor ...: HSCAN's replies are
+	// compared as field=value pairs.
+	at, step := 1, 1
+	if !strings.EqualFold(args[0], "scan") {
+		at = 2
+	}
+	if strings.EqualFold(args[0], "hscan") {
+		step = 2
+	}
 	keys := make(map[string]bool)
 	for i := 0; ; i++ {
 		if i > 100000 {
@@ -391,10 +400,15 @@ func (c *compatConn) scanAll(args []string) string {
 		if r.kind != '*' || len(r.elems) != 2 || r.elems[0].kind != '$' || r.elems[1].kind != '*' {
 			return "<malformed SCAN reply " + r.String() + ">"
 		}
-		for _, k := range r.elems[1].elems {
-			keys[k.String()] = true
+		elems := r.elems[1].elems
+		for j := 0; j < len(elems); j += step {
+			k := elems[j].String()
+			if step == 2 && j+1 < len(elems) {
+				k += "=" + elems[j+1].String()
+			}
+			keys[k] = true
 		}
-		if args[1] = r.elems[0].str; args[1] == "0" {
+		if args[at] = r.elems[0].str; args[at] == "0" {
 			break
 		}
 	}

@@ -77,6 +77,9 @@ var ErrFleetLeaseLost = errors.New("swr: the fleet lease is no longer held")
 // FleetEntry is a cache entry as the fleet shares it: the value with its
 // envelope.
 type FleetEntry struct {
+	// Type is the key's type; Value is a hash's or set's portable form
+	// (engine.Store.Export) for another type than a string.
+	Type  engine.Type
 	Value []byte
 	// FreshUntil and StaleUntil are unix nanoseconds, zero when there is no
 	// such deadline, as in engine.Envelope.
@@ -96,7 +99,7 @@ type FleetEntry struct {
 
 // SetOptions are the options that store e in the local store under fence.
 func (e FleetEntry) SetOptions(fence *engine.Fence) engine.SetOptions {
-	opts := engine.SetOptions{FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil, Fence: fence}
+	opts := engine.SetOptions{FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil, Fence: fence, Type: e.Type}
 	if e.Loader != "" {
 		opts.Fill = &engine.FillMeta{Loader: e.Loader, ETag: e.ETag, LastModified: e.LastModified, LoadTime: e.LoadTime}
 	}

@@ -118,7 +118,13 @@ func (f *Filler) claim(ld *loader.Loader, req Request, freshAfter int64, slot *b
 // fleetEntryOutcome settles a flight with an entry the fleet already has.
 func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
 	o := &outcome{entry: &e, fromFleet: true}
-	if !e.Missing {
+	switch {
+	case e.Type != engine.TypeString:
+		// A client's hash or set, written on another replica: kept here
+		// as it is, and read-through answers -WRONGTYPE, as it would had
+		// this replica had it.
+		o.err = engine.ErrWrongType
+	case !e.Missing:
 		f.cooldown.Succeed(key)
 		o.res = loader.Result{Value: e.Value, Found: true, ETag: e.ETag, LastModified: e.LastModified}
 	}

@@ -44,6 +44,8 @@ type options struct {
 	rounds   int
 	n        int // requests per test at -P 1; -P 16 runs use n*pipelineScale
 	memKeys  int
+	hashKeys int
+	hashMem  bool
 	only     string
 	memory   bool
 	speed    bool
@@ -79,6 +81,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.only, "only", "", "comma-separated filter of the speed matrix: tests (get, set), pipelines (P1, P16), keyspaces (single, random); "+
 		"tokens of one kind are OR'ed, kinds are AND'ed, e.g. -only get,P16")
 	fs.BoolVar(&o.memory, "memory", true, "run the memory test")
+	fs.BoolVar(&o.hashMem, "hash-memory", true, "run the memory test of small hashes (.NET IDistributedCache entries)")
+	fs.IntVar(&o.hashKeys, "hash-keys", 1000000, "hashes loaded by the hash memory test")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
@@ -124,6 +128,9 @@ func parseFlags(args []string) (options, error) {
 		if !set["keys"] {
 			o.memKeys = 20000
 		}
+		if !set["hash-keys"] {
+			o.hashKeys = 20000
+		}
 		if !set["churn-sets"] {
 			o.churnSets = 300000
 		}
@@ -136,6 +143,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-rounds must be at least 1")
 	case o.n < 1:
 		return o, errors.New("-n must be at least 1")
+	case o.hashKeys < 1 || o.hashKeys > 9999999:
+		return o, errors.New("-hash-keys must be between 1 and 9999999")
 	case o.memKeys < 1 || o.memKeys > 99999999:
 		return o, errors.New("-keys must be between 1 and 99999999")
 	case o.dataSize < 1:
@@ -274,7 +283,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.memory, h.memoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

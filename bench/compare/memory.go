@@ -28,29 +28,53 @@ func (m memResult) perKey(keys int) float64 {
 	return float64(m.rssAfter-m.rssBefore) / float64(keys)
 }
 
+// memLoad is what a memory test loads: keys written by write (the RESP
+// stream of one command per key) and described by what, for the log.
+type memLoad struct {
+	what  string
+	keys  int
+	write func(w io.Writer) error
+}
+
 // memoryTest loads the same distinct keys into a fresh instance of each
 // server, one after the other, and compares their RSS.
 func (h *harness) memoryTest(ctx context.Context) error {
-	var results []memResult
-	for _, start := range h.starters(true) {
-		s, err := start(ctx)
-		if err != nil {
-			return err
-		}
-		m, err := h.measureMemory(ctx, s)
-		s.Stop()
-		if err != nil {
-			return err
-		}
-		results = append(results, m)
+	keys, size := h.opts.memKeys, h.opts.dataSize
+	results, err := h.measureEach(ctx, true, memLoad{what: fmt.Sprintf("%d keys of %d bytes", keys, size), keys: keys,
+		write: func(w io.Writer) error { return writeSets(w, keys, 7, size) }})
+	if err != nil {
+		return err
 	}
 	h.printMemory(results)
 	return nil
 }
 
-func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, error) {
+// measureEach measures load on a fresh instance of each server (with
+// floor, bench/floor's too), one after the other.
+func (h *harness) measureEach(ctx context.Context, floor bool, load memLoad) ([]memResult, error) {
+	var results []memResult
+	for _, start := range h.starters(true) {
+		s, err := start(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !floor && s.Name == floorName {
+			s.Stop()
+			continue
+		}
+		m, err := h.measureMemory(ctx, s, load)
+		s.Stop()
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, m)
+	}
+	return results, nil
+}
+
+func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (memResult, error) {
 	m := memResult{server: s.Name}
-	keys := h.opts.memKeys
+	keys := load.keys
 	if err := sleep(ctx, time.Second); err != nil { // let startup allocation settle
 		return m, err
 	}
@@ -58,9 +82,9 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 	if m.rssBefore, err = s.rssBytes(); err != nil {
 		return m, err
 	}
-	h.logf("memory: loading %d keys of %d bytes into %s (RSS before %.1f MiB)", keys, h.opts.dataSize, s.Name, mib(m.rssBefore))
+	h.logf("memory: loading %s into %s (RSS before %.1f MiB)", load.what, s.Name, mib(m.rssBefore))
 	start := time.Now()
-	m.pipeErrs, m.pipeReplies, err = h.pipeLoad(ctx, s, keys)
+	m.pipeErrs, m.pipeReplies, err = h.pipe(ctx, s, keys, load.write)
 	m.load = time.Since(start)
 	if err != nil {
 		h.fail("loading %s: %v", s.Name, err)
@@ -117,15 +141,16 @@ func (h *harness) measureMemory(ctx context.Context, s *server) (memResult, erro
 
 var pipeSummary = regexp.MustCompile(`errors:\s*(\d+),\s*replies:\s*(\d+)`)
 
-// pipeLoad writes SET key:0000000..key:<keys-1> with values of -d bytes to
+// pipeLoadWidth writes SET key:0000000..key:<keys-1> (key numbers
+// zero-padded to at least width digits) with values of -d bytes to
 // `redis-cli --pipe` and returns the error and reply counts it reports.
-func (h *harness) pipeLoad(ctx context.Context, s *server, keys int) (errs, replies int64, err error) {
-	return h.pipeLoadWidth(ctx, s, keys, 7)
+func (h *harness) pipeLoadWidth(ctx context.Context, s *server, keys, width int) (errs, replies int64, err error) {
+	return h.pipe(ctx, s, keys, func(w io.Writer) error { return writeSets(w, keys, width, h.opts.dataSize) })
 }
 
-// pipeLoadWidth is pipeLoad with key numbers zero-padded to at least width
-// digits.
-func (h *harness) pipeLoadWidth(ctx context.Context, s *server, keys, width int) (errs, replies int64, err error) {
+// pipe writes the commands write makes, keys of them, to `redis-cli
+// --pipe` and returns the error and reply counts it reports.
+func (h *harness) pipe(ctx context.Context, s *server, keys int, write func(io.Writer) error) (errs, replies int64, err error) {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute+time.Duration(keys/50000)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(lctx, "redis-cli", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "--pipe")
@@ -139,7 +164,7 @@ func (h *harness) pipeLoadWidth(ctx context.Context, s *server, keys, width int)
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err
 	}
-	writeErr := writeSets(stdin, keys, width, h.opts.dataSize)
+	writeErr := write(stdin)
 	stdin.Close()
 	runErr := cmd.Wait()
 	if lctx.Err() != nil && ctx.Err() == nil {
@@ -163,8 +188,16 @@ func (h *harness) pipeLoadWidth(ctx context.Context, s *server, keys, width int)
 // writeSets writes the RESP stream of SETs of distinct keys, key:0000000 on
 // (at least width digits).
 func writeSets(w io.Writer, keys, width, size int) error {
-	width = max(width, len(strconv.Itoa(keys-1)))
 	value := bytes.Repeat([]byte{'x'}, size)
+	return writeKeyed(w, keys, width, func(bw *bufio.Writer, key []byte) {
+		writeCommand(bw, []byte("SET"), key, value)
+	})
+}
+
+// writeKeyed writes, through write, one command for each distinct key
+// key:0000000 on (at least width digits).
+func writeKeyed(w io.Writer, keys, width int, write func(bw *bufio.Writer, key []byte)) error {
+	width = max(width, len(strconv.Itoa(keys-1)))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	keyBuf := make([]byte, 0, 32)
 	for i := range keys {
@@ -174,13 +207,54 @@ func writeSets(w io.Writer, keys, width, size int) error {
 			keyBuf = append(keyBuf, '0')
 		}
 		keyBuf = append(keyBuf, digits...)
-		fmt.Fprintf(bw, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n", len(keyBuf), keyBuf, len(value))
-		bw.Write(value)
-		if _, err := bw.WriteString("\r\n"); err != nil {
-			return err
-		}
+		write(bw, keyBuf)
 	}
 	return bw.Flush()
+}
+
+// writeCommand writes a command as a RESP array of bulk strings; errors
+// show at the writer's Flush.
+func writeCommand(bw *bufio.Writer, args ...[]byte) {
+	fmt.Fprintf(bw, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(bw, "$%d\r\n", len(a))
+		bw.Write(a)
+		bw.WriteString("\r\n")
+	}
+}
+
+// hashMemoryTest loads hashes as .NET's IDistributedCache for Redis
+// stores its entries (three fields: absexp and sldexp, tick counts or -1,
+// and data, here -d bytes) and compares the servers' RSS. redis-server
+// holds each as a hashtable (data is past hash-max-listpack-value);
+// stampedeless keeps each in its record.
+func (h *harness) hashMemoryTest(ctx context.Context) error {
+	keys, size := h.opts.hashKeys, h.opts.dataSize
+	data := bytes.Repeat([]byte{'d'}, size)
+	results, err := h.measureEach(ctx, false, memLoad{what: fmt.Sprintf("%d hashes (absexp, sldexp, data of %d bytes)", keys, size), keys: keys,
+		write: func(w io.Writer) error {
+			return writeKeyed(w, keys, 7, func(bw *bufio.Writer, key []byte) {
+				writeCommand(bw, []byte("HSET"), key, []byte("absexp"), []byte("638700000000000000"),
+					[]byte("sldexp"), []byte("-1"), []byte("data"), data)
+			})
+		}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(h.out, "\n### Memory after %d small hashes (HSET key absexp <ticks> sldexp -1 data <%d bytes>, as .NET IDistributedCache)\n\n", keys, size)
+	fmt.Fprintln(h.out, "| server | DBSIZE | RSS before MiB | RSS after MiB | peak RSS MiB | bytes/key | load s |")
+	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|")
+	byName := map[string]memResult{}
+	for _, m := range results {
+		byName[m.server] = m
+		fmt.Fprintf(h.out, "| %s | %d | %.1f | %.1f | %.1f | %.0f | %.1f |\n",
+			m.server, m.dbsize, mib(m.rssBefore), mib(m.rssAfter), mib(m.peak), m.perKey(keys), m.load.Seconds())
+	}
+	if r, s := byName[redisName], byName[stampName]; r.perKey(keys) > 0 {
+		fmt.Fprintf(h.out, "\nbytes/key ratio stampedeless/redis-server: **%.2f**; RSS ratio %.2f.\n",
+			s.perKey(keys)/r.perKey(keys), float64(s.rssAfter)/float64(r.rssAfter))
+	}
+	return nil
 }
 
 func (h *harness) printMemory(results []memResult) {

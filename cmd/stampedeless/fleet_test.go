@@ -931,3 +931,79 @@ func TestFleetScripts(t *testing.T) {
 		t.Fatalf("acct on B after A's EXEC = %q, want 16", v)
 	}
 }
+
+// TestFleetHashes: a hash written on one replica is read on the others,
+// whole (the small one keeps its listpack order and encoding, the big one
+// is a hashtable), HINCRBY on another replica builds on it, HDEL, EXPIRE
+// and DEL travel, and read-through on a key another replica made a hash
+// answers -WRONGTYPE as it would locally.
+func TestFleetHashes(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.HSet(ctx, "h", "z", "1", "y", "2", "x", "3")
+	if v := b.HGet(ctx, "h", "y").Val(); v != "2" {
+		t.Fatalf("HGET on B after HSET on A = %q", v)
+	}
+	if v := c.HKeys(ctx, "h").Val(); fmt.Sprint(v) != "[z y x]" {
+		t.Fatalf("HKEYS on C = %v, want the insertion order", v)
+	}
+	if n := b.HIncrBy(ctx, "h", "z", 5).Val(); n != 6 {
+		t.Fatalf("HINCRBY on B = %d, want 6", n)
+	}
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.HGet(ctx, "h", "z").Val(); v != "6" {
+			t.Fatalf("HGET after HINCRBY on B = %q", v)
+		}
+		if enc := r.ObjectEncoding(ctx, "h").Val(); enc != "listpack" {
+			t.Fatalf("OBJECT ENCODING = %q", enc)
+		}
+	}
+	c.HDel(ctx, "h", "y")
+	if ok := a.HExists(ctx, "h", "y").Val(); ok {
+		t.Fatal("HDEL on C is not seen on A")
+	}
+	a.Expire(ctx, "h", 100*time.Second)
+	if ttl := b.TTL(ctx, "h").Val(); ttl < 90*time.Second || ttl > 100*time.Second {
+		t.Fatalf("TTL on B after EXPIRE on A = %v", ttl)
+	}
+	if err := b.Get(ctx, "h").Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		t.Fatalf("GET of a hash on B: %v", err)
+	}
+	b.Del(ctx, "h")
+	for _, r := range []*redis.Client{a, c} {
+		if n := r.Exists(ctx, "h").Val(); n != 0 {
+			t.Fatal("DEL on B is not seen")
+		}
+	}
+
+	// A big hash (held on the heap) travels whole.
+	big := map[string]any{}
+	for i := range 600 {
+		big[fmt.Sprint("f", i)] = fmt.Sprint(i)
+	}
+	a.HSet(ctx, "big", big)
+	if n := c.HLen(ctx, "big").Val(); n != 600 {
+		t.Fatalf("HLEN on C = %d", n)
+	}
+	if enc := c.ObjectEncoding(ctx, "big").Val(); enc != "hashtable" {
+		t.Fatalf("OBJECT ENCODING on C = %q", enc)
+	}
+	if typ := b.Type(ctx, "big").Val(); typ != "hash" {
+		t.Fatalf("TYPE on B = %q", typ)
+	}
+
+	// Read-through does not serve another replica's hash as a string.
+	a.HSet(ctx, "k:h", "f", "v")
+	err := c.Do(ctx, "GETFILL", "k:h", 60, 0).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		t.Fatalf("GETFILL of another replica's hash: %v", err)
+	}
+	if v := c.HGet(ctx, "k:h", "f").Val(); v != "v" {
+		t.Fatalf("HGET after GETFILL = %q", v)
+	}
+	if calls := f.origin.calls.Load(); calls != 0 {
+		t.Fatalf("the origin was called %d times", calls)
+	}
+}

@@ -35,11 +35,17 @@ func (c *Conn) readString(key []byte) (v []byte, exists, ok bool) {
 // the hit path to one lookup; the answer is the one of the moment of the
 // second look, as if the command had run then.
 func (c *Conn) wrongType(key []byte) bool {
-	if t, found := c.srv.store.TypeOf(key); found && t != engine.TypeString {
+	if notString(c, key) {
 		c.w.Error(errWrongType)
 		return true
 	}
 	return false
+}
+
+// notString reports whether key holds a type other than string.
+func notString(c *Conn, key []byte) bool {
+	t, found := c.srv.store.TypeOf(key)
+	return found && t != engine.TypeString
 }
 
 // view calls fn with key's value for a command that reads it, as read

@@ -11,12 +11,11 @@ type lcsMatch struct {
 // several longest common subsequences it picks the one Redis picks.
 // Missing keys are empty strings.
 func cmdLCS(c *Conn, args [][]byte) {
-	a, _, ok := c.readString(args[1])
-	if !ok {
-		return
-	}
-	b, _, ok := c.readString(args[2])
-	if !ok {
+	a, aFound := c.read(args[1])
+	b, bFound := c.read(args[2])
+	if !aFound && notString(c, args[1]) || !bFound && notString(c, args[2]) {
+		// Redis's own error here, not -WRONGTYPE.
+		c.w.Error("ERR The specified keys must contain string values")
 		return
 	}
 	var getLen, getIdx, withLen bool

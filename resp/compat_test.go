@@ -374,6 +374,10 @@ func sortWords(r compatReply) compatReply {
 func (c *compatConn) scanAll(args []string) string {
 	args = slices.Clone(args)
 	keys := make(map[string]bool)
+	cursorAt := 1 // SCAN's; SSCAN and the like have a key before it
+	if !strings.EqualFold(args[0], "scan") {
+		cursorAt = 2
+	}
 	for i := 0; ; i++ {
 		if i > 100000 {
 			return "<SCAN never returned cursor 0>"
@@ -394,7 +398,7 @@ func (c *compatConn) scanAll(args []string) string {
 		for _, k := range r.elems[1].elems {
 			keys[k.String()] = true
 		}
-		if args[1] = r.elems[0].str; args[1] == "0" {
+		if args[cursorAt] = r.elems[0].str; args[cursorAt] == "0" {
 			break
 		}
 	}

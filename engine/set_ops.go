@@ -331,6 +331,13 @@ func (s *Store) setOpLocked(op SetOp, keys [][]byte, limit int) ([][]byte, error
 			return true
 		})
 	}
+	if op != SetInter && len(out) <= setMaxIntsetEntries {
+		// Redis builds a union or difference as a new set, which it then
+		// lists: an intset comes in ascending order.
+		if v := viewSet(newSetOf(out, true)); v.isIntset() {
+			out = v.members()
+		}
+	}
 	return out, nil
 }
 

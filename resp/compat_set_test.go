@@ -177,3 +177,23 @@ func TestCompatSets(t *testing.T) {
 		}
 	})
 }
+
+// TestCompatSetTracking compares the invalidations client-side caching
+// sends for sets: a read of any set command tracks its keys, a change
+// invalidates them, and a write that changes nothing sends nothing.
+// Members are integers, so that replies come in the same order.
+func TestCompatSetTracking(t *testing.T) {
+	sc := psScript{name: "sets", conns: 2, resp3: true, steps: []psStep{
+		ps(0, "CLIENT TRACKING ON"), ps(1, "SADD s 1 2"), ps(0, "SMEMBERS s"),
+		ps(1, "SADD s 1"), ps(1, "SREM s 9"), ps(1, "SPOP s 0"), ps(1, "SMOVE s s 1"), ps(0, "PING"),
+		ps(1, "SADD s 3"), psRead(0, 1),
+		ps(0, "SISMEMBER s 1"), ps(1, "SREM s 1"), psRead(0, 1),
+		ps(0, "SCARD s"), ps(1, "SMOVE s t 2"), psRead(0, 1),
+		ps(0, "SINTERCARD 2 s t"), ps(1, "SMOVE nokey t 9"), ps(0, "PING"), ps(1, "SADD t 5"), psRead(0, 1),
+		ps(1, "SADD s 7"), psRead(0, 1),
+		ps(0, "SUNION s t"), ps(1, "SUNIONSTORE t s"), psRead(0, 1),
+		ps(0, "SMEMBERS t"), ps(1, "SINTERSTORE t s nokey"), psRead(0, 1), ps(1, "SINTERSTORE t s nokey"), ps(0, "PING"),
+		ps(0, "SCARD s"), ps(1, "SPOP s 5"), psRead(0, 1), ps(0, "PING"),
+	}}
+	runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
+}

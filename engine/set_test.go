@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -412,4 +413,50 @@ func TestSetMemoryBoundAndNoEviction(t *testing.T) {
 	if p, err := s.SPop(k, 1); len(p) != 1 || err != nil {
 		t.Fatalf("SPop past the bound = %q, %v", p, err)
 	}
+}
+
+// TestSetMoveIsAtomic moves members back and forth between two sets in two
+// shards while readers take their union and intersection: a reader must
+// never see a member in both or in neither.
+func TestSetMoveIsAtomic(t *testing.T) {
+	s, _ := newClockStore(t)
+	a, b := keysInTwoShards(s)
+	const n = 50
+	sadd(t, s, a, numbers(0, n)...)
+	keys := bs(a, b)
+	done := make(chan struct{})
+	var movers sync.WaitGroup
+	for g := range 2 {
+		movers.Add(1)
+		go func() {
+			defer movers.Done()
+			from, to := []byte(a), []byte(b)
+			if g == 1 {
+				from, to = to, from
+			}
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := s.SMove(from, to, []byte(strconv.Itoa(i%n))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range underRace(2000, 300) {
+		union, err := s.SetCompute(SetUnion, keys)
+		if err != nil || len(union) != n {
+			t.Fatalf("SUNION saw %d members (%v), want %d", len(union), err, n)
+		}
+		if both, _ := s.SInterCard(keys, 0); both != 0 {
+			t.Fatalf("SINTERCARD saw %d members in both sets", both)
+		}
+	}
+	close(done)
+	movers.Wait()
+	checkInvariants(t, s)
 }

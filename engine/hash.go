@@ -325,14 +325,19 @@ func (e *hashEdit) done() (collection, collChange) {
 // editHashKey runs fn on key's hash under its shard's write lock and
 // stores what fn made of it.
 func (s *Store) editHashKey(key []byte, fn func(e *hashEdit) error) error {
-	return s.writeColl(key, TypeHash, func(cur collection, _ bool) (collection, collChange, error) {
+	return s.writeColl(key, TypeHash, hashEditor(fn))
+}
+
+// hashEditor is the writeColl function that edits a hash with fn.
+func hashEditor(fn func(e *hashEdit) error) func(collection, bool) (collection, collChange, error) {
+	return func(cur collection, _ bool) (collection, collChange, error) {
 		e := editHash(cur)
 		if err := fn(e); err != nil || !e.changed {
 			return collection{}, collUnchanged, err
 		}
 		next, change := e.done()
 		return next, change, nil
-	})
+	}
 }
 
 // HSet sets the fields of key's hash to the values that follow each in
@@ -381,14 +386,15 @@ func (s *Store) HUpdate(key, field []byte, fn func(old []byte, exists bool) ([]b
 // HDel removes the fields of key's hash and reports how many it had; a
 // hash left empty is removed.
 func (s *Store) HDel(key []byte, fields [][]byte) (removed int, err error) {
-	err = s.editHashKey(key, func(e *hashEdit) error {
+	// Only removes: it runs over the bound under noeviction, as in Redis.
+	err = s.shrinkColl(key, TypeHash, hashEditor(func(e *hashEdit) error {
 		for _, f := range fields {
 			if e.del(f) {
 				removed++
 			}
 		}
 		return nil
-	})
+	}))
 	return removed, err
 }
 

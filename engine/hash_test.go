@@ -21,13 +21,6 @@ func hset(t *testing.T, s *Store, key string, pairs ...string) int {
 	return n
 }
 
-func wantEncoding(t *testing.T, s *Store, key, want string) {
-	t.Helper()
-	if enc, _ := s.Encoding([]byte(key)); enc != want {
-		t.Fatalf("encoding of %q = %q, want %q", key, enc, want)
-	}
-}
-
 // onHeap reports whether key's hash is held as a heap object.
 func onHeap(s *Store, key string) (heap bool) {
 	s.read([]byte(key), 0, func(r record) { heap = r.onHeap() })

@@ -164,6 +164,13 @@ func (s *Store) writeColl(key []byte, t Type, fn func(cur collection, exists boo
 	if err := s.admit(0); err != nil {
 		return err
 	}
+	return s.shrinkColl(key, t, fn)
+}
+
+// shrinkColl is writeColl without its admission check, for the writes
+// that only remove (SREM, SPOP, HDEL): Redis runs them past maxmemory even
+// with noeviction, since they are how memory is given back.
+func (s *Store) shrinkColl(key []byte, t Type, fn func(cur collection, exists bool) (collection, collChange, error)) error {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.Lock()
@@ -201,7 +208,33 @@ func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func
 		// Changed in place: only its charge is rewritten.
 		return s.rechargeLocked(sh, h, sl, next.charge, key)
 	}
-	r := newRecord{tag: makeTag(t, heldInRecord), key: key, value: next.blob, fresh: sl.rec.fresh, stale: sl.rec.stale}
+	return s.storeCollLocked(sh, h, sl, found, key, t, next, sl.rec.fresh, sl.rec.stale)
+}
+
+// replaceCollLocked makes key hold next, of type t, with no deadline,
+// whatever it held before, as Redis's setKey does for SINTERSTORE and the
+// like; the zero collection deletes key instead. It reports whether key
+// changed. The caller holds key's shard lock for writing and feeds
+// ristretto after unlocking.
+func (s *Store) replaceCollLocked(key []byte, t Type, next collection) (bool, error) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	if next.obj == nil && len(next.blob) == 0 {
+		if found {
+			sh.wroteLocked(key)
+			s.deleteLocked(sh, h, sl)
+		}
+		return found, nil
+	}
+	sh.wroteLocked(key)
+	return true, s.storeCollLocked(sh, h, sl, found, key, t, next, 0, 0)
+}
+
+// storeCollLocked writes a record of key holding next, of type t, with
+// these deadlines, replacing the one in sl if found.
+func (s *Store) storeCollLocked(sh *shard, h uint64, sl slot, found bool, key []byte, t Type, next collection, fresh, stale int64) error {
+	r := newRecord{tag: makeTag(t, heldInRecord), key: key, value: next.blob, fresh: fresh, stale: stale}
 	if next.obj != nil {
 		r.tag = makeTag(t, heapHeld)
 		r.value = s.holdLocked(sh, next.obj, next.charge)
@@ -216,6 +249,25 @@ func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func
 	}
 	s.notify(Written, key)
 	return nil
+}
+
+// readCollLocked is readColl for a caller holding key's shard lock for
+// writing (lockShards): the value of key, if it is live and holds t,
+// counting a hit or a miss. The collection's blob aliases the arena until
+// the lock is released or key is written.
+func (s *Store) readCollLocked(key []byte, t Type) (c collection, found bool, err error) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	if !found {
+		sh.misses.Add(1)
+		return collection{}, false, nil
+	}
+	sh.hits.Add(1)
+	if sl.rec.typ() != t {
+		return collection{}, false, ErrWrongType
+	}
+	return sh.collectionOf(&sl.rec), true, nil
 }
 
 // rechargeLocked rewrites in place the charge of the heap-held record in

@@ -84,6 +84,7 @@ var groupCategories = map[string]acl.Category{
 	"connection":   acl.Connection,
 	"transactions": acl.Transaction,
 	"scripting":    acl.Scripting,
+	"set":          acl.Set,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from

@@ -203,13 +203,13 @@ func cmdHScan(c *Conn, args [][]byte) {
 	t, found := c.srv.store.TypeOf(args[1])
 	switch {
 	case !found:
-		emptyScan(c)
+		writeScanReply(c, 0, nil)
 		return
 	case t != engine.TypeHash:
 		c.w.Error(errWrongType)
 		return
 	}
-	pattern, count, ok := collScanOptions(c, args[3:])
+	pattern, count, _, ok := scanOptions(c, args[3:], false)
 	if !ok {
 		return
 	}
@@ -218,7 +218,7 @@ func cmdHScan(c *Conn, args [][]byte) {
 		writeErr(c, err)
 		return
 	}
-	if pattern != nil {
+	if pattern != nil && string(pattern) != "*" {
 		kept := flat[:0]
 		for i := 0; i < len(flat); i += 2 {
 			if engine.Match(pattern, string(flat[i])) {
@@ -227,49 +227,7 @@ func cmdHScan(c *Conn, args [][]byte) {
 		}
 		flat = kept
 	}
-	c.w.Array(2)
-	c.w.BulkString(strconv.FormatUint(next, 10))
-	c.w.Array(len(flat))
-	for _, b := range flat {
-		c.w.Bulk(b)
-	}
-}
-
-// emptyScan is the reply of a scan of a missing key.
-func emptyScan(c *Conn) {
-	c.w.Array(2)
-	c.w.BulkString("0")
-	c.w.Array(0)
-}
-
-// collScanOptions reads the options of a scan of a collection (HSCAN,
-// SSCAN): MATCH pattern and COUNT count, as Redis's scanGenericCommand,
-// replying the error itself. The pattern is nil if it matches everything.
-func collScanOptions(c *Conn, opts [][]byte) (pattern []byte, count int, ok bool) {
-	count = 10
-	for i := 0; i < len(opts); i += 2 {
-		if i+1 >= len(opts) {
-			c.w.Error(errSyntax)
-			return nil, 0, false
-		}
-		switch {
-		case equalFold(opts[i], "count"):
-			n, ok := countArg(c, opts[i+1], 1)
-			if !ok {
-				return nil, 0, false
-			}
-			count = int(min(n, 1<<20))
-		case equalFold(opts[i], "match"):
-			pattern = opts[i+1]
-			if string(pattern) == "*" {
-				pattern = nil
-			}
-		default:
-			c.w.Error(errSyntax)
-			return nil, 0, false
-		}
-	}
-	return pattern, count, true
+	writeScanReply(c, next, flat)
 }
 
 // cmdHRandField implements HRANDFIELD key [count [WITHVALUES]] with Redis's

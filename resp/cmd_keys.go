@@ -149,35 +149,9 @@ func cmdScan(c *Conn, args [][]byte) {
 		c.w.Error("ERR invalid cursor")
 		return
 	}
-	var pattern []byte
-	count := 10
-	var only *engine.Type // TYPE's, if given
-	for i := 2; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			c.w.Error(errSyntax)
-			return
-		}
-		opt, val := args[i], args[i+1]
-		switch {
-		case equalFold(opt, "match"):
-			pattern = val
-		case equalFold(opt, "count"):
-			n, ok := countArg(c, val, 1)
-			if !ok {
-				return
-			}
-			count = int(min(n, 1<<20))
-		case equalFold(opt, "type"):
-			// As Redis 7.0, a type name no key can hold matches nothing.
-			t, known := engine.ParseType(strings.ToLower(string(val)))
-			if !known {
-				t = math.MaxUint8
-			}
-			only = &t
-		default:
-			c.w.Error(errSyntax)
-			return
-		}
+	pattern, count, only, ok := scanOptions(c, args[2:], true)
+	if !ok {
+		return
 	}
 	next, keys := c.srv.store.Scan(cursor, pattern, count)
 	if only != nil {
@@ -192,6 +166,41 @@ func cmdScan(c *Conn, args [][]byte) {
 	for _, k := range keys {
 		c.w.BulkString(k)
 	}
+}
+
+// scanOptions parses the options of SCAN (withType) and of SSCAN and the
+// like: MATCH, COUNT and, for SCAN alone, TYPE, as Redis's
+// scanGenericCommand does. It writes the error itself.
+func scanOptions(c *Conn, opts [][]byte, withType bool) (pattern []byte, count int, only *engine.Type, ok bool) {
+	count = 10
+	for i := 0; i < len(opts); i += 2 {
+		if i+1 >= len(opts) {
+			c.w.Error(errSyntax)
+			return nil, 0, nil, false
+		}
+		opt, val := opts[i], opts[i+1]
+		switch {
+		case equalFold(opt, "match"):
+			pattern = val
+		case equalFold(opt, "count"):
+			n, ok := countArg(c, val, 1)
+			if !ok {
+				return nil, 0, nil, false
+			}
+			count = int(min(n, 1<<20))
+		case withType && equalFold(opt, "type"):
+			// As Redis 7.0, a type name no key can hold matches nothing.
+			t, known := engine.ParseType(strings.ToLower(string(val)))
+			if !known {
+				t = math.MaxUint8
+			}
+			only = &t
+		default:
+			c.w.Error(errSyntax)
+			return nil, 0, nil, false
+		}
+	}
+	return pattern, count, only, true
 }
 
 func cmdRandomKey(c *Conn, _ [][]byte) {

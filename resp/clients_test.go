@@ -181,7 +181,11 @@ func runNodeClient(t *testing.T, dir string, want []string) {
 			t.Fatal(err)
 		}
 	}
-	install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	// A registry that stops answering fails the test with npm's output
+	// instead of hanging the whole package's run.
+	ictx, icancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer icancel()
+	install := exec.CommandContext(ictx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	install.Dir = tmp
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)

@@ -1007,3 +1007,52 @@ func TestFleetHashes(t *testing.T) {
 		t.Fatalf("the origin was called %d times", calls)
 	}
 }
+
+// TestFleetSets: a set written on one replica is read on the others in
+// each of its forms (intset, small strings, on the heap), and SREM, SMOVE,
+// *STORE and DEL reach them all.
+func TestFleetSets(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.SAdd(ctx, "ints", 3, 1, 2)
+	a.SAdd(ctx, "tags", "red", "green")
+	big := make([]any, 700)
+	for i := range big {
+		big[i] = fmt.Sprint("m", i)
+	}
+	a.SAdd(ctx, "big", big...)
+	for _, r := range []*redis.Client{b, c} {
+		if v := r.SMembers(ctx, "ints").Val(); fmt.Sprint(v) != "[1 2 3]" {
+			t.Fatalf("SMEMBERS ints on another replica = %v", v)
+		}
+		if enc := r.ObjectEncoding(ctx, "ints").Val(); enc != "intset" {
+			t.Fatalf("OBJECT ENCODING ints = %q", enc)
+		}
+		if ok := r.SIsMember(ctx, "tags", "green").Val(); !ok {
+			t.Fatal("SISMEMBER tags green on another replica = false")
+		}
+		if n := r.SCard(ctx, "big").Val(); n != 700 {
+			t.Fatalf("SCARD big on another replica = %d", n)
+		}
+	}
+	b.SRem(ctx, "tags", "green")
+	b.SMove(ctx, "ints", "tags", "3")
+	c.SInterStore(ctx, "both", "big", "big")
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.SMembers(ctx, "tags").Val(); len(v) != 2 || !slices.Contains(v, "red") || !slices.Contains(v, "3") {
+			t.Fatalf("SMEMBERS tags after SREM and SMOVE on B = %v", v)
+		}
+		if v := r.SCard(ctx, "ints").Val(); v != 2 {
+			t.Fatalf("SCARD ints after SMOVE on B = %d", v)
+		}
+	}
+	if n := a.SCard(ctx, "both").Val(); n != 700 {
+		t.Fatalf("SCARD of SINTERSTORE's destination on A = %d", n)
+	}
+	c.Del(ctx, "big")
+	if n := b.Exists(ctx, "big").Val(); n != 0 {
+		t.Fatal("DEL on C is not seen on B")
+	}
+}

@@ -562,7 +562,8 @@ func asideGet(ctx context.Context, c rueidis.Client, key, placeholder string, fi
 
 // TestScriptCacheAsideRueidis: K concurrent rueidis callers of a missing
 // key, in RESP2 and in RESP3, fill it once and leave no placeholder
-// behind, on both servers. (rueidisaside itself needs CLIENT TRACKING.)
+// behind, on both servers. (The rueidisaside module itself is not served
+// by the Go module proxy this project is built from.)
 func TestScriptCacheAsideRueidis(t *testing.T) {
 	for _, target := range clientTargets(t) {
 		for _, mode := range []struct {

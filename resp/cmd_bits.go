@@ -305,12 +305,13 @@ func cmdBitOp(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
+	// The sources are read at one instant, as in Redis.
 	srcs := make([][]byte, len(args)-3)
 	longest := 0
-	for i, k := range args[3:] {
-		srcs[i], _ = c.read(k)
-		longest = max(longest, len(srcs[i]))
-	}
+	c.readMulti(args[3:], func(i int, v []byte, _ bool) {
+		srcs[i] = bytes.Clone(v)
+		longest = max(longest, len(v))
+	})
 	if longest == 0 {
 		c.srv.store.Delete(args[2])
 		c.w.Int(0)

@@ -1,6 +1,10 @@
 package resp
 
-import "net"
+import (
+	"net"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
 
 // Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
 // WAIT.
@@ -13,6 +17,18 @@ func (c *Conn) read(key []byte) ([]byte, bool) {
 		return env.Value, ok
 	}
 	return c.srv.store.Get(key)
+}
+
+// readMulti reads keys at one instant (Store.ReadMulti) for a command
+// that reads them, counting hits and misses and, unless the client is in
+// NO-TOUCH mode, expiring and reporting them as read does. fn runs under
+// the store's locks: it must be quick and must not keep value.
+func (c *Conn) readMulti(keys [][]byte, fn func(i int, value []byte, found bool)) {
+	mode := engine.ReadAll
+	if c.noTouch.Load() {
+		mode = engine.ReadCounts
+	}
+	c.srv.store.ReadMulti(keys, mode, fn)
 }
 
 // view calls fn with key's value for a command that reads it, as read

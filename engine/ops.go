@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
@@ -84,49 +85,111 @@ const readString = readAll | readStrings
 
 // read finds key and calls fn with its record under the shard's read lock;
 // fn must not keep the record's slices. It reports whether the key was live
-// and whether it was found past its stale deadline.
+// (and, with readStrings, a string) and whether it was found past its stale
+// deadline.
 func (s *Store) read(key []byte, mode readMode, fn func(record)) (found, expired bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.RLock()
+	r := s.readLocked(sh, h, key, mode, fn)
+	sh.mu.RUnlock()
+	s.afterRead(sh, h, mode, r)
+	return r.found, r.expired
+}
+
+// readResult is what readLocked found, for afterRead.
+type readResult struct {
+	found, expired bool
+	// otherType: live but not a string, for a read of strings only
+	// (readStrings), which reads it as missing. Redis counts the lookup
+	// of a key of another type as a hit.
+	otherType bool
+	loc       slab.Loc // the expired record's
+}
+
+// readLocked finds key in sh, whose read lock the caller holds, and calls fn
+// with its record if it is live (and, with readStrings, a string).
+func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn func(record)) readResult {
 	sl, ok := s.findLocked(sh, h, key)
-	if ok && sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
-		sh.mu.RUnlock()
-		if mode&readExpires != 0 {
-			s.expireIfStill(sh, h, sl.loc)
-		}
-		if mode&readCounts != 0 {
-			sh.misses.Add(1)
-		}
-		return false, true
-	}
-	if !ok {
-		sh.mu.RUnlock()
-		if mode&readCounts != 0 {
-			sh.misses.Add(1)
-		}
-		if mode&readNotes != 0 {
-			s.noteRead(h)
-		}
-		return false, false
-	}
-	if mode&readStrings != 0 && !sl.rec.isString() {
-		// Redis counts the lookup of a key of another type as a hit.
-		sh.mu.RUnlock()
-		if mode&readCounts != 0 {
-			sh.hits.Add(1)
-		}
-		return false, false
+	switch {
+	case !ok:
+		return readResult{}
+	case sl.rec.stale != 0 && sl.rec.expiredAt(s.now()):
+		return readResult{expired: true, loc: sl.loc}
+	case mode&readStrings != 0 && !sl.rec.isString():
+		return readResult{otherType: true}
 	}
 	fn(sl.rec)
-	sh.mu.RUnlock()
-	if mode&readCounts != 0 {
-		sh.hits.Add(1)
+	return readResult{found: true}
+}
+
+// afterRead does what mode asks of a read once the shard's lock is
+// released: an expired key is removed and counts as a miss, but is not
+// reported to the eviction policy.
+func (s *Store) afterRead(sh *shard, h uint64, mode readMode, r readResult) {
+	if r.expired && mode&readExpires != 0 {
+		s.expireIfStill(sh, h, r.loc)
 	}
-	if mode&readNotes != 0 {
+	if mode&readCounts != 0 {
+		if r.found || r.otherType {
+			sh.hits.Add(1)
+		} else {
+			sh.misses.Add(1)
+		}
+	}
+	if !r.expired && mode&readNotes != 0 {
 		s.noteRead(h)
 	}
-	return true, false
+}
+
+// ReadMode says what a read does besides reading (ReadMulti).
+type ReadMode = readMode
+
+// The read modes of ReadMulti: what GET does (ReadAll), what a client in
+// CLIENT NO-TOUCH mode does (ReadCounts), what TOUCH does (ReadNotes), and
+// nothing besides reading (zero: EXISTS).
+const (
+	ReadCounts  = readCounts  // count a hit or a miss
+	ReadNotes   = readNotes   // report the read to the eviction policy
+	ReadExpires = readExpires // remove a key found past its deadline
+	ReadAll     = readAll
+)
+
+// ReadMulti reads keys at one instant, as Redis's MGET, EXISTS and TOUCH
+// do: it holds the read locks of all their shards at once, so a write of
+// several keys (SetMulti, DeleteMulti, Rename, Flush) is seen whole or not
+// at all. It calls fn with each key's index, its type, its value (a
+// string's; nil for another type) and whether it is live, in order, under
+// those locks: fn must be quick, must not keep or modify value and must
+// not call the store. It returns how many keys were live (a key given
+// twice counts twice).
+func (s *Store) ReadMulti(keys [][]byte, mode ReadMode, fn func(i int, t Type, value []byte, found bool)) int {
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = s.hash(k)
+	}
+	results := make([]readResult, len(keys))
+	shards := s.lockShardsOf(hashes, (*sync.RWMutex).RLock)
+	live := 0
+	for i, k := range keys {
+		results[i] = s.readLocked(s.shardOf(hashes[i]), hashes[i], k, mode, func(r record) {
+			if r.isString() {
+				fn(i, TypeString, r.value, true)
+			} else {
+				fn(i, r.typ(), nil, true)
+			}
+		})
+		if results[i].found {
+			live++
+		} else {
+			fn(i, TypeString, nil, false)
+		}
+	}
+	unlockShards(shards, (*sync.RWMutex).RUnlock)
+	for i, h := range hashes {
+		s.afterRead(s.shardOf(h), h, mode, results[i])
+	}
+	return live
 }
 
 // expireIfStill removes the record at loc, which a reader found past its
@@ -294,7 +357,7 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	}
 	shards := s.lockShards(pairs, 2)
 	ok, err := s.setMultiLocked(pairs, cond)
-	unlockShards(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed()
 	return ok, err
 }
@@ -325,23 +388,35 @@ func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 // lockShards write-locks, in index order, every shard holding one of the keys
 // keys[0], keys[stride], ..., and returns them for unlockShards.
 func (s *Store) lockShards(keys [][]byte, stride int) []*shard {
-	idx := make([]int, 0, (len(keys)+stride-1)/stride)
+	hashes := make([]uint64, 0, (len(keys)+stride-1)/stride)
 	for i := 0; i < len(keys); i += stride {
-		idx = append(idx, int(s.hash(keys[i])>>(64-shardBits)))
+		hashes = append(hashes, s.hash(keys[i]))
+	}
+	return s.lockShardsOf(hashes, (*sync.RWMutex).Lock)
+}
+
+// lockShardsOf locks with lock, once each and in index order (so that two
+// callers never wait for each other), the shards of the given hashes, and
+// returns them for unlockShards.
+func (s *Store) lockShardsOf(hashes []uint64, lock func(*sync.RWMutex)) []*shard {
+	idx := make([]int, len(hashes))
+	for i, h := range hashes {
+		idx[i] = int(h >> (64 - shardBits))
 	}
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
 	locked := make([]*shard, len(idx))
 	for i, n := range idx {
 		locked[i] = &s.shards[n]
-		locked[i].mu.Lock()
+		lock(&locked[i].mu)
 	}
 	return locked
 }
 
-func unlockShards(shards []*shard) {
+// unlockShards unlocks with unlock the shards lockShardsOf locked.
+func unlockShards(shards []*shard, unlock func(*sync.RWMutex)) {
 	for _, sh := range shards {
-		sh.mu.Unlock()
+		unlock(&sh.mu)
 	}
 }
 
@@ -431,6 +506,7 @@ func (s *Store) Invalidate(key []byte) bool {
 func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
+	var value []byte
 	sh.mu.Lock()
 	if get {
 		if sl, found := s.liveKeyLocked(sh, h, key); found && !sl.rec.isString() {
@@ -439,23 +515,52 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 			return nil, false
 		}
 	}
+	var old func([]byte)
+	if get {
+		old = func(v []byte) { value = cloneValue(v) }
+	}
+	found := s.removeKeyLocked(sh, h, key, kind, old)
+	sh.mu.Unlock()
+	s.feeder.feed()
+	return value, found
+}
+
+// DeleteMulti removes keys, of any type, at one instant, as Redis's DEL
+// and UNLINK do: it holds the write locks of all their shards at once, so
+// no reader sees some of them gone and others not yet. It returns how many
+// were live.
+func (s *Store) DeleteMulti(keys [][]byte) int {
+	shards := s.lockShards(keys, 1)
+	n := 0
+	for _, k := range keys {
+		h := s.hash(k)
+		if s.removeKeyLocked(s.shardOf(h), h, k, Deleted, nil) {
+			n++
+		}
+	}
+	unlockShards(shards, (*sync.RWMutex).Unlock)
+	s.feeder.feed()
+	return n
+}
+
+// removeKeyLocked is remove's critical section: the caller holds sh.mu for
+// writing and must call s.feeder.feed after releasing it. If the key is
+// live, its value is handed to old, if not nil, before the record is freed.
+func (s *Store) removeKeyLocked(sh *shard, h uint64, key []byte, kind ChangeKind, old func([]byte)) bool {
 	// A delete wins over a fill in progress even when the key is absent:
 	// the fill must not bring back what was just deleted.
 	sh.wroteLocked(key)
 	sl, found := s.liveKeyLocked(sh, h, key)
-	var value []byte
 	switch {
 	case found:
-		if get {
-			value = cloneValue(sl.rec.value)
+		if old != nil {
+			old(sl.rec.value)
 		}
 		s.removeTellingLocked(sh, h, sl, kind)
 	case kind == Invalidated:
 		s.notify(kind, key)
 	}
-	sh.mu.Unlock()
-	s.feeder.feed()
-	return value, found
+	return found
 }
 
 // DropStale removes key if its entry is past its fresh deadline, and

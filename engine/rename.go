@@ -1,6 +1,9 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // ErrNoSuchKey is returned by Rename when the source key is not live.
 var ErrNoSuchKey = errors.New("engine: no such key")
@@ -50,7 +53,7 @@ func (s *Store) transfer(src, dst []byte, move bool, write func(to, same bool) b
 // transferLocked is transfer's critical section, under both keys' shard
 // locks.
 func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same bool) bool) error {
-	defer unlockShards(s.lockShards([][]byte{src, dst}, 1))
+	defer unlockShards(s.lockShards([][]byte{src, dst}, 1), (*sync.RWMutex).Unlock)
 	hs, hd := s.hash(src), s.hash(dst)
 	srcShard, dstShard := s.shardOf(hs), s.shardOf(hd)
 	from, found := s.liveKeyLocked(srcShard, hs, src)

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // The operations of the set commands. Each is atomic under its keys'
@@ -171,7 +172,7 @@ func (s *Store) SMove(src, dst, member []byte) (moved bool, err error) {
 	}
 	shards := s.lockShards([][]byte{src, dst}, 1)
 	moved, err = s.smoveLocked(src, dst, member)
-	unlockShards(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed()
 	return moved, err
 }
@@ -221,7 +222,7 @@ const (
 func (s *Store) SetCompute(op SetOp, keys [][]byte) ([][]byte, error) {
 	shards := s.lockShards(keys, 1)
 	members, err := s.setOpLocked(op, keys, 0)
-	unlockShards(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed() // for the keys found expired
 	return members, err
 }
@@ -236,7 +237,7 @@ func (s *Store) SetStore(op SetOp, dst []byte, keys [][]byte) (int, error) {
 	}
 	shards := s.lockShards(append([][]byte{dst}, keys...), 1)
 	n, err := s.setStoreLocked(op, dst, keys)
-	unlockShards(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed()
 	return n, err
 }
@@ -262,7 +263,7 @@ func (s *Store) setStoreLocked(op SetOp, dst []byte, keys [][]byte) (int, error)
 func (s *Store) SInterCard(keys [][]byte, limit int) (int, error) {
 	shards := s.lockShards(keys, 1)
 	members, err := s.setOpLocked(SetInter, keys, limit)
-	unlockShards(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed()
 	return len(members), err
 }

@@ -314,14 +314,18 @@ func cmdBitOp(c *Conn, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
+	// The sources are read at one instant, as in Redis.
 	srcs := make([][]byte, len(args)-3)
 	longest := 0
-	for i, k := range args[3:] {
-		var ok bool
-		if srcs[i], _, ok = c.readString(k); !ok {
-			return
-		}
-		longest = max(longest, len(srcs[i]))
+	wrongType := false
+	c.readMulti(args[3:], func(i int, t engine.Type, v []byte, found bool) {
+		wrongType = wrongType || found && t != engine.TypeString
+		srcs[i] = bytes.Clone(v)
+		longest = max(longest, len(v))
+	})
+	if wrongType {
+		c.w.Error(errWrongType)
+		return
 	}
 	if longest == 0 {
 		c.srv.store.Delete(args[2])

@@ -20,6 +20,19 @@ func (c *Conn) read(key []byte) ([]byte, bool) {
 	return c.srv.store.Get(key)
 }
 
+// readMulti reads keys at one instant (Store.ReadMulti) for a command
+// that reads them, counting hits and misses and, unless the client is in
+// NO-TOUCH mode, expiring and reporting them as read does. fn runs under
+// the store's locks: it must be quick and must not keep value, which is nil
+// for a key that holds another type than a string.
+func (c *Conn) readMulti(keys [][]byte, fn func(i int, t engine.Type, value []byte, found bool)) {
+	mode := engine.ReadAll
+	if c.noTouch.Load() {
+		mode = engine.ReadCounts
+	}
+	c.srv.store.ReadMulti(keys, mode, fn)
+}
+
 // readString is read for a command of strings, which answers -WRONGTYPE
 // for a key of another type: then it writes that error and ok is false.
 func (c *Conn) readString(key []byte) (v []byte, exists, ok bool) {

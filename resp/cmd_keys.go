@@ -10,24 +10,15 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
+// cmdDel, cmdExists and cmdTouch, like cmdMGet, act on all their keys at
+// one instant, as a Redis command does: a write of several keys (MSET, DEL,
+// RENAME, FLUSHALL) is seen whole or not at all.
 func cmdDel(c *Conn, args [][]byte) {
-	var n int64
-	for _, k := range args[1:] {
-		if c.srv.store.Delete(k) {
-			n++
-		}
-	}
-	c.w.Int(n)
+	c.w.Int(int64(c.srv.store.DeleteMulti(args[1:])))
 }
 
 func cmdExists(c *Conn, args [][]byte) {
-	var n int64
-	for _, k := range args[1:] {
-		if _, ok := c.srv.store.Peek(k); ok {
-			n++
-		}
-	}
-	c.w.Int(n)
+	c.w.Int(int64(c.srv.store.ReadMulti(args[1:], 0, func(int, engine.Type, []byte, bool) {})))
 }
 
 func cmdType(c *Conn, args [][]byte) {
@@ -39,13 +30,7 @@ func cmdType(c *Conn, args [][]byte) {
 }
 
 func cmdTouch(c *Conn, args [][]byte) {
-	var n int64
-	for _, k := range args[1:] {
-		if c.srv.store.Touch(k) {
-			n++
-		}
-	}
-	c.w.Int(n)
+	c.w.Int(int64(c.srv.store.ReadMulti(args[1:], engine.ReadNotes, func(int, engine.Type, []byte, bool) {})))
 }
 
 // expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT. As in

@@ -203,15 +203,18 @@ func cmdGetSet(c *Conn, args [][]byte) {
 	}
 }
 
+// cmdMGet reads its keys at one instant (Conn.readMulti), so it never
+// sees half of another command's write of several keys. The reply is
+// written under the store's locks: the writer only appends to its buffer.
 func cmdMGet(c *Conn, args [][]byte) {
 	c.w.Array(len(args) - 1)
-	for _, k := range args[1:] {
-		if v, ok := c.read(k); ok {
+	c.readMulti(args[1:], func(_ int, t engine.Type, v []byte, found bool) {
+		if found && t == engine.TypeString {
 			c.w.Bulk(v)
 		} else {
 			c.w.Null()
 		}
-	}
+	})
 }
 
 func msetPairs(c *Conn, args [][]byte, cond engine.Condition) (bool, bool) {

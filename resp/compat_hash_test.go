@@ -88,6 +88,9 @@ func hashCompatScripts() []compatScript {
 			cs("HSET h a 1"), cs("GET h"), cs("MGET h s"), cs("APPEND h x"), cs("INCR h"), cs("INCRBYFLOAT h 1"), cs("STRLEN h"),
 			cs("GETRANGE h 0 1"), cs("SETRANGE h 0 x"), cs("GETDEL h"), cs("GETEX h"), cs("GETSET h x"), cs("SET h x GET"),
 			cs("SETBIT h 0 1"), cs("GETBIT h 0"), cs("BITCOUNT h"), cs("LCS h s"), cs("HGET h a"),
+			cs("BITPOS h 1"), cs("BITFIELD h GET u8 0"), cs("BITFIELD_RO h GET u8 0"), cs("BITOP AND dest s h"),
+			cs("BITOP OR dest s"), cs("EXISTS h s nokey h"), cs("TOUCH h s nokey"), cs("MGET s h nokey"), cs("DEL h s nokey"),
+			cs("HSET h a 1"), cs("SET s v"),
 			cs("SET h x"), cs("TYPE h"), cs("GET h"), cs("HSET h a 1"), cs("SETNX h y"), cs("MSETNX h y"),
 		}},
 		{name: "encoding-entries", steps: []compatStep{

@@ -2,13 +2,14 @@
 // server, a master watched by a Sentinel, or a Redis Cluster of several
 // masters created with redis-cli --cluster create. Each listens on free
 // loopback ports and is stopped when its test ends. Binary finds the Redis
-// programs for any test that runs them; FreeAddr gives any test server a free
-// loopback address, and ExternalIP and DialFrom let a test connect from
+// programs for any test that runs them; FreeAddr gives any test server a
+// loopback address reserved for its test, and ExternalIP and DialFrom let a test connect from
 // outside loopback.
 package redistest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -228,7 +229,7 @@ func Binary(t testing.TB, name string) string {
 	return ""
 }
 
-// freePort returns a loopback port nothing listens on now.
+// freePort returns a loopback port reserved for t (see FreeAddr).
 func freePort(t testing.TB) int {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(FreeAddr(t))
@@ -236,14 +237,67 @@ func freePort(t testing.TB) int {
 	return n
 }
 
-// FreeAddr returns a loopback host:port nothing listens on now, for any
-// server a test starts (stampedeless processes included).
+// FreeAddr returns a loopback host:port for any server a test starts
+// (stampedeless processes included), reserved until the test ends: a
+// server stopped and restarted on it (Server.Restart) finds it still free.
+//
+// A port the kernel picked (listening on port 0) and then closed is not
+// reserved at all: the kernel hands it out again, to another process's
+// listener or as the local port of an outgoing connection, and a Redis
+// started or restarted on it then fails to bind while the test talks to
+// whatever holds it. So the port is drawn instead from below the kernel's
+// ephemeral range, which it never hands out on its own, and reserved
+// against the other test processes by an exclusive lock (flock) on a file
+// named after it in a directory they share, held until the test ends.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(fmt.Errorf("finding a free port: %w", err))
+	dir := filepath.Join(os.TempDir(), "stampedeless-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(fmt.Errorf("reserving a port: %w", err))
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	lo, hi := reservableRange()
+	for range 1000 {
+		port := lo + rand.IntN(hi-lo)
+		if lock, ok := reserve(dir, port); ok {
+			t.Cleanup(func() { lock.Close() }) // closing the file releases the lock
+			return "127.0.0.1:" + strconv.Itoa(port)
+		}
+	}
+	t.Fatalf("reserving a port: no free port in %d-%d", lo, hi)
+	return ""
+}
+
+// reserve takes port's lock file in dir and checks that nothing listens on
+// the port; it returns the open file holding the lock.
+func reserve(dir string, port int) (*os.File, bool) {
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil { // a process that does not reserve ports holds it
+		f.Close()
+		return nil, false
+	}
+	ln.Close()
+	return f, true
+}
+
+// reservableRange is the ports FreeAddr draws from: up to 12000 ports just
+// below the kernel's ephemeral range (Linux's ip_local_port_range; where it
+// cannot be read, below Linux's default of 32768).
+func reservableRange() (lo, hi int) {
+	hi = 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				hi = n
+			}
+		}
+	}
+	return max(1024, hi-12000), hi
 }

@@ -271,6 +271,45 @@ func TestFleetSlots(t *testing.T) {
 	l2.Lease.Release()
 }
 
+// A follower whose --lease-wait runs out loads only under a fill slot of
+// its own: with every slot taken it gets ErrFleetBusy, and once one frees
+// it loads under a slot-only lease, which the budget counts.
+func TestLeaseWaitFallbackTakesASlot(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	opts := Options{FleetMaxConcurrentFills: 1, LeaseWait: 200 * time.Millisecond}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	ctx := context.Background()
+	held, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	if err != nil || held.Lease == nil {
+		t.Fatalf("first claim: %+v %v", held, err)
+	}
+	// B follows A's lease, in vain, then wants the one slot A holds.
+	if _, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
+		t.Fatalf("follower past --lease-wait with the budget full: %v, want ErrFleetBusy", err)
+	}
+	// A's slot freed (its lease stays: a Release of the slot alone is
+	// what a holder whose load outlives the budget's wait would leave).
+	a.freeSlot(held.Lease.(*Lease))
+	fallback, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("follower past --lease-wait with a slot free: %v", err)
+	}
+	if _, ok := fallback.Lease.(slotLease); !ok {
+		t.Fatalf("fallback claim = %+v, want a slot-only lease", fallback)
+	}
+	// The budget counts the fallback's load: nobody else gets a slot.
+	if _, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
+		t.Fatalf("a claim while the fallback loads: %v, want ErrFleetBusy", err)
+	}
+	fallback.Lease.Release()
+	other, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("a claim after the fallback ended: %v", err)
+	}
+	other.Lease.Release()
+	held.Lease.Release()
+}
+
 // Keys whose braces would break the hash tag still keep all their Redis
 // keys in one slot of a real Redis Cluster: every script runs (no
 // CROSSSLOT), and values go round trip.

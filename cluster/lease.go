@@ -27,6 +27,7 @@ type Lease struct {
 var (
 	_ swr.Fleet      = (*Client)(nil)
 	_ swr.FleetLease = (*Lease)(nil)
+	_ swr.FleetLease = slotLease{}
 )
 
 // Key is the cache key the lease is for.
@@ -99,8 +100,7 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			c.m.LeaseWaitFallbacks.Inc()
-			return swr.FleetClaim{}, ErrLeaseWait
+			return c.fallback(ctx, key, lease.ttl)
 		}
 		timer := time.NewTimer(min(backoff, left))
 		select {
@@ -177,38 +177,13 @@ func (c *Client) leaseTTL(loadTimeout time.Duration) time.Duration {
 // until deadline, then renews the lease, which the wait may have eaten
 // into. On ErrLeaseLost the lease and the slot are gone.
 func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
-	limit := c.opts.FleetMaxConcurrentFills
-	if limit <= 0 {
+	if c.opts.FleetMaxConcurrentFills <= 0 {
 		return nil
 	}
-	start, backoff := time.Now(), pollMin
-	for {
-		octx, cancel := c.opCtx(ctx)
-		ok, err := slotScript.Run(octx, c.rdb, []string{c.names.fills()},
-			lease.token, lease.ttl.Milliseconds(), limit).Bool()
-		cancel()
-		if err != nil {
-			lease.Release()
-			return c.check(err)
-		}
-		if ok {
-			lease.slot = true
-			break
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			lease.Release()
-			return ErrFleetBusy
-		}
-		select {
-		case <-time.After(min(backoff, left)):
-		case <-c.done:
-			lease.Release()
-			return ErrUnavailable
-		}
-		backoff = min(2*backoff, slotPollMax)
+	if err := c.waitSlot(ctx, lease, deadline); err != nil {
+		lease.Release()
+		return err
 	}
-	c.m.FleetSlotWaitSeconds.Observe(time.Since(start).Seconds())
 	octx, cancel := c.opCtx(ctx)
 	defer cancel()
 	renewed, err := renewScript.Run(octx, c.rdb, []string{c.names.lease(lease.key)},
@@ -222,6 +197,71 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// waitSlot waits until deadline for a --fleet-max-concurrent-fills slot
+// named by lease's token, held for the lease's ttl. It returns ErrFleetBusy
+// if every slot stayed taken.
+func (c *Client) waitSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
+	start, backoff := time.Now(), pollMin
+	for {
+		octx, cancel := c.opCtx(ctx)
+		ok, err := slotScript.Run(octx, c.rdb, []string{c.names.fills()},
+			lease.token, lease.ttl.Milliseconds(), c.opts.FleetMaxConcurrentFills).Bool()
+		cancel()
+		if err != nil {
+			return c.check(err)
+		}
+		if ok {
+			lease.slot = true
+			c.m.FleetSlotWaitSeconds.Observe(time.Since(start).Seconds())
+			return nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ErrFleetBusy
+		}
+		select {
+		case <-time.After(min(backoff, left)):
+		case <-c.done:
+			return ErrUnavailable
+		}
+		backoff = min(2*backoff, slotPollMax)
+	}
+}
+
+// slotLease is the load of a follower that waited --lease-wait for the
+// key's lease holder in vain and loads itself: it holds no lease, but it
+// holds a fill slot, so the fleet's budget bounds it too. It publishes
+// nothing (the holder does, or a later claim takes its lease over); ending
+// it frees the slot.
+type slotLease struct{ lease *Lease }
+
+func (s slotLease) Publish(context.Context, swr.FleetEntry) error {
+	s.lease.c.freeSlot(s.lease)
+	return nil
+}
+
+func (s slotLease) Fail(context.Context, swr.FleetFailure) error {
+	s.lease.c.freeSlot(s.lease)
+	return nil
+}
+
+func (s slotLease) Release() { s.lease.c.freeSlot(s.lease) }
+
+// fallback is Claim's answer once --lease-wait ran out: this replica loads
+// without the lease. With a fleet fill budget it first waits, at most
+// --lease-wait again, for a slot of its own.
+func (c *Client) fallback(ctx context.Context, key string, ttl time.Duration) (swr.FleetClaim, error) {
+	c.m.LeaseWaitFallbacks.Inc()
+	if c.opts.FleetMaxConcurrentFills <= 0 {
+		return swr.FleetClaim{}, ErrLeaseWait
+	}
+	lease := &Lease{c: c, key: key, token: randomHex(16), ttl: ttl}
+	if err := c.waitSlot(ctx, lease, time.Now().Add(c.opts.LeaseWait)); err != nil {
+		return swr.FleetClaim{}, err
+	}
+	return swr.FleetClaim{Lease: slotLease{lease}}, nil
 }
 
 // Publish stores the holder's loaded entry in the shared tier, expiring at

@@ -19,7 +19,9 @@ type Fleet interface {
 	// fleet-wide after another replica's failed load, matches ErrFleetBusy
 	// when the fleet's fill budget stayed full, and matches ErrFleetHeld
 	// when another replica held the lease (at once with NoFollow, else for
-	// the whole wait); any other error means this replica loads alone.
+	// the whole wait, unless the Fleet lets the load go on under a lease
+	// that only bounds it); any other error means this replica loads
+	// alone.
 	Claim(ctx context.Context, key string, opts ClaimOptions) (FleetClaim, error)
 }
 

@@ -314,3 +314,45 @@ func (s *Server) clients() []*Conn {
 	slices.SortFunc(out, func(a, b *Conn) int { return cmp.Compare(a.id, b.id) })
 	return out
 }
+
+// cmdShutdown implements SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] with
+// Redis 7's argument rules. There is nothing to save and no replica to wait
+// for, so every form stops the server the way SIGTERM does (a graceful
+// drain, Options.Shutdown); as in Redis the client gets no reply, its
+// connection is closed. ABORT has no shutdown in progress to abort: the
+// drain, once started, is not stopped.
+func cmdShutdown(c *Conn, args [][]byte) {
+	var save, nosave, abort, other bool
+	for _, a := range args[1:] {
+		switch {
+		case equalFold(a, "nosave"):
+			nosave = true
+		case equalFold(a, "save"):
+			save = true
+		case equalFold(a, "now"), equalFold(a, "force"):
+			other = true
+		case equalFold(a, "abort"):
+			abort = true
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	if abort && (save || nosave || other) || save && nosave {
+		c.w.Error(errSyntax)
+		return
+	}
+	if abort {
+		c.w.Error("ERR No shutdown in progress.")
+		return
+	}
+	stop := c.srv.opts.Shutdown
+	if stop == nil {
+		c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
+	c.srv.log.Warn("SHUTDOWN asked by a client; shutting down", "client", c.remote.String(), "id", c.id,
+		"user", c.user.Load().Name())
+	stop()
+	c.quit = true
+}

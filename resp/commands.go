@@ -25,6 +25,7 @@ const (
 	flagSkipMonitor                       // not shown to MONITOR (EVAL)
 	flagNoMandatoryKeys                   // may be called without keys (EVAL)
 	flagMovableKeys                       // its keys are found by parsing its arguments (EVAL's numkeys)
+	flagNoMulti                           // refused inside MULTI (SHUTDOWN)
 	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
 	// Not a Redis flag: COMMAND INFO does not show it.
 	flagSubscriberOK
@@ -45,11 +46,12 @@ var flagNames = []struct {
 	f    flags
 	name string
 }{
+	// In the order of Redis's flag bits, which COMMAND INFO lists them in.
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
-	{flagAdmin, "admin"}, {flagNoAuth, "no_auth"}, {flagLoading, "loading"},
-	{flagStale, "stale"}, {flagFast, "fast"}, {flagPubSub, "pubsub"},
-	{flagNoScript, "noscript"}, {flagSkipMonitor, "skip_monitor"},
-	{flagNoMandatoryKeys, "no_mandatory_keys"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
+	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"},
+	{flagLoading, "loading"}, {flagStale, "stale"}, {flagSkipMonitor, "skip_monitor"},
+	{flagFast, "fast"}, {flagNoAuth, "no_auth"}, {flagNoMandatoryKeys, "no_mandatory_keys"},
+	{flagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
 }
 
 // scriptFlags are the flags the commands running a script share, Redis's.
@@ -127,7 +129,7 @@ type counters struct {
 func commandTable() []*command {
 	return []*command{
 		// Connection.
-		{name: "ping", arity: -1, flags: flagFast | flagStale | flagSubscriberOK, handler: cmdPing,
+		{name: "ping", arity: -1, flags: flagFast | flagSubscriberOK, handler: cmdPing,
 			group: "connection", summary: "Returns the server's liveliness response.", usage: "[message]", since: "1.0.0"},
 		{name: "echo", arity: 2, flags: flagFast | flagStale, handler: cmdEcho,
 			group: "connection", summary: "Returns the given string.", usage: "message", since: "1.0.0"},
@@ -438,6 +440,8 @@ func commandTable() []*command {
 			group: "server", summary: "Returns the number of keys in the database.", since: "1.0.0"},
 		{name: "flushdb", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from the current database.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
+		{name: "shutdown", arity: -1, flags: flagAdmin | flagNoScript | flagLoading | flagStale | flagNoMulti | flagAllowBusy, handler: cmdShutdown, acl: acl.Dangerous,
+			group: "server", summary: "Stops the server gracefully, as SIGTERM does; there is nothing to save.", usage: "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]", since: "1.0.0"},
 		{name: "flushall", arity: -1, flags: flagWrite, handler: cmdFlush, flush: true, acl: acl.Keyspace | acl.Dangerous,
 			group: "server", summary: "Removes all keys from all databases.", usage: "[ASYNC|SYNC]", since: "1.0.0"},
 		{name: "time", arity: 1, flags: flagFast | flagLoading | flagStale, handler: cmdTime,

@@ -47,6 +47,8 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	case s.scripts.eng.Busy() && cmd.flags&flagAllowBusy == 0:
 		s.replyBusy(c, cmd)
+	case c.tx.active && cmd.flags&flagNoMulti != 0:
+		c.refuse(cmd, "ERR Command not allowed inside a transaction")
 	case c.tx.active && cmd.flags&flagNoQueue == 0:
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it

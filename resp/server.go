@@ -108,6 +108,11 @@ type Options struct {
 	// evicted. If zero, the scripting package's defaults.
 	MaxScripts     int
 	MaxScriptBytes int64
+	// Shutdown, if set, asks the process to stop as SIGTERM does, for the
+	// SHUTDOWN command: it must return at once, and the process then shuts
+	// the server down (Server.Shutdown). Without it SHUTDOWN answers
+	// Redis's "Errors trying to SHUTDOWN" error.
+	Shutdown func()
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a

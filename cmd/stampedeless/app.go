@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -328,6 +329,10 @@ func runServe(c *cli.Context) error {
 	cfg.server.Metrics = reg
 	cfg.server.Loaders = loaders
 	cfg.server.Filler = swr.New(cfg.fill)
+	// SHUTDOWN stops the process as SIGTERM does.
+	shutdownAsked := make(chan struct{})
+	var askShutdown sync.Once
+	cfg.server.Shutdown = func() { askShutdown.Do(func() { close(shutdownAsked) }) }
 	srv, err := resp.New(cfg.server)
 	if err != nil {
 		return err
@@ -384,6 +389,7 @@ func runServe(c *cli.Context) error {
 	case err := <-serveErr:
 		return err
 	case <-ctx.Done():
+	case <-shutdownAsked:
 	}
 	log.Info("shutting down", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

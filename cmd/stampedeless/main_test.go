@@ -119,18 +119,65 @@ func TestServeFromEnvironmentAndSIGTERM(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	waitExit(t, cmd, "SIGTERM")
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("took %v to stop", d)
+	}
+}
+
+// TestShutdownCommand: SHUTDOWN's argument errors are Redis's and leave the
+// server serving; inside MULTI it is refused; then SHUTDOWN NOSAVE closes
+// the asking client's connection without a reply and the process exits 0,
+// as after SIGTERM.
+func TestShutdownCommand(t *testing.T) {
+	addr := redistest.FreeAddr(t)
+	cmd := startBinary(t, []string{"STAMPEDELESS_ADDR=" + addr, "STAMPEDELESS_METRICS_ADDR=" + redistest.FreeAddr(t)})
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	for args, want := range map[string]string{
+		"SHUTDOWN ABORT":       "ERR No shutdown in progress.",
+		"SHUTDOWN NOSAVE SAVE": "ERR syntax error",
+		"SHUTDOWN ABORT NOW":   "ERR syntax error",
+		"SHUTDOWN LATER":       "ERR syntax error",
+	} {
+		var a []any
+		for _, f := range strings.Fields(args) {
+			a = append(a, f)
+		}
+		if err := c.Do(ctx, a...).Err(); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Do(ctx, "SHUTDOWN", "NOSAVE")
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "EXECABORT") {
+		t.Fatalf("SHUTDOWN inside MULTI: %v, want EXECABORT", err)
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("serving after SHUTDOWN's errors: %v", err)
+	}
+	if err := c.Do(ctx, "SHUTDOWN", "NOSAVE").Err(); err == nil || !errors.Is(err, io.EOF) {
+		t.Fatalf("SHUTDOWN NOSAVE: %v, want the connection closed without a reply (EOF)", err)
+	}
+	waitExit(t, cmd, "SHUTDOWN")
+}
+
+// waitExit requires cmd to exit with status 0 within 10 s of what asked it
+// to stop.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
+			t.Fatalf("exit after %s: %v", what, err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10s after SIGTERM")
-	}
-	if d := time.Since(start); d > 6*time.Second {
-		t.Fatalf("took %v to stop", d)
+		t.Fatalf("still running 10s after %s", what)
 	}
 }
 

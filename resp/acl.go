@@ -137,15 +137,31 @@ const (
 	// key exists, its type or length (EXISTS, TYPE, STRLEN); any key
 	// pattern grants it.
 	keysNone
+	// keysDestFirst: the first key is a destination written without
+	// being read, the others sources read (the *STORE commands, BITOP).
+	keysDestFirst
+	// keysCopy: the first key is read, the second written (COPY).
+	keysCopy
+	// keysRename: the first key is read and changed, the second written
+	// without being read (RENAME, RENAMENX, SMOVE: Redis's key specs
+	// ACCESS DELETE, then UPDATE or INSERT).
+	keysRename
 )
 
-// keyUse says whether a call of cmd reads and whether it writes its keys.
-func (cmd *command) keyUse(args [][]byte) (read, write bool) {
+// keyUse says whether a call of cmd reads and whether it writes its i-th
+// key.
+func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
 	a := cmd.access
 	if cmd.varAccess != nil {
 		a = cmd.varAccess(args)
 	}
 	switch a {
+	case keysDestFirst:
+		return i > 0, i == 0
+	case keysCopy:
+		return i == 0, i > 0
+	case keysRename:
+		return i == 0, true
 	case keysRead:
 		return true, false
 	case keysWrite:
@@ -199,9 +215,8 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 	}
 	// Shard channels are keys to COMMAND INFO, but channels to the ACL.
 	if !p.AllKeys() && cmd.hasKeys() && cmd.flags&flagPubSub == 0 {
-		read, write := cmd.keyUse(args)
-		for _, k := range cmd.keys(args) {
-			if !p.CanAccessKey(k, read, write) {
+		for i, k := range cmd.keys(args) {
+			if read, write := cmd.keyUse(args, i); !p.CanAccessKey(k, read, write) {
 				return acl.DeniedKey, k, false
 			}
 		}

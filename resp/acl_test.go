@@ -29,6 +29,7 @@ var aclUsers = []string{
 	"dave off >davepw +@all ~*",
 	"eve on nopass ~* +@all -get",
 	"frank on >frankpw >frankpw2 ~* &* +@all -@admin +config|get",
+	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +select|0",
 }
 
 // redisUserArgs are redis-server's arguments defining users: each
@@ -71,6 +72,7 @@ func TestCompatACL(t *testing.T) {
 	admin.flush(t)
 	runCompatSteps(t, admin, compatScript{name: "keys", steps: []compatStep{
 		cs("SET cache:a 1"), cs("SET other 2"), cs("SET r:1 x"), cs("SET w:1 y"), cs("SET rw:1 z"),
+		cs("SADD r:s1 a b"), cs("SADD r:s2 b c"), cs("SADD rw:s a"),
 	}})
 	type userScript struct {
 		user, pass string
@@ -101,6 +103,13 @@ func TestCompatACL(t *testing.T) {
 			cs("INCR w:n"), cs("MSET w:1 a w:2 b"), cs("MSET w:1 a r:1 b"), cs("MSET r:1 a w:1 b"),
 			cs("DEL r:1"), cs("DEL w:2"), cs("MGET r:1 rw:1"), cs("MGET r:1 w:1"), cs("MGET r:1 other"),
 			cs("SELECT 0"), cs("SELECT 1"), cs("select 0"), cs("TTL r:1"), cs("PUBLISH c m"),
+		}}},
+		{"grace", "gracepw", compatScript{name: "sources-and-destinations", steps: []compatStep{
+			cs("SINTERSTORE w:d r:s1 r:s2"), cs("SINTERSTORE r:d r:s1"), cs("SUNIONSTORE w:d r:s1 w:d"),
+			cs("SDIFFSTORE rw:d r:s1 r:s2"), cs("SUNIONSTORE w:d rw:d r:s2"), cs("BITOP AND w:b r:1"),
+			cs("BITOP AND r:b r:1"), cs("BITOP OR w:b w:1"), cs("COPY r:1 w:c REPLACE"), cs("COPY w:1 r:c"),
+			cs("COPY r:1 rw:c REPLACE"), cs("RENAME r:1 w:x"), cs("RENAME rw:c w:x"), cs("RENAME w:x rw:c"),
+			cs("SMOVE rw:s w:s a"), cs("SMOVE rw:s rw:t a"),
 		}}},
 		{"eve", "whatever", compatScript{name: "nopass", steps: []compatStep{
 			cs("GET cache:a"), cs("get cache:a"), cs("SET e v"), cs("ACL WHOAMI"), cs("AUTH eve other"), cs("ACL WHOAMI"),

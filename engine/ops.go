@@ -89,7 +89,12 @@ const readString = readAll | readStrings
 // deadline.
 func (s *Store) read(key []byte, mode readMode, fn func(record)) (found, expired bool) {
 	h := s.hash(key)
-	sh := s.shardOf(h)
+	return s.readAt(s.shardOf(h), h, key, mode, fn)
+}
+
+// readAt is read of key, whose hash is h and shard sh, for a caller that
+// needs the shard too (a collection's heap object: shard.collectionOf).
+func (s *Store) readAt(sh *shard, h uint64, key []byte, mode readMode, fn func(record)) (found, expired bool) {
 	sh.mu.RLock()
 	r := s.readLocked(sh, h, key, mode, fn)
 	sh.mu.RUnlock()
@@ -338,7 +343,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 		r.value = s.holdLocked(sh, r.obj, heapCharge(r.value))
 	}
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
-		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		sh.dropNewLocked(&r)
 		return SetResult{}, err
 	}
 	s.notify(Written, r.key)

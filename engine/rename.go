@@ -89,7 +89,7 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 	// until it is stored.
 	r.value = s.copyValueLocked(srcShard, &from.rec, dstShard, move)
 	if err := s.storeLocked(dstShard, hd, to, toFound, r); err != nil {
-		dstShard.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		dstShard.dropNewLocked(&r)
 		return err
 	}
 	// WATCH and client-side caching see both keys change, as Redis

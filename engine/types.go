@@ -112,6 +112,14 @@ func (sh *shard) freeHeapLocked(r *record) {
 	}
 }
 
+// dropNewLocked forgets the heap object that r, a record not stored after
+// all, refers to, if any.
+func (sh *shard) dropNewLocked(r *newRecord) {
+	if r.onHeap() {
+		delete(sh.heap, heapHandle(r.value))
+	}
+}
+
 // holdLocked puts obj in sh's heap table and returns the value of a record
 // referring to it.
 func (s *Store) holdLocked(sh *shard, obj heapObject, charge int64) []byte {
@@ -133,12 +141,14 @@ func (s *Store) TypeOf(key []byte) (t Type, found bool) {
 // under the shard's read lock, counting a hit or a miss and feeding the
 // eviction policy. It returns ErrWrongType if key holds another type.
 func (s *Store) readColl(key []byte, t Type, fn func(collection)) (found bool, err error) {
-	found, _ = s.read(key, readAll, func(r record) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	found, _ = s.readAt(sh, h, key, readAll, func(r record) {
 		if r.typ() != t {
 			err = ErrWrongType
 			return
 		}
-		fn(s.shardFor(key).collectionOf(&r))
+		fn(sh.collectionOf(&r))
 	})
 	return found && err == nil, err
 }
@@ -206,7 +216,8 @@ func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func
 	sh.wroteLocked(key)
 	if next.obj != nil && found && cur.obj == next.obj {
 		// Changed in place: only its charge is rewritten.
-		return s.rechargeLocked(sh, h, sl, next.charge, key)
+		s.rechargeLocked(sh, h, sl, next.charge, key)
+		return nil
 	}
 	return s.storeCollLocked(sh, h, sl, found, key, t, next, sl.rec.fresh, sl.rec.stale)
 }
@@ -240,11 +251,11 @@ func (s *Store) storeCollLocked(sh *shard, h uint64, sl slot, found bool, key []
 		r.value = s.holdLocked(sh, next.obj, next.charge)
 	}
 	if err := s.fits(r.cost()); err != nil {
-		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		sh.dropNewLocked(&r)
 		return err
 	}
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
-		sh.freeHeapLocked(&record{tag: r.tag, value: r.value})
+		sh.dropNewLocked(&r)
 		return err
 	}
 	s.notify(Written, key)
@@ -272,14 +283,13 @@ func (s *Store) readCollLocked(key []byte, t Type) (c collection, found bool, er
 
 // rechargeLocked rewrites in place the charge of the heap-held record in
 // sl, whose object its type's code changed.
-func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key []byte) error {
+func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key []byte) {
 	old := sl.rec.cost()
+	// The record's value aliases the arena: its cost reads the new charge.
 	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))
-	rec := parseRecord(s.arena.Block(sl.loc))
-	s.used.Add(rec.cost() - old)
+	s.used.Add(sl.rec.cost() - old)
 	s.feeder.queue(h, s.hashCostLocked(sh, h))
 	s.notify(Written, key)
-	return nil
 }
 
 // copyValueLocked is the value of a new record holding what r holds, for
@@ -303,7 +313,7 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 func (s *Store) Encoding(key []byte) (enc string, found bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
-	found, _ = s.read(key, 0, func(r record) {
+	found, _ = s.readAt(sh, h, key, 0, func(r record) {
 		c := sh.collectionOf(&r)
 		switch r.typ() {
 		case TypeHash:
@@ -323,7 +333,7 @@ func (s *Store) Export(key []byte) (Envelope, bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	var env Envelope
-	found, _ := s.read(key, 0, func(r record) {
+	found, _ := s.readAt(sh, h, key, 0, func(r record) {
 		env = r.envelope()
 		if t := r.typ(); t != TypeString {
 			env.Value = exportCollection(t, sh.collectionOf(&r))

@@ -195,21 +195,7 @@ func writeHashErr(c *Conn, err error) {
 // cmdHScan implements HSCAN key cursor [MATCH pattern] [COUNT count]. As
 // Redis, the options are read only when the key holds a hash.
 func cmdHScan(c *Conn, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		c.w.Error("ERR invalid cursor")
-		return
-	}
-	t, found := c.srv.store.TypeOf(args[1])
-	switch {
-	case !found:
-		writeScanReply(c, 0, nil)
-		return
-	case t != engine.TypeHash:
-		c.w.Error(errWrongType)
-		return
-	}
-	pattern, count, _, ok := scanOptions(c, args[3:], false)
+	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeHash)
 	if !ok {
 		return
 	}

@@ -213,21 +213,7 @@ func cmdSInterCard(c *Conn, args [][]byte) {
 // in Redis, a missing key answers an empty scan and another type
 // -WRONGTYPE before the options are looked at.
 func cmdSScan(c *Conn, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		c.w.Error("ERR invalid cursor")
-		return
-	}
-	t, found := c.srv.store.TypeOf(args[1])
-	switch {
-	case !found:
-		writeScanReply(c, 0, nil)
-		return
-	case t != engine.TypeSet:
-		c.w.Error(errWrongType)
-		return
-	}
-	pattern, count, _, ok := scanOptions(c, args[3:], false)
+	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeSet)
 	if !ok {
 		return
 	}
@@ -237,6 +223,27 @@ func cmdSScan(c *Conn, args [][]byte) {
 		return
 	}
 	writeScanReply(c, next, members)
+}
+
+// collScanArgs reads HSCAN's and SSCAN's arguments (key cursor [MATCH
+// pattern] [COUNT count]) in Redis's order: the cursor, then the key,
+// which must hold t (a missing key is answered an empty scan), then the
+// options. ok is false if it replied.
+func collScanArgs(c *Conn, args [][]byte, t engine.Type) (cursor uint64, pattern []byte, count int, ok bool) {
+	if cursor, ok = parseCursor(args[2]); !ok {
+		c.w.Error("ERR invalid cursor")
+		return 0, nil, 0, false
+	}
+	switch held, found := c.srv.store.TypeOf(args[1]); {
+	case !found:
+		writeScanReply(c, 0, nil)
+		return 0, nil, 0, false
+	case held != t:
+		c.w.Error(errWrongType)
+		return 0, nil, 0, false
+	}
+	pattern, count, _, ok = scanOptions(c, args[3:], false)
+	return cursor, pattern, count, ok
 }
 
 // writeScanReply replies a step of SSCAN and the like: the next cursor and

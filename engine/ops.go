@@ -169,6 +169,24 @@ const (
 // not call the store. It returns how many keys were live (a key given
 // twice counts twice).
 func (s *Store) ReadMulti(keys [][]byte, mode ReadMode, fn func(i int, t Type, value []byte, found bool)) int {
+	found := func(i int) func(record) {
+		return func(r record) {
+			if r.isString() {
+				fn(i, TypeString, r.value, true)
+			} else {
+				fn(i, r.typ(), nil, true)
+			}
+		}
+	}
+	if len(keys) == 1 {
+		// One key is one shard: read's lock is the instant (EXISTS k,
+		// MGET k, the common calls, allocate nothing).
+		if ok, _ := s.read(keys[0], mode, found(0)); ok {
+			return 1
+		}
+		fn(0, TypeString, nil, false)
+		return 0
+	}
 	hashes := make([]uint64, len(keys))
 	for i, k := range keys {
 		hashes[i] = s.hash(k)
@@ -177,13 +195,7 @@ func (s *Store) ReadMulti(keys [][]byte, mode ReadMode, fn func(i int, t Type, v
 	shards := s.lockShardsOf(hashes, (*sync.RWMutex).RLock)
 	live := 0
 	for i, k := range keys {
-		results[i] = s.readLocked(s.shardOf(hashes[i]), hashes[i], k, mode, func(r record) {
-			if r.isString() {
-				fn(i, TypeString, r.value, true)
-			} else {
-				fn(i, r.typ(), nil, true)
-			}
-		})
+		results[i] = s.readLocked(s.shardOf(hashes[i]), hashes[i], k, mode, found(i))
 		if results[i].found {
 			live++
 		} else {
@@ -535,6 +547,13 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 // no reader sees some of them gone and others not yet. It returns how many
 // were live.
 func (s *Store) DeleteMulti(keys [][]byte) int {
+	if len(keys) == 1 {
+		// One key is one shard (DEL k, the common call, allocates nothing).
+		if s.Delete(keys[0]) {
+			return 1
+		}
+		return 0
+	}
 	shards := s.lockShards(keys, 1)
 	n := 0
 	for _, k := range keys {

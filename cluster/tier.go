@@ -61,9 +61,13 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 	}
 }
 
-// storeLocal copies a shared entry into the local tier under fence.
+// storeLocal copies a shared entry into the local tier under fence. Fault
+// runs before the command that needs the key enters the store's atomic
+// section, so the copy enters it for its write.
 func (c *Client) storeLocal(key []byte, e swr.FleetEntry, fence *engine.Fence) {
-	if _, err := c.opts.Store.Set(key, e.Value, e.SetOptions(fence)); err != nil {
+	var err error
+	c.opts.Store.Section().Shared(0, func() { _, err = c.opts.Store.Set(key, e.Value, e.SetOptions(fence)) })
+	if err != nil {
 		// Too large for this replica's --max-memory: it stays in Redis only.
 		fence.Release()
 	}

@@ -17,16 +17,7 @@ type Fence struct {
 	// superseded: DropStale was called on key since the fence was taken;
 	// guarded by shard.mu.
 	superseded bool
-	// inSection: the write f is given to runs where its caller holds the
-	// Section exclusively (InSection).
-	inSection bool
 }
-
-// InSection says the write f is given to runs where its caller holds the
-// store's Section exclusively (a FILL.SET inside EXEC): that write does not
-// enter the Section again, which would wait for itself. Call it before
-// giving f to Set or DeleteFenced, from the goroutine that gives it.
-func (f *Fence) InSection() { f.inSection = true }
 
 // Fence takes a fence on key.
 func (s *Store) Fence(key []byte) *Fence {
@@ -108,13 +99,6 @@ func (sh *shard) wroteAllLocked() {
 // was taken. It releases the fence and reports whether a live entry was
 // removed.
 func (s *Store) DeleteFenced(f *Fence) bool {
-	// A fill is background work: it waits for an atomic batch rather than
-	// interleave with it (Section).
-	if !f.inSection {
-		hint := s.hashString(f.key)
-		s.section.RLock(hint)
-		defer s.section.RUnlock(hint)
-	}
 	sh := f.shard
 	key := []byte(f.key)
 	h := s.hash(key)

@@ -287,21 +287,11 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 	return sl, ok
 }
 
-// Set writes value under key as opts says. It copies key and value.
+// Set writes value under key as opts says. It copies key and value. Like
+// every Store call it does not enter the Section: a caller outside a
+// command's handler (a fill's flight) enters it around the call.
 func (s *Store) Set(key, value []byte, opts SetOptions) (SetResult, error) {
-	if opts.Fence != nil && !opts.Fence.inSection {
-		return s.setFenced(key, value, &opts)
-	}
 	return s.set(key, value, &opts)
-}
-
-// setFenced is a fill's Set. A fill is background work: it waits for an
-// atomic batch rather than interleave with it (Section).
-func (s *Store) setFenced(key, value []byte, opts *SetOptions) (SetResult, error) {
-	hint := s.hash(key)
-	s.section.RLock(hint)
-	defer s.section.RUnlock(hint)
-	return s.set(key, value, opts)
 }
 
 func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {

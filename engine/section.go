@@ -11,20 +11,37 @@ const sectionLocks = 32
 // of the store between its own, and its writes reach other users all at
 // once. Users of the store hold it shared around each operation that must
 // not interleave with such a batch: a command's handler, the sweeper's pass
-// over a shard, a read-through fill's write. The store's own calls never
-// enter it but for the sweeper and the fenced writes of fills (Set with a
-// Fence, DeleteFenced); eviction and admission, on ristretto's goroutine,
-// do not, since an exclusive holder's writes may wait for that goroutine.
+// over a shard, a read-through fill's write.
+//
+// The Store's calls never enter it (the sweeper, the store's own
+// goroutine, excepted): who enters is the caller's business, decided at
+// the outermost layer, so no path can enter it twice. A command's handler
+// runs inside it, entered by the dispatcher (or held by EXEC or the
+// script that runs the command); code that writes the store on no
+// command's behalf (a fill's flight, a fleet listener) enters it shared
+// around each write, and code that runs both ways is told which by its
+// caller (swr.Caller). Eviction and admission, on ristretto's goroutine,
+// do not enter it, since an exclusive holder's writes may wait for that
+// goroutine.
+//
+// The lock order, outermost first: the server's section gate (resp), the
+// Section, then the Store's shard locks (one at a time, or all of several
+// keys' in shard order), then the locks of the store's helpers (fences
+// share the shard lock; the eviction policy's own). No lock of the
+// read-through layer (swr's lease table, flight group, tag index) is held
+// while entering the Section.
+//
+// Neither mode may be held across I/O, a channel operation that can wait,
+// or a wait for another goroutine that may need the section; and a
+// goroutine that holds the section must not enter it again (an exclusive
+// holder calls handlers directly, never through the shared path): with
+// Go's read-write locks a second shared entry waits behind a waiting
+// exclusive holder, which waits for the first.
 //
 // A shared entry is one uncontended RLock: the section is several locks,
 // and a shared holder takes only the one its hint picks (a connection's
 // id, a shard's index), so holders on different cores rarely share a cache
 // line. The exclusive holder takes them all, in order.
-//
-// Neither mode may be held across I/O, a channel operation that can wait,
-// or a wait for another goroutine that may need the section; and a
-// goroutine that holds the section must not enter it again (an exclusive
-// holder calls handlers directly, never through the shared path).
 type Section struct {
 	locks [sectionLocks]sectionLock
 }

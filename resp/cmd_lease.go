@@ -33,11 +33,9 @@ func cmdFillLease(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	if c.tx.running {
-		// Inside EXEC nothing may wait, as for GETFILL: a lease held
-		// elsewhere is -TIMEOUT at once, or the stale value.
-		req.Timeout = 0
-	}
+	// Inside EXEC nothing may wait, as for GETFILL: a lease held
+	// elsewhere is -TIMEOUT at once, or the stale value.
+	req.InSection = c.tx.running
 	ans, pending, err := c.srv.opts.Filler.StartLease(req)
 	if pending != nil && c.tx.running {
 		ans, err = pending.Wait(context.Background())
@@ -92,7 +90,7 @@ func cmdFillSet(c *Conn, args [][]byte) {
 	}
 	key := string(args[1])
 	// The value is copied: the reader reuses its buffer.
-	err := c.srv.opts.Filler.FillLease(key, string(args[2]), append([]byte(nil), args[3]...), found, c.tx.running)
+	err := c.srv.opts.Filler.FillLease(c.fillCaller(), key, string(args[2]), append([]byte(nil), args[3]...), found)
 	if !writeFillError(c, key, err) {
 		c.w.OK()
 	}
@@ -111,7 +109,18 @@ func cmdFillAbort(c *Conn, args [][]byte) {
 		message = string(args[3])
 	}
 	key := string(args[1])
-	if err := c.srv.opts.Filler.AbortLease(key, string(args[2]), message); !writeFillError(c, key, err) {
+	if err := c.srv.opts.Filler.AbortLease(c.fillCaller(), key, string(args[2]), message); !writeFillError(c, key, err) {
 		c.w.OK()
 	}
+}
+
+// fillCaller says where a read-through command's store writes and fleet
+// I/O run (swr.Caller): inside EXEC or a script, which hold the atomic
+// section, the fleet I/O waits until it is left (shareDeferred); outside,
+// the command runs outside the section (flagOwnSection).
+func (c *Conn) fillCaller() swr.Caller {
+	if !c.tx.running {
+		return swr.Caller{}
+	}
+	return swr.Caller{InSection: true, Later: func(fn func()) { c.afterSection = append(c.afterSection, fn) }}
 }

@@ -23,7 +23,7 @@ func cmdPurgeTag(c *Conn, args [][]byte) {
 	for i, t := range tags {
 		names[i] = string(t)
 	}
-	n, err := c.srv.opts.Filler.Purge(context.Background(), names, soft)
+	n, err := c.srv.opts.Filler.Purge(context.Background(), c.fillCaller(), names, soft)
 	if err != nil {
 		c.w.Error("ERR PURGE.TAG purged " + strconv.Itoa(n) + " keys on this replica only: the shared Redis did not take the purge; run it again")
 		return

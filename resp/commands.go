@@ -40,6 +40,11 @@ const (
 	// EVAL), so read-only scripts may not call it. A Redis flag that
 	// Redis hides from COMMAND INFO too.
 	flagMayReplicate
+	// flagOwnSection: outside EXEC and scripts the handler runs outside
+	// the store's atomic section, where it may wait: its store writes go
+	// through the read-through layer, which enters the section around
+	// each one and talks to the fleet outside it (swr.Caller).
+	flagOwnSection
 )
 
 var flagNames = []struct {
@@ -329,16 +334,16 @@ func commandTable() []*command {
 		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
 			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
 			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
-		{name: "purge.tag", arity: -2, flags: flagWrite | flagNoScript, handler: cmdPurgeTag,
+		{name: "purge.tag", arity: -2, flags: flagOwnSection | flagWrite | flagNoScript, handler: cmdPurgeTag,
 			group: "generic", summary: "Deletes every key its origin tagged with any of the tags, or with SOFT makes them stale while one refresh runs; fleet-wide with --redis.",
 			usage: "[SOFT] tag [tag ...]", own: true, since: "0.3.0"},
 		{name: "fill.lease", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillLease,
 			group: "string", summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
 			usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", own: true, since: "0.2.0"},
-		{name: "fill.set", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillSet,
+		{name: "fill.set", arity: -4, flags: flagOwnSection | flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillSet,
 			group: "string", summary: "Stores the value of a key under its fill lease and wakes the callers waiting for it.",
 			usage: "key token value [NOTFOUND]", own: true, since: "0.2.0"},
-		{name: "fill.abort", arity: -3, flags: flagWrite, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillAbort,
+		{name: "fill.abort", arity: -3, flags: flagOwnSection | flagWrite, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillAbort,
 			group: "string", summary: "Gives up a fill lease: its waiters get the failure and the key cools down.",
 			usage: "key token [message]", own: true, since: "0.2.0"},
 		{name: "fill.info", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillInfo,

@@ -40,6 +40,10 @@ type Conn struct {
 	// sent to the other replicas (--redis) once the section is left: the
 	// section is never held across the shared tier's I/O.
 	broadcasts []broadcast
+	// afterSection is the fleet I/O of the read-through commands c ran
+	// inside EXEC or a script (swr.Caller.Later), run once the section is
+	// left.
+	afterSection []func()
 
 	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
 	// them changed since (Redis's CLIENT_DIRTY_CAS).

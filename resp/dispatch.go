@@ -81,6 +81,13 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 		cmd.handler(c, args)
 		return
 	}
+	if cmd.flags&flagOwnSection != 0 {
+		if c.ev.looped {
+			args = copyArgs(args)
+		}
+		c.whereItMayWait(func() { s.handle(c, cmd, args) })
+		return
+	}
 	hint := uint64(c.id)
 	if s.gate.sec.TryRLock(hint) {
 		s.handleShared(c, cmd, args, hint)

@@ -204,6 +204,11 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 		var keys [][]byte
 		for _, q := range queue {
 			keys = append(keys, q.cmd.faultKeys(q.args)...)
+			if q.cmd.flags&flagTrackRead != 0 {
+				// A read-through read inside the section cannot ask the
+				// fleet (I/O): what the shared tier has is copied first.
+				keys = append(keys, q.cmd.keys(q.args)...)
+			}
 		}
 		if len(keys) > 0 {
 			s.opts.Shared.Fault(ctx, keys)

@@ -155,23 +155,27 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	c.w.raw(reply)
 	c.scriptWrites = append(c.scriptWrites, caller.written...)
 	c.broadcasts = append(c.broadcasts, caller.c.broadcasts...)
+	c.afterSection = append(c.afterSection, caller.c.afterSection...)
 }
 
 // shareDeferred tells the shared tier (--redis), once the section is
 // left, what EXEC or a script left for it: every key a script's write
 // commands named, whether or not the script declared it in KEYS, and the
-// messages published meanwhile, in the order they were published.
+// messages published meanwhile, in the order they were published; then
+// it runs the fleet I/O its read-through commands left (afterSection).
 func (s *Server) shareDeferred(ctx context.Context, c *Conn) {
-	writes, broadcasts := c.scriptWrites, c.broadcasts
-	c.scriptWrites, c.broadcasts = nil, nil
-	if s.opts.Shared == nil {
-		return
+	writes, broadcasts, after := c.scriptWrites, c.broadcasts, c.afterSection
+	c.scriptWrites, c.broadcasts, c.afterSection = nil, nil, nil
+	if s.opts.Shared != nil {
+		for _, w := range writes {
+			s.wrote(ctx, w.cmd, w.args)
+		}
+		for _, b := range broadcasts {
+			b.send(ctx, s.opts.Shared)
+		}
 	}
-	for _, w := range writes {
-		s.wrote(ctx, w.cmd, w.args)
-	}
-	for _, b := range broadcasts {
-		b.send(ctx, s.opts.Shared)
+	for _, fn := range after {
+		fn()
 	}
 }
 

@@ -11,7 +11,8 @@ import "context"
 // its keys to itself.
 type Shared interface {
 	// Fault copies keys from the shared tier into the store where the
-	// store lacks them.
+	// store lacks them. It is called outside the atomic section and
+	// enters it for its writes.
 	Fault(ctx context.Context, keys [][]byte)
 	// Written pushes the store's state of keys (value or absence) to the
 	// shared tier and drops them from the other replicas.

@@ -81,6 +81,7 @@ func (pm *PendingMany) Wait(ctx context.Context) []KeyAnswer {
 	// its last request before all its keys are in.
 	calls := make([]*loader.Call, len(pm.loads))
 	for i, l := range pm.loads {
+		f.flights.detachOvertaken(&f.group, l.p.req.Key)
 		calls[i] = f.group.Join(ctx, l.p.req.Key, l.p.loadFunc(slots[i]))
 		if calls[i].Joined() {
 			slots[i].withdraw()

@@ -96,7 +96,7 @@ type Request struct {
 	Early float64
 	// InSection says the caller holds the store's atomic section
 	// exclusively (a transaction's EXEC): the read never waits, as with
-	// Timeout zero, and does not enter the section again.
+	// Timeout zero, and does not enter the section again (Caller).
 	InSection bool
 }
 
@@ -116,6 +116,7 @@ type Filler struct {
 	negative  *negativeCache // keys the origin said do not exist
 	leases    leaseTable     // keys the application fills (FILL.LEASE)
 	tags      *tagIndex      // the keys of each origin tag (PURGE.TAG)
+	flights   flightFences   // the running flights' fences
 }
 
 // New returns a Filler.
@@ -257,6 +258,7 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 	f, req, timeout := p.f, p.req, p.timeout()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	f.flights.detachOvertaken(&f.group, req.Key)
 	res, err, joined := f.group.Do(wctx, req.Key, p.loadFunc(nil))
 	return p.settle(res, err, joined, timeout)
 }
@@ -315,14 +317,9 @@ func (p *Pending) settle(res loader.Result, err error, joined bool, timeout time
 }
 
 // inSection runs read, a read of the store after the wait, inside the
-// store's atomic section as every command's store access is, unless the
-// caller holds it already.
+// store's atomic section as every command's store access is.
 func (p *Pending) inSection(read func()) {
-	if p.req.InSection {
-		read()
-		return
-	}
-	p.f.opts.Store.Section().Shared(rand.Uint64(), read)
+	p.f.within(Caller{InSection: p.req.InSection}, read)
 }
 
 // refresh starts the key's one background refresh if the refresh budget has

@@ -11,6 +11,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // twoReplicas is a fleet of two replicas on a new Redis, each hearing the
@@ -39,7 +40,7 @@ func TestFleetPurgeHard(t *testing.T) {
 	if tags := b.Info("k:b").Tags; !slices.Equal(tags, []string{"t", "other"}) {
 		t.Fatalf("B's tags of k:b %q: the fleet's entry lost them", tags)
 	}
-	n, err := a.Purge(context.Background(), []string{"t"}, false)
+	n, err := a.Purge(context.Background(), swr.Caller{}, []string{"t"}, false)
 	if err != nil || n != 2 {
 		t.Fatalf("Purge = %d, %v; want 2", n, err)
 	}
@@ -59,7 +60,7 @@ func TestFleetPurgeHard(t *testing.T) {
 	// A key B never had: B's purge finds it in the shared tier, and A
 	// drops its copy.
 	get(t, a, "k:d")
-	if n, err := b.Purge(context.Background(), []string{"d"}, false); n != 1 || err != nil {
+	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"d"}, false); n != 1 || err != nil {
 		t.Fatalf("B's Purge of a key only A had = %d, %v; want 1", n, err)
 	}
 	if _, found := a.store.Peek([]byte("k:d")); found {
@@ -74,7 +75,7 @@ func TestFleetPurgeSoft(t *testing.T) {
 	a, b := twoReplicas(t, o.URL)
 	old := get(t, a, "k:a")
 	get(t, b, "k:a")
-	if n, err := b.Purge(context.Background(), []string{"t"}, true); n != 1 || err != nil {
+	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"t"}, true); n != 1 || err != nil {
 		t.Fatalf("soft Purge = %d, %v", n, err)
 	}
 	if st := a.Info("k:a").State; st != "stale" {

@@ -138,12 +138,12 @@ func TestFleetLeaseOneTokenPerFleet(t *testing.T) {
 		})
 		var want func(leaseResult) bool
 		if settle == "set" {
-			if err := holder.FillLease(key, token, []byte("computed"), true, false); err != nil {
+			if err := holder.FillLease(swr.Caller{}, key, token, []byte("computed"), true); err != nil {
 				t.Fatal(err)
 			}
 			want = isValue("computed")
 		} else {
-			if err := holder.AbortLease(key, token, "db down"); err != nil {
+			if err := holder.AbortLease(swr.Caller{}, key, token, "db down"); err != nil {
 				t.Fatal(err)
 			}
 			want = func(r leaseResult) bool {

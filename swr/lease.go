@@ -61,6 +61,11 @@ type LeaseRequest struct {
 	// Term is how long the holder has to set or abort; zero or negative
 	// means DefaultLeaseTerm.
 	Term time.Duration
+	// InSection says the caller holds the store's atomic section (a
+	// FILL.LEASE inside EXEC): nothing waits, as with Timeout zero, and
+	// with a fleet no lease is asked for, since asking is I/O; a stale
+	// value is still answered.
+	InSection bool
 }
 
 // LeaseAnswer is what a FILL.LEASE replies: the value (Found) or none, and
@@ -130,6 +135,9 @@ func (req LeaseRequest) withDefaults() LeaseRequest {
 	}
 	if req.Term <= 0 {
 		req.Term = DefaultLeaseTerm
+	}
+	if req.InSection {
+		req.Timeout = 0
 	}
 	return req
 }
@@ -330,6 +338,14 @@ func (p *LeasePending) Wait(ctx context.Context) (LeaseAnswer, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	defer cancel()
 	for {
+		if p.claim && req.InSection {
+			f.endRoundIf(p.r, roundClaiming, Answer{}, nil, true)
+			if p.stale != nil {
+				return LeaseAnswer{Answer: Answer{Value: p.stale.Value, Found: true}}, nil
+			}
+			f.answered(AppLoader, AnswerTimeout)
+			return LeaseAnswer{}, &TimeoutError{After: 0}
+		}
 		if p.claim {
 			token := f.claimRound(p.r)
 			if p.stale != nil {
@@ -508,15 +524,17 @@ func (f *Filler) settleFromFleet(r *round, c FleetClaim, err error) bool {
 // key's waiters. found false stores the origin's "no such key" instead:
 // remembered for NegativeTTL, answered as nil. A token that is no longer
 // valid, or a key written during the lease, stores nothing and returns a
-// *LeaseLostError. inSection says the caller holds the store's Section
-// (FILL.SET inside EXEC), which the store then does not enter again.
-func (f *Filler) FillLease(key, token string, value []byte, found, inSection bool) error {
+// *LeaseLostError.
+//
+// Outside the section (c's zero value) the fleet hears of the fill first,
+// and a fleet lease lost meanwhile stores nothing. Inside it (FILL.SET in
+// EXEC or a script) the fill is stored here at once and published once c
+// has left the section; if the fleet's lease was lost by then, this
+// replica drops its copy, and the other replica's fill is the key's.
+func (f *Filler) FillLease(c Caller, key, token string, value []byte, found bool) error {
 	r, fleet, err := f.settling(key, token)
 	if err != nil {
 		return err
-	}
-	if inSection {
-		r.fence.InSection()
 	}
 	now := f.now()
 	var entry FleetEntry
@@ -528,7 +546,16 @@ func (f *Filler) FillLease(key, token string, value []byte, found, inSection boo
 		until := now.Add(f.opts.NegativeTTL).UnixNano()
 		entry = FleetEntry{Value: []byte{}, Missing: true, Loader: AppLoader, FreshUntil: until, StaleUntil: until}
 	}
-	if fleet != nil && errors.Is(fleet.Publish(context.Background(), entry), ErrFleetLeaseLost) {
+	switch {
+	case fleet == nil:
+	case c.InSection:
+		defer c.afterSection(func() {
+			if errors.Is(fleet.Publish(context.Background(), entry), ErrFleetLeaseLost) {
+				f.within(outside, func() { f.opts.Store.Invalidate([]byte(key)) })
+				f.leased(LeaseLost)
+			}
+		})
+	case errors.Is(fleet.Publish(context.Background(), entry), ErrFleetLeaseLost):
 		f.endRoundIf(r, roundSettling, Answer{}, nil, true)
 		f.leased(LeaseLost)
 		return errLeaseFleet
@@ -536,7 +563,8 @@ func (f *Filler) FillLease(key, token string, value []byte, found, inSection boo
 	f.cooldown.Succeed(key)
 	var written bool
 	if found {
-		res, err := f.opts.Store.Set([]byte(key), value, entry.SetOptions(r.fence))
+		var res engine.SetResult
+		f.within(c, func() { res, err = f.opts.Store.Set([]byte(key), value, entry.SetOptions(r.fence)) })
 		if err != nil {
 			// Too large for the store: the waiters still get the value, as
 			// a GETFILL flight's callers would not.
@@ -545,7 +573,7 @@ func (f *Filler) FillLease(key, token string, value []byte, found, inSection boo
 		}
 		written = res.Written
 	} else {
-		f.opts.Store.DeleteFenced(r.fence)
+		f.within(c, func() { f.opts.Store.DeleteFenced(r.fence) })
 		if written = !r.fence.Written(); written {
 			f.rememberMissing(key, now)
 		}
@@ -568,8 +596,9 @@ func (f *Filler) FillLease(key, token string, value []byte, found, inSection boo
 // AbortLease ends key's lease under token without a value: the waiters get
 // -LOADERR app: reason, and the key cools down as after a failed load
 // (fleet-wide with --redis). A token that is no longer valid returns a
-// *LeaseLostError.
-func (f *Filler) AbortLease(key, token, reason string) error {
+// *LeaseLostError. c says where the caller runs: inside the section the
+// fleet hears of the failure once c has left it.
+func (f *Filler) AbortLease(c Caller, key, token, reason string) error {
 	r, fleet, err := f.settling(key, token)
 	if err != nil {
 		return err
@@ -582,7 +611,9 @@ func (f *Filler) AbortLease(key, token, reason string) error {
 	until := f.cooldown.Fail(key, oe, f.now())
 	if fleet != nil {
 		// Its error changes nothing here, as for a GETFILL flight (share).
-		_ = fleet.Fail(context.Background(), FleetFailure{Loader: AppLoader, Reason: reason, Until: until})
+		c.afterSection(func() {
+			_ = fleet.Fail(context.Background(), FleetFailure{Loader: AppLoader, Reason: reason, Until: until})
+		})
 	}
 	f.endRoundIf(r, roundSettling, Answer{}, oe, false)
 	f.leased(LeaseAborted)

@@ -87,7 +87,7 @@ func TestLeaseOneTokenWaitersGetTheValue(t *testing.T) {
 	if got := f.Info("app:1"); got.State != "loading" || !got.InFlight || got.Loader != swr.AppLoader {
 		t.Fatalf("FILL.INFO during the lease: %+v", got)
 	}
-	if err := f.FillLease("app:1", token, []byte("computed"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:1", token, []byte("computed"), true); err != nil {
 		t.Fatal(err)
 	}
 	expectAll(t, results, n-1, isValue("computed"))
@@ -102,7 +102,7 @@ func TestLeaseOneTokenWaitersGetTheValue(t *testing.T) {
 		t.Fatalf("a fresh key: %+v, %v", ans, err)
 	}
 	// The token was spent.
-	if err := f.FillLease("app:1", token, []byte("again"), true, false); !errors.Is(err, swr.ErrLeaseLost) {
+	if err := f.FillLease(swr.Caller{}, "app:1", token, []byte("again"), true); !errors.Is(err, swr.ErrLeaseLost) {
 		t.Fatalf("a second FILL.SET with the same token: %v, want ErrLeaseLost", err)
 	}
 	if g, s, l := leases(f.m, swr.LeaseGranted), leases(f.m, swr.LeaseSet), leases(f.m, swr.LeaseLost); g != 1 || s != 1 || l != 1 {
@@ -135,7 +135,7 @@ func TestLeaseLostToAWrite(t *testing.T) {
 				f.store.Flush(false)
 			}
 			for _, found := range []bool{true, false} {
-				if err := f.FillLease("app:w", token, []byte("computed"), found, false); !errors.Is(err, swr.ErrLeaseLost) {
+				if err := f.FillLease(swr.Caller{}, "app:w", token, []byte("computed"), found); !errors.Is(err, swr.ErrLeaseLost) {
 					t.Fatalf("FILL.SET (found %v) after a %s: %v, want ErrLeaseLost", found, write, err)
 				}
 			}
@@ -162,7 +162,7 @@ func TestLeaseLostNotFound(t *testing.T) {
 	req := swr.LeaseRequest{Key: "app:n", TTL: time.Minute}
 	token := takeToken(t, leaseAll(f.Filler, 1, req))
 	f.store.Delete([]byte("app:n"))
-	if err := f.FillLease("app:n", token, nil, false, false); !errors.Is(err, swr.ErrLeaseLost) {
+	if err := f.FillLease(swr.Caller{}, "app:n", token, nil, false); !errors.Is(err, swr.ErrLeaseLost) {
 		t.Fatalf("FILL.SET NOTFOUND after a DEL: %v", err)
 	}
 	if got := f.Info("app:n").State; got != "missing" {
@@ -185,10 +185,10 @@ func TestLeaseExpiryHandsOneNewToken(t *testing.T) {
 		t.Fatal("the new token is the old one")
 	}
 	testwait.For(t, "the other callers to wait", func() bool { return f.LeaseWaiters("app:x") == n-1 })
-	if err := f.FillLease("app:x", crashed, []byte("late"), true, false); !errors.Is(err, swr.ErrLeaseLost) {
+	if err := f.FillLease(swr.Caller{}, "app:x", crashed, []byte("late"), true); !errors.Is(err, swr.ErrLeaseLost) {
 		t.Fatalf("FILL.SET with the expired token: %v", err)
 	}
-	if err := f.FillLease("app:x", token, []byte("v2"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:x", token, []byte("v2"), true); err != nil {
 		t.Fatal(err)
 	}
 	expectAll(t, results, n-1, isValue("v2"))
@@ -209,7 +209,7 @@ func TestLeaseAbortSharesTheFailureAndCoolsDown(t *testing.T) {
 	results := leaseAll(f.Filler, n, req)
 	token := takeToken(t, results)
 	testwait.For(t, "the other callers to wait", func() bool { return f.LeaseWaiters("app:a") == n-1 })
-	if err := f.AbortLease("app:a", token, "db down\r\nreally"); err != nil {
+	if err := f.AbortLease(swr.Caller{}, "app:a", token, "db down\r\nreally"); err != nil {
 		t.Fatal(err)
 	}
 	isFailure := func(r leaseResult) bool {
@@ -237,7 +237,7 @@ func TestLeaseTimeoutZero(t *testing.T) {
 	if pending != nil || !errors.Is(err, swr.ErrTimeout) || ans.Token != "" {
 		t.Fatalf("TIMEOUT 0 while another fills: %+v, pending %v, %v; want ErrTimeout at once", ans, pending, err)
 	}
-	if err := f.FillLease("app:z", token, []byte("v"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:z", token, []byte("v"), true); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -249,7 +249,7 @@ func TestLeaseStaleServesAllOneRefreshes(t *testing.T) {
 	f := newTestFiller(t, noOrigin, swr.Options{Now: clock.Now, TTLJitter: -1})
 	req := swr.LeaseRequest{Key: "app:s", TTL: time.Second, Grace: time.Minute}
 	token := takeToken(t, leaseAll(f.Filler, 1, req))
-	if err := f.FillLease("app:s", token, []byte("v1"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:s", token, []byte("v1"), true); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(2 * time.Second)
@@ -269,7 +269,7 @@ func TestLeaseStaleServesAllOneRefreshes(t *testing.T) {
 	if tokens != 1 {
 		t.Fatalf("%d of %d stale readers got a token, want 1", tokens, n)
 	}
-	if err := f.FillLease("app:s", token, []byte("v2"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:s", token, []byte("v2"), true); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-leaseAll(f.Filler, 1, req); !isValue("v2")(r) {
@@ -285,7 +285,7 @@ func TestLeaseNotFoundIsRemembered(t *testing.T) {
 	results := leaseAll(f.Filler, 5, req)
 	token := takeToken(t, results)
 	testwait.For(t, "the other callers to wait", func() bool { return f.LeaseWaiters("app:none") == 4 })
-	if err := f.FillLease("app:none", token, nil, false, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:none", token, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	isNil := func(r leaseResult) bool { return r.err == nil && !r.ans.Found && r.ans.Token == "" }
@@ -306,7 +306,7 @@ func TestLeaseWaiterTimeout(t *testing.T) {
 	if r := <-leaseAll(f.Filler, 1, req); !errors.As(r.err, &te) || te.After != req.Timeout {
 		t.Fatalf("a waiter past its TIMEOUT: %v", r)
 	}
-	if err := f.FillLease("app:t", token, []byte("v"), true, false); err != nil {
+	if err := f.FillLease(swr.Caller{}, "app:t", token, []byte("v"), true); err != nil {
 		t.Fatal(err)
 	}
 }

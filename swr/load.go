@@ -25,6 +25,8 @@ import (
 func (f *Filler) load(ld *loader.Loader, req Request, freshAfter int64, v loader.Validators, slot *batchSlot) (loader.Result, error) {
 	defer slot.withdraw() // a no-op once it was fetched or withdrawn
 	fence := f.opts.Store.Fence([]byte(req.Key))
+	f.flights.began(req.Key, fence)
+	defer f.flights.ended(req.Key, fence)
 	var o *outcome
 	if freshAfter == 0 {
 		o = f.answeredMeanwhile(req.Key)
@@ -191,7 +193,9 @@ func (f *Filler) share(lease FleetLease, o *outcome) {
 }
 
 // keep applies the flight's outcome to the store under fence, the one
-// place a flight's fence ends, and returns the flight's answer.
+// place a flight's fence ends, and returns the flight's answer. It runs
+// on no command's behalf (a flight, a follower, a claim after the
+// caller's handler), so it enters the section around its write.
 func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Result, error) {
 	switch e := o.entry; {
 	case e == nil:
@@ -199,11 +203,13 @@ func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Resul
 	case e.Missing:
 		// The origin says the key is gone: a stale copy must not outlive
 		// that answer (unless a client wrote the key meanwhile).
-		f.opts.Store.DeleteFenced(fence)
+		f.within(outside, func() { f.opts.Store.DeleteFenced(fence) })
 		f.rememberMissing(key, f.now())
 	default:
 		opts := e.SetOptions(fence)
-		set, err := f.opts.Store.Set([]byte(key), e.Value, opts)
+		var set engine.SetResult
+		var err error
+		f.within(outside, func() { set, err = f.opts.Store.Set([]byte(key), e.Value, opts) })
 		if err != nil {
 			fence.Release()
 			if !o.fromFleet {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/expiring"
 )
 
@@ -11,17 +12,20 @@ import (
 const maxNegative = 100_000
 
 // negativeCache remembers the origin's recent "no such key" answers, each
-// for NegativeTTL or until the store is flushed: a FLUSHALL forgets them
-// like every cached thing. Forgetting one early only costs one more origin
-// call, so the memory is bounded (expiring.Map).
+// for NegativeTTL, until the store is flushed (a FLUSHALL forgets them
+// like every cached thing), or until a client writes or deletes the key:
+// each answer holds a fence on its key, broken by any such write, so a
+// read after DEL asks the origin again. Forgetting one early only costs
+// one more origin call, so the memory is bounded (expiring.Map).
 type negativeCache struct {
 	mu      sync.Mutex
-	keys    expiring.Map[struct{}]
+	keys    expiring.Map[*engine.Fence]
 	flushes uint64 // the store's Flushes when keys was last emptied
 }
 
 func newNegativeCache(ttl time.Duration) *negativeCache {
-	return &negativeCache{keys: expiring.Map[struct{}]{MaxKeys: maxNegative, SweepEvery: ttl}}
+	return &negativeCache{keys: expiring.Map[*engine.Fence]{MaxKeys: maxNegative, SweepEvery: ttl,
+		OnDrop: func(_ string, f *engine.Fence) { f.Release() }}}
 }
 
 // current empties the record if flushes, the store's Flushes, says it was
@@ -30,7 +34,7 @@ func newNegativeCache(ttl time.Duration) *negativeCache {
 // c.mu must be held.
 func (c *negativeCache) current(flushes uint64) bool {
 	if flushes > c.flushes {
-		c.keys = expiring.Map[struct{}]{MaxKeys: c.keys.MaxKeys, SweepEvery: c.keys.SweepEvery}
+		c.keys.Clear()
 		c.flushes = flushes
 	}
 	return flushes == c.flushes
@@ -42,7 +46,7 @@ func (f *Filler) rememberMissing(key string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.current(flushes) {
-		c.keys.Put(key, struct{}{}, now.Add(f.opts.NegativeTTL), now)
+		c.keys.Put(key, f.opts.Store.Fence([]byte(key)), now.Add(f.opts.NegativeTTL), now)
 	}
 }
 
@@ -54,6 +58,10 @@ func (f *Filler) isNegative(key string, now time.Time) bool {
 	if !c.current(flushes) {
 		return false
 	}
-	_, ok := c.keys.Get(key, now)
+	fence, ok := c.keys.Get(key, now)
+	if ok && fence.Written() {
+		c.keys.Delete(key)
+		return false
+	}
 	return ok
 }

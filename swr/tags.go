@@ -254,17 +254,36 @@ func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
 // it, then this replica, then the others. It returns how many keys it
 // purged, here and in the shared tier, each counted once; an error
 // matching ErrPurgeLocal says the other replicas were not reached.
-func (f *Filler) Purge(ctx context.Context, tags []string, soft bool) (int, error) {
+//
+// c says where the caller runs. Inside the section (PURGE.TAG in EXEC)
+// this replica is purged at once and the fleet once c has left the
+// section, as a purge another replica announced: the count is this
+// replica's alone.
+func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool) (int, error) {
+	pf := f.opts.Purges
+	if c.InSection {
+		purged := f.purgeHere(c, tags, nil, soft, "local")
+		if pf != nil {
+			c.afterSection(func() {
+				shared, err := pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
+				if err == nil {
+					f.purgeHere(outside, tags, shared, soft, "local")
+					_ = pf.AnnouncePurge(ctx, tags, shared, soft)
+				}
+			})
+		}
+		return len(purged), nil
+	}
 	var shared []string
 	var fleetErr error
-	if pf := f.opts.Purges; pf != nil {
+	if pf != nil {
 		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
 	}
-	purged := f.purgeHere(tags, shared, soft, "local")
+	purged := f.purgeHere(c, tags, shared, soft, "local")
 	for _, k := range shared {
 		purged[k] = struct{}{}
 	}
-	if pf := f.opts.Purges; pf != nil && fleetErr == nil {
+	if pf != nil && fleetErr == nil {
 		fleetErr = pf.AnnouncePurge(ctx, tags, shared, soft)
 	}
 	if fleetErr != nil {
@@ -274,14 +293,16 @@ func (f *Filler) Purge(ctx context.Context, tags []string, soft bool) (int, erro
 }
 
 // heardPurge applies a purge another replica announced.
-func (f *Filler) heardPurge(tags, keys []string, soft bool) { f.purgeHere(tags, keys, soft, "fleet") }
+func (f *Filler) heardPurge(tags, keys []string, soft bool) {
+	f.purgeHere(outside, tags, keys, soft, "fleet")
+}
 
 // purgeHere purges, in this replica's store, the keys indexed under any of
 // tags, and keys (the shared tier's, which may be here without a record:
 // copied in by a plain read), and returns those it purged. Only a fill is
 // purged: a key a client wrote since is left alone. origin labels the
-// metrics: local or fleet.
-func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[string]struct{} {
+// metrics: local or fleet. c says how the caller holds the section.
+func (f *Filler) purgeHere(c Caller, tags, keys []string, soft bool, origin string) map[string]struct{} {
 	cands := f.tags.candidates(tags)
 	for _, k := range keys {
 		if _, ok := cands[k]; !ok {
@@ -299,11 +320,11 @@ func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[st
 			continue
 		}
 		if soft {
-			if !f.markStale(key, *env.Fill, now) {
+			if !f.markStale(c, key, *env.Fill, now) {
 				continue
 			}
 		} else {
-			f.opts.Store.Delete([]byte(key))
+			f.within(c, func() { f.opts.Store.Delete([]byte(key)) })
 			// A flight that began before the purge may bring the old
 			// value: the next caller starts a new one.
 			f.group.Forget(key)
@@ -322,7 +343,7 @@ func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[st
 // markStale makes key's entry, if it is still the fill fill, stale at now,
 // keeping its value and its stale deadline, and reports whether the entry
 // is stale now. It writes under a fence, so a write made meanwhile wins.
-func (f *Filler) markStale(key string, fill engine.FillMeta, now int64) bool {
+func (f *Filler) markStale(c Caller, key string, fill engine.FillMeta, now int64) bool {
 	fence := f.opts.Store.Fence([]byte(key))
 	env, found := f.opts.Store.Peek([]byte(key))
 	switch {
@@ -333,7 +354,11 @@ func (f *Filler) markStale(key string, fill engine.FillMeta, now int64) bool {
 		fence.Release()
 		return true // stale already
 	}
-	set, err := f.opts.Store.Set([]byte(key), env.Value, engine.SetOptions{FreshUntil: now, StaleUntil: env.StaleUntil,
-		Fill: env.Fill, Fence: fence})
+	var set engine.SetResult
+	var err error
+	f.within(c, func() {
+		set, err = f.opts.Store.Set([]byte(key), env.Value, engine.SetOptions{FreshUntil: now, StaleUntil: env.StaleUntil,
+			Fill: env.Fill, Fence: fence})
+	})
 	return err == nil && set.Written
 }

@@ -28,6 +28,10 @@ type Map[V any] struct {
 	// SweepEvery is the least time between two passes that drop expired
 	// entries when a new key arrives; zero means only when full.
 	SweepEvery time.Duration
+	// OnDrop, if not nil, is called with each entry that leaves the map,
+	// however it leaves (expiry, room, Delete, Clear, a Put replacing it),
+	// so that a value holding a resource can free it.
+	OnDrop func(key string, v V)
 
 	m         map[string]item[V] // lazily made
 	nextSweep time.Time
@@ -53,10 +57,18 @@ func (m *Map[V]) Get(key string, now time.Time) (v V, ok bool) {
 		return v, false
 	}
 	if !now.Before(it.until) {
-		delete(m.m, key)
+		m.drop(key, it.v)
 		return v, false
 	}
 	return it.v, true
+}
+
+// drop removes key, whose value is v, telling OnDrop.
+func (m *Map[V]) drop(key string, v V) {
+	delete(m.m, key)
+	if m.OnDrop != nil {
+		m.OnDrop(key, v)
+	}
 }
 
 // Put gives key the value v until the deadline until, replacing any value
@@ -65,10 +77,12 @@ func (m *Map[V]) Put(key string, v V, until, now time.Time) {
 	if m.m == nil {
 		m.m = make(map[string]item[V])
 	}
-	if _, ok := m.m[key]; !ok {
+	if old, ok := m.m[key]; !ok {
 		if len(m.m) >= m.maxKeys() || (m.SweepEvery > 0 && !now.Before(m.nextSweep)) {
 			m.sweep(now)
 		}
+	} else if m.OnDrop != nil {
+		m.OnDrop(key, old.v)
 	}
 	m.m[key] = item[V]{v: v, until: until}
 }
@@ -78,23 +92,34 @@ func (m *Map[V]) Put(key string, v V, until, now time.Time) {
 func (m *Map[V]) sweep(now time.Time) {
 	for k, it := range m.m {
 		if !now.Before(it.until) {
-			delete(m.m, k)
+			m.drop(k, it.v)
 		}
 	}
 	if n := m.maxKeys(); len(m.m) >= n {
 		target := n - n/8 - 1
-		for k := range m.m { // map order is random: no key is favoured
+		for k, it := range m.m { // map order is random: no key is favoured
 			if len(m.m) <= target {
 				break
 			}
-			delete(m.m, k)
+			m.drop(k, it.v)
 		}
 	}
 	m.nextSweep = now.Add(m.SweepEvery)
 }
 
 // Delete forgets key.
-func (m *Map[V]) Delete(key string) { delete(m.m, key) }
+func (m *Map[V]) Delete(key string) {
+	if it, ok := m.m[key]; ok {
+		m.drop(key, it.v)
+	}
+}
+
+// Clear forgets every key.
+func (m *Map[V]) Clear() {
+	for k, it := range m.m {
+		m.drop(k, it.v)
+	}
+}
 
 // Len reports how many entries are held, expired ones not yet dropped
 // included.

@@ -4,6 +4,9 @@
 package testwait
 
 import (
+	"fmt"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -40,4 +43,24 @@ func For(t testing.TB, what string, cond func() bool) {
 	if !Until(cond) {
 		t.Fatalf("timed out after %v waiting for %s", Timeout, what)
 	}
+}
+
+// Hung ends the test binary for a server in this process that stopped
+// answering: it prints what was awaited and every goroutine's stack, which
+// shows where the server waits, then panics on a goroutine of its own, so
+// that the test framework does not recover it and run the test's cleanups,
+// which would wait for the hung server too. It does not return.
+func Hung(what string) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	fmt.Fprintf(os.Stderr, "%s: no answer; every goroutine:\n%s\n", what, buf)
+	go panic("a server stopped answering: " + what)
+	select {}
 }

@@ -103,7 +103,8 @@ type command struct {
 	// FLUSHDB), which --redis mode writes through as a flush.
 	flush bool
 	// keysOf, if set, finds the keys of a command with movable keys
-	// (EVAL's numkeys); firstKey is 0 then, as COMMAND INFO shows.
+	// (EVAL's numkeys, MGETFILL's options before its keys); firstKey is
+	// 0 then, as COMMAND INFO shows, and flagMovableKeys is set.
 	keysOf func(args [][]byte) [][]byte
 	// script marks the commands that run a script, which take the
 	// section exclusively themselves (scripting.go).
@@ -326,7 +327,7 @@ func commandTable() []*command {
 		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
 			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
-		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
+		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript | flagMovableKeys, handler: cmdMGetFill, keysOf: mgetfillKeys,
 			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
 			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
 		{name: "purge.tag", arity: -2, flags: flagWrite | flagNoScript, handler: cmdPurgeTag,
@@ -513,10 +514,15 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 // usesKeyspace reports whether cmd reads or writes keys, and so runs inside
 // the store's atomic section.
 func (cmd *command) usesKeyspace() bool {
-	return !cmd.script && (cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0)
+	return !cmd.script && (cmd.hasKeys() || cmd.flags&(flagWrite|flagReadonly) != 0)
 }
 
-// hasKeys reports whether some of cmd's arguments are keys.
+// hasKeys reports whether some of cmd's arguments are keys: those at fixed
+// positions (firstKey) or those keysOf finds. It is the one such test: the
+// ACL, tracking and the shared tier (shared, faultKeys) all ask it, and
+// all take the keys from cmd.keys, so that no two of them can disagree
+// on which arguments are keys (SINTERCARD once went through the shared
+// tier inside MULTI only).
 func (cmd *command) hasKeys() bool { return cmd.firstKey > 0 || cmd.keysOf != nil }
 
 // arityOK reports whether a command of n arguments, its name included,

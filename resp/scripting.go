@@ -123,13 +123,10 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 	if c.ev.looped {
 		args = copyArgs(args)
 	}
+	// With --redis, dispatch has faulted the declared KEYS in already
+	// (runShared), as it does for any Redis command's keys.
 	c.whereItMayWait(func() {
 		ctx := context.Background()
-		if s.opts.Shared != nil {
-			if keys := evalKeys(args); len(keys) > 0 {
-				s.opts.Shared.Fault(ctx, keys)
-			}
-		}
 		if !s.gate.lock() {
 			s.replyBusy(c, c.lastCommand.Load())
 			return

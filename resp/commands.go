@@ -396,7 +396,7 @@ func commandTable() []*command {
 			{name: "object|refcount", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectRefCount},
 		},
 			group: "generic", summary: "Introspects a key's value: ENCODING, REFCOUNT, FREQ, IDLETIME.", usage: "subcommand key", since: "2.2.3"},
-		{name: "wait", arity: 3, handler: cmdWait, acl: acl.Connection, aclNoGroup: true,
+		{name: "wait", arity: 3, flags: flagNoScript, handler: cmdWait, acl: acl.Connection, aclNoGroup: true,
 			group: "generic", summary: "Blocks until writes reach replicas; there are none, so it answers 0 at once.", usage: "numreplicas timeout", since: "3.0.0"},
 		{name: "keys", arity: 2, flags: flagReadonly, handler: cmdKeys, acl: acl.Dangerous,
 			group: "generic", summary: "Returns all key names that match a pattern.", usage: "pattern", since: "1.0.0"},

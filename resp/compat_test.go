@@ -1699,8 +1699,15 @@ func TestInlineCompat(t *testing.T) {
 		{name: "multibulk empty and negative counts", send: []string{"*0\r\n*-1\r\nPING\r\n"}, replies: 1},
 		{name: "dollar line as inline", send: []string{"$3\r\nfoo\r\n"}, replies: 2},
 		{name: "vertical tab and form feed", send: []string{"ECHO a\vb\r\n", "ECHO a\fb\r\n", "ECHO \va\r\n"}, replies: 3},
-		// Not compared: a NUL byte in an inline command. Redis looks for the
-		// newline with strchr, which stops at the NUL, so it never answers.
+		// A NUL byte hides the rest of an inline line, or of a header line,
+		// from Redis's strchr: the command never completes, until more than
+		// 64 KiB wait. In a bulk it is a byte, and ends an argument quoted
+		// in an error text (Redis's %.128s).
+		{name: "NUL in an inline line", send: []string{"ECHO a\x00b\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in a multibulk header", send: []string{"*1\x00\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in a bulk header", send: []string{"*1\r\n$4\x00\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in bulks", send: []string{encodeCommand("ECHO", "a\x00b"), encodeCommand("PI\x00G"),
+			encodeCommand("NOPE", "a\x00b", "c"), encodeCommand("CLIENT", "NO\x00PE")}, replies: 4},
 		{name: "CR in the middle", send: []string{"ECHO a\rb\r\n", "ECHO x\r\r\n"}, replies: 2},
 		// Protocol errors: an error, then the connection is closed.
 		{name: "unbalanced double quote", send: []string{"PING\r\n", `ECHO "abc` + "\r\n", "PING\r\n"}, replies: 2, closes: true},
@@ -1714,6 +1721,21 @@ func TestInlineCompat(t *testing.T) {
 		{name: "invalid multibulk length sign", send: []string{"*+1\r\n$4\r\nPING\r\n"}, replies: 1, closes: true},
 		{name: "expected dollar", send: []string{"*1\r\n+PING\r\n"}, replies: 1, closes: true},
 		{name: "invalid bulk length", send: []string{"*1\r\n$abc\r\n"}, replies: 1, closes: true},
+		// Lengths are read by Redis's string2ll: no leading zero, no sign
+		// but '-', no space, not empty.
+		{name: "bulk length with a leading zero", send: []string{"*1\r\n$04\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count with a leading zero", send: []string{"*02\r\n$4\r\nECHO\r\n$1\r\nx\r\n"}, replies: 1, closes: true},
+		{name: "zero lengths with leading zeros", send: []string{"*1\r\n$00\r\n\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count 00", send: []string{"*00\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count -0", send: []string{"*-0\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "bulk length -0", send: []string{"*1\r\n$-0\r\n"}, replies: 1, closes: true},
+		{name: "bulk length +4", send: []string{"*1\r\n$+4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "bulk length with a space", send: []string{"*1\r\n$ 4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count with a space", send: []string{"*1 \r\n$4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "empty multibulk count", send: []string{"*\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "empty bulk length", send: []string{"*2\r\n$4\r\nECHO\r\n$\r\n\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count -2", send: []string{"*-2\r\nPING\r\n"}, replies: 1},
+		{name: "leading zeros after a command", send: []string{"*1\r\n$4\r\nPING\r\n*1\r\n$000004\r\nPING\r\n"}, replies: 2, closes: true},
 		{name: "negative bulk length", send: []string{"*1\r\n$-1\r\n"}, replies: 1, closes: true},
 		{name: "bulk length too big", send: []string{"*1\r\n$536870913\r\n"}, replies: 1, closes: true},
 	}

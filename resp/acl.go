@@ -221,6 +221,9 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 			}
 		}
 	}
+	if cmd.keyPrefix > 0 && cmd.keyPrefix < len(args) && !p.CanWritePrefix(args[cmd.keyPrefix]) {
+		return acl.DeniedKey, args[cmd.keyPrefix], false
+	}
 	if !p.AllChannels() && cmd.channels != channelsNone {
 		channels := args[1:]
 		if cmd.channels == channelsPublish {

@@ -94,6 +94,10 @@ type command struct {
 	varAccess func(args [][]byte) keyAccess
 	// channels says which arguments are pub/sub channels, for & patterns.
 	channels channelArgs
+	// keyPrefix, if not 0, is the argument that names a key prefix whose
+	// keys the command changes (LOADER.REGISTER's): the ACL lets it run
+	// only for a user who may write every key under the prefix.
+	keyPrefix int
 	// aclCommand is the command in the ACL table, set by buildTable.
 	aclCommand *acl.Command
 
@@ -345,10 +349,10 @@ func commandTable() []*command {
 		{name: "fill.info", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillInfo,
 			group: "string", summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
 			usage: "key", own: true, since: "0.1.0"},
-		{name: "loader.register", arity: -3, flags: flagAdmin | flagNoScript, handler: cmdLoaderRegister,
+		{name: "loader.register", arity: -3, flags: flagAdmin | flagNoScript, handler: cmdLoaderRegister, keyPrefix: 1,
 			group: "server", summary: "Registers the origin URL that fills keys with a prefix.",
 			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", own: true, since: "0.1.0"},
-		{name: "loader.unregister", arity: 2, flags: flagAdmin | flagNoScript, handler: cmdLoaderUnregister,
+		{name: "loader.unregister", arity: 2, flags: flagAdmin | flagNoScript, handler: cmdLoaderUnregister, keyPrefix: 1,
 			group: "server", summary: "Removes the loader of a prefix.", usage: "prefix", own: true, since: "0.1.0"},
 		{name: "loader.list", arity: 1, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdLoaderList,
 			group: "server", summary: "Lists the registered loaders with their counters.", own: true, since: "0.1.0"},

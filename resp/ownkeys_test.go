@@ -6,17 +6,33 @@ package resp
 // commands that touch keys their arguments do not name. Redis has none of
 // these commands, so there is no redis-server to compare with.
 
-import "testing"
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
 
 // ownKeysUsers: tenant may use every command but @dangerous ones, on its
-// own keys only.
-var ownKeysUsers = []string{"tenant on >tpw ~o:* +@all -@dangerous"}
+// own keys only; reader may only read them; loaders may register loaders
+// for prefixes under o: only.
+var ownKeysUsers = []string{
+	"tenant on >tpw ~o:* +@all -@dangerous",
+	"reader on >rpw %R~o:* +@all -@dangerous",
+	"loaders on >lpw ~o:* %R~p:* ~q:x* -@all +loader.register +loader.unregister",
+}
 
-// ownKeysServer starts a server with ownKeysUsers and the loader "o:" on
-// a test origin, and returns the server and a connection as the admin.
+// ownKeysServer starts a server with ownKeysUsers and the loaders "o:"
+// and "p:" on an origin that tags every value "shared", and returns the
+// server and a connection as the admin.
 func ownKeysServer(t *testing.T) (*testServer, *compatConn) {
 	t.Helper()
-	o := newOrigin(t)
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Surrogate-Key", "shared")
+		io.WriteString(w, r.Header.Get("X-Stampedeless-Key")+"@v0")
+	}))
+	t.Cleanup(o.Close)
 	ts := startServer(t, Options{RequirePass: aclAdminPass, Users: ownKeysUsers})
 	admin := dialCompat(t, ts.addr)
 	for _, args := range [][]string{{"AUTH", aclAdminPass}, {"LOADER.REGISTER", "o:", o.URL + "/{key}"},
@@ -89,4 +105,67 @@ func contains(r compatReply, s string) bool {
 		}
 	}
 	return false
+}
+
+// runAs runs each step on c and fails at the first reply that is not the
+// step's.
+func runAs(t *testing.T, who string, c *compatConn, steps ...[2]string) {
+	t.Helper()
+	for _, st := range steps {
+		args := strings.Fields(st[0])
+		if r, err := c.do(args...); err != nil || r.String() != st[1] {
+			t.Fatalf("%s: %s: %s %v, want %s", who, st[0], r.String(), err, st[1])
+		}
+	}
+}
+
+// TestPurgeTagACL: PURGE.TAG purges only the tagged keys its user may
+// write: a tenant limited to o:* purges its own keys under a tag it shares
+// with p: keys, which stay (hard and SOFT); a user who may only read o:*
+// purges nothing; the admin purges the rest.
+func TestPurgeTagACL(t *testing.T) {
+	ts, admin := ownKeysServer(t)
+	tenant := dialUser(t, ts, "2", "tenant", "tpw")
+	reader := dialUser(t, ts, "2", "reader", "rpw")
+	const noKey = "-NOPERM this user has no permissions to access one of the keys used as arguments"
+	fill := func() {
+		runAs(t, "admin", admin, [2]string{"GETFILL o:1 60 30", `"o:1@v0"`}, [2]string{"GETFILL p:secret 60 30", `"p:secret@v0"`})
+	}
+	fill()
+	runAs(t, "tenant", tenant,
+		[2]string{"DEL p:secret", noKey},
+		[2]string{"FLUSHALL", "-NOPERM this user has no permissions to run the 'flushall' command"},
+		[2]string{"PURGE.TAG shared", ":1"})
+	runAs(t, "admin", admin, [2]string{"EXISTS o:1", ":0"}, [2]string{"EXISTS p:secret", ":1"})
+	fill()
+	runAs(t, "tenant", tenant, [2]string{"PURGE.TAG SOFT shared nope", ":1"})
+	runAs(t, "admin", admin, [2]string{"EVAL return(redis.call('fill.info',KEYS[1])[2]) 1 p:secret", `"fresh"`},
+		[2]string{"EVAL return(redis.call('fill.info',KEYS[1])[2]) 1 o:1", `"stale"`})
+	runAs(t, "reader", reader, [2]string{"PURGE.TAG shared", ":0"}, [2]string{"PURGE.TAG SOFT shared", ":0"})
+	runAs(t, "admin", admin, [2]string{"PURGE.TAG shared", ":2"}, [2]string{"DBSIZE", ":0"})
+}
+
+// TestLoaderCommandsACL: LOADER.REGISTER and LOADER.UNREGISTER change how
+// every key under their prefix fills, so they run only for a user who may
+// write every such key: loaders may write o:* (a prefix under it), not p:*
+// (read only) nor q:* (only q:x*); the denial is logged as a key's.
+func TestLoaderCommandsACL(t *testing.T) {
+	ts, admin := ownKeysServer(t)
+	u := dialUser(t, ts, "2", "loaders", "lpw")
+	const noKey = "-NOPERM this user has no permissions to access one of the keys used as arguments"
+	runAs(t, "loaders", u,
+		[2]string{"LOADER.REGISTER o:sub: http://127.0.0.1:1/{key}", "+OK"},
+		[2]string{"LOADER.UNREGISTER o:sub:", ":1"},
+		[2]string{"LOADER.REGISTER o: http://127.0.0.1:1/{key}", "+OK"},
+		[2]string{"LOADER.REGISTER p: http://127.0.0.1:1/{key}", noKey},
+		[2]string{"LOADER.UNREGISTER p:", noKey},
+		[2]string{"LOADER.REGISTER q: http://127.0.0.1:1/{key}", noKey},
+		[2]string{"LOADER.REGISTER q:x http://127.0.0.1:1/{key}", "+OK"})
+	if r, err := u.do("LOADER.REGISTER", "", "http://127.0.0.1:1/{key}"); err != nil || r.String() != noKey {
+		t.Fatalf("LOADER.REGISTER of the empty prefix (every key): %s %v, want %s", r.String(), err, noKey)
+	}
+	r, err := admin.do("ACL", "LOG", "1")
+	if err != nil || !strings.Contains(r.String(), `"key"`) || !strings.Contains(r.String(), `"object" ""`) {
+		t.Fatalf("ACL LOG 1 after LOADER.REGISTER of the empty prefix: %s %v", r.String(), err)
+	}
 }

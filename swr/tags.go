@@ -41,9 +41,9 @@ var ErrPurgeLocal = errors.New("swr: the purge reached only this replica")
 // (cluster.Client implements it, --redis).
 type PurgeFleet interface {
 	// PurgeShared purges tags in the shared tier: an entry that carries any
-	// of them is deleted or, soft, made stale at now (unix nanoseconds). It
-	// returns the keys it purged.
-	PurgeShared(ctx context.Context, tags []string, soft bool, now int64) ([]string, error)
+	// of them, of a key may allows (nil: any), is deleted or, soft, made
+	// stale at now (unix nanoseconds). It returns the keys it purged.
+	PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
 	// AnnouncePurge tells the other replicas of the purge of tags, and of
 	// keys (those purged in the shared tier, which a replica may hold
 	// without having filled them), and returns once every replica heard
@@ -247,25 +247,42 @@ func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
 	return out
 }
 
-// Purge purges every key that carries any of tags (PURGE.TAG): hard, it
+// KeyFilter says which keys a purge may touch: those for which it is
+// true. A nil KeyFilter allows every key.
+type KeyFilter func(key string) bool
+
+// allows reports whether may lets a purge touch key.
+func (may KeyFilter) allows(key string) bool { return may == nil || may(key) }
+
+// Purge purges every key that carries any of tags (PURGE.TAG) and that
+// may allows (PURGE.TAG's user may write it; nil: every key): hard, it
 // deletes them; soft, it makes them stale, so they are served stale while
 // one refresh per key runs. With a PurgeFleet (--redis) the shared tier is
 // purged first, so no replica's refresh can take the old entry back from
 // it, then this replica, then the others. It returns how many keys it
 // purged, here and in the shared tier, each counted once; an error
 // matching ErrPurgeLocal says the other replicas were not reached.
-func (f *Filler) Purge(ctx context.Context, tags []string, soft bool) (int, error) {
+//
+// A filtered purge is announced to the other replicas by its keys alone
+// (those purged in the shared tier), never by its tags: a replica would
+// purge every key it holds under the tags, and the filter, the user's
+// permissions here, does not travel.
+func (f *Filler) Purge(ctx context.Context, tags []string, soft bool, may KeyFilter) (int, error) {
 	var shared []string
 	var fleetErr error
 	if pf := f.opts.Purges; pf != nil {
-		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
+		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
 	}
-	purged := f.purgeHere(tags, shared, soft, "local")
+	purged := f.purgeHere(tags, shared, soft, "local", may)
 	for _, k := range shared {
 		purged[k] = struct{}{}
 	}
 	if pf := f.opts.Purges; pf != nil && fleetErr == nil {
-		fleetErr = pf.AnnouncePurge(ctx, tags, shared, soft)
+		announced := tags
+		if may != nil {
+			announced = nil
+		}
+		fleetErr = pf.AnnouncePurge(ctx, announced, shared, soft)
 	}
 	if fleetErr != nil {
 		return len(purged), fmt.Errorf("%w: %w", ErrPurgeLocal, fleetErr)
@@ -274,14 +291,16 @@ func (f *Filler) Purge(ctx context.Context, tags []string, soft bool) (int, erro
 }
 
 // heardPurge applies a purge another replica announced.
-func (f *Filler) heardPurge(tags, keys []string, soft bool) { f.purgeHere(tags, keys, soft, "fleet") }
+func (f *Filler) heardPurge(tags, keys []string, soft bool) {
+	f.purgeHere(tags, keys, soft, "fleet", nil)
+}
 
 // purgeHere purges, in this replica's store, the keys indexed under any of
 // tags, and keys (the shared tier's, which may be here without a record:
-// copied in by a plain read), and returns those it purged. Only a fill is
-// purged: a key a client wrote since is left alone. origin labels the
-// metrics: local or fleet.
-func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[string]struct{} {
+// copied in by a plain read), of those may allows, and returns those it
+// purged. Only a fill is purged: a key a client wrote since is left
+// alone. origin labels the metrics: local or fleet.
+func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string, may KeyFilter) map[string]struct{} {
 	cands := f.tags.candidates(tags)
 	for _, k := range keys {
 		if _, ok := cands[k]; !ok {
@@ -291,6 +310,9 @@ func (f *Filler) purgeHere(tags, keys []string, soft bool, origin string) map[st
 	now := f.now().UnixNano()
 	purged := make(map[string]struct{})
 	for key, rec := range cands {
+		if !may.allows(key) {
+			continue
+		}
 		env, found := f.opts.Store.Peek([]byte(key))
 		if !found || env.Fill == nil || rec != nil && *env.Fill != rec.fill {
 			if rec != nil {

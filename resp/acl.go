@@ -213,8 +213,9 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 			return acl.DeniedCommand, []byte(cmd.name), false
 		}
 	}
-	// Shard channels are keys to COMMAND INFO, but channels to the ACL.
-	if !p.AllKeys() && cmd.hasKeys() && cmd.flags&flagPubSub == 0 {
+	// Shard channels are keys to COMMAND INFO, but channels to the ACL
+	// (hasKeys).
+	if !p.AllKeys() && cmd.hasKeys() {
 		for i, k := range cmd.keys(args) {
 			if read, write := cmd.keyUse(args, i); !p.CanAccessKey(k, read, write) {
 				return acl.DeniedKey, k, false

@@ -489,11 +489,12 @@ func commandTable() []*command {
 		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand, acl: acl.Connection, subcommands: []*command{
 			{name: "command|count", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandCount},
 			{name: "command|docs", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandDocs},
+			{name: "command|getkeys", arity: -4, flags: flagLoading | flagStale, handler: cmdCommandGetKeys},
 			{name: "command|help", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandHelp},
 			{name: "command|info", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandInfo},
 			{name: "command|list", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandList},
 		},
-			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
+			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
 	}
 }
 
@@ -522,12 +523,15 @@ func (cmd *command) usesKeyspace() bool {
 }
 
 // hasKeys reports whether some of cmd's arguments are keys: those at fixed
-// positions (firstKey) or those keysOf finds. It is the one such test: the
-// ACL, tracking and the shared tier (shared, faultKeys) all ask it, and
-// all take the keys from cmd.keys, so that no two of them can disagree
-// on which arguments are keys (SINTERCARD once went through the shared
-// tier inside MULTI only).
-func (cmd *command) hasKeys() bool { return cmd.firstKey > 0 || cmd.keysOf != nil }
+// positions (firstKey) or those keysOf finds, but not shard channels,
+// which COMMAND INFO shows as keys and Redis's key specs mark not-key. It
+// is the one such test: the ACL, tracking, the shared tier (shared,
+// faultKeys) and COMMAND GETKEYS all ask it, and all take the keys from
+// cmd.keys, so that no two of them can disagree on which arguments are
+// keys (SINTERCARD once went through the shared tier inside MULTI only).
+func (cmd *command) hasKeys() bool {
+	return (cmd.firstKey > 0 || cmd.keysOf != nil) && cmd.flags&flagPubSub == 0
+}
 
 // arityOK reports whether a command of n arguments, its name included,
 // has cmd's arity.

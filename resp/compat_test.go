@@ -1128,6 +1128,22 @@ func compatScripts() []compatScript {
 			cs("COMMAND INFO nosuchcommand"), cs("COMMAND INFO nosuch other"), cs("COMMAND DOCS nosuchcommand"),
 			cs("COMMAND FOO"), cs("COMMAND COUNT x"), cs("COMMAND LIST x y"), cs("COMMAND HELP x"),
 		}},
+		// The keys of a command, as the ACL, tracking and --redis find them.
+		{name: "command-getkeys", steps: []compatStep{
+			cs("COMMAND GETKEYS"), cs("COMMAND GETKEYS get"), cs("COMMAND GETKEYS get a"), cs("COMMAND GETKEYS nosuch a"),
+			cs("COMMAND GETKEYS ping x"), cs("COMMAND GETKEYS GET a b"), cs("COMMAND GETKEYS mset a 1 b 2"),
+			cs("COMMAND GETKEYS mset a 1 b"), cs("COMMAND GETKEYS msetnx a 1 b 2"), cs("COMMAND GETKEYS del a b c"),
+			cs("COMMAND GETKEYS sintercard 2 a b"), cs("COMMAND GETKEYS sintercard 0 a"), cs("COMMAND GETKEYS sintercard 3 a b"),
+			cs("COMMAND GETKEYS sintercard x a"), cs("COMMAND GETKEYS sintercard 1 a LIMIT 1"), cs("COMMAND GETKEYS sintercard 2 a LIMIT"),
+			cs("COMMAND GETKEYS eval x 0"), cs("COMMAND GETKEYS eval x 2 a b c"), cs("COMMAND GETKEYS eval x 3 a"),
+			cs("COMMAND GETKEYS eval x -1 a"), cs("COMMAND GETKEYS eval_ro x 1 a"), cs("COMMAND GETKEYS evalsha x 1 a b"),
+			cs("COMMAND GETKEYS object encoding k"), cs("COMMAND GETKEYS object nosuch k"), cs("COMMAND GETKEYS OBJECT HELP"),
+			cs("COMMAND GETKEYS memory usage k"), cs("COMMAND GETKEYS set k v"), cs("COMMAND GETKEYS bitop and d a b"),
+			cs("COMMAND GETKEYS lcs a b"), cs("COMMAND GETKEYS copy a b REPLACE"), cs("COMMAND GETKEYS smove a b m"),
+			cs("COMMAND GETKEYS publish ch m"), cs("COMMAND GETKEYS spublish ch m"), cs("COMMAND GETKEYS ssubscribe a b"),
+			cs("COMMAND GETKEYS flushall sync"), cs("COMMAND GETKEYS client id"), cs("COMMAND GETKEYS watch a b"),
+			cs("COMMAND GETKEYS hset h f v"), cs("COMMAND GETKEYS sinterstore d a b"),
+		}},
 		// ---- unknown commands ----
 		{name: "unknown-commands", steps: []compatStep{
 			cs("FOO"), cs("FOO a"), cs("FOO a b c"), cs("foo BAR"), ca("FOO", ""), ca("FOO", "a b", ""), ca(""),
@@ -1135,8 +1151,9 @@ func compatScripts() []compatScript {
 			ca("FOO", strings.Repeat("a", 60), strings.Repeat("b", 60), strings.Repeat("c", 60), "d"),
 			ca(strings.Repeat("N", 200), "x"), ca("FOO", strings.Repeat("y", 126), "z"), ca("FOO", strings.Repeat("y", 125), "zz"),
 			ca("FOO", strings.Repeat("y", 122), "zzzz", "w"),
-			// Not compared: a NUL byte in an unknown command's name, which Redis
-			// cuts the error text at (it formats the name as a C string).
+			// A NUL byte ends a quoted name or argument: Redis formats them as
+			// C strings.
+			ca("FO\x00O", "x"), ca("FOO", "a\x00b", "c"), ca("FOO", "\x00", "d"),
 			cs("GETT k"), cs("SETT k v"), cs("getx k"), ca(" GET", "k"), ca("GET ", "k"),
 		}},
 	}

@@ -169,3 +169,21 @@ func TestLoaderCommandsACL(t *testing.T) {
 		t.Fatalf("ACL LOG 1 after LOADER.REGISTER of the empty prefix: %s %v", r.String(), err)
 	}
 }
+
+// TestGetKeysOwnCommands: COMMAND GETKEYS answers the keys of
+// stampedeless's own commands as the ACL finds them.
+func TestGetKeysOwnCommands(t *testing.T) {
+	_, admin := ownKeysServer(t)
+	for _, st := range [][2]string{
+		{"COMMAND GETKEYS MGETFILL 60 30 TIMEOUT 100 o:v:1", `["o:v:1"]`},
+		{"COMMAND GETKEYS MGETFILL 60 30 TIMEOUT 100", `["TIMEOUT" "100"]`},
+		{"COMMAND GETKEYS MGETFILL 60 30 a b", `["a" "b"]`},
+		{"COMMAND GETKEYS GETFILL k 60 30 TIMEOUT 5", `["k"]`},
+		{"COMMAND GETKEYS FILL.SET k tok v", `["k"]`},
+		{"COMMAND GETKEYS PURGE.TAG t", "-ERR The command has no key arguments"},
+	} {
+		if r, err := admin.do(strings.Fields(st[0])...); err != nil || r.String() != st[1] {
+			t.Fatalf("%s: %s %v, want %s", st[0], r.String(), err, st[1])
+		}
+	}
+}

@@ -59,17 +59,12 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 // that names keys, or one that empties the keyspace. A script's command
 // (EVAL) is one: its declared keys are faulted in before it runs, and its
 // writes are written through by shareDeferred.
-func (cmd *command) shared() bool {
-	// Shard channels are keys to COMMAND INFO, not to the shared tier.
-	return cmd.sharesKeys() || cmd.flush
-}
+func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.flush }
 
 // sharesKeys reports whether cmd's keys are the shared tier's: a Redis
-// command's that names keys, not stampedeless's own (the fill path shares
-// them itself) nor a shard channel's.
-func (cmd *command) sharesKeys() bool {
-	return cmd.hasKeys() && !cmd.own && cmd.flags&flagPubSub == 0
-}
+// command's that names keys (hasKeys: not a shard channel), not
+// stampedeless's own, whose fill path shares them itself.
+func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.own }
 
 // runShared runs a command with the shared tier: the keys it reads are
 // faulted in first, and if it is a write that succeeded, what it changed is

@@ -427,6 +427,24 @@ func (p *Perms) CanAccessKey(key []byte, read, write bool) bool {
 	return false
 }
 
+// CanWritePrefix reports whether the user may write every key that starts
+// with prefix (LOADER.REGISTER's prefix, whose keys a loader fills): it
+// may write all keys, or has a write pattern of a literal head and one
+// trailing '*' (~tenantA:*) that prefix starts with. Other patterns, which
+// may match some of those keys and not others, do not count.
+func (p *Perms) CanWritePrefix(prefix []byte) bool {
+	if p.allKeys {
+		return true
+	}
+	for _, kp := range p.keys {
+		head, ok := strings.CutSuffix(kp.pattern, "*")
+		if kp.write && ok && !strings.ContainsAny(head, "*?[\\") && strings.HasPrefix(string(prefix), head) {
+			return true
+		}
+	}
+	return false
+}
+
 // CanAccessChannel reports whether the user may publish or subscribe to
 // channel. A pattern, as PSUBSCRIBE takes, must equal one of the user's
 // channel patterns; a channel must match one.

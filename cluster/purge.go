@@ -44,10 +44,11 @@ func (c *Client) indexTags(ctx context.Context, key string, e swr.FleetEntry) {
 }
 
 // PurgeShared purges tags in the shared tier (swr.PurgeFleet): the keys
-// listed in the tags' sets whose entries carry one of them are deleted, or
-// with soft made stale at now (unix nanoseconds). It returns those keys.
-// With Redis down it returns ErrUnavailable at once.
-func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now int64) ([]string, error) {
+// listed in the tags' sets that may allows (nil: all) and whose entries
+// carry one of the tags are deleted, or with soft made stale at now (unix
+// nanoseconds). It returns those keys. With Redis down it returns
+// ErrUnavailable at once.
+func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may swr.KeyFilter) ([]string, error) {
 	if !c.up.Load() {
 		return nil, ErrUnavailable
 	}
@@ -67,7 +68,7 @@ func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now 
 	var keys []string
 	for _, m := range members {
 		for _, k := range m.Val() {
-			if _, dup := seen[k]; !dup {
+			if _, dup := seen[k]; !dup && (may == nil || may(k)) {
 				seen[k] = struct{}{}
 				keys = append(keys, k)
 			}

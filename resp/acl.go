@@ -213,13 +213,17 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 			return acl.DeniedCommand, []byte(cmd.name), false
 		}
 	}
-	// Shard channels are keys to COMMAND INFO, but channels to the ACL.
-	if !p.AllKeys() && cmd.hasKeys() && cmd.flags&flagPubSub == 0 {
+	// Shard channels are keys to COMMAND INFO, but channels to the ACL
+	// (hasKeys).
+	if !p.AllKeys() && cmd.hasKeys() {
 		for i, k := range cmd.keys(args) {
 			if read, write := cmd.keyUse(args, i); !p.CanAccessKey(k, read, write) {
 				return acl.DeniedKey, k, false
 			}
 		}
+	}
+	if cmd.keyPrefix > 0 && cmd.keyPrefix < len(args) && !p.CanWritePrefix(args[cmd.keyPrefix]) {
+		return acl.DeniedKey, args[cmd.keyPrefix], false
 	}
 	if !p.AllChannels() && cmd.channels != channelsNone {
 		channels := args[1:]

@@ -92,7 +92,40 @@ func cmdCommandHelp(c *Conn, _ [][]byte) {
 		"COUNT", "    Return the total number of commands.",
 		"DOCS [<command-name> ...]", "    Return documentation details about commands.",
 		"INFO [<command-name> ...]", "    Return details about the named commands, or all of them.",
+		"GETKEYS <full-command>", "    Return the keys from a full command.",
 		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.")
+}
+
+// cmdCommandGetKeys implements COMMAND GETKEYS command [arg ...]: the
+// arguments of the full command that are keys, as the ACL, tracking and
+// the shared tier find them (cmd.keys), with Redis 7's errors in its
+// order.
+func cmdCommandGetKeys(c *Conn, args [][]byte) {
+	full := args[2:]
+	cmd := c.srv.lookup(c, full[0])
+	if cmd != nil && len(cmd.subcommands) > 0 {
+		cmd = cmd.subcommand(full[1])
+	}
+	switch {
+	case cmd == nil:
+		c.w.Error("ERR Invalid command specified")
+		return
+	case !cmd.hasKeys():
+		c.w.Error("ERR The command has no key arguments")
+		return
+	case !cmd.arityOK(len(full)):
+		c.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	keys := cmd.keys(full)
+	if len(keys) == 0 && cmd.flags&flagNoMandatoryKeys == 0 {
+		c.w.Error("ERR Invalid arguments specified for command")
+		return
+	}
+	c.w.Array(len(keys))
+	for _, k := range keys {
+		c.w.Bulk(k)
+	}
 }
 
 func (s *Server) sortedCommands() []*command {

@@ -81,12 +81,11 @@ func cmdMGetFill(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	timeout, keys := time.Duration(-1), args[3:]
-	if equalFold(args[3], "timeout") && len(args) >= 6 {
+	timeout, keys := time.Duration(-1), mgetfillKeys(args)
+	if len(keys) < len(args)-3 { // TIMEOUT ms came before the keys
 		if timeout, ok = parseMillis(c, args[4], "TIMEOUT", "mgetfill"); !ok {
 			return
 		}
-		keys = args[5:]
 	}
 	reqs := make([]swr.Request, len(keys))
 	for i, k := range keys {
@@ -105,6 +104,20 @@ func cmdMGetFill(c *Conn, args [][]byte) {
 		answers := pending.Wait(ctx)
 		return func() { writeFillAnswers(c, reqs, answers) }
 	})
+}
+
+// mgetfillKeys finds MGETFILL's keys: those after ttl, grace and TIMEOUT
+// ms, if given. It is the handler's parser, and the key positions of the
+// ACL, tracking and the shared tier: "MGETFILL 60 30 TIMEOUT 100 k" names
+// one key, k.
+func mgetfillKeys(args [][]byte) [][]byte {
+	if len(args) < 4 {
+		return nil
+	}
+	if equalFold(args[3], "timeout") && len(args) >= 6 {
+		return args[5:]
+	}
+	return args[3:]
 }
 
 // writeFillAnswers writes MGETFILL's reply: one GETFILL reply per key, in

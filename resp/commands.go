@@ -99,6 +99,10 @@ type command struct {
 	varAccess func(args [][]byte) keyAccess
 	// channels says which arguments are pub/sub channels, for & patterns.
 	channels channelArgs
+	// keyPrefix, if not 0, is the argument that names a key prefix whose
+	// keys the command changes (LOADER.REGISTER's): the ACL lets it run
+	// only for a user who may write every key under the prefix.
+	keyPrefix int
 	// aclCommand is the command in the ACL table, set by buildTable.
 	aclCommand *acl.Command
 
@@ -108,7 +112,8 @@ type command struct {
 	// FLUSHDB), which --redis mode writes through as a flush.
 	flush bool
 	// keysOf, if set, finds the keys of a command with movable keys
-	// (EVAL's numkeys); firstKey is 0 then, as COMMAND INFO shows.
+	// (EVAL's numkeys, MGETFILL's options before its keys); firstKey is
+	// 0 then, as COMMAND INFO shows, and flagMovableKeys is set.
 	keysOf func(args [][]byte) [][]byte
 	// script marks the commands that run a script, which take the
 	// section exclusively themselves (scripting.go).
@@ -331,7 +336,7 @@ func commandTable() []*command {
 		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
 			usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", own: true, since: "0.1.0"},
-		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript, firstKey: 3, lastKey: -1, step: 1, handler: cmdMGetFill,
+		{name: "mgetfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead | flagNoScript | flagMovableKeys, handler: cmdMGetFill, keysOf: mgetfillKeys,
 			group: "string", summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
 			usage: "ttl grace [TIMEOUT ms] key [key ...]", own: true, since: "0.3.0"},
 		{name: "purge.tag", arity: -2, flags: flagOwnSection | flagWrite | flagNoScript, handler: cmdPurgeTag,
@@ -349,10 +354,10 @@ func commandTable() []*command {
 		{name: "fill.info", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdFillInfo,
 			group: "string", summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
 			usage: "key", own: true, since: "0.1.0"},
-		{name: "loader.register", arity: -3, flags: flagAdmin | flagNoScript, handler: cmdLoaderRegister,
+		{name: "loader.register", arity: -3, flags: flagAdmin | flagNoScript, handler: cmdLoaderRegister, keyPrefix: 1,
 			group: "server", summary: "Registers the origin URL that fills keys with a prefix.",
 			usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", own: true, since: "0.1.0"},
-		{name: "loader.unregister", arity: 2, flags: flagAdmin | flagNoScript, handler: cmdLoaderUnregister,
+		{name: "loader.unregister", arity: 2, flags: flagAdmin | flagNoScript, handler: cmdLoaderUnregister, keyPrefix: 1,
 			group: "server", summary: "Removes the loader of a prefix.", usage: "prefix", own: true, since: "0.1.0"},
 		{name: "loader.list", arity: 1, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdLoaderList,
 			group: "server", summary: "Lists the registered loaders with their counters.", own: true, since: "0.1.0"},
@@ -400,7 +405,7 @@ func commandTable() []*command {
 			{name: "object|refcount", arity: 3, flags: flagReadonly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectRefCount},
 		},
 			group: "generic", summary: "Introspects a key's value: ENCODING, REFCOUNT, FREQ, IDLETIME.", usage: "subcommand key", since: "2.2.3"},
-		{name: "wait", arity: 3, handler: cmdWait, acl: acl.Connection, aclNoGroup: true,
+		{name: "wait", arity: 3, flags: flagNoScript, handler: cmdWait, acl: acl.Connection, aclNoGroup: true,
 			group: "generic", summary: "Blocks until writes reach replicas; there are none, so it answers 0 at once.", usage: "numreplicas timeout", since: "3.0.0"},
 		{name: "keys", arity: 2, flags: flagReadonly, handler: cmdKeys, acl: acl.Dangerous,
 			group: "generic", summary: "Returns all key names that match a pattern.", usage: "pattern", since: "1.0.0"},
@@ -489,11 +494,12 @@ func commandTable() []*command {
 		{name: "command", arity: -1, flags: flagLoading | flagStale, handler: cmdCommand, acl: acl.Connection, subcommands: []*command{
 			{name: "command|count", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandCount},
 			{name: "command|docs", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandDocs},
+			{name: "command|getkeys", arity: -4, flags: flagLoading | flagStale, handler: cmdCommandGetKeys},
 			{name: "command|help", arity: 2, flags: flagLoading | flagStale, handler: cmdCommandHelp},
 			{name: "command|info", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandInfo},
 			{name: "command|list", arity: -2, flags: flagLoading | flagStale, handler: cmdCommandList},
 		},
-			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
+			group: "server", summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS.", usage: "[subcommand [argument ...]]", since: "2.8.13"},
 	}
 }
 
@@ -518,11 +524,19 @@ func buildTable(reg *metrics.Registry) map[string]*command {
 // usesKeyspace reports whether cmd reads or writes keys, and so runs inside
 // the store's atomic section.
 func (cmd *command) usesKeyspace() bool {
-	return !cmd.script && (cmd.firstKey > 0 || cmd.flags&(flagWrite|flagReadonly) != 0)
+	return !cmd.script && (cmd.hasKeys() || cmd.flags&(flagWrite|flagReadonly) != 0)
 }
 
-// hasKeys reports whether some of cmd's arguments are keys.
-func (cmd *command) hasKeys() bool { return cmd.firstKey > 0 || cmd.keysOf != nil }
+// hasKeys reports whether some of cmd's arguments are keys: those at fixed
+// positions (firstKey) or those keysOf finds, but not shard channels,
+// which COMMAND INFO shows as keys and Redis's key specs mark not-key. It
+// is the one such test: the ACL, tracking, the shared tier (shared,
+// faultKeys) and COMMAND GETKEYS all ask it, and all take the keys from
+// cmd.keys, so that no two of them can disagree on which arguments are
+// keys (SINTERCARD once went through the shared tier inside MULTI only).
+func (cmd *command) hasKeys() bool {
+	return (cmd.firstKey > 0 || cmd.keysOf != nil) && cmd.flags&flagPubSub == 0
+}
 
 // arityOK reports whether a command of n arguments, its name included,
 // has cmd's arity.

@@ -1128,6 +1128,22 @@ func compatScripts() []compatScript {
 			cs("COMMAND INFO nosuchcommand"), cs("COMMAND INFO nosuch other"), cs("COMMAND DOCS nosuchcommand"),
 			cs("COMMAND FOO"), cs("COMMAND COUNT x"), cs("COMMAND LIST x y"), cs("COMMAND HELP x"),
 		}},
+		// The keys of a command, as the ACL, tracking and --redis find them.
+		{name: "command-getkeys", steps: []compatStep{
+			cs("COMMAND GETKEYS"), cs("COMMAND GETKEYS get"), cs("COMMAND GETKEYS get a"), cs("COMMAND GETKEYS nosuch a"),
+			cs("COMMAND GETKEYS ping x"), cs("COMMAND GETKEYS GET a b"), cs("COMMAND GETKEYS mset a 1 b 2"),
+			cs("COMMAND GETKEYS mset a 1 b"), cs("COMMAND GETKEYS msetnx a 1 b 2"), cs("COMMAND GETKEYS del a b c"),
+			cs("COMMAND GETKEYS sintercard 2 a b"), cs("COMMAND GETKEYS sintercard 0 a"), cs("COMMAND GETKEYS sintercard 3 a b"),
+			cs("COMMAND GETKEYS sintercard x a"), cs("COMMAND GETKEYS sintercard 1 a LIMIT 1"), cs("COMMAND GETKEYS sintercard 2 a LIMIT"),
+			cs("COMMAND GETKEYS eval x 0"), cs("COMMAND GETKEYS eval x 2 a b c"), cs("COMMAND GETKEYS eval x 3 a"),
+			cs("COMMAND GETKEYS eval x -1 a"), cs("COMMAND GETKEYS eval_ro x 1 a"), cs("COMMAND GETKEYS evalsha x 1 a b"),
+			cs("COMMAND GETKEYS object encoding k"), cs("COMMAND GETKEYS object nosuch k"), cs("COMMAND GETKEYS OBJECT HELP"),
+			cs("COMMAND GETKEYS memory usage k"), cs("COMMAND GETKEYS set k v"), cs("COMMAND GETKEYS bitop and d a b"),
+			cs("COMMAND GETKEYS lcs a b"), cs("COMMAND GETKEYS copy a b REPLACE"), cs("COMMAND GETKEYS smove a b m"),
+			cs("COMMAND GETKEYS publish ch m"), cs("COMMAND GETKEYS spublish ch m"), cs("COMMAND GETKEYS ssubscribe a b"),
+			cs("COMMAND GETKEYS flushall sync"), cs("COMMAND GETKEYS client id"), cs("COMMAND GETKEYS watch a b"),
+			cs("COMMAND GETKEYS hset h f v"), cs("COMMAND GETKEYS sinterstore d a b"),
+		}},
 		// ---- unknown commands ----
 		{name: "unknown-commands", steps: []compatStep{
 			cs("FOO"), cs("FOO a"), cs("FOO a b c"), cs("foo BAR"), ca("FOO", ""), ca("FOO", "a b", ""), ca(""),
@@ -1135,8 +1151,9 @@ func compatScripts() []compatScript {
 			ca("FOO", strings.Repeat("a", 60), strings.Repeat("b", 60), strings.Repeat("c", 60), "d"),
 			ca(strings.Repeat("N", 200), "x"), ca("FOO", strings.Repeat("y", 126), "z"), ca("FOO", strings.Repeat("y", 125), "zz"),
 			ca("FOO", strings.Repeat("y", 122), "zzzz", "w"),
-			// Not compared: a NUL byte in an unknown command's name, which Redis
-			// cuts the error text at (it formats the name as a C string).
+			// A NUL byte ends a quoted name or argument: Redis formats them as
+			// C strings.
+			ca("FO\x00O", "x"), ca("FOO", "a\x00b", "c"), ca("FOO", "\x00", "d"),
 			cs("GETT k"), cs("SETT k v"), cs("getx k"), ca(" GET", "k"), ca("GET ", "k"),
 		}},
 	}
@@ -1699,8 +1716,15 @@ func TestInlineCompat(t *testing.T) {
 		{name: "multibulk empty and negative counts", send: []string{"*0\r\n*-1\r\nPING\r\n"}, replies: 1},
 		{name: "dollar line as inline", send: []string{"$3\r\nfoo\r\n"}, replies: 2},
 		{name: "vertical tab and form feed", send: []string{"ECHO a\vb\r\n", "ECHO a\fb\r\n", "ECHO \va\r\n"}, replies: 3},
-		// Not compared: a NUL byte in an inline command. Redis looks for the
-		// newline with strchr, which stops at the NUL, so it never answers.
+		// A NUL byte hides the rest of an inline line, or of a header line,
+		// from Redis's strchr: the command never completes, until more than
+		// 64 KiB wait. In a bulk it is a byte, and ends an argument quoted
+		// in an error text (Redis's %.128s).
+		{name: "NUL in an inline line", send: []string{"ECHO a\x00b\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in a multibulk header", send: []string{"*1\x00\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in a bulk header", send: []string{"*1\r\n$4\x00\r\n" + strings.Repeat("PING\r\n", 12000)}, replies: 1, closes: true},
+		{name: "NUL in bulks", send: []string{encodeCommand("ECHO", "a\x00b"), encodeCommand("PI\x00G"),
+			encodeCommand("NOPE", "a\x00b", "c"), encodeCommand("CLIENT", "NO\x00PE")}, replies: 4},
 		{name: "CR in the middle", send: []string{"ECHO a\rb\r\n", "ECHO x\r\r\n"}, replies: 2},
 		// Protocol errors: an error, then the connection is closed.
 		{name: "unbalanced double quote", send: []string{"PING\r\n", `ECHO "abc` + "\r\n", "PING\r\n"}, replies: 2, closes: true},
@@ -1714,6 +1738,21 @@ func TestInlineCompat(t *testing.T) {
 		{name: "invalid multibulk length sign", send: []string{"*+1\r\n$4\r\nPING\r\n"}, replies: 1, closes: true},
 		{name: "expected dollar", send: []string{"*1\r\n+PING\r\n"}, replies: 1, closes: true},
 		{name: "invalid bulk length", send: []string{"*1\r\n$abc\r\n"}, replies: 1, closes: true},
+		// Lengths are read by Redis's string2ll: no leading zero, no sign
+		// but '-', no space, not empty.
+		{name: "bulk length with a leading zero", send: []string{"*1\r\n$04\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count with a leading zero", send: []string{"*02\r\n$4\r\nECHO\r\n$1\r\nx\r\n"}, replies: 1, closes: true},
+		{name: "zero lengths with leading zeros", send: []string{"*1\r\n$00\r\n\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count 00", send: []string{"*00\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count -0", send: []string{"*-0\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "bulk length -0", send: []string{"*1\r\n$-0\r\n"}, replies: 1, closes: true},
+		{name: "bulk length +4", send: []string{"*1\r\n$+4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "bulk length with a space", send: []string{"*1\r\n$ 4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count with a space", send: []string{"*1 \r\n$4\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "empty multibulk count", send: []string{"*\r\nPING\r\n"}, replies: 1, closes: true},
+		{name: "empty bulk length", send: []string{"*2\r\n$4\r\nECHO\r\n$\r\n\r\n"}, replies: 1, closes: true},
+		{name: "multibulk count -2", send: []string{"*-2\r\nPING\r\n"}, replies: 1},
+		{name: "leading zeros after a command", send: []string{"*1\r\n$4\r\nPING\r\n*1\r\n$000004\r\nPING\r\n"}, replies: 2, closes: true},
 		{name: "negative bulk length", send: []string{"*1\r\n$-1\r\n"}, replies: 1, closes: true},
 		{name: "bulk length too big", send: []string{"*1\r\n$536870913\r\n"}, replies: 1, closes: true},
 	}

@@ -8,6 +8,8 @@ package resp
 // __redis__:invalidate through REDIRECT.
 
 import (
+	"crypto/sha1"
+	"fmt"
 	"testing"
 )
 
@@ -66,6 +68,17 @@ func TestCompatTracking(t *testing.T) {
 		}
 	})
 }
+
+// The tracking scripts' Lua, without spaces (ps splits on them): a read of
+// the first declared key, and a write of it.
+const (
+	luaGetKey = "return(redis.call('get',KEYS[1]))"
+	luaSetKey = "return(redis.call('set',KEYS[1],'x'))"
+)
+
+// luaGetKeySHA is luaGetKey's SHA1, for EVALSHA and EVALSHA_RO after EVAL
+// has cached it.
+var luaGetKeySHA = fmt.Sprintf("%x", sha1.Sum([]byte(luaGetKey)))
 
 // psIDs is a step whose arguments or replies name connections' client ids.
 func psIDs(conn int, line string) psStep {
@@ -134,6 +147,47 @@ func trackingScripts() []psScript {
 		}},
 		{name: "resp2 without redirect", conns: 2, steps: []psStep{
 			ps(0, "CLIENT TRACKING ON"), ps(0, "GET a"), ps(1, "SET a 1"), ps(0, "PING"), ps(0, "GET a"), ps(0, "SET a 2"), ps(0, "PING"),
+		}},
+		// A script's reads are its client's (Redis 7.0 tracks the declared
+		// keys once the script has run a read command; 7.2, the keys its
+		// reads name: these scripts read what they declare).
+		{name: "resp3 scripts", conns: 2, resp3: true, steps: []psStep{
+			ps(0, "CLIENT TRACKING ON"), ps(1, "SET k 1"),
+			ps(0, "EVAL_RO "+luaGetKey+" 1 k"), ps(1, "SET k 2"), psRead(0, 1),
+			ps(0, "EVAL "+luaGetKey+" 1 k"), ps(1, "SET k 3"), psRead(0, 1),
+			ps(0, "EVALSHA_RO "+luaGetKeySHA+" 1 k"), ps(1, "DEL k"), psRead(0, 1),
+			ps(0, "EVALSHA "+luaGetKeySHA+" 1 k"), ps(1, "SET k 4"), psRead(0, 1),
+			ps(0, "EVAL_RO "+luaGetKey+" 2 a b"), ps(1, "SET b 1"), psRead(0, 1), ps(1, "SET a 1"), psRead(0, 1),
+			// A script that reads nothing, or only writes, tracks nothing.
+			ps(0, "EVAL return(1) 1 n"), ps(1, "SET n 1"), ps(0, "PING"),
+			ps(0, "EVAL "+luaSetKey+" 1 w"), ps(1, "SET w 2"), ps(0, "PING"),
+			// Its client's own write: the reply, then the invalidation.
+			ps(0, "EVAL_RO "+luaGetKey+" 1 o"), psN(0, 2, "EVAL "+luaSetKey+" 1 o"), ps(0, "PING"),
+			ps(0, "MULTI"), ps(0, "EVAL_RO "+luaGetKey+" 1 m"), ps(0, "EXEC"), ps(1, "SET m 1"), psRead(0, 1),
+			ps(0, "EVAL_RO "+luaGetKey+" 1 f"), ps(1, "FLUSHALL"), psRead(0, 1), ps(0, "PING"),
+		}},
+		{name: "resp3 scripts optin and optout", conns: 2, resp3: true, steps: []psStep{
+			ps(0, "CLIENT TRACKING ON OPTIN"), ps(0, "EVAL_RO "+luaGetKey+" 1 a"), ps(1, "SET a 1"), ps(0, "PING"),
+			ps(0, "CLIENT CACHING YES"), ps(0, "EVAL_RO "+luaGetKey+" 1 a"), ps(1, "SET a 2"), psRead(0, 1),
+			ps(0, "CLIENT CACHING YES"), ps(0, "MULTI"), ps(0, "EVAL_RO "+luaGetKey+" 1 b"), ps(0, "EXEC"),
+			ps(1, "SET b 1"), psRead(0, 1),
+			ps(0, "CLIENT TRACKING OFF"), ps(0, "CLIENT TRACKING ON OPTOUT"),
+			ps(0, "CLIENT CACHING NO"), ps(0, "EVAL_RO "+luaGetKey+" 1 c"), ps(1, "SET c 1"), ps(0, "PING"),
+			ps(0, "EVAL_RO "+luaGetKey+" 1 c"), ps(1, "SET c 2"), psRead(0, 1),
+		}},
+		{name: "resp3 scripts noloop and bcast", conns: 2, resp3: true, steps: []psStep{
+			ps(0, "CLIENT TRACKING ON NOLOOP"), ps(0, "EVAL_RO "+luaGetKey+" 1 a"), ps(0, "EVAL "+luaSetKey+" 1 a"), ps(0, "PING"),
+			ps(1, "SET a 2"), ps(0, "PING"), ps(0, "EVAL "+luaGetKey+" 1 a"), ps(1, "EVAL "+luaSetKey+" 1 a"), psRead(0, 1),
+			ps(0, "CLIENT TRACKING OFF"), ps(0, "CLIENT TRACKING ON BCAST PREFIX user:"),
+			ps(1, "EVAL "+luaSetKey+" 1 user:1"), psRead(0, 1), ps(1, "EVAL "+luaSetKey+" 1 other"), ps(0, "PING"),
+			ps(0, "EVAL_RO "+luaGetKey+" 1 x"), ps(1, "SET x 1"), ps(0, "PING"),
+			psN(0, 2, "EVAL "+luaSetKey+" 1 user:2"),
+		}},
+		{name: "resp2 scripts redirect", conns: 3, steps: []psStep{
+			ps(0, "SUBSCRIBE __redis__:invalidate"), psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"),
+			ps(1, "EVAL_RO "+luaGetKey+" 1 a"), ps(2, "SET a 1"), psRead(0, 1),
+			ps(1, "EVAL "+luaGetKey+" 1 a"), ps(1, "EVAL "+luaSetKey+" 1 a"), psRead(0, 1),
+			ps(1, "EVAL return(1) 1 a"), ps(2, "SET a 2"), ps(1, "PING"), ps(0, "PING"),
 		}},
 		{name: "resp3 redirect", conns: 3, resp3: true, steps: []psStep{
 			ps(0, "SUBSCRIBE __redis__:invalidate"), psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"),

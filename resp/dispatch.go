@@ -1,6 +1,9 @@
 package resp
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // dispatch runs one command, or queues it inside MULTI, and counts its
 // result.
@@ -189,7 +192,12 @@ func unknownCommand(args [][]byte) string {
 	return b.String()
 }
 
+// truncate returns b cut to quote it in an error text as Redis's "%.128s"
+// does: at n bytes, and at its first NUL, where a C string ends.
 func truncate(b []byte, n int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) > n {
 		return b[:n]
 	}

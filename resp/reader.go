@@ -236,30 +236,41 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 }
 
 // line returns the length of the header line at buf[at:] up to its "\r\n".
+// A NUL byte before the '\r' hides it, as Redis's strchr does: the line
+// is then never complete, and the reader waits until the header is too
+// big (Redis's "too big mbulk count string").
 func (r *Reader) line(at int) (int, bool) {
 	end := min(r.w, at+maxInline+2)
 	for i := at; i+1 < end; i++ {
-		if r.buf[i] == '\r' {
+		switch r.buf[i] {
+		case '\r':
 			return i - at, true
+		case 0:
+			return 0, false
 		}
 	}
 	return 0, false
 }
 
-// parseInt parses a RESP header number: optional '-', decimal digits, no
-// leading '+', at most 20 characters.
+// parseInt parses a RESP header number as Redis's string2ll does (its
+// processMultibulkBuffer): an optional '-', decimal digits without a
+// leading zero ("0" alone is one, "-0", "04", "+4" are not), at most 20
+// characters. "$04" and "*02" are protocol errors in Redis 7.
 func parseInt(b []byte) (int64, bool) {
 	if len(b) > maxLineDigit {
 		return 0, false
 	}
-	return signed(b, parseDigits)
+	return parseInteger(b)
 }
 
 // parseInline parses a command typed as a line of text, splitting it the
-// way Redis's sdssplitargs does.
+// way Redis's sdssplitargs does. A NUL byte before the line's '\n' hides
+// the end of the line, as in Redis, whose strchr stops at it: the command
+// never completes, and once more than 64 KiB wait the connection gets
+// "too big inline request" and is closed.
 func (r *Reader) parseInline() ([][]byte, int, error) {
 	nl := -1
-	for i := r.r; i < r.w; i++ {
+	for i := r.r; i < r.w && r.buf[i] != 0; i++ {
 		if r.buf[i] == '\n' {
 			nl = i
 			break
@@ -347,9 +358,10 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 }
 
 // isSpace reports the bytes that end an unquoted inline argument. Between
-// arguments Redis also skips \v and \f (any C isspace byte).
+// arguments Redis also skips \v and \f (any C isspace byte). An inline
+// line never holds a NUL (parseInline).
 func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
 
 func isHex(c byte) bool {

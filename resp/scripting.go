@@ -123,13 +123,10 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 	if c.ev.looped {
 		args = copyArgs(args)
 	}
+	// With --redis, dispatch has faulted the declared KEYS in already
+	// (runShared), as it does for any Redis command's keys.
 	c.whereItMayWait(func() {
 		ctx := context.Background()
-		if s.opts.Shared != nil {
-			if keys := evalKeys(args); len(keys) > 0 {
-				s.opts.Shared.Fault(ctx, keys)
-			}
-		}
 		if !s.gate.lock() {
 			s.replyBusy(c, c.lastCommand.Load())
 			return
@@ -145,7 +142,7 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 // runScript runs a script holding the section and writes its reply.
 func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	s.scripts.ran.Inc()
-	caller := newScriptCaller(c)
+	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
 		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
 	})
@@ -218,9 +215,12 @@ type scriptCaller struct {
 	client, c *Conn
 	// written are the writes that succeeded, for the shared tier.
 	written []scriptWrite
+	// declared are the script's KEYS, remembered for client's tracking
+	// with its first read (tracking.beforeScriptCall); nil once it read.
+	declared [][]byte
 }
 
-func newScriptCaller(client *Conn) *scriptCaller {
+func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
 	c := &Conn{srv: s, w: &Writer{}, id: client.id, created: client.created,
 		remote: client.remote, local: client.local, authed: true}
@@ -228,7 +228,7 @@ func newScriptCaller(client *Conn) *scriptCaller {
 	c.noTouch.Store(client.noTouch.Load())
 	c.multiLen.Store(-1)
 	c.tx.running = true // nothing may wait or enter the section
-	return &scriptCaller{srv: s, client: client, c: c}
+	return &scriptCaller{srv: s, client: client, c: c, declared: declared}
 }
 
 // lookup finds the command a script calls as Redis's lookupCommand does:
@@ -271,7 +271,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	c := sc.c
 	c.w.b = nil // the reply is the engine's to keep
 	c.w.SetProtocol(call.Proto)
-	cmd.handler(c, args)
+	sc.handle(cmd, args)
 	if c.ev.resume != nil {
 		// A command that must wait: none may, and those that could are
 		// refused from scripts (noscript). Never left half done.
@@ -285,6 +285,22 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
 	}
 	return c.w.b, wrote
+}
+
+// handle runs cmd's handler on the script's connection. For
+// client-side caching the command is the calling client's, as in Redis:
+// its reads are tracked for the client, and with NOLOOP its writes are
+// the client's own.
+func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
+	tr := &sc.srv.tracking
+	if sc.client.tracked || tr.noloop.Load() > 0 {
+		declared := sc.declared
+		if cmd.tracksReads() {
+			sc.declared = nil
+		}
+		defer tr.beforeScriptCall(sc.client, cmd, args, declared)()
+	}
+	cmd.handler(sc.c, args)
 }
 
 // CheckCommand answers redis.acl_check_cmd: whether the command exists and

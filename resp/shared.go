@@ -57,11 +57,15 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 }
 
 // shared reports whether cmd goes through the shared tier: a Redis command
-// that names keys, or one that empties the keyspace.
-func (cmd *command) shared() bool {
-	// Shard channels are keys to COMMAND INFO, not to the shared tier.
-	return cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
-}
+// that names keys, or one that empties the keyspace. A script's command
+// (EVAL) is one: its declared keys are faulted in before it runs, and its
+// writes are written through by shareDeferred.
+func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.flush }
+
+// sharesKeys reports whether cmd's keys are the shared tier's: a Redis
+// command's that names keys (hasKeys: not a shard channel), not
+// stampedeless's own, whose fill path shares them itself.
+func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.own }
 
 // runShared runs a command with the shared tier: the keys it reads are
 // faulted in first, and if it is a write that succeeded, what it changed is
@@ -80,7 +84,7 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 // faultKeys returns the keys a call of cmd reads and must fault in from the
 // shared tier first: none for a command outside it, or for a blind write.
 func (cmd *command) faultKeys(args [][]byte) [][]byte {
-	if !cmd.hasKeys() || cmd.own || cmd.blind != nil && cmd.blind(args) {
+	if !cmd.sharesKeys() || cmd.blind != nil && cmd.blind(args) {
 		return nil
 	}
 	return cmd.keys(args)

@@ -266,7 +266,26 @@ func (cmd *command) tracksReads() bool {
 // registers a write's keys as written by c. The returned func is called
 // once the handler has returned.
 func (tr *tracking) beforeCommand(c *Conn, cmd *command, args [][]byte) (after func()) {
-	keys := cmd.keys(args)
+	return tr.beforeKeys(c, cmd, cmd.keys(args), nil)
+}
+
+// beforeScriptCall is beforeCommand for a command a script of c's runs
+// (cmd with args; declared, the script's KEYS): the script's reads are
+// c's, as are its writes for NOLOOP. A read remembers the keys it reads,
+// as Redis 7.2 does, and the first read of the script the declared keys
+// too, as Redis 7.0 does (which tracks only those, once the script has
+// run a read command): a client of either is told of every key it may
+// have cached.
+func (tr *tracking) beforeScriptCall(c *Conn, cmd *command, args, declared [][]byte) (after func()) {
+	return tr.beforeKeys(c, cmd, cmd.keys(args), declared)
+}
+
+// beforeKeys is beforeCommand given cmd's keys, and alsoRead, keys put in
+// flight and remembered with them if cmd reads.
+func (tr *tracking) beforeKeys(c *Conn, cmd *command, keys, alsoRead [][]byte) (after func()) {
+	if len(alsoRead) > 0 && cmd.tracksReads() {
+		keys = append(slices.Clip(keys), alsoRead...)
+	}
 	var writing []string
 	if tr.noloop.Load() > 0 && cmd.flags&flagWrite != 0 && len(keys) > 0 {
 		writing = make([]string, len(keys))

@@ -421,3 +421,46 @@ func TestTrackingTableAndInfo(t *testing.T) {
 		t.Errorf("tracking_total_keys with no bound = %s, want 4", got)
 	}
 }
+
+// TestTrackingScriptUndeclaredReads: a script's read of a key it did not
+// declare is tracked for its client, as Redis 7.2 tracks it (7.0 tracks
+// only declared keys: a deliberate difference, README), in both
+// protocols.
+func TestTrackingScriptUndeclaredReads(t *testing.T) {
+	ts := startServer(t, Options{})
+	w := dialCompat(t, ts.addr)
+	for _, proto := range []string{"3", "2"} {
+		t.Run("resp"+proto, func(t *testing.T) {
+			reader, target := dialCompat(t, ts.addr), dialCompat(t, ts.addr)
+			track := []string{"CLIENT", "TRACKING", "ON"}
+			if proto == "2" {
+				id, err := target.do("CLIENT", "ID")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r, err := target.do("SUBSCRIBE", invalidateChannel); err != nil || r.kind != '*' {
+					t.Fatalf("SUBSCRIBE: %v %v", r, err)
+				}
+				track = append(track, "REDIRECT", id.str)
+			} else {
+				target = reader
+			}
+			for _, args := range [][]string{{"HELLO", proto}, track,
+				{"EVAL_RO", "return redis.call('GET', 'u" + proto + "')", "0"}} {
+				if r, err := reader.do(args...); err != nil || r.kind == '-' {
+					t.Fatalf("%s: %v %v", showArgs(args), r, err)
+				}
+			}
+			if r, err := w.do("SET", "u"+proto, "x"); err != nil || r.String() != "+OK" {
+				t.Fatalf("SET: %v %v", r, err)
+			}
+			want := `>["invalidate" ["u3"]]`
+			if proto == "2" {
+				want = `["message" "__redis__:invalidate" ["u2"]]`
+			}
+			if r, err := target.read(); err != nil || r.String() != want {
+				t.Fatalf("after SET of the key the script read: %s %v, want %s", r.String(), err, want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func TestFleetPurgeHard(t *testing.T) {
 	if tags := b.Info("k:b").Tags; !slices.Equal(tags, []string{"t", "other"}) {
 		t.Fatalf("B's tags of k:b %q: the fleet's entry lost them", tags)
 	}
-	n, err := a.Purge(context.Background(), swr.Caller{}, []string{"t"}, false)
+	n, err := a.Purge(context.Background(), swr.Caller{}, []string{"t"}, false, nil)
 	if err != nil || n != 2 {
 		t.Fatalf("Purge = %d, %v; want 2", n, err)
 	}
@@ -60,11 +61,48 @@ func TestFleetPurgeHard(t *testing.T) {
 	// A key B never had: B's purge finds it in the shared tier, and A
 	// drops its copy.
 	get(t, a, "k:d")
-	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"d"}, false); n != 1 || err != nil {
+	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"d"}, false, nil); n != 1 || err != nil {
 		t.Fatalf("B's Purge of a key only A had = %d, %v; want 1", n, err)
 	}
 	if _, found := a.store.Peek([]byte("k:d")); found {
 		t.Fatal("A still has k:d after B's purge")
+	}
+}
+
+// TestFleetPurgeFiltered: a purge with a KeyFilter (PURGE.TAG of a user
+// limited to some keys) purges only the keys it allows, in the shared
+// tier and on the other replica, both hard and soft; the others stay,
+// fresh, everywhere.
+func TestFleetPurgeFiltered(t *testing.T) {
+	o := newTaggedOrigin(t, map[string]string{"k:a:1": "t", "k:b:1": "t", "k:a:2": "t"})
+	a, b := twoReplicas(t, o.URL)
+	keys := []string{"k:a:1", "k:b:1", "k:a:2"}
+	for _, k := range keys {
+		get(t, a, k)
+		get(t, b, k)
+	}
+	onlyA := func(key string) bool { return strings.HasPrefix(key, "k:a:") }
+	if n, err := a.Purge(context.Background(), swr.Caller{}, []string{"t"}, true, onlyA); n != 2 || err != nil {
+		t.Fatalf("filtered soft Purge = %d, %v; want 2", n, err)
+	}
+	for _, k := range keys {
+		want := map[bool]string{true: "stale", false: "fresh"}[onlyA(k)]
+		if st := b.Info(k).State; st != want {
+			t.Fatalf("B's %s is %q after A's filtered soft purge, want %s", k, st, want)
+		}
+	}
+	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"t"}, false, onlyA); n != 2 || err != nil {
+		t.Fatalf("filtered hard Purge = %d, %v; want 2", n, err)
+	}
+	for _, r := range []*testFiller{a, b} {
+		for _, k := range keys {
+			if _, found := r.store.Peek([]byte(k)); found != !onlyA(k) {
+				t.Fatalf("a replica has %s: %v after the filtered purge", k, found)
+			}
+		}
+	}
+	if calls := o.calls.Load(); calls != 3 {
+		t.Fatalf("%d origin calls, want 3: the purge refreshed nothing it left", calls)
 	}
 }
 
@@ -75,7 +113,7 @@ func TestFleetPurgeSoft(t *testing.T) {
 	a, b := twoReplicas(t, o.URL)
 	old := get(t, a, "k:a")
 	get(t, b, "k:a")
-	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"t"}, true); n != 1 || err != nil {
+	if n, err := b.Purge(context.Background(), swr.Caller{}, []string{"t"}, true, nil); n != 1 || err != nil {
 		t.Fatalf("soft Purge = %d, %v", n, err)
 	}
 	if st := a.Info("k:a").State; st != "stale" {

@@ -41,9 +41,9 @@ var ErrPurgeLocal = errors.New("swr: the purge reached only this replica")
 // (cluster.Client implements it, --redis).
 type PurgeFleet interface {
 	// PurgeShared purges tags in the shared tier: an entry that carries any
-	// of them is deleted or, soft, made stale at now (unix nanoseconds). It
-	// returns the keys it purged.
-	PurgeShared(ctx context.Context, tags []string, soft bool, now int64) ([]string, error)
+	// of them, of a key may allows (nil: any), is deleted or, soft, made
+	// stale at now (unix nanoseconds). It returns the keys it purged.
+	PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
 	// AnnouncePurge tells the other replicas of the purge of tags, and of
 	// keys (those purged in the shared tier, which a replica may hold
 	// without having filled them), and returns once every replica heard
@@ -247,7 +247,15 @@ func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
 	return out
 }
 
-// Purge purges every key that carries any of tags (PURGE.TAG): hard, it
+// KeyFilter says which keys a purge may touch: those for which it is
+// true. A nil KeyFilter allows every key.
+type KeyFilter func(key string) bool
+
+// allows reports whether may lets a purge touch key.
+func (may KeyFilter) allows(key string) bool { return may == nil || may(key) }
+
+// Purge purges every key that carries any of tags (PURGE.TAG) and that
+// may allows (PURGE.TAG's user may write it; nil: every key): hard, it
 // deletes them; soft, it makes them stale, so they are served stale while
 // one refresh per key runs. With a PurgeFleet (--redis) the shared tier is
 // purged first, so no replica's refresh can take the old entry back from
@@ -255,20 +263,25 @@ func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
 // purged, here and in the shared tier, each counted once; an error
 // matching ErrPurgeLocal says the other replicas were not reached.
 //
+// A filtered purge is announced to the other replicas by its keys alone
+// (those purged in the shared tier), never by its tags: a replica would
+// purge every key it holds under the tags, and the filter, the user's
+// permissions here, does not travel.
+//
 // c says where the caller runs. Inside the section (PURGE.TAG in EXEC)
 // this replica is purged at once and the fleet once c has left the
 // section, as a purge another replica announced: the count is this
 // replica's alone.
-func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool) (int, error) {
+func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool, may KeyFilter) (int, error) {
 	pf := f.opts.Purges
 	if c.InSection {
-		purged := f.purgeHere(c, tags, nil, soft, "local")
+		purged := f.purgeHere(c, tags, nil, soft, "local", may)
 		if pf != nil {
 			c.afterSection(func() {
-				shared, err := pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
+				shared, err := pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
 				if err == nil {
-					f.purgeHere(outside, tags, shared, soft, "local")
-					_ = pf.AnnouncePurge(ctx, tags, shared, soft)
+					f.purgeHere(outside, tags, shared, soft, "local", may)
+					_ = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
 				}
 			})
 		}
@@ -277,14 +290,14 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool) 
 	var shared []string
 	var fleetErr error
 	if pf != nil {
-		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano())
+		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
 	}
-	purged := f.purgeHere(c, tags, shared, soft, "local")
+	purged := f.purgeHere(c, tags, shared, soft, "local", may)
 	for _, k := range shared {
 		purged[k] = struct{}{}
 	}
 	if pf != nil && fleetErr == nil {
-		fleetErr = pf.AnnouncePurge(ctx, tags, shared, soft)
+		fleetErr = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
 	}
 	if fleetErr != nil {
 		return len(purged), fmt.Errorf("%w: %w", ErrPurgeLocal, fleetErr)
@@ -292,17 +305,27 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool) 
 	return len(purged), nil
 }
 
+// announcedTags are the tags a purge is announced by: none for a filtered
+// one, which goes by its keys.
+func announcedTags(tags []string, may KeyFilter) []string {
+	if may != nil {
+		return nil
+	}
+	return tags
+}
+
 // heardPurge applies a purge another replica announced.
 func (f *Filler) heardPurge(tags, keys []string, soft bool) {
-	f.purgeHere(outside, tags, keys, soft, "fleet")
+	f.purgeHere(outside, tags, keys, soft, "fleet", nil)
 }
 
 // purgeHere purges, in this replica's store, the keys indexed under any of
 // tags, and keys (the shared tier's, which may be here without a record:
-// copied in by a plain read), and returns those it purged. Only a fill is
-// purged: a key a client wrote since is left alone. origin labels the
-// metrics: local or fleet. c says how the caller holds the section.
-func (f *Filler) purgeHere(c Caller, tags, keys []string, soft bool, origin string) map[string]struct{} {
+// copied in by a plain read), of those may allows, and returns those it
+// purged. Only a fill is purged: a key a client wrote since is left
+// alone. origin labels the metrics: local or fleet. c says how the caller
+// holds the section.
+func (f *Filler) purgeHere(c Caller, tags, keys []string, soft bool, origin string, may KeyFilter) map[string]struct{} {
 	cands := f.tags.candidates(tags)
 	for _, k := range keys {
 		if _, ok := cands[k]; !ok {
@@ -312,6 +335,9 @@ func (f *Filler) purgeHere(c Caller, tags, keys []string, soft bool, origin stri
 	now := f.now().UnixNano()
 	purged := make(map[string]struct{})
 	for key, rec := range cands {
+		if !may.allows(key) {
+			continue
+		}
 		env, found := f.opts.Store.Peek([]byte(key))
 		if !found || env.Fill == nil || rec != nil && *env.Fill != rec.fill {
 			if rec != nil {

@@ -63,7 +63,7 @@ func TestPurgeHard(t *testing.T) {
 	if tags := f.Info("k:a").Tags; !slices.Equal(tags, []string{"t1", "t2"}) {
 		t.Fatalf("FILL.INFO k:a tags %q", tags)
 	}
-	n, err := f.Purge(context.Background(), swr.Caller{}, []string{"t2", "nope"}, false)
+	n, err := f.Purge(context.Background(), swr.Caller{}, []string{"t2", "nope"}, false, nil)
 	if err != nil || n != 2 {
 		t.Fatalf("Purge t2 = %d, %v; want 2", n, err)
 	}
@@ -79,7 +79,7 @@ func TestPurgeHard(t *testing.T) {
 	// A client write replaces k:c's fill: not purged, record dropped.
 	f.store.Set([]byte("k:c"), []byte("mine"), engine.SetOptions{})
 	f.store.Delete([]byte("k:d"))
-	if n, _ := f.Purge(context.Background(), swr.Caller{}, []string{"t3", "t4"}, false); n != 0 {
+	if n, _ := f.Purge(context.Background(), swr.Caller{}, []string{"t3", "t4"}, false, nil); n != 0 {
 		t.Fatalf("Purge of written and deleted keys' tags = %d, want 0", n)
 	}
 	if v, _ := f.store.Get([]byte("k:c")); string(v) != "mine" {
@@ -100,7 +100,7 @@ func TestPurgeSoft(t *testing.T) {
 	f := newTestFiller(t, o.URL, swr.Options{})
 	old := get(t, f, "k:a")
 	o.gate = make(chan struct{})
-	if n, err := f.Purge(context.Background(), swr.Caller{}, []string{"t1"}, true); n != 1 || err != nil {
+	if n, err := f.Purge(context.Background(), swr.Caller{}, []string{"t1"}, true, nil); n != 1 || err != nil {
 		t.Fatalf("soft Purge = %d, %v; want 1", n, err)
 	}
 	if st := f.Info("k:a").State; st != "stale" {
@@ -162,7 +162,7 @@ func TestTagBounds(t *testing.T) {
 	if cost := f.store.Stats().Cost; cost < int64(want) {
 		t.Fatalf("the store counts %d bytes, less than the index's %d", cost, want)
 	}
-	if n, _ := f.Purge(context.Background(), swr.Caller{}, []string{"f"}, false); n != 1 {
+	if n, _ := f.Purge(context.Background(), swr.Caller{}, []string{"f"}, false, nil); n != 1 {
 		t.Fatalf("Purge f = %d, want 1", n)
 	}
 	if got := testutil.ToFloat64(f.m.TagBytes); got != float64(want/2) {

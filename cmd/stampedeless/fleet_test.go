@@ -1056,3 +1056,61 @@ func TestFleetSets(t *testing.T) {
 		t.Fatal("DEL on C is not seen on B")
 	}
 }
+
+// TestFleetMovableKeys: the commands whose keys follow a numkeys or an
+// option (SINTERCARD, EVAL and EVAL_RO, MGETFILL) find them on another
+// replica, sent alone and inside MULTI: their keys are faulted in from the
+// shared tier as a fixed-position command's are. Each read is of keys
+// the reading replica has never held.
+func TestFleetMovableKeys(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b := f.replicas[0].rdb, f.replicas[1].rdb
+	for _, p := range []string{"alone", "multi"} {
+		a.SAdd(ctx, p+":s1", "x", "y", "z")
+		a.SAdd(ctx, p+":s2", "y", "z")
+		a.Set(ctx, p+":str", "v", 0)
+	}
+	want := "[2 1 v 2]"
+	reads := func(p redis.Cmdable, prefix string) []redis.Cmder {
+		return []redis.Cmder{
+			p.SInterCard(ctx, 0, prefix+":s1", prefix+":s2"),
+			p.SInterCard(ctx, 1, prefix+":s1", prefix+":s2"),
+			p.EvalRO(ctx, "return redis.call('GET', KEYS[1])", []string{prefix + ":str"}),
+			p.Eval(ctx, "return redis.call('SCARD', KEYS[1])", []string{prefix + ":s2"}),
+		}
+	}
+	vals := func(cmds []redis.Cmder) string {
+		var out []string
+		for _, c := range cmds {
+			switch c := c.(type) {
+			case *redis.IntCmd:
+				out = append(out, fmt.Sprint(c.Val()))
+			case *redis.Cmd:
+				out = append(out, fmt.Sprint(c.Val()))
+			}
+		}
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	if got := vals(reads(b, "alone")); got != want {
+		t.Fatalf("on B, alone, of A's keys: %s, want %s", got, want)
+	}
+	cmds, err := b.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		reads(p, "multi")
+		return nil
+	})
+	if got := vals(cmds); err != nil || got != want {
+		t.Fatalf("on B, inside MULTI, of A's keys: %s %v, want %s", got, err, want)
+	}
+	// MGETFILL's keys come after TIMEOUT ms: k:1 is filled once, by A,
+	// and B reads A's value from the shared tier.
+	v1, err := a.Do(ctx, "MGETFILL", 60, 30, "TIMEOUT", 1000, "k:1").StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := b.Do(ctx, "MGETFILL", 60, 30, "TIMEOUT", 1000, "k:1").StringSlice()
+	if err != nil || fmt.Sprint(v1) != fmt.Sprint(v2) || f.origin.calls.Load() != 1 {
+		t.Fatalf("MGETFILL on A %v, then on B %v %v; %d origin calls, want 1", v1, v2, err, f.origin.calls.Load())
+	}
+}

@@ -548,3 +548,110 @@ func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
 	})
 	get(fb, "k:late", "v4")
 }
+
+// TestStaleReadersNeverWaitForTheFleetsRefresh: a caller on a replica
+// without a copy of a stale key is answered with the stale value, never
+// made to wait for the refresh another replica runs, even when it joins
+// its own replica's refresh: it found no copy (Start) before another
+// caller's flight took the fleet's stale entry and started that refresh,
+// which follows the refreshing replica's lease (GETFILL and MGETFILL).
+func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	clock := fakeclock.New()
+	opts := Options{Now: clock.Now, Timeout: 10 * time.Second, LeaseWait: time.Minute}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	waitPeers(t, a, b)
+	var calls, inFlight atomic.Int64
+	gate := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if n > 1 {
+			inFlight.Add(1)
+			<-gate // the refresh, held until the test lets it answer
+		}
+		fmt.Fprintf(w, "v%d", n)
+	}))
+	t.Cleanup(origin.Close)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release)
+	fa, fb := newFiller(t, a, a.Client, origin.URL, clock), newFiller(t, b, b.Client, origin.URL, clock)
+	ctx := context.Background()
+	req := swr.Request{Key: "k:stale", TTL: time.Minute, Grace: time.Hour, Timeout: -1}
+
+	// A fills the key; B has no copy. Then the key goes stale.
+	if ans, err := fa.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
+		t.Fatalf("A's fill: %q, %v", ans.Value, err)
+	}
+	clock.Advance(2 * time.Minute)
+
+	// 1. Callers on B find no copy there.
+	_, single, err := fb.Start(req)
+	if single == nil || err != nil {
+		t.Fatalf("B's first look: pending %v, %v; want a load", single != nil, err)
+	}
+	_, many := fb.StartMany([]swr.Request{req})
+	if many == nil {
+		t.Fatal("B's first MGETFILL look needs no load")
+	}
+	// A's stale read starts the refresh, which holds the fleet's lease
+	// and waits at the origin.
+	if ans, err := fa.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
+		t.Fatalf("A's stale read: %q, %v", ans.Value, err)
+	}
+	testwait.For(t, "A's refresh to reach the origin", func() bool { return inFlight.Load() == 1 })
+	// 2. Another caller on B takes the fleet's stale entry, which B keeps,
+	// and starts B's refresh, which follows A's lease.
+	if ans, err := fb.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
+		t.Fatalf("B's load of the fleet's stale entry: %q, %v", ans.Value, err)
+	}
+	testwait.For(t, "B's refresh to follow A's lease", func() bool {
+		return testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 1
+	})
+
+	// 3. The callers of step 1 go on: they join B's refresh.
+	type answer struct {
+		value string
+		err   error
+	}
+	got := make(chan answer, 2)
+	go func() {
+		ans, err := single.Wait(ctx)
+		got <- answer{string(ans.Value), err}
+	}()
+	go func() {
+		ka := many.Wait(ctx)[0]
+		got <- answer{string(ka.Value), ka.Err}
+	}()
+	var answers []answer
+	testwait.For(t, "B's callers to answer or wait for the refresh", func() bool {
+		select {
+		case a := <-got:
+			answers = append(answers, a)
+		default:
+		}
+		return len(answers) == 2 || fb.Waiters(req.Key) > 0
+	})
+	// Let the refresh answer: a caller that waited for it gets v2.
+	release()
+	for len(answers) < 2 {
+		answers = append(answers, <-got)
+	}
+	for _, ans := range answers {
+		if ans.err != nil || ans.value != "v1" {
+			t.Fatalf("a caller on B answered %q, %v; want the stale v1 without waiting for the refresh", ans.value, ans.err)
+		}
+	}
+	testwait.For(t, "the refresh to reach B", func() bool {
+		env, _ := b.store.Peek([]byte(req.Key))
+		return string(env.Value) == "v2"
+	})
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d origin calls, want 2 (the fill and one refresh)", n)
+	}
+}

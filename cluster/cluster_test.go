@@ -271,10 +271,11 @@ func TestFleetSlots(t *testing.T) {
 	l2.Lease.Release()
 }
 
-// A follower whose --lease-wait runs out loads only under a fill slot of
-// its own: with every slot taken it gets ErrFleetBusy, and once one frees
-// it loads under a slot-only lease, which the budget counts.
-func TestLeaseWaitFallbackTakesASlot(t *testing.T) {
+// A follower whose --lease-wait runs out takes the lease over only under a
+// fill slot of its own: with every slot taken it gets ErrFleetBusy and
+// leaves the holder's lease alone; once one frees it takes the lease, and
+// the budget counts its load.
+func TestLeaseWaitTakeoverTakesASlot(t *testing.T) {
 	addr := redistest.Start(t).Addr()
 	opts := Options{FleetMaxConcurrentFills: 1, LeaseWait: 200 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
@@ -290,24 +291,98 @@ func TestLeaseWaitFallbackTakesASlot(t *testing.T) {
 	// A's slot freed (its lease stays: a Release of the slot alone is
 	// what a holder whose load outlives the budget's wait would leave).
 	a.freeSlot(held.Lease.(*Lease))
-	fallback, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("follower past --lease-wait with a slot free: %v", err)
+	taken, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	if err != nil || taken.Lease == nil {
+		t.Fatalf("follower past --lease-wait with a slot free: %+v, %v; want the lease", taken, err)
 	}
-	if _, ok := fallback.Lease.(slotLease); !ok {
-		t.Fatalf("fallback claim = %+v, want a slot-only lease", fallback)
+	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
+		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
-	// The budget counts the fallback's load: nobody else gets a slot.
+	// The budget counts the taken-over load: nobody else gets a slot.
 	if _, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
-		t.Fatalf("a claim while the fallback loads: %v, want ErrFleetBusy", err)
+		t.Fatalf("a claim while the takeover loads: %v, want ErrFleetBusy", err)
 	}
-	fallback.Lease.Release()
+	if err := held.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("late")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the old holder's publication after the takeover: %v, want ErrLeaseLost", err)
+	}
+	if err := taken.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
 	other, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("a claim after the fallback ended: %v", err)
+	if err != nil || other.Lease == nil {
+		t.Fatalf("a claim after the takeover's load ended: %+v, %v", other, err)
 	}
 	other.Lease.Release()
-	held.Lease.Release()
+}
+
+// TestOneFollowerTakesOver: the holder of a lease stops (it never
+// publishes, and its lease has long to live); of the followers on two
+// other replicas whose --lease-wait runs out, exactly one takes the lease
+// over, and the other gets its result.
+func TestOneFollowerTakesOver(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	opts := Options{LeaseWait: time.Second, Timeout: 5 * time.Second}
+	a := newReplica(t, []string{addr}, opts)
+	followers := []*replica{newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)}
+	waitPeers(t, append([]*replica{a}, followers...)...)
+	ctx := context.Background()
+	dead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+	if err != nil || dead.Lease == nil {
+		t.Fatalf("the holder's claim: %+v, %v", dead, err)
+	}
+	type result struct {
+		c   swr.FleetClaim
+		err error
+	}
+	got := make(chan result, len(followers))
+	for _, r := range followers {
+		go func() {
+			c, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+			got <- result{c, err}
+		}()
+	}
+	first := <-got
+	if first.err != nil || first.c.Lease == nil {
+		t.Fatalf("the first follower to return: %+v, %v; want the lease taken over", first.c, first.err)
+	}
+	// The other follower lost the race for the lease, or saw the winner's
+	// lease first: either way it follows the winner, for a whole
+	// --lease-wait, and gets its result.
+	if err := first.c.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	second := <-got
+	if second.err != nil || !second.c.Found || string(second.c.Entry.Value) != "v" {
+		t.Fatalf("the other follower: %+v, %v; want the winner's value", second.c, second.err)
+	}
+	taken := 0.0
+	for _, r := range followers {
+		taken += testutil.ToFloat64(r.m.Leases.WithLabelValues("takeover"))
+	}
+	if taken != 1 {
+		t.Fatalf("takeovers = %v, want 1", taken)
+	}
+	if err := dead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("late")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the old holder's publication: %v, want ErrLeaseLost", err)
+	}
+
+	// Two takeovers of one lease: the first wins, the second finds the
+	// winner holding it.
+	dead, err = a.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Minute})
+	if err != nil || dead.Lease == nil {
+		t.Fatalf("the holder's claim of k2: %+v, %v", dead, err)
+	}
+	old := dead.Lease.(*Lease).token
+	b, c := followers[0], followers[1]
+	won := &Lease{c: b.Client, key: "k2", token: "b-token", ttl: time.Minute}
+	lost := &Lease{c: c.Client, key: "k2", token: "c-token", ttl: time.Minute}
+	if res, err := b.takeOver(ctx, won, 0, old); err != nil || res.Lease == nil {
+		t.Fatalf("the first takeover: %+v, %v; want the lease", res, err)
+	}
+	if res, err := c.takeOver(ctx, lost, 0, old); err != nil || res.Lease != nil || res.holder != "b-token" {
+		t.Fatalf("the second takeover: %+v, %v; want the first's lease held", res, err)
+	}
+	won.Release()
 }
 
 // Keys whose braces would break the hash tag still keep all their Redis

@@ -342,6 +342,44 @@ func TestFleetLeaseTakeover(t *testing.T) {
 	})
 }
 
+// TestFleetLeaseWaitTakeover: a lease holder killed (SIGKILL) while its
+// lease has long to live is replaced when the other replicas' --lease-wait
+// runs out: one of them takes the lease over and loads, the other follows
+// it, so the key costs one more origin call, every caller on the two
+// replicas gets that value, and the fleet fill budget holds.
+func TestFleetLeaseWaitTakeover(t *testing.T) {
+	for _, budget := range []string{"0", "2"} {
+		t.Run("fleet-max-concurrent-fills="+budget, func(t *testing.T) {
+			s := redistest.Start(t)
+			origin := newFleetOrigin(t)
+			// The lease lives 1 s + 10% + --redis-timeout 2 s: ten times
+			// --lease-wait.
+			f := startFleet(t, []string{"--redis", s.Addr()}, 3, origin, time.Second,
+				"--lease-wait", "300ms", "--fleet-max-concurrent-fills", budget)
+			holder, others := f.replicas[0], &fleet{replicas: f.replicas[1:], origin: origin}
+			release := origin.stall()
+			defer release()
+			go holder.rdb.Do(context.Background(), "GETFILL", "k:x", 60, 0, "TIMEOUT", 0)
+			testwait.For(t, "the holder's load to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
+			syscall.Kill(holder.pid, syscall.SIGKILL)
+			allEqual(t, "after the holder was killed", others.burst(100, "k:x", 60, 0, "TIMEOUT", 10000), "k:x#2", false)
+			if n := origin.calls.Load(); n != 2 {
+				t.Fatalf("%d origin calls, want 2 (the killed holder's and one takeover)", n)
+			}
+			taken := 0
+			for _, r := range others.replicas {
+				taken += atoi(t, r.info(t, "leases_takeover"))
+			}
+			if taken != 1 {
+				t.Fatalf("takeovers = %d, want 1", taken)
+			}
+			if m := origin.maxInFlight.Load(); budget != "0" && m > 2 {
+				t.Fatalf("%d origin calls in flight at once, want at most %s", m, budget)
+			}
+		})
+	}
+}
+
 func atoi(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -494,11 +495,17 @@ func TestQuietPeersAreForgotten(t *testing.T) {
 // originURL, filling through fleet (r itself, or r behind a gate).
 func newFiller(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock) *swr.Filler {
 	t.Helper()
+	return newFillerWith(t, r, fleet, originURL, clock, nil)
+}
+
+// newFillerWith is newFiller with the Filler's metrics (nil: a private set).
+func newFillerWith(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock, m *metrics.Fill) *swr.Filler {
+	t.Helper()
 	loaders := loader.NewRegistry(loader.Options{})
 	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
 		t.Fatal(err)
 	}
-	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1})
+	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1, Metrics: m})
 }
 
 // gatedFleet holds a Claim, while holding, until the test lets it go: the
@@ -629,7 +636,8 @@ func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
 // made to wait for the refresh another replica runs, even when it joins
 // its own replica's refresh: it found no copy (Start) before another
 // caller's flight took the fleet's stale entry and started that refresh,
-// which follows the refreshing replica's lease (GETFILL and MGETFILL).
+// which follows the refreshing replica's lease (GETFILL and MGETFILL), or
+// the copy that refresh began with is gone when it joins.
 func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
 	addr := redistest.Start(t).Addr()
 	clock := fakeclock.New()
@@ -642,22 +650,31 @@ func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
 		n := calls.Add(1)
 		if n > 1 {
 			inFlight.Add(1)
-			<-gate // the refresh, held until the test lets it answer
+			<-gate // the refresh, held until every caller on B was answered
 		}
 		fmt.Fprintf(w, "v%d", n)
 	}))
 	t.Cleanup(origin.Close)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(gate)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	mb := metrics.New().Fill
+	fa := newFiller(t, a, a.Client, origin.URL, clock)
+	fb := newFillerWith(t, b, b.Client, origin.URL, clock, mb)
+	ctx := context.Background()
+	// A caller made to wait for the refresh gives up after its TIMEOUT,
+	// and is counted as such.
+	req := swr.Request{Key: "k:stale", TTL: time.Minute, Grace: time.Hour, Timeout: 2 * time.Second}
+	waited := func() float64 {
+		return testutil.ToFloat64(mb.Answers.WithLabelValues("k:", string(swr.AnswerTimeoutStale))) +
+			testutil.ToFloat64(mb.Answers.WithLabelValues("k:", string(swr.AnswerTimeout)))
+	}
+	expect := func(what string, value []byte, err error) {
+		t.Helper()
+		if err != nil || string(value) != "v1" || waited() != 0 {
+			t.Fatalf("%s: %q, %v after %v callers on B waited for the refresh; want the stale v1 at once", what, value, err, waited())
 		}
 	}
-	t.Cleanup(release)
-	fa, fb := newFiller(t, a, a.Client, origin.URL, clock), newFiller(t, b, b.Client, origin.URL, clock)
-	ctx := context.Background()
-	req := swr.Request{Key: "k:stale", TTL: time.Minute, Grace: time.Hour, Timeout: -1}
 
 	// A fills the key; B has no copy. Then the key goes stale.
 	if ans, err := fa.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
@@ -682,46 +699,32 @@ func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
 	testwait.For(t, "A's refresh to reach the origin", func() bool { return inFlight.Load() == 1 })
 	// 2. Another caller on B takes the fleet's stale entry, which B keeps,
 	// and starts B's refresh, which follows A's lease.
-	if ans, err := fb.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
-		t.Fatalf("B's load of the fleet's stale entry: %q, %v", ans.Value, err)
-	}
+	ans, err := fb.Get(ctx, req)
+	expect("B's load of the fleet's stale entry", ans.Value, err)
 	testwait.For(t, "B's refresh to follow A's lease", func() bool {
 		return testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 1
 	})
 
 	// 3. The callers of step 1 go on: they join B's refresh.
-	type answer struct {
-		value string
-		err   error
+	ans, err = single.Wait(ctx)
+	expect("GETFILL on B", ans.Value, err)
+	ka := many.Wait(ctx)[0]
+	expect("MGETFILL on B", ka.Value, ka.Err)
+
+	// 4. B's copy goes without a write (as an eviction, or the
+	// announcement of a newer value, takes it): a caller that finds no
+	// copy joins B's refresh too, and is answered with the fleet's entry.
+	b.store.DropStale([]byte(req.Key))
+	_, gone, err := fb.Start(req)
+	if gone == nil || err != nil {
+		t.Fatalf("B's look after its copy went: pending %v, %v; want a load", gone != nil, err)
 	}
-	got := make(chan answer, 2)
-	go func() {
-		ans, err := single.Wait(ctx)
-		got <- answer{string(ans.Value), err}
-	}()
-	go func() {
-		ka := many.Wait(ctx)[0]
-		got <- answer{string(ka.Value), ka.Err}
-	}()
-	var answers []answer
-	testwait.For(t, "B's callers to answer or wait for the refresh", func() bool {
-		select {
-		case a := <-got:
-			answers = append(answers, a)
-		default:
-		}
-		return len(answers) == 2 || fb.Waiters(req.Key) > 0
-	})
-	// Let the refresh answer: a caller that waited for it gets v2.
+	ans, err = gone.Wait(ctx)
+	expect("GETFILL on B without its copy", ans.Value, err)
+
+	// The refresh ends: B keeps its value, and the origin saw one call
+	// for it.
 	release()
-	for len(answers) < 2 {
-		answers = append(answers, <-got)
-	}
-	for _, ans := range answers {
-		if ans.err != nil || ans.value != "v1" {
-			t.Fatalf("a caller on B answered %q, %v; want the stale v1 without waiting for the refresh", ans.value, ans.err)
-		}
-	}
 	testwait.For(t, "the refresh to reach B", func() bool {
 		env, _ := b.store.Peek([]byte(req.Key))
 		return string(env.Value) == "v2"

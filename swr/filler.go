@@ -280,9 +280,9 @@ func (p *Pending) Wait(ctx context.Context) (Answer, error) {
 // answered with what it finds servable there (served, the call left), as
 // a caller that came after step 2 is. A refresh starts only while the
 // store holds a servable entry, and that entry goes only when the refresh
-// stores the newer one, a client writes the key, its grace ends, or a
-// newer value announced by the fleet replaces it (which the refresh then
-// takes from the fleet without the origin).
+// stores the newer one, a client writes the key, its grace ends, it is
+// evicted, or a newer value announced by the fleet replaces it. For the
+// last two the fleet's entry, if servable, is the answer.
 func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call, ans Answer, served bool) {
 	f := p.f
 	call = f.group.Join(ctx, p.req.Key, p.loadFunc(slot))
@@ -292,6 +292,9 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 	var env engine.Envelope
 	var action Action
 	p.inSection(func() { _, env, action, _ = f.lookup(p.req.Key, p.name) })
+	if action == Load && f.opts.Fleet != nil {
+		env, action = p.fleetEntry(ctx)
+	}
 	kind := AnswerStale
 	switch action {
 	case Serve:
@@ -305,6 +308,17 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 	call.Leave()
 	f.answered(p.name, kind)
 	return nil, Answer{Value: env.Value, Found: true}, true
+}
+
+// fleetEntry is the fleet's entry for the caller's key as an envelope, and
+// what Decide says of it (Load: none, or none servable).
+func (p *Pending) fleetEntry(ctx context.Context) (engine.Envelope, Action) {
+	e, found, err := p.f.opts.Fleet.Entry(ctx, p.req.Key)
+	if err != nil || !found || e.Missing || e.Type != engine.TypeString {
+		return engine.Envelope{}, Load
+	}
+	env := engine.Envelope{Value: e.Value, FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil}
+	return env, Decide(env, true, p.f.now().UnixNano(), false)
 }
 
 // timeout is how long the caller waits: its TIMEOUT, or the loader's.

@@ -23,6 +23,10 @@ type Fleet interface {
 	// for this replica once it waited long enough); any other error means
 	// this replica loads alone.
 	Claim(ctx context.Context, key string, opts ClaimOptions) (FleetClaim, error)
+	// Entry returns the fleet's entry for key, if it has one, and claims
+	// nothing: it is for a caller that must not wait for a fill already
+	// running here. An error means the fleet did not answer.
+	Entry(ctx context.Context, key string) (FleetEntry, bool, error)
 }
 
 // ClaimOptions say what a Claim will take and how long it may wait.

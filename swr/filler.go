@@ -292,8 +292,10 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 	var env engine.Envelope
 	var action Action
 	p.inSection(func() { _, env, action, _ = f.lookup(p.req.Key, p.name) })
-	if action == Load && f.opts.Fleet != nil {
-		env, action = p.fleetEntry(ctx)
+	// Not for a caller that holds the section (no Redis I/O under it) or
+	// that asked not to wait (TIMEOUT 0).
+	if action == Load && f.opts.Fleet != nil && !p.req.InSection && ctx.Err() == nil {
+		env, action = p.fleetEntry()
 	}
 	kind := AnswerStale
 	switch action {
@@ -312,8 +314,11 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 
 // fleetEntry is the fleet's entry for the caller's key as an envelope, and
 // what Decide says of it (Load: none, or none servable).
-func (p *Pending) fleetEntry(ctx context.Context) (engine.Envelope, Action) {
-	e, found, err := p.f.opts.Fleet.Entry(ctx, p.req.Key)
+func (p *Pending) fleetEntry() (engine.Envelope, Action) {
+	// Bounded by the Fleet's own timeout, not the caller's context: a
+	// caller who leaves meanwhile must not count as the fleet not
+	// answering (cluster marks Redis down on such an error).
+	e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
 	if err != nil || !found || e.Missing || e.Type != engine.TypeString {
 		return engine.Envelope{}, Load
 	}

@@ -391,10 +391,11 @@ func TestFleetLeaseWaitTakeover(t *testing.T) {
 		t.Run("fleet-max-concurrent-fills="+budget, func(t *testing.T) {
 			s := redistest.Start(t)
 			origin := newFleetOrigin(t)
-			// The lease lives 1 s + 10% + --redis-timeout 2 s: ten times
-			// --lease-wait.
+			// The lease lives 1 s + 10% + --redis-timeout 2 s, three times
+			// --lease-wait, which is also how long the winner has to load
+			// before the other follower would take its lease over too.
 			f := startFleet(t, []string{"--redis", s.Addr()}, 3, origin, time.Second,
-				"--lease-wait", "300ms", "--fleet-max-concurrent-fills", budget)
+				"--lease-wait", "1s", "--fleet-max-concurrent-fills", budget)
 			holder, others := f.replicas[0], &fleet{replicas: f.replicas[1:], origin: origin}
 			release := origin.stall()
 			defer release()

@@ -25,7 +25,7 @@ const (
 	// longer than this on a dead Redis.
 	DefaultTimeout = 250 * time.Millisecond
 	// DefaultLeaseWait is how long a follower waits for another replica's
-	// fill before it loads locally.
+	// fill before it takes that replica's lease over.
 	DefaultLeaseWait = 5 * time.Second
 )
 
@@ -44,10 +44,6 @@ var (
 	// ErrUnavailable: Redis did not answer in time (or is known to be down);
 	// the caller goes on alone, as a single process would.
 	ErrUnavailable = errors.New("cluster: the shared Redis is unavailable")
-	// ErrLeaseWait: another replica held the lease for --lease-wait and
-	// published nothing; the caller loads locally. It matches
-	// swr.ErrFleetHeld.
-	ErrLeaseWait = fmt.Errorf("cluster: no value from the lease holder within --lease-wait: %w", swr.ErrFleetHeld)
 	// ErrLeaseHeld: another replica holds the lease, and the claim was not
 	// to follow it (swr.ClaimOptions.NoFollow). It matches swr.ErrFleetHeld.
 	ErrLeaseHeld = fmt.Errorf("cluster: another replica holds the lease: %w", swr.ErrFleetHeld)
@@ -56,7 +52,8 @@ var (
 	// not published. It matches swr.ErrFleetLeaseLost.
 	ErrLeaseLost = fmt.Errorf("cluster: the lease is no longer held: %w", swr.ErrFleetLeaseLost)
 	// ErrFleetBusy: every --fleet-max-concurrent-fills slot stayed taken for
-	// --lease-wait. It matches swr.ErrFleetBusy.
+	// --lease-wait (for a lease, or to take one over). It matches
+	// swr.ErrFleetBusy.
 	ErrFleetBusy = fmt.Errorf("cluster: no fleet fill slot became free within --lease-wait: %w", swr.ErrFleetBusy)
 )
 
@@ -74,8 +71,9 @@ type Options struct {
 	// Timeout bounds each Redis operation (--redis-timeout). If zero,
 	// DefaultTimeout.
 	Timeout time.Duration
-	// LeaseWait bounds how long a follower waits for another replica's fill
-	// (--lease-wait). If zero, DefaultLeaseWait.
+	// LeaseWait is how long a follower waits for another replica's fill
+	// before it takes the lease over (--lease-wait). If zero,
+	// DefaultLeaseWait.
 	LeaseWait time.Duration
 	// FleetMaxConcurrentFills bounds origin calls across the fleet
 	// (--fleet-max-concurrent-fills); zero means no fleet-wide bound.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -271,10 +272,11 @@ func TestFleetSlots(t *testing.T) {
 	l2.Lease.Release()
 }
 
-// A follower whose --lease-wait runs out loads only under a fill slot of
-// its own: with every slot taken it gets ErrFleetBusy, and once one frees
-// it loads under a slot-only lease, which the budget counts.
-func TestLeaseWaitFallbackTakesASlot(t *testing.T) {
+// A follower whose --lease-wait runs out takes the lease over only under a
+// fill slot of its own: with every slot taken it gets ErrFleetBusy and
+// leaves the holder's lease alone; once one frees it takes the lease, and
+// the budget counts its load.
+func TestLeaseWaitTakeoverTakesASlot(t *testing.T) {
 	addr := redistest.Start(t).Addr()
 	opts := Options{FleetMaxConcurrentFills: 1, LeaseWait: 200 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
@@ -290,24 +292,98 @@ func TestLeaseWaitFallbackTakesASlot(t *testing.T) {
 	// A's slot freed (its lease stays: a Release of the slot alone is
 	// what a holder whose load outlives the budget's wait would leave).
 	a.freeSlot(held.Lease.(*Lease))
-	fallback, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("follower past --lease-wait with a slot free: %v", err)
+	taken, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	if err != nil || taken.Lease == nil {
+		t.Fatalf("follower past --lease-wait with a slot free: %+v, %v; want the lease", taken, err)
 	}
-	if _, ok := fallback.Lease.(slotLease); !ok {
-		t.Fatalf("fallback claim = %+v, want a slot-only lease", fallback)
+	if got := testutil.ToFloat64(b.m.Leases.WithLabelValues("takeover")); got != 1 {
+		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
-	// The budget counts the fallback's load: nobody else gets a slot.
+	// The budget counts the taken-over load: nobody else gets a slot.
 	if _, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
-		t.Fatalf("a claim while the fallback loads: %v, want ErrFleetBusy", err)
+		t.Fatalf("a claim while the takeover loads: %v, want ErrFleetBusy", err)
 	}
-	fallback.Lease.Release()
+	if err := held.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("late")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the old holder's publication after the takeover: %v, want ErrLeaseLost", err)
+	}
+	if err := taken.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
 	other, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("a claim after the fallback ended: %v", err)
+	if err != nil || other.Lease == nil {
+		t.Fatalf("a claim after the takeover's load ended: %+v, %v", other, err)
 	}
 	other.Lease.Release()
-	held.Lease.Release()
+}
+
+// TestOneFollowerTakesOver: the holder of a lease stops (it never
+// publishes, and its lease has long to live); of the followers on two
+// other replicas whose --lease-wait runs out, exactly one takes the lease
+// over, and the other gets its result.
+func TestOneFollowerTakesOver(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	opts := Options{LeaseWait: time.Second, Timeout: 5 * time.Second}
+	a := newReplica(t, []string{addr}, opts)
+	followers := []*replica{newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)}
+	waitPeers(t, append([]*replica{a}, followers...)...)
+	ctx := context.Background()
+	dead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+	if err != nil || dead.Lease == nil {
+		t.Fatalf("the holder's claim: %+v, %v", dead, err)
+	}
+	type result struct {
+		c   swr.FleetClaim
+		err error
+	}
+	got := make(chan result, len(followers))
+	for _, r := range followers {
+		go func() {
+			c, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+			got <- result{c, err}
+		}()
+	}
+	first := <-got
+	if first.err != nil || first.c.Lease == nil {
+		t.Fatalf("the first follower to return: %+v, %v; want the lease taken over", first.c, first.err)
+	}
+	// The other follower lost the race for the lease, or saw the winner's
+	// lease first: either way it follows the winner, for a whole
+	// --lease-wait, and gets its result.
+	if err := first.c.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	second := <-got
+	if second.err != nil || !second.c.Found || string(second.c.Entry.Value) != "v" {
+		t.Fatalf("the other follower: %+v, %v; want the winner's value", second.c, second.err)
+	}
+	taken := 0.0
+	for _, r := range followers {
+		taken += testutil.ToFloat64(r.m.Leases.WithLabelValues("takeover"))
+	}
+	if taken != 1 {
+		t.Fatalf("takeovers = %v, want 1", taken)
+	}
+	if err := dead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("late")}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the old holder's publication: %v, want ErrLeaseLost", err)
+	}
+
+	// Two takeovers of one lease: the first wins, the second finds the
+	// winner holding it.
+	dead, err = a.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Minute})
+	if err != nil || dead.Lease == nil {
+		t.Fatalf("the holder's claim of k2: %+v, %v", dead, err)
+	}
+	old := dead.Lease.(*Lease).token
+	b, c := followers[0], followers[1]
+	won := &Lease{c: b.Client, key: "k2", token: "b-token", ttl: time.Minute}
+	lost := &Lease{c: c.Client, key: "k2", token: "c-token", ttl: time.Minute}
+	if res, err := b.takeOver(ctx, won, 0, old); err != nil || res.Lease == nil {
+		t.Fatalf("the first takeover: %+v, %v; want the lease", res, err)
+	}
+	if res, err := c.takeOver(ctx, lost, 0, old); err != nil || res.Lease != nil || res.holder != "b-token" {
+		t.Fatalf("the second takeover: %+v, %v; want the first's lease held", res, err)
+	}
+	won.Release()
 }
 
 // Keys whose braces would break the hash tag still keep all their Redis
@@ -419,11 +495,17 @@ func TestQuietPeersAreForgotten(t *testing.T) {
 // originURL, filling through fleet (r itself, or r behind a gate).
 func newFiller(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock) *swr.Filler {
 	t.Helper()
+	return newFillerWith(t, r, fleet, originURL, clock, nil)
+}
+
+// newFillerWith is newFiller with the Filler's metrics (nil: a private set).
+func newFillerWith(t *testing.T, r *replica, fleet swr.Fleet, originURL string, clock *fakeclock.Clock, m *metrics.Fill) *swr.Filler {
+	t.Helper()
 	loaders := loader.NewRegistry(loader.Options{})
 	if err := loaders.Register(loader.Config{Prefix: "k:", URL: originURL + "/{key}"}); err != nil {
 		t.Fatal(err)
 	}
-	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1})
+	return swr.New(swr.Options{Store: r.store, Loaders: loaders, Fleet: fleet, Now: clock.Now, TTLJitter: -1, Metrics: m})
 }
 
 // gatedFleet holds a Claim, while holding, until the test lets it go: the
@@ -547,4 +629,107 @@ func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
 		return !found && string(env.Value) == "v4" && !fa.Info("k:late").InFlight
 	})
 	get(fb, "k:late", "v4")
+}
+
+// TestStaleReadersNeverWaitForTheFleetsRefresh: a caller on a replica
+// without a copy of a stale key is answered with the stale value, never
+// made to wait for the refresh another replica runs, even when it joins
+// its own replica's refresh: it found no copy (Start) before another
+// caller's flight took the fleet's stale entry and started that refresh,
+// which follows the refreshing replica's lease (GETFILL and MGETFILL), or
+// the copy that refresh began with is gone when it joins.
+func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	clock := fakeclock.New()
+	opts := Options{Now: clock.Now, Timeout: 10 * time.Second, LeaseWait: time.Minute}
+	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
+	waitPeers(t, a, b)
+	var calls, inFlight atomic.Int64
+	gate := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if n > 1 {
+			inFlight.Add(1)
+			<-gate // the refresh, held until every caller on B was answered
+		}
+		fmt.Fprintf(w, "v%d", n)
+	}))
+	t.Cleanup(origin.Close)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	mb := metrics.New().Fill
+	fa := newFiller(t, a, a.Client, origin.URL, clock)
+	fb := newFillerWith(t, b, b.Client, origin.URL, clock, mb)
+	ctx := context.Background()
+	// A caller made to wait for the refresh gives up after its TIMEOUT,
+	// and is counted as such.
+	req := swr.Request{Key: "k:stale", TTL: time.Minute, Grace: time.Hour, Timeout: 2 * time.Second}
+	waited := func() float64 {
+		return testutil.ToFloat64(mb.Answers.WithLabelValues("k:", string(swr.AnswerTimeoutStale))) +
+			testutil.ToFloat64(mb.Answers.WithLabelValues("k:", string(swr.AnswerTimeout)))
+	}
+	expect := func(what string, value []byte, err error) {
+		t.Helper()
+		if err != nil || string(value) != "v1" || waited() != 0 {
+			t.Fatalf("%s: %q, %v after %v callers on B waited for the refresh; want the stale v1 at once", what, value, err, waited())
+		}
+	}
+
+	// A fills the key; B has no copy. Then the key goes stale.
+	if ans, err := fa.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
+		t.Fatalf("A's fill: %q, %v", ans.Value, err)
+	}
+	clock.Advance(2 * time.Minute)
+
+	// 1. Callers on B find no copy there.
+	_, single, err := fb.Start(req)
+	if single == nil || err != nil {
+		t.Fatalf("B's first look: pending %v, %v; want a load", single != nil, err)
+	}
+	_, many := fb.StartMany([]swr.Request{req})
+	if many == nil {
+		t.Fatal("B's first MGETFILL look needs no load")
+	}
+	// A's stale read starts the refresh, which holds the fleet's lease
+	// and waits at the origin.
+	if ans, err := fa.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
+		t.Fatalf("A's stale read: %q, %v", ans.Value, err)
+	}
+	testwait.For(t, "A's refresh to reach the origin", func() bool { return inFlight.Load() == 1 })
+	// 2. Another caller on B takes the fleet's stale entry, which B keeps,
+	// and starts B's refresh, which follows A's lease.
+	ans, err := fb.Get(ctx, req)
+	expect("B's load of the fleet's stale entry", ans.Value, err)
+	testwait.For(t, "B's refresh to follow A's lease", func() bool {
+		return testutil.ToFloat64(b.m.Leases.WithLabelValues("contended")) == 1
+	})
+
+	// 3. The callers of step 1 go on: they join B's refresh.
+	ans, err = single.Wait(ctx)
+	expect("GETFILL on B", ans.Value, err)
+	ka := many.Wait(ctx)[0]
+	expect("MGETFILL on B", ka.Value, ka.Err)
+
+	// 4. B's copy goes without a write (as an eviction, or the
+	// announcement of a newer value, takes it): a caller that finds no
+	// copy joins B's refresh too, and is answered with the fleet's entry.
+	b.store.DropStale([]byte(req.Key))
+	_, gone, err := fb.Start(req)
+	if gone == nil || err != nil {
+		t.Fatalf("B's look after its copy went: pending %v, %v; want a load", gone != nil, err)
+	}
+	ans, err = gone.Wait(ctx)
+	expect("GETFILL on B without its copy", ans.Value, err)
+
+	// The refresh ends: B keeps its value, and the origin saw one call
+	// for it.
+	release()
+	testwait.For(t, "the refresh to reach B", func() bool {
+		env, _ := b.store.Peek([]byte(req.Key))
+		return string(env.Value) == "v2"
+	})
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d origin calls, want 2 (the fill and one refresh)", n)
+	}
 }

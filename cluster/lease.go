@@ -27,7 +27,6 @@ type Lease struct {
 var (
 	_ swr.Fleet      = (*Client)(nil)
 	_ swr.FleetLease = (*Lease)(nil)
-	_ swr.FleetLease = slotLease{}
 )
 
 // Key is the cache key the lease is for.
@@ -39,10 +38,13 @@ func (l *Lease) Key() string { return l.key }
 // failed load, or a lease for this replica. While another replica holds the
 // lease, Claim follows it: it waits for the holder's result, woken by its
 // publication, with a backoff poll as a fallback that also retries the
-// lease, so a holder that died is replaced once its lease expires. It gives
-// up with ErrLeaseWait after --lease-wait (at once with ErrLeaseHeld under
-// opts.NoFollow), and with an error matching ErrUnavailable as soon as
-// Redis does not answer: in both cases the caller loads alone.
+// lease, so a holder that died is replaced once its lease expires. A lease
+// followed for --lease-wait without a result is taken over before it
+// expires (takeOver): one follower fleet-wide loads, the others follow it,
+// each giving the new holder a whole --lease-wait again. Under opts.NoFollow
+// it returns ErrLeaseHeld at once instead of following, and with an error
+// matching ErrUnavailable as soon as Redis does not answer: the caller then
+// loads alone.
 //
 // opts.LoadTimeout is how long the load may take; the lease outlives it by
 // a margin.
@@ -57,9 +59,10 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 	deadline := time.Now().Add(c.opts.LeaseWait)
 	lease := &Lease{c: c, key: key, ttl: c.leaseTTL(opts.LoadTimeout)}
 	contended, backoff := false, pollMin
+	holder := "" // the token of the lease followed until deadline
 	for first := true; ; first = false {
 		lease.token = randomHex(16)
-		res, err := c.claimOnce(ctx, lease, opts.FreshAfter)
+		res, err := c.claimOnce(ctx, lease, opts.FreshAfter, "")
 		if err != nil {
 			return swr.FleetClaim{}, err
 		}
@@ -98,11 +101,28 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 		if opts.NoFollow {
 			return swr.FleetClaim{}, ErrLeaseHeld
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return c.fallback(ctx, key, lease.ttl)
+		if res.holder != holder {
+			// Another lease than the one followed so far (the first, or
+			// its holder settled without a result, or another follower
+			// took it over): its holder gets the whole --lease-wait.
+			holder, deadline = res.holder, time.Now().Add(c.opts.LeaseWait)
 		}
-		timer := time.NewTimer(min(backoff, left))
+		left := time.Until(deadline)
+		if left <= 0 && holder != "" {
+			res, err := c.takeOver(ctx, lease, opts.FreshAfter, holder)
+			switch {
+			case err != nil:
+				return swr.FleetClaim{}, err
+			case res.failure != nil:
+				return swr.FleetClaim{}, res.failure
+			case res.Found || res.Lease != nil:
+				return res.FleetClaim, nil
+			}
+			// Another follower took it over first: follow the winner.
+			holder, deadline = res.holder, time.Now().Add(c.opts.LeaseWait)
+			left = c.opts.LeaseWait
+		}
+		timer := time.NewTimer(min(backoff, max(left, 0)))
 		select {
 		case <-wake:
 		case <-timer.C:
@@ -118,20 +138,46 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 	}
 }
 
+// takeOver is Claim's step once the lease of holder was followed for
+// --lease-wait without a result (the holder stalled, or died and its lease
+// has not expired yet): it takes that lease over for lease, unless another
+// follower did first (a claimResult with the winner's holder token) or a
+// result came meanwhile. With a fleet fill budget it first waits, at most
+// --lease-wait again, for a slot of its own, which the lease keeps: the
+// budget bounds the load it takes over, and a follower that gets no slot
+// leaves the holder's lease alone and fails with ErrFleetBusy.
+func (c *Client) takeOver(ctx context.Context, lease *Lease, freshAfter int64, holder string) (claimResult, error) {
+	c.m.LeaseWaitFallbacks.Inc()
+	if c.opts.FleetMaxConcurrentFills > 0 {
+		if err := c.waitSlot(ctx, lease, time.Now().Add(c.opts.LeaseWait)); err != nil {
+			return claimResult{}, err
+		}
+	}
+	res, err := c.claimOnce(ctx, lease, freshAfter, holder)
+	if err != nil || res.Lease == nil {
+		c.freeSlot(lease)
+		return res, err
+	}
+	c.m.Leases.WithLabelValues("takeover").Inc()
+	return res, nil
+}
+
 // claimResult is one run of claimScript.
 type claimResult struct {
 	swr.FleetClaim
 	failure *swr.FleetFailure
+	holder  string // the token of the lease another replica holds
 }
 
-// claimOnce runs claimScript once; freshAfter is ClaimOptions.FreshAfter.
-func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64) (claimResult, error) {
+// claimOnce runs claimScript once; freshAfter is ClaimOptions.FreshAfter,
+// and takeOver the token of the lease to take over ("": none).
+func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64, takeOver string) (claimResult, error) {
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
 	key := lease.key
 	v, err := claimScript.Run(ctx, c.rdb,
 		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
-		lease.token, lease.ttl.Milliseconds(), toMillis(freshAfter)).Slice()
+		lease.token, lease.ttl.Milliseconds(), toMillis(freshAfter), takeOver).Slice()
 	if err != nil {
 		return claimResult{}, c.check(err)
 	}
@@ -160,7 +206,11 @@ func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64) 
 	case "lease":
 		return claimResult{FleetClaim: swr.FleetClaim{Lease: lease}}, nil
 	case "held":
-		return claimResult{}, nil
+		var holder string
+		if len(v) > 1 {
+			holder, _ = v[1].(string)
+		}
+		return claimResult{holder: holder}, nil
 	}
 	return claimResult{}, fmt.Errorf("%w: claim answered %v", errMalformed, v)
 }
@@ -228,40 +278,6 @@ func (c *Client) waitSlot(ctx context.Context, lease *Lease, deadline time.Time)
 		}
 		backoff = min(2*backoff, slotPollMax)
 	}
-}
-
-// slotLease is the load of a follower that waited --lease-wait for the
-// key's lease holder in vain and loads itself: it holds no lease, but it
-// holds a fill slot, so the fleet's budget bounds it too. It publishes
-// nothing (the holder does, or a later claim takes its lease over); ending
-// it frees the slot.
-type slotLease struct{ lease *Lease }
-
-func (s slotLease) Publish(context.Context, swr.FleetEntry) error {
-	s.lease.c.freeSlot(s.lease)
-	return nil
-}
-
-func (s slotLease) Fail(context.Context, swr.FleetFailure) error {
-	s.lease.c.freeSlot(s.lease)
-	return nil
-}
-
-func (s slotLease) Release() { s.lease.c.freeSlot(s.lease) }
-
-// fallback is Claim's answer once --lease-wait ran out: this replica loads
-// without the lease. With a fleet fill budget it first waits, at most
-// --lease-wait again, for a slot of its own.
-func (c *Client) fallback(ctx context.Context, key string, ttl time.Duration) (swr.FleetClaim, error) {
-	c.m.LeaseWaitFallbacks.Inc()
-	if c.opts.FleetMaxConcurrentFills <= 0 {
-		return swr.FleetClaim{}, ErrLeaseWait
-	}
-	lease := &Lease{c: c, key: key, token: randomHex(16), ttl: ttl}
-	if err := c.waitSlot(ctx, lease, time.Now().Add(c.opts.LeaseWait)); err != nil {
-		return swr.FleetClaim{}, err
-	}
-	return swr.FleetClaim{Lease: slotLease{lease}}, nil
 }
 
 // Publish stores the holder's loaded entry in the shared tier, expiring at

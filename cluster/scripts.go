@@ -8,12 +8,17 @@ import "github.com/redis/go-redis/v9"
 
 // claimScript decides a fill: the shared entry if there is one (for a
 // refresh, only one still fresh at a given time), else the fleet's failure
-// if the key is cooling down, else the lease if it is free, else "held". An
-// entry comes before a failure because a stale value is the answer during
-// a cooldown.
+// if the key is cooling down, else the lease if it is free, else "held"
+// with the holder's token. An entry comes before a failure because a stale
+// value is the answer during a cooldown.
+//
+// A takeover names the token of the lease its caller followed for
+// --lease-wait in vain: if that lease is still held, it passes to the
+// caller (compare and set), so of the followers whose wait runs out one
+// wins, and the others find the winner's lease held and follow it.
 //
 // KEYS: value, failure, lease. ARGV: token, lease ms, fresh-after (unix
-// ms; "0": any entry will do).
+// ms; "0": any entry will do), the token to take over ("": none).
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local fresh = tonumber(redis.call('HGET', KEYS[1], 'fresh') or '0')
@@ -28,7 +33,12 @@ end
 if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {'lease'}
 end
-return {'held'}
+local holder = redis.call('GET', KEYS[3])
+if ARGV[4] ~= '' and holder == ARGV[4] then
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])
+  return {'lease'}
+end
+return {'held', holder}
 `)
 
 // settleScript publishes a lease holder's result, if it still holds the

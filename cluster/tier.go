@@ -61,6 +61,28 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 	}
 }
 
+// Entry returns the shared tier's entry for key, if it has one (an
+// swr.Fleet's Entry): one round trip, no lease.
+func (c *Client) Entry(ctx context.Context, key string) (swr.FleetEntry, bool, error) {
+	if !c.up.Load() {
+		return swr.FleetEntry{}, false, ErrUnavailable
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	h, err := c.rdb.HGetAll(ctx, c.names.value(key)).Result()
+	if err != nil {
+		return swr.FleetEntry{}, false, c.check(err)
+	}
+	if len(h) == 0 {
+		return swr.FleetEntry{}, false, nil
+	}
+	e, err := decodeEntry(h)
+	if err != nil {
+		return swr.FleetEntry{}, false, err
+	}
+	return e, true, nil
+}
+
 // storeLocal copies a shared entry into the local tier under fence. Fault
 // runs before the command that needs the key enters the store's atomic
 // section, so the copy enters it for its write.

@@ -109,6 +109,9 @@ type flight struct {
 
 	callers int // Do calls that joined; guarded by Group.mu
 	waiting int // of those, the ones still waiting; guarded by Group.mu
+	// background: started by Go, a refresh of a value the cache still
+	// holds; set by Go under Group.mu, before any Join can see the flight.
+	background bool
 }
 
 // Do returns the result of key's flight, starting one with fn if none is
@@ -163,6 +166,23 @@ func (g *Group) Join(ctx context.Context, key string, fn LoadFunc) *Call {
 // Joined reports whether the call joined a flight someone else started.
 func (c *Call) Joined() bool { return c.joined }
 
+// Background reports whether the call joined a flight started by Go: a
+// background refresh, begun while the cache held a servable copy of the
+// key. A caller that missed that copy before it joined may find it now and
+// Leave instead of waiting for the refresh.
+func (c *Call) Background() bool { return c.f.background }
+
+// Leave ends the call without waiting for its flight (instead of Wait):
+// the caller was answered otherwise. The flight goes on.
+func (c *Call) Leave() {
+	c.g.mu.Lock()
+	c.f.waiting--
+	c.g.mu.Unlock()
+	if obs := c.g.Observer; obs != nil {
+		obs.Waited(c.key, time.Since(c.start), c.joined, nil)
+	}
+}
+
 // Wait is Do's wait: the flight's result, or ErrCallerTimeout once ctx ends
 // first.
 func (c *Call) Wait(ctx context.Context) (Result, error) {
@@ -206,7 +226,7 @@ func (g *Group) Go(ctx context.Context, key string, fn LoadFunc) (started bool) 
 	if _, ok := g.m[key]; ok {
 		return false
 	}
-	g.start(ctx, key, fn)
+	g.start(ctx, key, fn).background = true
 	return true
 }
 

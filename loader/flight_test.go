@@ -370,3 +370,38 @@ func TestGoAndForget(t *testing.T) {
 	}
 	testwait.For(t, "both flights to end", func() bool { return !g.InFlight("k") })
 }
+
+// A call that joins a flight started by Go knows it joined a background
+// one (a call that joins Do's flight does not), and Leave takes it out of
+// the flight's waiters without ending the flight.
+func TestJoinBackgroundAndLeave(t *testing.T) {
+	var g Group
+	release := make(chan struct{})
+	fn := func(context.Context) (Result, error) {
+		<-release
+		return Result{Value: []byte("v"), Found: true}, nil
+	}
+	ctx := longCtx(t)
+	g.Go(ctx, "bg", fn)
+	call := g.Join(ctx, "bg", fn)
+	if !call.Joined() || !call.Background() || g.Waiters("bg") != 1 {
+		t.Fatalf("joined %v, background %v, waiters %d; want true, true, 1", call.Joined(), call.Background(), g.Waiters("bg"))
+	}
+	call.Leave()
+	if g.Waiters("bg") != 0 || !g.InFlight("bg") {
+		t.Fatalf("after Leave: waiters %d, in flight %v; want 0, true", g.Waiters("bg"), g.InFlight("bg"))
+	}
+	first := g.Join(ctx, "fg", fn)
+	second := g.Join(ctx, "fg", fn)
+	if first.Background() || second.Background() {
+		t.Fatal("a flight started by Join is background")
+	}
+	close(release)
+	if _, err := second.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the flights to end", func() bool { return !g.InFlight("bg") && !g.InFlight("fg") })
+}

@@ -26,9 +26,9 @@ type Cluster struct {
 	// InvalidationsReceived counts invalidations from other replicas.
 	InvalidationsReceived prometheus.Counter
 	// LeaseWaitFallbacks counts fills that waited --lease-wait for another
-	// replica's value, got none, and loaded locally (with
-	// --fleet-max-concurrent-fills, under a slot of their own, or failed
-	// when none came).
+	// replica's value, got none, and tried to take its lease over (with
+	// --fleet-max-concurrent-fills, once they held a slot of their own, or
+	// failed when none came); the winners count as takeovers in Leases.
 	LeaseWaitFallbacks prometheus.Counter
 	// FleetSlotWaitSeconds is how long loads (lease holders, and followers
 	// past --lease-wait) waited for a slot of --fleet-max-concurrent-fills.
@@ -67,7 +67,7 @@ func newCluster(reg *prometheus.Registry) *Cluster {
 		InvalidationsReceived: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_invalidations_received_total",
 			Help: "Invalidations received from other replicas."}),
 		LeaseWaitFallbacks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cluster_lease_wait_fallbacks_total",
-			Help: "Fills that waited --lease-wait for another replica, got no value and loaded locally (under a fleet fill slot of their own, if there is a fleet budget)."}),
+			Help: "Fills that waited --lease-wait for another replica, got no value and tried to take its lease over (under a fleet fill slot of their own, if there is a fleet budget)."}),
 		FleetSlotWaitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "cluster_fleet_slot_wait_seconds",
 			Help:    "How long loads (lease holders, and followers past --lease-wait) waited for a slot of --fleet-max-concurrent-fills.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}),

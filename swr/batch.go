@@ -81,13 +81,19 @@ func (pm *PendingMany) Wait(ctx context.Context) []KeyAnswer {
 	// its last request before all its keys are in.
 	calls := make([]*loader.Call, len(pm.loads))
 	for i, l := range pm.loads {
-		f.flights.detachOvertaken(&f.group, l.p.req.Key)
-		calls[i] = f.group.Join(ctx, l.p.req.Key, l.p.loadFunc(slots[i]))
-		if calls[i].Joined() {
+		call, ans, served := l.p.join(ctx, slots[i])
+		if served {
+			pm.answers[l.index] = KeyAnswer{Answer: ans}
+		}
+		if call == nil || call.Joined() {
 			slots[i].withdraw()
 		}
+		calls[i] = call
 	}
 	for i, l := range pm.loads {
+		if calls[i] == nil {
+			continue // answered from the store (join)
+		}
 		timeout := l.p.timeout()
 		wctx, cancel := context.WithDeadline(ctx, start.Add(timeout))
 		res, err := calls[i].Wait(wctx)

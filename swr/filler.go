@@ -255,12 +255,77 @@ func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, a
 // Wait waits for the load, joining the key's flight or starting it, for
 // at most the request's timeout (or the loader's), and answers.
 func (p *Pending) Wait(ctx context.Context) (Answer, error) {
-	f, req, timeout := p.f, p.req, p.timeout()
+	timeout := p.timeout()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	f.flights.detachOvertaken(&f.group, req.Key)
-	res, err, joined := f.group.Do(wctx, req.Key, p.loadFunc(nil))
-	return p.settle(res, err, joined, timeout)
+	call, ans, served := p.join(wctx, nil)
+	if served {
+		return ans, nil
+	}
+	res, err := call.Wait(wctx)
+	return p.settle(res, err, call.Joined(), timeout)
+}
+
+// join joins the key's flight, or starts it with slot (nil: none). A
+// flight it joins may be a refresh that began after this caller found no
+// servable entry (Start), once another flight stored one:
+//
+//  1. this caller finds no copy here (another replica filled the key) and
+//     returns a Pending;
+//  2. another caller's flight takes the fleet's stale entry, keeps it here
+//     and ends; that caller starts the key's refresh, which follows the
+//     lease of the replica refreshing the key;
+//  3. this caller joins the refresh, and would wait for the origin.
+//
+// So a caller that joins a refresh looks at the store again, and is
+// answered with what it finds servable there (served, the call left), as
+// a caller that came after step 2 is. A refresh starts only while the
+// store holds a servable entry, and that entry goes only when the refresh
+// stores the newer one, a client writes the key, its grace ends, it is
+// evicted, or a newer value announced by the fleet replaces it. For the
+// last two the fleet's entry, if servable, is the answer.
+func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call, ans Answer, served bool) {
+	f := p.f
+	f.flights.detachOvertaken(&f.group, p.req.Key)
+	call = f.group.Join(ctx, p.req.Key, p.loadFunc(slot))
+	if !call.Background() {
+		return call, Answer{}, false
+	}
+	var env engine.Envelope
+	var action Action
+	p.inSection(func() { _, env, action, _ = f.lookup(p.req.Key, p.name) })
+	// Not for a caller that holds the section (no Redis I/O under it) or
+	// that asked not to wait (TIMEOUT 0).
+	if action == Load && f.opts.Fleet != nil && !p.req.InSection && ctx.Err() == nil {
+		env, action = p.fleetEntry()
+	}
+	kind := AnswerStale
+	switch action {
+	case Serve:
+		kind = AnswerFresh
+	case ServeStale:
+		kind = AnswerStaleIfError
+	case ServeAndRefresh:
+	default:
+		return call, Answer{}, false
+	}
+	call.Leave()
+	f.answered(p.name, kind)
+	return nil, Answer{Value: env.Value, Found: true}, true
+}
+
+// fleetEntry is the fleet's entry for the caller's key as an envelope, and
+// what Decide says of it (Load: none, or none servable).
+func (p *Pending) fleetEntry() (engine.Envelope, Action) {
+	// Bounded by the Fleet's own timeout, not the caller's context: a
+	// caller who leaves meanwhile must not count as the fleet not
+	// answering (cluster marks Redis down on such an error).
+	e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
+	if err != nil || !found || e.Missing || e.Type != engine.TypeString {
+		return engine.Envelope{}, Load
+	}
+	env := engine.Envelope{Value: e.Value, FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil}
+	return env, Decide(env, true, p.f.now().UnixNano(), false)
 }
 
 // timeout is how long the caller waits: its TIMEOUT, or the loader's.

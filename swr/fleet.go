@@ -18,11 +18,15 @@ type Fleet interface {
 	// it under. Its error is a *FleetFailure while the key's loads pause
 	// fleet-wide after another replica's failed load, matches ErrFleetBusy
 	// when the fleet's fill budget stayed full, and matches ErrFleetHeld
-	// when another replica held the lease (at once with NoFollow, else for
-	// the whole wait, unless the Fleet lets the load go on under a lease
-	// that only bounds it); any other error means this replica loads
-	// alone.
+	// when another replica held the lease (with NoFollow; without it the
+	// Fleet follows the holder until its result, or takes the lease over
+	// for this replica once it waited long enough); any other error means
+	// this replica loads alone.
 	Claim(ctx context.Context, key string, opts ClaimOptions) (FleetClaim, error)
+	// Entry returns the fleet's entry for key, if it has one, and claims
+	// nothing: it is for a caller that must not wait for a fill already
+	// running here. An error means the fleet did not answer.
+	Entry(ctx context.Context, key string) (FleetEntry, bool, error)
 }
 
 // ClaimOptions say what a Claim will take and how long it may wait.
@@ -67,8 +71,7 @@ type FleetLease interface {
 var ErrFleetBusy = errors.New("swr: the fleet's fill budget stayed full")
 
 // ErrFleetHeld is what a Fleet's Claim error matches when another replica
-// holds the key's lease: at once with NoFollow, or after following it for
-// the whole wait without a result.
+// holds the key's lease and the claim was not to follow it (NoFollow).
 var ErrFleetHeld = errors.New("swr: another replica holds the key's lease")
 
 // ErrFleetLeaseLost is what Publish and Fail return (matching) when the

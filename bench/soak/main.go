@@ -312,8 +312,9 @@ func (h *harness) drive(ctx context.Context) {
 	runCtx, stop := context.WithTimeout(ctx, h.o.duration)
 	defer stop()
 	var clients []*redis.Client
-	client := func(addr, name string) *redis.Client {
-		c := newClient(addr, name)
+	client := func(s *server, name string) *redis.Client {
+		c := newClient(s.Addr(), name)
+		c.AddHook(waitHook{t: &h.t, srv: s})
 		clients = append(clients, c)
 		return c
 	}
@@ -321,25 +322,25 @@ func (h *harness) drive(ctx context.Context) {
 	var checkers []*rwChecker
 	for i, s := range h.mains {
 		for j := range h.o.clients {
-			c := newChecker(i*h.o.clients+j, client(s.Addr(), ""), s, h.o.pace)
+			c := newChecker(i*h.o.clients+j, client(s, ""), s, h.o.pace)
 			checkers = append(checkers, c)
 			wg.Go(func() { c.run(runCtx) })
-			mixed := client(s.Addr(), "")
+			mixed := client(s, "")
 			wg.Go(func() { h.mixedWorker(runCtx, mixed) })
-			timed, killable := client(s.Addr(), nameTimed), client(s.Addr(), "")
+			timed, killable := client(s, nameTimed), client(s, "")
 			wg.Go(func() { h.fillWorker(runCtx, s, timed, true) })
 			wg.Go(func() { h.fillWorker(runCtx, s, killable, false) })
 		}
-		pub, sub := client(s.Addr(), ""), client(s.Addr(), "")
+		pub, sub := client(s, ""), client(s, "")
 		wg.Go(func() { h.publisher(runCtx, pub, fmt.Sprintf("p%d", i)) })
 		wg.Go(func() { h.subscriber(runCtx, sub) })
 		if h.multi {
-			tx := client(s.Addr(), "")
+			tx := client(s, "")
 			wg.Go(func() { h.multiWorker(runCtx, tx, i) })
 		}
 	}
 	for range h.o.clients {
-		churn := client(h.churn.Addr(), "")
+		churn := client(h.churn, "")
 		wg.Go(func() { h.churnWorker(runCtx, churn) })
 	}
 	var probes sync.WaitGroup

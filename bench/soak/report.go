@@ -78,6 +78,11 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 		// for a CPU says the machine was starved, not that the server kept a
 		// caller past its TIMEOUT: it is shown, not failed.
 		"0 beyond CPU starvation", late-starved == 0 && h.t.fillTimed.Load() > 0, true})
+	overdue, overdueSeen := h.judgeOverdue()
+	add(row{"client commands that waited past the client's timeout (go-redis's 3 s), or ended by it",
+		fmt.Sprintf("%d of %d commands and pipelines (longest wait %v)", overdue, h.t.commands.Load(),
+			time.Duration(h.t.longestWait.Load()).Round(time.Millisecond)),
+		"0", overdue == 0 && h.t.commands.Load() > 0, true})
 	add(row{"GETFILL values of another key", fmt.Sprint(h.t.fillWrongValue.Load()), "0", h.t.fillWrongValue.Load() == 0, true})
 
 	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.o.loaderTimeout, h.windows())
@@ -142,6 +147,7 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 	notes = append(notes, deaths...)
 	notes = append(notes, rw.examples...)
 	notes = append(notes, lateSeen...)
+	notes = append(notes, overdueSeen...)
 	for i, v := range oc.violations {
 		if i == 5 {
 			notes = append(notes, fmt.Sprintf("... and %d more origin call violations", len(oc.violations)-5))

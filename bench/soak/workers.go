@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,11 @@ var fillTimeoutsMs = []int{50, 200, 500}
 // lateSlack is how far past its TIMEOUT a GETFILL may answer.
 const lateSlack = 50 * time.Millisecond
 
+// clientTimeout is how long a go-redis client in its default configuration
+// waits for a reply before it gives up on the server (Options.ReadTimeout):
+// no command of the soak's clients may take longer, whatever the faults.
+const clientTimeout = 3 * time.Second
+
 // tally counts what the clients did. Every field is safe for concurrent use.
 type tally struct {
 	ops, opErrors       atomic.Int64 // mixed GET/SET/INCR/... and their errors
@@ -46,9 +52,89 @@ type tally struct {
 	txErrors            atomic.Int64
 	churnWrites         atomic.Int64
 	churnErrors         atomic.Int64
+	commands            atomic.Int64 // commands and pipelines the clients sent (waitHook)
+	longestWait         atomic.Int64 // ns, the longest any of them took
 
-	mu   sync.Mutex
-	late []lateCall // timed answers past TIMEOUT + lateSlack
+	mu      sync.Mutex
+	late    []lateCall    // timed answers past TIMEOUT + lateSlack
+	overdue []overdueCall // commands that waited past clientTimeout
+}
+
+// overdueCall is a command or pipeline whose client waited longer than
+// clientTimeout for it, or gave up on the server (a timeout error).
+type overdueCall struct {
+	what string // the command's name, or the pipeline's
+	srv  *server
+	at   time.Time
+	took time.Duration
+	err  error
+}
+
+// waitHook times every command and pipeline of one soak client (a go-redis
+// hook), for the check that no client waits longer than its timeout.
+type waitHook struct {
+	t   *tally
+	srv *server
+}
+
+func (w waitHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (w waitHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		t0 := time.Now()
+		err := next(ctx, cmd)
+		w.t.waited(ctx, w.srv, cmd.Name(), t0, err)
+		return err
+	}
+}
+
+func (w waitHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t0 := time.Now()
+		err := next(ctx, cmds)
+		w.t.waited(ctx, w.srv, fmt.Sprintf("pipeline of %d", len(cmds)), t0, err)
+		return err
+	}
+}
+
+// waited records one command's wait, begun at t0, and keeps it if it was
+// overdue: longer than clientTimeout (even if the end of the run cut it
+// short), or ended by the client's own timeout during the run.
+func (t *tally) waited(ctx context.Context, srv *server, what string, t0 time.Time, err error) {
+	took := time.Since(t0)
+	t.commands.Add(1)
+	for {
+		cur := t.longestWait.Load()
+		if int64(took) <= cur || t.longestWait.CompareAndSwap(cur, int64(took)) {
+			break
+		}
+	}
+	var ne net.Error
+	timedOut := ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout()
+	if took <= clientTimeout+lateSlack && !timedOut {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.overdue = append(t.overdue, overdueCall{what: what, srv: srv, at: t0, took: took, err: err})
+}
+
+// judgeOverdue describes the first few overdue commands, and returns how
+// many there were.
+func (h *harness) judgeOverdue() (n int, seen []string) {
+	h.t.mu.Lock()
+	defer h.t.mu.Unlock()
+	for i, c := range h.t.overdue {
+		if i == 5 {
+			seen = append(seen, fmt.Sprintf("... and %d more commands past the client's timeout", len(h.t.overdue)-5))
+			break
+		}
+		end := c.at.Add(c.took)
+		seen = append(seen, fmt.Sprintf("%s on %s at %s: answered after %v (%v); meanwhile the soak process stalled %v and the server's threads waited %v in all for a CPU",
+			c.what, c.srv.Name, c.at.Format("15:04:05.000"), c.took.Round(time.Millisecond), errOrValue(c.err),
+			h.stalls.within(c.at, end).Round(time.Millisecond), c.srv.cpuWait.within(c.at, end).Round(time.Millisecond)))
+	}
+	return len(h.t.overdue), seen
 }
 
 // lateCall is a timed GETFILL answered past its TIMEOUT plus lateSlack.

@@ -106,7 +106,7 @@ func serveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "redis-cluster", EnvVars: env("redis-cluster"),
 			Usage: "treat a single --redis address as a Redis Cluster seed node"},
 		&cli.DurationFlag{Name: "lease-wait", Value: cluster.DefaultLeaseWait, EnvVars: env("lease-wait"),
-			Usage: "how long a replica waits for another replica's fill of a key before it loads the key itself"},
+			Usage: "how long a replica waits for another replica's fill of a key before it takes that replica's lease over (one replica of the fleet wins and loads the key)"},
 		&cli.IntFlag{Name: "fleet-max-concurrent-fills", EnvVars: env("fleet-max-concurrent-fills"),
 			Usage: "with --redis: most origin calls in flight across all replicas together (0: no fleet-wide bound)"},
 		&cli.BoolFlag{Name: "pprof", EnvVars: env("pprof"),

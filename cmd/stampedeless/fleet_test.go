@@ -20,6 +20,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // The --redis mode suite: three real stampedeless processes sharing one
@@ -205,6 +206,31 @@ func (f *fleet) report(t *testing.T) {
 	})
 }
 
+// answers sums the replicas' answers of kind by the loader k: (INFO
+// stampede).
+func (f *fleet) answers(t *testing.T, kind swr.AnswerKind) int {
+	t.Helper()
+	sum := 0
+	for _, r := range f.replicas {
+		s, err := r.rdb.Info(context.Background(), "stampede").Result()
+		if err != nil {
+			t.Fatalf("INFO stampede on %s: %v", r.addr, err)
+		}
+		field := "answers_" + string(kind) + "="
+		for _, line := range strings.Split(s, "\r\n") {
+			if !strings.Contains(line, "prefix=k:,") {
+				continue
+			}
+			for _, kv := range strings.Split(line, ",") {
+				if v, ok := strings.CutPrefix(kv, field); ok {
+					sum += atoi(t, v)
+				}
+			}
+		}
+	}
+	return sum
+}
+
 func (f *fleet) waitCalls(t *testing.T, want int64) {
 	t.Helper()
 	if !testwait.Until(func() bool { return f.origin.calls.Load() >= want }) {
@@ -238,13 +264,16 @@ func redisModes(t *testing.T, fn func(t *testing.T, redisArgs []string, shared s
 
 // TestFleetOneFillPerKey: 300 clients over 3 replicas make one origin call
 // per fill fleet-wide, cold, after expiry with no grace, for a stale entry
-// (one refresh, every caller served stale), and on a failing origin (one
-// call, every caller gets its error, and the cooldown holds fleet-wide).
+// (one refresh, every caller served stale at once), and on a failing
+// origin (one call, every caller gets its error, and the cooldown holds
+// fleet-wide).
 func TestFleetOneFillPerKey(t *testing.T) {
 	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
 		origin := newFleetOrigin(t)
 		origin.delay.Store(int64(200 * time.Millisecond))
-		f := startFleet(t, spec, 3, origin, time.Second)
+		// The loader's timeout outlasts the stale burst, during which the
+		// refresh is held at the origin.
+		f := startFleet(t, spec, 3, origin, 5*time.Second)
 
 		// Cold.
 		allEqual(t, "cold burst", f.burst(300, "k:cold", 60, 0), "k:cold#1", false)
@@ -261,10 +290,20 @@ func TestFleetOneFillPerKey(t *testing.T) {
 		}
 
 		// Stale: every caller gets the old value at once, one refresh runs.
+		// The refresh is held at the origin until every caller is
+		// answered, so that a burst slower than the refresh (a busy
+		// machine) cannot see its value; a caller made to wait for the
+		// refresh waits its loader's timeout and counts as timeout_stale.
 		allEqual(t, "graced", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
 		time.Sleep(1100 * time.Millisecond)
-		origin.delay.Store(int64(time.Second / 2))
+		waited := f.answers(t, swr.AnswerTimeoutStale)
+		release := origin.stall()
+		defer release()
 		allEqual(t, "stale burst", f.burst(300, "k:grace", 1, 30), "k:grace#4", false)
+		if n := f.answers(t, swr.AnswerTimeoutStale) - waited; n != 0 {
+			t.Fatalf("stale burst: %d callers waited for the refresh, want 0", n)
+		}
+		release()
 		f.waitCalls(t, 5)
 		for _, r := range f.replicas {
 			testwait.For(t, "replica "+r.addr+" to serve the refreshed value", func() bool {
@@ -340,6 +379,45 @@ func TestFleetLeaseTakeover(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFleetLeaseWaitTakeover: a lease holder killed (SIGKILL) while its
+// lease has long to live is replaced when the other replicas' --lease-wait
+// runs out: one of them takes the lease over and loads, the other follows
+// it, so the key costs one more origin call, every caller on the two
+// replicas gets that value, and the fleet fill budget holds.
+func TestFleetLeaseWaitTakeover(t *testing.T) {
+	for _, budget := range []string{"0", "2"} {
+		t.Run("fleet-max-concurrent-fills="+budget, func(t *testing.T) {
+			s := redistest.Start(t)
+			origin := newFleetOrigin(t)
+			// The lease lives 1 s + 10% + --redis-timeout 2 s, three times
+			// --lease-wait, which is also how long the winner has to load
+			// before the other follower would take its lease over too.
+			f := startFleet(t, []string{"--redis", s.Addr()}, 3, origin, time.Second,
+				"--lease-wait", "1s", "--fleet-max-concurrent-fills", budget)
+			holder, others := f.replicas[0], &fleet{replicas: f.replicas[1:], origin: origin}
+			release := origin.stall()
+			defer release()
+			go holder.rdb.Do(context.Background(), "GETFILL", "k:x", 60, 0, "TIMEOUT", 0)
+			testwait.For(t, "the holder's load to reach the origin", func() bool { return origin.inFlight.Load() > 0 })
+			syscall.Kill(holder.pid, syscall.SIGKILL)
+			allEqual(t, "after the holder was killed", others.burst(100, "k:x", 60, 0, "TIMEOUT", 10000), "k:x#2", false)
+			if n := origin.calls.Load(); n != 2 {
+				t.Fatalf("%d origin calls, want 2 (the killed holder's and one takeover)", n)
+			}
+			taken := 0
+			for _, r := range others.replicas {
+				taken += atoi(t, r.info(t, "leases_takeover"))
+			}
+			if taken != 1 {
+				t.Fatalf("takeovers = %d, want 1", taken)
+			}
+			if m := origin.maxInFlight.Load(); budget != "0" && m > 2 {
+				t.Fatalf("%d origin calls in flight at once, want at most %s", m, budget)
+			}
+		})
+	}
 }
 
 func atoi(t *testing.T, s string) int {

@@ -41,7 +41,9 @@ func (l *Lease) Key() string { return l.key }
 // lease, so a holder that died is replaced once its lease expires. A lease
 // followed for --lease-wait without a result is taken over before it
 // expires (takeOver): one follower fleet-wide loads, the others follow it,
-// each giving the new holder a whole --lease-wait again. Under opts.NoFollow
+// each giving the new holder a whole --lease-wait again; under
+// opts.NoTakeOver (an application's lease) it returns ErrLeaseHeld then
+// instead, and the caller follows on. Under opts.NoFollow
 // it returns ErrLeaseHeld at once instead of following, and with an error
 // matching ErrUnavailable as soon as Redis does not answer: the caller then
 // loads alone.
@@ -108,6 +110,9 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 			holder, deadline = res.holder, time.Now().Add(c.opts.LeaseWait)
 		}
 		left := time.Until(deadline)
+		if left <= 0 && opts.NoTakeOver {
+			return swr.FleetClaim{}, ErrLeaseHeld
+		}
 		if left <= 0 && holder != "" {
 			res, err := c.takeOver(ctx, lease, opts.FreshAfter, holder)
 			switch {

@@ -42,6 +42,12 @@ type ClaimOptions struct {
 	// LoadTimeout is how long the load may take (the loader's timeout, or
 	// FILL.LEASE's LEASE): the lease must outlive it.
 	LoadTimeout time.Duration
+	// NoTakeOver makes a follower wait for the holder's lease to end
+	// rather than take it over once it has waited --lease-wait: the term
+	// of an application's lease (FILL.LEASE's LEASE) is its holder's to
+	// use whole, however much longer than --lease-wait it is. Claim then
+	// returns an error matching ErrFleetHeld at each --lease-wait.
+	NoTakeOver bool
 }
 
 // FleetClaim is how a replica's fill of a key goes: with the entry the

@@ -444,7 +444,7 @@ func (f *Filler) leaseTimedOut(req LeaseRequest) (LeaseAnswer, bool, error) {
 // end the round; another replica's lease is followed by a goroutine while
 // this replica's callers wait.
 func (f *Filler) claimRound(r *round) (token string) {
-	opts := ClaimOptions{NoFollow: true, LoadTimeout: r.req.Term}
+	opts := ClaimOptions{NoFollow: true, LoadTimeout: r.req.Term, NoTakeOver: true}
 	if r.refresh {
 		opts.FreshAfter = f.now().UnixNano()
 	}

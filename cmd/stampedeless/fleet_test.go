@@ -1192,3 +1192,32 @@ func TestFleetMovableKeys(t *testing.T) {
 		t.Fatalf("MGETFILL on A %v, then on B %v %v; %d origin calls, want 1", v1, v2, err, f.origin.calls.Load())
 	}
 }
+
+// TestFleetAppLeaseOutlivesLeaseWait: an application's lease is its
+// holder's for its whole LEASE term, however much longer than --lease-wait
+// that is: a replica whose callers wait for it follows it on rather than
+// take it over, and the holder's FILL.SET answers them.
+func TestFleetAppLeaseOutlivesLeaseWait(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second, "--lease-wait", "200ms")
+	ctx := context.Background()
+	reply, err := f.replicas[0].rdb.Do(ctx, "FILL.LEASE", "q:slow", 60, 0, "LEASE", 20000).Slice()
+	if err != nil || len(reply) != 2 || reply[1] == nil {
+		t.Fatalf("the holder's FILL.LEASE = %v, %v", reply, err)
+	}
+	waiting := make(chan []any, 1)
+	go func() {
+		v, _ := f.replicas[1].rdb.Do(ctx, "FILL.LEASE", "q:slow", 60, 0, "TIMEOUT", 20000).Slice()
+		waiting <- v
+	}()
+	// The holder computes for five --lease-waits while the other
+	// replica's caller waits: a span of time the test needs, not a
+	// synchronisation.
+	time.Sleep(time.Second)
+	if err := f.replicas[0].rdb.Do(ctx, "FILL.SET", "q:slow", reply[1], "computed").Err(); err != nil {
+		t.Fatalf("the holder's FILL.SET after 5 --lease-waits: %v, want OK", err)
+	}
+	if v := <-waiting; len(v) != 2 || v[0] != "computed" || v[1] != nil {
+		t.Fatalf("the waiting caller got %v, want [computed <nil>]", v)
+	}
+}

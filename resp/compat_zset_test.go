@@ -7,6 +7,7 @@ package resp
 
 import (
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,4 +212,162 @@ func TestCompatZSets(t *testing.T) {
 			t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, proto, sc) })
 		}
 	})
+}
+
+// TestCompatZSetsRandom runs thousands of random sorted-set commands on a
+// few keys, small and past the listpack limit, with scores full of ties,
+// infinities, -0 and extremes, against both servers, reply for reply. Lex
+// ranges go to a key whose scores are all equal, as Redis requires.
+func TestCompatZSetsRandom(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		p.flush(t)
+		rng := rand.New(rand.NewPCG(7, uint64(proto)))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		scores := []string{"0", "-0", "1", "2", "3", "-1", "-2.5", "0.5", "inf", "-inf", "+inf", "1e300", "-1e300", "1.5e-7", "7", "42"}
+		score := func() string { return pick(scores...) }
+		member := func() string { return "m" + strconv.Itoa(rng.IntN(220)) }
+		key := func() string { return pick("z0", "z1", "z2", "z3", "nokey") }
+		bound := func() string {
+			s := score()
+			if rng.IntN(3) == 0 {
+				s = "(" + s
+			}
+			return s
+		}
+		lexBound := func() string {
+			switch rng.IntN(6) {
+			case 0:
+				return "-"
+			case 1:
+				return "+"
+			}
+			return pick("[", "(") + member()
+		}
+		rank := func() string { return strconv.Itoa(rng.IntN(260) - 130) }
+		limit := func() []string {
+			if rng.IntN(2) == 0 {
+				return nil
+			}
+			return []string{"LIMIT", strconv.Itoa(rng.IntN(12) - 1), strconv.Itoa(rng.IntN(12) - 2)}
+		}
+		opt := func(o string) []string {
+			if rng.IntN(3) == 0 {
+				return []string{o}
+			}
+			return nil
+		}
+		p.redis.run(compatExact, []string{"SADD", "s", "m1", "m2", "m3", "m200"})
+		p.ours.run(compatExact, []string{"SADD", "s", "m1", "m2", "m3", "m200"})
+		for i := range 3000 {
+			k := key()
+			var args []string
+			switch rng.IntN(20) {
+			case 0, 1, 2, 3:
+				args = []string{"ZADD", k}
+				args = append(args, opt(pick("NX", "XX"))...)
+				args = append(args, opt(pick("GT", "LT"))...)
+				args = append(args, opt("CH")...)
+				for range 1 + rng.IntN(25) {
+					args = append(args, score(), member())
+				}
+			case 4:
+				args = []string{"ZADD", k, "INCR", score(), member()}
+				args = append(args, opt(pick("NX", "XX", "GT", "LT"))...)
+			case 5:
+				args = []string{"ZINCRBY", k, score(), member()}
+			case 6:
+				args = []string{"ZREM", k, member(), member(), member()}
+			case 7:
+				args = []string{pick("ZSCORE", "ZRANK", "ZREVRANK"), k, member()}
+				if rng.IntN(3) == 0 {
+					args = []string{"ZMSCORE", k, member(), member()}
+				}
+			case 8:
+				args = []string{pick("ZCARD", "ZCARD"), k}
+				if rng.IntN(2) == 0 {
+					args = []string{"ZCOUNT", k, bound(), bound()}
+				}
+			case 9:
+				args = append([]string{"ZRANGE", k, rank(), rank()}, opt("REV")...)
+				args = append(args, opt("WITHSCORES")...)
+			case 10:
+				args = append([]string{pick("ZRANGEBYSCORE", "ZREVRANGEBYSCORE"), k, bound(), bound()}, opt("WITHSCORES")...)
+				args = append(args, limit()...)
+			case 11:
+				args = append([]string{"ZRANGE", k, bound(), bound(), "BYSCORE"}, opt("REV")...)
+				args = append(args, limit()...)
+			case 12:
+				args = []string{pick("ZREMRANGEBYRANK"), k, rank(), rank()}
+				if rng.IntN(2) == 0 {
+					args = []string{"ZREMRANGEBYSCORE", k, bound(), bound()}
+				}
+			case 13:
+				args = append([]string{pick("ZPOPMIN", "ZPOPMAX"), k}, opt(strconv.Itoa(rng.IntN(6)))...)
+			case 14:
+				args = []string{"ZMPOP", "2", k, key(), pick("MIN", "MAX"), "COUNT", strconv.Itoa(1 + rng.IntN(4))}
+			case 15:
+				args = []string{pick("ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"), pick("z0", "z1", "d"), "2", key(), pick("z1", "s")}
+				if args[0] != "ZDIFFSTORE" && rng.IntN(2) == 0 {
+					args = append(args, "WEIGHTS", pick("1", "2", "0", "-1", "inf"), pick("1", "0.5"), "AGGREGATE", pick("SUM", "MIN", "MAX"))
+				}
+			case 16:
+				args = []string{pick("ZUNION", "ZINTER", "ZDIFF"), "3", key(), key(), pick("s", "z2")}
+				if args[0] != "ZDIFF" && rng.IntN(2) == 0 {
+					args = append(args, "WEIGHTS", pick("1", "3", "-inf"), "1", pick("2", "0"), "AGGREGATE", pick("SUM", "MIN", "MAX"))
+				}
+				args = append(args, opt("WITHSCORES")...)
+			case 17:
+				args = []string{"ZINTERCARD", "2", key(), pick("z1", "s"), "LIMIT", strconv.Itoa(rng.IntN(4))}
+				if rng.IntN(2) == 0 {
+					args = append([]string{"ZRANGESTORE", pick("d", "z3"), k, rank(), rank()}, opt("REV")...)
+				}
+			case 18:
+				args = []string{"ZADD", "l"}
+				for range 1 + rng.IntN(10) {
+					args = append(args, "0", member())
+				}
+				if rng.IntN(2) == 0 {
+					args = []string{pick("ZREMRANGEBYLEX", "ZLEXCOUNT"), "l", lexBound(), lexBound()}
+				}
+			case 19:
+				args = append([]string{pick("ZRANGEBYLEX", "ZREVRANGEBYLEX"), "l", lexBound(), lexBound()}, limit()...)
+				if rng.IntN(3) == 0 {
+					args = []string{"ZRANGE", "l", lexBound(), lexBound(), "BYLEX", "REV"}
+				}
+			}
+			want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args)
+			if want != got {
+				t.Fatalf("step %d: %s\n\tredis: %s\n\tours:  %s", i, showArgs(args), want, got)
+			}
+		}
+		for _, k := range []string{"z0", "z1", "z2", "z3", "d", "l"} {
+			t.Logf("%s: %s members, %s", k, p.ours.run(compatExact, []string{"ZCARD", k}), p.ours.run(compatExact, []string{"OBJECT", "ENCODING", k}))
+			args := []string{"ZRANGE", k, "0", "-1", "WITHSCORES"}
+			if want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args); want != got {
+				t.Fatalf("%s at the end:\n\tredis: %s\n\tours:  %s", k, want, got)
+			}
+		}
+	})
+}
+
+// TestCompatZSetTracking compares the invalidations client-side caching
+// sends for sorted sets: reads track their keys, a change invalidates
+// them, and a write that changes nothing sends nothing.
+func TestCompatZSetTracking(t *testing.T) {
+	sc := psScript{name: "zsets", conns: 2, resp3: true, steps: []psStep{
+		ps(0, "CLIENT TRACKING ON"), ps(1, "ZADD z 1 a 2 b"), ps(0, "ZRANGE z 0 -1"),
+		ps(1, "ZADD z 1 a"), ps(1, "ZADD z NX 5 a"), ps(1, "ZADD z GT 0 a"), ps(1, "ZREM z nobody"),
+		ps(1, "ZPOPMIN z 0"), ps(1, "ZREMRANGEBYSCORE z 10 20"), ps(1, "ZINCRBY z 0 a"), ps(0, "PING"),
+		ps(1, "ZADD z 3 c"), psRead(0, 1),
+		ps(0, "ZSCORE z a"), ps(1, "ZINCRBY z 1 a"), psRead(0, 1),
+		ps(0, "ZCARD z"), ps(1, "ZPOPMIN z"), psRead(0, 1),
+		ps(0, "ZRANK z c"), ps(1, "ZREMRANGEBYRANK z 0 0"), psRead(0, 1),
+		ps(0, "ZUNION 2 z y"), ps(1, "ZUNIONSTORE y 1 z"), psRead(0, 1),
+		ps(0, "ZRANGE y 0 -1"), ps(1, "ZINTERSTORE y 2 z nokey"), psRead(0, 1), ps(1, "ZINTERSTORE y 2 z nokey"), ps(0, "PING"),
+		ps(0, "ZCOUNT z -inf +inf"), ps(1, "ZMPOP 1 z MAX COUNT 5"), psRead(0, 1), ps(0, "PING"),
+	}}
+	runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
 }

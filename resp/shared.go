@@ -56,10 +56,13 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 }
 
 // shared reports whether cmd goes through the shared tier: a Redis command
-// that names keys, or one that empties the keyspace.
+// that names keys (at fixed places, or after a numkeys as ZMPOP and
+// SINTERCARD; a script's keys are its own business, scripting.go), or one
+// that empties the keyspace.
 func (cmd *command) shared() bool {
+	namesKeys := cmd.firstKey > 0 || cmd.keysOf != nil && !cmd.script
 	// Shard channels are keys to COMMAND INFO, not to the shared tier.
-	return cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
+	return namesKeys && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
 }
 
 // runShared runs a command with the shared tier: the keys it reads are

@@ -118,22 +118,23 @@ func (n *znode) walk(from, to int, rev bool, fn func(zent) bool) bool {
 		}
 		return true
 	}
-	// The children's rank ranges, in the walk's direction.
-	starts := make([]int, len(n.kids))
-	off := 0
-	for i, k := range n.kids {
-		starts[i] = off
-		off += k.size
+	// Each child's first rank is lo, counted from the end going backwards.
+	lo := 0
+	if rev {
+		lo = n.size
 	}
 	for j := range n.kids {
-		i := j
+		k := n.kids[j]
 		if rev {
-			i = len(n.kids) - 1 - j
+			k = n.kids[len(n.kids)-1-j]
+			lo -= k.size
 		}
-		k, lo := n.kids[i], starts[i]
 		a, b := max(from-lo, 0), min(to-lo, k.size)
 		if a < b && !k.walk(a, b, rev, fn) {
 			return false
+		}
+		if !rev {
+			lo += k.size
 		}
 	}
 	return true

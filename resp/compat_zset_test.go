@@ -117,7 +117,9 @@ func compatZSetScripts() []compatScript {
 			cs("CONFIG SET zset-max-listpack-value 1"), cs("CONFIG SET zset-max-listpack-entries 128"), cs("ZADD v 1 a"),
 			cs("OBJECT ENCODING v"), cs("ZADD v 1 bb"), cs("OBJECT ENCODING v"), cs("CONFIG SET zset-max-ziplist-value 64"),
 			cs("CONFIG GET zset-max-ziplist-value"), cs("CONFIG SET zset-max-listpack-entries -1"),
-			cs("CONFIG SET zset-max-listpack-entries x"),
+			cs("CONFIG SET zset-max-listpack-entries x"), cs("CONFIG SET zset-max-listpack-value x"),
+			cs("CONFIG SET zset-max-listpack-value -1"), cs("CONFIG SET zset-max-listpack-value 1kb"),
+			cs("CONFIG GET zset-max-listpack-value"), cs("CONFIG SET zset-max-listpack-value 64"),
 		}},
 		{name: "zunion-zinter-zdiff", steps: []compatStep{
 			cs("ZADD a 1 x 2 y 3 z"), cs("ZADD b 10 y 20 z 30 w"), cs("SADD s y w q"), cs("SET str v"),

@@ -378,6 +378,17 @@ func (s *Store) ZRandMember(key []byte, count int64) (out []ScoreMember, err err
 			out = v.entries(0, size, true)
 			return
 		}
+		if count*3 > int64(size) {
+			// Most of the set: shuffle the front of all of it, rather
+			// than draw until enough distinct ranks come up.
+			out = v.entries(0, size, false)
+			for i := range int(count) {
+				j := i + rand.IntN(size-i)
+				out[i], out[j] = out[j], out[i]
+			}
+			out = out[:count]
+			return
+		}
 		picked := make(map[int]bool, count)
 		for len(out) < int(count) {
 			if i := rand.IntN(size); !picked[i] {

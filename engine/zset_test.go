@@ -109,3 +109,32 @@ func TestZSetExportImport(t *testing.T) {
 		}
 	}
 }
+
+// TestZRandMemberDistinct: a positive count draws distinct members, few of
+// many or most of them, and all of them past the size.
+func TestZRandMemberDistinct(t *testing.T) {
+	s, _ := newClockStore(t)
+	bigZSet(t, s, "z", 300)
+	for _, count := range []int64{1, 50, 250, 299, 300, 1000} {
+		out, err := s.ZRandMember([]byte("z"), count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]bool)
+		for _, e := range out {
+			if seen[string(e.Member)] {
+				t.Fatalf("count %d: %s drawn twice", count, e.Member)
+			}
+			seen[string(e.Member)] = true
+			if want := "member-" + fmt.Sprint(e.Score); string(e.Member) != want {
+				t.Fatalf("count %d: %s with score %v", count, e.Member, e.Score)
+			}
+		}
+		if want := min(count, 300); int64(len(out)) != want {
+			t.Fatalf("count %d: %d members, want %d", count, len(out), want)
+		}
+	}
+	if out, _ := s.ZRandMember([]byte("z"), -1000); len(out) != 1000 {
+		t.Fatalf("count -1000: %d members", len(out))
+	}
+}

@@ -98,34 +98,56 @@ func (o *zsetObject) remove(m string) bool {
 	return true
 }
 
-// zsetView reads a sorted set in either form. Members it hands out (zent's
-// member) alias the blob, so the arena, for a listpack: they must be
-// copied to be kept.
+// zsetView reads a sorted set in either form. A listpack is decoded only
+// for what needs its order (ranks, ranges); ZSCORE and ZCARD read the blob
+// as it is. Members it hands out (zent's member) alias the blob, so the
+// arena, for a listpack: they must be copied to be kept.
 type zsetView struct {
-	ents []zent // the listpack's members, in order
-	obj  *zsetObject
+	blob    []byte
+	ents    []zent // the listpack's members in order, once decoded
+	decoded bool
+	obj     *zsetObject
 }
 
-func viewZSet(c collection) zsetView {
+func viewZSet(c collection) *zsetView {
 	if c.obj != nil {
-		return zsetView{obj: c.obj.(*zsetObject)}
+		return &zsetView{obj: c.obj.(*zsetObject)}
 	}
-	return zsetView{ents: decodeZSet(c.blob)}
+	return &zsetView{blob: c.blob}
 }
 
-// decodeZSet is the members of a listpack blob, aliasing it.
-func decodeZSet(b []byte) []zent {
-	if len(b) < 1 {
-		return nil
+// list is the listpack's members in order.
+func (v *zsetView) list() []zent {
+	if !v.decoded {
+		v.ents, v.decoded = decodeZSet(v.blob), true
 	}
-	var ents []zent
+	return v.ents
+}
+
+// eachBlobEntry calls fn with each member of a listpack blob, aliasing it,
+// until fn returns false.
+func eachBlobEntry(b []byte, fn func(zent) bool) {
+	if len(b) < 1 {
+		return
+	}
 	for rest := b[1:]; len(rest) >= 9; {
 		s := math.Float64frombits(binary.LittleEndian.Uint64(rest))
 		n, k := binary.Uvarint(rest[8:])
 		m := rest[8+k : 8+k+int(n)]
-		ents = append(ents, zent{member: unsafe.String(unsafe.SliceData(m), len(m)), score: s})
+		if !fn(zent{member: unsafe.String(unsafe.SliceData(m), len(m)), score: s}) {
+			return
+		}
 		rest = rest[8+k+int(n):]
 	}
+}
+
+// decodeZSet is the members of a listpack blob, aliasing it.
+func decodeZSet(b []byte) []zent {
+	n := 0
+	eachBlobEntry(b, func(zent) bool { n++; return true })
+	// Room for one more: ZADD of a new member inserts without copying.
+	ents := make([]zent, 0, n+1)
+	eachBlobEntry(b, func(e zent) bool { ents = append(ents, e); return true })
 	return ents
 }
 
@@ -147,59 +169,76 @@ func encodeZSet(ents []zent) []byte {
 	return b
 }
 
-func (v zsetView) card() int {
-	if v.obj != nil {
+func (v *zsetView) card() int {
+	switch {
+	case v.obj != nil:
 		return len(v.obj.scores)
+	case v.decoded:
+		return len(v.ents)
 	}
-	return len(v.ents)
+	n := 0
+	eachBlobEntry(v.blob, func(zent) bool { n++; return true })
+	return n
 }
 
-func (v zsetView) score(m []byte) (float64, bool) {
+func (v *zsetView) score(m []byte) (score float64, found bool) {
 	if v.obj != nil {
 		s, ok := v.obj.scores[string(m)]
 		return s, ok
 	}
-	for _, e := range v.ents {
+	find := func(e zent) bool {
 		if e.member == string(m) {
-			return e.score, true
+			score, found = e.score, true
 		}
+		return !found
 	}
-	return 0, false
+	if v.decoded {
+		for _, e := range v.ents {
+			if !find(e) {
+				break
+			}
+		}
+		return score, found
+	}
+	eachBlobEntry(v.blob, find)
+	return score, found
 }
 
 // at is the member of rank i.
-func (v zsetView) at(i int) zent {
+func (v *zsetView) at(i int) zent {
 	if v.obj != nil {
 		return v.obj.tree.at(i)
 	}
-	return v.ents[i]
+	return v.list()[i]
 }
 
 // before is how many members p is false for (p false for a prefix of the
 // order, true after).
-func (v zsetView) before(p func(zent) bool) int {
+func (v *zsetView) before(p func(zent) bool) int {
 	if v.obj != nil {
 		return v.obj.tree.before(p)
 	}
-	return sort.Search(len(v.ents), func(i int) bool { return p(v.ents[i]) })
+	ents := v.list()
+	return sort.Search(len(ents), func(i int) bool { return p(ents[i]) })
 }
 
 // walk calls fn with the members of ranks [from, to), backwards if rev,
 // until fn returns false.
-func (v zsetView) walk(from, to int, rev bool, fn func(zent) bool) {
+func (v *zsetView) walk(from, to int, rev bool, fn func(zent) bool) {
 	if v.obj != nil {
 		v.obj.tree.walk(from, to, rev, fn)
 		return
 	}
+	ents := v.list()
 	if rev {
 		for i := to - 1; i >= from; i-- {
-			if !fn(v.ents[i]) {
+			if !fn(ents[i]) {
 				return
 			}
 		}
 		return
 	}
-	for _, e := range v.ents[from:to] {
+	for _, e := range ents[from:to] {
 		if !fn(e) {
 			return
 		}
@@ -207,7 +246,7 @@ func (v zsetView) walk(from, to int, rev bool, fn func(zent) bool) {
 }
 
 // rank is m's 0-based rank from the lowest score, if m is a member.
-func (v zsetView) rank(m []byte) (int, bool) {
+func (v *zsetView) rank(m []byte) (int, bool) {
 	s, ok := v.score(m)
 	if !ok {
 		return 0, false
@@ -217,7 +256,7 @@ func (v zsetView) rank(m []byte) (int, bool) {
 }
 
 // entries are copies of the members of ranks [from, to), backwards if rev.
-func (v zsetView) entries(from, to int, rev bool) []ScoreMember {
+func (v *zsetView) entries(from, to int, rev bool) []ScoreMember {
 	out := make([]ScoreMember, 0, max(to-from, 0))
 	v.walk(from, to, rev, func(e zent) bool {
 		out = append(out, ScoreMember{Member: []byte(e.member), Score: e.score})
@@ -286,10 +325,13 @@ type zsetEditor struct {
 
 func editZSet(c collection, l zsetLimits) *zsetEditor {
 	v := viewZSet(c)
-	return &zsetEditor{ents: v.ents, obj: v.obj, lim: l}
+	if v.obj != nil {
+		return &zsetEditor{obj: v.obj, lim: l}
+	}
+	return &zsetEditor{ents: v.list(), lim: l}
 }
 
-func (e *zsetEditor) view() zsetView { return zsetView{ents: e.ents, obj: e.obj} }
+func (e *zsetEditor) view() *zsetView { return &zsetView{ents: e.ents, decoded: true, obj: e.obj} }
 
 // set gives m (which may alias anything) the score s, adding it if new.
 func (e *zsetEditor) set(m []byte, s float64) {
@@ -299,12 +341,26 @@ func (e *zsetEditor) set(m []byte, s float64) {
 		if i < 0 && (int64(len(e.ents))+1 > e.lim.entries || int64(len(m)) > e.lim.value) {
 			e.toHeap()
 		} else {
-			if i >= 0 {
-				e.ents = slices.Delete(slices.Clip(e.ents), i, i+1)
+			if i < 0 {
+				ne := zent{member: string(m), score: s}
+				j, _ := slices.BinarySearchFunc(e.ents, ne, zcmp)
+				e.ents = slices.Insert(e.ents, j, ne)
+				return
 			}
-			ne := zent{member: string(m), score: s}
+			// A new score for a member there: it moves within the slice,
+			// keeping its string (the blob's, copied when encoded).
+			ne := zent{member: e.ents[i].member, score: s}
 			j, _ := slices.BinarySearchFunc(e.ents, ne, zcmp)
-			e.ents = slices.Insert(slices.Clip(e.ents), j, ne)
+			switch {
+			case j > i+1: // the members between shift down
+				copy(e.ents[i:j-1], e.ents[i+1:j])
+				e.ents[j-1] = ne
+			case j <= i: // the members between shift up
+				copy(e.ents[j+1:i+1], e.ents[j:i])
+				e.ents[j] = ne
+			default:
+				e.ents[i] = ne
+			}
 			return
 		}
 	}
@@ -337,7 +393,7 @@ func (e *zsetEditor) remove(m []byte) bool {
 	if i < 0 {
 		return false
 	}
-	e.ents = slices.Delete(slices.Clip(e.ents), i, i+1)
+	e.ents = slices.Delete(e.ents, i, i+1)
 	e.changed = true
 	return true
 }
@@ -350,7 +406,7 @@ func (e *zsetEditor) removeRanks(from, to int) int {
 	}
 	e.changed = true
 	if e.obj == nil {
-		e.ents = slices.Delete(slices.Clip(e.ents), from, to)
+		e.ents = slices.Delete(e.ents, from, to)
 		return to - from
 	}
 	gone := make([]string, 0, to-from)

@@ -164,7 +164,7 @@ type ZRange struct {
 
 // bounds is the forward ranks [from, to) of the members within r's score
 // or lex bounds, before any offset or limit.
-func (r ZRange) bounds(v zsetView) (from, to int) {
+func (r ZRange) bounds(v *zsetView) (from, to int) {
 	if r.By == ZByScore {
 		from = v.before(func(x zent) bool {
 			return x.score > r.Min.Value || !r.Min.Excl && x.score == r.Min.Value
@@ -199,7 +199,7 @@ func (b LexBound) past(m string, atB bool) bool {
 
 // span is the forward ranks [from, to) r selects in v, walked backwards
 // if r.Rev.
-func (r ZRange) span(v zsetView) (from, to int) {
+func (r ZRange) span(v *zsetView) (from, to int) {
 	n := int64(v.card())
 	if r.By == ZByRank {
 		start, stop := r.Start, r.Stop
@@ -558,8 +558,7 @@ func (s *Store) zsetOpLocked(op ZSetOp, limit int) ([]zent, error) {
 		c := sh.collectionOf(&sl.rec)
 		switch sl.rec.typ() {
 		case TypeZSet:
-			v := viewZSet(c)
-			srcs[i].z = &v
+			srcs[i].z = viewZSet(c)
 		case TypeSet:
 			v := viewSet(c)
 			srcs[i].set = &v

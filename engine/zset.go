@@ -255,11 +255,20 @@ func (v *zsetView) rank(m []byte) (int, bool) {
 	return v.before(func(x zent) bool { return zcmp(x, key) >= 0 }), true
 }
 
-// entries are copies of the members of ranks [from, to), backwards if rev.
+// entries are copies of the members of ranks [from, to), backwards if rev,
+// their bytes in one allocation.
 func (v *zsetView) entries(from, to int, rev bool) []ScoreMember {
 	out := make([]ScoreMember, 0, max(to-from, 0))
+	size := 0
 	v.walk(from, to, rev, func(e zent) bool {
-		out = append(out, ScoreMember{Member: []byte(e.member), Score: e.score})
+		size += len(e.member)
+		return true
+	})
+	buf := make([]byte, 0, size)
+	v.walk(from, to, rev, func(e zent) bool {
+		at := len(buf)
+		buf = append(buf, e.member...)
+		out = append(out, ScoreMember{Member: buf[at:len(buf):len(buf)], Score: e.score})
 		return true
 	})
 	return out

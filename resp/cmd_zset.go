@@ -506,9 +506,6 @@ func zpop(c *Conn, args [][]byte, highest bool) {
 	writeScored(c, popped, shape)
 }
 
-// zmpopKeys finds ZMPOP's keys: numkeys of them after it.
-func zmpopKeys(args [][]byte) [][]byte { return numKeysAt(args, 1) }
-
 // numKeysAt is the keys after a numkeys argument at args[i], none if it
 // is no count of the arguments that follow.
 func numKeysAt(args [][]byte, i int) [][]byte {
@@ -680,8 +677,9 @@ func cmdZInterCard(c *Conn, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, card: true, name: "zintercard"})
 }
 
-// zsetOpKeys finds the keys of ZUNION, ZINTER, ZDIFF and ZINTERCARD.
-func zsetOpKeys(args [][]byte) [][]byte { return numKeysAt(args, 1) }
+// keysAfterNumKeys finds the keys of ZUNION, ZINTER, ZDIFF, ZINTERCARD
+// and ZMPOP: numkeys, the first argument, of them after it.
+func keysAfterNumKeys(args [][]byte) [][]byte { return numKeysAt(args, 1) }
 
 // zsetStoreKeys finds the keys of the *STORE forms: the destination, then
 // the sources.

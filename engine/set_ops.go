@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"cmp"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -356,32 +357,46 @@ func (s *Store) SScan(key []byte, cursor uint64, pattern []byte, count int) (nex
 			members = v.members()
 			return
 		}
-		type hashed struct {
-			h uint64
-			m string
-		}
-		var ahead []hashed
-		for _, m := range v.obj.members {
-			if h := s.hashString(m); h >= cursor {
-				ahead = append(ahead, hashed{h, m})
-			}
-		}
-		slices.SortFunc(ahead, func(a, b hashed) int { return cmp.Compare(a.h, b.h) })
-		// Members sharing a hash go in the same step: the cursor could not
-		// tell them apart.
-		n := min(count, len(ahead))
-		for n < len(ahead) && n > 0 && ahead[n].h == ahead[n-1].h {
-			n++
-		}
-		for _, a := range ahead[:n] {
-			members = append(members, []byte(a.m))
-		}
-		if n < len(ahead) {
-			next = ahead[n].h
+		var step []string
+		step, next = s.hashOrderStep(slices.Values(v.obj.members), cursor, count)
+		for _, m := range step {
+			members = append(members, []byte(m))
 		}
 	})
 	if !isMatchAll(pattern) {
 		members = slices.DeleteFunc(members, func(m []byte) bool { return !Match(pattern, string(m)) })
 	}
 	return next, members, err
+}
+
+// hashOrderStep is one step of a walk of a heap collection's members in
+// the order of their hashes (SSCAN, ZSCAN): about count of those whose
+// hash is at least cursor, and the cursor of the next step, 0 at the end.
+// Every member present for a whole walk is returned at least once however
+// the collection changes meanwhile.
+func (s *Store) hashOrderStep(members iter.Seq[string], cursor uint64, count int) (step []string, next uint64) {
+	type hashed struct {
+		h uint64
+		m string
+	}
+	var ahead []hashed
+	for m := range members {
+		if h := s.hashString(m); h >= cursor {
+			ahead = append(ahead, hashed{h, m})
+		}
+	}
+	slices.SortFunc(ahead, func(a, b hashed) int { return cmp.Compare(a.h, b.h) })
+	// Members sharing a hash go in the same step: the cursor could not
+	// tell them apart.
+	n := min(count, len(ahead))
+	for n < len(ahead) && n > 0 && ahead[n].h == ahead[n-1].h {
+		n++
+	}
+	for _, a := range ahead[:n] {
+		step = append(step, a.m)
+	}
+	if n < len(ahead) {
+		next = ahead[n].h
+	}
+	return step, next
 }

@@ -151,6 +151,10 @@ type Store struct {
 
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
 
+	// zset-max-listpack-entries and zset-max-listpack-value (zset.go).
+	zsetEntries atomic.Int64
+	zsetValue   atomic.Int64
+
 	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
@@ -213,6 +217,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
+	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
 		NumCounters:        numCounters(maxCost),
 		MaxCost:            s.policyMaxCost(),
@@ -405,7 +410,9 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	}
 	cost := r.cost()
 	if found {
-		if !r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
+		// The old record's heap object goes unless r refers to the same
+		// one (a string's value is no handle to compare).
+		if !r.onHeap() || !old.rec.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
 			sh.freeHeapLocked(&old.rec)
 		}
 		sh.index.Replace(old.pos, loc)

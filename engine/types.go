@@ -14,6 +14,7 @@ const (
 	TypeString Type = iota
 	TypeHash
 	TypeSet
+	TypeZSet
 )
 
 // String is the type's name as TYPE replies it.
@@ -25,6 +26,8 @@ func (t Type) String() string {
 		return "hash"
 	case TypeSet:
 		return "set"
+	case TypeZSet:
+		return "zset"
 	}
 	return "unknown"
 }
@@ -32,7 +35,7 @@ func (t Type) String() string {
 // ParseType is the Type whose String is name (SCAN's TYPE option); ok is
 // false for a name that is no type of this store.
 func ParseType(name string) (t Type, ok bool) {
-	for _, t := range []Type{TypeString, TypeHash, TypeSet} {
+	for _, t := range []Type{TypeString, TypeHash, TypeSet, TypeZSet} {
 		if t.String() == name {
 			return t, true
 		}
@@ -320,6 +323,8 @@ func (s *Store) Encoding(key []byte) (enc string, found bool) {
 			enc = hashEncoding(c)
 		case TypeSet:
 			enc = setEncoding(c)
+		case TypeZSet:
+			enc = zsetEncoding(c)
 		}
 	})
 	return enc, found
@@ -349,6 +354,8 @@ func exportCollection(t Type, c collection) []byte {
 		return exportHash(c)
 	case TypeSet:
 		return exportSet(c)
+	case TypeZSet:
+		return exportZSet(c)
 	}
 	return nil
 }
@@ -361,6 +368,8 @@ func importCollection(t Type, b []byte) (c collection, ok bool) {
 		return importHash(b)
 	case TypeSet:
 		return importSet(b)
+	case TypeZSet:
+		return importZSet(b)
 	}
 	return collection{}, false
 }

@@ -85,6 +85,7 @@ var groupCategories = map[string]acl.Category{
 	"transactions": acl.Transaction,
 	"scripting":    acl.Scripting,
 	"set":          acl.Set,
+	"sorted-set":   acl.SortedSet,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from

@@ -29,7 +29,7 @@ var aclUsers = []string{
 	"dave off >davepw +@all ~*",
 	"eve on nopass ~* +@all -get",
 	"frank on >frankpw >frankpw2 ~* &* +@all -@admin +config|get",
-	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +select|0",
+	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +zunionstore +zinterstore +zdiffstore +zrangestore +zunion +zmpop +select|0",
 }
 
 // redisUserArgs are redis-server's arguments defining users: each
@@ -110,6 +110,10 @@ func TestCompatACL(t *testing.T) {
 			cs("BITOP AND r:b r:1"), cs("BITOP OR w:b w:1"), cs("COPY r:1 w:c REPLACE"), cs("COPY w:1 r:c"),
 			cs("COPY r:1 rw:c REPLACE"), cs("RENAME r:1 w:x"), cs("RENAME rw:c w:x"), cs("RENAME w:x rw:c"),
 			cs("SMOVE rw:s w:s a"), cs("SMOVE rw:s rw:t a"),
+			cs("ZUNIONSTORE w:z 2 r:s1 r:s2"), cs("ZUNIONSTORE r:z 1 r:s1"), cs("ZINTERSTORE w:z 2 r:s1 w:z"),
+			cs("ZDIFFSTORE rw:z 2 r:s1 r:s2 "), cs("ZINTERSTORE w:z 1 rw:z WEIGHTS 2"), cs("ZRANGESTORE w:z r:s1 0 -1"),
+			cs("ZRANGESTORE r:z r:s1 0 -1"), cs("ZRANGESTORE w:z w:s 0 -1"), cs("ZUNION 1 r:s1"), cs("ZUNION 2 r:s1 w:z"),
+			cs("ZMPOP 1 rw:z MIN"), cs("ZMPOP 1 r:s1 MIN"), cs("ZMPOP 1 w:z MIN"),
 		}}},
 		{"eve", "whatever", compatScript{name: "nopass", steps: []compatStep{
 			cs("GET cache:a"), cs("get cache:a"), cs("SET e v"), cs("ACL WHOAMI"), cs("AUTH eve other"), cs("ACL WHOAMI"),

@@ -93,6 +93,10 @@ var configParams = []configParam{
 			s.opts.LogLevel.Set(lvl)
 			return nil
 		}},
+	{name: "zset-max-listpack-entries", get: getZSetEntries, set: setZSetEntries},
+	{name: "zset-max-ziplist-entries", get: getZSetEntries, set: setZSetEntries},
+	{name: "zset-max-listpack-value", get: getZSetValue, set: setZSetValue},
+	{name: "zset-max-ziplist-value", get: getZSetValue, set: setZSetValue},
 	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},
@@ -335,4 +339,36 @@ func cmdConfigHelp(c *Conn, _ [][]byte) {
 		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
 		"RESETSTAT", "    Reset statistics reported by the INFO command.")
+}
+
+// The sorted sets' listpack limits (engine.Store.SetZSetListpackLimits),
+// under their Redis 7 names and their ziplist aliases.
+func getZSetEntries(s *Server) string {
+	n, _ := s.store.ZSetListpackLimits()
+	return strconv.FormatInt(n, 10)
+}
+
+func setZSetEntries(s *Server, v string) error {
+	n, err := configInteger(v, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	_, value := s.store.ZSetListpackLimits()
+	s.store.SetZSetListpackLimits(n, value)
+	return nil
+}
+
+func getZSetValue(s *Server) string {
+	_, n := s.store.ZSetListpackLimits()
+	return strconv.FormatInt(n, 10)
+}
+
+func setZSetValue(s *Server, v string) error {
+	n, err := memsize.Parse(v)
+	if err != nil || n < 0 {
+		return errors.New("argument must be a memory value")
+	}
+	entries, _ := s.store.ZSetListpackLimits()
+	s.store.SetZSetListpackLimits(entries, n)
+	return nil
 }

@@ -46,6 +46,8 @@ type options struct {
 	memKeys  int
 	hashKeys int
 	hashMem  bool
+	zsetMem  bool
+	zsetSize int
 	only     string
 	memory   bool
 	speed    bool
@@ -83,6 +85,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.memory, "memory", true, "run the memory test")
 	fs.BoolVar(&o.hashMem, "hash-memory", true, "run the memory test of small hashes (.NET IDistributedCache entries)")
 	fs.IntVar(&o.hashKeys, "hash-keys", 1000000, "hashes loaded by the hash memory test")
+	fs.BoolVar(&o.zsetMem, "zset-memory", true, "run the memory test of one big sorted set")
+	fs.IntVar(&o.zsetSize, "zset-members", 1000000, "members of the sorted-set memory test's set, a multiple of 1000")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
@@ -131,6 +135,9 @@ func parseFlags(args []string) (options, error) {
 		if !set["hash-keys"] {
 			o.hashKeys = 20000
 		}
+		if !set["zset-members"] {
+			o.zsetSize = 20000
+		}
 		if !set["churn-sets"] {
 			o.churnSets = 300000
 		}
@@ -145,6 +152,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-n must be at least 1")
 	case o.hashKeys < 1 || o.hashKeys > 9999999:
 		return o, errors.New("-hash-keys must be between 1 and 9999999")
+	case o.zsetSize < 1000 || o.zsetSize%1000 != 0 || o.zsetSize > 9999999:
+		return o, errors.New("-zset-members must be a multiple of 1000 below 10000000")
 	case o.memKeys < 1 || o.memKeys > 99999999:
 		return o, errors.New("-keys must be between 1 and 99999999")
 	case o.dataSize < 1:
@@ -283,7 +292,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

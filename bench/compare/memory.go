@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -29,11 +30,22 @@ func (m memResult) perKey(keys int) float64 {
 }
 
 // memLoad is what a memory test loads: keys written by write (the RESP
-// stream of one command per key) and described by what, for the log.
+// stream of one command per key) and described by what, for the log. A
+// load of elements of fewer keys says how many commands it sends
+// (replies) and keys it makes (dbsize); keys is then the elements, which
+// bytes per key divide by.
 type memLoad struct {
-	what  string
-	keys  int
-	write func(w io.Writer) error
+	what            string
+	keys            int
+	replies, dbsize int // 0: keys
+	write           func(w io.Writer) error
+}
+
+func orKeys(n, keys int) int {
+	if n > 0 {
+		return n
+	}
+	return keys
 }
 
 // memoryTest loads the same distinct keys into a fresh instance of each
@@ -89,8 +101,9 @@ func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (m
 	if err != nil {
 		h.fail("loading %s: %v", s.Name, err)
 	}
-	if m.pipeErrs != 0 || m.pipeReplies != int64(keys) {
-		h.fail("redis-cli --pipe into %s: errors %d, replies %d, want 0 and %d", s.Name, m.pipeErrs, m.pipeReplies, keys)
+	replies, dbsize := orKeys(load.replies, keys), orKeys(load.dbsize, keys)
+	if m.pipeErrs != 0 || m.pipeReplies != int64(replies) {
+		h.fail("redis-cli --pipe into %s: errors %d, replies %d, want 0 and %d", s.Name, m.pipeErrs, m.pipeReplies, replies)
 	}
 	if !s.Alive() {
 		return m, s.ExitError()
@@ -107,7 +120,7 @@ func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (m
 		if m.dbsize, err = strconv.ParseInt(reply, 10, 64); err != nil {
 			return m, fmt.Errorf("DBSIZE on %s: %q", s.Name, reply)
 		}
-		if m.dbsize == int64(keys) || time.Now().After(deadline) {
+		if m.dbsize == int64(dbsize) || time.Now().After(deadline) {
 			break
 		}
 		polls++
@@ -116,10 +129,10 @@ func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (m
 		}
 	}
 	switch {
-	case m.dbsize != int64(keys):
-		h.fail("DBSIZE on %s is %d after loading %d distinct keys (max-memory %s)", s.Name, m.dbsize, keys, h.opts.maxMem)
+	case m.dbsize != int64(dbsize):
+		h.fail("DBSIZE on %s is %d after loading %d distinct keys (max-memory %s)", s.Name, m.dbsize, dbsize, h.opts.maxMem)
 	case polls > 0:
-		h.note("DBSIZE on %s reached %d only %d polls (100ms apart) after the last reply", s.Name, keys, polls)
+		h.note("DBSIZE on %s reached %d only %d polls (100ms apart) after the last reply", s.Name, dbsize, polls)
 	}
 	if err := sleep(ctx, time.Second); err != nil {
 		return m, err
@@ -253,6 +266,53 @@ func (h *harness) hashMemoryTest(ctx context.Context) error {
 	if r, s := byName[redisName], byName[stampName]; r.perKey(keys) > 0 {
 		fmt.Fprintf(h.out, "\nbytes/key ratio stampedeless/redis-server: **%.2f**; RSS ratio %.2f.\n",
 			s.perKey(keys)/r.perKey(keys), float64(s.rssAfter)/float64(r.rssAfter))
+	}
+	return nil
+}
+
+// zsetMemoryTest loads one sorted set of -zset-members members
+// (member:0000000 on, 14 bytes, with pseudo-random scores) by ZADDs of
+// 1,000 members and compares the servers' RSS and used_memory per member.
+// Both hold it as a skiplist: redis-server's skiplist and dict,
+// stampedeless's counted B+tree and map on the Go heap.
+func (h *harness) zsetMemoryTest(ctx context.Context) error {
+	members := h.opts.zsetSize
+	const batch = 1000
+	results, err := h.measureEach(ctx, false, memLoad{what: fmt.Sprintf("one sorted set of %d members", members),
+		keys: members, replies: members / batch, dbsize: 1,
+		write: func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 1<<20)
+			rng := rand.New(rand.NewPCG(1, 2))
+			args := make([][]byte, 2, 2+2*batch)
+			args[0], args[1] = []byte("ZADD"), []byte("zset")
+			for i := 0; i < members; i += batch {
+				args = args[:2]
+				for j := i; j < i+batch; j++ {
+					args = append(args, strconv.AppendFloat(nil, rng.Float64()*1e6, 'g', -1, 64), fmt.Appendf(nil, "member:%07d", j))
+				}
+				writeCommand(bw, args...)
+			}
+			return bw.Flush()
+		}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(h.out, "\n### Memory after one sorted set of %d members (ZADD of 1,000 members of 14 bytes at a time, random scores)\n\n", members)
+	fmt.Fprintln(h.out, "| server | RSS before MiB | RSS after MiB | peak RSS MiB | RSS bytes/member | used_memory MiB | load s |")
+	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|")
+	byName := map[string]memResult{}
+	for _, m := range results {
+		byName[m.server] = m
+		used := "n/a"
+		if v, err := strconv.ParseInt(m.info["used_memory"], 10, 64); err == nil {
+			used = fmt.Sprintf("%.1f", mib(v))
+		}
+		fmt.Fprintf(h.out, "| %s | %.1f | %.1f | %.1f | %.0f | %s | %.1f |\n",
+			m.server, mib(m.rssBefore), mib(m.rssAfter), mib(m.peak), m.perKey(members), used, m.load.Seconds())
+	}
+	if r, s := byName[redisName], byName[stampName]; r.perKey(members) > 0 {
+		ratio := s.perKey(members) / r.perKey(members)
+		fmt.Fprintf(h.out, "\nRSS bytes/member ratio stampedeless/redis-server: **%.2f** %s (target ≤ 1.5).\n", ratio, mark(ratio <= 1.5))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -1219,5 +1220,68 @@ func TestFleetAppLeaseOutlivesLeaseWait(t *testing.T) {
 	}
 	if v := <-waiting; len(v) != 2 || v[0] != "computed" || v[1] != nil {
 		t.Fatalf("the waiting caller got %v, want [computed <nil>]", v)
+	}
+}
+
+// TestFleetZSets writes sorted sets on one replica, small (listpack) and
+// big (on the heap), and reads them on the others, then changes them on
+// those: scores, ranks, ranges, pops and the STORE forms are seen
+// everywhere.
+func TestFleetZSets(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.ZAdd(ctx, "board", redis.Z{Score: 10, Member: "ann"}, redis.Z{Score: 2.5, Member: "bob"}, redis.Z{Score: math.Inf(1), Member: "cat"})
+	big := make([]redis.Z, 700)
+	for i := range big {
+		big[i] = redis.Z{Score: float64(i), Member: fmt.Sprint("m", i)}
+	}
+	a.ZAdd(ctx, "big", big...)
+	for _, r := range []*redis.Client{b, c} {
+		if v := r.ZRangeWithScores(ctx, "board", 0, -1).Val(); fmt.Sprint(v) != "[{2.5 bob} {10 ann} {+Inf cat}]" {
+			t.Fatalf("ZRANGE board on another replica = %v", v)
+		}
+		if enc := r.ObjectEncoding(ctx, "board").Val(); enc != "listpack" {
+			t.Fatalf("OBJECT ENCODING board = %q", enc)
+		}
+		if n := r.ZCard(ctx, "big").Val(); n != 700 {
+			t.Fatalf("ZCARD big on another replica = %d", n)
+		}
+		if rank := r.ZRevRank(ctx, "big", "m600").Val(); rank != 99 {
+			t.Fatalf("ZREVRANK big m600 on another replica = %d", rank)
+		}
+		if enc := r.ObjectEncoding(ctx, "big").Val(); enc != "skiplist" {
+			t.Fatalf("OBJECT ENCODING big = %q", enc)
+		}
+	}
+	b.ZIncrBy(ctx, "board", 1, "bob")
+	b.ZRem(ctx, "board", "cat")
+	b.ZPopMin(ctx, "big", 100)
+	c.ZUnionStore(ctx, "sum", &redis.ZStore{Keys: []string{"board", "big"}, Weights: []float64{2, 1}})
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.ZRangeWithScores(ctx, "board", 0, -1).Val(); fmt.Sprint(v) != "[{3.5 bob} {10 ann}]" {
+			t.Fatalf("ZRANGE board after ZINCRBY and ZREM on B = %v", v)
+		}
+		if v := r.ZRange(ctx, "big", 0, 0).Val(); fmt.Sprint(v) != "[m100]" {
+			t.Fatalf("ZRANGE big 0 0 after ZPOPMIN on B = %v", v)
+		}
+	}
+	if v := a.ZScore(ctx, "sum", "ann").Val(); v != 20 {
+		t.Fatalf("ZSCORE of ZUNIONSTORE's destination on A = %v", v)
+	}
+	if n := a.ZCard(ctx, "sum").Val(); n != 602 {
+		t.Fatalf("ZCARD of ZUNIONSTORE's destination on A = %d", n)
+	}
+	// ZMPOP names its keys after a count, and still goes through.
+	if k, v, err := a.ZMPop(ctx, "max", 1, "board").Result(); err != nil || k != "board" || fmt.Sprint(v) != "[{10 ann}]" {
+		t.Fatalf("ZMPOP on A = %s %v %v", k, v, err)
+	}
+	if v := b.ZRange(ctx, "board", 0, -1).Val(); fmt.Sprint(v) != "[bob]" {
+		t.Fatalf("ZRANGE board on B after ZMPOP on A = %v", v)
+	}
+	c.Del(ctx, "big")
+	if n := b.Exists(ctx, "big").Val(); n != 0 {
+		t.Fatal("DEL on C is not seen on B")
 	}
 }

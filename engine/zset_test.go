@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// bigZSet adds n members to key's sorted set, scores 0..n-1.
+func bigZSet(t *testing.T, s *Store, key string, n int) {
+	t.Helper()
+	pairs := make([]ScoreMember, n)
+	for i := range pairs {
+		pairs[i] = ScoreMember{Member: fmt.Appendf(nil, "member-%d", i), Score: float64(i)}
+	}
+	if _, err := s.ZAdd([]byte(key), ZAddOptions{}, pairs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestZSetHeapObjectsFollowTheirRecords: a sorted set held on the heap
+// lives exactly as long as a record refers to it (DEL, RENAME, COPY, a
+// STORE over a string and over itself), and a copy changes alone.
+func TestZSetHeapObjectsFollowTheirRecords(t *testing.T) {
+	s, _ := newClockStore(t)
+	want := func(n int, after string) {
+		t.Helper()
+		if got := heapObjects(s); got != n {
+			t.Fatalf("after %s: %d heap objects, want %d", after, got, n)
+		}
+	}
+	bigZSet(t, s, "a", 500)
+	want(1, "ZADD")
+	if enc, _ := s.Encoding([]byte("a")); enc != "skiplist" {
+		t.Fatalf("OBJECT ENCODING = %q", enc)
+	}
+	if _, err := s.Copy([]byte("a"), []byte("b"), false); err != nil {
+		t.Fatal(err)
+	}
+	want(2, "COPY")
+	if _, err := s.ZRem([]byte("b"), [][]byte{[]byte("member-3")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.ZCard([]byte("a")); n != 500 {
+		t.Fatalf("ZREM of the copy changed the original: ZCARD %d", n)
+	}
+	if r, ok, _ := s.ZRank([]byte("b"), []byte("member-499"), false); !ok || r != 498 {
+		t.Fatalf("ZRANK in the copy = %d, %v", r, ok)
+	}
+	// A heap result replaces a string, then a heap set, then itself.
+	set(t, s, "str", "v")
+	op := ZSetOp{Op: SetUnion, Keys: [][]byte{[]byte("a")}}
+	for _, dst := range []string{"str", "b", "a"} {
+		if n, err := s.ZStore([]byte(dst), op); err != nil || n != 500 {
+			t.Fatalf("ZUNIONSTORE %s = %d, %v", dst, n, err)
+		}
+	}
+	want(3, "ZUNIONSTORE over a string, a heap set and its source")
+	if _, err := s.Rename([]byte("str"), []byte("b"), false); err != nil {
+		t.Fatal(err)
+	}
+	want(2, "RENAME over a heap set")
+	s.Delete([]byte("a"))
+	s.Delete([]byte("b"))
+	want(0, "DEL")
+}
+
+// TestZSetExportImport: the portable form of either encoding is a
+// listpack of every member, and Set with Type takes it back in the form
+// its size calls for; forms out of order, with duplicates or NaN are
+// refused.
+func TestZSetExportImport(t *testing.T) {
+	s, _ := newClockStore(t)
+	bigZSet(t, s, "big", 300)
+	if _, err := s.ZAdd([]byte("small"), ZAddOptions{}, []ScoreMember{
+		{Member: []byte("x"), Score: math.Inf(-1)}, {Member: []byte("y"), Score: 2.5},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"big", "small"} {
+		env, ok := s.Export([]byte(k))
+		if !ok {
+			t.Fatalf("Export %s: missing", k)
+		}
+		if _, err := s.Set([]byte(k+"-copy"), env.Value, SetOptions{Type: TypeZSet}); err != nil {
+			t.Fatalf("Set %s-copy: %v", k, err)
+		}
+		orig, _ := s.ZRange([]byte(k), ZRange{Start: 0, Stop: -1})
+		back, _ := s.ZRange([]byte(k+"-copy"), ZRange{Start: 0, Stop: -1})
+		if fmt.Sprint(orig) != fmt.Sprint(back) {
+			t.Fatalf("%s after export and import differs", k)
+		}
+		encOrig, _ := s.Encoding([]byte(k))
+		encBack, _ := s.Encoding([]byte(k + "-copy"))
+		if encOrig != encBack {
+			t.Fatalf("%s: encoding %s, imported %s", k, encOrig, encBack)
+		}
+	}
+	entry := func(score float64, m string) []zent { return []zent{{member: m, score: score}} }
+	for name, b := range map[string][]byte{
+		"out of order": encodeZSet(append(entry(2, "a"), entry(1, "b")...)),
+		"duplicate":    encodeZSet(append(entry(1, "a"), entry(2, "a")...)),
+		"nan":          encodeZSet(entry(math.NaN(), "a")),
+		"empty":        encodeZSet(nil),
+		"truncated":    encodeZSet(entry(1, "abc"))[:12],
+	} {
+		if _, err := s.Set([]byte("bad"), b, SetOptions{Type: TypeZSet}); err == nil {
+			t.Errorf("a form %s was imported", name)
+		}
+	}
+}
+
+// TestZRandMemberDistinct: a positive count draws distinct members, few of
+// many or most of them, and all of them past the size.
+func TestZRandMemberDistinct(t *testing.T) {
+	s, _ := newClockStore(t)
+	bigZSet(t, s, "z", 300)
+	for _, count := range []int64{1, 50, 250, 299, 300, 1000} {
+		out, err := s.ZRandMember([]byte("z"), count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]bool)
+		for _, e := range out {
+			if seen[string(e.Member)] {
+				t.Fatalf("count %d: %s drawn twice", count, e.Member)
+			}
+			seen[string(e.Member)] = true
+			if want := "member-" + fmt.Sprint(e.Score); string(e.Member) != want {
+				t.Fatalf("count %d: %s with score %v", count, e.Member, e.Score)
+			}
+		}
+		if want := min(count, 300); int64(len(out)) != want {
+			t.Fatalf("count %d: %d members, want %d", count, len(out), want)
+		}
+	}
+	if out, _ := s.ZRandMember([]byte("z"), -1000); len(out) != 1000 {
+		t.Fatalf("count -1000: %d members", len(out))
+	}
+}

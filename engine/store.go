@@ -358,6 +358,10 @@ func (s *Store) fits(cost int64) error {
 
 func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
 
+// Now is the store's clock (Options.Now), the one clock of the server that
+// keys expire by; what the server stamps with a time reads it too.
+func (s *Store) Now() time.Time { return s.nowFunc() }
+
 func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
 
 func (s *Store) shardOf(h uint64) *shard { return &s.shards[h>>(64-shardBits)] }

@@ -11,9 +11,9 @@ import (
 
 // The ACL subcommands, in Redis 7.0's words.
 
-// aclSyntaxError is Redis's reply to a subcommand given the wrong
+// subcommandSyntaxError is Redis's reply to a subcommand given the wrong
 // arguments, naming the subcommand as sent.
-func aclSyntaxError(c *Conn, args [][]byte) {
+func subcommandSyntaxError(c *Conn, args [][]byte) {
 	c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(truncate(args[1], 128)) +
 		"'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
 }
@@ -60,7 +60,7 @@ func cmdACLCat(c *Conn, args [][]byte) {
 			c.w.BulkString(cmd.Name)
 		}
 	default:
-		aclSyntaxError(c, args)
+		subcommandSyntaxError(c, args)
 	}
 }
 
@@ -131,7 +131,7 @@ func cmdACLLog(c *Conn, args [][]byte) {
 	count := int64(10)
 	switch {
 	case len(args) > 3:
-		aclSyntaxError(c, args)
+		subcommandSyntaxError(c, args)
 		return
 	case len(args) == 3 && equalFold(args[2], "reset"):
 		log.Reset()
@@ -217,7 +217,7 @@ func cmdACLGenPass(c *Conn, args [][]byte) {
 		}
 		bits = n
 	default:
-		aclSyntaxError(c, args)
+		subcommandSyntaxError(c, args)
 		return
 	}
 	if bits <= 0 || bits > genpassMaxBits {

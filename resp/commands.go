@@ -23,6 +23,7 @@ const (
 	flagNoScript                          // scripts may not call it
 	flagAllowBusy                         // runs while a script is busy
 	flagSkipMonitor                       // not shown to MONITOR (EVAL)
+	flagSkipSlowlog                       // not logged by SLOWLOG (EXEC: its commands are)
 	flagNoMandatoryKeys                   // may be called without keys (EVAL)
 	flagMovableKeys                       // its keys are found by parsing its arguments (EVAL's numkeys)
 	flagNoMulti                           // refused inside MULTI (SHUTDOWN)
@@ -55,6 +56,7 @@ var flagNames = []struct {
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
 	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"},
 	{flagLoading, "loading"}, {flagStale, "stale"}, {flagSkipMonitor, "skip_monitor"},
+	{flagSkipSlowlog, "skip_slowlog"},
 	{flagFast, "fast"}, {flagNoAuth, "no_auth"}, {flagNoMandatoryKeys, "no_mandatory_keys"},
 	{flagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
 }
@@ -483,7 +485,7 @@ func commandTable() []*command {
 		// Transactions.
 		{name: "multi", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdMulti,
 			group: "transactions", summary: "Starts a transaction.", since: "1.2.0"},
-		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue | flagNoScript, handler: cmdExec,
+		{name: "exec", arity: 1, flags: flagLoading | flagStale | flagNoQueue | flagNoScript | flagSkipSlowlog, handler: cmdExec,
 			group: "transactions", summary: "Executes all commands in a transaction.", since: "1.2.0"},
 		{name: "discard", arity: 1, flags: flagFast | flagLoading | flagStale | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdDiscard,
 			group: "transactions", summary: "Discards a transaction.", since: "2.0.0"},
@@ -524,6 +526,13 @@ func commandTable() []*command {
 			group: "server", summary: "Returns the server time.", since: "2.6.0"},
 		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo, acl: acl.Dangerous,
 			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
+		{name: "slowlog", arity: -2, subcommands: []*command{
+			{name: "slowlog|get", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdSlowlogGet},
+			{name: "slowlog|help", arity: 2, flags: flagLoading | flagStale, handler: cmdSlowlogHelp},
+			{name: "slowlog|len", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdSlowlogLen},
+			{name: "slowlog|reset", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdSlowlogReset},
+		},
+			group: "server", summary: "The slow log: GET, LEN, RESET.", usage: "subcommand [argument ...]", since: "2.2.12"},
 		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, subcommands: []*command{
 			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdConfigGet},
 			{name: "config|help", arity: 2, flags: flagLoading | flagStale, handler: cmdConfigHelp},

@@ -31,6 +31,9 @@ type Conn struct {
 	scratch [32]byte // lower-cased command names
 	authed  bool
 	quit    bool
+	// lua marks the connection a script's commands run on (scriptCaller),
+	// which the slow log and MONITOR show as Redis shows its Lua client.
+	lua     bool
 	pending []byte // read off the socket by a disconnect watcher, not yet parsed
 	tx      transaction
 	// scriptWrites are the writes of the scripts c ran, written through
@@ -105,6 +108,9 @@ type loopState struct {
 	// answered.
 	resume        func()
 	resumeCounted *command
+	// resumeCall is the command to observe once it has answered, with its
+	// arguments copied (observe.go); nil when nothing observes commands.
+	resumeCall *resumedCall
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {

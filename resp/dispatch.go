@@ -27,6 +27,8 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	}
 	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
 	c.lastCommand.Store(cmd)
+	timer := s.startCall()
+	ran := false
 	// Redis's order: the (sub)command exists, its arity, authentication,
 	// the user's permissions, subscriber mode, a busy script; a command
 	// refused so inside MULTI fails the transaction. Then MULTI queues all
@@ -58,8 +60,10 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		}
 	case s.opts.Shared != nil && cmd.shared():
 		s.runShared(c, cmd, args)
+		ran = true
 	default:
 		s.run(c, cmd, args)
+		ran = true
 	}
 	// CLIENT CACHING applies to the next command, or to the next
 	// transaction, as Redis's resetClient ends it.
@@ -68,7 +72,13 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 	}
 	if c.ev.resume != nil {
 		c.ev.resumeCounted = counted // counted when it has answered
+		if ran && timer.on {
+			c.ev.resumeCall = &resumedCall{cmd: cmd, args: copyArgs(args)}
+		}
 		return
+	}
+	if ran {
+		s.observed(c, cmd, args, timer)
 	}
 	countReply(counted, c, before)
 }

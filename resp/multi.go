@@ -249,11 +249,13 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	starts = make([]int, len(queue))
 	for i, q := range queue {
 		starts[i] = c.w.Len()
+		timer := s.startCall()
 		if q.cmd.usesKeyspace() {
 			s.handle(c, q.cmd, q.args)
 		} else {
 			q.cmd.handler(c, q.args)
 		}
+		s.observed(c, q.cmd, q.args, timer)
 		countReply(q.counted, c, starts[i])
 	}
 	return starts, true

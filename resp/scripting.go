@@ -223,7 +223,7 @@ type scriptCaller struct {
 func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
 	c := &Conn{srv: s, w: &Writer{}, id: client.id, created: client.created,
-		remote: client.remote, local: client.local, authed: true}
+		remote: client.remote, local: client.local, authed: true, lua: true}
 	c.user.Store(client.user.Load())
 	c.noTouch.Store(client.noTouch.Load())
 	c.multiLen.Store(-1)
@@ -271,7 +271,9 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	c := sc.c
 	c.w.b = nil // the reply is the engine's to keep
 	c.w.SetProtocol(call.Proto)
+	timer := sc.srv.startCall()
 	sc.handle(cmd, args)
+	sc.srv.observed(c, cmd, args, timer)
 	if c.ev.resume != nil {
 		// A command that must wait: none may, and those that could are
 		// refused from scripts (noscript). Never left half done.

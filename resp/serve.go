@@ -70,8 +70,13 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		}
 		if c.ev.resume != nil {
 			resume, counted, before := c.ev.resume, c.ev.resumeCounted, c.w.Len()
-			c.ev.resume, c.ev.resumeCounted = nil, nil
+			call := c.ev.resumeCall
+			c.ev.resume, c.ev.resumeCounted, c.ev.resumeCall = nil, nil, nil
+			timer := s.startCall()
 			resume()
+			if call != nil {
+				s.observed(c, call.cmd, call.args, timer)
+			}
 			countReply(counted, c, before)
 		}
 		err := handed

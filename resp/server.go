@@ -174,6 +174,10 @@ type Server struct {
 	// last seconds.
 	peakMu sync.Mutex
 	peak   peakWindow
+
+	// slowlog is SLOWLOG's; clock times commands for it (observe.go).
+	slowlog slowlog
+	clock   coarseClock
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -212,6 +216,8 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.slowlog.init()
+	s.clock.init()
 	s.tracking.init(s)
 	s.initScripting(opts)
 	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
@@ -287,6 +293,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners = append(s.listeners, l)
 	s.mu.Unlock()
+	s.clock.start()
 
 	var delay time.Duration
 	for {
@@ -381,6 +388,7 @@ func (s *Server) connectedClients() int {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
+	s.clock.stop()
 	for _, l := range s.listeners {
 		l.Close()
 	}

@@ -1,0 +1,124 @@
+package resp
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The operator's commands compared with redis-server: SLOWLOG's entries by
+// their shape (ids, times and durations vary; each entry's arguments,
+// client address without its port, and client name are compared).
+
+// maskSlowlog renders a SLOWLOG GET reply with each entry's id, time and
+// duration checked to be integers and masked, and its client's port
+// masked; ids must descend by one, newest first.
+func maskSlowlog(t *testing.T, r compatReply) string {
+	t.Helper()
+	if r.kind == '-' {
+		return r.String()
+	}
+	prev := int64(-1)
+	for i := range r.elems {
+		e := &r.elems[i]
+		if len(e.elems) != 6 {
+			t.Fatalf("slowlog entry %d has %d fields: %s", i, len(e.elems), e)
+		}
+		for j := 0; j < 3; j++ {
+			if e.elems[j].kind != ':' {
+				t.Fatalf("slowlog entry %d field %d is not an integer: %s", i, j, e)
+			}
+		}
+		id, _ := strconv.ParseInt(e.elems[0].str, 10, 64)
+		if prev >= 0 && id != prev-1 {
+			t.Fatalf("slowlog ids not consecutive, newest first: %d after %d", id, prev)
+		}
+		prev = id
+		e.elems[0].str, e.elems[1].str, e.elems[2].str = "id", "time", "micros"
+		if peer := e.elems[4].str; strings.HasPrefix(peer, "127.0.0.1:") {
+			e.elems[4].str = "127.0.0.1:port"
+		}
+	}
+	return r.String()
+}
+
+func TestCompatSlowlog(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	long := strings.Repeat("x", 200)
+	many := []string{"DEL"}
+	for i := range 40 {
+		many = append(many, "k"+strconv.Itoa(i))
+	}
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		steps := []compatStep{
+			cs("CONFIG GET slowlog-log-slower-than"), cs("CONFIG GET slowlog-max-len"),
+			cs("CONFIG SET slowlog-log-slower-than -2"), cs("CONFIG SET slowlog-log-slower-than x"),
+			cs("CONFIG SET slowlog-max-len -1"),
+			cs("SLOWLOG"), cs("SLOWLOG HELP x"), cs("SLOWLOG FOO"), cs("SLOWLOG LEN x"),
+			cs("SLOWLOG GET x"), cs("SLOWLOG GET -2"), cs("SLOWLOG GET 1 2"),
+			cs("CONFIG SET slowlog-max-len 128"),
+		}
+		runCompatSteps(t, p, compatScript{name: "slowlog-errors", steps: steps})
+		compareHelp(t, p, "SLOWLOG")
+		// From here every command is logged, SLOWLOG RESET included.
+		cmds := [][]string{
+			{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
+			{"SLOWLOG", "RESET"},
+			{"CLIENT", "SETNAME", "ops"},
+			{"SET", "k", long},
+			many,
+			{"GET", "k"},
+			{"MULTI"}, {"SET", "x", "1"}, {"INCR", "x"}, {"EXEC"},
+			{"EVAL", "redis.call('set','a','1') return redis.call('get','a')", "0"},
+			{"AUTH", "nopass"}, {"AUTH", "u", "p"}, {"HELLO", strconv.Itoa(proto), "AUTH", "default", "pw"},
+			{"HELLO", strconv.Itoa(proto), "SETNAME", "ops"},
+			{"CONFIG", "SET", "requirepass", ""},
+			{"SLOWLOG", "LEN"},
+		}
+		for _, args := range cmds {
+			want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args)
+			if strings.HasPrefix(args[0], "HELLO") {
+				continue // its map holds ids and versions; compared below by the log
+			}
+			if want != got {
+				t.Fatalf("%s:\n\tredis: %s\n\tours:  %s", showArgs(args), want, got)
+			}
+		}
+		for _, get := range [][]string{{"SLOWLOG", "GET", "-1"}, {"SLOWLOG", "GET"}, {"SLOWLOG", "GET", "2"}, {"SLOWLOG", "GET", "0"}} {
+			rr, err1 := p.redis.do(get...)
+			or, err2 := p.ours.do(get...)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: %v %v", showArgs(get), err1, err2)
+			}
+			if want, got := maskSlowlog(t, rr), maskSlowlog(t, or); want != got {
+				t.Fatalf("%s:\n\tredis: %s\n\tours:  %s", showArgs(get), want, got)
+			}
+		}
+		// Trimmed to the new length at once, the newest kept.
+		steps = []compatStep{
+			cs("CONFIG SET slowlog-max-len 2"), cs("SLOWLOG LEN"),
+			cs("CONFIG SET slowlog-log-slower-than -1"), cs("GET k"), cs("SLOWLOG LEN"),
+			cs("SLOWLOG RESET"), cs("SLOWLOG LEN"), cs("SLOWLOG GET"),
+			cs("CONFIG SET slowlog-log-slower-than 10000"), cs("CONFIG SET slowlog-max-len 128"),
+		}
+		runCompatSteps(t, p, compatScript{name: "slowlog-trim", steps: steps})
+	})
+}
+
+// compareHelp compares a command's HELP with Redis's, all but the last
+// line, where 7.0 says "Prints this help." and 7.2 "Print this help.".
+func compareHelp(t *testing.T, p compatPair, cmd string) {
+	t.Helper()
+	rr, err1 := p.redis.do(cmd, "HELP")
+	or, err2 := p.ours.do(cmd, "HELP")
+	if err1 != nil || err2 != nil || len(rr.elems) != len(or.elems) || len(or.elems) < 3 {
+		t.Fatalf("%s HELP: redis %s %v\nours %s %v", cmd, rr, err1, or, err2)
+	}
+	for i := range len(rr.elems) - 1 {
+		if rr.elems[i].String() != or.elems[i].String() {
+			t.Errorf("%s HELP line %d: redis %s, ours %s", cmd, i, rr.elems[i], or.elems[i])
+		}
+	}
+}

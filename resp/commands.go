@@ -533,6 +533,14 @@ func commandTable() []*command {
 			{name: "slowlog|reset", arity: 2, flags: flagAdmin | flagLoading | flagStale, handler: cmdSlowlogReset},
 		},
 			group: "server", summary: "The slow log: GET, LEN, RESET.", usage: "subcommand [argument ...]", since: "2.2.12"},
+		{name: "latency", arity: -2, subcommands: []*command{
+			{name: "latency|doctor", arity: 2, flags: flagAdmin | flagNoScript | flagLoading | flagStale, handler: cmdLatencyDoctor},
+			{name: "latency|help", arity: 2, flags: flagLoading | flagStale, handler: cmdLatencyHelp},
+			{name: "latency|history", arity: 3, flags: flagAdmin | flagNoScript | flagLoading | flagStale, handler: cmdLatencyHistory},
+			{name: "latency|latest", arity: 2, flags: flagAdmin | flagNoScript | flagLoading | flagStale, handler: cmdLatencyLatest},
+			{name: "latency|reset", arity: -2, flags: flagAdmin | flagNoScript | flagLoading | flagStale, handler: cmdLatencyReset},
+		},
+			group: "server", summary: "The latency monitor: LATEST, HISTORY, RESET, DOCTOR.", usage: "subcommand [argument ...]", since: "2.8.13"},
 		{name: "config", arity: -2, flags: flagAdmin | flagLoading | flagStale, subcommands: []*command{
 			{name: "config|get", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdConfigGet},
 			{name: "config|help", arity: 2, flags: flagLoading | flagStale, handler: cmdConfigHelp},

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,4 +122,79 @@ func compareHelp(t *testing.T, p compatPair, cmd string) {
 			t.Errorf("%s HELP line %d: redis %s, ours %s", cmd, i, rr.elems[i], or.elems[i])
 		}
 	}
+}
+
+// maskLatest renders LATENCY LATEST with each event's times and latencies
+// checked (integers; the latest at least the threshold, the worst at
+// least the latest) and masked.
+func maskLatest(t *testing.T, r compatReply, threshold int64) string {
+	t.Helper()
+	for i := range r.elems {
+		e := &r.elems[i]
+		if len(e.elems) != 4 {
+			t.Fatalf("LATENCY LATEST event %d: %s", i, e)
+		}
+		last, _ := strconv.ParseInt(e.elems[2].str, 10, 64)
+		worst, _ := strconv.ParseInt(e.elems[3].str, 10, 64)
+		if e.elems[1].kind != ':' || last < threshold || worst < last {
+			t.Fatalf("LATENCY LATEST event %d: %s", i, e)
+		}
+		e.elems[1].str, e.elems[2].str, e.elems[3].str = "time", "latest", "max"
+	}
+	return r.String()
+}
+
+func TestCompatLatency(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	// A script that runs for tens of milliseconds on either server: a
+	// "command" spike past a threshold of 1 ms.
+	const spin = "local i = 0 while i < 3000000 do i = i + 1 end return i"
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		steps := []compatStep{
+			cs("CONFIG GET latency-monitor-threshold"), cs("CONFIG SET latency-monitor-threshold -1"),
+			cs("CONFIG SET latency-monitor-threshold x"),
+			cs("LATENCY"), cs("LATENCY FOO"), cs("LATENCY LATEST x"), cs("LATENCY HISTORY"), cs("LATENCY HELP x"),
+			cs("LATENCY RESET"), cs("LATENCY LATEST"), cs("LATENCY HISTORY command"), cs("LATENCY DOCTOR"),
+			// Off: nothing is recorded.
+			ca("EVAL", spin, "0"), cs("LATENCY LATEST"),
+			cs("CONFIG SET latency-monitor-threshold 1"), cs("LATENCY LATEST"),
+			ca("EVAL", spin, "0"), cs("PING"),
+		}
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "latency", steps: steps})
+		// GRAPH and HISTOGRAM are not here: ours lists the rest in Redis's words.
+		rr, _ := p.redis.do("LATENCY", "HELP")
+		or, _ := p.ours.do("LATENCY", "HELP")
+		theirs := strings.Split(rr.String(), " +")
+		for _, line := range strings.Split(or.String(), " +") {
+			if !slices.Contains(theirs, line) && line != "    Print this help.]" {
+				t.Errorf("LATENCY HELP: %q is not Redis's", line)
+			}
+		}
+		rr, err1 := p.redis.do("LATENCY", "LATEST")
+		or, err2 := p.ours.do("LATENCY", "LATEST")
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if want, got := maskLatest(t, rr, 1), maskLatest(t, or, 1); want != got || !strings.Contains(got, `"command"`) {
+			t.Fatalf("LATENCY LATEST:\n\tredis: %s\n\tours:  %s", want, got)
+		}
+		for _, c := range []*compatConn{p.redis, p.ours} {
+			h, err := c.do("LATENCY", "HISTORY", "command")
+			if err != nil || len(h.elems) != 1 || len(h.elems[0].elems) != 2 {
+				t.Fatalf("LATENCY HISTORY command: %s %v", h, err)
+			}
+			d, err := c.do("LATENCY", "DOCTOR")
+			if err != nil || !strings.HasPrefix(d.str, "Dave, I have observed latency spikes in this Redis instance.") ||
+				!strings.Contains(d.str, "\n1. command: 1 latency spikes (average ") {
+				t.Fatalf("LATENCY DOCTOR: %q %v", d.str, err)
+			}
+		}
+		steps = []compatStep{
+			cs("LATENCY RESET fast-command nothing"), cs("LATENCY RESET COMMAND command"), cs("LATENCY LATEST"),
+			cs("CONFIG SET latency-monitor-threshold 0"),
+		}
+		runCompatSteps(t, p, compatScript{name: "latency-reset", steps: steps})
+	})
 }

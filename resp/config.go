@@ -99,6 +99,7 @@ var configParams = []configParam{
 	{name: "zset-max-ziplist-value", get: getZSetValue, set: setZSetValue},
 	{name: "slowlog-log-slower-than", get: getSlowlogSlowerThan, set: setSlowlogSlowerThan},
 	{name: "slowlog-max-len", get: getSlowlogMaxLen, set: setSlowlogMaxLen},
+	{name: "latency-monitor-threshold", get: getLatencyThreshold, set: setLatencyThreshold},
 	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},

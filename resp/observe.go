@@ -77,10 +77,10 @@ type callTimer struct {
 // anything will observe it, and only as precisely as they need.
 func (s *Server) startCall() callTimer {
 	t := s.slowlog.slowerThan.Load()
-	if t < 0 {
+	if t < 0 && s.latency.threshold.Load() == 0 {
 		return callTimer{}
 	}
-	if t < int64(coarseResolution/time.Microsecond) {
+	if t >= 0 && t < int64(coarseResolution/time.Microsecond) {
 		return callTimer{at: s.clock.precise(), precise: true, on: true}
 	}
 	return callTimer{at: s.clock.micros.Load(), on: true}
@@ -94,12 +94,20 @@ func (s *Server) elapsed(t callTimer) int64 {
 	return s.clock.micros.Load() - t.at
 }
 
-// observed tells the slow log about a command c ran, which took since t.
+// observed tells the slow log and the latency monitor about a command c
+// ran, which took since t.
 func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 	if !t.on {
 		return
 	}
 	micros := s.elapsed(t)
+	event := latencyCommand
+	if cmd.flags&flagFast != 0 {
+		event = latencyFastCommand
+	}
+	if ms := micros / 1000; s.latency.wants(ms) {
+		s.latency.add(event, ms, s.store.Now())
+	}
 	if cmd.flags&flagSkipSlowlog == 0 && s.slowlog.wants(micros) {
 		peer, name := c.peerID(), ""
 		if !c.lua {

@@ -175,8 +175,10 @@ type Server struct {
 	peakMu sync.Mutex
 	peak   peakWindow
 
-	// slowlog is SLOWLOG's; clock times commands for it (observe.go).
+	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
+	// commands for them (observe.go).
 	slowlog slowlog
+	latency latencyMonitor
 	clock   coarseClock
 }
 

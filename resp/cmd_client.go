@@ -81,9 +81,10 @@ func (c *Conn) view(key []byte, fn func([]byte)) bool {
 // NO-EVICT and NO-TOUCH off. lib-name and lib-ver stay, as in Redis 7.2:
 // they describe the client library, which has not changed. Whatever else
 // keeps state on a connection (a transaction and watched keys,
-// subscriptions, tracking) is cleared here too.
+// subscriptions, tracking, MONITOR) is cleared here too.
 func (c *Conn) resetState() {
 	c.endTransaction() // MULTI discarded, keys unwatched
+	c.srv.monitors.remove(c)
 	// Subscriptions and tracking end without confirmations, and what the
 	// connection had queued is sent before the reply to RESET.
 	c.leavePubSub()
@@ -139,11 +140,14 @@ func (c *Conn) kind() clientType {
 }
 
 // flagLetters is the connection's flags field in CLIENT LIST, in Redis's
-// order: P for a subscriber, x in MULTI, t tracking, R its redirect target
+// order: O for a monitor, P for a subscriber, x in MULTI, t tracking, R its redirect target
 // closed, B in BCAST mode, d a watched key changed, e for NO-EVICT, T for
 // NO-TOUCH, N for none.
 func (c *Conn) flagLetters() string {
 	var b []byte
+	if c.monitoring.Load() {
+		b = append(b, 'O')
+	}
 	if c.subs.total() > 0 {
 		b = append(b, 'P')
 	}

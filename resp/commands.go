@@ -526,6 +526,8 @@ func commandTable() []*command {
 			group: "server", summary: "Returns the server time.", since: "2.6.0"},
 		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo, acl: acl.Dangerous,
 			group: "server", summary: "Returns information and statistics about the server.", usage: "[section [section ...]]", since: "1.0.0"},
+		{name: "monitor", arity: 1, flags: flagAdmin | flagNoScript | flagLoading | flagStale, handler: cmdMonitor,
+			group: "server", summary: "Listens for all requests received by the server in real time.", since: "1.0.0"},
 		{name: "slowlog", arity: -2, subcommands: []*command{
 			{name: "slowlog|get", arity: -2, flags: flagAdmin | flagLoading | flagStale, handler: cmdSlowlogGet},
 			{name: "slowlog|help", arity: 2, flags: flagLoading | flagStale, handler: cmdSlowlogHelp},

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,5 +197,91 @@ func TestCompatLatency(t *testing.T) {
 			cs("CONFIG SET latency-monitor-threshold 0"),
 		}
 		runCompatSteps(t, p, compatScript{name: "latency-reset", steps: steps})
+	})
+}
+
+// monitorLine matches a MONITOR line's timestamp and client port, which
+// differ between the servers.
+var monitorLine = regexp.MustCompile(`^\+\d+\.\d{6} \[0 (127\.0\.0\.1:\d+|lua)\] `)
+
+// maskMonitor renders a MONITOR line with its timestamp and port masked.
+func maskMonitor(t *testing.T, r compatReply) string {
+	t.Helper()
+	m := monitorLine.FindStringSubmatch("+" + r.str)
+	if r.kind != '+' || m == nil {
+		t.Fatalf("not a MONITOR line: %s", r)
+	}
+	who := m[1]
+	if who != "lua" {
+		who = "127.0.0.1:port"
+	}
+	return "[0 " + who + "] " + r.str[len(m[0])-1:]
+}
+
+// readMonitor reads a monitor's lines up to the one that ends with end.
+func readMonitor(t *testing.T, c *compatConn, end string) []string {
+	t.Helper()
+	var lines []string
+	for {
+		r, err := c.read()
+		if err != nil {
+			t.Fatalf("MONITOR: %v after %q", err, lines)
+		}
+		lines = append(lines, maskMonitor(t, r))
+		if strings.HasSuffix(r.str, end) {
+			return lines
+		}
+	}
+}
+
+func TestCompatMonitor(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		mon := dialCompatPair(t, redisAddr, ts.addr, proto)
+		runCompatSteps(t, mon, compatScript{name: "monitor", steps: []compatStep{cs("MONITOR")}})
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		steps := []compatStep{
+			ca("SET", "k", "x y\"\\\n\r\t\a\b\x01\xc3\xa9~ \x7f"), cs("GET k"), cs("get k"),
+			cs("MULTI"), cs("SET x 1"), cs("INCR x"), cs("EXEC"),
+			cs("MULTI"), cs("SET x"), cs("EXEC"),
+			cs("MULTI"), cs("MONITOR"), cs("EXEC"),
+			ca("EVAL", "redis.call('set','a','1') return redis.call('get', KEYS[1])", "1", "a"),
+			cs("AUTH nopass"), cs("AUTH u p"), cs("AUTH a b c"),
+			cs("CONFIG SET slowlog-max-len 128"), cs("SLOWLOG LEN"), cs("CLIENT KILL ID 999999"),
+			cs("CLIENT SETNAME mon"), cs("NOSUCH x"), cs("GET"), cs("PING"),
+		}
+		runCompatSteps(t, p, compatScript{name: "monitored", steps: steps})
+		// HELLO's reply holds ids and versions: only its line is compared.
+		for _, c := range []*compatConn{p.redis, p.ours} {
+			if _, err := c.do("HELLO", strconv.Itoa(proto), "AUTH", "default", "pw", "SETNAME", "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runCompatSteps(t, p, compatScript{name: "monitored-end", steps: []compatStep{cs("ECHO end")}})
+		want, got := readMonitor(t, mon.redis, `"end"`), readMonitor(t, mon.ours, `"end"`)
+		if testing.Verbose() {
+			t.Logf("%q", got)
+		}
+		if !slices.Equal(want, got) {
+			t.Fatalf("MONITOR lines:\n\tredis: %q\n\tours:  %q", want, got)
+		}
+		// A monitor stays off the keyspace; RESET ends its monitoring.
+		runCompatSteps(t, mon, compatScript{name: "monitor-commands", steps: []compatStep{
+			cs("GET k"), cs("SET k v"), cs("PUBLISH ch m"),
+		}})
+		// MONITOR again gets no reply at all: the ECHO's is next.
+		for _, c := range []*compatConn{mon.redis, mon.ours} {
+			if err := c.send(encodeCommand("MONITOR")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runCompatSteps(t, mon, compatScript{name: "monitor-again", steps: []compatStep{cs("ECHO own")}})
+		// Its own command's line follows the reply.
+		want, got = readMonitor(t, mon.redis, `"own"`), readMonitor(t, mon.ours, `"own"`)
+		if !slices.Equal(want, got) {
+			t.Fatalf("MONITOR lines:\n\tredis: %q\n\tours:  %q", want, got)
+		}
+		runCompatSteps(t, mon, compatScript{name: "monitor-reset", steps: []compatStep{cs("RESET"), cs("GET x")}})
 	})
 }

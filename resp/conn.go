@@ -33,9 +33,14 @@ type Conn struct {
 	quit    bool
 	// lua marks the connection a script's commands run on (scriptCaller),
 	// which the slow log and MONITOR show as Redis shows its Lua client.
-	lua     bool
-	pending []byte // read off the socket by a disconnect watcher, not yet parsed
-	tx      transaction
+	lua bool
+	// monitoring: the connection is in MONITOR mode (monitor.go).
+	monitoring atomic.Bool
+	// unixPath is the socket's path for a unix socket connection, which
+	// MONITOR shows.
+	unixPath string
+	pending  []byte // read off the socket by a disconnect watcher, not yet parsed
+	tx       transaction
 	// scriptWrites are the writes of the scripts c ran, written through
 	// to the shared tier (--redis) once the section is left.
 	scriptWrites []scriptWrite
@@ -122,6 +127,9 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		created: time.Now(),
 	}
 	c.remote, c.local = peerAddrs(nc)
+	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
+		c.unixPath = a.Name
+	}
 	c.rd = NewReader(connReader{c})
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
@@ -154,6 +162,7 @@ func (c *Conn) closeGracefully() {
 	// and is no redirect target once it has its reply, though the socket
 	// lingers.
 	c.gone.Store(true)
+	c.srv.monitors.remove(c)
 	c.leavePubSub()
 	c.srv.tracking.disable(c)
 	c.w.Flush()

@@ -52,6 +52,9 @@ func (s *Server) dispatch(c *Conn, args [][]byte) {
 		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	case s.scripts.eng.Busy() && cmd.flags&flagAllowBusy == 0:
 		s.replyBusy(c, cmd)
+	case c.monitoring.Load() && cmd.flags&(flagWrite|flagReadonly|flagMayReplicate) != 0:
+		// A monitor is a replica to Redis, which keeps it off the keyspace.
+		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
 	case c.tx.active && cmd.flags&flagNoMulti != 0:
 		c.refuse(cmd, "ERR Command not allowed inside a transaction")
 	case c.tx.active && cmd.flags&flagNoQueue == 0:

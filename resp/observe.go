@@ -70,6 +70,7 @@ func (k *coarseClock) precise() int64 { return int64(time.Since(k.base) / time.M
 type callTimer struct {
 	at      int64 // µs on the coarse or the precise clock
 	precise bool
+	timed   bool // at was read: the slow log or the latency monitor is on
 	on      bool // someone observes commands: the slow log, latency or a monitor
 }
 
@@ -78,12 +79,12 @@ type callTimer struct {
 func (s *Server) startCall() callTimer {
 	t := s.slowlog.slowerThan.Load()
 	if t < 0 && s.latency.threshold.Load() == 0 {
-		return callTimer{}
+		return callTimer{on: s.monitors.n.Load() > 0} // no clock: MONITOR reads its own
 	}
 	if t >= 0 && t < int64(coarseResolution/time.Microsecond) {
-		return callTimer{at: s.clock.precise(), precise: true, on: true}
+		return callTimer{at: s.clock.precise(), precise: true, timed: true, on: true}
 	}
-	return callTimer{at: s.clock.micros.Load(), on: true}
+	return callTimer{at: s.clock.micros.Load(), timed: true, on: true}
 }
 
 // elapsed is the µs since the timer started.
@@ -94,10 +95,18 @@ func (s *Server) elapsed(t callTimer) int64 {
 	return s.clock.micros.Load() - t.at
 }
 
-// observed tells the slow log and the latency monitor about a command c
-// ran, which took since t.
+// observed tells the monitors, the slow log and the latency monitor about
+// a command c ran, which took since t.
 func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 	if !t.on {
+		return
+	}
+	if cmd.flags&(flagSkipMonitor|flagAdmin) == 0 {
+		// Redis shows administrative commands to no monitor; a script
+		// shows itself before its calls (runScript).
+		s.feedMonitors(c, cmd, args)
+	}
+	if !t.timed {
 		return
 	}
 	micros := s.elapsed(t)
@@ -135,6 +144,9 @@ var redacted = []byte("(redacted)")
 // and MONITOR replaced by "(redacted)": AUTH's password (and user name),
 // HELLO's AUTH pair, ACL SETUSER's rules, CONFIG SET's requirepass.
 func redactedArgs(cmd *command, args [][]byte) [][]byte {
+	if cmd == nil {
+		return args
+	}
 	var hide []int
 	switch cmd.name {
 	case "auth":

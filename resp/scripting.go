@@ -142,6 +142,8 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 // runScript runs a script holding the section and writes its reply.
 func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	s.scripts.ran.Inc()
+	// Before the script's calls, as Redis's evalCommand feeds itself.
+	s.feedMonitors(c, nil, args)
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
 		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,

@@ -50,6 +50,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		// No message is pushed to c once it has left; its writer goroutine
 		// ends once the socket is closed, and what it had queued is lost
 		// with the connection.
+		s.monitors.remove(c)
 		c.leavePubSub()
 		s.tracking.disable(c)
 		c.nc.Close()

@@ -180,6 +180,8 @@ type Server struct {
 	slowlog slowlog
 	latency latencyMonitor
 	clock   coarseClock
+	// monitors are the connections in MONITOR mode (monitor.go).
+	monitors monitors
 }
 
 // ErrNoStore is returned by New without Options.Store.

@@ -344,3 +344,55 @@ func cmdWait(c *Conn, args [][]byte) {
 		c.w.Int(0)
 	}
 }
+
+// replyMode is CLIENT REPLY's state.
+type replyMode uint8
+
+const (
+	replyOn   replyMode = iota
+	replyOff            // until CLIENT REPLY ON
+	replySkip           // this command's reply is dropped
+)
+
+// cmdClientReply implements CLIENT REPLY ON|OFF|SKIP as Redis does: OFF
+// drops every reply, errors included, until ON, whose +OK is sent; SKIP
+// drops the next command's reply (not while OFF).
+func cmdClientReply(c *Conn, args [][]byte) {
+	switch {
+	case equalFold(args[2], "on"):
+		c.reply, c.skipNext = replyOn, false
+		c.w.OK()
+	case equalFold(args[2], "off"):
+		c.reply = replyOff
+	case equalFold(args[2], "skip"):
+		c.skipNext = c.reply != replyOff
+	default:
+		c.w.Error(errSyntax)
+	}
+}
+
+// gateReply drops the reply written since mark if CLIENT REPLY says so, as
+// it stands once the command has run (ON's own +OK is sent), and moves a
+// SKIP on to the next command, as Redis's resetClient does.
+func (c *Conn) gateReply(mark int) {
+	if c.reply != replyOn {
+		// min: what a flush inside the command sent is gone already.
+		c.w.b = c.w.b[:min(mark, len(c.w.b))]
+	}
+	if c.reply == replySkip {
+		c.reply = replyOn
+	}
+	if c.skipNext {
+		c.reply, c.skipNext = replySkip, false
+	}
+}
+
+// gateReplyAfter is gateReply, put off while the command finishes on the
+// connection's goroutine (loopState.resume).
+func (c *Conn) gateReplyAfter(mark int) {
+	if c.ev.resume != nil {
+		c.ev.resumeGate = true
+		return
+	}
+	c.gateReply(mark)
+}

@@ -164,6 +164,7 @@ func commandTable() []*command {
 			{name: "client|list", arity: -2, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientList},
 			{name: "client|no-evict", arity: 3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientNoEvict},
 			{name: "client|no-touch", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientNoTouch},
+			{name: "client|reply", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientReply},
 			{name: "client|setinfo", arity: 4, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientSetInfo},
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientSetName},
 			{name: "client|tracking", arity: -3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientTracking},

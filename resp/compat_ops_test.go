@@ -285,3 +285,56 @@ func TestCompatMonitor(t *testing.T) {
 		runCompatSteps(t, mon, compatScript{name: "monitor-reset", steps: []compatStep{cs("RESET"), cs("GET x")}})
 	})
 }
+
+// pipelineReplies sends cmds in one write, then ECHO end, and renders
+// every reply up to end's.
+func pipelineReplies(t *testing.T, c *compatConn, cmds [][]string) []string {
+	t.Helper()
+	var b strings.Builder
+	for _, args := range cmds {
+		b.WriteString(encodeCommand(args...))
+	}
+	b.WriteString(encodeCommand("ECHO", "end"))
+	if err := c.send(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		r, err := c.read()
+		if err != nil {
+			t.Fatalf("after %q: %v", out, err)
+		}
+		out = append(out, r.String())
+		if r.String() == `"end"` {
+			return out
+		}
+	}
+}
+
+func TestCompatClientReply(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		runCompatSteps(t, p, compatScript{name: "client-reply-errors", steps: []compatStep{
+			cs("CLIENT REPLY"), cs("CLIENT REPLY maybe"), cs("CLIENT REPLY on x"), cs("CLIENT REPLY ON"),
+		}})
+		for _, cmds := range [][][]string{
+			{{"CLIENT", "REPLY", "OFF"}, {"SET", "a", "1"}, {"GET", "a"}, {"NOSUCH"}, {"INCR", "x", "y"},
+				{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"GET", "a"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"NOSUCH"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "SKIP"}, {"GET", "a"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "OFF"}, {"GET", "a"}, {"CLIENT", "REPLY", "ON"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "OFF"}, {"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"GET", "a"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"MULTI"}, {"GET", "a"}, {"EXEC"}},
+			{{"CLIENT", "REPLY", "SKIP"}, {"EVAL", "return redis.call('get', 'a')", "0"}, {"PING"}},
+		} {
+			want, got := pipelineReplies(t, p.redis, cmds), pipelineReplies(t, p.ours, cmds)
+			if !slices.Equal(want, got) {
+				t.Fatalf("%q:\n\tredis: %q\n\tours:  %q", cmds, want, got)
+			}
+		}
+	})
+}

@@ -36,6 +36,10 @@ type Conn struct {
 	lua bool
 	// monitoring: the connection is in MONITOR mode (monitor.go).
 	monitoring atomic.Bool
+	// reply is CLIENT REPLY's mode (cmd_client.go); skipNext: SKIP ran,
+	// so the next command's reply is dropped.
+	reply    replyMode
+	skipNext bool
 	// unixPath is the socket's path for a unix socket connection, which
 	// MONITOR shows.
 	unixPath string
@@ -116,6 +120,9 @@ type loopState struct {
 	// resumeCall is the command to observe once it has answered, with its
 	// arguments copied (observe.go); nil when nothing observes commands.
 	resumeCall *resumedCall
+	// resumeGate: CLIENT REPLY applies to the command once it has
+	// answered.
+	resumeGate bool
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {

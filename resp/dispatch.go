@@ -6,8 +6,17 @@ import (
 )
 
 // dispatch runs one command, or queues it inside MULTI, and counts its
-// result.
+// result; CLIENT REPLY then decides whether its reply is sent.
 func (s *Server) dispatch(c *Conn, args [][]byte) {
+	mark := c.w.Len()
+	s.dispatchCommand(c, args)
+	if c.reply != replyOn || c.skipNext {
+		c.gateReplyAfter(mark)
+	}
+}
+
+// dispatchCommand is dispatch but for CLIENT REPLY.
+func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	if c.revoked.Load() { // its user was deleted: it runs nothing more
 		c.quit = true
 		return

@@ -79,6 +79,10 @@ func (s *Server) serveConn(c *Conn, handed error) {
 				s.observed(c, call.cmd, call.args, timer)
 			}
 			countReply(counted, c, before)
+			if c.ev.resumeGate {
+				c.ev.resumeGate = false
+				c.gateReply(before)
+			}
 		}
 		err := handed
 		handed = nil

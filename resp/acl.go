@@ -274,7 +274,7 @@ func (c *Conn) logDenial(reason acl.Reason, object, username string) {
 // client that ran the script.
 func (c *Conn) logDenialIn(context string, reason acl.Reason, object, username string) {
 	c.srv.acl.log.Add(acl.Entry{Reason: reason, Context: context, Object: object,
-		Username: username, Updated: time.Now(), ClientInfo: c.info()})
+		Username: username, Updated: time.Now(), ClientInfo: c.info(nil, nil)})
 }
 
 // revoke closes the connections for which match is true, as Redis closes

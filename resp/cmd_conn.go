@@ -190,7 +190,7 @@ func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
 
 // cmdClientInfo replies with the connection's CLIENT LIST line, a verbatim
 // string in RESP3 as in Redis.
-func cmdClientInfo(c *Conn, _ [][]byte) { c.w.Verbatim("txt", c.info()+"\n") }
+func cmdClientInfo(c *Conn, args [][]byte) { c.w.Verbatim("txt", c.info(c, args)+"\n") }
 
 func cmdClientHelp(c *Conn, _ [][]byte) {
 	writeHelp(c, "CLIENT",
@@ -249,7 +249,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 	var b strings.Builder
 	switch {
 	case len(args) == 2:
-		writeClientInfos(&b, c.srv.clients())
+		writeClientInfos(&b, c, args, c.srv.clients())
 	case len(args) == 4 && equalFold(args[2], "type"):
 		kind, ok := parseClientType(args[3])
 		if !ok {
@@ -262,7 +262,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 				conns = append(conns, other)
 			}
 		}
-		writeClientInfos(&b, conns)
+		writeClientInfos(&b, c, args, conns)
 	case len(args) > 3 && equalFold(args[2], "id"):
 		byID := make(map[int64]*Conn)
 		for _, other := range c.srv.clients() {
@@ -275,7 +275,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 				return
 			}
 			if other := byID[id]; other != nil {
-				writeClientInfos(&b, []*Conn{other})
+				writeClientInfos(&b, c, args, []*Conn{other})
 			}
 		}
 	default:
@@ -285,9 +285,9 @@ func cmdClientList(c *Conn, args [][]byte) {
 	c.w.Verbatim("txt", b.String())
 }
 
-func writeClientInfos(b *strings.Builder, conns []*Conn) {
+func writeClientInfos(b *strings.Builder, asker *Conn, args [][]byte, conns []*Conn) {
 	for _, other := range conns {
-		b.WriteString(other.info())
+		b.WriteString(other.info(asker, args))
 		b.WriteByte('\n')
 	}
 }

@@ -338,3 +338,70 @@ func TestCompatClientReply(t *testing.T) {
 		}
 	})
 }
+
+// clientFields parses a CLIENT INFO line into its field names, in order,
+// and values.
+func clientFields(line string) ([]string, map[string]string) {
+	var names []string
+	values := map[string]string{}
+	for _, f := range strings.Fields(line) {
+		k, v, _ := strings.Cut(f, "=")
+		names = append(names, k)
+		values[k] = v
+	}
+	return names, values
+}
+
+// TestCompatClientInfoFields: CLIENT INFO has Redis 7.0's fields in its
+// order (and 7.2's watch, lib-name and lib-ver), and a fresh connection's
+// values that do not depend on the server's layout are Redis's.
+func TestCompatClientInfoFields(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		info := func(c *compatConn) ([]string, map[string]string) {
+			r, err := c.do("CLIENT", "INFO")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return clientFields(r.str)
+		}
+		rn, rv := info(p.redis)
+		on, ov := info(p.ours)
+		ours := slices.DeleteFunc(slices.Clone(on), func(k string) bool { return k == "watch" || k == "lib-name" || k == "lib-ver" })
+		if !slices.Equal(rn, ours) {
+			t.Fatalf("CLIENT INFO fields:\n\tredis: %q\n\tours:  %q", rn, on)
+		}
+		for _, k := range []string{"name", "flags", "db", "sub", "psub", "ssub", "multi", "argv-mem", "obl", "oll", "omem", "events", "cmd", "user", "redir", "resp"} {
+			if rv[k] != ov[k] {
+				t.Errorf("CLIENT INFO %s: redis %s, ours %s", k, rv[k], ov[k])
+			}
+		}
+		if n, err := strconv.Atoi(ov["rbs"]); err != nil || n < 0 {
+			t.Errorf("CLIENT INFO rbs=%s", ov["rbs"])
+		}
+		for _, k := range []string{"fd", "qbuf-free", "tot-mem"} {
+			if n, err := strconv.Atoi(ov[k]); err != nil || n <= 0 {
+				t.Errorf("CLIENT INFO %s=%s, want a positive number", k, ov[k])
+			}
+		}
+		// A transaction's queued commands are its multi-mem, as another
+		// connection's CLIENT LIST sees it.
+		other := dialCompatPair(t, redisAddr, ts.addr, proto)
+		for i, c := range []*compatConn{p.redis, p.ours} {
+			_, self := info(c)
+			c.do("MULTI")
+			c.do("SET", "k", strings.Repeat("v", 1000))
+			r, err := []*compatConn{other.redis, other.ours}[i].do("CLIENT", "LIST", "ID", self["id"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, v := clientFields(r.str)
+			if n, _ := strconv.Atoi(v["multi-mem"]); n < 1000 || v["multi"] != "1" || v["flags"] != "x" {
+				t.Errorf("CLIENT LIST of a client in MULTI: %s", r.str)
+			}
+			c.do("DISCARD")
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/stampedeless/stampedeless/acl"
 )
@@ -36,6 +37,9 @@ type Conn struct {
 	lua bool
 	// monitoring: the connection is in MONITOR mode (monitor.go).
 	monitoring atomic.Bool
+	// fd is the socket's descriptor CLIENT LIST shows, -1 if it has none
+	// (TLS).
+	fd int
 	// reply is CLIENT REPLY's mode (cmd_client.go); skipNext: SKIP ran,
 	// so the next command's reply is dropped.
 	reply    replyMode
@@ -85,6 +89,8 @@ type Conn struct {
 	lastCommand atomic.Pointer[command]
 	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
 	lastActive  atomic.Int64 // unix seconds when the last batch was answered
+	multiMem    atomic.Int64 // bytes of the commands queued since MULTI
+	bufs        bufferStats
 
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
 	noEvict, noTouch atomic.Bool
@@ -134,6 +140,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		created: time.Now(),
 	}
 	c.remote, c.local = peerAddrs(nc)
+	c.fd = socketFD(nc)
 	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
 		c.unixPath = a.Name
 	}
@@ -150,6 +157,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 func (c *Conn) flush() error {
 	now := time.Now()
 	c.lastActive.Store(now.Unix())
+	c.bufs.observe(c, now.Unix())
 	return c.w.flushAt(now)
 }
 
@@ -200,8 +208,9 @@ func (c *Conn) limits() Limits {
 }
 
 // info is the connection's line in CLIENT LIST and CLIENT INFO, in Redis's
-// format with the fields that apply.
-func (c *Conn) info() string {
+// format, asked by asker running a command of args: its own line shows its
+// buffers as they are, the others' as their last flush left them.
+func (c *Conn) info(asker *Conn, args [][]byte) string {
 	c.mu.Lock()
 	name, libName, libVer := c.name, c.libName, c.libVer
 	c.mu.Unlock()
@@ -219,10 +228,23 @@ func (c *Conn) info() string {
 	if ti := c.track.info(); ti.on {
 		redir = ti.redirect
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d omem=%d cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, name, age, idle, c.flagLetters(),
+	b := c.bufs.snapshot()
+	var argvMem int64
+	if asker == c {
+		b = c.bufs.live(c)
+		for _, a := range args { // Redis's argv_len_sum
+			argvMem += int64(len(a))
+		}
+	}
+	multiMem := c.multiMem.Load()
+	totMem := b.qbuf + b.qbufFree + argvMem + multiMem + b.rbs + omem + int64(unsafe.Sizeof(*c))
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d "+
+		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
+		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, c.fd, name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
-		multi, watched, omem, cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
+		multi, watched, b.qbuf, b.qbufFree, argvMem, multiMem, b.rbs, b.rbp, b.obl, omem, totMem,
+		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }
 
 // validClientName reports whether s may be a client name: Redis refuses

@@ -394,7 +394,9 @@ func (c *Conn) loopFlush() error {
 	if len(w.b) == 0 {
 		return nil
 	}
-	c.lastActive.Store(time.Now().Unix())
+	now := time.Now().Unix()
+	c.lastActive.Store(now)
+	c.bufs.observe(c, now)
 	sent := 0
 	for sent < len(w.b) {
 		n, err := syscall.Write(c.ev.fd, w.b[sent:])

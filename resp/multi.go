@@ -81,6 +81,7 @@ func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
 	c.tx.queued += size
 	c.tx.queue = append(c.tx.queue, queuedCommand{cmd: cmd, counted: counted, args: copyArgs(args)})
 	c.multiLen.Store(int32(len(c.tx.queue)))
+	c.multiMem.Store(c.tx.queued)
 	return true
 }
 
@@ -115,6 +116,7 @@ func copyArgs(args [][]byte) [][]byte {
 func (c *Conn) endTransaction() {
 	c.tx = transaction{}
 	c.multiLen.Store(-1)
+	c.multiMem.Store(0)
 	c.srv.watches.unwatch(c)
 }
 

@@ -79,6 +79,10 @@ func NewReader(rd io.Reader) *Reader {
 // Received reports how many bytes the reader has read in all.
 func (r *Reader) Received() int64 { return r.received }
 
+// Size is the buffer's size; Free is how much of it is left to read into.
+func (r *Reader) Size() int { return len(r.buf) }
+func (r *Reader) Free() int { return len(r.buf) - r.w }
+
 // Buffered reports how many received bytes have not been returned yet.
 func (r *Reader) Buffered() int { return r.w - r.r }
 

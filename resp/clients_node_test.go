@@ -5,7 +5,8 @@ import "testing"
 // TestClientNodeIORedis runs ioredis (testdata/node-ioredis) in its default
 // configuration: a MULTI/EXEC, a transaction whose INCR fails at EXEC time
 // (the error in its own slot, the rest applied), one aborted at queue time,
-// and a WATCH another connection breaks (exec resolves null) or leaves alone.
+// and a WATCH another connection breaks (exec resolves null) or leaves alone;
+// then MONITOR through its monitor(), which parses the lines.
 func TestClientNodeIORedis(t *testing.T) {
 	runNodeClient(t, "node-ioredis", []string{
 		`{"client-info-resp":"3"}`,
@@ -20,7 +21,8 @@ func TestClientNodeIORedis(t *testing.T) {
 		`{"watch-again":"OK"}`,
 		`{"watch-exec":["OK"]}`,
 		`{"after-exec":"100"}`,
-		`{"del":3}`,
+		`{"monitor":[[["set","io:m","a \"b\"\\n\\x01"],"0","127.0.0.1"],[["eval","return redis.call('get', KEYS[1])","1","io:m"],"0","127.0.0.1"],[["get","io:m"],"0","lua"],[["echo","end"],"0","127.0.0.1"]]}`,
+		`{"del":4}`,
 	})
 }
 

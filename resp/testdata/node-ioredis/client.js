@@ -56,7 +56,23 @@ async function main() {
     out('watch-exec', plain(await redis.multi().set('io:w', String(Number(now) + 1)).exec()));
     out('after-exec', await redis.get('io:w'));
 
-    out('del', await redis.del('io:a', 'io:s', 'io:w'));
+    // MONITOR through ioredis's monitor(), a connection of its own: what
+    // another connection runs, as ioredis parses the lines (arguments,
+    // database, source without its port).
+    const monitor = await redis.monitor();
+    const lines = [];
+    const ended = new Promise((resolve) => monitor.on('monitor', (time, args, source, database) => {
+      lines.push([args, database, source.replace(/:\d+$/, '')]);
+      if (args[0] === 'echo') resolve();
+    }));
+    await other.set('io:m', 'a "b"\n\x01');
+    await other.eval("return redis.call('get', KEYS[1])", 1, 'io:m');
+    await other.echo('end');
+    await ended;
+    monitor.disconnect();
+    out('monitor', lines);
+
+    out('del', await redis.del('io:a', 'io:s', 'io:w', 'io:m'));
   } finally {
     redis.disconnect();
     other.disconnect();

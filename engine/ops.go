@@ -458,13 +458,20 @@ func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bo
 		old = sl.rec.value
 	}
 	value, err := fn(old, found)
-	if err == nil {
-		err = s.admit(entryCost(len(key), len(value)))
-	}
 	if err != nil {
 		return nil, err
 	}
-	if aliases(value, old) {
+	return s.rewriteLocked(sh, h, sl, found, key, value)
+}
+
+// rewriteLocked stores value under key, found at sl (if found) in sh,
+// whose write lock the caller holds, keeping its deadlines: the write of a
+// read-modify-write of a string.
+func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, value []byte) ([]byte, error) {
+	if err := s.admit(entryCost(len(key), len(value))); err != nil {
+		return nil, err
+	}
+	if found && aliases(value, sl.rec.value) {
 		// The old record is freed below; the caller gets its own copy.
 		value = cloneValue(value)
 	}

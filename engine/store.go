@@ -155,6 +155,8 @@ type Store struct {
 	zsetEntries atomic.Int64
 	zsetValue   atomic.Int64
 
+	hllSparseMax atomic.Int64 // hll-sparse-max-bytes (hll.go)
+
 	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
@@ -218,6 +220,7 @@ func New(opts Options) (*Store, error) {
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
+	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
 		NumCounters:        numCounters(maxCost),
 		MaxCost:            s.policyMaxCost(),

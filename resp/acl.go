@@ -86,6 +86,7 @@ var groupCategories = map[string]acl.Category{
 	"scripting":    acl.Scripting,
 	"set":          acl.Set,
 	"sorted-set":   acl.SortedSet,
+	"hyperloglog":  acl.HyperLogLog,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from
@@ -147,6 +148,9 @@ const (
 	// without being read (RENAME, RENAMENX, SMOVE: Redis's key specs
 	// ACCESS DELETE, then UPDATE or INSERT).
 	keysRename
+	// keysMerge: the first key is read and written, the others read
+	// (PFMERGE, which merges its destination too).
+	keysMerge
 )
 
 // keyUse says whether a call of cmd reads and whether it writes its i-th
@@ -163,6 +167,8 @@ func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
 		return i == 0, i > 0
 	case keysRename:
 		return i == 0, true
+	case keysMerge:
+		return true, i == 0
 	case keysRead:
 		return true, false
 	case keysWrite:

@@ -364,6 +364,8 @@ func writeErr(c *Conn, err error) {
 		c.w.Error("ERR increment would produce NaN or Infinity")
 	case errors.Is(err, errTooBigValue):
 		c.w.Error(errStringLimit)
+	case errors.Is(err, engine.ErrNotHLL), errors.Is(err, engine.ErrCorruptHLL), errors.Is(err, engine.ErrNoHLLKey):
+		c.w.Error(err.Error())
 	default:
 		c.w.Error("ERR " + err.Error())
 	}

@@ -398,6 +398,18 @@ func commandTable() []*command {
 		{name: "zintercard", arity: -3, flags: flagReadonly | flagMovableKeys, handler: cmdZInterCard, keysOf: keysAfterNumKeys,
 			group: "sorted-set", summary: "Returns the number of members of the intersect of multiple sorted sets.", usage: "numkeys key [key ...] [LIMIT limit]", since: "7.0.0"},
 
+		// HyperLogLog.
+		{name: "pfadd", arity: -2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPFAdd,
+			group: "hyperloglog", summary: "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", usage: "key [element [element ...]]", since: "2.8.9"},
+		{name: "pfcount", arity: -2, flags: flagReadonly | flagMayReplicate, firstKey: 1, lastKey: -1, step: 1, handler: cmdPFCount, access: keysReadWrite,
+			group: "hyperloglog", summary: "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", usage: "key [key ...]", since: "2.8.9"},
+		{name: "pfmerge", arity: -2, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 1, handler: cmdPFMerge, access: keysMerge,
+			group: "hyperloglog", summary: "Merges one or more HyperLogLog values into a single key.", usage: "destkey [sourcekey [sourcekey ...]]", since: "2.8.9"},
+		{name: "pfdebug", arity: 3, flags: flagWrite | flagDenyOOM | flagAdmin, firstKey: 2, lastKey: 2, step: 1, handler: cmdPFDebug,
+			group: "hyperloglog", summary: "Internal commands for debugging HyperLogLog values.", usage: "subcommand key", since: "2.8.9"},
+		{name: "pfselftest", arity: 1, flags: flagAdmin, handler: cmdPFSelfTest,
+			group: "hyperloglog", summary: "An internal command for testing HyperLogLog values.", since: "2.8.9"},
+
 		// Read-through.
 		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,
 			group: "string", summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",

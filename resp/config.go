@@ -97,6 +97,15 @@ var configParams = []configParam{
 	{name: "zset-max-ziplist-entries", get: getZSetEntries, set: setZSetEntries},
 	{name: "zset-max-listpack-value", get: getZSetValue, set: setZSetValue},
 	{name: "zset-max-ziplist-value", get: getZSetValue, set: setZSetValue},
+	{name: "hll-sparse-max-bytes",
+		get: func(s *Server) string { return strconv.FormatInt(s.store.HLLSparseMaxBytes(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := memsize.Parse(v)
+			if err == nil {
+				s.store.SetHLLSparseMaxBytes(n)
+			}
+			return err
+		}},
 	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},

@@ -53,6 +53,7 @@ func compatHLLScripts() []compatScript {
 			cs("PFADD"), cs("PFCOUNT"), cs("PFMERGE"), cs("PFDEBUG ENCODING"), cs("PFSELFTEST x"),
 			cs("SET t x"), cs("DEL t"), cs("PFADD t a"), cs("EXPIRE t 100"), cs("PFADD t b"), cs("TTL t"),
 			cs("PFCOUNT t"), cs("TTL t"), cs("PFMERGE t h"), cs("TTL t"),
+			csSorted("ACL CAT hyperloglog"),
 		}},
 		{name: "sizes-merges-encodings", steps: sizes},
 		{name: "sparse-max-bytes", steps: []compatStep{

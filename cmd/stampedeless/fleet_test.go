@@ -1223,6 +1223,56 @@ func TestFleetAppLeaseOutlivesLeaseWait(t *testing.T) {
 	}
 }
 
+// TestFleetHLL: HyperLogLogs are strings to the shared tier. PFADD and
+// PFMERGE on one replica are counted on the others, PFCOUNT there faults
+// the keys in, and the value in the shared Redis is one redis-server
+// itself counts the same.
+func TestFleetHLL(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	elems := make([]any, 5000)
+	for i := range elems {
+		elems[i] = i
+	}
+	a.PFAdd(ctx, "visits", elems[:100]...) // sparse
+	a.PFAdd(ctx, "dense", elems...)
+	want := a.PFCount(ctx, "visits").Val()
+	wantDense := a.PFCount(ctx, "dense").Val()
+	for _, r := range []*redis.Client{b, c} {
+		if n := r.PFCount(ctx, "visits").Val(); n != want || n == 0 {
+			t.Fatalf("PFCOUNT visits on another replica = %d, want %d", n, want)
+		}
+		if n := r.PFCount(ctx, "visits", "dense").Val(); n != wantDense {
+			t.Fatalf("PFCOUNT visits dense on another replica = %d, want %d", n, wantDense)
+		}
+	}
+	if changed := b.PFAdd(ctx, "visits", "new one").Val(); changed != 1 {
+		t.Fatalf("PFADD of a new element on B = %d", changed)
+	}
+	if n := c.PFCount(ctx, "visits").Val(); n != want+1 {
+		t.Fatalf("PFCOUNT visits on C after PFADD on B = %d, want %d", n, want+1)
+	}
+	c.PFMerge(ctx, "all", "visits", "dense")
+	merged := a.PFCount(ctx, "all").Val()
+	if merged < wantDense {
+		t.Fatalf("PFCOUNT of PFMERGE's destination on A = %d, want at least %d", merged, wantDense)
+	}
+	// The shared tier's entry holds the HLL's value as Redis would: set as
+	// a string in redis-server, it counts the same.
+	shared := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { shared.Close() })
+	keys := shared.Keys(ctx, "*all*").Val()
+	if len(keys) != 1 {
+		t.Fatalf("the shared tier's keys for all: %v", keys)
+	}
+	shared.Set(ctx, "copy", shared.HGet(ctx, keys[0], "v").Val(), 0)
+	if n, err := shared.PFCount(ctx, "copy").Result(); err != nil || n != merged {
+		t.Fatalf("redis-server's PFCOUNT of the shared value = %d, %v; want %d", n, err, merged)
+	}
+}
+
 // TestFleetZSets writes sorted sets on one replica, small (listpack) and
 // big (on the heap), and reads them on the others, then changes them on
 // those: scores, ranks, ranges, pops and the STORE forms are seen

@@ -399,13 +399,13 @@ func commandTable() []*command {
 			group: "sorted-set", summary: "Returns the number of members of the intersect of multiple sorted sets.", usage: "numkeys key [key ...] [LIMIT limit]", since: "7.0.0"},
 
 		// HyperLogLog.
-		{name: "pfadd", arity: -2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPFAdd,
+		{name: "pfadd", arity: -2, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPFAdd, access: keysWrite,
 			group: "hyperloglog", summary: "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", usage: "key [element [element ...]]", since: "2.8.9"},
-		{name: "pfcount", arity: -2, flags: flagReadonly | flagMayReplicate, firstKey: 1, lastKey: -1, step: 1, handler: cmdPFCount, access: keysReadWrite,
+		{name: "pfcount", arity: -2, flags: flagReadonly | flagMayReplicate, firstKey: 1, lastKey: -1, step: 1, handler: cmdPFCount,
 			group: "hyperloglog", summary: "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", usage: "key [key ...]", since: "2.8.9"},
 		{name: "pfmerge", arity: -2, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 1, handler: cmdPFMerge, access: keysMerge,
 			group: "hyperloglog", summary: "Merges one or more HyperLogLog values into a single key.", usage: "destkey [sourcekey [sourcekey ...]]", since: "2.8.9"},
-		{name: "pfdebug", arity: 3, flags: flagWrite | flagDenyOOM | flagAdmin, firstKey: 2, lastKey: 2, step: 1, handler: cmdPFDebug,
+		{name: "pfdebug", arity: 3, flags: flagWrite | flagDenyOOM | flagAdmin, firstKey: 2, lastKey: 2, step: 1, handler: cmdPFDebug, access: keysRead,
 			group: "hyperloglog", summary: "Internal commands for debugging HyperLogLog values.", usage: "subcommand key", since: "2.8.9"},
 		{name: "pfselftest", arity: 1, flags: flagAdmin, handler: cmdPFSelfTest,
 			group: "hyperloglog", summary: "An internal command for testing HyperLogLog values.", since: "2.8.9"},

@@ -54,6 +54,15 @@ func compatHLLScripts() []compatScript {
 			cs("SET t x"), cs("DEL t"), cs("PFADD t a"), cs("EXPIRE t 100"), cs("PFADD t b"), cs("TTL t"),
 			cs("PFCOUNT t"), cs("TTL t"), cs("PFMERGE t h"), cs("TTL t"),
 			csSorted("ACL CAT hyperloglog"),
+			// Key permissions follow Redis's key specs: PFADD writes its key
+			// without reading it, PFCOUNT and PFDEBUG read theirs, PFMERGE
+			// reads and writes its destination.
+			cs("ACL SETUSER hllro on nopass %R~* +@all"), cs("ACL SETUSER hllrw on nopass %R~src* %RW~dst* +@all"),
+			cs("ACL DRYRUN hllro PFCOUNT h"), cs("ACL DRYRUN hllro PFADD h a"), cs("ACL DRYRUN hllro PFMERGE h x"),
+			cs("ACL DRYRUN hllrw PFMERGE dst src1 src2"), cs("ACL DRYRUN hllrw PFMERGE src1 dst"),
+			cs("ACL DRYRUN hllrw PFCOUNT src1"), cs("ACL DRYRUN hllrw PFCOUNT dst"), cs("ACL DRYRUN hllrw PFADD dst a"),
+			cs("ACL DRYRUN hllrw PFDEBUG ENCODING dst"), cs("ACL DRYRUN hllro PFSELFTEST"),
+			cs("ACL DELUSER hllro hllrw"),
 		}},
 		{name: "sizes-merges-encodings", steps: sizes},
 		{name: "sparse-max-bytes", steps: []compatStep{

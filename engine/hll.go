@@ -54,20 +54,25 @@ func (a stringAt) check() error {
 
 // editStrings calls fn with the strings at keys, under the write locks of
 // all their shards, and stores what fn returns under keys[0] if fn says
-// to write it (keeping the key's deadlines, as Update does).
-func (s *Store) editStrings(keys [][]byte, fn func(at []stringAt) (next []byte, write bool, err error)) error {
+// to write it (keeping the key's deadlines, as Update does). It returns
+// what it found at each key, its value cleared (the store's bytes may be
+// gone once the locks are released), for countReads.
+func (s *Store) editStrings(keys [][]byte, fn func(at []stringAt) (next []byte, write bool, err error)) ([]stringAt, error) {
 	if err := s.admit(0); err != nil {
-		return err
+		return nil, err
 	}
+	at := make([]stringAt, len(keys))
 	shards := s.lockShards(keys, 1)
-	err := s.editStringsLocked(keys, fn)
+	err := s.editStringsLocked(keys, at, fn)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.feeder.feed()
-	return err
+	for i := range at {
+		at[i].value = nil
+	}
+	return at, err
 }
 
-func (s *Store) editStringsLocked(keys [][]byte, fn func([]stringAt) ([]byte, bool, error)) error {
-	at := make([]stringAt, len(keys))
+func (s *Store) editStringsLocked(keys [][]byte, at []stringAt, fn func([]stringAt) ([]byte, bool, error)) error {
 	for i, k := range keys {
 		h := s.hash(k)
 		sl, found := s.liveKeyLocked(s.shardOf(h), h, k)
@@ -87,10 +92,26 @@ func (s *Store) editStringsLocked(keys [][]byte, fn func([]stringAt) ([]byte, bo
 	return err
 }
 
+// countReads counts the first n keys' lookups as reads, as GET counts its
+// key: a hit for a live key of any type (noted by the eviction policy), a
+// miss for another. Redis's PFCOUNT and PFMERGE look their keys up as
+// reads, one by one until one fails.
+func (s *Store) countReads(keys [][]byte, at []stringAt, n int) {
+	for i, k := range keys[:min(n, len(at))] {
+		h := s.hash(k)
+		if at[i].found {
+			s.shardOf(h).hits.Add(1)
+			s.noteRead(h)
+		} else {
+			s.shardOf(h).misses.Add(1)
+		}
+	}
+}
+
 // PFAdd adds elems to the HLL at key, creating it if missing, and reports
 // whether it changed (PFADD's 1), which is when it is written.
 func (s *Store) PFAdd(key []byte, elems [][]byte) (changed bool, err error) {
-	err = s.editStrings([][]byte{key}, func(at []stringAt) ([]byte, bool, error) {
+	_, err = s.editStrings([][]byte{key}, func(at []stringAt) ([]byte, bool, error) {
 		if err := at[0].check(); err != nil {
 			return nil, false, err
 		}
@@ -106,8 +127,10 @@ func (s *Store) PFAdd(key []byte, elems [][]byte) (changed bool, err error) {
 // used if valid, else computed and cached: as in Redis that rewrites the
 // value, a write readers and watchers are told of.
 func (s *Store) PFCount(keys [][]byte) (card int64, err error) {
+	looked := len(keys)
+	var at []stringAt
 	if len(keys) == 1 {
-		err = s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
+		at, err = s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
 			if err := at[0].check(); err != nil || !at[0].found {
 				return nil, false, err
 			}
@@ -115,16 +138,18 @@ func (s *Store) PFCount(keys [][]byte) (card int64, err error) {
 			card = int64(n)
 			return next, next != nil, err
 		})
-		return card, err
+	} else {
+		at, err = s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
+			var m hll.Max
+			var err error
+			if _, looked, err = mergeAll(&m, at); err != nil {
+				return nil, false, err
+			}
+			card = int64(m.Count())
+			return nil, false, nil
+		})
 	}
-	err = s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
-		var m hll.Max
-		if _, err := mergeAll(&m, at); err != nil {
-			return nil, false, err
-		}
-		card = int64(m.Count())
-		return nil, false, nil
-	})
+	s.countReads(keys, at, looked)
 	return card, err
 }
 
@@ -132,34 +157,38 @@ func (s *Store) PFCount(keys [][]byte) (card int64, err error) {
 // into dst, creating it if missing. dst is dense if any of them is.
 func (s *Store) PFMerge(dst []byte, srcs [][]byte) error {
 	keys := append([][]byte{dst}, srcs...)
-	return s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
+	looked := len(keys)
+	at, err := s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
 		var m hll.Max
-		dense, err := mergeAll(&m, at)
-		if err != nil {
+		dense, n, err := mergeAll(&m, at)
+		if looked = n; err != nil {
 			return nil, false, err
 		}
 		next, err := m.Store(at[0].value, dense, s.sparseMax())
 		return next, err == nil, err
 	})
+	s.countReads(keys, at, looked)
+	return err
 }
 
 // mergeAll merges the HLLs found at into m, checking each in order as
-// Redis does, and reports whether any is dense.
-func mergeAll(m *hll.Max, at []stringAt) (dense bool, err error) {
-	for _, a := range at {
+// Redis does, and reports whether any is dense, and how many it looked at:
+// all of them, or up to the one that failed.
+func mergeAll(m *hll.Max, at []stringAt) (dense bool, looked int, err error) {
+	for i, a := range at {
 		if err := a.check(); err != nil {
-			return false, err
+			return false, i + 1, err
 		}
 		if !a.found {
 			continue
 		}
 		d, err := m.Merge(a.value)
 		if err != nil {
-			return false, err
+			return false, i + 1, err
 		}
 		dense = dense || d
 	}
-	return dense, nil
+	return dense, len(at), nil
 }
 
 // HLLDebug is what PFDEBUG found of an HLL: its encoding before the call,
@@ -176,7 +205,7 @@ type HLLDebug struct {
 // sparse, its opcodes; with toDense (GETREG, TODENSE) a sparse HLL is made
 // dense first, and the registers returned. A missing key is ErrNoHLLKey.
 func (s *Store) PFDebug(key []byte, toDense bool) (d HLLDebug, err error) {
-	err = s.editStrings([][]byte{key}, func(at []stringAt) ([]byte, bool, error) {
+	_, err = s.editStrings([][]byte{key}, func(at []stringAt) ([]byte, bool, error) {
 		if !at[0].found {
 			return nil, false, ErrNoHLLKey
 		}

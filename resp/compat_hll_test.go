@@ -223,3 +223,38 @@ func TestCompatHLLTracking(t *testing.T) {
 	}}
 	runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
 }
+
+// TestCompatHLLKeyspaceHits compares the keyspace hits and misses the PF
+// commands count: PFCOUNT and PFMERGE look their keys up as reads, up to
+// the first that fails, and PFADD as a write, which counts nothing.
+func TestCompatHLLKeyspaceHits(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	p.flush(t)
+	steps := []compatStep{
+		cs("PFADD h a"), cs("PFADD g b"), cs("SET str x"), cs("SADD set m"), cs("CONFIG RESETSTAT"),
+		cs("PFADD h c"), cs("PFADD new c"), cs("PFCOUNT h"), cs("PFCOUNT nokey"), cs("PFCOUNT h nokey g h"),
+		cs("PFCOUNT h set g nokey"), cs("PFCOUNT nokey str g"), cs("PFMERGE dst h nokey"), cs("PFMERGE h set nokey"),
+		cs("PFDEBUG ENCODING h"),
+	}
+	runCompatSteps(t, p, compatScript{name: "hits", steps: steps})
+	stat := func(c *compatConn, field string) string {
+		r, err := c.do("INFO", "stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(r.str, "\r\n") {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				return v
+			}
+		}
+		t.Fatalf("INFO stats has no %s", field)
+		return ""
+	}
+	for _, field := range []string{"keyspace_hits", "keyspace_misses"} {
+		if want, got := stat(p.redis, field), stat(p.ours, field); want != got {
+			t.Errorf("%s: redis %s, ours %s", field, want, got)
+		}
+	}
+}

@@ -25,6 +25,9 @@ var (
 // DefaultHLLSparseMaxBytes is Redis's hll-sparse-max-bytes default.
 const DefaultHLLSparseMaxBytes = 3000
 
+// IsHLL reports whether the string v has an HLL's header.
+func IsHLL(v []byte) bool { return hll.Check(v) == nil }
+
 // SetHLLSparseMaxBytes sets hll-sparse-max-bytes: the longest a sparse
 // HLL grows (header included) before it is made dense. HLLs already past
 // it stay as they are until they next change.

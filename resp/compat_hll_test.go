@@ -46,7 +46,7 @@ func compatHLLScripts() []compatScript {
 		{name: "pfadd-pfcount", steps: []compatStep{
 			cs("PFADD h"), cs("PFADD h"), cs("GET h"), cs("PFCOUNT h"), cs("GET h"),
 			cs("PFADD h a b c"), cs("PFADD h a"), cs("PFADD h c b"), cs("GET h"), cs("PFCOUNT h"), cs("GET h"),
-			cs("PFCOUNT nokey"), cs("TYPE h"), cs("STRLEN h"),
+			cs("PFCOUNT nokey"), cs("TYPE h"), cs("STRLEN h"), cs("OBJECT ENCODING h"), cs("PFADD e"), cs("OBJECT ENCODING e"),
 			cs("PFDEBUG ENCODING h"), cs("PFDEBUG DECODE h"), cs("PFDEBUG GETREG h"), cs("PFDEBUG ENCODING h"),
 			cs("PFDEBUG DECODE h"), cs("PFDEBUG GETREG nokey"), cs("PFDEBUG Bogus h"), cs("PFDEBUG Bogus nokey"),
 			ca("PFADD", "bin", "", "\x00\xff", strings.Repeat("x", 1000)), cs("GET bin"), cs("PFCOUNT bin"),

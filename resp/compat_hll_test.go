@@ -93,6 +93,12 @@ func compatHLLScripts() []compatScript {
 			cs("PFADD h b"), cs("APPEND h x"), cs("PFCOUNT h"), cs("PFADD h c"), cs("GET h"),
 			cs("PFDEBUG TODENSE h"), cs("PFDEBUG DECODE h"), cs("SETRANGE h 4 \x05"), cs("PFCOUNT h"),
 		}},
+		{name: "damaged-pfadd-fails-whole", divergence: "a PFADD that meets a damaged HLL changes nothing", steps: []compatStep{
+			// The opcodes cover registers 0-99 only: e70 lands in them, e1 past.
+			ca("SET", "g", hllHeader(1)+"\x40\x63"), cs("PFADD g e70 e1"),
+			csDiverge("GET g", `"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x806\x84+"`,
+				`"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00@c"`),
+		}},
 		{name: "hll-in-transactions-and-scripts", steps: []compatStep{
 			cs("MULTI"), cs("PFADD h a b"), cs("PFCOUNT h"), cs("SET str v"), cs("PFADD str x"), cs("PFCOUNT h"),
 			cs("EXEC"),

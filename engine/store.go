@@ -150,6 +150,7 @@ type Store struct {
 	compactions atomic.Int64 // segments compacted
 
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
+	lists       listConfig    // list-max-listpack-size (list.go)
 
 	ownsProcess bool
 
@@ -213,6 +214,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
+	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
 		NumCounters:        numCounters(maxCost),
 		MaxCost:            s.policyMaxCost(),

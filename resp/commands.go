@@ -26,6 +26,7 @@ const (
 	flagNoMandatoryKeys                   // may be called without keys (EVAL)
 	flagMovableKeys                       // its keys are found by parsing its arguments (EVAL's numkeys)
 	flagNoMulti                           // refused inside MULTI (SHUTDOWN)
+	flagBlocking                          // may block the client (BLPOP)
 	// flagSubscriberOK: allowed to a RESP2 connection in subscriber mode.
 	// Not a Redis flag: COMMAND INFO does not show it.
 	flagSubscriberOK
@@ -48,7 +49,7 @@ var flagNames = []struct {
 }{
 	// In the order of Redis's flag bits, which COMMAND INFO lists them in.
 	{flagWrite, "write"}, {flagReadonly, "readonly"}, {flagDenyOOM, "denyoom"},
-	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"},
+	{flagAdmin, "admin"}, {flagPubSub, "pubsub"}, {flagNoScript, "noscript"}, {flagBlocking, "blocking"},
 	{flagLoading, "loading"}, {flagStale, "stale"}, {flagSkipMonitor, "skip_monitor"},
 	{flagFast, "fast"}, {flagNoAuth, "no_auth"}, {flagNoMandatoryKeys, "no_mandatory_keys"},
 	{flagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
@@ -156,8 +157,9 @@ func commandTable() []*command {
 			{name: "client|setname", arity: 3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientSetName},
 			{name: "client|tracking", arity: -3, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientTracking},
 			{name: "client|trackinginfo", arity: 2, flags: flagLoading | flagStale | flagNoScript, handler: cmdClientTrackingInfo},
+			{name: "client|unblock", arity: -3, flags: flagAdmin | flagLoading | flagStale | flagNoScript, handler: cmdClientUnblock},
 		},
-			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO.", usage: "subcommand [argument ...]", since: "2.4.0"},
+			group: "connection", summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO, UNBLOCK.", usage: "subcommand [argument ...]", since: "2.4.0"},
 		{name: "reset", arity: 1, flags: flagFast | flagNoAuth | flagLoading | flagStale | flagSubscriberOK | flagNoQueue | flagNoScript | flagAllowBusy, handler: cmdReset,
 			group: "connection", summary: "Resets the connection: RESP2, no name, logged out if a password is required.", since: "6.2.0"},
 
@@ -307,7 +309,7 @@ func commandTable() []*command {
 			group: "set", summary: "Move a member from one set to another", usage: "source destination member", since: "1.0.0"},
 		{name: "sinter", arity: -2, flags: flagReadonly, firstKey: 1, lastKey: -1, step: 1, handler: cmdSInter,
 			group: "set", summary: "Intersect multiple sets", usage: "key [key ...]", since: "1.0.0"},
-		{name: "sintercard", arity: -3, flags: flagReadonly | flagMovableKeys, handler: cmdSInterCard, keysOf: sinterCardKeys,
+		{name: "sintercard", arity: -3, flags: flagReadonly | flagMovableKeys, handler: cmdSInterCard, keysOf: numKeysFirst,
 			group: "set", summary: "Intersect multiple sets and return the cardinality of the result", usage: "numkeys key [key ...] [LIMIT limit]", since: "7.0.0"},
 		{name: "sunion", arity: -2, flags: flagReadonly, firstKey: 1, lastKey: -1, step: 1, handler: cmdSUnion,
 			group: "set", summary: "Add multiple sets", usage: "key [key ...]", since: "1.0.0"},
@@ -321,6 +323,52 @@ func commandTable() []*command {
 			group: "set", summary: "Subtract multiple sets and store the resulting set in a key", usage: "destination key [key ...]", since: "1.0.0"},
 		{name: "sscan", arity: -3, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdSScan,
 			group: "set", summary: "Incrementally iterate Set elements", usage: "key cursor [MATCH pattern] [COUNT count]", since: "2.8.0"},
+
+		// Lists.
+		{name: "lpush", arity: -3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdLPush, access: keysWrite,
+			group: "list", summary: "Prepend one or multiple elements to a list", usage: "key element [element ...]", since: "1.0.0"},
+		{name: "rpush", arity: -3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdRPush, access: keysWrite,
+			group: "list", summary: "Append one or multiple elements to a list", usage: "key element [element ...]", since: "1.0.0"},
+		{name: "lpushx", arity: -3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdLPushX, access: keysWrite,
+			group: "list", summary: "Prepend an element to a list, only if the list exists", usage: "key element [element ...]", since: "2.2.0"},
+		{name: "rpushx", arity: -3, flags: flagWrite | flagDenyOOM | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdRPushX, access: keysWrite,
+			group: "list", summary: "Append an element to a list, only if the list exists", usage: "key element [element ...]", since: "2.2.0"},
+		{name: "lpop", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdLPop,
+			group: "list", summary: "Remove and get the first elements in a list", usage: "key [count]", since: "1.0.0"},
+		{name: "rpop", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdRPop,
+			group: "list", summary: "Remove and get the last elements in a list", usage: "key [count]", since: "1.0.0"},
+		{name: "llen", arity: 2, flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdLLen, access: keysNone,
+			group: "list", summary: "Get the length of a list", usage: "key", since: "1.0.0"},
+		{name: "lrange", arity: 4, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdLRange,
+			group: "list", summary: "Get a range of elements from a list", usage: "key start stop", since: "1.0.0"},
+		{name: "lindex", arity: 3, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdLIndex,
+			group: "list", summary: "Get an element from a list by its index", usage: "key index", since: "1.0.0"},
+		{name: "lset", arity: 4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdLSet, access: keysWrite,
+			group: "list", summary: "Set the value of an element in a list by its index", usage: "key index element", since: "1.0.0"},
+		{name: "linsert", arity: 5, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdLInsert, access: keysWrite,
+			group: "list", summary: "Insert an element before or after another element in a list", usage: "key BEFORE|AFTER pivot element", since: "2.2.0"},
+		{name: "lrem", arity: 4, flags: flagWrite, firstKey: 1, lastKey: 1, step: 1, handler: cmdLRem, access: keysWrite,
+			group: "list", summary: "Remove elements from a list", usage: "key count element", since: "1.0.0"},
+		{name: "ltrim", arity: 4, flags: flagWrite, firstKey: 1, lastKey: 1, step: 1, handler: cmdLTrim, access: keysWrite,
+			group: "list", summary: "Trim a list to the specified range", usage: "key start stop", since: "1.0.0"},
+		{name: "lpos", arity: -3, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdLPos,
+			group: "list", summary: "Return the index of matching elements on a list", usage: "key element [RANK rank] [COUNT num-matches] [MAXLEN len]", since: "6.0.6"},
+		{name: "lmove", arity: 5, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 2, step: 1, handler: cmdLMove, access: keysRename,
+			group: "list", summary: "Pop an element from a list, push it to another list and return it", usage: "source destination LEFT|RIGHT LEFT|RIGHT", since: "6.2.0"},
+		{name: "rpoplpush", arity: 3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 2, step: 1, handler: cmdRPopLPush, access: keysRename,
+			group: "list", summary: "Remove the last element in a list, prepend it to another list and return it", usage: "source destination", since: "1.2.0"},
+		{name: "lmpop", arity: -4, flags: flagWrite | flagMovableKeys, handler: cmdLMPop, keysOf: numKeysFirst,
+			group: "list", summary: "Pop elements from a list", usage: "numkeys key [key ...] LEFT|RIGHT [COUNT count]", since: "7.0.0"},
+		{name: "blpop", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, firstKey: 1, lastKey: -2, step: 1, handler: cmdBLPop,
+			group: "list", summary: "Remove and get the first element in a list, or block until one is available", usage: "key [key ...] timeout", since: "2.0.0"},
+		{name: "brpop", arity: -3, flags: flagWrite | flagNoScript | flagBlocking, firstKey: 1, lastKey: -2, step: 1, handler: cmdBRPop,
+			group: "list", summary: "Remove and get the last element in a list, or block until one is available", usage: "key [key ...] timeout", since: "2.0.0"},
+		{name: "blmove", arity: 6, flags: flagWrite | flagDenyOOM | flagNoScript | flagBlocking, firstKey: 1, lastKey: 2, step: 1, handler: cmdBLMove, access: keysRename,
+			group: "list", summary: "Pop an element from a list, push it to another list and return it; or block until one is available", usage: "source destination LEFT|RIGHT LEFT|RIGHT timeout", since: "6.2.0"},
+		{name: "brpoplpush", arity: 4, flags: flagWrite | flagDenyOOM | flagNoScript | flagBlocking, firstKey: 1, lastKey: 2, step: 1, handler: cmdBRPopLPush, access: keysRename,
+			group: "list", summary: "Pop an element from a list, push it to another list and return it; or block until one is available", usage: "source destination timeout", since: "2.2.0"},
+		{name: "blmpop", arity: -5, flags: flagWrite | flagBlocking | flagMovableKeys, handler: cmdBLMPop, keysOf: blmpopKeys,
+			group: "list", summary: "Pop elements from a list, or block until one is available", usage: "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]", since: "7.0.0"},
 
 		// Read-through.
 		{name: "getfill", arity: -4, flags: flagWrite | flagDenyOOM | flagTrackRead, firstKey: 1, lastKey: 1, step: 1, handler: cmdGetFill, acl: acl.Read,

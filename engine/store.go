@@ -406,12 +406,16 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 		return err
 	}
 	cost := r.cost()
+	var oldCost int64
 	if found {
-		if !r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
+		// Read before the old record's bytes are freed: its segment may
+		// be unmapped with them.
+		oldCost = old.rec.cost()
+		if old.rec.onHeap() && (!r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value)) {
 			sh.freeHeapLocked(&old.rec)
 		}
 		sh.index.Replace(old.pos, loc)
-		s.used.Add(cost - old.rec.cost())
+		s.used.Add(cost - oldCost)
 		s.arena.Free(old.loc)
 		if old.rec.stale != 0 {
 			sh.volatile--
@@ -426,7 +430,7 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if r.stale != 0 {
 		sh.volatile++
 	}
-	if !found || cost != old.rec.cost() {
+	if !found || cost != oldCost {
 		s.feeder.queue(h, s.hashCostLocked(sh, h))
 	}
 	s.kickCompactor()

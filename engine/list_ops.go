@@ -226,7 +226,9 @@ func (s *Store) LTrim(key []byte, start, stop int64) error {
 			return collection{}, collDelete, nil
 		}
 		if from == 0 && to == n-1 {
-			return cur, collUnchanged, nil
+			// Nothing to trim, yet a write to Redis: WATCH and tracking
+			// see the key changed.
+			return cur, collStore, nil
 		}
 		if v.obj != nil {
 			// From the ends, as Redis's quicklistDelRange: O(removed).

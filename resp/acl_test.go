@@ -29,7 +29,7 @@ var aclUsers = []string{
 	"dave off >davepw +@all ~*",
 	"eve on nopass ~* +@all -get",
 	"frank on >frankpw >frankpw2 ~* &* +@all -@admin +config|get",
-	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +select|0",
+	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +select|0 +@list",
 }
 
 // redisUserArgs are redis-server's arguments defining users: each
@@ -110,6 +110,12 @@ func TestCompatACL(t *testing.T) {
 			cs("BITOP AND r:b r:1"), cs("BITOP OR w:b w:1"), cs("COPY r:1 w:c REPLACE"), cs("COPY w:1 r:c"),
 			cs("COPY r:1 rw:c REPLACE"), cs("RENAME r:1 w:x"), cs("RENAME rw:c w:x"), cs("RENAME w:x rw:c"),
 			cs("SMOVE rw:s w:s a"), cs("SMOVE rw:s rw:t a"),
+			cs("RPUSH w:l a b c"), cs("RPUSH r:l a"), cs("LPUSH rw:l a b c"), cs("LLEN r:l"), cs("LLEN w:l"),
+			cs("LRANGE r:l 0 -1"), cs("LRANGE w:l 0 -1"), cs("LINDEX w:l 0"), cs("LPOS w:l a"), cs("LPOP w:l"),
+			cs("LPOP rw:l"), cs("LSET w:l 0 x"), cs("LREM w:l 0 x"), cs("LTRIM w:l 0 1"), cs("LINSERT w:l BEFORE b z"),
+			cs("LMOVE rw:l w:l LEFT LEFT"), cs("LMOVE rw:l r:l LEFT LEFT"), cs("LMOVE w:l rw:l LEFT LEFT"),
+			cs("RPOPLPUSH rw:l w:l"), cs("BLMOVE rw:l w:l LEFT LEFT 0.01"), cs("BLMOVE w:l rw:l LEFT LEFT 0.01"),
+			cs("LMPOP 2 rw:l w:l LEFT"), cs("LMPOP 1 rw:l LEFT"), cs("BLPOP rw:l r:l 0.01"), cs("BLMPOP 0.01 1 w:l LEFT"),
 		}}},
 		{"eve", "whatever", compatScript{name: "nopass", steps: []compatStep{
 			cs("GET cache:a"), cs("get cache:a"), cs("SET e v"), cs("ACL WHOAMI"), cs("AUTH eve other"), cs("ACL WHOAMI"),

@@ -104,7 +104,7 @@ func compatListScripts() []compatScript {
 			cs("EXPIRE l2 100"), cs("TTL l2"), cs("RPUSH l2 c"), cs("TTL l2"), cs("LPOP l2"), cs("TTL l2"),
 			cs("PERSIST l2"), cs("TTL l2"), cs("PEXPIRE l2 1"), csSleep(20 * time.Millisecond), cs("EXISTS l2"), cs("LLEN l2"),
 			cs("DEL l3 str"), cs("EXISTS l3 str"),
-			cs("CONFIG GET list-max-*"), cs("CONFIG GET list-compress-depth"), cs("CONFIG SET list-max-ziplist-size 10"),
+			csPairs("CONFIG GET list-max-*"), cs("CONFIG GET list-compress-depth"), cs("CONFIG SET list-max-ziplist-size 10"),
 			cs("CONFIG GET list-max-listpack-size"), cs("CONFIG SET list-max-listpack-size x"),
 			cs("CONFIG SET list-max-listpack-size -2"), cs("CONFIG SET list-compress-depth 1"),
 			cs("CONFIG GET list-compress-depth"), cs("CONFIG SET list-compress-depth -1"),
@@ -224,4 +224,21 @@ func TestCompatListsRandom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompatListTracking compares the invalidations client-side caching
+// sends for lists: a read tracks its keys, a change invalidates them, and
+// a write that changes nothing sends nothing.
+func TestCompatListTracking(t *testing.T) {
+	sc := psScript{name: "lists", conns: 2, resp3: true, steps: []psStep{
+		ps(0, "CLIENT TRACKING ON"), ps(1, "RPUSH l 1 2 3"), ps(0, "LRANGE l 0 -1"),
+		ps(1, "LREM l 0 9"), ps(1, "LPUSHX nokey 1"), ps(1, "LINSERT l BEFORE 9 x"), ps(1, "LPOP l 0"), ps(0, "PING"),
+		ps(1, "RPUSH l 4"), psRead(0, 1),
+		ps(0, "LINDEX l 0"), ps(1, "LSET l 0 x"), psRead(0, 1),
+		ps(0, "LLEN l"), ps(1, "LMOVE l m LEFT RIGHT"), psRead(0, 1),
+		ps(0, "LPOS m x"), ps(1, "RPOPLPUSH nokey m"), ps(0, "PING"), ps(1, "LTRIM m 0 -1"), ps(0, "PING"),
+		ps(1, "LTRIM m 1 1"), psRead(0, 1),
+		ps(0, "LLEN l"), ps(1, "LMPOP 2 nokey l LEFT COUNT 10"), psRead(0, 1), ps(0, "PING"),
+	}}
+	runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
 }

@@ -56,10 +56,13 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 }
 
 // shared reports whether cmd goes through the shared tier: a Redis command
-// that names keys, or one that empties the keyspace.
+// that names keys (by position, or found in its arguments as LMPOP's and
+// SINTERCARD's numkeys; a script's go through scriptWrites), or one that
+// empties the keyspace.
 func (cmd *command) shared() bool {
 	// Shard channels are keys to COMMAND INFO, not to the shared tier.
-	return cmd.firstKey > 0 && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
+	named := cmd.firstKey > 0 || cmd.keysOf != nil && !cmd.script
+	return named && !cmd.own && cmd.flags&flagPubSub == 0 || cmd.flush
 }
 
 // runShared runs a command with the shared tier: the keys it reads are

@@ -72,9 +72,9 @@ else
 fi
 
 # redis-benchmark must complete every test without an error reply.
-bench=$(timeout 120 redis-benchmark -p "$port" -t ping,set,get,incr,mset -n 20000 -q 2>&1 | tr '\r' '\n' | grep -v 'rps=' | grep . || true)
+bench=$(timeout 120 redis-benchmark -p "$port" -t ping,set,get,incr,lpush,rpush,lpop,rpop,lrange_100,mset -n 20000 -q 2>&1 | tr '\r' '\n' | grep -v 'rps=' | grep . || true)
 echo "$bench"
-for t in PING_INLINE PING_MBULK SET GET INCR MSET; do
+for t in PING_INLINE PING_MBULK SET GET INCR LPUSH RPUSH LPOP RPOP LRANGE_100 MSET; do
   grep -q "^$t.*requests per second" <<<"$bench" || { echo "FAIL: redis-benchmark $t did not complete"; fail=1; }
 done
 if grep -qiE 'error|err ' <<<"$bench"; then echo "FAIL: redis-benchmark reported errors"; fail=1; fi

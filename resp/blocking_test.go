@@ -205,6 +205,19 @@ func blockScenarios() []blockScenario {
 			s.do(0, "RPUSH k x")
 			s.do(0, "LRANGE k 0 -1")
 		}},
+		{"rename-and-copy-wake", func(t *testing.T, s *blockSession) {
+			s.send(1, "BLPOP k1 0")
+			s.blocked(1)
+			s.send(2, "BLPOP k2 0")
+			s.blocked(2)
+			s.do(0, "RPUSH src a b")
+			s.do(0, "RENAME src k1")
+			s.recv(1)
+			s.do(0, "COPY k1 k2")
+			s.recv(2)
+			s.do(0, "LRANGE k1 0 -1")
+			s.do(0, "LRANGE k2 0 -1")
+		}},
 		{"pipelined-after-block", func(t *testing.T, s *blockSession) {
 			s.send(1, "BLPOP k 0")
 			s.send(1, "PING")

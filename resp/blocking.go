@@ -235,6 +235,18 @@ func (s *Server) unblockClient(id int64, withError bool) bool {
 	return b.finish(state)
 }
 
+// isBlocked reports whether the client of connection id is blocked on
+// keys, for CLIENT LIST's b flag.
+func (r *blockRegistry) isBlocked(id int64) bool {
+	if r.clients.Load() == 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.byID[id]
+	return ok
+}
+
 // registered is the number of keys and clients in the registry, for
 // tests: a client that has left must leave nothing behind.
 func (r *blockRegistry) registered() (keys, clients int) {

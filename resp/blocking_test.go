@@ -9,6 +9,7 @@ package resp
 // blocked_clients says so, never by sleeping.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,6 +218,20 @@ func blockScenarios() []blockScenario {
 			s.recv(2)
 			s.do(0, "LRANGE k1 0 -1")
 			s.do(0, "LRANGE k2 0 -1")
+		}},
+		{"client-list-flags", func(t *testing.T, s *blockSession) {
+			id := s.id(1)
+			s.send(1, "BLPOP k 0")
+			s.blocked(1)
+			r, err := s.conn(0).do("CLIENT", "LIST", "ID", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags := strings.Fields(r.str)
+			flags = slices.DeleteFunc(flags, func(f string) bool { return !strings.HasPrefix(f, "flags=") && !strings.HasPrefix(f, "cmd=") })
+			s.out = append(s.out, strings.Join(flags, " "))
+			s.do(0, "RPUSH k x")
+			s.recv(1)
 		}},
 		{"pipelined-after-block", func(t *testing.T, s *blockSession) {
 			s.send(1, "BLPOP k 0")

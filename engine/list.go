@@ -282,6 +282,28 @@ func (o *listObject) popBack() []byte {
 	return e
 }
 
+// editAt changes the heap list o around index i (0 <= i < o.n): edit
+// gets copies of the elements of the chunk holding i and i's index among
+// them, and returns the chunk's new elements, which replace it in as many
+// chunks as limit calls for. LSET and LINSERT cost one chunk so, not the
+// list.
+func (o *listObject) editAt(i int, limit listNodeLimit, edit func(elems [][]byte, at int) [][]byte) {
+	ci := 0
+	for ; i >= o.chunks[ci].n; ci++ {
+		i -= o.chunks[ci].n
+	}
+	old := o.chunks[ci]
+	var elems [][]byte
+	old.each(func(e []byte) bool { elems = append(elems, slices.Clone(e)); return true })
+	rebuilt := &listObject{}
+	for _, e := range edit(elems, i) {
+		rebuilt.pushBack(e, limit)
+	}
+	o.chunks = slices.Replace(o.chunks, ci, ci+1, rebuilt.chunks...)
+	o.n += rebuilt.n - old.n
+	o.bytes += rebuilt.bytes - int64(len(old.buf))
+}
+
 // listView reads a list in either form. Elements it hands out alias the
 // blob (so the arena) or a chunk: they must be copied to be kept.
 type listView struct {
@@ -525,9 +547,9 @@ func shrunk(o *listObject, limit listNodeLimit) collection {
 	return collection{obj: o, charge: o.charge()}
 }
 
-// listReplace is c with its elements replaced by elems, for the commands
-// that change a list in its middle (LSET, LINSERT, LREM, LTRIM): Redis's
-// are O(n) as this is.
+// listReplace is a list of elems, for the commands that change a list in
+// its middle (LREM; LSET, LINSERT and LTRIM of a list in its record):
+// Redis's LREM is O(n) as this is.
 func listReplace(elems [][]byte, limit listNodeLimit) collection {
 	return newListOf(elems, limit)
 }

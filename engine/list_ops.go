@@ -132,6 +132,13 @@ func (s *Store) LSet(key []byte, i int64, elem []byte) error {
 		if !ok {
 			return cur, collUnchanged, ErrIndexOutOfRange
 		}
+		if v.obj != nil {
+			v.obj.editAt(at, limit, func(elems [][]byte, j int) [][]byte {
+				elems[j] = elem
+				return elems
+			})
+			return collection{obj: v.obj, charge: v.obj.charge()}, collStore, nil
+		}
 		elems := v.elems(0, v.len()-1)
 		elems[at] = elem
 		return listReplace(elems, limit), collStore, nil
@@ -159,6 +166,16 @@ func (s *Store) LInsert(key []byte, before bool, pivot, elem []byte) (n int, err
 		if at < 0 {
 			n = -1
 			return cur, collUnchanged, nil
+		}
+		if v.obj != nil {
+			v.obj.editAt(at, limit, func(elems [][]byte, j int) [][]byte {
+				if !before {
+					j++
+				}
+				return slices.Insert(elems, j, elem)
+			})
+			n = v.obj.n
+			return collection{obj: v.obj, charge: v.obj.charge()}, collStore, nil
 		}
 		if !before {
 			at++

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 )
@@ -269,11 +270,13 @@ type LPosQuery struct {
 func (s *Store) LPos(key, elem []byte, q LPosQuery) (found []int64, err error) {
 	_, err = s.readColl(key, TypeList, func(c collection) {
 		v := viewList(c)
-		rank := q.Rank
-		if rank < 0 {
-			rank = -rank
-			if rank < 0 { // -MinInt64: as many matches as can be
-				rank = 1<<63 - 1
+		rank, count := max(q.Rank, -q.Rank), q.Count
+		if q.Rank == math.MinInt64 {
+			// Redis negates it to itself, a rank every match passes,
+			// and its count test overflows: every match, from the tail.
+			rank = 1
+			if count > 0 {
+				count = 0
 			}
 		}
 		var scanned, matches int64
@@ -290,7 +293,7 @@ func (s *Store) LPos(key, elem []byte, q LPosQuery) (found []int64, err error) {
 				return true
 			}
 			found = append(found, int64(i))
-			return q.Count == 0 || (q.Count > 0 && matches-rank+1 < q.Count)
+			return count == 0 || (count > 0 && matches-rank+1 < count)
 		}
 		if q.Rank < 0 {
 			v.eachRev(v.len()-1, visit)

@@ -37,7 +37,8 @@ func listCompatSteps() []compatStep {
 		cs("LPOS p nope COUNT 0"), cs("LPOS nokey a"), cs("LPOS nokey a COUNT 1"), cs("LPOS p c RANK 0"),
 		cs("LPOS p c RANK x"), cs("LPOS p c COUNT -1"), cs("LPOS p c COUNT x"), cs("LPOS p c MAXLEN -1"),
 		cs("LPOS p c MAXLEN x"), cs("LPOS p c BAD 1"), cs("LPOS p c RANK"), cs("LPOS nokey a RANK 0"),
-		cs("LPOS p c RANK 10"), cs("LPOS p 1 RANK -9223372036854775807"), cs("LPOS p 1 rank 1 count 1 maxlen 0"),
+		cs("LPOS p c RANK 10"), cs("LPOS p 1 RANK -9223372036854775807"), cs("LPOS p c RANK -9223372036854775808"),
+		cs("LPOS p c RANK -9223372036854775808 COUNT 1"), cs("LPOS p c RANK -9223372036854775808 COUNT 0"), cs("LPOS p 1 rank 1 count 1 maxlen 0"),
 		cs("LPOP p"), cs("RPOP p"), cs("LPOP p 2"), cs("RPOP p 2"), cs("LPOP p 0"), cs("LPOP nokey"), cs("LPOP nokey 2"),
 		cs("LPOP nokey 0"), cs("LPOP p -1"), cs("LPOP p x"), cs("LPOP p 1 2"), cs("RPOP p 100"), cs("EXISTS p"),
 		cs("LTRIM l 1 -2"), cs("LRANGE l 0 -1"), cs("LTRIM l 0 100"), cs("LTRIM nokey 0 1"), cs("LTRIM l x 1"),
@@ -155,74 +156,80 @@ func TestCompatLists(t *testing.T) {
 // to redis-server and to our server and compares every reply: pushes in
 // runs that carry lists across the record's bound and back, pops from
 // both ends, the commands that change a list's middle, and moves between
-// three keys, in default and in 4-entry nodes.
+// three keys, in default and in 4-entry nodes, in both protocols.
 func TestCompatListsRandom(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})
-	for _, nodeSize := range []string{"-2", "4"} {
-		t.Run("nodes"+nodeSize, func(t *testing.T) {
-			p := dialCompatPair(t, redisAddr, ts.addr, 2)
-			p.flush(t)
-			p.both(t, "CONFIG", "SET", "list-max-listpack-size", nodeSize)
-			defer p.both(t, "CONFIG", "SET", "list-max-listpack-size", "-2")
-			rng := rand.New(rand.NewPCG(5, 6))
-			keys := []string{"a", "b", "c"}
-			key := func() string { return keys[rng.IntN(len(keys))] }
-			elem := func() string {
-				if rng.IntN(20) == 0 {
-					return strings.Repeat("long", 1+rng.IntN(100))
-				}
-				return "e" + strconv.Itoa(rng.IntN(8))
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, nodeSize := range []string{"-2", "4"} {
+			t.Run("nodes"+nodeSize, func(t *testing.T) { listsRandom(t, redisAddr, ts.addr, proto, nodeSize) })
+		}
+	})
+}
+
+// listsRandom is one run of TestCompatListsRandom, in a protocol and a
+// node size.
+func listsRandom(t *testing.T, redisAddr, oursAddr string, proto int, nodeSize string) {
+	p := dialCompatPair(t, redisAddr, oursAddr, proto)
+	p.flush(t)
+	p.both(t, "CONFIG", "SET", "list-max-listpack-size", nodeSize)
+	defer p.both(t, "CONFIG", "SET", "list-max-listpack-size", "-2")
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := []string{"a", "b", "c"}
+	key := func() string { return keys[rng.IntN(len(keys))] }
+	elem := func() string {
+		if rng.IntN(20) == 0 {
+			return strings.Repeat("long", 1+rng.IntN(100))
+		}
+		return "e" + strconv.Itoa(rng.IntN(8))
+	}
+	idx := func() string { return strconv.Itoa(rng.IntN(60) - 30) }
+	end := func() string { return []string{"LEFT", "RIGHT"}[rng.IntN(2)] }
+	var history []string
+	for range 3000 {
+		var args []string
+		switch op := rng.IntN(16); op {
+		case 0, 1, 2:
+			args = []string{[]string{"LPUSH", "RPUSH", "LPUSHX", "RPUSHX"}[rng.IntN(4)], key()}
+			for n := 1 + rng.IntN(1+rng.IntN(80)); n > 0; n-- {
+				args = append(args, elem())
 			}
-			idx := func() string { return strconv.Itoa(rng.IntN(60) - 30) }
-			end := func() string { return []string{"LEFT", "RIGHT"}[rng.IntN(2)] }
-			var history []string
-			for range 3000 {
-				var args []string
-				switch op := rng.IntN(16); op {
-				case 0, 1, 2:
-					args = []string{[]string{"LPUSH", "RPUSH", "LPUSHX", "RPUSHX"}[rng.IntN(4)], key()}
-					for n := 1 + rng.IntN(1+rng.IntN(80)); n > 0; n-- {
-						args = append(args, elem())
-					}
-				case 3:
-					args = []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], key()}
-					if rng.IntN(2) == 0 {
-						args = append(args, strconv.Itoa(rng.IntN(40)))
-					}
-				case 4:
-					args = []string{"LRANGE", key(), idx(), idx()}
-				case 5:
-					args = []string{"LINDEX", key(), idx()}
-				case 6:
-					args = []string{"LSET", key(), idx(), elem()}
-				case 7:
-					args = []string{"LINSERT", key(), []string{"BEFORE", "AFTER"}[rng.IntN(2)], elem(), elem()}
-				case 8:
-					args = []string{"LREM", key(), strconv.Itoa(rng.IntN(7) - 3), elem()}
-				case 9:
-					args = []string{"LTRIM", key(), idx(), idx()}
-				case 10:
-					args = []string{"LPOS", key(), elem(), "RANK", strconv.Itoa([]int{1, 2, -1, -3}[rng.IntN(4)]),
-						"COUNT", strconv.Itoa(rng.IntN(4)), "MAXLEN", strconv.Itoa(rng.IntN(50))}
-				case 11:
-					args = []string{"LMOVE", key(), key(), end(), end()}
-				case 12:
-					args = []string{"RPOPLPUSH", key(), key()}
-				case 13:
-					args = []string{"LMPOP", "2", key(), key(), end(), "COUNT", strconv.Itoa(1 + rng.IntN(10))}
-				case 14:
-					args = []string{"LLEN", key()}
-				default:
-					args = []string{"LRANGE", key(), "0", "-1"}
-				}
-				history = append(history, showArgs(args))
-				if want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args); want != got {
-					t.Fatalf("after %d commands, ending\n\t%s\n%s:\n\tredis: %s\n\tours:  %s",
-						len(history), strings.Join(history[max(0, len(history)-8):], "\n\t"), showArgs(args), want, got)
-				}
+		case 3:
+			args = []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], key()}
+			if rng.IntN(2) == 0 {
+				args = append(args, strconv.Itoa(rng.IntN(40)))
 			}
-		})
+		case 4:
+			args = []string{"LRANGE", key(), idx(), idx()}
+		case 5:
+			args = []string{"LINDEX", key(), idx()}
+		case 6:
+			args = []string{"LSET", key(), idx(), elem()}
+		case 7:
+			args = []string{"LINSERT", key(), []string{"BEFORE", "AFTER"}[rng.IntN(2)], elem(), elem()}
+		case 8:
+			args = []string{"LREM", key(), strconv.Itoa(rng.IntN(7) - 3), elem()}
+		case 9:
+			args = []string{"LTRIM", key(), idx(), idx()}
+		case 10:
+			args = []string{"LPOS", key(), elem(), "RANK", strconv.Itoa([]int{1, 2, -1, -3}[rng.IntN(4)]),
+				"COUNT", strconv.Itoa(rng.IntN(4)), "MAXLEN", strconv.Itoa(rng.IntN(50))}
+		case 11:
+			args = []string{"LMOVE", key(), key(), end(), end()}
+		case 12:
+			args = []string{"RPOPLPUSH", key(), key()}
+		case 13:
+			args = []string{"LMPOP", "2", key(), key(), end(), "COUNT", strconv.Itoa(1 + rng.IntN(10))}
+		case 14:
+			args = []string{"LLEN", key()}
+		default:
+			args = []string{"LRANGE", key(), "0", "-1"}
+		}
+		history = append(history, showArgs(args))
+		if want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args); want != got {
+			t.Fatalf("after %d commands, ending\n\t%s\n%s:\n\tredis: %s\n\tours:  %s",
+				len(history), strings.Join(history[max(0, len(history)-8):], "\n\t"), showArgs(args), want, got)
+		}
 	}
 }
 

@@ -150,6 +150,7 @@ type Store struct {
 	compactions atomic.Int64 // segments compacted
 
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
+	lists       listConfig    // list-max-listpack-size (list.go)
 
 	// zset-max-listpack-entries and zset-max-listpack-value (zset.go).
 	zsetEntries atomic.Int64
@@ -221,6 +222,7 @@ func New(opts Options) (*Store, error) {
 	s.evictWith.Store(uint32(opts.Policy))
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
+	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
 		NumCounters:        numCounters(maxCost),
 		MaxCost:            s.policyMaxCost(),
@@ -412,14 +414,16 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 		return err
 	}
 	cost := r.cost()
+	var oldCost int64
 	if found {
-		// The old record's heap object goes unless r refers to the same
-		// one (a string's value is no handle to compare).
-		if !r.onHeap() || !old.rec.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
+		// Read before the old record's bytes are freed: its segment may
+		// be unmapped with them.
+		oldCost = old.rec.cost()
+		if old.rec.onHeap() && (!r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value)) {
 			sh.freeHeapLocked(&old.rec)
 		}
 		sh.index.Replace(old.pos, loc)
-		s.used.Add(cost - old.rec.cost())
+		s.used.Add(cost - oldCost)
 		s.arena.Free(old.loc)
 		if old.rec.stale != 0 {
 			sh.volatile--
@@ -434,7 +438,7 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if r.stale != 0 {
 		sh.volatile++
 	}
-	if !found || cost != old.rec.cost() {
+	if !found || cost != oldCost {
 		s.feeder.queue(h, s.hashCostLocked(sh, h))
 	}
 	s.kickCompactor()

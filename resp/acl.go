@@ -87,11 +87,12 @@ var groupCategories = map[string]acl.Category{
 	"set":          acl.Set,
 	"sorted-set":   acl.SortedSet,
 	"hyperloglog":  acl.HyperLogLog,
+	"list":         acl.List,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from
 // the flags (write: @write, readonly: @read, admin: @admin and @dangerous,
-// pubsub: @pubsub, fast: @fast, else @slow; readonly scripting commands
+// pubsub: @pubsub, fast: @fast, else @slow, blocking: @blocking; readonly scripting commands
 // are not @read), from the group, and the extra
 // ones in cmd.acl. A container (CLIENT) is, as in Redis, @slow and its
 // extra ones alone: its subcommands have the rest.
@@ -108,7 +109,7 @@ func (cmd *command) categories() acl.Category {
 		cats acl.Category
 	}{
 		{flagWrite, acl.Write}, {flagReadonly, acl.Read}, {flagAdmin, acl.Admin | acl.Dangerous},
-		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast},
+		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast}, {flagBlocking, acl.Blocking},
 	} {
 		if cmd.flags&f.flag != 0 {
 			cats |= f.cats

@@ -379,3 +379,19 @@ var (
 	errNaNValue        = errors.New("result is NaN or infinite")
 	errTooBigValue     = errors.New("string too long")
 )
+
+// numKeysFirst finds the keys of a command whose first argument is
+// numkeys (SINTERCARD, LMPOP, ZMPOP, ZUNION, ZINTER, ZDIFF, ZINTERCARD).
+func numKeysFirst(args [][]byte) [][]byte { return numKeysAt(args, 1) }
+
+// numKeysAt finds the keys that follow a numkeys argument at args[at].
+func numKeysAt(args [][]byte, at int) [][]byte {
+	if len(args) <= at {
+		return nil
+	}
+	n, ok := parseInteger(args[at])
+	if !ok || n < 1 || n > int64(len(args)-at-1) {
+		return nil
+	}
+	return args[at+1 : at+1+int(n)]
+}

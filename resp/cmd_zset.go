@@ -506,19 +506,6 @@ func zpop(c *Conn, args [][]byte, highest bool) {
 	writeScored(c, popped, shape)
 }
 
-// numKeysAt is the keys after a numkeys argument at args[i], none if it
-// is no count of the arguments that follow.
-func numKeysAt(args [][]byte, i int) [][]byte {
-	if len(args) <= i {
-		return nil
-	}
-	n, ok := parseInteger(args[i])
-	if !ok || n < 1 || n > int64(len(args)-i-1) {
-		return nil
-	}
-	return args[i+1 : i+1+int(n)]
-}
-
 // cmdZMPop implements ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]:
 // [key, [[member, score], ...]] of the first key holding a sorted set,
 // or a null array.
@@ -676,10 +663,6 @@ func cmdZDiffStore(c *Conn, args [][]byte) {
 func cmdZInterCard(c *Conn, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, card: true, name: "zintercard"})
 }
-
-// keysAfterNumKeys finds the keys of ZUNION, ZINTER, ZDIFF, ZINTERCARD
-// and ZMPOP: numkeys, the first argument, of them after it.
-func keysAfterNumKeys(args [][]byte) [][]byte { return numKeysAt(args, 1) }
 
 // zsetStoreKeys finds the keys of the *STORE forms: the destination, then
 // the sources.

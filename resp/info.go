@@ -115,7 +115,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("connected_clients", s.connectedClients())
 	b.field("maxclients", s.maxClients.Load())
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
-	b.field("blocked_clients", 0)
+	b.field("blocked_clients", s.blocked.clients.Load())
 	trackingClients, _, _, _ := s.tracking.stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())

@@ -256,5 +256,10 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		}
 		countReply(q.counted, c, starts[i])
 	}
+	// The transaction's pushes wake blocked clients as it ends, still
+	// holding the section, as Redis serves them after EXEC as a whole.
+	if s.blocked.haveReady.Load() {
+		s.serveReady()
+	}
 	return starts, true
 }

@@ -150,6 +150,11 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 		reply = scripting.ErrClosed.Reply()
 	}
 	c.w.raw(reply)
+	if !c.tx.running {
+		// The script's pushes wake blocked clients now that it has
+		// ended; inside EXEC, once EXEC has.
+		s.serveBlocked(c)
+	}
 	c.scriptWrites = append(c.scriptWrites, caller.written...)
 	c.broadcasts = append(c.broadcasts, caller.c.broadcasts...)
 	c.afterSection = append(c.afterSection, caller.c.afterSection...)

@@ -133,6 +133,10 @@ type Server struct {
 
 	// acl holds the users and the log of denials (acl.go).
 	acl aclState
+	// blocked are the clients blocked on keys (blocking.go).
+	blocked blockRegistry
+	// listCompressDepth is list-compress-depth, shown but not applied.
+	listCompressDepth atomic.Int64
 
 	// Settable at run time with CONFIG SET.
 	requirePass   atomic.Pointer[string]

@@ -1335,3 +1335,52 @@ func TestFleetZSets(t *testing.T) {
 		t.Fatal("DEL on C is not seen on B")
 	}
 }
+
+// TestFleetLists writes lists on one replica of three sharing a Redis and
+// reads them on the others: a small list held in its record and a big one
+// on the heap, each written through in its portable form; pushes, pops,
+// LMOVE between two lists, LMPOP (keys found by numkeys) and DEL are
+// seen everywhere.
+func TestFleetLists(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.RPush(ctx, "small", "x", "y", "z")
+	big := make([]any, 700)
+	for i := range big {
+		big[i] = fmt.Sprint("e", i)
+	}
+	a.RPush(ctx, "big", big...)
+	for _, r := range []*redis.Client{b, c} {
+		if v := r.LRange(ctx, "small", 0, -1).Val(); fmt.Sprint(v) != "[x y z]" {
+			t.Fatalf("LRANGE small on another replica = %v", v)
+		}
+		if n := r.LLen(ctx, "big").Val(); n != 700 {
+			t.Fatalf("LLEN big on another replica = %d", n)
+		}
+		if v := r.LIndex(ctx, "big", -1).Val(); v != "e699" {
+			t.Fatalf("LINDEX big -1 on another replica = %q", v)
+		}
+		if typ := r.Type(ctx, "small").Val(); typ != "list" {
+			t.Fatalf("TYPE small on another replica = %q", typ)
+		}
+	}
+	b.LPop(ctx, "small")
+	b.LMove(ctx, "big", "small", "LEFT", "RIGHT")
+	c.LMPop(ctx, "RIGHT", 10, "nokey", "big")
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.LRange(ctx, "small", 0, -1).Val(); fmt.Sprint(v) != "[y z e0]" {
+			t.Fatalf("LRANGE small after LPOP and LMOVE on B = %v", v)
+		}
+	}
+	for _, r := range []*redis.Client{a, b} {
+		if n := r.LLen(ctx, "big").Val(); n != 689 {
+			t.Fatalf("LLEN big after LMOVE on B and LMPOP on C = %d", n)
+		}
+	}
+	c.Del(ctx, "big")
+	if n := b.Exists(ctx, "big").Val(); n != 0 {
+		t.Fatal("DEL on C is not seen on B")
+	}
+}

@@ -384,6 +384,10 @@ var (
 // numkeys (SINTERCARD, LMPOP, ZMPOP, ZUNION, ZINTER, ZDIFF, ZINTERCARD).
 func numKeysFirst(args [][]byte) [][]byte { return numKeysAt(args, 1) }
 
+// numKeysSecond finds the keys of a command whose second argument is
+// numkeys (BLMPOP, BZMPOP: the timeout is first).
+func numKeysSecond(args [][]byte) [][]byte { return numKeysAt(args, 2) }
+
 // numKeysAt finds the keys that follow a numkeys argument at args[at].
 func numKeysAt(args [][]byte, at int) [][]byte {
 	if len(args) <= at {

@@ -15,7 +15,8 @@ import (
 // write to a key some client waits on marks the key ready (the store's
 // listener, which runs under the key's shard lock, only marks); the
 // connection that wrote serves the ready keys before its reply goes out
-// (serveBlocked), or, for a write inside EXEC or a script, once the
+// (serveBlocked, which the dispatcher calls after every write command),
+// or, for a write inside EXEC or a script, once the
 // section's commands have all run. A ready key serves the clients
 // blocked on it in the order they blocked, each through the function its
 // command gave, until one finds nothing to take.
@@ -26,8 +27,8 @@ import (
 // unblocked or gone (by the client itself or CLIENT UNBLOCK). A client
 // that leaves first is never served; one served first gets its reply.
 //
-// The registry knows nothing of lists: BZPOPMIN and the like can block
-// through it with a serve function of their own.
+// The registry knows nothing of lists: BZPOPMIN, BZPOPMAX and BZMPOP
+// block through it with a serve function of their own.
 type blockRegistry struct {
 	mu sync.Mutex // guards the maps
 	// byKey are the clients blocked on each key, oldest first; lazily

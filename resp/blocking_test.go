@@ -92,6 +92,56 @@ func (s *blockSession) id(i int) string {
 
 func blockScenarios() []blockScenario {
 	return []blockScenario{
+		{"bzpopmin-served-oldest-first", func(t *testing.T, s *blockSession) {
+			for i := 1; i <= 2; i++ {
+				s.send(i, "BZPOPMIN z 0")
+				s.blocked(i)
+			}
+			s.do(0, "ZADD z 3 c 1 a 2 b")
+			for i := 1; i <= 2; i++ {
+				s.recv(i)
+			}
+			s.do(0, "ZRANGE z 0 -1 WITHSCORES")
+		}},
+		{"bzpopmax-several-keys-and-types", func(t *testing.T, s *blockSession) {
+			s.send(1, "BZPOPMAX z1 z2 0")
+			s.blocked(1)
+			s.do(0, "SET z1 str")
+			s.do(0, "RPUSH z2 notazset")
+			s.do(0, "DEL z2")
+			s.do(0, "ZADD z2 5 x 7.5 y")
+			s.recv(1)
+			s.do(0, "ZRANGE z2 0 -1 WITHSCORES")
+		}},
+		{"bzmpop-count-in-exec", func(t *testing.T, s *blockSession) {
+			s.send(1, "BZMPOP 0 2 z1 z2 MAX COUNT 2")
+			s.blocked(1)
+			s.do(0, "MULTI")
+			s.do(0, "ZADD z2 1 a 2 b 3 c")
+			s.do(0, "ZCARD z2")
+			s.do(0, "EXEC")
+			s.recv(1)
+			s.do(0, "ZRANGE z2 0 -1 WITHSCORES")
+		}},
+		{"bzpop-at-once-timeouts-and-errors", func(t *testing.T, s *blockSession) {
+			s.do(0, "ZADD z 1 a 2 b")
+			s.do(0, "BZPOPMIN z 0")
+			s.do(0, "BZPOPMAX z 0")
+			s.do(0, "BZPOPMIN z 0.01")
+			s.do(0, "BZMPOP 0.01 1 z MIN")
+			s.do(0, "BZPOPMIN z -1")
+			s.do(0, "BZPOPMIN z x")
+			s.do(0, "BZMPOP 0 0 z MIN")
+			s.do(0, "BZMPOP 0 1 z SIDEWAYS")
+			s.do(0, "BZMPOP 0 1 z MIN COUNT 0")
+			s.do(0, "BZPOPMIN z")
+			s.do(0, "SET s str")
+			s.do(0, "BZPOPMIN s 0")
+			s.do(0, "MULTI")
+			s.do(0, "BZPOPMIN none 0")
+			s.do(0, "BZMPOP 0 1 none MAX")
+			s.do(0, "EXEC")
+		}},
 		{"served-oldest-first", func(t *testing.T, s *blockSession) {
 			for i := 1; i <= 3; i++ {
 				s.send(i, "BLPOP k 0")

@@ -77,9 +77,6 @@ func cmdBLMPop(c *Conn, args [][]byte) {
 	})
 }
 
-// blmpopKeys finds BLMPOP's keys: numkeys of them after it.
-func blmpopKeys(args [][]byte) [][]byte { return numKeysAt(args, 2) }
-
 // blockingMPop pops up to count elements from the first of keys that
 // holds a list, or blocks on keys until one does; reply writes what was
 // popped, a timeout a null array.

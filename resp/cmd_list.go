@@ -18,9 +18,6 @@ func cmdRPushX(c *Conn, args [][]byte) { listPush(c, args, false, true) }
 func listPush(c *Conn, args [][]byte, left, onlyExisting bool) {
 	n, err := c.srv.store.LPush(args[1], args[2:], left, onlyExisting)
 	writeIntOrErr(c, int64(n), err)
-	if err == nil && n > 0 {
-		c.srv.serveBlocked(c)
-	}
 }
 
 func cmdLPop(c *Conn, args [][]byte) { listPop(c, args, true) }
@@ -301,9 +298,6 @@ func cmdRPopLPush(c *Conn, args [][]byte) { lmove(c, args[1], args[2], false, tr
 func lmove(c *Conn, src, dst []byte, from, to bool) {
 	elem, found, err := c.srv.store.LMove(src, dst, from, to)
 	writeBulkOrNil(c, elem, found, err)
-	if found {
-		c.srv.serveBlocked(c)
-	}
 }
 
 // mpopArgs are LMPOP's and BLMPOP's arguments past the command (and

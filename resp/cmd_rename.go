@@ -23,8 +23,6 @@ func rename(c *Conn, args [][]byte, nx bool) {
 	default:
 		c.w.OK()
 	}
-	// A list renamed onto a key clients are blocked on serves them.
-	c.srv.serveBlocked(c)
 }
 
 // cmdCopy implements COPY source destination [DB destination-db]
@@ -66,5 +64,4 @@ func cmdCopy(c *Conn, args [][]byte) {
 		return
 	}
 	c.w.Int(boolInt(copied))
-	c.srv.serveBlocked(c)
 }

@@ -381,6 +381,12 @@ func commandTable() []*command {
 			group: "sorted-set", summary: "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", usage: "key [count]", since: "5.0.0"},
 		{name: "zmpop", arity: -4, flags: flagWrite | flagMovableKeys, handler: cmdZMPop, keysOf: numKeysFirst,
 			group: "sorted-set", summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", usage: "numkeys key [key ...] MIN|MAX [COUNT count]", since: "7.0.0"},
+		{name: "bzpopmin", arity: -3, flags: flagWrite | flagNoScript | flagFast | flagBlocking, firstKey: 1, lastKey: -2, step: 1, handler: cmdBZPopMin,
+			group: "sorted-set", summary: "Removes and returns the member with the lowest score from one or more sorted sets, or blocks until one is available.", usage: "key [key ...] timeout", since: "5.0.0"},
+		{name: "bzpopmax", arity: -3, flags: flagWrite | flagNoScript | flagFast | flagBlocking, firstKey: 1, lastKey: -2, step: 1, handler: cmdBZPopMax,
+			group: "sorted-set", summary: "Removes and returns the member with the highest score from one or more sorted sets, or blocks until one is available.", usage: "key [key ...] timeout", since: "5.0.0"},
+		{name: "bzmpop", arity: -5, flags: flagWrite | flagBlocking | flagMovableKeys, handler: cmdBZMPop, keysOf: numKeysSecond,
+			group: "sorted-set", summary: "Removes and returns the members with the lowest or highest scores from one or more sorted sets, or blocks until one is available.", usage: "timeout numkeys key [key ...] MIN|MAX [COUNT count]", since: "7.0.0"},
 		{name: "zrandmember", arity: -2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdZRandMember,
 			group: "sorted-set", summary: "Returns one or more random members from a sorted set.", usage: "key [count [WITHSCORES]]", since: "6.2.0"},
 		{name: "zscan", arity: -3, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdZScan,
@@ -454,7 +460,7 @@ func commandTable() []*command {
 			group: "list", summary: "Pop an element from a list, push it to another list and return it; or block until one is available", usage: "source destination LEFT|RIGHT LEFT|RIGHT timeout", since: "6.2.0"},
 		{name: "brpoplpush", arity: 4, flags: flagWrite | flagDenyOOM | flagNoScript | flagBlocking, firstKey: 1, lastKey: 2, step: 1, handler: cmdBRPopLPush, access: keysRename,
 			group: "list", summary: "Pop an element from a list, push it to another list and return it; or block until one is available", usage: "source destination timeout", since: "2.2.0"},
-		{name: "blmpop", arity: -5, flags: flagWrite | flagBlocking | flagMovableKeys, handler: cmdBLMPop, keysOf: blmpopKeys,
+		{name: "blmpop", arity: -5, flags: flagWrite | flagBlocking | flagMovableKeys, handler: cmdBLMPop, keysOf: numKeysSecond,
 			group: "list", summary: "Pop elements from a list, or block until one is available", usage: "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]", since: "7.0.0"},
 
 		// Read-through.

@@ -33,6 +33,14 @@ type policyOp struct {
 type feeder struct {
 	policy *ristretto.Cache[uint64, struct{}]
 	closed *atomic.Bool
+	// over reports whether the store holds more than ristretto may keep.
+	// ristretto evicts only to admit a hash it does not hold: a new cost of
+	// a hash it holds (a collection or string grown in place, a key
+	// overwritten with a bigger value) only changes its books. While over,
+	// a cost is therefore sent as the hash's removal and a new Set, which
+	// ristretto admits as it admits a new key, evicting to make room for
+	// it (or refusing it).
+	over func() bool
 
 	mu      sync.Mutex // guards ops
 	ops     []policyOp
@@ -118,6 +126,12 @@ func (f *feeder) send(ops []policyOp) {
 				f.risky[op.h] = struct{}{}
 			}
 			continue
+		}
+		if f.over != nil && f.over() {
+			f.policy.Del(op.h)
+			if _, ok := f.setSince[op.h]; ok {
+				f.risky[op.h] = struct{}{}
+			}
 		}
 		if _, ok := f.risky[op.h]; ok {
 			f.drain()

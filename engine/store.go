@@ -227,6 +227,7 @@ func New(opts Options) (*Store, error) {
 	s.policy = policy
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
+	s.feeder.over = s.overBound
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
@@ -328,6 +329,12 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
+// overBound reports whether the entries cost more than ristretto may keep
+// of them, so that it must evict (never under noeviction).
+func (s *Store) overBound() bool {
+	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
+}
+
 // admit returns the error a write of an entry costing cost gets before it
 // changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM
 // if eviction is off and the store is already over it (Redis refuses
@@ -396,7 +403,7 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
 // writing, and must call s.feeder.feed after releasing it.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	if len(r.value) > maxRecordValue {
+	if r.valueLen() > maxRecordValue {
 		return ErrTooLarge
 	}
 	loc, err := s.arena.Alloc(r.size(), r.write)

@@ -1,9 +1,12 @@
 package resp
 
 import (
+	"runtime"
+	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
 )
@@ -58,5 +61,62 @@ func TestGrowthCheckedBeforeBuilt(t *testing.T) {
 	}
 	if got := r.do("GET", "s"); got != `"abc"` {
 		t.Errorf("GET s after the refused growth: %q", got)
+	}
+}
+
+// TestScriptStoppedAtMemoryLimit: a script that builds more than the
+// memory limit leaves room for is stopped with Redis's OOM error, as one
+// past its time is stopped by SCRIPT KILL; the server goes on serving
+// scripts and other clients. The limit is Go's soft memory limit, which
+// the store sets from --max-memory in a server that owns its process.
+func TestScriptStoppedAtMemoryLimit(t *testing.T) {
+	runtime.GC()
+	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(live)
+	limit := int64(live[0].Value.Uint64()) + 64<<20
+	old := debug.SetMemoryLimit(limit)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+
+	ts := startServer(t, Options{})
+	script, other := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
+	other.do("SET", "k", "v")
+	// The heap's peak while the script runs, sampled as the check does.
+	stop, peak := make(chan struct{}), make(chan int64)
+	go func() {
+		var most int64
+		s := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			rtmetrics.Read(s)
+			most = max(most, int64(s[0].Value.Uint64()))
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	// 30M numbers in a table take about 700 MB in gopher-lua.
+	got := script.do("EVAL", "local t={} for i=1,30000000 do t[i]=i end return #t", "0")
+	close(stop)
+	if most := <-peak; most > limit+32<<20 {
+		t.Errorf("the heap reached %d MiB under a limit of %d MiB", most>>20, limit>>20)
+	}
+	want := "-OOM command not allowed when used memory > 'maxmemory'. script: "
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("EVAL of a script building a 700 MB table under a %d MiB limit: %s, want %s...", limit>>20, got, want)
+	}
+	for _, c := range []struct {
+		r    *rawConn
+		args []string
+		want string
+	}{
+		{other, []string{"GET", "k"}, `"v"`},
+		{script, []string{"EVAL", "return redis.call('GET', KEYS[1])", "1", "k"}, `"v"`},
+		{other, []string{"EVAL", "local t={} for i=1,1000 do t[i]=i end return #t", "0"}, ":1000"},
+	} {
+		if got := c.r.do(c.args...); got != c.want {
+			t.Errorf("%s after the script was stopped: %s, want %s", strings.Join(c.args, " "), got, c.want)
+		}
 	}
 }

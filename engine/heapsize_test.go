@@ -200,3 +200,23 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 }
+
+// TestProcessLimitLeavesTheArenaItsShare: Go's memory limit is what the
+// bound leaves beside the arena, even when that is little: a floor above it
+// (there was one of 32 MiB) let a server at a 32 MiB bound reach 92 MB.
+func TestProcessLimitLeavesTheArenaItsShare(t *testing.T) {
+	const bound = 32 << 20
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: noSweep})
+	value := make([]byte, 4000)
+	for i := range 6000 { // 24 MB of records
+		set(t, s, "k"+strconv.Itoa(i), string(value))
+	}
+	total := int64(bound) + bound*15/100 + 16<<20
+	mapped := s.Stats().ArenaBytes
+	if mapped < 20<<20 {
+		t.Fatalf("the arena maps only %d bytes", mapped)
+	}
+	if got, want := s.processLimit(), total-mapped; got != want {
+		t.Errorf("processLimit = %d MiB with %d MiB mapped, want %d MiB", got>>20, mapped>>20, want>>20)
+	}
+}

@@ -211,12 +211,13 @@ func TestProcessLimitLeavesTheArenaItsShare(t *testing.T) {
 	for i := range 6000 { // 24 MB of records
 		set(t, s, "k"+strconv.Itoa(i), string(value))
 	}
-	total := int64(bound) + bound*15/100 + 16<<20
+	total := int64(bound) + bound*15/100 + 24<<20 - fileResident() - 2<<20
 	mapped := s.Stats().ArenaBytes
 	if mapped < 20<<20 {
 		t.Fatalf("the arena maps only %d bytes", mapped)
 	}
-	if got, want := s.processLimit(), total-mapped; got != want {
+	// The binary's resident pages may change between the two reads.
+	if got, want := s.processLimit(), total-mapped; got < want-1<<20 || got > want+1<<20 {
 		t.Errorf("processLimit = %d MiB with %d MiB mapped, want %d MiB", got>>20, mapped>>20, want>>20)
 	}
 }

@@ -49,6 +49,8 @@ import (
 	"hash/maphash"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,12 +113,14 @@ type Options struct {
 	// ExpireInterval is how often the background sweeper samples keys with a
 	// deadline and removes expired ones. If zero, 100ms is used.
 	ExpireInterval time.Duration
-	// OwnsProcess says the store is what the process's memory is for: as
-	// often as the sweeper runs, it sets Go's soft memory limit
-	// (runtime/debug.SetMemoryLimit) to what the process may take besides
-	// the store's arena, so that garbage cannot carry the process past the
-	// bound (see processLimit). Leave it unset where the store is one part
-	// of a larger program, or where GOMEMLIMIT is set.
+	// OwnsProcess says the store is what the process's memory is for: New
+	// charges what the process holds on Go's heap before any key against
+	// the bound (chargeBaseline), and as often as the sweeper runs, it sets
+	// Go's soft memory limit (runtime/debug.SetMemoryLimit) to what the
+	// process may take besides the store's arena, so that garbage cannot
+	// carry the process past the bound (see processLimit). Leave it unset
+	// where the store is one part of a larger program, or where GOMEMLIMIT
+	// is set.
 	OwnsProcess bool
 }
 
@@ -228,6 +232,9 @@ func New(opts Options) (*Store, error) {
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
 	s.feeder.over = s.overBound
+	if s.ownsProcess {
+		s.chargeBaseline()
+	}
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
@@ -237,6 +244,18 @@ func New(opts Options) (*Store, error) {
 	go s.sweep(interval)
 	go s.compactor()
 	return s, nil
+}
+
+// chargeBaseline charges what the process holds on Go's heap before any
+// key, ristretto's sketch (about 4 bytes a counter) included, as Redis's
+// used_memory counts its own baseline against maxmemory: the entries get
+// the bound less it. At most a quarter of the bound is charged so, so
+// that a tiny bound still holds keys.
+func (s *Store) chargeBaseline() {
+	runtime.GC()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
 }
 
 // numCounters sizes ristretto's frequency sketch: one counter per 64 bytes

@@ -172,19 +172,10 @@ func (s *Server) infoMemory(b *infoBuilder) {
 // residentBytes is the process's resident set size from /proc, or fallback
 // where /proc is not available.
 func residentBytes(fallback uint64) uint64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return fallback
+	if total, _, ok := memsize.Resident(); ok {
+		return uint64(total)
 	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 2 {
-		return fallback
-	}
-	pages, err := strconv.ParseUint(fields[1], 10, 64)
-	if err != nil {
-		return fallback
-	}
-	return pages * uint64(os.Getpagesize())
+	return fallback
 }
 
 func (s *Server) infoStats(b *infoBuilder) {

@@ -195,5 +195,8 @@ func (h *harness) churnOne(ctx context.Context, b boundServer, boundMem string, 
 	if err := sleep(ctx, churnSettle-time.Second); err != nil { // measureBound waits another second
 		return m, err
 	}
-	return h.measureBound(ctx, s)
+	m, err = h.measureBound(ctx, s)
+	h.logf("typed churn: %s at %s on %s: RSS %.1f MiB, peak %.1f MiB, used_memory %.1f MiB, %d keys",
+		kind.name, boundMem, b.label, mib(m.rss), mib(m.peak), mib(m.used), m.dbsize)
+	return m, err
 }

@@ -2,10 +2,13 @@ package engine
 
 import (
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // liveHeap is the heap's live bytes after a full collection.
@@ -220,4 +223,21 @@ func TestProcessLimitLeavesTheArenaItsShare(t *testing.T) {
 	if got, want := s.processLimit(), total-mapped; got < want-1<<20 || got > want+1<<20 {
 		t.Errorf("processLimit = %d MiB with %d MiB mapped, want %d MiB", got>>20, mapped>>20, want>>20)
 	}
+}
+
+// TestDriftCharged: what a process that the store owns holds beyond what
+// is charged (here a buffer the test keeps) is charged too, so the
+// entries get less of the bound.
+func TestDriftCharged(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	s := newStore(t, Options{MaxMemory: 256 << 20, OwnsProcess: true, ExpireInterval: time.Millisecond})
+	before := s.Stats().Cost
+	held := make([]byte, 32<<20)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	runtime.GC()
+	testwait.For(t, "the held buffer to be charged", func() bool { return s.Stats().Cost-before >= 24<<20 })
+	runtime.KeepAlive(held)
 }

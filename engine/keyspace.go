@@ -247,6 +247,7 @@ func (s *Store) sweep(interval time.Duration) {
 			s.feeder.feed()
 			s.kickCompactor()
 			if s.ownsProcess {
+				s.chargeDrift()
 				debug.SetMemoryLimit(s.processLimit())
 			}
 		}

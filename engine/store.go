@@ -136,7 +136,11 @@ type Store struct {
 	maxMemory atomic.Int64
 	evictWith atomic.Uint32 // EvictionPolicy
 	used      atomic.Int64  // summed cost of the entries in the indexes
-	external  atomic.Int64  // bytes charged with Charge
+	external  atomic.Int64  // bytes charged with Charge, drift included
+	// drift is the part of external that chargeDrift charges: what the
+	// process holds beyond what its entries and users are charged. Only
+	// the sweeper changes it.
+	drift int64
 
 	feeder feeder
 
@@ -256,6 +260,27 @@ func (s *Store) chargeBaseline() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
 	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
+}
+
+// chargeDrift charges, for a store that owns its process, what the
+// process holds beyond what is charged: Go's live heap and the arena's
+// live records, less the entries' costs and the bytes charged with Charge.
+// EntryOverhead is an average (ristretto's and the index's maps hold
+// between half and all of their slots, as they last doubled), and the
+// process holds what no entry is charged for (connections' buffers,
+// scripts, ristretto's queue); so that what the process holds stays within
+// the bound, the entries get the bound less that too. The charge moves
+// halfway to the measure on each call, at most a quarter of the bound.
+func (s *Store) chargeDrift() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	held := int64(live[0].Value.Uint64()) + s.arena.Live()
+	charged := s.used.Load() + s.external.Load() - s.drift
+	want := min(max(held-charged, 0), s.MaxMemory()/4)
+	if delta := (want - s.drift) / 2; delta != 0 {
+		s.drift += delta
+		s.Charge(delta)
+	}
 }
 
 // numCounters sizes ristretto's frequency sketch: one counter per 64 bytes

@@ -479,8 +479,9 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 			as = ErrOutOfMemory
 			e.log(LogWarning, "Lua script stopped: the heap passed the memory limit. Script name is: %s.", sc.sha)
 			// Give what the script built back to the system now rather
-			// than at the scavenger's pace.
-			go debug.FreeOSMemory()
+			// than at the scavenger's pace, before the next script
+			// measures the heap it starts from.
+			debug.FreeOSMemory()
 		}
 		reply = scriptError(obj, sc.sha, as)
 	}
@@ -494,31 +495,41 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 const memCheckEvery = 5 * time.Millisecond
 
 // watchMemory stops r, as SCRIPT KILL does but whether or not it wrote,
-// once the live heap passes the memory limit; it returns the function
-// that ends the watch, which waits for its goroutine. Stopping a script
-// that wrote breaks its atomicity, but a server killed for memory loses
-// every key: the bound comes first.
+// once the live heap has grown by half of what the memory limit left when
+// r started; it returns the function that ends the watch, which waits for
+// its goroutine. Half, because what a script grows (a table's array, a
+// string built up) grows by doubling: while the new copy is filled, the
+// old one is live too, so a script stopped at half the room peaks within
+// it. Stopping a script that wrote breaks its atomicity, but a server
+// killed for memory loses every key: the bound comes first.
 func (e *Engine) watchMemory(r *run) (stop func()) {
 	limit := e.memoryLimit()
 	if limit <= 0 || limit == math.MaxInt64 {
 		return func() {}
 	}
+	// Live bytes as of the last collection: garbage does not count, and
+	// the limit makes collections frequent near it.
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() int64 {
+		rtmetrics.Read(samples)
+		return int64(samples[0].Value.Uint64())
+	}
+	base := live()
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
 		t := time.NewTicker(memCheckEvery)
 		defer t.Stop()
-		samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 			}
-			// Live bytes as of the last collection: garbage does not
-			// count, and the limit makes collections frequent near it.
-			rtmetrics.Read(samples)
-			if int64(samples[0].Value.Uint64()) <= limit {
+			// A script gets some room even when the heap is near the limit
+			// already: the live count may still hold garbage of the last
+			// script the limit stopped.
+			if live() <= base+max(limit-base, limit/8)/2 {
 				limit = e.memoryLimit() // the bound may change meanwhile
 				continue
 			}

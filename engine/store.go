@@ -269,15 +269,21 @@ func (s *Store) chargeBaseline() {
 // between half and all of their slots, as they last doubled), and the
 // process holds what no entry is charged for (connections' buffers,
 // scripts, ristretto's queue); so that what the process holds stays within
-// the bound, the entries get the bound less that too. The charge moves
-// halfway to the measure on each call, at most a quarter of the bound.
+// the bound, the entries get the bound less that too. The charge rises to
+// the measure at once and falls halfway to it on each call (a burst's
+// transient buffers are not charged for long), at most a quarter of the
+// bound.
 func (s *Store) chargeDrift() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
 	held := int64(live[0].Value.Uint64()) + s.arena.Live()
 	charged := s.used.Load() + s.external.Load() - s.drift
 	want := min(max(held-charged, 0), s.MaxMemory()/4)
-	if delta := (want - s.drift) / 2; delta != 0 {
+	delta := want - s.drift
+	if delta < 0 {
+		delta /= 2
+	}
+	if delta != 0 {
 		s.drift += delta
 		s.Charge(delta)
 	}

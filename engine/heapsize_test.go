@@ -91,8 +91,8 @@ func TestHeapChargeMatchesHeap(t *testing.T) {
 		used -= allocBytes(16 * c.objects)
 		ratio := float64(charged) / float64(used)
 		t.Logf("%s: %d objects, heap %d bytes, charged %d (%.3f)", c.name, c.objects, used, charged, ratio)
-		if ratio < 0.98 || ratio > 1.35 {
-			t.Errorf("%s: charged %d bytes for %d on the heap (%.3f; want 0.98 to 1.35)", c.name, charged, used, ratio)
+		if ratio < 0.98 || ratio > 1.4 {
+			t.Errorf("%s: charged %d bytes for %d on the heap (%.3f; want 0.98 to 1.4)", c.name, charged, used, ratio)
 		}
 	}
 }

@@ -49,6 +49,8 @@ import (
 	"hash/maphash"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,12 +113,14 @@ type Options struct {
 	// ExpireInterval is how often the background sweeper samples keys with a
 	// deadline and removes expired ones. If zero, 100ms is used.
 	ExpireInterval time.Duration
-	// OwnsProcess says the store is what the process's memory is for: as
-	// often as the sweeper runs, it sets Go's soft memory limit
-	// (runtime/debug.SetMemoryLimit) to what the process may take besides
-	// the store's arena, so that garbage cannot carry the process past the
-	// bound (see processLimit). Leave it unset where the store is one part
-	// of a larger program, or where GOMEMLIMIT is set.
+	// OwnsProcess says the store is what the process's memory is for: New
+	// charges what the process holds on Go's heap before any key against
+	// the bound (chargeBaseline), and as often as the sweeper runs, it sets
+	// Go's soft memory limit (runtime/debug.SetMemoryLimit) to what the
+	// process may take besides the store's arena, so that garbage cannot
+	// carry the process past the bound (see processLimit). Leave it unset
+	// where the store is one part of a larger program, or where GOMEMLIMIT
+	// is set.
 	OwnsProcess bool
 }
 
@@ -132,7 +136,11 @@ type Store struct {
 	maxMemory atomic.Int64
 	evictWith atomic.Uint32 // EvictionPolicy
 	used      atomic.Int64  // summed cost of the entries in the indexes
-	external  atomic.Int64  // bytes charged with Charge
+	external  atomic.Int64  // bytes charged with Charge, drift included
+	// drift is the part of external that chargeDrift charges: what the
+	// process holds beyond what its entries and users are charged. Only
+	// the sweeper changes it.
+	drift int64
 
 	feeder feeder
 
@@ -237,6 +245,10 @@ func New(opts Options) (*Store, error) {
 	s.policy = policy
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
+	s.feeder.over = s.overBound
+	if s.ownsProcess {
+		s.chargeBaseline()
+	}
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
@@ -246,6 +258,45 @@ func New(opts Options) (*Store, error) {
 	go s.sweep(interval)
 	go s.compactor()
 	return s, nil
+}
+
+// chargeBaseline charges what the process holds on Go's heap before any
+// key, ristretto's sketch (about 4 bytes a counter) included, as Redis's
+// used_memory counts its own baseline against maxmemory: the entries get
+// the bound less it. At most a quarter of the bound is charged so, so
+// that a tiny bound still holds keys.
+func (s *Store) chargeBaseline() {
+	runtime.GC()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
+}
+
+// chargeDrift charges, for a store that owns its process, what the
+// process holds beyond what is charged: Go's live heap and the arena's
+// live records, less the entries' costs and the bytes charged with Charge.
+// EntryOverhead is an average (ristretto's and the index's maps hold
+// between half and all of their slots, as they last doubled), and the
+// process holds what no entry is charged for (connections' buffers,
+// scripts, ristretto's queue); so that what the process holds stays within
+// the bound, the entries get the bound less that too. The charge rises to
+// the measure at once and falls halfway to it on each call (a burst's
+// transient buffers are not charged for long), at most a quarter of the
+// bound.
+func (s *Store) chargeDrift() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	held := int64(live[0].Value.Uint64()) + s.arena.Live()
+	charged := s.used.Load() + s.external.Load() - s.drift
+	want := min(max(held-charged, 0), s.MaxMemory()/4)
+	delta := want - s.drift
+	if delta < 0 {
+		delta /= 2
+	}
+	if delta != 0 {
+		s.drift += delta
+		s.Charge(delta)
+	}
 }
 
 // numCounters sizes ristretto's frequency sketch: one counter per 64 bytes
@@ -338,6 +389,12 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
+// overBound reports whether the entries cost more than ristretto may keep
+// of them, so that it must evict (never under noeviction).
+func (s *Store) overBound() bool {
+	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
+}
+
 // admit returns the error a write of an entry costing cost gets before it
 // changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM
 // if eviction is off and the store is already over it (Redis refuses
@@ -406,7 +463,7 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
 // writing, and must call s.feeder.feed after releasing it.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	if len(r.value) > maxRecordValue {
+	if r.valueLen() > maxRecordValue {
 		return ErrTooLarge
 	}
 	loc, err := s.arena.Alloc(r.size(), r.write)

@@ -86,11 +86,14 @@ func heapValue(handle uint64, charge int64) []byte {
 	return v
 }
 
-// heapObject is a collection held on Go's heap. Its type's code keeps the
-// charge of it up to date (collection.charge).
+// heapObject is a collection held on Go's heap. Its type's code passes
+// its charge on to the record (collection.charge) whenever it changes.
 type heapObject interface {
 	// clone is a deep copy, for COPY.
 	clone() heapObject
+	// charge is what the object holds on Go's heap, counted as Go's
+	// allocator and maps lay it out (heapsize.go).
+	charge() int64
 }
 
 // collection is a collection's value as its type's code reads and
@@ -307,11 +310,12 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 	if !r.onHeap() {
 		return r.value
 	}
-	obj := from.heap[heapHandle(r.value)]
+	obj, charge := from.heap[heapHandle(r.value)], heapCharge(r.value)
 	if !move {
 		obj = obj.clone()
+		charge = obj.charge() // a clone's map is sized for what it holds
 	}
-	return s.holdLocked(to, obj, heapCharge(r.value))
+	return s.holdLocked(to, obj, charge)
 }
 
 // Encoding names how Redis would hold key's value, as OBJECT ENCODING

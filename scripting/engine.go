@@ -5,6 +5,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"math"
+	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,6 +113,13 @@ type Options struct {
 	// Version is what scripts see as redis.REDIS_VERSION (default
 	// "7.2.0"); REDIS_VERSION_NUM follows from it.
 	Version string
+	// MemoryLimit is the live Go heap, in bytes, past which a running
+	// script is stopped with ErrOutOfMemory, read as the script runs; 0
+	// or less, or math.MaxInt64, none. If nil, it is Go's soft memory
+	// limit (runtime/debug.SetMemoryLimit), which the store sets from the
+	// memory bound: the heap alone past what the whole runtime may take is
+	// a script holding what the bound has no room for.
+	MemoryLimit func() int64
 }
 
 func (o *Options) withDefaults() Options {
@@ -169,6 +179,7 @@ type run struct {
 	busy   bool // past the busy threshold
 	wrote  bool // a write command ran
 	killed bool
+	oom    bool // stopped for memory (watchMemory)
 	// inCall is open while a Caller.Call runs, closed when it returns.
 	inCall chan struct{}
 }
@@ -410,6 +421,7 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
+	defer e.watchMemory(r)()
 
 	st := e.st
 	L := st.L
@@ -443,7 +455,13 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 	st.run = nil
 
 	e.mu.Lock()
-	killed := r.killed
+	killed, oom := r.killed, r.oom
+	if oom {
+		// The interpreter may hold on to what the script built (its stack,
+		// tables reachable from its registry): the next script gets a new
+		// one.
+		e.reset = true
+	}
 	e.cur = nil
 	e.busy.Store(false)
 	e.signal()
@@ -453,9 +471,89 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
 		}
-		reply = scriptError(obj, sc.sha, killed)
+		var as Error
+		switch {
+		case killed:
+			as = ErrKilled
+		case oom:
+			as = ErrOutOfMemory
+			e.log(LogWarning, "Lua script stopped: the heap passed the memory limit. Script name is: %s.", sc.sha)
+			// Give what the script built back to the system now rather
+			// than at the scavenger's pace, before the next script
+			// measures the heap it starts from.
+			debug.FreeOSMemory()
+		}
+		reply = scriptError(obj, sc.sha, as)
 	}
 	return reply, nil
+}
+
+// memCheckEvery is how often a running script's memory is checked: one
+// read of two runtime metrics, so the check costs nothing a script would
+// notice, and a script allocating as fast as the interpreter can
+// (hundreds of MB a second) passes the limit by a few MB at most.
+const memCheckEvery = 5 * time.Millisecond
+
+// watchMemory stops r, as SCRIPT KILL does but whether or not it wrote,
+// once the live heap has grown by half of what the memory limit left when
+// r started; it returns the function that ends the watch, which waits for
+// its goroutine. Half, because what a script grows (a table's array, a
+// string built up) grows by doubling: while the new copy is filled, the
+// old one is live too, so a script stopped at half the room peaks within
+// it. Stopping a script that wrote breaks its atomicity, but a server
+// killed for memory loses every key: the bound comes first.
+func (e *Engine) watchMemory(r *run) (stop func()) {
+	limit := e.memoryLimit()
+	if limit <= 0 || limit == math.MaxInt64 {
+		return func() {}
+	}
+	// Live bytes as of the last collection: garbage does not count, and
+	// the limit makes collections frequent near it.
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() int64 {
+		rtmetrics.Read(samples)
+		return int64(samples[0].Value.Uint64())
+	}
+	base := live()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(memCheckEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			// A script gets some room even when the heap is near the limit
+			// already: the live count may still hold garbage of the last
+			// script the limit stopped.
+			if live() <= base+max(limit-base, limit/8)/2 {
+				limit = e.memoryLimit() // the bound may change meanwhile
+				continue
+			}
+			e.mu.Lock()
+			if e.cur == r && !r.killed {
+				r.oom = true
+				r.cancel()
+			}
+			e.mu.Unlock()
+			return
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// memoryLimit is Options.MemoryLimit's value now.
+func (e *Engine) memoryLimit() int64 {
+	if e.opts.MemoryLimit != nil {
+		return e.opts.MemoryLimit()
+	}
+	return debug.SetMemoryLimit(-1)
 }
 
 func (e *Engine) markBusy(r *run) {
@@ -486,12 +584,13 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 
 // scriptError formats a script's uncaught error as luaCallFunction does:
 // the error's text, then the script and the line the error handler found.
-// A killed script's error is ErrKilled whatever the script raised. An
+// With as set (a script SCRIPT KILL or the memory limit stopped), the
+// error is as whatever the script raised. An
 // error that is not a table is one the handler could not handle: Redis
 // reports "Error running script" then, but the handler only fails here
 // when the call stack is full, and Redis reports that overflow as any
 // other error.
-func scriptError(obj lua.LValue, sha string, killed bool) []byte {
+func scriptError(obj lua.LValue, sha string, as Error) []byte {
 	var msg, source, line string
 	var where bool
 	if t, ok := obj.(*lua.LTable); ok {
@@ -507,9 +606,15 @@ func scriptError(obj lua.LValue, sha string, killed bool) []byte {
 		}
 		msg = "ERR " + luaErrorText(s)
 	}
-	if killed {
-		msg = string(ErrKilled)
+	if as != "" {
+		msg = string(as)
 	}
+	return scriptReply(msg, source, line, sha, where)
+}
+
+// scriptReply is the error reply msg of the script sha, with where it was
+// (source and line) if known.
+func scriptReply(msg, source, line, sha string, where bool) []byte {
 	if where {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
 	}

@@ -44,6 +44,12 @@ const (
 	// ErrKilled starts the reply of a script that SCRIPT KILL stopped; the
 	// script's digest and line follow it.
 	ErrKilled Error = "ERR Script killed by user with SCRIPT KILL..."
+	// ErrOutOfMemory starts the reply of a script stopped because Go's
+	// heap passed its memory limit while it ran (Options.MemoryLimit).
+	// Redis never stops a script for memory; its nearest error is the OOM
+	// its commands get past maxmemory, which is what a client of a bounded
+	// server already handles as "memory is full".
+	ErrOutOfMemory Error = "OOM command not allowed when used memory > 'maxmemory'."
 
 	// ErrNumKeysTooMany and ErrNumKeysNegative answer an EVAL whose
 	// numkeys is out of range; ErrNotInteger one whose numkeys is not a

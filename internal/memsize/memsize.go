@@ -1,5 +1,6 @@
 // Package memsize reads and writes memory sizes in the notation of Redis's
-// configuration ("64mb", "1gb") and INFO's *_human fields ("1.50M").
+// configuration ("64mb", "1gb") and INFO's *_human fields ("1.50M"), and
+// the process's resident memory (Resident).
 package memsize
 
 import (

@@ -300,3 +300,72 @@ func TestFunctionGoRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestFunctionBusyAndKill runs a function that never ends on each
+// server: past busy-reply-threshold other clients are answered BUSY
+// naming FUNCTION KILL, SCRIPT KILL refuses to stop a function, FUNCTION
+// STATS shows it, and FUNCTION KILL ends it; then FUNCTION KILL refuses
+// to stop a busy EVAL.
+func TestFunctionBusyAndKill(t *testing.T) {
+	for _, target := range clientTargets(t) {
+		t.Run(target.name, func(t *testing.T) { functionBusyAndKill(t, target.addr) })
+	}
+}
+
+func functionBusyAndKill(t *testing.T, addr string) {
+	admin := dialCompat(t, addr)
+	expect := func(c *compatConn, want string, args ...string) {
+		t.Helper()
+		if got := c.run(compatExact, args); got != want {
+			t.Fatalf("%s: %s, want %s", showArgs(args), got, want)
+		}
+	}
+	expect(admin, "+OK", "CONFIG", "SET", "busy-reply-threshold", "300")
+	t.Cleanup(func() { admin.do("CONFIG", "SET", "busy-reply-threshold", "5000") })
+	expect(admin, "+OK", "FUNCTION", "FLUSH")
+	expect(admin, `"spin"`, "FUNCTION", "LOAD", lib("spin",
+		"redis.register_function('spin', function(keys, args) redis.call('publish', 'started', keys[1]); while true do end end)"))
+	sub := dialCompat(t, addr)
+	expect(sub, `["subscribe" "started" :1]`, "SUBSCRIBE", "started")
+	runner := dialCompat(t, addr)
+	if err := runner.send(encodeCommand("FCALL", "spin", "1", "k")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := sub.read(); err != nil || r.String() != `["message" "started" "k"]` {
+		t.Fatalf("subscriber: %v %v", r, err)
+	}
+	busyFunction := "-" + string(scripting.ErrBusyFunction)
+	waiter := dialCompat(t, addr)
+	expect(waiter, busyFunction, "GET", "k")
+	expect(waiter, busyFunction, "FCALL", "spin", "0")
+	expect(waiter, busyFunction, "FUNCTION", "LOAD", lib("other", "redis.register_function('o', function() return 1 end)"))
+	expect(admin, busyFunction, "SCRIPT", "KILL")
+	stats := admin.run(compatExact, []string{"FUNCTION", "STATS"})
+	if !strings.HasPrefix(stats, `["running_script" ["name" "spin" "command" ["FCALL" "spin" "1" "k"] "duration_ms" :`) {
+		t.Fatalf("FUNCTION STATS: %s", stats)
+	}
+	expect(admin, "+OK", "FUNCTION", "KILL")
+	r, err := runner.read()
+	if err != nil || r.String() != "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2." {
+		t.Fatalf("the killed function's client: %v %v", r, err)
+	}
+	expect(admin, "-NOTBUSY No scripts in execution right now.", "FUNCTION", "KILL")
+	expect(waiter, "(nil)", "GET", "k")
+
+	// A busy EVAL: FUNCTION KILL does not stop it, SCRIPT KILL does.
+	if err := runner.send(encodeCommand("EVAL", "redis.call('publish', 'started', 'eval'); while true do end", "0")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := sub.read(); err != nil || r.String() != `["message" "started" "eval"]` {
+		t.Fatalf("subscriber: %v %v", r, err)
+	}
+	busy := "-" + string(scripting.ErrBusy)
+	expect(waiter, busy, "GET", "k")
+	expect(admin, busy, "FUNCTION", "KILL")
+	expect(admin, busy, "FUNCTION", "STATS")
+	expect(admin, "+OK", "SCRIPT", "KILL")
+	if r, err := runner.read(); err != nil || !strings.HasPrefix(r.String(), "-ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("the killed script's client: %v %v", r, err)
+	}
+	expect(runner, "+PONG", "PING")
+}

@@ -167,7 +167,7 @@ func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
 	s.scripts.ran.Inc()
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.FCall(context.Background(), scripting.FCallInvocation{
-		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
+		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller, Command: args,
 	})
 	s.finishScript(c, caller, reply, err)
 }

@@ -23,6 +23,9 @@ type FCallInvocation struct {
 	Proto int
 	// Caller runs the function's commands.
 	Caller Caller
+	// Command is the client's whole command as it sent it, for FUNCTION
+	// STATS; nil: the name in lowercase and Args. FCall copies it.
+	Command [][]byte
 }
 
 // FCall runs an FCALL or FCALL_RO as Eval runs a script: one at a time,
@@ -59,10 +62,13 @@ func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error)
 		return nil, err
 	}
 	defer func() { <-e.slot }()
-	command := make([][]byte, 0, len(inv.Args)+1)
-	command = append(command, []byte(name))
-	for _, a := range inv.Args {
-		command = append(command, append([]byte(nil), a...))
+	src := inv.Command
+	if src == nil {
+		src = append([][]byte{[]byte(name)}, inv.Args...)
+	}
+	command := make([][]byte, len(src))
+	for i, a := range src {
+		command[i] = append([]byte(nil), a...)
 	}
 	return e.run(target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command},
 		keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)

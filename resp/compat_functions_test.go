@@ -52,6 +52,9 @@ func compatFunctionScripts() []compatScript {
 			fl(lib("t9", "redis.register_function{function_name={}, callback=function() end}")),
 			fl(lib("t9", "redis.register_function{function_name='f', callback=function() end, description=5}")),
 			fl(lib("t9", "redis.register_function{function_name='f', callback=function() end, description={}}")),
+			fl(lib("spin", "while true do end")), // stopped after 500 ms
+			ca("EVAL", "return redis.call('function', 'list')", "0"),
+			ca("EVAL", "return redis.call('fcall', 'x', 0)", "0"),
 			cs("FUNCTION LOAD foo bar"),
 			cs("FUNCTION LOAD replace"),
 			cs("FUNCTION LIST"),

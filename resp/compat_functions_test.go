@@ -182,6 +182,17 @@ func TestCompatFunctions(t *testing.T) {
 	})
 }
 
+// TestCompatFunctionsEventLoop: on the event loop FUNCTION LOAD and
+// RESTORE, which may wait for a script, and FCALL run off the loop and
+// answer as on a connection's goroutine.
+func TestCompatFunctionsEventLoop(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoop: true})
+	for _, sc := range compatFunctionScripts() {
+		t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, 3, sc) })
+	}
+}
+
 // TestCompatScriptingAsFunctions runs every EVAL of the scripting
 // comparison as Redis's own test unit does first: the body as a function
 // of a library, FCALL with the same keys and arguments, on both servers.

@@ -385,16 +385,16 @@ func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
 	return "User " + user + " has no permissions to run the '" + cmd.name + "' command"
 }
 
-// infoScripts writes INFO memory's script fields, Redis 7's.
+// infoScripts writes INFO memory's script and function fields, Redis
+// 7.0's; a library's estimate stands for both its VM and its overhead.
 func (s *Server) infoScripts(b *infoBuilder) {
 	eng := s.scripts.eng
 	bytes := eng.Bytes()
 	libs := eng.LibraryBytes()
 	b.field("number_of_cached_scripts", eng.Len())
-	b.field("number_of_functions", eng.Functions())
-	b.field("number_of_libraries", eng.Libraries())
-	b.field("used_memory_vm_functions", libs)
 	b.field("used_memory_scripts_eval", bytes)
+	b.field("number_of_functions", eng.Functions())
+	b.field("used_memory_vm_functions", libs)
 	b.field("used_memory_functions", libs)
 	b.field("used_memory_scripts", bytes+libs)
 	b.field("used_memory_scripts_human", memsize.Human(bytes+libs))

@@ -8,6 +8,7 @@ package resp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -222,12 +223,8 @@ func TestCompatScriptingAsFunctions(t *testing.T) {
 // TestCompatFunctionDumpRestore restores each server's FUNCTION DUMP on
 // the other, with every policy, and compares what the libraries then do.
 func TestCompatFunctionDumpRestore(t *testing.T) {
-	redisAddr := startRedis(t)
-	ts := startServer(t, Options{})
 	ctx := context.Background()
-	redisC := redis.NewClient(&redis.Options{Addr: redisAddr})
-	ours := redis.NewClient(&redis.Options{Addr: ts.addr})
-	t.Cleanup(func() { redisC.Close(); ours.Close() })
+	redisC, ours := goRedisPair(t)
 	long := strings.Repeat("-- a comment long enough for Redis to compress it with LZF\n", 20)
 	code := lib("dumped", long+"redis.register_function('d1', function(keys, args) return 'd1' end)")
 	for _, pair := range []struct {
@@ -268,6 +265,50 @@ func TestCompatFunctionDumpRestore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompatFunctionDumpBytes: FUNCTION DUMP of the same library is
+// redis-server's payload byte for byte, LZF compression included.
+func TestCompatFunctionDumpBytes(t *testing.T) {
+	ctx := context.Background()
+	redisC, ours := goRedisPair(t)
+	var noisy strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&noisy, "-- %d %x %d\n", i*7919%1000, i*i, i%13)
+	}
+	for _, code := range []string{
+		lib("short", "redis.register_function('s', function() return 1 end)"),
+		lib("repeats", strings.Repeat("-- the same line over and over again\n", 300)+"redis.register_function('r', function() return 1 end)"),
+		lib("noisy", noisy.String()+"redis.register_function('n', function() return 1 end)"),
+		lib("aaaa", strings.Repeat("--"+strings.Repeat("a", 300)+"\n", 3)+"redis.register_function('a', function() return 1 end)"),
+	} {
+		var dumps [2]string
+		for i, c := range []*redis.Client{redisC, ours} {
+			if err := c.FunctionLoad(ctx, code).Err(); err != nil {
+				t.Fatal(err)
+			}
+			d, err := c.FunctionDump(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dumps[i] = d
+			if err := c.FunctionFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dumps[0] != dumps[1] {
+			t.Errorf("FUNCTION DUMP of %.30q:\n\tredis: %q\n\tours:  %q", code, dumps[0], dumps[1])
+		}
+	}
+}
+
+// goRedisPair is a go-redis client of a real redis-server and one of our
+// server, in their default settings.
+func goRedisPair(t *testing.T) (theirs, ours *redis.Client) {
+	theirs = redis.NewClient(&redis.Options{Addr: startRedis(t)})
+	ours = redis.NewClient(&redis.Options{Addr: startServer(t, Options{}).addr})
+	t.Cleanup(func() { theirs.Close(); ours.Close() })
+	return theirs, ours
 }
 
 func fmtReply(cmd *redis.Cmd) string {

@@ -20,12 +20,25 @@ const (
 func encodeDump(codes []string) []byte {
 	var b []byte
 	for _, code := range codes {
-		b = append(b, rdbOpcodeFunction2)
-		b = appendRDBLen(b, uint64(len(code)))
-		b = append(b, code...)
+		b = appendRDBString(append(b, rdbOpcodeFunction2), code)
 	}
 	b = binary.LittleEndian.AppendUint16(b, rdbVersion)
 	return binary.LittleEndian.AppendUint64(b, crc64Jones(0, b))
+}
+
+// appendRDBString is rdbSaveRawString for a string that is not an
+// integer: LZF-compressed if over 20 bytes and it shrinks by more than 4.
+func appendRDBString(b []byte, s string) []byte {
+	if len(s) > 20 {
+		if comp := lzfCompress([]byte(s), len(s)-4); comp != nil {
+			b = append(b, 0xc0|3) // RDB_ENCVAL, RDB_ENC_LZF
+			b = appendRDBLen(b, uint64(len(comp)))
+			b = appendRDBLen(b, uint64(len(s)))
+			return append(b, comp...)
+		}
+	}
+	b = appendRDBLen(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // appendRDBLen is rdbSaveLen.
@@ -159,6 +172,121 @@ func lzfDecompress(in []byte, n int) ([]byte, bool) {
 		}
 	}
 	return out, len(out) == n
+}
+
+// liblzf's bounds: the longest literal run, the farthest back reference,
+// the longest reference.
+const (
+	lzfMaxLit = 1 << 5
+	lzfMaxOff = 1 << 13
+	lzfMaxRef = 1<<8 + 1<<3
+	lzfHLog   = 16
+)
+
+func lzfIndex(h uint32) uint32 { return (h>>(24-lzfHLog) - h*5) & (1<<lzfHLog - 1) }
+
+// lzfCompress is liblzf's lzf_compress as Redis builds it (VERY_FAST):
+// nil when the result would not fit in outLen bytes. Positions stand for
+// liblzf's pointers; 0 is its NULL, never a usable reference.
+func lzfCompress(in []byte, outLen int) []byte {
+	if len(in) < 3 || outLen == 0 {
+		return nil
+	}
+	htab := make([]int32, 1<<lzfHLog)
+	out := make([]byte, outLen)
+	end := len(in)
+	ip, op, lit := 0, 1, 0 // op 0 is the first run's length
+	noLit := func() int {
+		if lit == 0 {
+			return 1
+		}
+		return 0
+	}
+	// literal copies one byte into the run, ending it at lzfMaxLit.
+	literal := func() {
+		out[op] = in[ip]
+		lit, op, ip = lit+1, op+1, ip+1
+		if lit == lzfMaxLit {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
+	}
+	hval := uint32(in[0])<<8 | uint32(in[1])
+	for ip < end-2 {
+		hval = hval<<8 | uint32(in[ip+2])
+		slot := lzfIndex(hval)
+		ref := int(htab[slot])
+		htab[slot] = int32(ip)
+		off := ip - ref - 1
+		if ref > 0 && off < lzfMaxOff && in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
+			n := 2
+			maxlen := min(end-ip-n, lzfMaxRef)
+			if op+3+1 >= outLen && op-noLit()+3+1 >= outLen {
+				return nil
+			}
+			out[op-lit-1] = byte(lit - 1) // end the run
+			op -= noLit()
+			// liblzf compares 16 bytes unchecked once maxlen > 16, then
+			// byte by byte up to maxlen.
+			matched := true
+			if maxlen > 16 {
+				for range 16 {
+					n++
+					if in[ref+n] != in[ip+n] {
+						matched = false
+						break
+					}
+				}
+			}
+			if matched {
+				for {
+					n++
+					if n >= maxlen || in[ref+n] != in[ip+n] {
+						break
+					}
+				}
+			}
+			n -= 2 // bytes matched, less one
+			ip++
+			if n < 7 {
+				out[op] = byte(off>>8 + n<<5)
+				op++
+			} else {
+				out[op] = byte(off>>8 + 7<<5)
+				out[op+1] = byte(n - 7)
+				op += 2
+			}
+			out[op] = byte(off)
+			op += 2 // and start a run
+			lit = 0
+			ip += n + 1
+			if ip >= end-2 {
+				break
+			}
+			ip -= 2
+			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
+			for range 2 {
+				hval = hval<<8 | uint32(in[ip+2])
+				htab[lzfIndex(hval)] = int32(ip)
+				ip++
+			}
+			continue
+		}
+		if op >= outLen {
+			return nil
+		}
+		literal()
+	}
+	if op+3 > outLen {
+		return nil
+	}
+	for ip < end {
+		literal()
+	}
+	out[op-lit-1] = byte(lit - 1)
+	op -= noLit()
+	return out[:op]
 }
 
 // crc64Table is Redis's crc64: the Jones polynomial, reflected, with no

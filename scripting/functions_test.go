@@ -70,3 +70,33 @@ func TestLibrariesBounded(t *testing.T) {
 		t.Fatalf("DELETE: %q, %d bytes left of %d", r, e.LibraryBytes(), before)
 	}
 }
+
+// What lzfCompress writes, lzfDecompress reads back, for inputs with
+// long, short, near and far repeats and none.
+func TestLZFRoundTrip(t *testing.T) {
+	var noisy strings.Builder
+	for i := range 3000 {
+		noisy.WriteByte(byte(i * 7919 % 251))
+		if i%97 == 0 {
+			noisy.WriteString("repeated text, repeated text")
+		}
+	}
+	for _, in := range []string{
+		strings.Repeat("a", 1000),
+		strings.Repeat("abcdefgh", 700) + "tail",
+		noisy.String(),
+		"#!lua name=x\nredis.register_function('x', function() return 1 end)",
+	} {
+		comp := lzfCompress([]byte(in), len(in)-4)
+		if comp == nil {
+			continue // did not shrink: stored raw
+		}
+		out, ok := lzfDecompress(comp, len(in))
+		if !ok || string(out) != in {
+			t.Fatalf("round trip of %.20q (%d bytes, %d compressed): %v", in, len(in), len(comp), ok)
+		}
+	}
+	if lzfCompress([]byte(noisy.String()[:40]), 2) != nil {
+		t.Fatal("a result longer than outLen")
+	}
+}

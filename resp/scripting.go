@@ -80,6 +80,12 @@ func (s *Server) initScripting(opts Options) {
 	m.Gauge("scripts_cached_bytes", "Estimated size of the cached scripts, bounded by --max-scripts-memory.", func() float64 {
 		return float64(eng.Bytes())
 	})
+	m.Gauge("function_libraries", "Function libraries loaded (FUNCTION LOAD, RESTORE).", func() float64 {
+		return float64(eng.Libraries())
+	})
+	m.Gauge("function_libraries_bytes", "Estimated size of the function libraries, bounded by --max-scripts-memory on its own.", func() float64 {
+		return float64(eng.LibraryBytes())
+	})
 	m.Counter("scripts_evicted_total", "Scripts the script cache's bounds evicted; their clients meet NOSCRIPT and send EVAL.", func() float64 {
 		return float64(eng.Evicted())
 	})

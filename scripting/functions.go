@@ -168,7 +168,7 @@ func (e *Engine) FunctionLoad(ctx context.Context, code []byte, replace bool) ([
 	return e.withSlot(ctx, func() []byte {
 		if md, err := parseLibraryMeta(string(code)); err == nil && validName(md.name) && !replace {
 			// Redis refuses a taken name before it compiles.
-			if e.hasLibrary(md.name) && strings.EqualFold(md.engine, "lua") {
+			if e.libs.has(md.name) && strings.EqualFold(md.engine, "lua") {
 				return Error(fmt.Sprintf("ERR Library '%s' already exists", md.name)).Reply()
 			}
 		}
@@ -184,13 +184,6 @@ func (e *Engine) FunctionLoad(ctx context.Context, code []byte, replace bool) ([
 		}
 		return appendBulk(nil, lib.name)
 	})
-}
-
-func (e *Engine) hasLibrary(name string) bool {
-	e.libs.mu.Lock()
-	defer e.libs.mu.Unlock()
-	_, ok := e.libs.libs[name]
-	return ok
 }
 
 // FunctionRestore is FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]:

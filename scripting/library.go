@@ -61,6 +61,13 @@ func (r *registry) function(name string) (*function, bool) {
 	return f, ok
 }
 
+func (r *registry) has(library string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.libs[library]
+	return ok
+}
+
 // sorted returns the libraries in name order; Redis lists them in its
 // hash table's order, which no client can rely on.
 func (r *registry) sorted() []*library {

@@ -34,6 +34,16 @@ const (
 	// ErrBusy answers every command but SCRIPT KILL and SHUTDOWN NOSAVE
 	// while a script has run past the busy threshold (Engine.Busy).
 	ErrBusy Error = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	// ErrBusyFunction is ErrBusy while the busy one is a function
+	// (FCALL), which FUNCTION KILL stops.
+	ErrBusyFunction Error = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	// ErrFunctionNotFound answers FCALL and FCALL_RO of a function no
+	// library registered.
+	ErrFunctionNotFound Error = "ERR Function not found"
+	// ErrLibrariesFull answers FUNCTION LOAD and RESTORE when the
+	// libraries would pass the engine's byte bound (Options.MaxBytes);
+	// Redis has no such bound.
+	ErrLibrariesFull Error = "ERR libraries would exceed the scripts memory limit (--max-scripts-memory)"
 	// ErrNoScript answers EVALSHA with a digest the cache does not hold.
 	ErrNoScript Error = "NOSCRIPT No matching script. Please use EVAL."
 	// ErrNotBusy answers SCRIPT KILL when no script runs.

@@ -66,7 +66,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-scripts", Value: resp.DefaultMaxScripts, EnvVars: env("max-scripts"),
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
-			Usage: "bound on the script cache's estimated size; past it the least recently used script is evicted"},
+			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
 		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),

@@ -1384,3 +1384,36 @@ func TestFleetLists(t *testing.T) {
 		t.Fatal("DEL on C is not seen on B")
 	}
 }
+
+// TestFleetFunctionsPerReplica: libraries are per replica, as the README
+// says: FUNCTION LOAD on A leaves B without the function. Once B has it
+// too, FCALL runs as EVAL does with --redis: the keys it declares are
+// faulted in from the shared tier, and what it writes reaches A.
+func TestFleetFunctionsPerReplica(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b := f.replicas[0].rdb, f.replicas[1].rdb
+	code := "#!lua name=fleet\n" +
+		"redis.register_function('fset', function(keys, args) return redis.call('SET', keys[1], args[1]) end)\n" +
+		"redis.register_function{function_name='fget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+	if err := a.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.FCall(ctx, "fset", []string{"fk"}, "x").Err(); err == nil || err.Error() != "ERR Function not found" {
+		t.Fatalf("FCALL on B of A's library: %v, want ERR Function not found", err)
+	}
+	if err := b.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.Set(ctx, "fa", "from-a", 0)
+	if v, err := b.FCallRO(ctx, "fget", []string{"fa"}).Result(); err != nil || v != "from-a" {
+		t.Fatalf("FCALL_RO on B of A's key: %v %v", v, err)
+	}
+	if err := b.FCall(ctx, "fset", []string{"fb"}, "from-b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Get(ctx, "fb").Result(); err != nil || v != "from-b" {
+		t.Fatalf("GET on A of what B's function wrote: %v %v", v, err)
+	}
+}

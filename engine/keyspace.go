@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -262,6 +263,9 @@ func (s *Store) sweep(interval time.Duration) {
 // only works harder than usual when the bound is near; it is never set below
 // 32 MiB, which an idle server needs.
 func (s *Store) processLimit() int64 {
+	if s.MaxMemory() == 0 {
+		return math.MaxInt64 // no bound, so no limit: Go's default
+	}
 	total := s.MaxMemory() + s.MaxMemory()*15/100 + 16<<20
 	return max(total-s.arena.Mapped(), 32<<20)
 }

@@ -50,7 +50,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
-			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
+			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb, as Redis's maxmemory); past it keys are evicted; 0: no bound"},
 		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
 			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
@@ -197,6 +197,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	policy, err := engine.ParseEvictionPolicy(c.String("maxmemory-policy"))
 	if err != nil {
 		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
+	}
+	if maxMemory == 0 {
+		maxMemory = engine.NoMaxMemory // Redis's maxmemory 0
 	}
 	// The store bounds the process's memory unless GOMEMLIMIT does.
 	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
@@ -381,8 +384,11 @@ func runServe(c *cli.Context) error {
 		go func() { serveErr <- ln.serve(srv) }()
 		addrs[i] = ln.String()
 	}
+	if store.MaxMemory() == 0 {
+		log.Warn("--max-memory 0: the cache has no memory bound and grows until the machine runs out of memory; set a bound (--max-memory 1gb) unless something else limits the process")
+	}
 	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
-		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
+		"max_memory", store.MaxMemory(), "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
 		"loader_allow", cfg.loaders.Allow.String())
 
 	select {

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -250,4 +252,46 @@ func TestLoaderFlag(t *testing.T) {
 	if ttl := c.TTL(context.Background(), "user:42").Val(); ttl <= 60*time.Second || ttl > 70*time.Second {
 		t.Fatalf("TTL = %v, want the stale deadline, ttl (jittered down) + grace", ttl)
 	}
+}
+
+// TestMaxMemoryZero: --max-memory 0 is Redis's maxmemory 0, no bound
+// (CONFIG GET and INFO answer 0), and the log warns that nothing bounds
+// the cache.
+func TestMaxMemoryZero(t *testing.T) {
+	addr := redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--max-memory", "0", "--log-format", "json")
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if got := c.ConfigGet(ctx, "maxmemory").Val()["maxmemory"]; got != "0" {
+		t.Errorf("CONFIG GET maxmemory with --max-memory 0 = %q, want 0", got)
+	}
+	if info := c.Info(ctx, "memory").Val(); !strings.Contains(info, "\r\nmaxmemory:0\r\n") {
+		t.Errorf("INFO memory with --max-memory 0 lacks maxmemory:0:\n%s", info)
+	}
+	warned := false
+	for _, line := range jsonLines(t, logs.String()) {
+		if line["level"] == "WARN" && strings.Contains(fmt.Sprint(line["msg"]), "no memory bound") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no startup warning of an unbounded cache; log:\n%s", logs.String())
+	}
+}
+
+// jsonLines parses a --log-format json log, one object per line; a line
+// that is not JSON (another logger's plain text) fails the test.
+func jsonLines(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("a log line is not JSON: %q", l)
+		}
+		lines = append(lines, m)
+	}
+	return lines
 }

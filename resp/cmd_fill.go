@@ -290,6 +290,7 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			c.w.Error("ERR " + err.Error())
 			return
 		}
+		c.logLoaderChange("loader registered", cfg.Prefix, cfg.URL)
 		c.w.OK()
 	}
 	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
@@ -310,6 +311,9 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 	if err != nil {
 		c.w.Error("ERR " + err.Error())
 		return
+	}
+	if ok {
+		c.logLoaderChange("loader unregistered", string(args[1]), "")
 	}
 	c.w.Int(boolInt(ok))
 }

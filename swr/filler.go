@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -77,6 +78,12 @@ type Options struct {
 	// Purges, if not nil, shares PURGE.TAG with the fleet (--redis): New
 	// has it deliver the other replicas' purges.
 	Purges PurgeFleet
+	// Logger receives the log lines of origin failures, recoveries and slow
+	// fills, rate-limited per loader. If nil, slog.Default().
+	Logger *slog.Logger
+	// SlowFill is how long an origin call may take before it is logged as
+	// slow (--slow-fill). If zero, DefaultSlowFill; negative: never.
+	SlowFill time.Duration
 	// Now returns the current time, for every deadline the Filler sets or
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
@@ -117,6 +124,7 @@ type Filler struct {
 	leases    leaseTable     // keys the application fills (FILL.LEASE)
 	tags      *tagIndex      // the keys of each origin tag (PURGE.TAG)
 	flights   flightFences   // the running flights' fences
+	logs      *fillLogs
 }
 
 // New returns a Filler.
@@ -149,7 +157,10 @@ func New(opts Options) *Filler {
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
 		negative:  newNegativeCache(opts.NegativeTTL),
 		tags:      newTagIndex(opts.Store, opts.Metrics, opts.MaxTagsPerKey, opts.MaxTagEntries),
+		logs:      newFillLogs(opts.Logger, opts.SlowFill),
 	}
+	// The limits run on the Filler's clock, so tests move them by hand.
+	f.logs.failures.Now, f.logs.recovers.Now, f.logs.slows.Now = opts.Now, opts.Now, opts.Now
 	f.group.Observer = flightObserver{f}
 	if opts.Purges != nil {
 		opts.Purges.WatchPurges(f.heardPurge)

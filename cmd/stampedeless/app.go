@@ -83,6 +83,8 @@ func serveFlags() []cli.Flag {
 			Usage: "how long an origin's 404/410 is remembered"},
 		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
 			Usage: fmt.Sprintf("longest pause of a key's loads after repeated failures (starts at %v, doubling)", loader.DefaultCooldownBase)},
+		&cli.DurationFlag{Name: "slow-fill", Value: swr.DefaultSlowFill, EnvVars: env("slow-fill"),
+			Usage: "an origin call longer than this is logged as a slow fill, like a slow query, at most once per loader every 10s (0: off)"},
 		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
 			Usage: "most origin calls in flight across all keys"},
 		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),
@@ -228,6 +230,10 @@ func parseConfig(c *cli.Context) (config, error) {
 		EarlyRefresh:           c.Float64("early-refresh"),
 		MaxTagsPerKey:          c.Int("max-tags-per-key"),
 		MaxTagEntries:          c.Int("max-tag-entries"),
+		SlowFill:               c.Duration("slow-fill"),
+	}
+	if cfg.fill.SlowFill == 0 {
+		cfg.fill.SlowFill = -1 // --slow-fill 0: off
 	}
 	if spec := c.String("redis"); spec != "" {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
@@ -313,6 +319,7 @@ func runServe(c *cli.Context) error {
 		}
 	}
 	if cfg.redis != nil {
+		redis.SetLogger(cluster.NewRedisLogger(log))
 		cfg.cluster.Redis, cfg.cluster.Store, cfg.cluster.Metrics = redis.NewUniversalClient(cfg.redis), store, reg.Cluster
 		fleet, err := cluster.New(cfg.cluster)
 		if err != nil {
@@ -327,7 +334,7 @@ func runServe(c *cli.Context) error {
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}
-	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics = store, loaders, reg.Fill
+	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
 	cfg.server.Loaders = loaders
@@ -378,6 +385,13 @@ func runServe(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	reloadOnSIGHUP(ctx, log, cfg.listen.tls)
+	evictLogDone := make(chan struct{})
+	go func() {
+		defer close(evictLogDone)
+		logEvictions(ctx, log, store, evictLogEvery)
+	}()
+	// Before the store closes (deferred above), which Stats must not outlive.
+	defer func() { stop(); <-evictLogDone }()
 	serveErr := make(chan error, len(lns))
 	addrs := make([]string, len(lns))
 	for i, ln := range lns {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/internal/logtest"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // binary is the stampedeless binary built once for these tests.
@@ -271,7 +272,7 @@ func TestMaxMemoryZero(t *testing.T) {
 		t.Errorf("INFO memory with --max-memory 0 lacks maxmemory:0:\n%s", info)
 	}
 	warned := false
-	for _, line := range jsonLines(t, logs.String()) {
+	for _, line := range jsonLines(t, &logs) {
 		if line["level"] == "WARN" && strings.Contains(fmt.Sprint(line["msg"]), "no memory bound") {
 			warned = true
 		}
@@ -283,15 +284,33 @@ func TestMaxMemoryZero(t *testing.T) {
 
 // jsonLines parses a --log-format json log, one object per line; a line
 // that is not JSON (another logger's plain text) fails the test.
-func jsonLines(t *testing.T, log string) []map[string]any {
-	t.Helper()
-	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("a log line is not JSON: %q", l)
+func jsonLines(t *testing.T, log *logBuffer) []map[string]any { return log.Lines(t) }
+
+// logBuffer collects a server's log lines.
+type logBuffer = logtest.Buffer
+
+// TestRedisClientLogsAreOurs: with the shared Redis unreachable, the Redis
+// client library's own lines go through the server's logger (JSON with
+// --log-format json, at debug level), and the server says once that Redis
+// does not answer.
+func TestRedisClientLogsAreOurs(t *testing.T) {
+	addr := redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--redis", "redis://"+redistest.FreeAddr(t),
+		"--redis-timeout", "200ms", "--log-format", "json", "--log-level", "debug")
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	testwait.For(t, "a line of the Redis client library", func() bool {
+		c.Ping(context.Background())
+		return strings.Contains(logs.String(), `"msg":"redis client: `)
+	})
+	down := 0
+	for _, l := range jsonLines(t, &logs) {
+		if strings.HasPrefix(fmt.Sprint(l["msg"]), "the shared Redis does not answer") {
+			down++
 		}
-		lines = append(lines, m)
 	}
-	return lines
+	if down != 1 {
+		t.Errorf("%d lines say the shared Redis does not answer, want 1:\n%s", down, logs.String())
+	}
 }

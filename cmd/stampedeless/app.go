@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -125,13 +124,14 @@ func newApp() *cli.App {
 		Name:   "serve",
 		Usage:  "run the server (the default)",
 		Flags:  serveFlags(),
-		Action: runServe,
+		Action: noArgs(runServe, false),
 	}
-	return &cli.App{
-		Name:   "stampedeless",
-		Usage:  "a Redis-protocol cache server that stops cache stampedes",
-		Flags:  serveFlags(),
-		Action: runServe,
+	app := &cli.App{
+		Name:         "stampedeless",
+		Usage:        "a Redis-protocol cache server that stops cache stampedes",
+		Flags:        serveFlags(),
+		Action:       noArgs(runServe, true),
+		OnUsageError: onUsageError,
 		Commands: []*cli.Command{
 			serve,
 			originCommand(),
@@ -139,13 +139,17 @@ func newApp() *cli.App {
 			{
 				Name:  "version",
 				Usage: "print the version",
-				Action: func(c *cli.Context) error {
+				Action: noArgs(func(c *cli.Context) error {
 					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, resp.RedisVersion)
 					return nil
-				},
+				}, false),
 			},
 		},
 	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+	}
+	return app
 }
 
 // config is the parsed command line.
@@ -363,7 +367,7 @@ func runServe(c *cli.Context) error {
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		mln, err := listenFlag("metrics-addr", cfg.metricsAddr)
 		if err != nil {
 			for _, ln := range lns {
 				ln.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -312,5 +313,60 @@ func TestRedisClientLogsAreOurs(t *testing.T) {
 	}
 	if down != 1 {
 		t.Errorf("%d lines say the shared Redis does not answer, want 1:\n%s", down, logs.String())
+	}
+}
+
+// TestUsageErrors: a mistyped subcommand or flag is refused with a
+// suggestion and exit status 2, before anything starts; a far-off name
+// gets no suggestion.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"orign", "--addr", "127.0.0.1:8081"}, "stampedeless: unknown command 'orign'; did you mean 'origin'? (stampedeless --help lists the commands)\n"},
+		{[]string{"zzzzzz"}, "stampedeless: unknown command 'zzzzzz' (stampedeless --help lists the commands)\n"},
+		{[]string{"--max-memroy", "1gb"}, "stampedeless: unknown flag --max-memroy; did you mean '--max-memory'?\n"},
+		{[]string{"origin", "--adr", "127.0.0.1:8081"}, "stampedeless: unknown flag --adr; did you mean '--addr'?\n"},
+		{[]string{"serve", "--metrics-adr", ""}, "stampedeless: unknown flag --metrics-adr; did you mean '--metrics-addr'?\n"},
+		{[]string{"serve", "extra"}, "stampedeless: serve takes no arguments, got 'extra'\n"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if exitStatus(err) != 2 || stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("%v: exit %v, stderr %q, stdout %q; want exit status 2, stderr %q and nothing on stdout",
+				tc.args, err, stderr.String(), stdout.String(), tc.want)
+		}
+	}
+}
+
+// TestPortInUseNamesTheFlag: an address another process holds is refused
+// naming the flag that picks another one.
+func TestPortInUseNamesTheFlag(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--addr", addr, "--metrics-addr", ""}, "addr"},
+		{[]string{"--addr", redistest.FreeAddr(t), "--metrics-addr", addr}, "metrics-addr"},
+		{[]string{"origin", "--addr", addr}, "addr"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		want := fmt.Sprintf("--%s %s is in use: ", tc.flag, addr)
+		if exitStatus(err) != 1 || !strings.Contains(stderr.String(), want) ||
+			!strings.HasSuffix(stderr.String(), fmt.Sprintf("(use --%s to pick another)\n", tc.flag)) {
+			t.Errorf("%v: exit %v, stderr %q; want exit status 1 and %q ... (use --%s to pick another)", tc.args, err, stderr.String(), want, tc.flag)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -46,7 +45,7 @@ func originCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quiet", EnvVars: originEnv("quiet"),
 				Usage: "do not log each call"},
 		},
-		Action: runOrigin,
+		Action: noArgs(runOrigin, false),
 	}
 }
 
@@ -66,7 +65,7 @@ func runOrigin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", c.String("addr"))
+	ln, err := listenFlag("addr", c.String("addr"))
 	if err != nil {
 		return fmt.Errorf("origin: %w", err)
 	}

@@ -71,8 +71,8 @@ func (f *Filler) answeredMeanwhile(key string) *outcome {
 	if f.isNegative(key, now) {
 		return &outcome{}
 	}
-	if _, lastErr, cooling := f.cooldown.Check(key, now); cooling {
-		return &outcome{err: lastErr}
+	if until, lastErr, cooling := f.cooldown.Check(key, now); cooling {
+		return &outcome{err: &CooldownError{Err: lastErr, Left: until.Sub(now)}}
 	}
 	return nil
 }

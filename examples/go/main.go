@@ -33,7 +33,7 @@ var ErrNotFound = errors.New("not found at the origin")
 // getFill returns key's value: from the cache while it is fresh (ttl) or
 // stale (grace more, while one refresh runs); else from the key's one origin
 // call, however many callers wait for it, waiting at most timeout. Errors
-// are replies such as "LOADERR demo:: status 503" (the origin failed),
+// are replies such as "LOADERR demo: status 503" (the origin failed),
 // "TIMEOUT ..." (timeout passed first) or "NOLOADER ..." (no loader for
 // the key's prefix).
 func getFill(ctx context.Context, rdb *redis.Client, key string, ttl, grace, timeout time.Duration) (string, error) {

@@ -121,8 +121,8 @@ func runLease(ctx context.Context, rdb *redis.Client) error {
 	fmt.Printf("%d concurrent computes of lease:report: %d computation(s), all got %q\n", callers, computations.Load(), values[0])
 
 	// The computation fails: its caller gets its error, the waiters get it
-	// as LOADERR app: ..., and so does the next caller, without computing,
-	// while the key cools down.
+	// as LOADERR app: ..., and the next caller, without computing, gets
+	// LOADERR app: cooling down for ... after: ... while the key cools down.
 	computations.Store(0)
 	broken := func(ctx context.Context) (string, error) {
 		computations.Add(1)

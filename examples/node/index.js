@@ -78,8 +78,8 @@ async function leaseExamples(redis) {
     console.log(`${values.length} concurrent computes of lease:report: ${computations} computation(s), all got "${values[0]}"`);
 
     // The computation fails: its caller gets its error, the waiters get it
-    // as LOADERR app: ..., and so does the next caller, without computing,
-    // while the key cools down.
+    // as LOADERR app: ..., and the next caller, without computing, gets
+    // LOADERR app: cooling down for ... after: ... while the key cools down.
     computations = 0;
     const broken = async () => {
       computations++;

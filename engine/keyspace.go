@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -268,6 +269,9 @@ func (s *Store) sweep(interval time.Duration) {
 // runtime holds live only makes the collector work harder (Go caps it at
 // half the CPU) while the process is over its bound anyway.
 func (s *Store) processLimit() int64 {
+	if s.MaxMemory() == 0 {
+		return math.MaxInt64 // no bound, so no limit: Go's default
+	}
 	total := s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20 - fileResident() - 2<<20
 	return max(total-s.arena.Mapped(), minProcessLimit)
 }

@@ -45,6 +45,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"hash/maphash"
 	"math"
@@ -62,6 +63,15 @@ import (
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
 const DefaultMaxMemory = 1 << 30
+
+// NoMaxMemory, as Options.MaxMemory, means no memory bound: Redis's
+// maxmemory 0. Nothing is evicted and nothing is refused for size; the
+// process grows until the machine runs out.
+const NoMaxMemory = -1
+
+// unbounded is the bound applied inside the store when there is none: far
+// above any real size, and small enough that sums of costs never overflow.
+const unbounded = math.MaxInt64 / 4
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
 // and value (and fill metadata): the record's header in the arena (7), the
@@ -102,7 +112,8 @@ var ErrOOM = errors.New("engine: used memory over max memory and eviction disabl
 // Options configures a Store. The zero value is usable.
 type Options struct {
 	// MaxMemory bounds the summed cost of all entries, in bytes.
-	// If zero, DefaultMaxMemory is used.
+	// If zero, DefaultMaxMemory is used; NoMaxMemory (any negative value)
+	// sets no bound.
 	MaxMemory int64
 	// Policy is what happens when MaxMemory is reached; the zero value is
 	// AllKeysLFU.
@@ -213,8 +224,11 @@ type FillMeta struct {
 // New returns a Store. Close releases its goroutines and memory.
 func New(opts Options) (*Store, error) {
 	maxCost := opts.MaxMemory
-	if maxCost <= 0 {
+	switch {
+	case maxCost == 0:
 		maxCost = DefaultMaxMemory
+	case maxCost < 0:
+		maxCost = 0 // no bound, as MaxMemory reports it
 	}
 	s := &Store{
 		seed:        maphash.MakeSeed(),
@@ -232,7 +246,9 @@ func New(opts Options) (*Store, error) {
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
-		NumCounters:        numCounters(maxCost),
+		// Without a bound nothing is evicted and the sketch is idle; it is
+		// sized for the default bound, in case CONFIG SET sets one later.
+		NumCounters:        numCounters(cmp.Or(maxCost, DefaultMaxMemory)),
 		MaxCost:            s.policyMaxCost(),
 		BufferItems:        64,
 		IgnoreInternalCost: true, // EntryOverhead already covers it
@@ -321,7 +337,16 @@ func (s *Store) policyMaxCost() int64 {
 	if s.EvictionPolicy() == NoEviction {
 		return math.MaxInt64 / 4
 	}
-	return max(s.maxMemory.Load()-s.external.Load(), 1)
+	return max(s.bound()-s.external.Load(), 1)
+}
+
+// bound is the memory bound the store enforces: MaxMemory, or with no
+// bound one that is never reached.
+func (s *Store) bound() int64 {
+	if n := s.maxMemory.Load(); n > 0 {
+		return n
+	}
+	return unbounded
 }
 
 // Close stops the store's goroutines and unmaps its records. Writes that
@@ -342,7 +367,8 @@ func (s *Store) Close() {
 	s.compactMu.Unlock()
 }
 
-// MaxMemory returns the current memory bound.
+// MaxMemory returns the current memory bound, 0 if there is none (as
+// Redis's maxmemory reports it).
 func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 
 // Sync waits until the eviction policy has applied every write made before
@@ -361,12 +387,10 @@ func (s *Store) Sync() {
 }
 
 // SetMaxMemory changes the memory bound at run time; shrinking it makes
-// ristretto evict as new entries arrive.
+// ristretto evict as new entries arrive. Zero (or less) removes the bound,
+// as CONFIG SET maxmemory 0 does in Redis.
 func (s *Store) SetMaxMemory(n int64) {
-	if n <= 0 {
-		n = DefaultMaxMemory
-	}
-	s.maxMemory.Store(n)
+	s.maxMemory.Store(max(n, 0))
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
@@ -403,7 +427,7 @@ func (s *Store) admit(cost int64) error {
 	if err := s.fits(cost); err != nil {
 		return err
 	}
-	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.MaxMemory() {
+	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.bound() {
 		return ErrOOM
 	}
 	return nil
@@ -412,7 +436,7 @@ func (s *Store) admit(cost int64) error {
 // fits returns ErrTooLarge if an entry costing cost alone exceeds the
 // bound.
 func (s *Store) fits(cost int64) error {
-	if cost > s.MaxMemory() {
+	if cost > s.bound() {
 		return ErrTooLarge
 	}
 	return nil

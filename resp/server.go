@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
@@ -137,6 +138,9 @@ type Server struct {
 	blocked blockRegistry
 	// listCompressDepth is list-compress-depth, shown but not applied.
 	listCompressDepth atomic.Int64
+	// refusals rate-limits the log lines of refused clients, by kind
+	// (oplog.go).
+	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.
 	requirePass   atomic.Pointer[string]
@@ -342,6 +346,10 @@ func (s *Server) accept(nc net.Conn) {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			if refusal == deniedProtectedMode {
+				s.logRefused(refusedProtected, "protected mode refused a client that is not local; set a password or --protected-mode no",
+					"client", nc.RemoteAddr().String())
+			}
 			refuse(nc, refusal)
 		}()
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -99,6 +100,9 @@ type Client struct {
 	id    string // this replica's id on the event channel
 	m     *metrics.Cluster
 	log   *slog.Logger
+	// refusals rate-limits the log lines of Redis's error replies: a
+	// full Redis (OOM) refuses every write, and each would be a line.
+	refusals lograte.Limiter
 
 	up     atomic.Bool
 	nextID atomic.Uint64 // invalidation ids
@@ -253,7 +257,9 @@ func (c *Client) check(err error) error {
 	c.m.RedisErrors.Inc()
 	var reply redis.Error
 	if errors.As(err, &reply) {
-		c.log.Warn("the shared Redis refused an operation", "err", err)
+		if n, ok := c.refusals.Allow("reply"); ok {
+			c.log.Warn("the shared Redis refused an operation", "err", err, "refusals", n)
+		}
 		return err
 	}
 	if errors.Is(err, redis.ErrPoolTimeout) {

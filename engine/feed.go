@@ -33,6 +33,15 @@ type policyOp struct {
 type feeder struct {
 	policy *ristretto.Cache[uint64, struct{}]
 	closed *atomic.Bool
+	// over reports whether the store holds more than ristretto may keep.
+	// ristretto evicts only to admit a hash it does not hold: a new cost of
+	// a hash it holds (a collection or string grown in place, a key
+	// overwritten with a bigger value) only changes its books. While over,
+	// a cost is therefore sent as the hash's removal and a new Set, which
+	// ristretto admits as it admits a new key, evicting to make room for
+	// it (or refusing it): the store's cost never stays over the bound by
+	// more than the costs sent since ristretto last drained.
+	over func() bool
 
 	mu      sync.Mutex // guards ops
 	ops     []policyOp
@@ -52,6 +61,11 @@ type feeder struct {
 	// ristretto to drain first.
 	setSince map[uint64]struct{}
 	risky    map[uint64]struct{}
+	// regrow holds the hashes whose new cost was sent, while over, as a
+	// plain update because they were Set since ristretto last drained,
+	// with that cost: after the next drain they are removed and Set anew
+	// if the store is still over.
+	regrow map[uint64]int64
 }
 
 // queue records a change. The caller holds the lock of h's shard.
@@ -105,19 +119,31 @@ func (f *feeder) sendQueued() {
 
 func (f *feeder) send(ops []policyOp) {
 	if f.setSince == nil {
-		f.setSince, f.risky = map[uint64]struct{}{}, map[uint64]struct{}{}
+		f.setSince, f.risky, f.regrow = map[uint64]struct{}{}, map[uint64]struct{}{}, map[uint64]int64{}
 	}
 	for _, op := range ops {
 		if f.sent >= feedWaitEvery {
 			f.drain()
 		}
 		f.sent++
+		// The last op sent for a hash decides what becomes of it.
+		delete(f.regrow, op.h)
 		if op.cost < 0 {
 			f.policy.Del(op.h)
 			if _, ok := f.setSince[op.h]; ok {
 				f.risky[op.h] = struct{}{}
 			}
 			continue
+		}
+		if f.over != nil && f.over() {
+			// Not for a hash Set since ristretto last drained: its removal
+			// would have to wait for a drain (risky, above), and another
+			// hash's new Set evicts as well.
+			if _, recent := f.setSince[op.h]; recent {
+				f.regrow[op.h] = op.cost
+			} else {
+				f.policy.Del(op.h)
+			}
 		}
 		if _, ok := f.risky[op.h]; ok {
 			f.drain()
@@ -142,6 +168,32 @@ func (f *feeder) drain() {
 	f.sent = 0
 	clear(f.setSince)
 	clear(f.risky)
+	if len(f.regrow) == 0 {
+		return
+	}
+	for h, cost := range f.regrow {
+		delete(f.regrow, h)
+		if !f.over() {
+			continue
+		}
+		if f.sent >= feedWaitEvery {
+			f.policy.Wait()
+			f.sent = 0
+		}
+		// Nothing of h is in ristretto's buffer: its removal and new Set
+		// are applied in order.
+		f.policy.Del(h)
+		for !f.policy.Set(h, struct{}{}, cost) {
+			if f.closed.Load() {
+				return
+			}
+			f.policy.Wait()
+		}
+		f.sent += 2
+	}
+	// What drain promises holds for these too.
+	f.policy.Wait()
+	f.sent = 0
 }
 
 // drop forgets the queued changes: Flush clears ristretto instead. The
@@ -151,4 +203,5 @@ func (f *feeder) drop() {
 	f.ops = f.ops[:0]
 	f.pending.Store(0)
 	f.mu.Unlock()
+	clear(f.regrow)
 }

@@ -37,23 +37,25 @@ const (
 	hashHeaderHashtable byte = 1 // Redis would report "hashtable"
 )
 
-// Charges of a hashTable against --max-memory beyond its bytes: a Go map's
-// header and, per field, two string headers, the bucket slot and the
-// map's slack at its load factor.
-const (
-	hashTableOverhead = 64
-	hashFieldOverhead = 64
-)
-
 // hashTable is a hash held on the heap, changed in place under its shard's
 // write lock.
 type hashTable struct {
-	m      map[string]string
-	charge int64
+	m     map[string]string
+	bytes int64 // what the fields' and values' strings take (stringBytes)
+	peak  int   // the most fields m has held: a Go map never shrinks
 }
 
+// hashTableBase is what a hashTable takes besides its map and strings: the
+// struct and its entry in its shard's heap table.
+var hashTableBase = allocBytes(32) + heapTableEntry
+
 func newHashTable(n int) *hashTable {
-	return &hashTable{m: make(map[string]string, n), charge: hashTableOverhead}
+	return &hashTable{m: make(map[string]string, n), peak: n}
+}
+
+// charge is what the hash holds on Go's heap (heapsize.go).
+func (h *hashTable) charge() int64 {
+	return hashTableBase + mapBytes(h.peak, slotStringString) + h.bytes
 }
 
 func (h *hashTable) clone() heapObject {
@@ -61,7 +63,7 @@ func (h *hashTable) clone() heapObject {
 	for f, v := range h.m {
 		c.m[f] = v
 	}
-	c.charge = h.charge
+	c.bytes = h.bytes
 	return c
 }
 
@@ -69,18 +71,19 @@ func (h *hashTable) clone() heapObject {
 func (h *hashTable) set(f, v []byte) bool {
 	old, found := h.m[string(f)]
 	if found {
-		h.charge += int64(len(v) - len(old))
+		h.bytes += stringBytes(len(v)) - stringBytes(len(old))
 	} else {
-		h.charge += int64(len(f)+len(v)) + hashFieldOverhead
+		h.bytes += stringBytes(len(f)) + stringBytes(len(v))
 	}
 	h.m[string(f)] = string(v)
+	h.peak = max(h.peak, len(h.m))
 	return !found
 }
 
 func (h *hashTable) del(f []byte) bool {
 	old, found := h.m[string(f)]
 	if found {
-		h.charge -= int64(len(f)+len(old)) + hashFieldOverhead
+		h.bytes -= stringBytes(len(f)) + stringBytes(len(old))
 		delete(h.m, string(f))
 	}
 	return found
@@ -306,7 +309,7 @@ func (e *hashEdit) done() (collection, collChange) {
 	case e.len() == 0:
 		return collection{}, collDelete
 	case e.heap != nil:
-		return collection{obj: e.heap, charge: e.heap.charge}, collStore
+		return collection{obj: e.heap, charge: e.heap.charge()}, collStore
 	}
 	if e.len() > hashMaxListpackEntries {
 		e.table = true
@@ -317,7 +320,7 @@ func (e *hashEdit) done() (collection, collChange) {
 		for i := 0; i < len(e.flat); i += 2 {
 			h.set(e.flat[i], e.flat[i+1])
 		}
-		return collection{obj: h, charge: h.charge}, collStore
+		return collection{obj: h, charge: h.charge()}, collStore
 	}
 	return collection{blob: blob}, collStore
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -247,6 +248,7 @@ func (s *Store) sweep(interval time.Duration) {
 			s.feeder.feed()
 			s.kickCompactor()
 			if s.ownsProcess {
+				s.chargeDrift()
 				debug.SetMemoryLimit(s.processLimit())
 			}
 		}
@@ -255,16 +257,27 @@ func (s *Store) sweep(interval time.Duration) {
 
 // processLimit is the soft memory limit for Go's runtime when the store owns
 // the process: the process may take 1.15 times MaxMemory plus 24 MiB in
-// all (the bound the README promises, with 8 MiB to spare), and the arena's
-// mappings are outside the runtime's count. What the limit leaves the runtime
-// is what the entries' charges expect (EntryOverhead covers each one's index
-// slot and ristretto bookkeeping) plus a margin for garbage, so the collector
-// only works harder than usual when the bound is near; it is never set below
-// 32 MiB, which an idle server needs.
+// all (the bound the README promises), less what is resident outside Go's
+// count and the arena's: the binary's pages (about 14 MiB, read from /proc
+// where there is one) and 2 MiB for the rest. The arena's mappings are
+// outside the runtime's count too. What the limit leaves the runtime is
+// what the entries' charges expect on Go's heap (EntryOverhead covers each
+// one's index slot and ristretto bookkeeping, a heap object's charge is
+// what it holds) plus a margin for garbage. It has no floor but a token
+// one: a floor above what the bound leaves (there was one of 32 MiB) lets
+// the heap grow past the bound at small bounds, and a limit below what the
+// runtime holds live only makes the collector work harder (Go caps it at
+// half the CPU) while the process is over its bound anyway.
 func (s *Store) processLimit() int64 {
-	total := s.MaxMemory() + s.MaxMemory()*15/100 + 16<<20
-	return max(total-s.arena.Mapped(), 32<<20)
+	if s.MaxMemory() == 0 {
+		return math.MaxInt64 // no bound, so no limit: Go's default
+	}
+	total := s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20 - fileResident() - 2<<20
+	return max(total-s.arena.Mapped(), minProcessLimit)
 }
+
+// minProcessLimit is processLimit's token floor.
+const minProcessLimit = 4 << 20
 
 func (s *Store) sweepShard(sh *shard) {
 	const sample, rounds = 20, 16

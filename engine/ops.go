@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unsafe"
@@ -444,27 +445,44 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 	return value, err
 }
 
+// liveStringLocked is the live key in sh and its string value, which
+// aliases the arena; ErrWrongType if the key holds another type. The
+// caller holds sh's lock.
+func (s *Store) liveStringLocked(sh *shard, h uint64, key []byte) (sl slot, value []byte, found bool, err error) {
+	sl, found = s.liveKeyLocked(sh, h, key)
+	if found {
+		if !sl.rec.isString() {
+			return sl, nil, false, ErrWrongType
+		}
+		value = sl.rec.value
+	}
+	return sl, value, found, nil
+}
+
 // updateLocked is Update's critical section. The deferred unlock matters:
 // fn is the caller's code, and if it panics the shard must not stay locked.
 func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bool) ([]byte, error)) ([]byte, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sl, found := s.liveKeyLocked(sh, h, key)
-	var old []byte
-	if found {
-		if !sl.rec.isString() {
-			return nil, ErrWrongType
-		}
-		old = sl.rec.value
-	}
-	value, err := fn(old, found)
-	if err == nil {
-		err = s.admit(entryCost(len(key), len(value)))
-	}
+	sl, old, found, err := s.liveStringLocked(sh, h, key)
 	if err != nil {
 		return nil, err
 	}
-	if aliases(value, old) {
+	value, err := fn(old, found)
+	if err != nil {
+		return nil, err
+	}
+	return s.rewriteLocked(sh, h, sl, found, key, value)
+}
+
+// rewriteLocked stores value under key, found at sl (if found) in sh,
+// whose write lock the caller holds, keeping its deadlines: the write of a
+// read-modify-write of a string.
+func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, value []byte) ([]byte, error) {
+	if err := s.admit(entryCost(len(key), len(value))); err != nil {
+		return nil, err
+	}
+	if found && aliases(value, sl.rec.value) {
 		// The old record is freed below; the caller gets its own copy.
 		value = cloneValue(value)
 	}
@@ -476,6 +494,83 @@ func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bo
 	}
 	s.notify(Written, key)
 	return value, nil
+}
+
+// Grow changes key's string as Redis's in-place string commands (APPEND,
+// SETRANGE, SETBIT, BITFIELD) do, keeping its deadlines. size gets the
+// current value (nil, false if key is missing), which it must not keep or
+// change, and returns the length the value is to have (no shorter than it
+// is) or an error, returned as it is; edit then changes the value of that
+// length: the old bytes, then zeros. Both run under the key's lock and
+// must be quick. The length is checked against the bound before any
+// memory is taken (ErrTooLarge), so no command builds a value it cannot
+// keep. A value that grows past its record moves to one with room to grow
+// again, as Redis's sds strings get: as much again as its length, at most
+// growRoomMax, and only while that fits the bound; the room is charged as
+// the value's. A change that fits the record's room is made in place.
+// Grow returns the value's new length.
+func (s *Store) Grow(key []byte, size func(old []byte, exists bool) (int, error), edit func(v []byte)) (int, error) {
+	if err := s.admit(0); err != nil {
+		return 0, err
+	}
+	h := s.hash(key)
+	n, err := s.growLocked(s.shardOf(h), h, key, size, edit)
+	s.feeder.feed()
+	return n, err
+}
+
+// growRoomMax bounds the room Grow gives a value, as Redis's
+// SDS_MAX_PREALLOC (1 MiB) does.
+const growRoomMax = 1 << 20
+
+// growLocked is Grow's critical section; the deferred unlock keeps the
+// shard usable if the caller's functions panic.
+func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bool) (int, error), edit func([]byte)) (int, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sl, old, found, err := s.liveStringLocked(sh, h, key)
+	if err != nil {
+		return 0, err
+	}
+	n, err := size(old, found)
+	if err != nil {
+		return 0, err
+	}
+	n = max(n, len(old))
+	if n > maxRecordValue {
+		return 0, ErrTooLarge
+	}
+	if err := s.admit(entryCost(len(key), n)); err != nil {
+		return 0, err
+	}
+	sh.wroteLocked(key)
+	if found && len(sl.rec.fill) == 0 && n <= len(old)+sl.rec.room {
+		// In place: readers hold the shard's read lock, so none sees the
+		// bytes change; the record's cost, which counts its room, stays.
+		p := s.arena.Block(sl.loc)
+		edit(p[sl.rec.valueOff : sl.rec.valueOff+n])
+		if grown := n - len(old); grown > 0 {
+			binary.LittleEndian.PutUint32(p[len(p)-roomTail:], uint32(sl.rec.room-grown))
+		}
+		s.notify(Written, key)
+		return n, nil
+	}
+	g := &growth{old: old, n: n, edit: edit}
+	if found && n > len(old) {
+		g.room = min(n, growRoomMax, maxRecordValue-n)
+		if s.fits(entryCost(len(key), n+g.room+roomTail)) != nil {
+			g.room = 0
+		}
+	}
+	// The value is no longer the origin's, so the fill's validators must
+	// not renew it on a later revalidation: the record has no fill.
+	r := makeNewRecord(key, nil, sl.rec.fresh, sl.rec.stale, nil)
+	r.grow = g
+	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+		return 0, err
+	}
+	s.notify(Written, key)
+	return n, nil
 }
 
 // aliases reports whether v shares memory with old, which it can only do

@@ -16,17 +16,25 @@ import (
 //	key
 //	fill metadata: loader, ETag, Last-Modified, each a uvarint length and
 //	           bytes, then the load time in nanoseconds as a uvarint
-//	value, to the end of the block
+//	value, to the end of the block, or if flagRoom to the room left
+//	           after it, then that room's length (4 bytes, little endian)
 //
 // A plain key with no deadline costs its key, its value and 3 bytes (plus
 // the arena's 4-byte block header). The deadlines are written in place when
 // they change (the block is only read under the shard's lock), so EXPIRE,
 // PERSIST and GETEX copy nothing; a key that had no deadline gets a new
-// record with room for them.
+// record with room for them. A string that Grow lengthened past its
+// record gets one with room to grow into (flagRoom), as Redis's sds
+// strings do, so that APPEND, SETRANGE and SETBIT change it in place.
 const (
 	flagDeadlines = 1 << iota // fresh and stale deadlines follow the lengths
 	flagFill                  // fill metadata follows the key
+	flagRoom                  // the value is followed by unused room and its length
 )
+
+// roomTail is the length of the count of unused bytes that ends a record
+// with flagRoom.
+const roomTail = 4
 
 // record is a parsed view of a block; its slices alias the arena and are
 // valid only under the shard's lock.
@@ -36,6 +44,9 @@ type record struct {
 	fill         []byte // encoded FillMeta, empty if none
 	deadlines    int    // offset of the deadlines, 0 if the record has none
 	fresh, stale int64  // 0: none
+	valueOff     int    // offset of the value
+	room         int    // unused bytes after the value (flagRoom)
+	hasRoom      bool   // flagRoom: the block ends with room and its length
 }
 
 // recordKey returns the key of the record in block p, parsing no more.
@@ -72,7 +83,14 @@ func parseRecord(p []byte) record {
 	off += int(klen)
 	r.fill = p[off : off+int(flen)]
 	off += int(flen)
-	r.value = p[off:]
+	r.valueOff = off
+	end := len(p)
+	if p[1]&flagRoom != 0 {
+		r.hasRoom = true
+		r.room = int(binary.LittleEndian.Uint32(p[end-roomTail:]))
+		end -= roomTail + r.room
+	}
+	r.value = p[off:end]
 	return r
 }
 
@@ -80,12 +98,16 @@ func parseRecord(p []byte) record {
 func (r *record) expiredAt(now int64) bool { return r.stale != 0 && r.stale <= now }
 
 // cost is what the record is charged against MaxMemory: for a collection
-// held on the heap, the bytes its object is charged instead of its value.
+// held on the heap, the bytes its object is charged instead of its value;
+// a string's room to grow counts as its own.
 func (r *record) cost() int64 { return entryCost(len(r.key), r.valueCharge()+len(r.fill)) }
 
 func (r *record) valueCharge() int {
 	if r.onHeap() {
 		return int(heapCharge(r.value))
+	}
+	if r.hasRoom {
+		return len(r.value) + r.room + roomTail
 	}
 	return len(r.value)
 }
@@ -126,6 +148,16 @@ type newRecord struct {
 	fresh, stale int64
 	fill         *FillMeta
 	fillLen      int // encoded length of fill
+	// grow, if set, builds the value in the block instead of value (Grow).
+	grow *growth
+}
+
+// growth is a string value Grow builds in its new block: old, then zeros
+// to n bytes, changed by edit, then room unused bytes.
+type growth struct {
+	old     []byte
+	n, room int
+	edit    func(v []byte)
 }
 
 func makeNewRecord(key, value []byte, fresh, stale int64, fill *FillMeta) newRecord {
@@ -144,12 +176,23 @@ func (r *newRecord) cost() int64 {
 	if r.onHeap() {
 		n = int(heapCharge(r.value))
 	}
+	if r.grow != nil {
+		n = r.grow.n + r.grow.room + roomTail
+	}
 	return entryCost(len(r.key), n+r.fillLen)
+}
+
+// valueLen is the length of the value's part of the block.
+func (r *newRecord) valueLen() int {
+	if r.grow != nil {
+		return r.grow.n + r.grow.room + roomTail
+	}
+	return len(r.value)
 }
 
 // size is the length of the block the record takes.
 func (r *newRecord) size() int {
-	n := 2 + uvarintLen(uint64(len(r.key))) + len(r.key) + len(r.value)
+	n := 2 + uvarintLen(uint64(len(r.key))) + len(r.key) + r.valueLen()
 	if r.fill != nil {
 		n += uvarintLen(uint64(r.fillLen)) + r.fillLen
 	}
@@ -180,6 +223,17 @@ func (r *newRecord) write(p []byte) {
 			off += copy(p[off:], s)
 		}
 		off += binary.PutUvarint(p[off:], loadNanos(r.fill))
+	}
+	if g := r.grow; g != nil {
+		p[1] |= flagRoom
+		v := p[off:]
+		copy(v, g.old)
+		// A reused block holds old bytes: the value's new part and the room
+		// must read as zeros.
+		clear(v[len(g.old) : len(v)-roomTail])
+		g.edit(v[:g.n])
+		binary.LittleEndian.PutUint32(v[len(v)-roomTail:], uint32(g.room))
+		return
 	}
 	copy(p[off:], r.value)
 }

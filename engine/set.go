@@ -222,23 +222,22 @@ func eachStringsMember(b []byte, fn func([]byte) bool) {
 type setObject struct {
 	index   map[string]int
 	members []string
-	bytes   int64 // the members' summed length
+	bytes   int64 // what the members' strings take (stringBytes)
+	peak    int   // the most members index has held: a Go map never shrinks
 }
 
-// What a heap set is charged: its members' bytes, and per member the
-// slice's string header and the map's entry (key header, index, and
-// the table's slack at its load factor), over a fixed base.
-const (
-	setObjectBase     = 96
-	setMemberOverhead = 64
-)
+// setObjectBase is what a setObject takes besides its map, slice and
+// strings: the struct and its entry in its shard's heap table.
+var setObjectBase = allocBytes(56) + heapTableEntry
 
 func newSetObject(n int) *setObject {
-	return &setObject{index: make(map[string]int, n), members: make([]string, 0, n)}
+	return &setObject{index: make(map[string]int, n), members: make([]string, 0, n), peak: n}
 }
 
+// charge is what the set holds on Go's heap (heapsize.go): each member's
+// string is shared by the map and the slice.
 func (o *setObject) charge() int64 {
-	return setObjectBase + o.bytes + int64(len(o.members))*setMemberOverhead
+	return setObjectBase + mapBytes(o.peak, slotStringInt) + allocBytes(16*cap(o.members)) + o.bytes
 }
 
 func (o *setObject) clone() heapObject {
@@ -261,7 +260,8 @@ func (o *setObject) add(m []byte) bool {
 	s := string(m)
 	o.index[s] = len(o.members)
 	o.members = append(o.members, s)
-	o.bytes += int64(len(s))
+	o.bytes += stringBytes(len(s))
+	o.peak = max(o.peak, len(o.index))
 	return true
 }
 
@@ -278,7 +278,7 @@ func (o *setObject) remove(m []byte) bool {
 	o.members[last] = ""
 	o.members = o.members[:last]
 	delete(o.index, string(m))
-	o.bytes -= int64(len(m))
+	o.bytes -= stringBytes(len(m))
 	return true
 }
 

@@ -45,10 +45,13 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"hash/maphash"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +63,15 @@ import (
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
 const DefaultMaxMemory = 1 << 30
+
+// NoMaxMemory, as Options.MaxMemory, means no memory bound: Redis's
+// maxmemory 0. Nothing is evicted and nothing is refused for size; the
+// process grows until the machine runs out.
+const NoMaxMemory = -1
+
+// unbounded is the bound applied inside the store when there is none: far
+// above any real size, and small enough that sums of costs never overflow.
+const unbounded = math.MaxInt64 / 4
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
 // and value (and fill metadata): the record's header in the arena (7), the
@@ -100,7 +112,8 @@ var ErrOOM = errors.New("engine: used memory over max memory and eviction disabl
 // Options configures a Store. The zero value is usable.
 type Options struct {
 	// MaxMemory bounds the summed cost of all entries, in bytes.
-	// If zero, DefaultMaxMemory is used.
+	// If zero, DefaultMaxMemory is used; NoMaxMemory (any negative value)
+	// sets no bound.
 	MaxMemory int64
 	// Policy is what happens when MaxMemory is reached; the zero value is
 	// AllKeysLFU.
@@ -111,12 +124,14 @@ type Options struct {
 	// ExpireInterval is how often the background sweeper samples keys with a
 	// deadline and removes expired ones. If zero, 100ms is used.
 	ExpireInterval time.Duration
-	// OwnsProcess says the store is what the process's memory is for: as
-	// often as the sweeper runs, it sets Go's soft memory limit
-	// (runtime/debug.SetMemoryLimit) to what the process may take besides
-	// the store's arena, so that garbage cannot carry the process past the
-	// bound (see processLimit). Leave it unset where the store is one part
-	// of a larger program, or where GOMEMLIMIT is set.
+	// OwnsProcess says the store is what the process's memory is for: New
+	// charges what the process holds on Go's heap before any key against
+	// the bound (chargeBaseline), and as often as the sweeper runs, it sets
+	// Go's soft memory limit (runtime/debug.SetMemoryLimit) to what the
+	// process may take besides the store's arena, so that garbage cannot
+	// carry the process past the bound (see processLimit). Leave it unset
+	// where the store is one part of a larger program, or where GOMEMLIMIT
+	// is set.
 	OwnsProcess bool
 }
 
@@ -132,7 +147,11 @@ type Store struct {
 	maxMemory atomic.Int64
 	evictWith atomic.Uint32 // EvictionPolicy
 	used      atomic.Int64  // summed cost of the entries in the indexes
-	external  atomic.Int64  // bytes charged with Charge
+	external  atomic.Int64  // bytes charged with Charge, drift included
+	// drift is the part of external that chargeDrift charges: what the
+	// process holds beyond what its entries and users are charged. Only
+	// the sweeper changes it.
+	drift int64
 
 	feeder feeder
 
@@ -150,10 +169,13 @@ type Store struct {
 	compactions atomic.Int64 // segments compacted
 
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
+	lists       listConfig    // list-max-listpack-size (list.go)
 
 	// zset-max-listpack-entries and zset-max-listpack-value (zset.go).
 	zsetEntries atomic.Int64
 	zsetValue   atomic.Int64
+
+	hllSparseMax atomic.Int64 // hll-sparse-max-bytes (hll.go)
 
 	ownsProcess bool
 
@@ -202,8 +224,11 @@ type FillMeta struct {
 // New returns a Store. Close releases its goroutines and memory.
 func New(opts Options) (*Store, error) {
 	maxCost := opts.MaxMemory
-	if maxCost <= 0 {
+	switch {
+	case maxCost == 0:
 		maxCost = DefaultMaxMemory
+	case maxCost < 0:
+		maxCost = 0 // no bound, as MaxMemory reports it
 	}
 	s := &Store{
 		seed:        maphash.MakeSeed(),
@@ -218,8 +243,12 @@ func New(opts Options) (*Store, error) {
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
+	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
+	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
-		NumCounters:        numCounters(maxCost),
+		// Without a bound nothing is evicted and the sketch is idle; it is
+		// sized for the default bound, in case CONFIG SET sets one later.
+		NumCounters:        numCounters(cmp.Or(maxCost, DefaultMaxMemory)),
 		MaxCost:            s.policyMaxCost(),
 		BufferItems:        64,
 		IgnoreInternalCost: true, // EntryOverhead already covers it
@@ -232,6 +261,10 @@ func New(opts Options) (*Store, error) {
 	s.policy = policy
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
+	s.feeder.over = s.overBound
+	if s.ownsProcess {
+		s.chargeBaseline()
+	}
 
 	interval := opts.ExpireInterval
 	if interval <= 0 {
@@ -241,6 +274,45 @@ func New(opts Options) (*Store, error) {
 	go s.sweep(interval)
 	go s.compactor()
 	return s, nil
+}
+
+// chargeBaseline charges what the process holds on Go's heap before any
+// key, ristretto's sketch (about 4 bytes a counter) included, as Redis's
+// used_memory counts its own baseline against maxmemory: the entries get
+// the bound less it. At most a quarter of the bound is charged so, so
+// that a tiny bound still holds keys.
+func (s *Store) chargeBaseline() {
+	runtime.GC()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
+}
+
+// chargeDrift charges, for a store that owns its process, what the
+// process holds beyond what is charged: Go's live heap and the arena's
+// live records, less the entries' costs and the bytes charged with Charge.
+// EntryOverhead is an average (ristretto's and the index's maps hold
+// between half and all of their slots, as they last doubled), and the
+// process holds what no entry is charged for (connections' buffers,
+// scripts, ristretto's queue); so that what the process holds stays within
+// the bound, the entries get the bound less that too. The charge rises to
+// the measure at once and falls halfway to it on each call (a burst's
+// transient buffers are not charged for long), at most a quarter of the
+// bound.
+func (s *Store) chargeDrift() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	held := int64(live[0].Value.Uint64()) + s.arena.Live()
+	charged := s.used.Load() + s.external.Load() - s.drift
+	want := min(max(held-charged, 0), s.MaxMemory()/4)
+	delta := want - s.drift
+	if delta < 0 {
+		delta /= 2
+	}
+	if delta != 0 {
+		s.drift += delta
+		s.Charge(delta)
+	}
 }
 
 // numCounters sizes ristretto's frequency sketch: one counter per 64 bytes
@@ -265,7 +337,16 @@ func (s *Store) policyMaxCost() int64 {
 	if s.EvictionPolicy() == NoEviction {
 		return math.MaxInt64 / 4
 	}
-	return max(s.maxMemory.Load()-s.external.Load(), 1)
+	return max(s.bound()-s.external.Load(), 1)
+}
+
+// bound is the memory bound the store enforces: MaxMemory, or with no
+// bound one that is never reached.
+func (s *Store) bound() int64 {
+	if n := s.maxMemory.Load(); n > 0 {
+		return n
+	}
+	return unbounded
 }
 
 // Close stops the store's goroutines and unmaps its records. Writes that
@@ -286,7 +367,8 @@ func (s *Store) Close() {
 	s.compactMu.Unlock()
 }
 
-// MaxMemory returns the current memory bound.
+// MaxMemory returns the current memory bound, 0 if there is none (as
+// Redis's maxmemory reports it).
 func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 
 // Sync waits until the eviction policy has applied every write made before
@@ -305,12 +387,10 @@ func (s *Store) Sync() {
 }
 
 // SetMaxMemory changes the memory bound at run time; shrinking it makes
-// ristretto evict as new entries arrive.
+// ristretto evict as new entries arrive. Zero (or less) removes the bound,
+// as CONFIG SET maxmemory 0 does in Redis.
 func (s *Store) SetMaxMemory(n int64) {
-	if n <= 0 {
-		n = DefaultMaxMemory
-	}
-	s.maxMemory.Store(n)
+	s.maxMemory.Store(max(n, 0))
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
@@ -333,6 +413,12 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 	s.policy.UpdateMaxCost(s.policyMaxCost())
 }
 
+// overBound reports whether the entries cost more than ristretto may keep
+// of them, so that it must evict (never under noeviction).
+func (s *Store) overBound() bool {
+	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
+}
+
 // admit returns the error a write of an entry costing cost gets before it
 // changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM
 // if eviction is off and the store is already over it (Redis refuses
@@ -341,7 +427,7 @@ func (s *Store) admit(cost int64) error {
 	if err := s.fits(cost); err != nil {
 		return err
 	}
-	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.MaxMemory() {
+	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.bound() {
 		return ErrOOM
 	}
 	return nil
@@ -350,7 +436,7 @@ func (s *Store) admit(cost int64) error {
 // fits returns ErrTooLarge if an entry costing cost alone exceeds the
 // bound.
 func (s *Store) fits(cost int64) error {
-	if cost > s.MaxMemory() {
+	if cost > s.bound() {
 		return ErrTooLarge
 	}
 	return nil
@@ -405,7 +491,7 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
 // writing, and must call s.feeder.feed after releasing it.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	if len(r.value) > maxRecordValue {
+	if r.valueLen() > maxRecordValue {
 		return ErrTooLarge
 	}
 	loc, err := s.arena.Alloc(r.size(), r.write)
@@ -413,14 +499,16 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 		return err
 	}
 	cost := r.cost()
+	var oldCost int64
 	if found {
-		// The old record's heap object goes unless r refers to the same
-		// one (a string's value is no handle to compare).
-		if !r.onHeap() || !old.rec.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value) {
+		// Read before the old record's bytes are freed: its segment may
+		// be unmapped with them.
+		oldCost = old.rec.cost()
+		if old.rec.onHeap() && (!r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value)) {
 			sh.freeHeapLocked(&old.rec)
 		}
 		sh.index.Replace(old.pos, loc)
-		s.used.Add(cost - old.rec.cost())
+		s.used.Add(cost - oldCost)
 		s.arena.Free(old.loc)
 		if old.rec.stale != 0 {
 			sh.volatile--
@@ -435,7 +523,7 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if r.stale != 0 {
 		sh.volatile++
 	}
-	if !found || cost != old.rec.cost() {
+	if !found || cost != oldCost {
 		s.feeder.queue(h, s.hashCostLocked(sh, h))
 	}
 	s.kickCompactor()

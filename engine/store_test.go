@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -374,9 +375,41 @@ func TestSetMaxMemory(t *testing.T) {
 	}
 
 	s.SetMaxMemory(0)
-	if got := s.MaxMemory(); got != DefaultMaxMemory {
-		t.Errorf("MaxMemory() = %d after SetMaxMemory(0), want the default", got)
+	if got := s.MaxMemory(); got != 0 {
+		t.Errorf("MaxMemory() = %d after SetMaxMemory(0), want 0 (no bound)", got)
 	}
+}
+
+// TestNoMaxMemory: a store without a bound (Redis's maxmemory 0) reports
+// 0, refuses no entry for its size, evicts nothing even under noeviction's
+// check, and lifts Go's memory limit rather than deriving one from 0.
+func TestNoMaxMemory(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: NoMaxMemory, Policy: NoEviction})
+	if got := s.MaxMemory(); got != 0 {
+		t.Fatalf("MaxMemory() = %d with NoMaxMemory, want 0", got)
+	}
+	if got := s.Stats().MaxCost; got != 0 {
+		t.Errorf("Stats().MaxCost = %d with NoMaxMemory, want 0", got)
+	}
+	if got := s.processLimit(); got != math.MaxInt64 {
+		t.Errorf("processLimit() = %d with no bound, want math.MaxInt64 (no limit)", got)
+	}
+	big := make([]byte, 4<<20)
+	for i := range 4 {
+		if _, err := s.Set([]byte(fmt.Sprint("big", i)), big, SetOptions{}); err != nil {
+			t.Fatalf("Set %d of 4 MiB with no bound: %v", i, err)
+		}
+	}
+	// A bound set at run time applies, and 0 lifts it again.
+	s.SetMaxMemory(1 << 20)
+	if _, err := s.Set([]byte("big"), big, SetOptions{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Set of 4 MiB under a 1 MiB bound: err = %v, want ErrTooLarge", err)
+	}
+	s.SetMaxMemory(0)
+	if _, err := s.Set([]byte("big"), big, SetOptions{}); err != nil {
+		t.Errorf("Set of 4 MiB after SetMaxMemory(0): %v", err)
+	}
+	checkInvariants(t, s)
 }
 
 func TestSetMaxMemoryShrinkEvicts(t *testing.T) {

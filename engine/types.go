@@ -15,6 +15,7 @@ const (
 	TypeHash
 	TypeSet
 	TypeZSet
+	TypeList
 )
 
 // String is the type's name as TYPE replies it.
@@ -28,6 +29,8 @@ func (t Type) String() string {
 		return "set"
 	case TypeZSet:
 		return "zset"
+	case TypeList:
+		return "list"
 	}
 	return "unknown"
 }
@@ -35,7 +38,7 @@ func (t Type) String() string {
 // ParseType is the Type whose String is name (SCAN's TYPE option); ok is
 // false for a name that is no type of this store.
 func ParseType(name string) (t Type, ok bool) {
-	for _, t := range []Type{TypeString, TypeHash, TypeSet, TypeZSet} {
+	for _, t := range []Type{TypeString, TypeHash, TypeSet, TypeZSet, TypeList} {
 		if t.String() == name {
 			return t, true
 		}
@@ -51,7 +54,8 @@ var ErrWrongType = errors.New("engine: key holds the wrong kind of value")
 // held (low nibble):
 //
 //   - held in the record, the type's compact encoding: a string's bytes,
-//     or a small hash's or set's encoding (hash.go, set.go);
+//     or a small hash's, set's, sorted set's or list's encoding (hash.go,
+//     set.go, zset.go, list.go);
 //   - held on Go's heap (heapHeld), for a collection grown past its compact
 //     encoding's limits: the record's value is a handle into its shard's
 //     heap table and the bytes the object is charged (heapValueLen), so
@@ -82,14 +86,17 @@ func heapValue(handle uint64, charge int64) []byte {
 	return v
 }
 
-// heapObject is a collection held on Go's heap. Its type's code keeps the
-// charge of it up to date (collection.charge).
+// heapObject is a collection held on Go's heap. Its type's code passes
+// its charge on to the record (collection.charge) whenever it changes.
 type heapObject interface {
 	// clone is a deep copy, for COPY.
 	clone() heapObject
+	// charge is what the object holds on Go's heap, counted as Go's
+	// allocator and maps lay it out (heapsize.go).
+	charge() int64
 }
 
-// collection is a hash's or set's value as its type's code reads and
+// collection is a collection's value as its type's code reads and
 // changes it: in its compact encoding (blob; while read, it aliases the
 // arena and must not be kept) or on the heap (obj, with the bytes it is
 // charged). The zero collection is an empty one.
@@ -303,15 +310,16 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 	if !r.onHeap() {
 		return r.value
 	}
-	obj := from.heap[heapHandle(r.value)]
+	obj, charge := from.heap[heapHandle(r.value)], heapCharge(r.value)
 	if !move {
 		obj = obj.clone()
+		charge = obj.charge() // a clone's map is sized for what it holds
 	}
-	return s.holdLocked(to, obj, heapCharge(r.value))
+	return s.holdLocked(to, obj, charge)
 }
 
 // Encoding names how Redis would hold key's value, as OBJECT ENCODING
-// reports it, for a hash or a set; for a string it is "" (the caller
+// reports it, for a collection; for a string it is "" (the caller
 // knows the string rules). found is false if key is not live.
 func (s *Store) Encoding(key []byte) (enc string, found bool) {
 	h := s.hash(key)
@@ -325,12 +333,14 @@ func (s *Store) Encoding(key []byte) (enc string, found bool) {
 			enc = setEncoding(c)
 		case TypeZSet:
 			enc = zsetEncoding(c)
+		case TypeList:
+			enc = "quicklist" // Redis 7.0's for every list
 		}
 	})
 	return enc, found
 }
 
-// Export is Peek with the value of any type: a hash's or set's in its
+// Export is Peek with the value of any type: a collection's in its
 // portable form (the bytes of its compact encoding, however it is held),
 // which Set with SetOptions.Type takes back. It is for copying a key
 // elsewhere (the --redis shared tier), not for commands.
@@ -356,6 +366,8 @@ func exportCollection(t Type, c collection) []byte {
 		return exportSet(c)
 	case TypeZSet:
 		return exportZSet(c)
+	case TypeList:
+		return exportList(c)
 	}
 	return nil
 }
@@ -370,6 +382,8 @@ func importCollection(t Type, b []byte) (c collection, ok bool) {
 		return importSet(b)
 	case TypeZSet:
 		return importZSet(b)
+	case TypeList:
+		return importList(b)
 	}
 	return collection{}, false
 }

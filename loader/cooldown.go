@@ -146,11 +146,16 @@ func pause(base, limit time.Duration, failures int) time.Duration {
 }
 
 // Succeed forgets key's failures: the origin answered, so the next failure
-// starts again at Base.
-func (c *Cooldown) Succeed(key string) {
+// starts again at Base. It returns how many consecutive failures it forgot
+// (0: the key had none), which a caller logs as the end of a cooldown.
+func (c *Cooldown) Succeed(key string) (failures int) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m.Get(key, time.Time{}); ok {
+		failures = e.failures
+	}
 	c.m.Delete(key)
-	c.mu.Unlock()
+	return failures
 }
 
 // Len reports how many keys are remembered, paused or not; tests read it

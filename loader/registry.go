@@ -27,7 +27,7 @@ const MaxBatch = 10_000
 const DefaultMaxValueSize = 512 << 20
 
 // ErrConfig is matched (errors.Is) by every error Register returns.
-var ErrConfig = errors.New("loader: invalid loader")
+var ErrConfig = errors.New("invalid loader")
 
 // Options configures a Registry. The zero value is usable.
 type Options struct {

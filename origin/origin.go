@@ -1,8 +1,9 @@
 // Package origin is a demo HTTP origin for stampedeless loaders: it answers
 // GET /<key> with a value made from the key and a version, after a
 // configurable latency, fails a configurable share of calls, can send ETags
-// and honour If-None-Match, and counts every call so a demo can show how many
-// reached it.
+// and honour If-None-Match, tags values for PURGE.TAG (Surrogate-Key), serves
+// the batch protocol of batch loaders (POST), and counts every call so a demo
+// can show how many reached it.
 //
 // It exists so that a stampede can be shown, and stopped, with nothing but
 // stampedeless, redis-cli and redis-benchmark: the counts at /stats are the
@@ -46,6 +47,10 @@ type Options struct {
 	// NotFoundPrefix, if not empty, makes keys that start with it answer
 	// 404 Not Found, which stampedeless remembers as a missing key.
 	NotFoundPrefix string
+	// Tags are the origin tags of every value, sent as a Surrogate-Key
+	// header (and in a batch result's "tags"), so PURGE.TAG can be tried;
+	// "{key}" in a tag is replaced by the key. Nil: no tags.
+	Tags []string
 	// Logger gets one line per call. Nil: no logging.
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now. The version of a
@@ -55,8 +60,10 @@ type Options struct {
 
 // Stats are an Origin's counters since it started or was last Reset.
 type Stats struct {
-	// Calls counts value requests of every outcome.
-	Calls int64 `json:"calls"`
+	// Calls counts value requests of every outcome: a batch request is one
+	// call, counted again in Batches; the outcomes below count keys.
+	Calls   int64 `json:"calls"`
+	Batches int64 `json:"batches"`
 	// InFlight is the calls running now, MaxInFlight the most that ran at
 	// once: a stampede shows as a MaxInFlight near the number of clients.
 	InFlight    int64 `json:"in_flight"`
@@ -82,7 +89,7 @@ type Origin struct {
 	// mu serialises Reset with the updates of MaxInFlight, so a reset
 	// cannot be undone by a call that read the old maximum.
 	mu                                            sync.Mutex
-	calls, inFlight, maxInFlight                  atomic.Int64
+	calls, batches, inFlight, maxInFlight         atomic.Int64
 	ok, notModified, notFound, failures, canceled atomic.Int64
 }
 
@@ -104,6 +111,7 @@ func New(opts Options) (*Origin, error) {
 func (o *Origin) Stats() Stats {
 	return Stats{
 		Calls:       o.calls.Load(),
+		Batches:     o.batches.Load(),
 		InFlight:    o.inFlight.Load(),
 		MaxInFlight: o.maxInFlight.Load(),
 		OK:          o.ok.Load(),
@@ -119,7 +127,7 @@ func (o *Origin) Stats() Stats {
 func (o *Origin) Reset() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, c := range []*atomic.Int64{&o.calls, &o.ok, &o.notModified, &o.notFound, &o.failures, &o.canceled} {
+	for _, c := range []*atomic.Int64{&o.calls, &o.batches, &o.ok, &o.notModified, &o.notFound, &o.failures, &o.canceled} {
 		c.Store(0)
 	}
 	o.maxInFlight.Store(o.inFlight.Load())
@@ -146,9 +154,13 @@ func (o *Origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodPost {
+		o.serveBatch(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "GET a key", http.StatusMethodNotAllowed)
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "GET a key, or POST a batch of keys", http.StatusMethodNotAllowed)
 		return
 	}
 	key, err := requestKey(r)
@@ -210,41 +222,131 @@ func (o *Origin) enter() {
 // answer waits the latency and writes the answer; it returns the status,
 // or 0 when the client left first.
 func (o *Origin) answer(w http.ResponseWriter, r *http.Request, key string) int {
-	if o.opts.Latency > 0 {
-		t := time.NewTimer(o.opts.Latency)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			o.canceled.Add(1)
-			return 0
-		}
+	if !o.wait(r) {
+		return 0
 	}
+	a := o.decide(key, r.Header.Get("If-None-Match"))
+	if a.etag != "" {
+		w.Header().Set("ETag", a.etag)
+	}
+	switch a.status {
+	case http.StatusOK:
+		if len(a.tags) > 0 {
+			w.Header().Set(loader.SurrogateKeyHeader, strings.Join(a.tags, " "))
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, a.value)
+	case http.StatusNotModified:
+		w.WriteHeader(http.StatusNotModified)
+	default:
+		http.Error(w, a.value, a.status)
+	}
+	return a.status
+}
+
+// wait waits the latency, and reports false if the client left first.
+func (o *Origin) wait(r *http.Request) bool {
+	if o.opts.Latency <= 0 {
+		return true
+	}
+	t := time.NewTimer(o.opts.Latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		o.canceled.Add(1)
+		return false
+	}
+}
+
+// keyAnswer is what the origin answers for one key, in a GET or a batch.
+type keyAnswer struct {
+	status int
+	value  string // the body: the value for 200, else the error text
+	etag   string
+	tags   []string
+}
+
+// decide answers key, whose client holds the version ifNoneMatch names
+// (if any), and counts the outcome.
+func (o *Origin) decide(key, ifNoneMatch string) keyAnswer {
 	if o.opts.FailureRate > 0 && rand.Float64() < o.opts.FailureRate {
 		o.failures.Add(1)
-		http.Error(w, "demo origin: simulated failure", http.StatusServiceUnavailable)
-		return http.StatusServiceUnavailable
+		return keyAnswer{status: http.StatusServiceUnavailable, value: "demo origin: simulated failure"}
 	}
 	if o.opts.NotFoundPrefix != "" && strings.HasPrefix(key, o.opts.NotFoundPrefix) {
 		o.notFound.Add(1)
-		http.Error(w, "demo origin: no such key", http.StatusNotFound)
-		return http.StatusNotFound
+		return keyAnswer{status: http.StatusNotFound, value: "demo origin: no such key"}
 	}
 	now := o.opts.Now()
 	version := o.version(now)
+	var a keyAnswer
 	if o.opts.ETag {
-		etag := `W/"v` + strconv.FormatInt(version, 10) + `"`
-		w.Header().Set("ETag", etag)
-		if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		a.etag = `W/"v` + strconv.FormatInt(version, 10) + `"`
+		if etagMatches(ifNoneMatch, a.etag) {
 			o.notModified.Add(1)
-			w.WriteHeader(http.StatusNotModified)
-			return http.StatusNotModified
+			a.status = http.StatusNotModified
+			return a
 		}
 	}
 	o.ok.Add(1)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprint(w, Value(key, version, now))
-	return http.StatusOK
+	a.status, a.value = http.StatusOK, Value(key, version, now)
+	for _, t := range o.opts.Tags {
+		a.tags = append(a.tags, strings.ReplaceAll(t, "{key}", key))
+	}
+	return a
+}
+
+// serveBatch answers a batch loader's request (the protocol of
+// loader.FetchBatch): one result per key, in order, each as a GET of that
+// key would answer it, after one latency for the whole request.
+func (o *Origin) serveBatch(w http.ResponseWriter, r *http.Request) {
+	began := o.opts.Now()
+	o.calls.Add(1)
+	o.batches.Add(1)
+	o.enter()
+	defer o.inFlight.Add(-1)
+	var req struct {
+		Keys []struct {
+			Key      string `json:"key"`
+			Encoding string `json:"encoding"`
+			ETag     string `json:"etag"`
+		} `json:"keys"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "want a batch request: {\"keys\": [{\"key\": ...}]}", http.StatusBadRequest)
+		return
+	}
+	if !o.wait(r) {
+		return
+	}
+	type result struct {
+		Status int      `json:"status"`
+		Value  []byte   `json:"value,omitempty"`
+		ETag   string   `json:"etag,omitempty"`
+		Tags   []string `json:"tags,omitempty"`
+	}
+	results := make([]result, len(req.Keys))
+	for i, k := range req.Keys {
+		key := k.Key
+		if k.Encoding == "percent" {
+			if dec, err := url.PathUnescape(key); err == nil {
+				key = dec
+			}
+		}
+		a := o.decide(key, k.ETag)
+		results[i] = result{Status: a.status, ETag: a.etag, Tags: a.tags}
+		if a.status == http.StatusOK {
+			results[i].Value = []byte(a.value)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"results": results})
+	if o.opts.Logger != nil {
+		o.opts.Logger.Info("origin batch call", "keys", len(req.Keys), "in_flight", o.inFlight.Load(),
+			"took", o.opts.Now().Sub(began).Round(time.Microsecond))
+	}
 }
 
 // version is the value's version at now: 1, then one more every ChangeEvery.

@@ -86,11 +86,13 @@ var groupCategories = map[string]acl.Category{
 	"scripting":    acl.Scripting,
 	"set":          acl.Set,
 	"sorted-set":   acl.SortedSet,
+	"hyperloglog":  acl.HyperLogLog,
+	"list":         acl.List,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from
 // the flags (write: @write, readonly: @read, admin: @admin and @dangerous,
-// pubsub: @pubsub, fast: @fast, else @slow; readonly scripting commands
+// pubsub: @pubsub, fast: @fast, else @slow, blocking: @blocking; readonly scripting commands
 // are not @read), from the group, and the extra
 // ones in cmd.acl. A container (CLIENT) is, as in Redis, @slow and its
 // extra ones alone: its subcommands have the rest.
@@ -107,7 +109,7 @@ func (cmd *command) categories() acl.Category {
 		cats acl.Category
 	}{
 		{flagWrite, acl.Write}, {flagReadonly, acl.Read}, {flagAdmin, acl.Admin | acl.Dangerous},
-		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast},
+		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast}, {flagBlocking, acl.Blocking},
 	} {
 		if cmd.flags&f.flag != 0 {
 			cats |= f.cats
@@ -147,6 +149,9 @@ const (
 	// without being read (RENAME, RENAMENX, SMOVE: Redis's key specs
 	// ACCESS DELETE, then UPDATE or INSERT).
 	keysRename
+	// keysMerge: the first key is read and written, the others read
+	// (PFMERGE, which merges its destination too).
+	keysMerge
 )
 
 // keyUse says whether a call of cmd reads and whether it writes its i-th
@@ -163,6 +168,8 @@ func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
 		return i == 0, i > 0
 	case keysRename:
 		return i == 0, true
+	case keysMerge:
+		return true, i == 0
 	case keysRead:
 		return true, false
 	case keysWrite:

@@ -29,7 +29,7 @@ var aclUsers = []string{
 	"dave off >davepw +@all ~*",
 	"eve on nopass ~* +@all -get",
 	"frank on >frankpw >frankpw2 ~* &* +@all -@admin +config|get",
-	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +zunionstore +zinterstore +zdiffstore +zrangestore +zunion +zmpop +select|0",
+	"grace on >gracepw %R~r:* %W~w:* ~rw:* -@all +sinterstore +sunionstore +sdiffstore +bitop +copy +rename +smove +zunionstore +zinterstore +zdiffstore +zrangestore +zunion +zmpop +select|0 +@list",
 }
 
 // redisUserArgs are redis-server's arguments defining users: each
@@ -114,6 +114,12 @@ func TestCompatACL(t *testing.T) {
 			cs("ZDIFFSTORE rw:z 2 r:s1 r:s2 "), cs("ZINTERSTORE w:z 1 rw:z WEIGHTS 2"), cs("ZRANGESTORE w:z r:s1 0 -1"),
 			cs("ZRANGESTORE r:z r:s1 0 -1"), cs("ZRANGESTORE w:z w:s 0 -1"), cs("ZUNION 1 r:s1"), cs("ZUNION 2 r:s1 w:z"),
 			cs("ZMPOP 1 rw:z MIN"), cs("ZMPOP 1 r:s1 MIN"), cs("ZMPOP 1 w:z MIN"),
+			cs("RPUSH w:l a b c"), cs("RPUSH r:l a"), cs("LPUSH rw:l a b c"), cs("LLEN r:l"), cs("LLEN w:l"),
+			cs("LRANGE r:l 0 -1"), cs("LRANGE w:l 0 -1"), cs("LINDEX w:l 0"), cs("LPOS w:l a"), cs("LPOP w:l"),
+			cs("LPOP rw:l"), cs("LSET w:l 0 x"), cs("LREM w:l 0 x"), cs("LTRIM w:l 0 1"), cs("LINSERT w:l BEFORE b z"),
+			cs("LMOVE rw:l w:l LEFT LEFT"), cs("LMOVE rw:l r:l LEFT LEFT"), cs("LMOVE w:l rw:l LEFT LEFT"),
+			cs("RPOPLPUSH rw:l w:l"), cs("BLMOVE rw:l w:l LEFT LEFT 0.01"), cs("BLMOVE w:l rw:l LEFT LEFT 0.01"),
+			cs("LMPOP 2 rw:l w:l LEFT"), cs("LMPOP 1 rw:l LEFT"), cs("BLPOP rw:l r:l 0.01"), cs("BLMPOP 0.01 1 w:l LEFT"),
 		}}},
 		{"eve", "whatever", compatScript{name: "nopass", steps: []compatStep{
 			cs("GET cache:a"), cs("get cache:a"), cs("SET e v"), cs("ACL WHOAMI"), cs("AUTH eve other"), cs("ACL WHOAMI"),
@@ -167,7 +173,12 @@ func TestCompatACLCommands(t *testing.T) {
 		cs("ACL SETUSER x resetkeys %R~r* %W~w* %RW~rw* %W~r* ~k*"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x +select|0 +select|1 +SELECT|0 +client|list"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x +select"), words("ACL GETUSER x"), cs("ACL SETUSER x -@all +@string -get"),
-		words("ACL GETUSER x"), cs("ACL SETUSER x +@all -@keyspace +del -client"), words("ACL GETUSER x"),
+		words("ACL GETUSER x"),
+		// +client|id: with -client alone, the @connection commands allowed
+		// and denied tie in Redis 7.0 (16 and 16) and not here (14 and 15:
+		// no COMMAND GETKEYS or CLIENT PAUSE), and the descriptions would
+		// differ by that count, not by the rules.
+		cs("ACL SETUSER x +@all -@keyspace +del -client +client|id"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x nocommands +client -client|list"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x allcommands allkeys allchannels nopass"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x skip-sanitize-payload"), words("ACL GETUSER x"), cs("ACL SETUSER x SANITIZE-PAYLOAD"),

@@ -46,7 +46,7 @@ func TestLoaderAllowList(t *testing.T) {
 	if got := r.do("LOADER.REGISTER", "name:", "http://localhost:"+port+"/{key}"); got != "+OK" {
 		t.Fatalf("LOADER.REGISTER of a name resolving inside the allow-list = %s", got)
 	}
-	want = "-LOADERR out:: " + hostOf(inside) + " is not allowed by --loader-allow"
+	want = "-LOADERR out: " + hostOf(inside) + " is not allowed by --loader-allow"
 	if got := r.do("GETFILL", "out:1", "60", "0"); got != want {
 		t.Errorf("GETFILL redirected outside = %s, want %s", got, want)
 	}

@@ -364,6 +364,8 @@ func writeErr(c *Conn, err error) {
 		c.w.Error("ERR increment would produce NaN or Infinity")
 	case errors.Is(err, errTooBigValue):
 		c.w.Error(errStringLimit)
+	case errors.Is(err, engine.ErrNotHLL), errors.Is(err, engine.ErrCorruptHLL), errors.Is(err, engine.ErrNoHLLKey):
+		c.w.Error(err.Error())
 	default:
 		c.w.Error("ERR " + err.Error())
 	}
@@ -377,3 +379,23 @@ var (
 	errNaNValue        = errors.New("result is NaN or infinite")
 	errTooBigValue     = errors.New("string too long")
 )
+
+// numKeysFirst finds the keys of a command whose first argument is
+// numkeys (SINTERCARD, LMPOP, ZMPOP, ZUNION, ZINTER, ZDIFF, ZINTERCARD).
+func numKeysFirst(args [][]byte) [][]byte { return numKeysAt(args, 1) }
+
+// numKeysSecond finds the keys of a command whose second argument is
+// numkeys (BLMPOP, BZMPOP: the timeout is first).
+func numKeysSecond(args [][]byte) [][]byte { return numKeysAt(args, 2) }
+
+// numKeysAt finds the keys that follow a numkeys argument at args[at].
+func numKeysAt(args [][]byte, at int) [][]byte {
+	if len(args) <= at {
+		return nil
+	}
+	n, ok := parseInteger(args[at])
+	if !ok || n < 1 || n > int64(len(args)-at-1) {
+		return nil
+	}
+	return args[at+1 : at+1+int(n)]
+}

@@ -38,15 +38,6 @@ func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
 	return uint64(n), true
 }
 
-// growTo returns old zero-padded to at least n bytes, as a fresh copy that
-// the caller may modify: Update hands over the stored bytes, which readers
-// may hold.
-func growTo(old []byte, n uint64) []byte {
-	out := make([]byte, max(uint64(len(old)), n))
-	copy(out, old)
-	return out
-}
-
 // cmdSetBit implements SETBIT key offset 0|1 and replies with the bit's
 // previous value.
 func cmdSetBit(c *Conn, args [][]byte) {
@@ -61,18 +52,16 @@ func cmdSetBit(c *Conn, args [][]byte) {
 	}
 	byteIdx, mask := offset>>3, byte(0x80)>>(offset&7)
 	var was bool
-	_, err := c.srv.store.Update(args[1], func(old []byte, _ bool) ([]byte, error) {
+	// The offset's byte is within proto-max-bulk-len, so it fits an int.
+	_, err := c.srv.store.Grow(args[1], func(old []byte, _ bool) (int, error) {
 		was = byteIdx < uint64(len(old)) && old[byteIdx]&mask != 0
-		if was == (on == 1) && byteIdx < uint64(len(old)) {
-			return old, nil // nothing changes
-		}
-		v := growTo(old, byteIdx+1)
+		return int(byteIdx) + 1, nil
+	}, func(v []byte) {
 		if on == 1 {
 			v[byteIdx] |= mask
 		} else {
 			v[byteIdx] &^= mask
 		}
-		return v, nil
 	})
 	if err != nil {
 		writeErr(c, err)
@@ -482,12 +471,10 @@ func bitfield(c *Conn, args [][]byte, readonly bool) {
 				need = max(need, (op.offset+op.width-1)>>3+1)
 			}
 		}
-		_, err := c.srv.store.Update(args[1], func(old []byte, _ bool) ([]byte, error) {
-			v := growTo(old, need)
+		_, err := c.srv.store.Grow(args[1], func([]byte, bool) (int, error) { return int(need), nil }, func(v []byte) {
 			for i, op := range ops {
 				results[i] = op.apply(v)
 			}
-			return v, nil
 		})
 		if err != nil {
 			writeErr(c, err)

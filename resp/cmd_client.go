@@ -140,7 +140,7 @@ func (c *Conn) kind() clientType {
 }
 
 // flagLetters is the connection's flags field in CLIENT LIST, in Redis's
-// order: O for a monitor, P for a subscriber, x in MULTI, t tracking, R its redirect target
+// order: O for a monitor, P for a subscriber, x in MULTI, b blocked (BLPOP), t tracking, R its redirect target
 // closed, B in BCAST mode, d a watched key changed, e for NO-EVICT, T for
 // NO-TOUCH, N for none.
 func (c *Conn) flagLetters() string {
@@ -153,6 +153,9 @@ func (c *Conn) flagLetters() string {
 	}
 	if c.multiLen.Load() >= 0 {
 		b = append(b, 'x')
+	}
+	if c.srv.blocked.isBlocked(c.id) {
+		b = append(b, 'b')
 	}
 	if ti := c.track.info(); ti.on {
 		b = append(b, 't')

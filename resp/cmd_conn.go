@@ -71,6 +71,7 @@ func (c *Conn) authenticate(cmdName, user, pass []byte) string {
 		c.user.Store(prev)
 	}
 	c.logDenial(acl.DeniedAuth, string(cmdName), name)
+	c.srv.logRefused(refusedAuth, "authentication failed", "user", name, "client", c.remote.String())
 	return "WRONGPASS invalid username-password pair or user is disabled."
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -130,12 +131,25 @@ func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
 }
 
 // parseTTLGrace parses a read-through command's ttl and grace, in seconds
-// (ttl > 0, grace ≥ 0), or answers the error.
+// (ttl > 0, grace ≥ 0), or answers the error, which names the argument and
+// its rule. Their deadlines are bounded as SET ... EX's: one past what the
+// engine's clock holds (2262) gets Redis's invalid expire time.
 func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
-	t, ok1 := parseInteger(ttlArg)
-	g, ok2 := parseInteger(graceArg)
-	if !ok1 || !ok2 || t <= 0 || g < 0 || t > maxDeadlineMillis/1000 || g > maxDeadlineMillis/1000 {
-		c.w.Error("ERR invalid ttl or grace in '" + name + "' command")
+	t, ok := parseInteger(ttlArg)
+	if !ok || t <= 0 {
+		c.w.Error("ERR ttl must be a positive integer number of seconds")
+		return 0, 0, false
+	}
+	g, ok := parseInteger(graceArg)
+	if !ok || g < 0 {
+		c.w.Error("ERR grace must be 0 or a positive integer number of seconds")
+		return 0, 0, false
+	}
+	// The stale deadline, ttl + grace from now, must fit; each term is
+	// checked first so that the sum cannot overflow.
+	left := (maxDeadlineMillis - nowMillis()) / 1000
+	if t > left || g > left || t+g > left {
+		c.w.Error("ERR invalid expire time in '" + name + "' command")
 		return 0, 0, false
 	}
 	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
@@ -214,6 +228,7 @@ func writeFillError(c *Conn, key string, err error) bool {
 	var oe *loader.OriginError
 	var te *swr.TimeoutError
 	var lost *swr.LeaseLostError
+	var cooling *swr.CooldownError
 	switch {
 	case err == nil:
 		return false
@@ -227,12 +242,31 @@ func writeFillError(c *Conn, key string, err error) bool {
 		c.w.Error(errOOM)
 	case errors.Is(err, engine.ErrWrongType):
 		c.w.Error(errWrongType)
+	case errors.As(err, &cooling) && errors.As(err, &oe):
+		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
 	case errors.As(err, &oe):
-		c.w.Error("LOADERR " + oe.Loader + ": " + oe.Reason)
+		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + oe.Reason)
 	default:
 		c.w.Error("LOADERR " + err.Error())
 	}
 	return true
+}
+
+// loaderLabel is how a -LOADERR reply names a loader: its prefix and a
+// colon, which a prefix such as "user:" already ends with.
+func loaderLabel(prefix string) string {
+	if strings.HasSuffix(prefix, ":") {
+		return prefix + " "
+	}
+	return prefix + ": "
+}
+
+// roughly writes a cooldown's time left to a tenth of a second (4.2s).
+func roughly(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
 
 // loaderCommandAllowed applies --enable-loader-commands to this connection.
@@ -251,6 +285,12 @@ func (c *Conn) loaderCommandAllowed() bool {
 func cmdLoaderRegister(c *Conn, args [][]byte) {
 	if !c.loaderCommandAllowed() {
 		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
+		return
+	}
+	if len(args[1]) == 0 {
+		// Refused rather than taken as a loader for every key, which a
+		// typo or an unset variable in a script would register.
+		c.w.Error("ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url")
 		return
 	}
 	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
@@ -290,6 +330,7 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			c.w.Error("ERR " + err.Error())
 			return
 		}
+		c.logLoaderChange("loader registered", cfg.Prefix, cfg.URL)
 		c.w.OK()
 	}
 	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
@@ -310,6 +351,9 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 	if err != nil {
 		c.w.Error("ERR " + err.Error())
 		return
+	}
+	if ok {
+		c.logLoaderChange("loader unregistered", string(args[1]), "")
 	}
 	c.w.Int(boolInt(ok))
 }

@@ -13,12 +13,13 @@ import (
 // "int" for a decimal integer in int64's range, written as Redis writes
 // one, "embstr" up to 44 bytes and "raw" beyond. Redis also keeps a value
 // changed in place (APPEND, SETRANGE, SETBIT) as "raw" however short; the
-// store keeps no such history, so those read as SET would have made them.
+// store keeps no such history, so those read as SET would have made them;
+// but an HLL is "raw", as the PF commands make every one they touch.
 func objectEncoding(v []byte) string {
 	if _, ok := parseInteger(v); ok && len(v) <= 20 {
 		return "int"
 	}
-	if len(v) <= 44 {
+	if len(v) <= 44 && !engine.IsHLL(v) {
 		return "embstr"
 	}
 	return "raw"

@@ -170,18 +170,6 @@ func setStore(c *Conn, op engine.SetOp, args [][]byte) {
 	writeIntOrErr(c, int64(n), err)
 }
 
-// sinterCardKeys finds SINTERCARD's keys: numkeys of them after it.
-func sinterCardKeys(args [][]byte) [][]byte {
-	if len(args) < 2 {
-		return nil
-	}
-	n, ok := parseInteger(args[1])
-	if !ok || n < 1 || n > int64(len(args)-2) {
-		return nil
-	}
-	return args[2 : 2+n]
-}
-
 // cmdSInterCard implements SINTERCARD numkeys key [key ...] [LIMIT limit].
 func cmdSInterCard(c *Conn, args [][]byte) {
 	numKeys, ok := parseInteger(args[1])

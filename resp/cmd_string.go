@@ -256,17 +256,19 @@ func cmdMSetNX(c *Conn, args [][]byte) {
 func cmdAppend(c *Conn, args [][]byte) {
 	limit := c.srv.maxBulk.Load()
 	suffix := args[2]
-	v, err := c.srv.store.Update(args[1], func(old []byte, _ bool) ([]byte, error) {
+	var at int
+	n, err := c.srv.store.Grow(args[1], func(old []byte, _ bool) (int, error) {
 		if int64(len(old)+len(suffix)) > limit {
-			return nil, errTooBigValue
+			return 0, errTooBigValue
 		}
-		return append(old, suffix...), nil
-	})
+		at = len(old)
+		return len(old) + len(suffix), nil
+	}, func(v []byte) { copy(v[at:], suffix) })
 	if err != nil {
 		writeErr(c, err)
 		return
 	}
-	c.w.Int(int64(len(v)))
+	c.w.Int(int64(n))
 }
 
 func cmdStrlen(c *Conn, args [][]byte) {
@@ -329,19 +331,15 @@ func cmdSetRange(c *Conn, args [][]byte) {
 		c.w.Error(errStringLimit)
 		return
 	}
-	v, err := c.srv.store.Update(args[1], func(old []byte, _ bool) ([]byte, error) {
-		size := max(int64(len(old)), offset+int64(len(patch)))
-		// A fresh copy: bytes a reader already holds are never rewritten.
-		out := make([]byte, size)
-		copy(out, old)
-		copy(out[offset:], patch)
-		return out, nil
-	})
+	// The offset is within proto-max-bulk-len, so it fits an int.
+	n, err := c.srv.store.Grow(args[1], func([]byte, bool) (int, error) {
+		return int(offset) + len(patch), nil
+	}, func(v []byte) { copy(v[offset:], patch) })
 	if err != nil {
 		writeErr(c, err)
 		return
 	}
-	c.w.Int(int64(len(v)))
+	c.w.Int(int64(n))
 }
 
 // incrBy adds delta to the integer at key and replies with the result.

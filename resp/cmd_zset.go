@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
 )
@@ -506,68 +507,145 @@ func zpop(c *Conn, args [][]byte, highest bool) {
 	writeScored(c, popped, shape)
 }
 
-// numKeysAt is the keys after a numkeys argument at args[i], none if it
-// is no count of the arguments that follow.
-func numKeysAt(args [][]byte, i int) [][]byte {
-	if len(args) <= i {
-		return nil
-	}
-	n, ok := parseInteger(args[i])
-	if !ok || n < 1 || n > int64(len(args)-i-1) {
-		return nil
-	}
-	return args[i+1 : i+1+int(n)]
-}
-
 // cmdZMPop implements ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]:
 // [key, [[member, score], ...]] of the first key holding a sorted set,
 // or a null array.
 func cmdZMPop(c *Conn, args [][]byte) {
-	numKeys, ok := parseInteger(args[1])
-	if !ok || numKeys < 1 {
-		c.w.Error(errNumKeys)
+	m, ok := parseZMPop(c, args[1:])
+	if !ok {
 		return
 	}
-	where := 2 + numKeys
-	if numKeys >= int64(len(args)) || where >= int64(len(args)) {
-		c.w.Error(errSyntax)
-		return
-	}
-	var highest bool
-	switch w := args[where]; {
-	case equalFold(w, "min"):
-	case equalFold(w, "max"):
-		highest = true
-	default:
-		c.w.Error(errSyntax)
-		return
-	}
-	count := int64(-1)
-	for j := int(where) + 1; j < len(args); j++ {
-		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
-			c.w.Error(errSyntax)
-			return
-		}
-		j++
-		n, ok := parseInteger(args[j])
-		if !ok || n < 1 {
-			c.w.Error("ERR count should be greater than 0")
-			return
-		}
-		count = n
-	}
-	count = max(count, 1)
-	key, popped, err := c.srv.store.ZPop(args[2:where], highest, int(min(count, math.MaxInt32)))
+	key, popped, err := c.srv.store.ZPop(m.keys, m.highest, m.count)
 	switch {
 	case err != nil:
 		writeErr(c, err)
 	case key == nil:
 		c.w.NullArray()
 	default:
-		c.w.Array(2)
-		c.w.Bulk(key)
-		writeScored(c, popped, nestedPairs)
+		writeZMPop(c, key, popped)
 	}
+}
+
+// zmpopArgs are ZMPOP's and BZMPOP's arguments after the command (and
+// BZMPOP's timeout).
+type zmpopArgs struct {
+	keys    [][]byte
+	highest bool // MAX
+	count   int
+}
+
+// parseZMPop parses numkeys key [key ...] MIN|MAX [COUNT count], or
+// answers the error.
+func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
+	numKeys, ok := parseInteger(args[0])
+	if !ok || numKeys < 1 {
+		c.w.Error(errNumKeys)
+		return m, false
+	}
+	where := 1 + numKeys
+	if numKeys >= int64(len(args)) || where >= int64(len(args)) {
+		c.w.Error(errSyntax)
+		return m, false
+	}
+	m.keys = args[1:where]
+	switch w := args[where]; {
+	case equalFold(w, "min"):
+	case equalFold(w, "max"):
+		m.highest = true
+	default:
+		c.w.Error(errSyntax)
+		return m, false
+	}
+	count := int64(-1)
+	for j := int(where) + 1; j < len(args); j++ {
+		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return m, false
+		}
+		j++
+		n, ok := parseInteger(args[j])
+		if !ok || n < 1 {
+			c.w.Error("ERR count should be greater than 0")
+			return m, false
+		}
+		count = n
+	}
+	m.count = int(min(max(count, 1), math.MaxInt32))
+	return m, true
+}
+
+// writeZMPop writes ZMPOP's and BZMPOP's reply of what was popped from
+// key.
+func writeZMPop(c *Conn, key []byte, popped []engine.ScoreMember) {
+	c.w.Array(2)
+	c.w.Bulk(key)
+	writeScored(c, popped, nestedPairs)
+}
+
+func cmdBZPopMin(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], false) }
+func cmdBZPopMax(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], true) }
+
+// bzpop implements BZPOPMIN and BZPOPMAX key [key ...] timeout: [key,
+// member, score] of the first key holding a sorted set, or a null array
+// once timed out.
+func bzpop(c *Conn, keys [][]byte, timeoutArg []byte, highest bool) {
+	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	if !ok {
+		return
+	}
+	blockingZPop(c, keys, 1, highest, timeout, func(key []byte, popped []engine.ScoreMember) {
+		c.w.Array(3)
+		c.w.Bulk(key)
+		c.w.Bulk(popped[0].Member)
+		c.w.Double(popped[0].Score)
+	})
+}
+
+// cmdBZMPop implements BZMPOP timeout numkeys key [key ...] MIN|MAX
+// [COUNT count]; the timeout is parsed last, as in Redis.
+func cmdBZMPop(c *Conn, args [][]byte) {
+	m, ok := parseZMPop(c, args[2:])
+	if !ok {
+		return
+	}
+	timeout, ok := parseBlockTimeout(c, args[1])
+	if !ok {
+		return
+	}
+	blockingZPop(c, m.keys, m.count, m.highest, timeout, func(key []byte, popped []engine.ScoreMember) {
+		writeZMPop(c, key, popped)
+	})
+}
+
+// blockingZPop pops up to count members from the first of keys that
+// holds a sorted set, or blocks on keys until one does (blocking.go), as
+// blockingMPop does for lists; reply writes what was popped, a timeout a
+// null array.
+func blockingZPop(c *Conn, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
+	store := c.srv.store
+	key, popped, err := store.ZPop(keys, highest, count)
+	switch {
+	case err != nil:
+		writeErr(c, err)
+		return
+	case key != nil:
+		reply(key, popped)
+		return
+	case c.tx.running:
+		c.w.NullArray()
+		return
+	}
+	b := c.srv.block(c.id, keys, func(ready []byte) bool {
+		// A key of another type, or emptied meanwhile, does not serve:
+		// the client stays blocked, as in Redis.
+		k, p, err := store.ZPop([][]byte{ready}, highest, count)
+		if err != nil || k == nil {
+			return false
+		}
+		key, popped = k, p
+		return true
+	})
+	c.awaitBlocked(b, keys, timeout, func() { reply(key, popped) }, c.w.NullArray)
 }
 
 // cmdZRandMember implements ZRANDMEMBER key [count [WITHSCORES]].
@@ -676,10 +754,6 @@ func cmdZDiffStore(c *Conn, args [][]byte) {
 func cmdZInterCard(c *Conn, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, card: true, name: "zintercard"})
 }
-
-// keysAfterNumKeys finds the keys of ZUNION, ZINTER, ZDIFF, ZINTERCARD
-// and ZMPOP: numkeys, the first argument, of them after it.
-func keysAfterNumKeys(args [][]byte) [][]byte { return numKeysAt(args, 1) }
 
 // zsetStoreKeys finds the keys of the *STORE forms: the destination, then
 // the sources.

@@ -1117,6 +1117,19 @@ func compatScripts() []compatScript {
 			csDiverge("GETEX k EXAT 99999999999", `"v"`, "-ERR invalid expire time in 'getex' command"),
 			csDiverge("EXPIRETIME k", ":99999999999", ":-1"),
 		}},
+		// Sizes as Redis's memtoull reads them; 0 is no bound.
+		{name: "config-maxmemory-sizes", steps: []compatStep{
+			cs("CONFIG SET maxmemory 0"), csPairs("CONFIG GET maxmemory"), cs("CONFIG SET maxmemory 1gb"), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 1GB"), cs("CONFIG SET maxmemory 1Gb"), cs("CONFIG SET maxmemory 100mb"), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 1024"), csPairs("CONFIG GET maxmemory"), cs("CONFIG SET maxmemory 1k"), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 1K"), cs("CONFIG SET maxmemory 1Kb"), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 2g"), csPairs("CONFIG GET maxmemory"), cs("CONFIG SET maxmemory 5b"), csPairs("CONFIG GET maxmemory"),
+			ca("CONFIG", "SET", "maxmemory", " 5b"), ca("CONFIG", "SET", "maxmemory", "5b "), ca("CONFIG", "SET", "maxmemory", "1 gb"),
+			cs("CONFIG SET maxmemory 1tb"), cs("CONFIG SET maxmemory -1"), cs("CONFIG SET maxmemory +5"), cs("CONFIG SET maxmemory 0x10"),
+			csPairs("CONFIG GET maxmemory"), ca("CONFIG", "SET", "maxmemory", ""), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 7"), cs("CONFIG SET maxmemory mb"), csPairs("CONFIG GET maxmemory"),
+			cs("CONFIG SET maxmemory 9223372036854775807"), csPairs("CONFIG GET maxmemory"), cs("CONFIG SET maxmemory 0"),
+		}},
 		{name: "config-resetstat", steps: []compatStep{
 			cs("CONFIG RESETSTAT"), cs("CONFIG RESETSTAT x"),
 		}},

@@ -166,6 +166,17 @@ func trackingScripts() []psScript {
 			ps(0, "MULTI"), ps(0, "EVAL_RO "+luaGetKey+" 1 m"), ps(0, "EXEC"), ps(1, "SET m 1"), psRead(0, 1),
 			ps(0, "EVAL_RO "+luaGetKey+" 1 f"), ps(1, "FLUSHALL"), psRead(0, 1), ps(0, "PING"),
 		}},
+		// A function's reads are its client's, as a script's are.
+		{name: "resp3 functions", conns: 2, resp3: true, steps: []psStep{
+			{conn: 1, args: []string{"FUNCTION", "LOAD", "REPLACE", "#!lua name=tracked\n" +
+				"redis.register_function{function_name='tget', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}\n" +
+				"redis.register_function('tset', function(keys) return redis.call('set', keys[1], 'x') end)"}, replies: 1},
+			ps(0, "CLIENT TRACKING ON"), ps(1, "SET k 1"),
+			ps(0, "FCALL_RO tget 1 k"), ps(1, "SET k 2"), psRead(0, 1),
+			ps(0, "FCALL tget 1 k"), ps(1, "DEL k"), psRead(0, 1),
+			ps(0, "FCALL tset 1 w"), ps(1, "SET w 2"), ps(0, "PING"),
+			ps(0, "FCALL_RO tget 1 o"), psN(0, 2, "FCALL tset 1 o"), ps(0, "PING"),
+		}},
 		{name: "resp3 scripts optin and optout", conns: 2, resp3: true, steps: []psStep{
 			ps(0, "CLIENT TRACKING ON OPTIN"), ps(0, "EVAL_RO "+luaGetKey+" 1 a"), ps(1, "SET a 1"), ps(0, "PING"),
 			ps(0, "CLIENT CACHING YES"), ps(0, "EVAL_RO "+luaGetKey+" 1 a"), ps(1, "SET a 2"), psRead(0, 1),

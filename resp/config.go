@@ -100,7 +100,30 @@ var configParams = []configParam{
 	{name: "slowlog-log-slower-than", get: getSlowlogSlowerThan, set: setSlowlogSlowerThan},
 	{name: "slowlog-max-len", get: getSlowlogMaxLen, set: setSlowlogMaxLen},
 	{name: "latency-monitor-threshold", get: getLatencyThreshold, set: setLatencyThreshold},
+	{name: "hll-sparse-max-bytes",
+		get: func(s *Server) string { return strconv.FormatInt(s.store.HLLSparseMaxBytes(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := memsize.Parse(v)
+			if err == nil {
+				s.store.SetHLLSparseMaxBytes(n)
+			}
+			return err
+		}},
 	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
+	// In Redis's order, the old name first.
+	{name: "list-max-ziplist-size", get: getListNodeSize, set: setListNodeSize},
+	{name: "list-max-listpack-size", get: getListNodeSize, set: setListNodeSize},
+	// list-compress-depth is taken and shown, and compresses nothing:
+	// lists are held uncompressed (README, deliberate differences).
+	{name: "list-compress-depth",
+		get: func(s *Server) string { return strconv.FormatInt(s.listCompressDepth.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt32)
+			if err == nil {
+				s.listCompressDepth.Store(n)
+			}
+			return err
+		}},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
 	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
@@ -147,6 +170,21 @@ func setBusyThreshold(s *Server, v string) error {
 	}
 	s.scripts.setThreshold(n)
 	return nil
+}
+
+// getListNodeSize and setListNodeSize are list-max-listpack-size and its
+// old name list-max-ziplist-size: the bound of a list's nodes, entries if
+// positive, 4 KB to 64 KB for -1 to -5 (engine.Store.SetListMaxListpackSize).
+func getListNodeSize(s *Server) string {
+	return strconv.FormatInt(s.store.ListMaxListpackSize(), 10)
+}
+
+func setListNodeSize(s *Server, v string) error {
+	n, err := configInteger(v, math.MinInt32, math.MaxInt32)
+	if err == nil {
+		s.store.SetListMaxListpackSize(n)
+	}
+	return err
 }
 
 // replicaOutputLimit is the replica class of client-output-buffer-limit,

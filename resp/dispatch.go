@@ -146,6 +146,13 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 		defer s.tracking.beforeCommand(c, cmd, args)()
 	}
 	cmd.handler(c, args)
+	if cmd.flags&(flagWrite|flagOwnSection) == flagWrite {
+		// Its writes may have made keys that clients block on ready
+		// (LPUSH, ZADD, RENAME, COPY...): they are served here, in the
+		// section (blocking.go); the read-through commands that run
+		// outside it write strings, which serve no blocked client.
+		s.serveBlocked(c)
+	}
 }
 
 // whereItMayWait runs fn, which may wait, where the connection may wait:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,6 +143,10 @@ func TestGetFillServesStaleWhileOneRefreshRuns(t *testing.T) {
 	}
 }
 
+// cooldownReply is a GETFILL reply (as burst renders it) during k:f's
+// cooldown: it says so, and for how long.
+var cooldownReply = regexp.MustCompile(`^ERR:LOADERR k: cooling down for [0-9.]+m?s after: status 503$`)
+
 func TestGetFillFailureIsSharedThenCoolsDown(t *testing.T) {
 	o := newOrigin(t)
 	o.status.Store(503)
@@ -149,8 +154,8 @@ func TestGetFillFailureIsSharedThenCoolsDown(t *testing.T) {
 	_, c := fillServer(t, o)
 	replies := burst(c, 100, "k:f", 60, 0)
 	for _, r := range replies {
-		if !strings.HasPrefix(r, "ERR:LOADERR k:: status 503") {
-			t.Fatalf("reply %q, want -LOADERR k:: status 503", r)
+		if !strings.HasPrefix(r, "ERR:LOADERR k: status 503") {
+			t.Fatalf("reply %q, want -LOADERR k: status 503", r)
 		}
 	}
 	if n := o.calls.Load(); n != 1 {
@@ -158,8 +163,8 @@ func TestGetFillFailureIsSharedThenCoolsDown(t *testing.T) {
 	}
 	// During the cooldown: the failure again, at once, without the origin.
 	replies = burst(c, 100, "k:f", 60, 0)
-	if n := o.calls.Load(); n != 1 || !strings.HasPrefix(replies[0], "ERR:LOADERR") {
-		t.Fatalf("second burst: %d origin calls, reply %q", n, replies[0])
+	if n := o.calls.Load(); n != 1 || !cooldownReply.MatchString(replies[0]) {
+		t.Fatalf("second burst: %d origin calls, reply %q; want one call and the cooldown's reply", n, replies[0])
 	}
 	if v, _ := c.Get(context.Background(), "k:f").Result(); v != "" {
 		t.Fatalf("a failure was stored as a value: %q", v)
@@ -250,7 +255,7 @@ func TestGetFillErrorsAndLoaderCommands(t *testing.T) {
 	if err := c.Do(ctx, "GETFILL", "other", 60, 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOLOADER") {
 		t.Fatalf("key without a loader: %v", err)
 	}
-	if err := c.Do(ctx, "GETFILL", "k:x", "abc", 0).Err(); err == nil || !strings.Contains(err.Error(), "invalid ttl") {
+	if err := c.Do(ctx, "GETFILL", "k:x", "abc", 0).Err(); err == nil || err.Error() != "ERR ttl must be a positive integer number of seconds" {
 		t.Fatalf("bad ttl: %v", err)
 	}
 	burst(c, 1, "k:x", 60, 0)
@@ -632,5 +637,80 @@ func TestFillIntrospectionTypes(t *testing.T) {
 		if got := c.run(compatExact, []string{"LOADER.LIST"}); got != tc.loaders {
 			t.Errorf("RESP%d: LOADER.LIST = %s, want %s", tc.proto, got, tc.loaders)
 		}
+	}
+}
+
+// TestReadThroughOfPresentKeyNeedsNoLoader: GETFILL, MGETFILL and
+// FILL.LEASE of a key the store holds answer its value whatever the
+// loaders are; only a miss needs a loader. Unregistering a loader leaves
+// the keys it filled readable.
+func TestReadThroughOfPresentKeyNeedsNoLoader(t *testing.T) {
+	o := newOrigin(t)
+	ts, c := fillServer(t, o)
+	r := dialRaw(t, ts.addr)
+	r.do("SET", "plain:1", "by SET")
+	if got := r.do("GETFILL", "plain:1", "60", "0"); got != `"by SET"` {
+		t.Errorf("GETFILL of a SET key under no loader = %s, want its value", got)
+	}
+	if got := r.do("GETFILL", "plain:2", "60", "0"); got != "-NOLOADER no loader registered for key 'plain:2'" {
+		t.Errorf("GETFILL of a missing key under no loader = %s", got)
+	}
+	if got := burst(c, 1, "k:a", 60, 0)[0]; got != "k:a@v0" {
+		t.Fatalf("GETFILL through the loader = %s", got)
+	}
+	if got := r.do("LOADER.UNREGISTER", "k:"); got != ":1" {
+		t.Fatal(got)
+	}
+	if got := r.do("GETFILL", "k:a", "60", "0"); got != `"k:a@v0"` {
+		t.Errorf("GETFILL of a filled key after its loader went = %s, want the value", got)
+	}
+	if got := r.do("MGETFILL", "60", "0", "k:a", "plain:1", "plain:2"); got != `["k:a@v0" "by SET" -NOLOADER no loader registered for key 'plain:2']` {
+		t.Errorf("MGETFILL after the loader went = %s", got)
+	}
+	if got := r.do("FILL.LEASE", "k:a", "60", "0"); got != `["k:a@v0" (nil)]` {
+		t.Errorf("FILL.LEASE of a present key = %s, want [value nil]", got)
+	}
+	r.do("HSET", "plain:h", "f", "v")
+	if got := r.do("GETFILL", "plain:h", "60", "0"); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Errorf("GETFILL of a hash under no loader = %s, want -WRONGTYPE", got)
+	}
+	if n := o.calls.Load(); n != 1 {
+		t.Errorf("origin calls = %d, want the one fill", n)
+	}
+}
+
+// TestReadThroughArgumentErrors: each bad ttl or grace gets its own text,
+// naming the argument and its rule; a deadline past the engine's clock
+// (2262) is refused as SET ... EX refuses it, rather than answered and
+// never stored; an empty LOADER.REGISTER prefix is refused.
+func TestReadThroughArgumentErrors(t *testing.T) {
+	o := newOrigin(t)
+	ts, _ := fillServer(t, o)
+	r := dialRaw(t, ts.addr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GETFILL", "k:x", "0", "0"}, "-ERR ttl must be a positive integer number of seconds"},
+		{[]string{"GETFILL", "k:x", "-5", "0"}, "-ERR ttl must be a positive integer number of seconds"},
+		{[]string{"GETFILL", "k:x", "1.5", "0"}, "-ERR ttl must be a positive integer number of seconds"},
+		{[]string{"GETFILL", "k:x", "60", "-1"}, "-ERR grace must be 0 or a positive integer number of seconds"},
+		{[]string{"GETFILL", "k:x", "60", "x"}, "-ERR grace must be 0 or a positive integer number of seconds"},
+		{[]string{"GETFILL", "demo:big", "8000000000", "30"}, "-ERR invalid expire time in 'getfill' command"},
+		{[]string{"SET", "demo:big", "v", "EX", "8000000000"}, "-ERR invalid expire time in 'set' command"},
+		{[]string{"GETFILL", "k:x", "60", "9223372036854775807"}, "-ERR invalid expire time in 'getfill' command"},
+		{[]string{"GETFILL", "k:x", "9223372036854775807", "9223372036854775807"}, "-ERR invalid expire time in 'getfill' command"},
+		{[]string{"FILL.LEASE", "k:x", "8000000000", "0"}, "-ERR invalid expire time in 'fill.lease' command"},
+		{[]string{"LOADER.REGISTER", "", o.URL + "/{key}"}, "-ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url"},
+	} {
+		if got := r.do(tc.args...); got != tc.want {
+			t.Errorf("%v = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	if n := o.calls.Load(); n != 0 {
+		t.Errorf("origin calls = %d after refused commands", n)
+	}
+	if got := r.do("LOADER.LIST"); strings.Contains(got, `"prefix" ""`) {
+		t.Errorf("an empty prefix was registered: %s", got)
 	}
 }

@@ -92,7 +92,7 @@ func withDefaults(t testing.TB, opts Options) Options {
 		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
 	}
 	if opts.Filler == nil {
-		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill})
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill, Logger: opts.Logger})
 	}
 	return opts
 }

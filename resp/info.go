@@ -115,7 +115,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("connected_clients", s.connectedClients())
 	b.field("maxclients", s.maxClients.Load())
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
-	b.field("blocked_clients", 0)
+	b.field("blocked_clients", s.blocked.clients.Load())
 	trackingClients, _, _, _ := s.tracking.stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
@@ -126,15 +126,21 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("total_watched_keys", keys)
 }
 
-// usedMemory is used_memory: Go's heap objects and the store's arena, where
-// records are mapped outside the heap.
-func usedMemory(heap uint64, st engine.Stats) int64 { return int64(heap) + st.ArenaBytes }
+// usedMemory is used_memory, as Redis counts it: the bytes allocated for
+// what the process holds, not what its allocators keep around them. Here
+// that is Go's live heap as of its last collection (garbage not yet
+// collected is as jemalloc's freed pages, outside used_memory) and the
+// arena's live records (space freed in a segment but not yet compacted is
+// its fragmentation). RSS beyond it is mem_fragmentation_bytes.
+func usedMemory(heapLive uint64, st engine.Stats) int64 {
+	return int64(heapLive) + st.ArenaLiveBytes
+}
 
-// goMemory reads the Go heap's live objects (used_memory) and all the
-// memory the runtime holds.
-func goMemory() (heap, total uint64) {
+// goMemory reads the Go heap's live bytes as of the last collection
+// (used_memory) and all the memory the runtime holds.
+func goMemory() (heapLive, total uint64) {
 	samples := []rtmetrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
 		{Name: "/memory/classes/total:bytes"},
 	}
 	rtmetrics.Read(samples)
@@ -166,19 +172,10 @@ func (s *Server) infoMemory(b *infoBuilder) {
 // residentBytes is the process's resident set size from /proc, or fallback
 // where /proc is not available.
 func residentBytes(fallback uint64) uint64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return fallback
+	if total, _, ok := memsize.Resident(); ok {
+		return uint64(total)
 	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 2 {
-		return fallback
-	}
-	pages, err := strconv.ParseUint(fields[1], 10, 64)
-	if err != nil {
-		return fallback
-	}
-	return pages * uint64(os.Getpagesize())
+	return fallback
 }
 
 func (s *Server) infoStats(b *infoBuilder) {

@@ -38,9 +38,9 @@ func TestLoaderRegisterHeaders(t *testing.T) {
 		{[]any{"HEADER"}, "ERR syntax error"},
 		{[]any{"TIMEOUT", "x"}, "ERR value is not an integer or out of range"},
 		{[]any{"BOGUS", "1"}, "ERR syntax error"},
-		{[]any{"HEADER", "Bad Name", secret}, `ERR loader: invalid loader: header name "Bad Name" is not an HTTP token`},
-		{[]any{"HEADER", "Authorization", secret + "\r\n"}, "ERR loader: invalid loader: header Authorization has a control character in its value"},
-		{[]any{"HEADER", "x-stampedeless-key", secret}, "ERR loader: invalid loader: header X-Stampedeless-Key is set by stampedeless or by HTTP itself"},
+		{[]any{"HEADER", "Bad Name", secret}, `ERR invalid loader: header name "Bad Name" is not an HTTP token`},
+		{[]any{"HEADER", "Authorization", secret + "\r\n"}, "ERR invalid loader: header Authorization has a control character in its value"},
+		{[]any{"HEADER", "x-stampedeless-key", secret}, "ERR invalid loader: header X-Stampedeless-Key is set by stampedeless or by HTTP itself"},
 	} {
 		args := append([]any{"LOADER.REGISTER", "h:", o.URL + "/{key}"}, tc.args...)
 		if err := c.Do(ctx, args...).Err(); err == nil || err.Error() != tc.want {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestMGetFillElements(t *testing.T) {
 	ts, _ := batchServer(t, o, newOrigin(t), false)
 	r := dialRaw(t, ts.addr)
 	got := r.do("MGETFILL", "60", "10", "b:ok", "b:gone", "b:down", "k:plain", "none:x")
-	want := `["b:ok@1\x00\xff" (nil) -LOADERR b:: status 502 "k:plain@v0" -NOLOADER no loader registered for key 'none:x']`
+	want := `["b:ok@1\x00\xff" (nil) -LOADERR b: status 502 "k:plain@v0" -NOLOADER no loader registered for key 'none:x']`
 	if got != want {
 		t.Fatalf("MGETFILL = %s\nwant       %s", got, want)
 	}
@@ -83,12 +84,14 @@ func TestMGetFillElements(t *testing.T) {
 		t.Fatalf("request sizes %v, want one request of the 3 batch keys", sizes)
 	}
 	// Answered from the store and the cooldown now, on the spot.
-	if got := r.do("MGETFILL", "60", "10", "TIMEOUT", "0", "b:down", "b:ok"); got != `[-LOADERR b:: status 502 "b:ok@1\x00\xff"]` {
+	if got := r.do("MGETFILL", "60", "10", "TIMEOUT", "0", "b:down", "b:ok"); !regexp.MustCompile(`^\[-LOADERR b: cooling down for [0-9.]+m?s after: status 502 "b:ok@1\\x00\\xff"\]$`).MatchString(got) {
 		t.Fatalf("second MGETFILL = %s", got)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"MGETFILL 60", "-ERR wrong number of arguments for 'mgetfill' command"},
-		{"MGETFILL 0 10 k:a", "-ERR invalid ttl or grace in 'mgetfill' command"},
+		{"MGETFILL 0 10 k:a", "-ERR ttl must be a positive integer number of seconds"},
+		{"MGETFILL 60 -1 k:a", "-ERR grace must be 0 or a positive integer number of seconds"},
+		{"MGETFILL 8000000000 30 k:a", "-ERR invalid expire time in 'mgetfill' command"},
 		{"MGETFILL 60 10 TIMEOUT -1 k:a", "-ERR invalid TIMEOUT in 'mgetfill' command"},
 		// TIMEOUT with no key after its value is two keys.
 		{"MGETFILL 60 10 TIMEOUT 5", "[-NOLOADER no loader registered for key 'TIMEOUT' -NOLOADER no loader registered for key '5']"},

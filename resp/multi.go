@@ -66,11 +66,11 @@ func (c *Conn) refuse(cmd *command, errText string) {
 
 // enqueue queues a command for EXEC and answers +QUEUED, or refuses it
 // with Redis's OOM error, failing the transaction, when the queue would
-// outgrow the memory bound. As in Redis, a transaction EXEC will not run
+// outgrow the memory bound (if there is one). As in Redis, a transaction EXEC will not run
 // keeps nothing more. It reports whether the command was queued.
 func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
 	size := argsSize(args)
-	if c.tx.queued+size > c.srv.store.MaxMemory() {
+	if bound := c.srv.store.MaxMemory(); bound > 0 && c.tx.queued+size > bound {
 		c.refuse(cmd, errOOM)
 		return false
 	}
@@ -259,6 +259,11 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		}
 		s.observed(c, q.cmd, q.args, timer)
 		countReply(q.counted, c, starts[i])
+	}
+	// The transaction's pushes wake blocked clients as it ends, still
+	// holding the section, as Redis serves them after EXEC as a whole.
+	if s.blocked.haveReady.Load() {
+		s.serveReady()
 	}
 	return starts, true
 }

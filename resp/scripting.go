@@ -80,6 +80,12 @@ func (s *Server) initScripting(opts Options) {
 	m.Gauge("scripts_cached_bytes", "Estimated size of the cached scripts, bounded by --max-scripts-memory.", func() float64 {
 		return float64(eng.Bytes())
 	})
+	m.Gauge("function_libraries", "Function libraries loaded (FUNCTION LOAD, RESTORE).", func() float64 {
+		return float64(eng.Libraries())
+	})
+	m.Gauge("function_libraries_bytes", "Estimated size of the function libraries, bounded by --max-scripts-memory on its own.", func() float64 {
+		return float64(eng.LibraryBytes())
+	})
 	m.Counter("scripts_evicted_total", "Scripts the script cache's bounds evicted; their clients meet NOSCRIPT and send EVAL.", func() float64 {
 		return float64(eng.Evicted())
 	})
@@ -102,22 +108,35 @@ func (s *Server) scriptLog(level scripting.LogLevel, msg string) {
 // MULTI it fails the transaction, and EXEC ends it, as in Redis.
 func (s *Server) replyBusy(c *Conn, cmd *command) {
 	s.scripts.busyReplies.Inc()
-	c.refuse(cmd, string(scripting.ErrBusy))
+	c.refuse(cmd, string(s.scripts.eng.BusyError()))
 }
 
 func cmdEval(c *Conn, args [][]byte)      { c.srv.eval(c, args, false, false) }
 func cmdEvalSHA(c *Conn, args [][]byte)   { c.srv.eval(c, args, true, false) }
 func cmdEvalRO(c *Conn, args [][]byte)    { c.srv.eval(c, args, false, true) }
 func cmdEvalSHARO(c *Conn, args [][]byte) { c.srv.eval(c, args, true, true) }
+func cmdFCall(c *Conn, args [][]byte)     { c.srv.fcall(c, args, false) }
+func cmdFCallRO(c *Conn, args [][]byte)   { c.srv.fcall(c, args, true) }
 
-// eval runs an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO. Inside EXEC the
-// section is held already and the script runs at once. Otherwise it
-// takes the section exclusively, waiting for its holder; on the event
-// loop it does both on the connection's goroutine, so that a long script
-// does not stop the loop.
+// eval runs an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO (runScript).
 func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
+	s.inSection(c, args, func(args [][]byte) { s.runScript(c, args, sha, readOnly) })
+}
+
+// fcall runs an FCALL or FCALL_RO exactly as eval runs a script: the
+// same section, busy and kill machinery, caller and deferred writes.
+func (s *Server) fcall(c *Conn, args [][]byte, readOnly bool) {
+	s.inSection(c, args, func(args [][]byte) { s.runFunction(c, args, readOnly) })
+}
+
+// inSection runs a script or function (run) holding the section
+// exclusively. Inside EXEC the section is held already and it runs at
+// once. Otherwise it takes the section exclusively, waiting for its
+// holder; on the event loop it does both on the connection's goroutine,
+// so that a long script does not stop the loop.
+func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 	if c.tx.running {
-		s.runScript(c, args, sha, readOnly)
+		run(args)
 		return
 	}
 	if c.ev.looped {
@@ -133,7 +152,7 @@ func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
 		}
 		func() {
 			defer s.gate.unlock() // even if the script's command panics
-			s.runScript(c, args, sha, readOnly)
+			run(args)
 		}()
 		s.shareDeferred(ctx, c)
 	})
@@ -148,10 +167,31 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
 		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
 	})
+	s.finishScript(c, caller, reply, err)
+}
+
+// runFunction runs a function holding the section and writes its reply.
+func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
+	s.scripts.ran.Inc()
+	caller := newScriptCaller(c, evalKeys(args))
+	reply, err := s.scripts.eng.FCall(context.Background(), scripting.FCallInvocation{
+		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller, Command: args,
+	})
+	s.finishScript(c, caller, reply, err)
+}
+
+// finishScript writes a script's or function's reply and keeps what it
+// left for after the section.
+func (s *Server) finishScript(c *Conn, caller *scriptCaller, reply []byte, err error) {
 	if err != nil { // the engine is closed: no script ran
 		reply = scripting.ErrClosed.Reply()
 	}
 	c.w.raw(reply)
+	if !c.tx.running {
+		// The script's pushes wake blocked clients now that it has
+		// ended; inside EXEC, once EXEC has.
+		s.serveBlocked(c)
+	}
 	c.scriptWrites = append(c.scriptWrites, caller.written...)
 	c.broadcasts = append(c.broadcasts, caller.c.broadcasts...)
 	c.afterSection = append(c.afterSection, caller.c.afterSection...)
@@ -198,6 +238,32 @@ func cmdScript(c *Conn, args [][]byte) {
 		c.srv.scripts.kill.Inc()
 	}
 	c.w.raw(reply)
+}
+
+// cmdFunction answers the FUNCTION subcommands. LOAD and RESTORE run a
+// library's top level in the engine's interpreter, which waits for a
+// running script: on the event loop they run where the connection may
+// wait; inside EXEC no script can be running.
+func cmdFunction(c *Conn, args [][]byte) {
+	s := c.srv
+	answer := func(args [][]byte) {
+		reply, err := s.scripts.eng.Function(context.Background(), args[1:], c.w.Protocol())
+		if err != nil {
+			reply = scripting.ErrClosed.Reply()
+		}
+		if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+			s.scripts.kill.Inc()
+		}
+		c.w.raw(reply)
+	}
+	if c.tx.running || !(equalFold(args[1], "load") || equalFold(args[1], "restore")) {
+		answer(args)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() { answer(args) })
 }
 
 // scriptWrite is a write command a script ran, for the shared tier.
@@ -334,12 +400,17 @@ func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
 	return "User " + user + " has no permissions to run the '" + cmd.name + "' command"
 }
 
-// infoScripts writes INFO memory's script fields, Redis 7's.
+// infoScripts writes INFO memory's script and function fields, Redis
+// 7.0's; a library's estimate stands for both its VM and its overhead.
 func (s *Server) infoScripts(b *infoBuilder) {
 	eng := s.scripts.eng
 	bytes := eng.Bytes()
+	libs := eng.LibraryBytes()
 	b.field("number_of_cached_scripts", eng.Len())
 	b.field("used_memory_scripts_eval", bytes)
-	b.field("used_memory_scripts", bytes)
-	b.field("used_memory_scripts_human", memsize.Human(bytes))
+	b.field("number_of_functions", eng.Functions())
+	b.field("used_memory_vm_functions", libs)
+	b.field("used_memory_functions", libs)
+	b.field("used_memory_scripts", bytes+libs)
+	b.field("used_memory_scripts_human", memsize.Human(bytes+libs))
 }

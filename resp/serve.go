@@ -105,6 +105,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
 		}
 		if err != nil {
+			s.noteReadError(c, err)
 			var pe ProtocolError
 			var ne net.Error
 			dead := c.closedFor()

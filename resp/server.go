@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
@@ -133,6 +134,13 @@ type Server struct {
 
 	// acl holds the users and the log of denials (acl.go).
 	acl aclState
+	// blocked are the clients blocked on keys (blocking.go).
+	blocked blockRegistry
+	// listCompressDepth is list-compress-depth, shown but not applied.
+	listCompressDepth atomic.Int64
+	// refusals rate-limits the log lines of refused clients, by kind
+	// (oplog.go).
+	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.
 	requirePass   atomic.Pointer[string]
@@ -349,6 +357,10 @@ func (s *Server) accept(nc net.Conn) {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			if refusal == deniedProtectedMode {
+				s.logRefused(refusedProtected, "protected mode refused a client that is not local; set a password or --protected-mode no",
+					"client", nc.RemoteAddr().String())
+			}
 			refuse(nc, refusal)
 		}()
 		return

@@ -550,6 +550,17 @@ func TestConfig(t *testing.T) {
 	if ts.store.MaxMemory() != 64<<20 {
 		t.Fatalf("a failed CONFIG SET changed maxmemory to %d", ts.store.MaxMemory())
 	}
+	// 0 is no bound, as in Redis, in CONFIG GET and INFO alike.
+	if got := r.do("CONFIG", "SET", "maxmemory", "0"); got != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory 0 = %s", got)
+	}
+	if got := r.do("CONFIG", "GET", "maxmemory"); got != `["maxmemory" "0"]` {
+		t.Fatalf("CONFIG GET maxmemory after CONFIG SET 0 = %s", got)
+	}
+	if info := r.do("INFO", "memory"); !strings.Contains(info, `\r\nmaxmemory:0\r\n`) {
+		t.Fatalf("INFO memory after CONFIG SET maxmemory 0 lacks maxmemory:0: %s", info)
+	}
+	r.do("CONFIG", "SET", "maxmemory", "64mb")
 	if got := r.do("CONFIG", "SET", "databases", "4"); !strings.Contains(got, "can't set immutable config") {
 		t.Fatalf("CONFIG SET databases = %s", got)
 	}

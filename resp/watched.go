@@ -223,4 +223,5 @@ func (s *Server) consumeChanges(delta int) {
 func (s *Server) keyChanged(ch engine.Change) {
 	s.watches.changed(ch)
 	s.tracking.changed(ch)
+	s.blocked.keyWritten(ch)
 }

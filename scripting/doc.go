@@ -1,5 +1,6 @@
 // Package scripting runs Redis 7 Lua scripts (EVAL, EVALSHA, EVAL_RO,
-// EVALSHA_RO, SCRIPT) on gopher-lua, a Lua 5.1 interpreter in Go. It
+// EVALSHA_RO, SCRIPT) and Redis 7.0 functions (FUNCTION, FCALL,
+// FCALL_RO) on gopher-lua, a Lua 5.1 interpreter in Go. It
 // knows RESP, not the server: a script's redis.call and redis.pcall go
 // to a Caller the server provides, which answers each with the command's
 // RESP reply; the package converts replies to Lua values and the
@@ -53,6 +54,16 @@
 // KILL) stops it unless it has written (UNKILLABLE). Killing cancels the
 // interpreter's context; a script cannot catch that with pcall. Close
 // stops a script whatever it did, for SHUTDOWN NOSAVE.
+//
+// Functions: FunctionLoad runs a library's top level ("#!lua
+// name=<lib>") in an interpreter of its own, with Redis's load-time
+// globals (redis.register_function, redis.log, the version); FCall runs
+// one of the functions it registered as Eval runs a script, with KEYS and
+// ARGV as its arguments; Function answers the FUNCTION subcommands, and
+// FUNCTION DUMP's payload is Redis 7.0's (see dump.go). Libraries are
+// never evicted; they are bounded by Options.MaxBytes on their own.
+// KillFunction is FUNCTION KILL; Kill and KillFunction each refuse to
+// stop the other kind, and BusyError names the kill that applies.
 //
 // The script cache maps SHA1 digests to compiled functions. Redis keeps
 // scripts until SCRIPT FLUSH; this cache is bounded by count and by an

@@ -5,6 +5,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"math"
+	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,6 +113,13 @@ type Options struct {
 	// Version is what scripts see as redis.REDIS_VERSION (default
 	// "7.2.0"); REDIS_VERSION_NUM follows from it.
 	Version string
+	// MemoryLimit is the live Go heap, in bytes, past which a running
+	// script is stopped with ErrOutOfMemory, read as the script runs; 0
+	// or less, or math.MaxInt64, none. If nil, it is Go's soft memory
+	// limit (runtime/debug.SetMemoryLimit), which the store sets from the
+	// memory bound: the heap alone past what the whole runtime may take is
+	// a script holding what the bound has no room for.
+	MemoryLimit func() int64
 }
 
 func (o *Options) withDefaults() Options {
@@ -136,10 +146,14 @@ func (o *Options) withDefaults() Options {
 type Engine struct {
 	opts  Options
 	cache *cache
-	// slot is held (a value sent) by the Eval that runs a script; the
-	// interpreter st belongs to it.
+	libs  *registry
+	// slot is held (a value sent) by the Eval, FCall or library load that
+	// runs Lua; the interpreters st (scripts) and fst (libraries and
+	// their functions, as Redis keeps them in a Lua state of their own)
+	// belong to it.
 	slot chan struct{}
 	st   *state
+	fst  *state
 
 	mu sync.Mutex
 	// cur is the running script, nil between scripts.
@@ -155,20 +169,26 @@ type Engine struct {
 	killWaits func()
 
 	// busy mirrors cur.busy, so that Busy, which a server calls before
-	// every command, is one atomic load.
-	busy atomic.Bool
+	// every command, is one atomic load; busyFunction is set with it when
+	// the busy one is a function (FCALL).
+	busy, busyFunction atomic.Bool
 	// threshold is the busy threshold in nanoseconds (SetBusyThreshold).
 	threshold atomic.Int64
 }
 
 // run is the state of the running script that others look at.
 type run struct {
-	sha    string
-	start  time.Time
-	cancel context.CancelFunc
-	busy   bool // past the busy threshold
-	wrote  bool // a write command ran
-	killed bool
+	sha string // or the function's name
+	// function marks an FCALL, which FUNCTION KILL stops and SCRIPT KILL
+	// does not; command is its client's command, for FUNCTION STATS.
+	function bool
+	command  [][]byte
+	start    time.Time
+	cancel   context.CancelFunc
+	busy     bool // past the busy threshold
+	wrote    bool // a write command ran
+	killed   bool
+	oom      bool // stopped for memory (watchMemory)
 	// inCall is open while a Caller.Call runs, closed when it returns.
 	inCall chan struct{}
 }
@@ -176,7 +196,7 @@ type run struct {
 // New returns an Engine.
 func New(o Options) *Engine {
 	opts := o.withDefaults()
-	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes),
+	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes), libs: newRegistry(opts.MaxBytes),
 		slot: make(chan struct{}, 1), changed: make(chan struct{})}
 	e.threshold.Store(int64(opts.BusyThreshold))
 	return e
@@ -277,7 +297,14 @@ func (e *Engine) Busy() bool { return e.busy.Load() }
 // Redis handles SCRIPT KILL between a script's commands, never during
 // one; so when the script is inside a command, Kill waits for it to
 // return, and a command that wrote makes the script unkillable.
-func (e *Engine) Kill() []byte {
+func (e *Engine) Kill() []byte { return e.kill(false) }
+
+// KillFunction stops the busy function (FUNCTION KILL), as Kill stops a
+// script. Neither stops the other kind: Redis answers that the server is
+// busy running the other.
+func (e *Engine) KillFunction() []byte { return e.kill(true) }
+
+func (e *Engine) kill(function bool) []byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for r := e.cur; r != nil && r.busy && !r.wrote && r.inCall != nil; r = e.cur {
@@ -295,6 +322,10 @@ func (e *Engine) Kill() []byte {
 		return ErrNotBusy.Reply()
 	case r.wrote:
 		return ErrUnkillable.Reply()
+	case r.function && !function:
+		return ErrBusyFunction.Reply()
+	case !r.function && function:
+		return ErrBusy.Reply()
 	}
 	if !r.killed {
 		r.killed = true
@@ -353,16 +384,49 @@ func (e *Engine) Eval(ctx context.Context, inv Invocation) ([]byte, error) {
 	}
 	if err := e.acquire(ctx); err != nil {
 		if err == ErrBusy {
-			return ErrBusy.Reply(), nil
+			return e.BusyError().Reply(), nil
 		}
 		return nil, err
 	}
 	defer func() { <-e.slot }()
-	proto := inv.Proto
-	if proto != 3 {
-		proto = 2
+	e.mu.Lock()
+	if e.st == nil || e.reset {
+		e.st, e.reset = newState(&e.opts), false
 	}
-	return e.run(sc, keys, argv, readOnly, proto, inv.Caller)
+	st := e.st
+	e.mu.Unlock()
+	fn := st.L.NewFunctionFromProto(sc.proto)
+	fn.Env = st.env
+	st.globals.RawSetString("KEYS", stringArray(st.L, keys))
+	st.globals.RawSetString("ARGV", stringArray(st.L, argv))
+	return e.run(target{st: st, fn: fn, name: sc.sha}, keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
+}
+
+func protoOf(p int) int {
+	if p != 3 {
+		return 2
+	}
+	return p
+}
+
+// BusyError is the reply to a command refused while the engine is busy:
+// Redis names SCRIPT KILL or FUNCTION KILL by what runs.
+func (e *Engine) BusyError() Error {
+	if e.busyFunction.Load() {
+		return ErrBusyFunction
+	}
+	return ErrBusy
+}
+
+// target is what run runs: a script's function, called with no
+// arguments after KEYS and ARGV are set as globals, or a library's
+// function, called with KEYS and ARGV as its arguments.
+type target struct {
+	st       *state
+	fn       *lua.LFunction
+	name     string // the script's SHA1 or the function's name, for errors
+	function bool
+	command  [][]byte
 }
 
 // acquire takes the slot, waiting for the running script unless it is
@@ -390,18 +454,15 @@ func (e *Engine) acquire(ctx context.Context) error {
 	}
 }
 
-// run runs sc while holding the slot.
-func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, caller Caller) ([]byte, error) {
+// run runs t while holding the slot.
+func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, caller Caller) ([]byte, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &run{sha: sc.sha, start: time.Now(), cancel: cancel}
+	r := &run{sha: t.name, function: t.function, command: t.command, start: time.Now(), cancel: cancel}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, ErrClosed
-	}
-	if e.st == nil || e.reset {
-		e.st, e.reset = newState(&e.opts), false
 	}
 	e.cur = r
 	e.signal()
@@ -410,8 +471,9 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
+	defer e.watchMemory(r)()
 
-	st := e.st
+	st := t.st
 	L := st.L
 	st.run = &runState{caller: caller, resp: 2, readOnly: readOnly,
 		callStart: func() {
@@ -427,13 +489,15 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 			e.mu.Unlock()
 		},
 	}
-	st.globals.RawSetString("KEYS", stringArray(L, keys))
-	st.globals.RawSetString("ARGV", stringArray(L, argv))
-	fn := L.NewFunctionFromProto(sc.proto)
-	fn.Env = st.env
 	L.SetContext(runCtx)
-	L.Push(fn)
-	err := L.PCall(0, 1, st.handler)
+	L.Push(t.fn)
+	nargs := 0
+	if t.function {
+		L.Push(stringArray(L, keys))
+		L.Push(stringArray(L, argv))
+		nargs = 2
+	}
+	err := L.PCall(nargs, 1, st.handler)
 	L.RemoveContext()
 	var reply []byte
 	if err == nil {
@@ -443,9 +507,17 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 	st.run = nil
 
 	e.mu.Lock()
-	killed := r.killed
+	killed, oom := r.killed, r.oom
+	if oom && !t.function {
+		// The interpreter may hold on to what the script built (its stack,
+		// tables reachable from its registry): the next script gets a new
+		// one. The functions' interpreter holds their libraries, and
+		// stays.
+		e.reset = true
+	}
 	e.cur = nil
 	e.busy.Store(false)
+	e.busyFunction.Store(false)
 	e.signal()
 	e.mu.Unlock()
 	if err != nil {
@@ -453,9 +525,89 @@ func (e *Engine) run(sc *script, keys, argv [][]byte, readOnly bool, proto int, 
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
 		}
-		reply = scriptError(obj, sc.sha, killed)
+		var as Error
+		switch {
+		case killed:
+			as = ErrKilled
+		case oom:
+			as = ErrOutOfMemory
+			e.log(LogWarning, "Lua script stopped: the heap passed the memory limit. Script name is: %s.", t.name)
+			// Give what the script built back to the system now rather
+			// than at the scavenger's pace, before the next script
+			// measures the heap it starts from.
+			debug.FreeOSMemory()
+		}
+		reply = scriptError(obj, t.name, as)
 	}
 	return reply, nil
+}
+
+// memCheckEvery is how often a running script's memory is checked: one
+// read of two runtime metrics, so the check costs nothing a script would
+// notice, and a script allocating as fast as the interpreter can
+// (hundreds of MB a second) passes the limit by a few MB at most.
+const memCheckEvery = 5 * time.Millisecond
+
+// watchMemory stops r, as SCRIPT KILL does but whether or not it wrote,
+// once the live heap has grown by half of what the memory limit left when
+// r started; it returns the function that ends the watch, which waits for
+// its goroutine. Half, because what a script grows (a table's array, a
+// string built up) grows by doubling: while the new copy is filled, the
+// old one is live too, so a script stopped at half the room peaks within
+// it. Stopping a script that wrote breaks its atomicity, but a server
+// killed for memory loses every key: the bound comes first.
+func (e *Engine) watchMemory(r *run) (stop func()) {
+	limit := e.memoryLimit()
+	if limit <= 0 || limit == math.MaxInt64 {
+		return func() {}
+	}
+	// Live bytes as of the last collection: garbage does not count, and
+	// the limit makes collections frequent near it.
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() int64 {
+		rtmetrics.Read(samples)
+		return int64(samples[0].Value.Uint64())
+	}
+	base := live()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(memCheckEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			// A script gets some room even when the heap is near the limit
+			// already: the live count may still hold garbage of the last
+			// script the limit stopped.
+			if live() <= base+max(limit-base, limit/8)/2 {
+				limit = e.memoryLimit() // the bound may change meanwhile
+				continue
+			}
+			e.mu.Lock()
+			if e.cur == r && !r.killed {
+				r.oom = true
+				r.cancel()
+			}
+			e.mu.Unlock()
+			return
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// memoryLimit is Options.MemoryLimit's value now.
+func (e *Engine) memoryLimit() int64 {
+	if e.opts.MemoryLimit != nil {
+		return e.opts.MemoryLimit()
+	}
+	return debug.SetMemoryLimit(-1)
 }
 
 func (e *Engine) markBusy(r *run) {
@@ -465,6 +617,7 @@ func (e *Engine) markBusy(r *run) {
 		return
 	}
 	r.busy = true
+	e.busyFunction.Store(r.function)
 	e.busy.Store(true)
 	e.signal()
 	e.log(LogWarning, "Slow script detected: still in execution after %d milliseconds. "+
@@ -486,12 +639,13 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 
 // scriptError formats a script's uncaught error as luaCallFunction does:
 // the error's text, then the script and the line the error handler found.
-// A killed script's error is ErrKilled whatever the script raised. An
+// With as set (a script SCRIPT KILL or the memory limit stopped), the
+// error is as whatever the script raised. An
 // error that is not a table is one the handler could not handle: Redis
 // reports "Error running script" then, but the handler only fails here
 // when the call stack is full, and Redis reports that overflow as any
 // other error.
-func scriptError(obj lua.LValue, sha string, killed bool) []byte {
+func scriptError(obj lua.LValue, sha string, as Error) []byte {
 	var msg, source, line string
 	var where bool
 	if t, ok := obj.(*lua.LTable); ok {
@@ -507,9 +661,15 @@ func scriptError(obj lua.LValue, sha string, killed bool) []byte {
 		}
 		msg = "ERR " + luaErrorText(s)
 	}
-	if killed {
-		msg = string(ErrKilled)
+	if as != "" {
+		msg = string(as)
 	}
+	return scriptReply(msg, source, line, sha, where)
+}
+
+// scriptReply is the error reply msg of the script sha, with where it was
+// (source and line) if known.
+func scriptReply(msg, source, line, sha string, where bool) []byte {
 	if where {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
 	}

@@ -34,6 +34,16 @@ const (
 	// ErrBusy answers every command but SCRIPT KILL and SHUTDOWN NOSAVE
 	// while a script has run past the busy threshold (Engine.Busy).
 	ErrBusy Error = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	// ErrBusyFunction is ErrBusy while the busy one is a function
+	// (FCALL), which FUNCTION KILL stops.
+	ErrBusyFunction Error = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	// ErrFunctionNotFound answers FCALL and FCALL_RO of a function no
+	// library registered.
+	ErrFunctionNotFound Error = "ERR Function not found"
+	// ErrLibrariesFull answers FUNCTION LOAD and RESTORE when the
+	// libraries would pass the engine's byte bound (Options.MaxBytes);
+	// Redis has no such bound.
+	ErrLibrariesFull Error = "ERR libraries would exceed the scripts memory limit (--max-scripts-memory)"
 	// ErrNoScript answers EVALSHA with a digest the cache does not hold.
 	ErrNoScript Error = "NOSCRIPT No matching script. Please use EVAL."
 	// ErrNotBusy answers SCRIPT KILL when no script runs.
@@ -44,6 +54,12 @@ const (
 	// ErrKilled starts the reply of a script that SCRIPT KILL stopped; the
 	// script's digest and line follow it.
 	ErrKilled Error = "ERR Script killed by user with SCRIPT KILL..."
+	// ErrOutOfMemory starts the reply of a script stopped because Go's
+	// heap passed its memory limit while it ran (Options.MemoryLimit).
+	// Redis never stops a script for memory; its nearest error is the OOM
+	// its commands get past maxmemory, which is what a client of a bounded
+	// server already handles as "memory is full".
+	ErrOutOfMemory Error = "OOM command not allowed when used memory > 'maxmemory'."
 
 	// ErrNumKeysTooMany and ErrNumKeysNegative answer an EVAL whose
 	// numkeys is out of range; ErrNotInteger one whose numkeys is not a

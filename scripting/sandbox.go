@@ -47,9 +47,17 @@ type state struct {
 	// equal to itself, shared by every cjson table.
 	jsonNull *lua.LUserData
 	// run is the script running now, nil between runs.
-	run     *runState
-	log     func(level LogLevel, msg string)
-	version string
+	run *runState
+	// loading is the library whose top level runs now (FUNCTION LOAD),
+	// nil otherwise; only the function interpreter has one.
+	loading *loading
+	// fenvMeta is the metatable of the globals of the function
+	// interpreter's libraries: its __index is libAPI while a library's
+	// top level runs and env while its functions run, as Redis swaps
+	// them, so that closures made at load time see the full API later.
+	fenv, fenvMeta, libAPI *lua.LTable
+	log                    func(level LogLevel, msg string)
+	version                string
 }
 
 // runState is what redis.* needs of the running script.
@@ -525,8 +533,8 @@ func (s *state) errorHandler(L *lua.LState) int {
 // sourceName is the name Lua reports as a chunk's source: "@user_script"
 // for the script, the code (or the name given) for loadstring's.
 func (s *state) sourceName(short string) string {
-	if short == userScript {
-		return "@" + userScript
+	if short == userScript || short == userFunction {
+		return "@" + short
 	}
 	if s.run != nil {
 		if raw, ok := s.run.chunks[short]; ok {

@@ -29,27 +29,37 @@ var scriptHelp = []string{
 // subcommand, as Redis 7's command table has it (negative: at least).
 var scriptArity = map[string]int{"debug": 3, "exists": -3, "flush": -2, "help": 2, "kill": 2, "load": 3}
 
-// Script answers a SCRIPT command; args are its arguments after SCRIPT.
-// It checks the subcommand and its arity as Redis 7's command table
-// does, with the same texts. SCRIPT DEBUG can only turn debugging off:
-// the Lua debugger is not there.
-func (e *Engine) Script(args [][]byte) []byte {
+// subcommandError checks a container's subcommand (args[0]) and its
+// arity as Redis 7's command table does, with the same texts, and
+// returns the error reply, or nil.
+func subcommandError(container string, arities map[string]int, args [][]byte) []byte {
 	if len(args) == 0 {
-		return Error("ERR wrong number of arguments for 'script' command").Reply()
+		return Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", container)).Reply()
 	}
 	sub := strings.ToLower(string(args[0]))
-	arity, ok := scriptArity[sub]
+	arity, ok := arities[sub]
 	if !ok {
 		name := string(args[0])
 		if len(name) > 128 {
 			name = name[:128]
 		}
-		return Error(oneLine(fmt.Sprintf("ERR unknown subcommand '%s'. Try SCRIPT HELP.", name))).Reply()
+		return Error(oneLine(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", name, strings.ToUpper(container)))).Reply()
 	}
 	if n := len(args) + 1; (arity > 0 && n != arity) || n < -arity {
-		return Error(fmt.Sprintf("ERR wrong number of arguments for 'script|%s' command", sub)).Reply()
+		return Error(fmt.Sprintf("ERR wrong number of arguments for '%s|%s' command", container, sub)).Reply()
 	}
-	switch sub {
+	return nil
+}
+
+// Script answers a SCRIPT command; args are its arguments after SCRIPT.
+// It checks the subcommand and its arity as Redis 7's command table
+// does, with the same texts. SCRIPT DEBUG can only turn debugging off:
+// the Lua debugger is not there.
+func (e *Engine) Script(args [][]byte) []byte {
+	if r := subcommandError("script", scriptArity, args); r != nil {
+		return r
+	}
+	switch sub := strings.ToLower(string(args[0])); sub {
 	case "help":
 		b := appendLen(nil, '*', len(scriptHelp))
 		for _, line := range scriptHelp {

@@ -23,7 +23,8 @@ new_server() {
   addr=$(logged_addr "$1" "stampedeless ready")
 }
 
-# What both examples print; * matches the origin's timestamp.
+# What both examples print; * matches the origin's timestamp and the
+# cooldown's time left.
 want=(
   "demo:user:42 = value of demo:user:42, version 1, made at *"
   "100 concurrent reads of demo:hot: 1 distinct value(s)"
@@ -31,7 +32,7 @@ want=(
   "nowhere:1: NOLOADER error: NOLOADER no loader registered for key 'nowhere:1'"
   '100 concurrent computes of lease:report: 1 computation(s), all got "42 rows"'
   '10 concurrent computes of lease:broken: 1 computation(s), 1 got "database down", 9 got "LOADERR app: database down"'
-  "lease:broken again: LOADERR app: database down (1 computation(s) in all)"
+  "lease:broken again: LOADERR app: cooling down for *s after: database down (1 computation(s) in all)"
 )
 # What the server's INFO says of the helper's leases: one token per key, one
 # FILL.SET (lease:report), one FILL.ABORT (lease:broken).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -37,6 +38,21 @@ func (e *TimeoutError) Error() string { return fmt.Sprintf("%v after %v", ErrTim
 
 // Is makes errors.Is(err, ErrTimeout) true.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// CooldownError is the answer to a read of a key that cools down after a
+// failed load: Err, the failure, answered again without an origin call for
+// Left more.
+type CooldownError struct {
+	Err  error
+	Left time.Duration
+}
+
+func (e *CooldownError) Error() string {
+	return fmt.Sprintf("cooling down for %v after: %v", e.Left, e.Err)
+}
+
+// Unwrap returns the failure, so errors.As finds its *loader.OriginError.
+func (e *CooldownError) Unwrap() error { return e.Err }
 
 // Options configures a Filler. Store and Loaders are required.
 type Options struct {
@@ -77,6 +93,12 @@ type Options struct {
 	// Purges, if not nil, shares PURGE.TAG with the fleet (--redis): New
 	// has it deliver the other replicas' purges.
 	Purges PurgeFleet
+	// Logger receives the log lines of origin failures, recoveries and slow
+	// fills, rate-limited per loader. If nil, slog.Default().
+	Logger *slog.Logger
+	// SlowFill is how long an origin call may take before it is logged as
+	// slow (--slow-fill). If zero, DefaultSlowFill; negative: never.
+	SlowFill time.Duration
 	// Now returns the current time, for every deadline the Filler sets or
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
@@ -117,6 +139,7 @@ type Filler struct {
 	leases    leaseTable     // keys the application fills (FILL.LEASE)
 	tags      *tagIndex      // the keys of each origin tag (PURGE.TAG)
 	flights   flightFences   // the running flights' fences
+	logs      *fillLogs
 }
 
 // New returns a Filler.
@@ -149,7 +172,10 @@ func New(opts Options) *Filler {
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
 		negative:  newNegativeCache(opts.NegativeTTL),
 		tags:      newTagIndex(opts.Store, opts.Metrics, opts.MaxTagsPerKey, opts.MaxTagEntries),
+		logs:      newFillLogs(opts.Logger, opts.SlowFill),
 	}
+	// The limits run on the Filler's clock, so tests move them by hand.
+	f.logs.failures.Now, f.logs.recovers.Now, f.logs.slows.Now = opts.Now, opts.Now, opts.Now
 	f.group.Observer = flightObserver{f}
 	if opts.Purges != nil {
 		opts.Purges.WatchPurges(f.heardPurge)
@@ -177,8 +203,8 @@ type Pending struct {
 }
 
 // Start is Get without waiting: it answers at once what needs no load (a
-// fresh or stale entry, a cooling failure, a remembered "no such key", no
-// loader), or returns the Pending load to wait for. It is for callers that
+// fresh or stale entry, with or without a loader; a cooling failure, a
+// remembered "no such key", no loader for a miss), or returns the Pending load to wait for. It is for callers that
 // must not block, such as an event loop, which hand the wait to a goroutine.
 func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	if req.InSection {
@@ -186,7 +212,7 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	}
 	ld, ok := f.opts.Loaders.Lookup(req.Key)
 	if !ok {
-		return Answer{}, nil, ErrNoLoader
+		return f.withoutLoader(req.Key)
 	}
 	name := ld.Prefix()
 	now, env, action, lastErr := f.lookup(req.Key, name)
@@ -219,6 +245,23 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
 }
 
+// withoutLoader answers a read of key, which no loader covers: a present
+// key's value (fresh or within its grace, which no refresh can renew), as
+// only a miss needs a loader; else ErrNoLoader, or ErrWrongType for a key
+// of another type. Unregistering a loader so leaves its cached keys
+// readable until they expire.
+func (f *Filler) withoutLoader(key string) (Answer, *Pending, error) {
+	env, found, _ := f.opts.Store.LookupExpired([]byte(key))
+	switch Decide(env, found, f.now().UnixNano(), false) {
+	case Serve, ServeAndRefresh, ServeStale:
+		return Answer{Value: env.Value, Found: true}, nil, nil
+	}
+	if err := f.holdsOther(key, Load); err != nil {
+		return Answer{}, nil, err
+	}
+	return Answer{}, nil, ErrNoLoader
+}
+
 // holdsOther returns engine.ErrWrongType if key, which the read found
 // nothing servable in (action Load or Fail), holds another type than a
 // string: read-through reads and fills strings only, and must not replace
@@ -234,7 +277,8 @@ func (f *Filler) holdsOther(key string, action Action) error {
 }
 
 // lookup reads key for a read-through read of loader name's and decides
-// what to do (Decide). lastErr is the failure of a key cooling down.
+// what to do (Decide). lastErr is the failure of a key cooling down, as a
+// *CooldownError.
 func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, action Action, lastErr error) {
 	now = f.now()
 	env, found, pastGrace := f.opts.Store.LookupExpired([]byte(key))
@@ -245,8 +289,10 @@ func (f *Filler) lookup(key, name string) (now time.Time, env engine.Envelope, a
 	// skips the cooldown's lock.
 	action = Decide(env, found, now.UnixNano(), false)
 	if action != Serve {
-		var cooling bool
-		_, lastErr, cooling = f.cooldown.Check(key, now)
+		until, err, cooling := f.cooldown.Check(key, now)
+		if cooling {
+			lastErr = &CooldownError{Err: err, Left: until.Sub(now)}
+		}
 		action = Decide(env, found, now.UnixNano(), cooling)
 	}
 	return now, env, action, lastErr

@@ -71,8 +71,8 @@ func (f *Filler) answeredMeanwhile(key string) *outcome {
 	if f.isNegative(key, now) {
 		return &outcome{}
 	}
-	if _, lastErr, cooling := f.cooldown.Check(key, now); cooling {
-		return &outcome{err: lastErr}
+	if until, lastErr, cooling := f.cooldown.Check(key, now); cooling {
+		return &outcome{err: &CooldownError{Err: lastErr, Left: until.Sub(now)}}
 	}
 	return nil
 }
@@ -139,15 +139,19 @@ func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
 // deadlines and its load time.
 func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, took time.Duration, err error) *outcome {
 	now := f.now()
+	f.logs.took(ld, req.Key, took)
 	if err != nil {
 		failure := &FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: f.cooldown.Fail(req.Key, err, now)}
+		f.logs.failed(ld, req.Key, err, failure.Until.Sub(now))
 		var oe *loader.OriginError
 		if errors.As(err, &oe) {
 			failure.Reason = oe.Reason
 		}
 		return &outcome{res: res, err: err, failure: failure}
 	}
-	f.cooldown.Succeed(req.Key)
+	if failures := f.cooldown.Succeed(req.Key); failures > 0 {
+		f.logs.recovered(ld, req.Key, failures)
+	}
 	if !res.Found {
 		until := now.Add(f.opts.NegativeTTL).UnixNano()
 		return &outcome{res: res, entry: &FleetEntry{Value: []byte{}, Missing: true, Loader: ld.Prefix(),

@@ -66,6 +66,9 @@ type options struct {
 	churn, hitRatio, scale bool
 	boundMem               string
 	churnSets, churnKeys   int
+	typedChurn             bool   // the typed churn (churn.go)
+	churnTypes             string // its workloads
+	churnBounds            string // its bounds
 	zipfKeys, zipfReads    int
 	scaleKeys              []int
 }
@@ -103,6 +106,9 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.scale, "scale", false, "run the GET latency test with -scale-keys keys resident (10,000,000 keys take several GiB)")
 	fs.StringVar(&o.boundMem, "bound", "64mb", "memory bound of the churn and hit-ratio tests (stampedeless --max-memory, redis-server maxmemory)")
 	fs.IntVar(&o.churnSets, "churn-sets", 3000000, "SETs of the churn test")
+	fs.BoolVar(&o.typedChurn, "typed-churn", true, "run the typed churn: each of -churn-types, ten times what fits, at each of -churn-bounds, RSS against 1.15 × bound + 24 MiB")
+	fs.StringVar(&o.churnTypes, "churn-types", "strings,sets,hashes,fields,mixed", "comma-separated workloads of the typed churn")
+	fs.StringVar(&o.churnBounds, "churn-bounds", "32mb,64mb", "comma-separated bounds of the typed churn")
 	fs.IntVar(&o.churnKeys, "churn-keys", 10000000, "keyspace the churn test's SETs draw from")
 	fs.IntVar(&o.zipfKeys, "zipf-keys", 2000000, "keys of the hit-ratio test's Zipf distribution")
 	fs.IntVar(&o.zipfReads, "zipf-reads", 6000000, "GETs of the hit-ratio trace")
@@ -292,7 +298,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.churn, h.churnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

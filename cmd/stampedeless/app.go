@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -50,7 +49,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "addr", Value: defaultAddr, EnvVars: env("addr"),
 			Usage: "address to serve the Redis protocol on (empty: none, for a server reached only by --tls-port or --unixsocket)"},
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
-			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb); past it keys are evicted"},
+			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb, as Redis's maxmemory); past it keys are evicted; 0: no bound"},
 		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
 			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
@@ -66,7 +65,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-scripts", Value: resp.DefaultMaxScripts, EnvVars: env("max-scripts"),
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
-			Usage: "bound on the script cache's estimated size; past it the least recently used script is evicted"},
+			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
 		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),
@@ -83,6 +82,8 @@ func serveFlags() []cli.Flag {
 			Usage: "how long an origin's 404/410 is remembered"},
 		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
 			Usage: fmt.Sprintf("longest pause of a key's loads after repeated failures (starts at %v, doubling)", loader.DefaultCooldownBase)},
+		&cli.DurationFlag{Name: "slow-fill", Value: swr.DefaultSlowFill, EnvVars: env("slow-fill"),
+			Usage: "an origin call longer than this is logged as a slow fill, like a slow query, at most once per loader every 10s (0: off)"},
 		&cli.IntFlag{Name: "max-concurrent-fills", Value: loader.DefaultMaxConcurrentFills, EnvVars: env("max-concurrent-fills"),
 			Usage: "most origin calls in flight across all keys"},
 		&cli.IntFlag{Name: "max-background-refreshes", Value: swr.DefaultMaxBackgroundRefreshes, EnvVars: env("max-background-refreshes"),
@@ -123,13 +124,14 @@ func newApp() *cli.App {
 		Name:   "serve",
 		Usage:  "run the server (the default)",
 		Flags:  serveFlags(),
-		Action: runServe,
+		Action: noArgs(runServe, false),
 	}
-	return &cli.App{
-		Name:   "stampedeless",
-		Usage:  "a Redis-protocol cache server that stops cache stampedes",
-		Flags:  serveFlags(),
-		Action: runServe,
+	app := &cli.App{
+		Name:         "stampedeless",
+		Usage:        "a Redis-protocol cache server that stops cache stampedes",
+		Flags:        serveFlags(),
+		Action:       noArgs(runServe, true),
+		OnUsageError: onUsageError,
 		Commands: []*cli.Command{
 			serve,
 			originCommand(),
@@ -137,13 +139,17 @@ func newApp() *cli.App {
 			{
 				Name:  "version",
 				Usage: "print the version",
-				Action: func(c *cli.Context) error {
+				Action: noArgs(func(c *cli.Context) error {
 					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, resp.RedisVersion)
 					return nil
-				},
+				}, false),
 			},
 		},
 	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+	}
+	return app
 }
 
 // config is the parsed command line.
@@ -198,6 +204,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
 	}
+	if maxMemory == 0 {
+		maxMemory = engine.NoMaxMemory // Redis's maxmemory 0
+	}
 	// The store bounds the process's memory unless GOMEMLIMIT does.
 	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
@@ -225,6 +234,10 @@ func parseConfig(c *cli.Context) (config, error) {
 		EarlyRefresh:           c.Float64("early-refresh"),
 		MaxTagsPerKey:          c.Int("max-tags-per-key"),
 		MaxTagEntries:          c.Int("max-tag-entries"),
+		SlowFill:               c.Duration("slow-fill"),
+	}
+	if cfg.fill.SlowFill == 0 {
+		cfg.fill.SlowFill = -1 // --slow-fill 0: off
 	}
 	if spec := c.String("redis"); spec != "" {
 		cfg.redis, err = cluster.RedisOptions(spec, c.String("redis-master-name"), c.Bool("redis-cluster"), c.Duration("redis-timeout"))
@@ -310,6 +323,7 @@ func runServe(c *cli.Context) error {
 		}
 	}
 	if cfg.redis != nil {
+		redis.SetLogger(cluster.NewRedisLogger(log))
 		cfg.cluster.Redis, cfg.cluster.Store, cfg.cluster.Metrics = redis.NewUniversalClient(cfg.redis), store, reg.Cluster
 		fleet, err := cluster.New(cfg.cluster)
 		if err != nil {
@@ -324,7 +338,7 @@ func runServe(c *cli.Context) error {
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}
-	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics = store, loaders, reg.Fill
+	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
 	cfg.server.Loaders = loaders
@@ -353,7 +367,7 @@ func runServe(c *cli.Context) error {
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
 		metricsSrv = &http.Server{Addr: cfg.metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		mln, err := listenFlag("metrics-addr", cfg.metricsAddr)
 		if err != nil {
 			for _, ln := range lns {
 				ln.Close()
@@ -375,14 +389,24 @@ func runServe(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	reloadOnSIGHUP(ctx, log, cfg.listen.tls)
+	evictLogDone := make(chan struct{})
+	go func() {
+		defer close(evictLogDone)
+		logEvictions(ctx, log, store, evictLogEvery)
+	}()
+	// Before the store closes (deferred above), which Stats must not outlive.
+	defer func() { stop(); <-evictLogDone }()
 	serveErr := make(chan error, len(lns))
 	addrs := make([]string, len(lns))
 	for i, ln := range lns {
 		go func() { serveErr <- ln.serve(srv) }()
 		addrs[i] = ln.String()
 	}
+	if store.MaxMemory() == 0 {
+		log.Warn("--max-memory 0: the cache has no memory bound and grows until the machine runs out of memory; set a bound (--max-memory 1gb) unless something else limits the process")
+	}
 	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
-		"max_memory", cfg.store.MaxMemory, "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
+		"max_memory", store.MaxMemory(), "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
 		"loader_allow", cfg.loaders.Allow.String())
 
 	select {

@@ -319,9 +319,17 @@ func TestFleetOneFillPerKey(t *testing.T) {
 		// cooldown fleet-wide.
 		origin.delay.Store(int64(200 * time.Millisecond))
 		origin.fail.Store(true)
-		want := "error: LOADERR k:: status 500"
-		allEqual(t, "failing origin", f.burst(300, "k:bad", 60, 0), want, true)
-		allEqual(t, "second burst", f.burst(300, "k:bad", 60, 0), want, true)
+		// A caller of the first burst that comes after the failure gets
+		// the cooldown's reply, which says so; the whole second burst does.
+		failed := f.burst(300, "k:bad", 60, 0)
+		allEqual(t, "failing origin", failed, "error: LOADERR k: ", true)
+		cooling := f.burst(300, "k:bad", 60, 0)
+		allEqual(t, "second burst", cooling, "error: LOADERR k: cooling down for ", true)
+		for _, r := range append(failed, cooling...) {
+			if !strings.HasSuffix(r, "status 500") {
+				t.Fatalf("failing origin: reply %q, want the origin's status 500", r)
+			}
+		}
 		if n := origin.calls.Load(); n != 6 {
 			t.Fatalf("failing origin: %d origin calls in all, want 6 (one for the failure)", n)
 		}
@@ -1223,6 +1231,56 @@ func TestFleetAppLeaseOutlivesLeaseWait(t *testing.T) {
 	}
 }
 
+// TestFleetHLL: HyperLogLogs are strings to the shared tier. PFADD and
+// PFMERGE on one replica are counted on the others, PFCOUNT there faults
+// the keys in, and the value in the shared Redis is one redis-server
+// itself counts the same.
+func TestFleetHLL(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	elems := make([]any, 5000)
+	for i := range elems {
+		elems[i] = i
+	}
+	a.PFAdd(ctx, "visits", elems[:100]...) // sparse
+	a.PFAdd(ctx, "dense", elems...)
+	want := a.PFCount(ctx, "visits").Val()
+	wantDense := a.PFCount(ctx, "dense").Val()
+	for _, r := range []*redis.Client{b, c} {
+		if n := r.PFCount(ctx, "visits").Val(); n != want || n == 0 {
+			t.Fatalf("PFCOUNT visits on another replica = %d, want %d", n, want)
+		}
+		if n := r.PFCount(ctx, "visits", "dense").Val(); n != wantDense {
+			t.Fatalf("PFCOUNT visits dense on another replica = %d, want %d", n, wantDense)
+		}
+	}
+	if changed := b.PFAdd(ctx, "visits", "new one").Val(); changed != 1 {
+		t.Fatalf("PFADD of a new element on B = %d", changed)
+	}
+	if n := c.PFCount(ctx, "visits").Val(); n != want+1 {
+		t.Fatalf("PFCOUNT visits on C after PFADD on B = %d, want %d", n, want+1)
+	}
+	c.PFMerge(ctx, "all", "visits", "dense")
+	merged := a.PFCount(ctx, "all").Val()
+	if merged < wantDense {
+		t.Fatalf("PFCOUNT of PFMERGE's destination on A = %d, want at least %d", merged, wantDense)
+	}
+	// The shared tier's entry holds the HLL's value as Redis would: set as
+	// a string in redis-server, it counts the same.
+	shared := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { shared.Close() })
+	keys := shared.Keys(ctx, "*all*").Val()
+	if len(keys) != 1 {
+		t.Fatalf("the shared tier's keys for all: %v", keys)
+	}
+	shared.Set(ctx, "copy", shared.HGet(ctx, keys[0], "v").Val(), 0)
+	if n, err := shared.PFCount(ctx, "copy").Result(); err != nil || n != merged {
+		t.Fatalf("redis-server's PFCOUNT of the shared value = %d, %v; want %d", n, err, merged)
+	}
+}
+
 // TestFleetZSets writes sorted sets on one replica, small (listpack) and
 // big (on the heap), and reads them on the others, then changes them on
 // those: scores, ranks, ranges, pops and the STORE forms are seen
@@ -1283,5 +1341,87 @@ func TestFleetZSets(t *testing.T) {
 	c.Del(ctx, "big")
 	if n := b.Exists(ctx, "big").Val(); n != 0 {
 		t.Fatal("DEL on C is not seen on B")
+	}
+}
+
+// TestFleetLists writes lists on one replica of three sharing a Redis and
+// reads them on the others: a small list held in its record and a big one
+// on the heap, each written through in its portable form; pushes, pops,
+// LMOVE between two lists, LMPOP (keys found by numkeys) and DEL are
+// seen everywhere.
+func TestFleetLists(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.RPush(ctx, "small", "x", "y", "z")
+	big := make([]any, 700)
+	for i := range big {
+		big[i] = fmt.Sprint("e", i)
+	}
+	a.RPush(ctx, "big", big...)
+	for _, r := range []*redis.Client{b, c} {
+		if v := r.LRange(ctx, "small", 0, -1).Val(); fmt.Sprint(v) != "[x y z]" {
+			t.Fatalf("LRANGE small on another replica = %v", v)
+		}
+		if n := r.LLen(ctx, "big").Val(); n != 700 {
+			t.Fatalf("LLEN big on another replica = %d", n)
+		}
+		if v := r.LIndex(ctx, "big", -1).Val(); v != "e699" {
+			t.Fatalf("LINDEX big -1 on another replica = %q", v)
+		}
+		if typ := r.Type(ctx, "small").Val(); typ != "list" {
+			t.Fatalf("TYPE small on another replica = %q", typ)
+		}
+	}
+	b.LPop(ctx, "small")
+	b.LMove(ctx, "big", "small", "LEFT", "RIGHT")
+	c.LMPop(ctx, "RIGHT", 10, "nokey", "big")
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.LRange(ctx, "small", 0, -1).Val(); fmt.Sprint(v) != "[y z e0]" {
+			t.Fatalf("LRANGE small after LPOP and LMOVE on B = %v", v)
+		}
+	}
+	for _, r := range []*redis.Client{a, b} {
+		if n := r.LLen(ctx, "big").Val(); n != 689 {
+			t.Fatalf("LLEN big after LMOVE on B and LMPOP on C = %d", n)
+		}
+	}
+	c.Del(ctx, "big")
+	if n := b.Exists(ctx, "big").Val(); n != 0 {
+		t.Fatal("DEL on C is not seen on B")
+	}
+}
+
+// TestFleetFunctionsPerReplica: libraries are per replica, as the README
+// says: FUNCTION LOAD on A leaves B without the function. Once B has it
+// too, FCALL runs as EVAL does with --redis: the keys it declares are
+// faulted in from the shared tier, and what it writes reaches A.
+func TestFleetFunctionsPerReplica(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b := f.replicas[0].rdb, f.replicas[1].rdb
+	code := "#!lua name=fleet\n" +
+		"redis.register_function('fset', function(keys, args) return redis.call('SET', keys[1], args[1]) end)\n" +
+		"redis.register_function{function_name='fget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+	if err := a.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.FCall(ctx, "fset", []string{"fk"}, "x").Err(); err == nil || err.Error() != "ERR Function not found" {
+		t.Fatalf("FCALL on B of A's library: %v, want ERR Function not found", err)
+	}
+	if err := b.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.Set(ctx, "fa", "from-a", 0)
+	if v, err := b.FCallRO(ctx, "fget", []string{"fa"}).Result(); err != nil || v != "from-a" {
+		t.Fatalf("FCALL_RO on B of A's key: %v %v", v, err)
+	}
+	if err := b.FCall(ctx, "fset", []string{"fb"}, "from-b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Get(ctx, "fb").Result(); err != nil || v != "from-b" {
+		t.Fatalf("GET on A of what B's function wrote: %v %v", v, err)
 	}
 }

@@ -56,24 +56,6 @@ func TestParseLoaderFlags(t *testing.T) {
 	}
 }
 
-// logBuffer collects a server's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // credReplica is one stampedeless process of TestFleetLoadersWithCredentials.
 type credReplica struct {
 	addr, metrics string

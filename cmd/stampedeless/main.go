@@ -13,6 +13,9 @@ var version = "dev"
 func main() {
 	if err := newApp().Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "stampedeless:", err)
+		if isUsageError(err) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +19,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/internal/logtest"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // binary is the stampedeless binary built once for these tests.
@@ -249,5 +253,120 @@ func TestLoaderFlag(t *testing.T) {
 	}
 	if ttl := c.TTL(context.Background(), "user:42").Val(); ttl <= 60*time.Second || ttl > 70*time.Second {
 		t.Fatalf("TTL = %v, want the stale deadline, ttl (jittered down) + grace", ttl)
+	}
+}
+
+// TestMaxMemoryZero: --max-memory 0 is Redis's maxmemory 0, no bound
+// (CONFIG GET and INFO answer 0), and the log warns that nothing bounds
+// the cache.
+func TestMaxMemoryZero(t *testing.T) {
+	addr := redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--max-memory", "0", "--log-format", "json")
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if got := c.ConfigGet(ctx, "maxmemory").Val()["maxmemory"]; got != "0" {
+		t.Errorf("CONFIG GET maxmemory with --max-memory 0 = %q, want 0", got)
+	}
+	if info := c.Info(ctx, "memory").Val(); !strings.Contains(info, "\r\nmaxmemory:0\r\n") {
+		t.Errorf("INFO memory with --max-memory 0 lacks maxmemory:0:\n%s", info)
+	}
+	warned := false
+	for _, line := range jsonLines(t, &logs) {
+		if line["level"] == "WARN" && strings.Contains(fmt.Sprint(line["msg"]), "no memory bound") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no startup warning of an unbounded cache; log:\n%s", logs.String())
+	}
+}
+
+// jsonLines parses a --log-format json log, one object per line; a line
+// that is not JSON (another logger's plain text) fails the test.
+func jsonLines(t *testing.T, log *logBuffer) []map[string]any { return log.Lines(t) }
+
+// logBuffer collects a server's log lines.
+type logBuffer = logtest.Buffer
+
+// TestRedisClientLogsAreOurs: with the shared Redis unreachable, the Redis
+// client library's own lines go through the server's logger (JSON with
+// --log-format json, at debug level), and the server says once that Redis
+// does not answer.
+func TestRedisClientLogsAreOurs(t *testing.T) {
+	addr := redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--redis", "redis://"+redistest.FreeAddr(t),
+		"--redis-timeout", "200ms", "--log-format", "json", "--log-level", "debug")
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	testwait.For(t, "a line of the Redis client library", func() bool {
+		c.Ping(context.Background())
+		return strings.Contains(logs.String(), `"msg":"redis client: `)
+	})
+	down := 0
+	for _, l := range jsonLines(t, &logs) {
+		if strings.HasPrefix(fmt.Sprint(l["msg"]), "the shared Redis does not answer") {
+			down++
+		}
+	}
+	if down != 1 {
+		t.Errorf("%d lines say the shared Redis does not answer, want 1:\n%s", down, logs.String())
+	}
+}
+
+// TestUsageErrors: a mistyped subcommand or flag is refused with a
+// suggestion and exit status 2, before anything starts; a far-off name
+// gets no suggestion.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"orign", "--addr", "127.0.0.1:8081"}, "stampedeless: unknown command 'orign'; did you mean 'origin'? (stampedeless --help lists the commands)\n"},
+		{[]string{"zzzzzz"}, "stampedeless: unknown command 'zzzzzz' (stampedeless --help lists the commands)\n"},
+		{[]string{"--max-memroy", "1gb"}, "stampedeless: unknown flag --max-memroy; did you mean '--max-memory'?\n"},
+		{[]string{"origin", "--adr", "127.0.0.1:8081"}, "stampedeless: unknown flag --adr; did you mean '--addr'?\n"},
+		{[]string{"serve", "--metrics-adr", ""}, "stampedeless: unknown flag --metrics-adr; did you mean '--metrics-addr'?\n"},
+		{[]string{"serve", "extra"}, "stampedeless: serve takes no arguments, got 'extra'\n"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if exitStatus(err) != 2 || stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("%v: exit %v, stderr %q, stdout %q; want exit status 2, stderr %q and nothing on stdout",
+				tc.args, err, stderr.String(), stdout.String(), tc.want)
+		}
+	}
+}
+
+// TestPortInUseNamesTheFlag: an address another process holds is refused
+// naming the flag that picks another one.
+func TestPortInUseNamesTheFlag(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--addr", addr, "--metrics-addr", ""}, "addr"},
+		{[]string{"--addr", redistest.FreeAddr(t), "--metrics-addr", addr}, "metrics-addr"},
+		{[]string{"origin", "--addr", addr}, "addr"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		want := fmt.Sprintf("--%s %s is in use: ", tc.flag, addr)
+		if exitStatus(err) != 1 || !strings.Contains(stderr.String(), want) ||
+			!strings.HasSuffix(stderr.String(), fmt.Sprintf("(use --%s to pick another)\n", tc.flag)) {
+			t.Errorf("%v: exit %v, stderr %q; want exit status 1 and %q ... (use --%s to pick another)", tc.args, err, stderr.String(), want, tc.flag)
+		}
 	}
 }

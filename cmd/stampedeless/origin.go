@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,6 +27,7 @@ func originCommand() *cli.Command {
 		Name:  "origin",
 		Usage: "run a demo HTTP origin for loaders: slow, countable, optionally failing",
 		Description: "Answers GET /<key> with \"value of <key>, version N, made at <time>\" after --latency,\n" +
+			"and a batch loader's POST of many keys (LOADER.REGISTER ... BATCH n) with one result each,\n" +
 			"logs every call, and serves its counters as JSON at /stats (POST /reset zeroes them).\n" +
 			"Point a loader at it: stampedeless --loader 'demo:=http://127.0.0.1:8080/{key}'",
 		Flags: []cli.Flag{
@@ -43,10 +43,12 @@ func originCommand() *cli.Command {
 				Usage: "give every value a new version this often (0: never)"},
 			&cli.StringFlag{Name: "not-found-prefix", EnvVars: originEnv("not-found-prefix"),
 				Usage: "answer 404 for keys starting with this prefix"},
+			&cli.StringSliceFlag{Name: "surrogate-key", EnvVars: originEnv("surrogate-key"),
+				Usage: "tag every value with this origin tag, sent as Surrogate-Key, for PURGE.TAG; {key} is replaced by the key (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", EnvVars: originEnv("quiet"),
 				Usage: "do not log each call"},
 		},
-		Action: runOrigin,
+		Action: noArgs(runOrigin, false),
 	}
 }
 
@@ -58,6 +60,7 @@ func runOrigin(c *cli.Context) error {
 		ETag:           c.Bool("etag"),
 		ChangeEvery:    c.Duration("change-every"),
 		NotFoundPrefix: c.String("not-found-prefix"),
+		Tags:           c.StringSlice("surrogate-key"),
 	}
 	if !c.Bool("quiet") {
 		opts.Logger = log
@@ -66,7 +69,7 @@ func runOrigin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", c.String("addr"))
+	ln, err := listenFlag("addr", c.String("addr"))
 	if err != nil {
 		return fmt.Errorf("origin: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +130,53 @@ func TestOriginStampede(t *testing.T) {
 	wg.Wait()
 	if s := originStats(t, base); s.Calls != k {
 		t.Fatalf("cache-aside made %d origin calls for %d clients; want %d", s.Calls, k, k)
+	}
+}
+
+// TestOriginTagsAndBatches: the demo origin's --surrogate-key tags reach
+// FILL.INFO and PURGE.TAG, and a batch loader on it fills many keys in one
+// request, each value as a GET of the key would make it.
+func TestOriginTagsAndBatches(t *testing.T) {
+	base := startOrigin(t, "--latency", "0", "--surrogate-key", "demo", "--surrogate-key", "item:{key}")
+	addr := redistest.FreeAddr(t)
+	startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--loader", "demo:="+base+"/{key}")
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	ctx := context.Background()
+	for _, k := range []string{"demo:1", "demo:2"} {
+		if err := c.Do(ctx, "GETFILL", k, 60, 30).Err(); err != nil {
+			t.Fatalf("GETFILL %s: %v", k, err)
+		}
+	}
+	info := fmt.Sprint(c.Do(ctx, "FILL.INFO", "demo:1").Val())
+	if !strings.Contains(info, "tags [demo item:demo:1]") {
+		t.Errorf("FILL.INFO demo:1 = %s, want the tags demo and item:demo:1", info)
+	}
+	if n, err := c.Do(ctx, "PURGE.TAG", "demo").Int(); err != nil || n != 2 {
+		t.Errorf("PURGE.TAG demo = %d, %v; want 2 keys", n, err)
+	}
+	if n := c.Exists(ctx, "demo:1", "demo:2").Val(); n != 0 {
+		t.Errorf("%d keys left after PURGE.TAG", n)
+	}
+
+	if err := c.Do(ctx, "LOADER.REGISTER", "batch:", base+"/batch", "BATCH", 10).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := originStats(t, base)
+	vals, err := c.Do(ctx, "MGETFILL", 60, 30, "batch:1", "batch:2", "batch:3").StringSlice()
+	if err != nil || len(vals) != 3 {
+		t.Fatalf("MGETFILL through the batch loader = %q, %v", vals, err)
+	}
+	for i, v := range vals {
+		if want := fmt.Sprintf("value of batch:%d, version 1, made at ", i+1); !strings.HasPrefix(v, want) {
+			t.Errorf("value %d = %q, want %q...", i, v, want)
+		}
+	}
+	after := originStats(t, base)
+	if got := after.Batches - before.Batches; got != 1 {
+		t.Errorf("batch requests = %d, want 1 for the 3 keys", got)
+	}
+	if got := after.OK - before.OK; got != 3 {
+		t.Errorf("keys answered = %d, want 3", got)
 	}
 }

@@ -74,8 +74,8 @@ func taggedOrigin(t *testing.T) string {
 // TestSectionNeverHangs mixes every path that writes the store, from many
 // clients at once: plain writes, deletes, expiry and FLUSHALL; read-through
 // fills and refills of a short ttl; leases set and aborted; hard and soft
-// tag purges; transactions and scripts, which hold the atomic section
-// exclusively, with read-through commands inside them; a tracking client;
+// tag purges; transactions, scripts and functions, which hold the atomic
+// section exclusively, with read-through commands inside them; a tracking client;
 // and, in fleet mode, two replicas sharing a real redis-server. No
 // command may wait past opDeadline: one that does ends the test binary
 // with every goroutine's stack (testwait.Hung). Errors the commands
@@ -104,6 +104,9 @@ func TestSectionNeverHangs(t *testing.T) {
 				if err := rdb.Do(context.Background(), "LOADER.REGISTER", "k:", origin+"/{key}").Err(); err != nil {
 					t.Fatal(err)
 				}
+				if err := rdb.Do(context.Background(), "FUNCTION", "LOAD", "REPLACE", sectionLibrary).Err(); err != nil {
+					t.Fatal(err)
+				}
 				clients = append(clients, rdb)
 			}
 			stop := make(chan struct{})
@@ -123,6 +126,11 @@ func TestSectionNeverHangs(t *testing.T) {
 	}
 }
 
+// sectionLibrary is a function library the workers call with FCALL.
+const sectionLibrary = "#!lua name=section\n" +
+	"redis.register_function('section_set', function(keys, args) " +
+	"redis.call('SET', keys[1], args[1]) return redis.call('GET', keys[1]) end)"
+
 // sectionWorker sends n random commands of every kind that writes the
 // store.
 func sectionWorker(rdb *redis.Client, rng *rand.Rand, n int) {
@@ -130,7 +138,7 @@ func sectionWorker(rdb *redis.Client, rng *rand.Rand, n int) {
 	appKey := func() string { return "a:" + strconv.Itoa(rng.IntN(6)) }
 	tag := func() string { return "t" + strconv.Itoa(rng.IntN(3)) }
 	for range n {
-		switch rng.IntN(12) {
+		switch rng.IntN(13) {
 		case 0:
 			do(rdb, "SET", key(), "v", "EX", 1+rng.IntN(3))
 		case 1:
@@ -173,6 +181,8 @@ func sectionWorker(rdb *redis.Client, rng *rand.Rand, n int) {
 			do(rdb, "EVAL", "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])", 1, key(), "s")
 		case 11:
 			do(rdb, "EVAL", "return redis.call('FILL.SET', KEYS[1], 'notatoken', 'v')", 1, appKey())
+		case 12:
+			do(rdb, "FCALL", "section_set", 1, key(), "f")
 		}
 	}
 }

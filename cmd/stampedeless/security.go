@@ -203,8 +203,8 @@ func (l listenConfig) listen() ([]listener, error) {
 		open func() (net.Listener, error)
 		tls  *tls.Config
 	}{
-		{l.addr, func() (net.Listener, error) { return net.Listen("tcp", l.addr) }, nil},
-		{l.tlsAddr, func() (net.Listener, error) { return net.Listen("tcp", l.tlsAddr) }, l.serverTLS()},
+		{l.addr, func() (net.Listener, error) { return listenFlag("addr", l.addr) }, nil},
+		{l.tlsAddr, func() (net.Listener, error) { return listenFlag("tls-port", l.tlsAddr) }, l.serverTLS()},
 		{l.unixSocket, func() (net.Listener, error) { return listenUnix(l.unixSocket, l.unixPerm) }, nil},
 	} {
 		if want.addr == "" {

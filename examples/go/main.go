@@ -33,7 +33,7 @@ var ErrNotFound = errors.New("not found at the origin")
 // getFill returns key's value: from the cache while it is fresh (ttl) or
 // stale (grace more, while one refresh runs); else from the key's one origin
 // call, however many callers wait for it, waiting at most timeout. Errors
-// are replies such as "LOADERR demo:: status 503" (the origin failed),
+// are replies such as "LOADERR demo: status 503" (the origin failed),
 // "TIMEOUT ..." (timeout passed first) or "NOLOADER ..." (no loader for
 // the key's prefix).
 func getFill(ctx context.Context, rdb *redis.Client, key string, ttl, grace, timeout time.Duration) (string, error) {
@@ -121,8 +121,8 @@ func runLease(ctx context.Context, rdb *redis.Client) error {
 	fmt.Printf("%d concurrent computes of lease:report: %d computation(s), all got %q\n", callers, computations.Load(), values[0])
 
 	// The computation fails: its caller gets its error, the waiters get it
-	// as LOADERR app: ..., and so does the next caller, without computing,
-	// while the key cools down.
+	// as LOADERR app: ..., and the next caller, without computing, gets
+	// LOADERR app: cooling down for ... after: ... while the key cools down.
 	computations.Store(0)
 	broken := func(ctx context.Context) (string, error) {
 		computations.Add(1)

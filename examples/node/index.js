@@ -18,7 +18,7 @@ const { leaseCache } = require('./lease');
 // seconds) or stale (grace seconds more, while one refresh runs); else from
 // the key's one origin call, however many callers wait for it, waiting at
 // most timeoutMs. It resolves to null when the origin answered 404 or 410,
-// and rejects with a ReplyError such as "LOADERR demo:: status 503" (the
+// and rejects with a ReplyError such as "LOADERR demo: status 503" (the
 // origin failed), "TIMEOUT ..." (timeoutMs passed first) or "NOLOADER ..."
 // (no loader for the key's prefix).
 function getFill(redis, key, ttl, grace, timeoutMs) {
@@ -78,8 +78,8 @@ async function leaseExamples(redis) {
     console.log(`${values.length} concurrent computes of lease:report: ${computations} computation(s), all got "${values[0]}"`);
 
     // The computation fails: its caller gets its error, the waiters get it
-    // as LOADERR app: ..., and so does the next caller, without computing,
-    // while the key cools down.
+    // as LOADERR app: ..., and the next caller, without computing, gets
+    // LOADERR app: cooling down for ... after: ... while the key cools down.
     computations = 0;
     const broken = async () => {
       computations++;

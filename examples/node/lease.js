@@ -13,8 +13,9 @@ const WAIT_MS = 2000;
 // one caller (the lease holder) and cached for ttl + grace, which the others
 // wait for. It resolves to null if the key's filler said it does not exist
 // (FILL.SET ... NOTFOUND). When compute rejects, the holder aborts the
-// lease with its message, so the waiters, and every caller while the key
-// cools down, reject with the ReplyError "LOADERR app: <message>". When
+// lease with its message, so the waiters reject with the ReplyError
+// "LOADERR app: <message>", and every caller while the key cools down with
+// "LOADERR app: cooling down for <time left> after: <message>". When
 // WAIT_MS passes first, the caller rejects with the server's "TIMEOUT ..."
 // instead of computing too: the lease is there for computations too slow or
 // costly to run once per caller. A value computed after the lease was lost

@@ -8,10 +8,14 @@ func TestParse(t *testing.T) {
 		want int64
 		ok   bool
 	}{
-		{"0", 0, true}, {"100", 100, true}, {"1k", 1000, true}, {"1kb", 1024, true},
-		{"64MB", 64 << 20, true}, {"2g", 2e9, true}, {"1gb", 1 << 30, true}, {" 5b ", 5, true},
-		{"", 0, false}, {"-1", 0, false}, {"1tb", 0, false}, {"mb", 0, false},
-		{"9223372036854775807gb", 0, false},
+		{"0", 0, true}, {"100", 100, true}, {"1k", 1000, true}, {"1kb", 1024, true}, {"1K", 1000, true},
+		{"64MB", 64 << 20, true}, {"2g", 2e9, true}, {"1gb", 1 << 30, true}, {"1Gb", 1 << 30, true}, {"5b", 5, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		// Redis's memtoull reads no digits as 0.
+		{"", 0, true}, {"mb", 0, true}, {"B", 0, true},
+		{" 5b", 0, false}, {"5b ", 0, false}, {"-1", 0, false}, {"+1", 0, false}, {"1tb", 0, false},
+		{"1.5mb", 0, false}, {"0x10", 0, false}, {"1 gb", 0, false},
+		{"9223372036854775807gb", 0, false}, {"9223372036854775808", 0, false},
 	} {
 		got, err := Parse(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {

@@ -25,8 +25,8 @@ var ErrNotFound = errors.New("lease: no such key")
 // or within its grace; else compute's, called by exactly one caller (the
 // lease holder) and cached for ttl + grace, which the others wait for.
 // When compute fails, the holder aborts the lease with its message, so the
-// waiters, and every caller while the key cools down, get
-// "LOADERR app: <message>". When Wait passes first, the caller gets the
+// waiters get "LOADERR app: <message>", and every caller while the key
+// cools down "LOADERR app: cooling down for <time left> after: <message>". When Wait passes first, the caller gets the
 // server's "TIMEOUT ..." error instead of computing too: the lease is there
 // for computations too slow or costly to run once per caller. A value
 // computed after the lease was lost (compute outlasted FILL.LEASE's LEASE,

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestListModel runs random list operations against the store and against
+// a model of plain slices, and compares every result and, after each
+// operation, the whole list: in default nodes and in 4-entry ones, so
+// that lists cross the record's bound, split into chunks and come back.
+func TestListModel(t *testing.T) {
+	for _, size := range []int64{ListMaxListpackSize, 4, -1} {
+		t.Run(strconv.FormatInt(size, 10), func(t *testing.T) {
+			s := newStore(t, Options{})
+			s.SetListMaxListpackSize(size)
+			model := map[string][][]byte{}
+			rng := rand.New(rand.NewPCG(5, uint64(size)))
+			keys := []string{"a", "b", "c"}
+			key := func() string { return keys[rng.IntN(len(keys))] }
+			elem := func() []byte {
+				if rng.IntN(30) == 0 {
+					return bytes.Repeat([]byte("long"), 1+rng.IntN(300))
+				}
+				return []byte("e" + strconv.Itoa(rng.IntN(8)))
+			}
+			idx := func() int64 { return int64(rng.IntN(80) - 40) }
+			for step := range 2500 {
+				k := key()
+				cur := model[k]
+				var got, want any
+				switch op := rng.IntN(11); op {
+				case 0, 1, 2:
+					var es [][]byte
+					for n := 1 + rng.IntN(1+rng.IntN(100)); n > 0; n-- {
+						es = append(es, elem())
+					}
+					left := rng.IntN(2) == 0
+					n, err := s.LPush([]byte(k), es, left, false)
+					got = fmt.Sprint(n, err)
+					for _, e := range es {
+						if left {
+							cur = append([][]byte{e}, cur...)
+						} else {
+							cur = append(cur, e)
+						}
+					}
+					want = fmt.Sprint(len(cur), nil)
+				case 3:
+					count, left := rng.IntN(50), rng.IntN(2) == 0
+					popped, _, err := s.LPop([]byte(k), count, left)
+					got = fmt.Sprint(popped, err)
+					count = min(count, len(cur))
+					var exp [][]byte
+					if left {
+						exp, cur = slices.Clone(cur[:count]), cur[count:]
+					} else {
+						for i := range count {
+							exp = append(exp, cur[len(cur)-1-i])
+						}
+						cur = cur[:len(cur)-count]
+					}
+					want = fmt.Sprint(exp, nil)
+					if count == 0 {
+						want = fmt.Sprint([][]byte(nil), nil)
+						if len(popped) == 0 {
+							got = want
+						}
+					}
+				case 4:
+					start, stop := idx(), idx()
+					r, err := s.LRange([]byte(k), start, stop)
+					got = fmt.Sprint(r, err)
+					var exp [][]byte
+					if from, to, ok := listRange(start, stop, len(cur)); ok {
+						exp = cur[from : to+1]
+					}
+					want = fmt.Sprint(exp, nil)
+				case 5:
+					i, e := idx(), elem()
+					err := s.LSet([]byte(k), i, e)
+					got = fmt.Sprint(err)
+					at, ok := listIndex(i, len(cur))
+					switch {
+					case len(cur) == 0:
+						want = fmt.Sprint(ErrNoSuchKey)
+					case !ok:
+						want = fmt.Sprint(ErrIndexOutOfRange)
+					default:
+						cur = slices.Clone(cur)
+						cur[at] = e
+						want = fmt.Sprint(nil)
+					}
+				case 6:
+					pivot, e, before := elem(), elem(), rng.IntN(2) == 0
+					n, err := s.LInsert([]byte(k), before, pivot, e)
+					got = fmt.Sprint(n, err)
+					at := slices.IndexFunc(cur, func(x []byte) bool { return bytes.Equal(x, pivot) })
+					switch {
+					case len(cur) == 0:
+						want = fmt.Sprint(0, nil)
+					case at < 0:
+						want = fmt.Sprint(-1, nil)
+					default:
+						if !before {
+							at++
+						}
+						cur = slices.Insert(slices.Clone(cur), at, e)
+						want = fmt.Sprint(len(cur), nil)
+					}
+				case 7:
+					count, e := int64(rng.IntN(7)-3), elem()
+					n, err := s.LRem([]byte(k), count, e)
+					got = fmt.Sprint(n, err)
+					gone := 0
+					next := slices.Clone(cur)
+					limit := int(max(count, -count))
+					if count < 0 {
+						for i := len(next) - 1; i >= 0 && (limit == 0 || gone < limit); i-- {
+							if bytes.Equal(next[i], e) {
+								next = slices.Delete(next, i, i+1)
+								gone++
+							}
+						}
+					} else {
+						for i := 0; i < len(next) && (limit == 0 || gone < limit); {
+							if bytes.Equal(next[i], e) {
+								next = slices.Delete(next, i, i+1)
+								gone++
+								continue
+							}
+							i++
+						}
+					}
+					cur = next
+					want = fmt.Sprint(gone, nil)
+				case 8:
+					start, stop := idx(), idx()
+					got = fmt.Sprint(s.LTrim([]byte(k), start, stop))
+					if from, to, ok := listRange(start, stop, len(cur)); ok {
+						cur = cur[from : to+1]
+					} else {
+						cur = nil
+					}
+					want = fmt.Sprint(nil)
+				case 9:
+					dst := key()
+					fromLeft, toLeft := rng.IntN(2) == 0, rng.IntN(2) == 0
+					e, found, err := s.LMove([]byte(k), []byte(dst), fromLeft, toLeft)
+					got = fmt.Sprint(string(e), found, err)
+					if len(cur) == 0 {
+						want = fmt.Sprint("", false, nil)
+						break
+					}
+					var moved []byte
+					if fromLeft {
+						moved, cur = cur[0], cur[1:]
+					} else {
+						moved, cur = cur[len(cur)-1], cur[:len(cur)-1]
+					}
+					model[k] = cur
+					d := model[dst]
+					if toLeft {
+						d = append([][]byte{moved}, d...)
+					} else {
+						d = append(slices.Clone(d), moved)
+					}
+					model[dst] = d
+					cur = model[k]
+					want = fmt.Sprint(string(moved), true, nil)
+				default:
+					e := elem()
+					q := LPosQuery{Rank: []int64{1, 2, -1, -2}[rng.IntN(4)], Count: int64(rng.IntN(4) - 1), MaxLen: int64(rng.IntN(40))}
+					r, err := s.LPos([]byte(k), e, q)
+					got = fmt.Sprint(r, err)
+					want = fmt.Sprint(modelLPos(cur, e, q), nil)
+				}
+				model[k] = cur
+				if len(cur) == 0 {
+					delete(model, k)
+				}
+				if got != want {
+					t.Fatalf("step %d on %s: got %v, want %v", step, k, got, want)
+				}
+				for _, mk := range keys {
+					all, _ := s.LRange([]byte(mk), 0, -1)
+					if fmt.Sprint(all) != fmt.Sprint(model[mk]) {
+						t.Fatalf("step %d: %s is %q, want %q", step, mk, all, model[mk])
+					}
+				}
+			}
+		})
+	}
+}
+
+// modelLPos is LPOS on a slice.
+func modelLPos(list [][]byte, e []byte, q LPosQuery) []int64 {
+	var out []int64
+	matches := int64(0)
+	rank := max(q.Rank, -q.Rank)
+	for scanned := range len(list) {
+		if q.MaxLen > 0 && int64(scanned) >= q.MaxLen {
+			break
+		}
+		i := scanned
+		if q.Rank < 0 {
+			i = len(list) - 1 - scanned
+		}
+		if !bytes.Equal(list[i], e) {
+			continue
+		}
+		if matches++; matches < rank {
+			continue
+		}
+		out = append(out, int64(i))
+		if q.Count < 0 || q.Count > 0 && int64(len(out)) >= q.Count {
+			break
+		}
+	}
+	return out
+}
+
+// TestListGrowsOntoHeap checks that a small list in its record moves to
+// the heap in one push of a long element and comes back once popped
+// small: the old record's value is no heap handle.
+func TestListGrowsOntoHeap(t *testing.T) {
+	s := newStore(t, Options{})
+	if _, err := s.LPush([]byte("l"), [][]byte{[]byte("a")}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	long := bytes.Repeat([]byte("x"), 2000)
+	if n, err := s.LPush([]byte("l"), [][]byte{long}, false, false); err != nil || n != 2 {
+		t.Fatalf("RPUSH: %d %v", n, err)
+	}
+	if !onHeap(s, "l") {
+		t.Fatal("a list of 2 KB is in its record")
+	}
+	if popped, _, err := s.LPop([]byte("l"), 1, false); err != nil || !bytes.Equal(popped[0], long) {
+		t.Fatalf("RPOP: %v", err)
+	}
+	if onHeap(s, "l") {
+		t.Fatal("a list of one short element stayed on the heap")
+	}
+}

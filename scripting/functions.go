@@ -1,0 +1,488 @@
+package scripting
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// FCallInvocation is one FCALL or FCALL_RO.
+type FCallInvocation struct {
+	// Args are the command's arguments after its name: the function's
+	// name, numkeys, the keys, the other arguments.
+	Args [][]byte
+	// ReadOnly marks FCALL_RO.
+	ReadOnly bool
+	// Proto is the client's protocol, 2 or 3; 0 means 2.
+	Proto int
+	// Caller runs the function's commands.
+	Caller Caller
+	// Command is the client's whole command as it sent it, for FUNCTION
+	// STATS; nil: the name in lowercase and Args. FCall copies it.
+	Command [][]byte
+}
+
+// FCall runs an FCALL or FCALL_RO as Eval runs a script: one at a time,
+// with the same busy threshold, and FUNCTION KILL to stop it. The checks
+// come in Redis's order: the function exists, numkeys, then FCALL_RO of
+// a function without the no-writes flag.
+func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error) {
+	name := "fcall"
+	if inv.ReadOnly {
+		name = "fcall_ro"
+	}
+	if len(inv.Args) < 2 {
+		return Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name)).Reply(), nil
+	}
+	f, ok := e.libs.function(string(inv.Args[0]))
+	if !ok {
+		return ErrFunctionNotFound.Reply(), nil
+	}
+	keys, argv, err := SplitKeys(inv.Args[1:])
+	if err == ErrNotInteger {
+		err = Error("ERR Bad number of keys provided")
+	}
+	if err != nil {
+		return err.(Error).Reply(), nil
+	}
+	if f.flags&FlagNoWrites == 0 && inv.ReadOnly {
+		return ErrROWithWriteFlag.Reply(), nil
+	}
+	readOnly := inv.ReadOnly || f.flags&FlagNoWrites != 0
+	if err := e.acquire(ctx); err != nil {
+		if err == ErrBusy {
+			return e.BusyError().Reply(), nil
+		}
+		return nil, err
+	}
+	defer func() { <-e.slot }()
+	src := inv.Command
+	if src == nil {
+		src = append([][]byte{[]byte(name)}, inv.Args...)
+	}
+	command := make([][]byte, len(src))
+	for i, a := range src {
+		command[i] = append([]byte(nil), a...)
+	}
+	return e.run(target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command},
+		keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
+}
+
+// functionState returns the interpreter of the libraries, making it
+// the first time; the slot is held.
+func (e *Engine) functionState() *state {
+	if e.fst != nil {
+		return e.fst
+	}
+	st := newState(&e.opts)
+	L := st.L
+	st.libAPI = st.openLibraryAPI()
+	st.fenv = L.NewTable()
+	st.fenvMeta = L.NewTable()
+	st.fenvMeta.RawSetString("__index", st.env)
+	st.fenvMeta.RawSetString("__newindex", st.roError)
+	L.SetMetatable(st.fenv, st.fenvMeta)
+	e.fst = st
+	return st
+}
+
+// loadLibrary compiles and runs one library's code, collecting what it
+// registers, as Redis's functionsCreateWithLibraryCtx does up to linking
+// it. The slot is held. timeout 0 lets the top level run as long as it
+// takes (FUNCTION RESTORE's).
+func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, error) {
+	md, err := parseLibraryMeta(code)
+	if err != nil {
+		return nil, err
+	}
+	if !validName(md.name) {
+		return nil, errBadName
+	}
+	if !strings.EqualFold(md.engine, "lua") {
+		return nil, Error(oneLine(fmt.Sprintf("ERR Engine '%s' not found", md.engine)))
+	}
+	proto, cerr := compile(md.body, userFunction)
+	if cerr != nil {
+		return nil, Error(oneLine(strings.Trim("ERR Error compiling function: "+cerr.Error(), "\r\n")))
+	}
+	lib := &library{name: md.name, code: code, funcs: map[string]*function{}}
+	st := e.functionState()
+	L := st.L
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	st.fenvMeta.RawSetString("__index", st.libAPI)
+	st.loading = &loading{lib: lib}
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = st.fenv
+	L.SetContext(ctx)
+	L.Push(fn)
+	perr := L.PCall(0, 0, st.handler)
+	L.RemoveContext()
+	L.SetTop(0)
+	st.loading = nil
+	st.fenvMeta.RawSetString("__index", st.env)
+	if perr != nil {
+		msg := "ERR FUNCTION LOAD timeout"
+		if ctx.Err() == nil {
+			msg = "ERR " + luaErrorText(perr.Error())
+			if ae, ok := perr.(*lua.ApiError); ok {
+				if t, ok := ae.Object.(*lua.LTable); ok {
+					msg, _ = luaString(t.RawGetString("err"))
+				}
+			}
+		}
+		return nil, Error(oneLine("ERR Error registering functions: " + msg))
+	}
+	if len(lib.funcs) == 0 {
+		return nil, Error("ERR No functions registered")
+	}
+	lib.size = librarySize(lib, proto)
+	return lib, nil
+}
+
+// withSlot runs fn holding the slot, as a script would.
+func (e *Engine) withSlot(ctx context.Context, fn func() []byte) ([]byte, error) {
+	if err := e.acquire(ctx); err != nil {
+		if err == ErrBusy {
+			return e.BusyError().Reply(), nil
+		}
+		return nil, err
+	}
+	defer func() { <-e.slot }()
+	return fn(), nil
+}
+
+// FunctionLoad is FUNCTION LOAD [REPLACE] code: it runs the library's
+// top level, holding the interpreter as a script does, and answers the
+// library's name or Redis's error.
+func (e *Engine) FunctionLoad(ctx context.Context, code []byte, replace bool) ([]byte, error) {
+	return e.withSlot(ctx, func() []byte {
+		if md, err := parseLibraryMeta(string(code)); err == nil && validName(md.name) && !replace {
+			// Redis refuses a taken name before it compiles.
+			if e.libs.has(md.name) && strings.EqualFold(md.engine, "lua") {
+				return Error(fmt.Sprintf("ERR Library '%s' already exists", md.name)).Reply()
+			}
+		}
+		lib, err := e.loadLibrary(string(code), loadTimeout*time.Millisecond)
+		if err == nil {
+			err = e.libs.join([]*library{lib}, replace, false)
+		}
+		if e, ok := err.(errLibraryExists); ok {
+			err = Error(fmt.Sprintf("ERR Library '%s' already exists", e.name))
+		}
+		if err != nil {
+			return err.(Error).Reply()
+		}
+		return appendBulk(nil, lib.name)
+	})
+}
+
+// FunctionRestore is FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]:
+// every library in the payload loads, then they join the others by the
+// policy, all or none.
+func (e *Engine) FunctionRestore(ctx context.Context, payload []byte, policy string) ([]byte, error) {
+	var flush, replace bool
+	switch strings.ToLower(policy) {
+	case "", "append":
+	case "replace":
+		replace = true
+	case "flush":
+		flush = true
+	default:
+		return Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.").Reply(), nil
+	}
+	codes, err := decodeDump(payload)
+	if err != nil {
+		return err.(Error).Reply(), nil
+	}
+	return e.withSlot(ctx, func() []byte {
+		libs := make([]*library, 0, len(codes))
+		seen := map[string]bool{}
+		funcs := map[string]bool{}
+		for _, code := range codes {
+			lib, err := e.loadLibrary(code, 0)
+			if err != nil {
+				return err.(Error).Reply()
+			}
+			if seen[lib.name] {
+				return Error(fmt.Sprintf("ERR Library '%s' already exists", lib.name)).Reply()
+			}
+			for name := range lib.funcs {
+				if funcs[strings.ToLower(name)] {
+					return Error(fmt.Sprintf("ERR Function %s already exists", name)).Reply()
+				}
+				funcs[strings.ToLower(name)] = true
+			}
+			seen[lib.name] = true
+			libs = append(libs, lib)
+		}
+		if err := e.libs.join(libs, replace, flush); err != nil {
+			return appendError(nil, err.Error())
+		}
+		return []byte("+OK\r\n")
+	})
+}
+
+// FunctionDump is FUNCTION DUMP's payload.
+func (e *Engine) FunctionDump() []byte {
+	libs := e.libs.sorted()
+	codes := make([]string, len(libs))
+	for i, l := range libs {
+		codes[i] = l.code
+	}
+	return appendBulk(nil, string(encodeDump(codes)))
+}
+
+// Libraries is the number of loaded libraries, Functions their
+// functions, LibraryBytes their estimated size.
+func (e *Engine) Libraries() int { n, _, _ := e.libs.stats(); return n }
+
+// Functions is the number of functions the loaded libraries registered.
+func (e *Engine) Functions() int { _, n, _ := e.libs.stats(); return n }
+
+// LibraryBytes is the loaded libraries' estimated size, bounded by
+// Options.MaxBytes.
+func (e *Engine) LibraryBytes() int64 { _, _, n := e.libs.stats(); return n }
+
+var functionHelp = []string{
+	"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"LOAD [REPLACE] <FUNCTION CODE>",
+	"    Create a new library with the given library name and code.",
+	"DELETE <LIBRARY NAME>",
+	"    Delete the given library.",
+	"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+	"    Return general information on all the libraries:",
+	"    * Library name",
+	"    * The engine used to run the Library",
+	"    * Library description",
+	"    * Functions list",
+	"    * Library code (if WITHCODE is given)",
+	"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+	"STATS",
+	"    Return information about the current function running:",
+	"    * Function name",
+	"    * Command used to run the function",
+	"    * Duration in MS that the function is running",
+	"    If no function is running, return nil",
+	"    In addition, returns a list of available engines.",
+	"KILL",
+	"    Kill the current running function.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Delete all the libraries.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the libraries.",
+	"    * SYNC: Synchronously flush the libraries.",
+	"DUMP",
+	"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+	"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+	"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+	"    control how to handle existing libraries (default APPEND):",
+	"    * FLUSH: delete all existing libraries.",
+	"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+	"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+	"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+	"      in case of functions name collision with another library).",
+	"HELP",
+	"    Prints this help.",
+}
+
+// functionArity is each FUNCTION subcommand's arity, counting FUNCTION
+// and the subcommand, as Redis 7's command table has it.
+var functionArity = map[string]int{"delete": 3, "dump": 2, "flush": -2, "help": 2, "kill": 2,
+	"list": -2, "load": -3, "restore": -3, "stats": 2}
+
+// Function answers the FUNCTION subcommands; args are its arguments
+// after FUNCTION, proto the client's protocol. LOAD and RESTORE run Lua
+// and may wait for a running script (ctx bounds the wait); the others
+// answer at once.
+func (e *Engine) Function(ctx context.Context, args [][]byte, proto int) ([]byte, error) {
+	if r := subcommandError("function", functionArity, args); r != nil {
+		return r, nil
+	}
+	proto = protoOf(proto)
+	syntax := func() []byte {
+		return Error(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try FUNCTION HELP.", string(args[0]))).Reply()
+	}
+	switch strings.ToLower(string(args[0])) {
+	case "help":
+		b := appendLen(nil, '*', len(functionHelp))
+		for _, line := range functionHelp {
+			b = appendStatus(b, line)
+		}
+		return b, nil
+	case "load":
+		replace := false
+		i := 1
+		for ; i < len(args)-1; i++ {
+			if !strings.EqualFold(string(args[i]), "replace") {
+				return Error(oneLine("ERR Unknown option given: " + string(args[i]))).Reply(), nil
+			}
+			replace = true
+		}
+		return e.FunctionLoad(ctx, args[i], replace)
+	case "delete":
+		if !e.libs.delete(string(args[1])) {
+			return Error("ERR Library not found").Reply(), nil
+		}
+		return []byte("+OK\r\n"), nil
+	case "flush":
+		if len(args) > 2 {
+			return syntax(), nil
+		}
+		if len(args) == 2 && !strings.EqualFold(string(args[1]), "sync") && !strings.EqualFold(string(args[1]), "async") {
+			return Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option").Reply(), nil
+		}
+		e.libs.flush()
+		return []byte("+OK\r\n"), nil
+	case "list":
+		return e.functionList(args[1:], proto), nil
+	case "dump":
+		return e.FunctionDump(), nil
+	case "restore":
+		if len(args) > 3 {
+			return syntax(), nil
+		}
+		policy := ""
+		if len(args) == 3 {
+			policy = string(args[2])
+		}
+		return e.FunctionRestore(ctx, args[1], policy)
+	case "stats":
+		return e.functionStats(proto), nil
+	}
+	return e.KillFunction(), nil
+}
+
+func (e *Engine) functionList(args [][]byte, proto int) []byte {
+	withCode := false
+	var pattern []byte
+	hasPattern := false
+	for i := 0; i < len(args); i++ {
+		switch {
+		case !withCode && strings.EqualFold(string(args[i]), "withcode"):
+			withCode = true
+		case !hasPattern && strings.EqualFold(string(args[i]), "libraryname"):
+			if i >= len(args)-1 {
+				return Error("ERR library name argument was not given").Reply()
+			}
+			i++
+			pattern, hasPattern = args[i], true
+		default:
+			return Error(oneLine("ERR Unknown argument " + string(args[i]))).Reply()
+		}
+	}
+	var libs []*library
+	for _, l := range e.libs.sorted() {
+		if !hasPattern || engine.Match(bytes.ToLower(pattern), strings.ToLower(l.name)) {
+			libs = append(libs, l)
+		}
+	}
+	b := appendLen(nil, '*', len(libs))
+	for _, l := range libs {
+		n := 3
+		if withCode {
+			n = 4
+		}
+		b = appendMapLen(b, n, proto)
+		b = appendBulk(b, "library_name")
+		b = appendBulk(b, l.name)
+		b = appendBulk(b, "engine")
+		b = appendBulk(b, "LUA")
+		b = appendBulk(b, "functions")
+		fs := sortedFuncs(l)
+		b = appendLen(b, '*', len(fs))
+		for _, f := range fs {
+			b = appendMapLen(b, 3, proto)
+			b = appendBulk(b, "name")
+			b = appendBulk(b, f.name)
+			b = appendBulk(b, "description")
+			if f.desc != nil {
+				b = appendBulk(b, *f.desc)
+			} else {
+				b = appendNull(b, proto)
+			}
+			b = appendBulk(b, "flags")
+			var names []string
+			for _, fn := range flagNames {
+				if f.flags&fn.flag != 0 {
+					names = append(names, fn.name)
+				}
+			}
+			kind := byte('*')
+			if proto == 3 {
+				kind = '~'
+			}
+			b = appendLen(b, kind, len(names))
+			for _, name := range names {
+				b = appendStatus(b, name)
+			}
+		}
+		if withCode {
+			b = appendBulk(b, "library_code")
+			b = appendBulk(b, l.code)
+		}
+	}
+	return b
+}
+
+// functionStats is FUNCTION STATS: the running function, and the one
+// engine's counts. While a script (EVAL) runs busy Redis answers BUSY.
+func (e *Engine) functionStats(proto int) []byte {
+	e.mu.Lock()
+	r := e.cur
+	var name string
+	var command [][]byte
+	var ms int64
+	running := r != nil && r.function
+	if r != nil && !r.function && r.busy {
+		e.mu.Unlock()
+		return ErrBusy.Reply()
+	}
+	if running {
+		name, command, ms = r.sha, r.command, time.Since(r.start).Milliseconds()
+	}
+	e.mu.Unlock()
+	libs, funcs, _ := e.libs.stats()
+	b := appendMapLen(nil, 2, proto)
+	b = appendBulk(b, "running_script")
+	if !running {
+		b = appendNull(b, proto)
+	} else {
+		b = appendMapLen(b, 3, proto)
+		b = appendBulk(b, "name")
+		b = appendBulk(b, name)
+		b = appendBulk(b, "command")
+		b = appendLen(b, '*', len(command))
+		for _, a := range command {
+			b = appendBulk(b, string(a))
+		}
+		b = appendBulk(b, "duration_ms")
+		b = appendInt(b, ms)
+	}
+	b = appendBulk(b, "engines")
+	b = appendMapLen(b, 1, proto)
+	b = appendBulk(b, "LUA")
+	b = appendMapLen(b, 2, proto)
+	b = appendBulk(b, "libraries_count")
+	b = appendInt(b, int64(libs))
+	b = appendBulk(b, "functions_count")
+	b = appendInt(b, int64(funcs))
+	return b
+}
+
+func appendMapLen(b []byte, n, proto int) []byte {
+	if proto == 3 {
+		return appendLen(b, '%', n)
+	}
+	return appendLen(b, '*', 2*n)
+}

@@ -1,0 +1,414 @@
+package scripting
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// userFunction is the chunk name libraries compile under, as Redis loads
+// them ("@user_function").
+const userFunction = "user_function"
+
+// loadTimeout is Redis's LOAD_TIMEOUT_MS: how long a library's top level
+// may run at FUNCTION LOAD before it is stopped.
+const loadTimeout = 500
+
+// library is one loaded library (FUNCTION LOAD): its code as the client
+// sent it, shebang included, and the functions its top level registered.
+type library struct {
+	name  string
+	code  string
+	funcs map[string]*function
+	size  int64 // what it counts against the registry's byte bound
+}
+
+// function is one function a library registered with
+// redis.register_function; fn is a closure of the function interpreter.
+type function struct {
+	name  string
+	desc  *string // nil: none given
+	flags Flags
+	fn    *lua.LFunction
+	lib   *library
+}
+
+// registry holds the loaded libraries and indexes their functions by
+// name, which are unique across libraries as in Redis and, as there,
+// found in any case (a library's own are case-sensitive). Unlike the script
+// cache nothing is evicted: a library stays until FUNCTION DELETE or
+// FLUSH, and FUNCTION LOAD is refused once the libraries' estimated
+// bytes would pass maxBytes.
+type registry struct {
+	mu       sync.Mutex // guards the fields below
+	libs     map[string]*library
+	funcs    map[string]*function
+	bytes    int64
+	maxBytes int64
+}
+
+func newRegistry(maxBytes int64) *registry {
+	return &registry{libs: map[string]*library{}, funcs: map[string]*function{}, maxBytes: maxBytes}
+}
+
+func (r *registry) function(name string) (*function, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.funcs[strings.ToLower(name)]
+	return f, ok
+}
+
+func (r *registry) has(library string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.libs[library]
+	return ok
+}
+
+// sorted returns the libraries in name order; Redis lists them in its
+// hash table's order, which no client can rely on.
+func (r *registry) sorted() []*library {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	libs := make([]*library, 0, len(r.libs))
+	for _, l := range r.libs {
+		libs = append(libs, l)
+	}
+	sort.Slice(libs, func(i, j int) bool { return libs[i].name < libs[j].name })
+	return libs
+}
+
+func (r *registry) stats() (libs, funcs int, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.libs), len(r.funcs), r.bytes
+}
+
+// join adds libs, as Redis's libraryJoin does: a library whose name is
+// taken is an error unless replace, when the old one goes; a function
+// name another library holds is an error. Nothing changes on an error.
+// With flush, the registry's libraries all go first.
+func (r *registry) join(libs []*library, replace, flush bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gone := map[string]bool{}
+	if !flush {
+		for _, l := range libs {
+			if _, ok := r.libs[l.name]; ok {
+				if !replace {
+					return errLibraryExists{l.name}
+				}
+				gone[l.name] = true
+			}
+		}
+		for _, l := range libs {
+			for _, f := range sortedFuncs(l) {
+				if old, ok := r.funcs[strings.ToLower(f.name)]; ok && !gone[old.lib.name] {
+					return Error(fmt.Sprintf("ERR Function %s already exists", f.name))
+				}
+			}
+		}
+	}
+	var bytes int64
+	if !flush {
+		bytes = r.bytes
+		for name := range gone {
+			bytes -= r.libs[name].size
+		}
+	}
+	for _, l := range libs {
+		bytes += l.size
+	}
+	if bytes > r.maxBytes {
+		return ErrLibrariesFull
+	}
+	if flush {
+		clear(r.libs)
+		clear(r.funcs)
+	}
+	for name := range gone {
+		r.unlink(r.libs[name])
+	}
+	for _, l := range libs {
+		r.libs[l.name] = l
+		for name, f := range l.funcs {
+			r.funcs[strings.ToLower(name)] = f
+		}
+	}
+	r.bytes = bytes
+	return nil
+}
+
+// errLibraryExists is join's error for a library name taken; FUNCTION
+// LOAD and RESTORE word it differently.
+type errLibraryExists struct{ name string }
+
+func (e errLibraryExists) Error() string { return "ERR Library " + e.name + " already exists" }
+
+// unlink removes l; r.mu is held.
+func (r *registry) unlink(l *library) {
+	for name := range l.funcs {
+		delete(r.funcs, strings.ToLower(name))
+	}
+	delete(r.libs, l.name)
+}
+
+func (r *registry) delete(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.libs[name]
+	if !ok {
+		return false
+	}
+	r.unlink(l)
+	r.bytes -= l.size
+	return true
+}
+
+func (r *registry) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.libs)
+	clear(r.funcs)
+	r.bytes = 0
+}
+
+func sortedFuncs(l *library) []*function {
+	fs := make([]*function, 0, len(l.funcs))
+	for _, f := range l.funcs {
+		fs = append(fs, f)
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
+	return fs
+}
+
+// libraryMeta is a library's shebang line, read as Redis's
+// functionExtractLibMetaData does: "#!<engine> name=<name>".
+type libraryMeta struct {
+	engine, name string
+	// body is the code after the shebang, from its newline on, so that
+	// line numbers hold.
+	body string
+}
+
+func parseLibraryMeta(code string) (libraryMeta, error) {
+	if !strings.HasPrefix(code, "#!") {
+		return libraryMeta{}, Error("ERR Missing library metadata")
+	}
+	n := strings.IndexByte(code, '\n')
+	if n < 0 {
+		return libraryMeta{}, Error("ERR Invalid library metadata")
+	}
+	parts, ok := splitArgs(code[:n])
+	if !ok || len(parts) == 0 {
+		return libraryMeta{}, Error("ERR Invalid library metadata")
+	}
+	md := libraryMeta{engine: parts[0][2:], body: code[n:]}
+	named := false
+	for _, p := range parts[1:] {
+		if len(p) >= 5 && strings.EqualFold(p[:5], "name=") {
+			if named {
+				return libraryMeta{}, Error("ERR Invalid metadata value, name argument was given multiple times")
+			}
+			md.name, named = p[5:], true
+			continue
+		}
+		return libraryMeta{}, Error(oneLine("ERR Invalid metadata value given: " + p))
+	}
+	if !named {
+		return libraryMeta{}, Error("ERR Library name was not given")
+	}
+	return md, nil
+}
+
+// validName is Redis's functionsVerifyName: letters, digits and '_', at
+// least one.
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+const errBadName Error = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+
+// loading is the library whose top level runs now (FUNCTION LOAD), which
+// redis.register_function adds to.
+type loading struct {
+	lib *library
+}
+
+// openLibraryAPI builds what a library's top level sees as its globals,
+// as Redis's LIBRARY_API: only redis, with register_function, log, the
+// log levels and the version. Everything else is a nonexistent global.
+func (s *state) openLibraryAPI() *lua.LTable {
+	L := s.L
+	red := L.NewTable()
+	s.setFuncs(red, map[string]lua.LGFunction{
+		"register_function": s.registerFunction,
+		"log":               s.redisLog,
+	})
+	for name, v := range map[string]int{
+		"LOG_DEBUG": int(LogDebug), "LOG_VERBOSE": int(LogVerbose), "LOG_NOTICE": int(LogNotice),
+		"LOG_WARNING": int(LogWarning),
+	} {
+		red.RawSetString(name, lua.LNumber(v))
+	}
+	red.RawSetString("REDIS_VERSION", lua.LString(s.version))
+	red.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(s.version)))
+	// Redis gives the library's redis table the globals' metatable too:
+	// redis.call at load time reads a nonexistent global.
+	meta := L.NewTable()
+	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		name, _ := luaString(L.Get(2))
+		luaError(L, nonexistentFm, name)
+		return 0
+	}))
+	L.SetMetatable(red, meta)
+	g := L.NewTable()
+	g.RawSetString("redis", s.view(red))
+	L.SetMetatable(g, meta)
+	return s.view(g)
+}
+
+// registerFunction is redis.register_function, positional (name,
+// callback) or named ({function_name=, callback=, flags=, description=}),
+// with Redis's texts.
+func (s *state) registerFunction(L *lua.LState) int {
+	ld := s.loading
+	if ld == nil {
+		return raise(L, "redis.register_function can only be called on FUNCTION LOAD command")
+	}
+	f := &function{lib: ld.lib}
+	switch L.GetTop() {
+	case 1:
+		t, ok := L.Get(1).(*lua.LTable)
+		if !ok {
+			return raise(L, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")
+		}
+		if msg := readNamedArgs(s.shown(t).(*lua.LTable), f); msg != "" {
+			return raise(L, msg)
+		}
+	case 2:
+		name, ok := luaString(L.Get(1))
+		if !ok {
+			return raise(L, "first argument to redis.register_function must be a string")
+		}
+		fn, ok := L.Get(2).(*lua.LFunction)
+		if !ok {
+			return raise(L, "second argument to redis.register_function must be a function")
+		}
+		f.name, f.fn = name, fn
+	default:
+		return raise(L, "wrong number of arguments to redis.register_function")
+	}
+	if !validName(f.name) {
+		return raise(L, string(errBadName[4:]))
+	}
+	if _, dup := ld.lib.funcs[f.name]; dup {
+		return raise(L, "Function already exists in the library")
+	}
+	ld.lib.funcs[f.name] = f
+	return 0
+}
+
+func readNamedArgs(t *lua.LTable, f *function) string {
+	var msg string
+	named := false
+	t.ForEach(func(k, v lua.LValue) {
+		if msg != "" {
+			return
+		}
+		key, ok := luaString(k)
+		if !ok {
+			msg = "named argument key given to redis.register_function is not a string"
+			return
+		}
+		switch strings.ToLower(key) {
+		case "function_name":
+			if f.name, ok = luaString(v); !ok {
+				msg = "function_name argument given to redis.register_function must be a string"
+			}
+			named = true
+		case "description":
+			d, ok := luaString(v)
+			if !ok {
+				msg = "description argument given to redis.register_function must be a string"
+			}
+			f.desc = &d
+		case "callback":
+			if f.fn, ok = v.(*lua.LFunction); !ok {
+				msg = "callback argument given to redis.register_function must be a function"
+			}
+		case "flags":
+			ft, ok := v.(*lua.LTable)
+			if !ok {
+				msg = "flags argument to redis.register_function must be a table representing function flags"
+				return
+			}
+			if f.flags, ok = readFlags(ft); !ok {
+				msg = "unknown flag given"
+			}
+		default:
+			msg = "unknown argument given to redis.register_function"
+		}
+	})
+	switch {
+	case msg != "":
+		return msg
+	case !named:
+		return "redis.register_function must get a function name argument"
+	case f.fn == nil:
+		return "redis.register_function must get a callback argument"
+	}
+	return ""
+}
+
+// readFlags reads a flags array as luaRegisterFunctionReadFlags does,
+// the names in any case.
+func readFlags(t *lua.LTable) (Flags, bool) {
+	var flags Flags
+	for i := 1; ; i++ {
+		v := t.RawGetInt(i)
+		if v == lua.LNil {
+			return flags, true
+		}
+		name, ok := luaString(v)
+		if !ok {
+			return 0, false
+		}
+		found := false
+		for _, fn := range flagNames {
+			if strings.EqualFold(name, fn.name) {
+				flags |= fn.flag
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+}
+
+// librarySize estimates a library's memory: its code, its compiled
+// top level and the functions' entries.
+func librarySize(l *library, p *lua.FunctionProto) int64 {
+	n := int64(len(l.code)+len(l.name)) + 64 + protoSize(p)
+	for _, f := range l.funcs {
+		n += int64(len(f.name)) + 96
+		if f.desc != nil {
+			n += int64(len(*f.desc))
+		}
+	}
+	return n
+}

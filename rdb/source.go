@@ -70,7 +70,7 @@ func (s *source) u64le() (uint64, error) {
 // fits checks that n more bytes of input may exist and be allocated.
 func (s *source) fits(n uint64, what string) error {
 	if s.left >= 0 && n > uint64(s.left) {
-		return corrupt(s.off, "%s of %d bytes with %d left", what, n, s.left)
+		return corrupt(s.off, "%s of %d bytes with %d left (truncated)", what, n, s.left)
 	}
 	if n > uint64(s.max) {
 		return corrupt(s.off, "%s of %d bytes, past the bound of %d", what, n, s.max)

@@ -76,3 +76,14 @@ func (sh *shard) snapshotItemLocked(r *record) SnapshotItem {
 	}
 	return it
 }
+
+// SnapshotKey is key as Snapshot would hand it out (DUMP); found is false
+// if key is not live.
+func (s *Store) SnapshotKey(key []byte) (it SnapshotItem, found bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	found, _ = s.readAt(sh, h, key, 0, func(r record) {
+		it = sh.snapshotItemLocked(&r)
+	})
+	return it, found
+}

@@ -177,7 +177,7 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 			res.Expired++
 			continue
 		}
-		if err := put(st, e); err != nil {
+		if err := put(st, e, e.ExpireAt*int64(time.Millisecond)); err != nil {
 			var u *rdb.UnsupportedError
 			if errors.As(err, &u) && opts.SkipUnsupported {
 				r.Skipped[u.Type]++
@@ -192,13 +192,10 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	}
 }
 
-// put writes e into st with its deadline. A collection whose members
-// repeat is corrupt, as Redis's loader finds it.
-func put(st *engine.Store, e *rdb.Entry) error {
-	var at int64
-	if e.ExpireAt != 0 {
-		at = e.ExpireAt * int64(time.Millisecond)
-	}
+// put writes e into st with the deadline at (unix nanoseconds; 0 is
+// none). A collection whose members repeat is corrupt, as Redis's loader
+// finds it.
+func put(st *engine.Store, e *rdb.Entry, at int64) error {
 	var n, want int
 	var err error
 	switch e.Kind {
@@ -233,4 +230,32 @@ func put(st *engine.Store, e *rdb.Entry) error {
 		st.Expire(e.Key, at, engine.ExpireAlways)
 	}
 	return nil
+}
+
+// Dump is DUMP: key's value in Redis's serialization; found is false if
+// key is not live.
+func Dump(st *engine.Store, key []byte) (payload []byte, found bool) {
+	it, found := st.SnapshotKey(key)
+	if !found {
+		return nil, false
+	}
+	var e rdb.Entry
+	if !entryOf(&it, &e) {
+		return nil, false
+	}
+	return rdb.Dump(&e), true
+}
+
+// Restore writes e, a value RESTORE decoded, as key with the deadline at
+// (unix nanoseconds; 0 is none), replacing what key held if replace. A
+// deadline already past leaves key absent, as in Redis.
+func Restore(st *engine.Store, key []byte, e *rdb.Entry, at int64, replace bool) error {
+	if replace {
+		st.Delete(key)
+	}
+	if at != 0 && at <= time.Now().UnixNano() {
+		return nil
+	}
+	e.Key = key
+	return put(st, e, at)
 }

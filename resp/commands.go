@@ -461,6 +461,10 @@ func commandTable() []*command {
 			group: "generic", summary: "Renames a key and overwrites the destination.", usage: "key newkey", since: "1.0.0"},
 		{name: "renamenx", arity: 3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 2, step: 1, handler: cmdRenameNX, access: keysRename,
 			group: "generic", summary: "Renames a key only when the target key name doesn't exist.", usage: "key newkey", since: "1.0.0"},
+		{name: "dump", arity: 2, flags: flagReadonly, firstKey: 1, lastKey: 1, step: 1, handler: cmdDump,
+			group: "generic", summary: "Returns a serialized representation of the value stored at a key (Redis's RDB serialization).", usage: "key", since: "2.6.0"},
+		{name: "restore", arity: -4, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 1, step: 1, handler: cmdRestore, access: keysWrite, acl: acl.Dangerous,
+			group: "generic", summary: "Creates a key from the serialized representation of a value (DUMP's, here or from redis-server).", usage: "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]", since: "2.6.0"},
 		{name: "copy", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: 2, step: 1, handler: cmdCopy, access: keysCopy,
 			group: "generic", summary: "Copies the value of a key to a new key.", usage: "source destination [DB destination-db] [REPLACE]", since: "6.2.0"},
 		{name: "object", arity: -2, subcommands: []*command{

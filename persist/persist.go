@@ -47,6 +47,11 @@ func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err err
 			if !entryOf(&items[i], &e) {
 				continue
 			}
+			if items[i].Type == engine.TypeString && hasFillState(&items[i]) {
+				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(&items[i])}); err != nil {
+					return err
+				}
+			}
 			if err := w.Write(&e); err != nil {
 				return err
 			}
@@ -158,7 +163,21 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 		return res, err
 	}
 	res.Size = fi.Size()
-	r := rdb.NewReader(f, res.Size, rdb.Options{SkipUnsupported: opts.SkipUnsupported})
+	// The fill state of the key that follows, if its AUX field came last.
+	var pending fillState
+	onAux := func(a rdb.AuxField) error {
+		pending = fillState{}
+		if a.Key != fillAux {
+			return nil
+		}
+		st, err := decodeFill(a.Value)
+		if err != nil {
+			return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+		}
+		pending = st
+		return nil
+	}
+	r := rdb.NewReader(f, res.Size, rdb.Options{SkipUnsupported: opts.SkipUnsupported, Aux: onAux})
 	res.Skipped = r.Skipped
 	nowMS := now.UnixMilli()
 	for {
@@ -177,7 +196,9 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 			res.Expired++
 			continue
 		}
-		if err := put(st, e, e.ExpireAt*int64(time.Millisecond)); err != nil {
+		fill := pending
+		pending = fillState{}
+		if err := put(st, e, e.ExpireAt*int64(time.Millisecond), &fill); err != nil {
 			var u *rdb.UnsupportedError
 			if errors.As(err, &u) && opts.SkipUnsupported {
 				r.Skipped[u.Type]++
@@ -195,12 +216,16 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 // put writes e into st with the deadline at (unix nanoseconds; 0 is
 // none). A collection whose members repeat is corrupt, as Redis's loader
 // finds it.
-func put(st *engine.Store, e *rdb.Entry, at int64) error {
+func put(st *engine.Store, e *rdb.Entry, at int64, fill *fillState) error {
 	var n, want int
 	var err error
 	switch e.Kind {
 	case rdb.KindString:
-		_, err = st.Set(e.Key, e.Value, engine.SetOptions{FreshUntil: at, StaleUntil: at})
+		opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
+		if fill != nil {
+			withFill(fill, e, &opts)
+		}
+		_, err = st.Set(e.Key, e.Value, opts)
 		return err
 	case rdb.KindHash:
 		n, err = st.HSet(e.Key, e.Pairs)
@@ -257,5 +282,5 @@ func Restore(st *engine.Store, key []byte, e *rdb.Entry, at int64, replace bool)
 		return nil
 	}
 	e.Key = key
-	return put(st, e, at)
+	return put(st, e, at, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +67,13 @@ func fill(t *testing.T, st *engine.Store) {
 	must(st.SAdd([]byte("set:many"), ints))
 	must(st.ZAdd([]byte("z"), engine.ZAddOptions{}, []engine.ScoreMember{{Member: []byte("a"), Score: 1.5}, {Member: []byte("b"), Score: -3}}))
 	must(st.ZAdd([]byte("z:big"), engine.ZAddOptions{}, zs))
+	// Read-through keys: one fresh for a minute and stale for an hour, with
+	// its loader and validators; one already stale (within its grace).
+	fresh := time.Now().Add(time.Minute).UnixNano()
+	must(st.Set([]byte("fill:fresh"), []byte("body"), engine.SetOptions{FreshUntil: fresh, StaleUntil: in,
+		Fill: &engine.FillMeta{Loader: "api:", ETag: `"v1"`, LastModified: "Tue, 01 Dec 2026 10:00:00 GMT", LoadTime: 42 * time.Millisecond}}))
+	must(st.Set([]byte("fill:stale"), []byte("old"), engine.SetOptions{FreshUntil: time.Now().Add(-time.Minute).UnixNano(), StaleUntil: in,
+		Fill: &engine.FillMeta{Loader: "api:"}}))
 	must(st.HSet([]byte("h:ttl"), bs("f", "v")))
 	st.Expire([]byte("h:ttl"), in+int64(time.Second), engine.ExpireAlways)
 	// A hash that grew past the listpack bounds and shrank stays a
@@ -190,13 +198,21 @@ func TestSaveLoad(t *testing.T) {
 	if lr.Keys != res.Keys {
 		t.Errorf("loaded %d keys of %d", lr.Keys, res.Keys)
 	}
+	// The read-through state came back with the values.
+	for _, k := range []string{"fill:fresh", "fill:stale", "ttl", "s"} {
+		was, _ := st.Peek([]byte(k))
+		now, _ := back.Peek([]byte(k))
+		if was.FreshUntil/1e6 != now.FreshUntil/1e6 || was.StaleUntil/1e6 != now.StaleUntil/1e6 || !reflect.DeepEqual(was.Fill, now.Fill) {
+			t.Errorf("%s: saved %+v %+v, loaded %+v %+v", k, was, was.Fill, now, now.Fill)
+		}
+	}
 	if enc, _ := back.Encoding([]byte("h:wide")); enc != "hashtable" {
 		t.Errorf("h:wide loads as %s", enc)
 	}
 	// Two hours on, the keys with a deadline are gone.
 	later := newStore(t)
 	lr, err = Load(later, path, time.Now().Add(2*time.Hour), LoadOptions{})
-	if err != nil || lr.Expired != 2 || later.Len() != st.Len()-2 {
+	if err != nil || lr.Expired != 4 || later.Len() != st.Len()-4 {
 		t.Errorf("two hours on: %+v, %v; %d keys", lr, err, later.Len())
 	}
 }

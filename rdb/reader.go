@@ -17,6 +17,10 @@ type Options struct {
 	// MaxValue bounds one string, and the bytes of one collection; zero is
 	// DefaultMaxValue.
 	MaxValue int64
+	// Aux, if not nil, is given each AUX field as it is read (before the
+	// entries that follow it are returned), and Reader.Aux keeps none of
+	// them; an error from it ends the read.
+	Aux func(AuxField) error
 }
 
 // Reader decodes an RDB file entry by entry, checking its CRC64 footer
@@ -138,7 +142,12 @@ func (r *Reader) next() (*Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.aux = append(r.aux, AuxField{Key: string(k), Value: string(v)})
+			a := AuxField{Key: string(k), Value: string(v)}
+			if r.opts.Aux == nil {
+				r.aux = append(r.aux, a)
+			} else if err := r.opts.Aux(a); err != nil {
+				return nil, err
+			}
 		case opModuleAux:
 			if err := r.skip("module aux", "module AUX data", r.moduleAux); err != nil {
 				return nil, err

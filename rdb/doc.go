@@ -4,8 +4,8 @@
 // them back, and neither knows the store or the network.
 //
 // The writer writes what redis-server 7.0 would write for the same data
-// under its default configuration: strings plain or integer-encoded (never
-// LZF-compressed), small hashes and sorted sets as listpacks, small integer
+// under its default configuration: strings integer-encoded, LZF-compressed
+// past 20 bytes when that saves more than 4, or plain; small hashes and sorted sets as listpacks, small integer
 // sets as intsets, small lists as quicklist nodes of listpacks, the rest in
 // their plain forms. The reader reads every encoding 7.0 may write and the
 // older ones it still loads (ziplists, zipmaps, intsets, quicklists of

@@ -17,9 +17,10 @@ const dumpFooter = 10
 
 // Dump is DUMP's serialization of e's value: its type and value as a file
 // holds them, the RDB version as two little-endian bytes, and the CRC64 of
-// all that, little-endian (src/cluster.c, createDumpPayload). Unlike Redis
-// it never LZF-compresses, so its payloads may be longer than Redis's for
-// the same value; each side restores the other's.
+// all that, little-endian (src/cluster.c, createDumpPayload). Strings
+// are LZF-compressed as Redis compresses them, though not always to the
+// same bytes (the compressor is not Redis's): each side restores the
+// other's.
 func Dump(e *Entry) []byte {
 	b := []byte{0}
 	typ, b := appendValue(b, e)

@@ -20,8 +20,10 @@ func appendLen(b []byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, len64), n)
 }
 
-// appendString is rdbSaveRawString without compression: a string of at
-// most 11 bytes that is a canonical integer in 32 bits is written as one.
+// appendString is rdbSaveRawString under rdbcompression yes: a string of
+// at most 11 bytes that is a canonical integer in 32 bits is written as
+// one, and one of more than 20 bytes is LZF-compressed if that saves more
+// than 4 bytes.
 func appendString(b, s []byte) []byte {
 	if len(s) <= 11 {
 		if v, ok := parseInt(s); ok {
@@ -30,8 +32,34 @@ func appendString(b, s []byte) []byte {
 			}
 		}
 	}
+	if len(s) > 20 {
+		if e, ok := appendLZFString(b, s); ok {
+			return e
+		}
+	}
 	b = appendLen(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// appendLZFString is rdbSaveLzfStringObject: the encoding, the compressed
+// and the original length, the compressed bytes.
+func appendLZFString(b, s []byte) ([]byte, bool) {
+	// Compress past room for the header, then move the header in front.
+	const room = 1 + 9 + 9
+	at := len(b)
+	b = append(b, make([]byte, room)...)
+	b, ok := lzfCompress(b, s, len(s)-4)
+	if !ok {
+		return b[:at], false
+	}
+	clen := len(b) - at - room
+	var hdr [room]byte
+	h := append(hdr[:0], lenEnc<<6|encLZF)
+	h = appendLen(h, uint64(clen))
+	h = appendLen(h, uint64(len(s)))
+	n := copy(b[at:], h)
+	copy(b[at+n:], b[at+room:])
+	return b[:at+n+clen], true
 }
 
 // appendIntString is rdbEncodeInteger: ok is false if v needs more than

@@ -44,3 +44,57 @@ func lzfDecompress(in []byte, n int) (out []byte, ok bool) {
 	}
 	return out, len(out) == n
 }
+
+// lzfCompress appends in compressed in LZF's format (src/lzf_c.c's, with
+// a hash table of the last position of each 3-byte sequence) to out, and
+// returns ok false if that would not be shorter than limit bytes.
+func lzfCompress(out, in []byte, limit int) ([]byte, bool) {
+	const hashBits = 13
+	var table [1 << hashBits]int32 // last position+1 of each hash; 0 is none
+	start := len(out)
+	lit := 0 // pending literal bytes, ending at i
+	flush := func(i int) {
+		if lit > 0 {
+			out = append(out, byte(lit-1))
+			out = append(out, in[i-lit:i]...)
+			lit = 0
+		}
+	}
+	for i := 0; i < len(in); {
+		if i+2 < len(in) {
+			h := (uint32(in[i])<<16 | uint32(in[i+1])<<8 | uint32(in[i+2])) * 2654435761 >> (32 - hashBits)
+			ref := int(table[h]) - 1
+			table[h] = int32(i + 1)
+			if off := i - ref - 1; ref >= 0 && off < 1<<13 && in[ref] == in[i] && in[ref+1] == in[i+1] && in[ref+2] == in[i+2] {
+				n := 3
+				for n < 264 && i+n < len(in) && in[ref+n] == in[i+n] {
+					n++
+				}
+				flush(i)
+				if l := n - 2; l < 7 {
+					out = append(out, byte(l<<5|off>>8), byte(off))
+				} else {
+					out = append(out, byte(7<<5|off>>8), byte(l-7), byte(off))
+				}
+				i += n
+				if len(out)-start >= limit {
+					return out[:start], false
+				}
+				continue
+			}
+		}
+		lit++
+		i++
+		if lit == 32 {
+			flush(i)
+		}
+		if len(out)-start+lit >= limit {
+			return out[:start], false
+		}
+	}
+	flush(len(in))
+	if len(out)-start >= limit {
+		return out[:start], false
+	}
+	return out, true
+}

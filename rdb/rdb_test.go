@@ -260,6 +260,40 @@ func TestLengthPastInput(t *testing.T) {
 	}
 }
 
+// What lzfCompress writes, lzfDecompress reads back: runs, repeats at
+// every distance, random bytes (which do not compress).
+func TestLZFRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var inputs [][]byte
+	for _, n := range []int{21, 100, 1000, 70000} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.UintN(4)) // compressible
+		}
+		inputs = append(inputs, b, bytes.Repeat([]byte("abcdefgh"), n/8+1), bytes.Repeat([]byte{'x'}, n))
+	}
+	for _, in := range inputs {
+		c, ok := lzfCompress(nil, in, len(in)-4)
+		if !ok {
+			if len(in) >= 100 {
+				t.Fatalf("%d bytes did not compress", len(in))
+			}
+			continue
+		}
+		out, ok := lzfDecompress(c, len(in))
+		if !ok || !bytes.Equal(out, in) {
+			t.Fatalf("%d bytes compressed to %d did not come back", len(in), len(c))
+		}
+	}
+	random := make([]byte, 1000)
+	for i := range random {
+		random[i] = byte(rng.UintN(256))
+	}
+	if _, ok := lzfCompress(nil, random, len(random)-4); ok {
+		t.Error("random bytes compressed")
+	}
+}
+
 func TestLZF(t *testing.T) {
 	// "aaaaaaaaaa": a literal 'a', then a back reference of 9 bytes at
 	// distance 1 (ctrl = (9-2)<<5 is 7<<5: the length byte follows).

@@ -242,7 +242,7 @@ func (r *Reader) footer() error {
 	if r.version < 5 {
 		return io.EOF
 	}
-	want := s.crc
+	want := s.sum()
 	got, err := s.u64le()
 	if err != nil {
 		return err

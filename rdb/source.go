@@ -19,9 +19,19 @@ type source struct {
 	r    *bufio.Reader
 	left int64 // bytes not yet consumed; -1 if the size is unknown
 	off  int64
-	crc  uint64
+	crc  uint64 // of the bytes consumed before pend
+	pend []byte // small reads not yet in crc: one update per few KB is far cheaper than one per byte
 	max  int64
 	tmp  [8]byte
+}
+
+// sum is the CRC64 of everything consumed.
+func (s *source) sum() uint64 {
+	if len(s.pend) > 0 {
+		s.crc = crcUpdate(s.crc, s.pend)
+		s.pend = s.pend[:0]
+	}
+	return s.crc
 }
 
 func (s *source) fail(err error) error {
@@ -32,7 +42,13 @@ func (s *source) fail(err error) error {
 }
 
 func (s *source) consumed(p []byte) {
-	s.crc = crcUpdate(s.crc, p)
+	if len(p) < 64 {
+		if s.pend = append(s.pend, p...); len(s.pend) >= 4096 {
+			s.sum()
+		}
+	} else {
+		s.crc = crcUpdate(s.sum(), p)
+	}
 	s.off += int64(len(p))
 	if s.left >= 0 {
 		s.left -= int64(len(p))

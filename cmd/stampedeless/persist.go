@@ -55,6 +55,14 @@ func (pc persistConfig) load(store *engine.Store, log *slog.Logger) (*persist.Sa
 	if !saver.Enabled() {
 		return saver, nil
 	}
+	// A save cut short by a crash leaves its temporary file; the snapshot
+	// beside it is whole.
+	if stale, _ := filepath.Glob(filepath.Join(filepath.Dir(pc.path), "temp-*.rdb")); len(stale) > 0 {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+		log.Warn("removed the temporary files of saves that did not finish", "files", stale)
+	}
 	start := time.Now()
 	log.Info("loading the snapshot", "path", pc.path)
 	res, err := saver.Load(persist.LoadOptions{

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // With --dir, SIGTERM saves and the next start loads every key with its
@@ -124,5 +129,54 @@ func TestKillDuringBGSave(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "temp-*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A read-through key saved while stale (within its grace) is stale after
+// the restart too: the first GETFILL answers the saved value at once and
+// the origin is called once, in the background; a fresh key is not
+// fetched again at all.
+func TestRestartKeepsReadThroughState(t *testing.T) {
+	var calls atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		w.Header().Set("ETag", `"e`+strconv.FormatInt(n, 10)+`"`)
+		fmt.Fprintf(w, "%s#%d", r.URL.Path, n)
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	ctx := context.Background()
+	start := func() (*redis.Client, *exec.Cmd) {
+		addr := redistest.FreeAddr(t)
+		cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--dir", dir, "--loader", "f:="+origin.URL+"/{key}")
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { c.Close() })
+		return c, cmd
+	}
+	c, cmd := start()
+	stale := c.Do(ctx, "GETFILL", "f:stale", 1, 3600).Val()
+	fresh := c.Do(ctx, "GETFILL", "f:fresh", 3600, 3600).Val()
+	testwait.For(t, "f:stale to go stale", func() bool {
+		return strings.Contains(fmt.Sprint(c.Do(ctx, "FILL.INFO", "f:stale").Val()), "stale")
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitExit(t, cmd, "SIGTERM")
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("origin calls before the restart: %d", n)
+	}
+
+	c, _ = start()
+	if got := c.Do(ctx, "GETFILL", "f:fresh", 3600, 3600).Val(); got != fresh {
+		t.Errorf("fresh key after the restart: %v, was %v", got, fresh)
+	}
+	if got := c.Do(ctx, "GETFILL", "f:stale", 1, 3600).Val(); got != stale {
+		t.Errorf("stale key after the restart: %v, want the saved %v at once", got, stale)
+	}
+	testwait.For(t, "the stale key's one refresh", func() bool { return calls.Load() == 3 })
+	testwait.For(t, "the refreshed value", func() bool {
+		return c.Do(ctx, "GETFILL", "f:stale", 1, 3600).Val() != stale
+	})
+	if n := calls.Load(); n != 3 {
+		t.Errorf("origin calls after the restart: %d, want one refresh of the stale key", n-2)
 	}
 }

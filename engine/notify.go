@@ -68,13 +68,20 @@ func (s *Store) Listen(l Listener) {
 	s.listener.Store(&l)
 }
 
-// notify tells the listener, if any, that key changed. It is inlined into
-// the writers: with no listener it is one load and a branch.
+// notify counts a change and tells the listener, if any, that key
+// changed. It is inlined into the writers: with no listener it is an
+// atomic add, one load and a branch.
 func (s *Store) notify(kind ChangeKind, key []byte) {
+	s.changes.Add(1)
 	if s.listener.Load() != nil {
 		s.tell(kind, key)
 	}
 }
+
+// Changes counts the store's changes since it was made: every write and
+// every removal (deleted, expired, evicted), as Redis's dirty counter
+// counts them for rdb_changes_since_last_save and the save points.
+func (s *Store) Changes() uint64 { return s.changes.Load() }
 
 // tell calls the listener, unless it was removed meanwhile.
 func (s *Store) tell(kind ChangeKind, key []byte) {

@@ -180,6 +180,7 @@ type Store struct {
 	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	changes  atomic.Uint64            // counted by notify
 	section  Section                  // the atomic section (section.go)
 
 	// quiet makes ristretto's callbacks ignore what they are told: while

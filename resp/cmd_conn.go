@@ -352,6 +352,20 @@ func cmdShutdown(c *Conn, args [][]byte) {
 		c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
 	}
+	// As Redis: with snapshots on, SHUTDOWN saves (SAVE or not) unless
+	// NOSAVE, and a failed save leaves the server running. The process
+	// saves once more at exit only if something changed meanwhile.
+	saver := c.srv.opts.Saver
+	if nosave {
+		saver.SkipFinalSave()
+	} else if saver.Enabled() {
+		saver.Wait()
+		if err := saver.Save(); err != nil {
+			c.srv.log.Error("SHUTDOWN: the snapshot failed; not shutting down", "err", err)
+			c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
+	}
 	c.srv.log.Warn("SHUTDOWN asked by a client; shutting down", "client", c.remote.String(), "id", c.id,
 		"user", c.user.Load().Name())
 	stop()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/persist"
 )
 
 // configParam is one parameter of CONFIG GET and SET. set is nil for
@@ -125,7 +128,18 @@ var configParams = []configParam{
 			return err
 		}},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
-	{name: "save", get: func(*Server) string { return "" }, set: onlyValue("")},
+	{name: "save",
+		get: func(s *Server) string { return persist.FormatSavePoints(s.opts.Saver.SavePoints()) },
+		set: func(s *Server, v string) error {
+			p, err := persist.ParseSavePoints(v)
+			if err == nil {
+				s.opts.Saver.SetSavePoints(p)
+			}
+			return err
+		}},
+	// Protected in Redis 7.0 (enable-protected-configs no): read only.
+	{name: "dir", get: func(s *Server) string { return filepath.Dir(s.saverPath()) }, set: protectedConfig},
+	{name: "dbfilename", get: func(s *Server) string { return filepath.Base(s.saverPath()) }, set: protectedConfig},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
 	{name: "databases", get: func(*Server) string { return "1" }},
 	{name: "timeout", get: func(*Server) string { return "0" },
@@ -412,4 +426,21 @@ func setZSetValue(s *Server, v string) error {
 	entries, _ := s.store.ZSetListpackLimits()
 	s.store.SetZSetListpackLimits(entries, n)
 	return nil
+}
+
+// protectedConfig is Redis 7.0's refusal of a protected parameter under
+// its default enable-protected-configs no.
+func protectedConfig(*Server, string) error { return errors.New("can't set protected config") }
+
+// saverPath is the snapshot file, or where Redis would put one by
+// default when snapshots are off (the working directory's dump.rdb).
+func (s *Server) saverPath() string {
+	if p := s.opts.Saver.Path(); p != "" {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	return filepath.Join(wd, "dump.rdb")
 }

@@ -261,11 +261,18 @@ func (s *Server) infoStampede(b *infoBuilder) {
 // infoPersistence says there is none, in the fields clients look at
 // (loading, which some wait on; the last save's status).
 func (s *Server) infoPersistence(b *infoBuilder) {
-	b.field("loading", 0)
+	in := s.opts.Saver.Info()
+	b.field("loading", 0) // the load at start ends before serving begins
 	b.field("async_loading", 0)
-	b.field("rdb_changes_since_last_save", 0)
-	b.field("rdb_bgsave_in_progress", 0)
-	b.field("rdb_last_bgsave_status", "ok")
+	b.field("rdb_changes_since_last_save", in.ChangesSinceSave)
+	b.field("rdb_bgsave_in_progress", boolInt(in.InProgress))
+	b.field("rdb_last_save_time", in.LastSave.Unix())
+	b.field("rdb_last_bgsave_status", okErr(in.LastOK))
+	b.field("rdb_last_bgsave_time_sec", seconds(in.LastDuration))
+	b.field("rdb_current_bgsave_time_sec", seconds(in.CurrentDuration))
+	b.field("rdb_saves", in.Saves)
+	b.field("rdb_last_load_keys_expired", in.Loaded.Expired)
+	b.field("rdb_last_load_keys_loaded", in.Loaded.Keys)
 	b.field("aof_enabled", 0)
 	b.field("aof_rewrite_in_progress", 0)
 	b.field("aof_last_bgrewrite_status", "ok")
@@ -340,4 +347,19 @@ func (s *Server) infoCluster(b *infoBuilder) {
 		b.field("loader_registrations_"+e, int64(metrics.Value(m.LoaderRegistrations.WithLabelValues(e))))
 	}
 	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}
+
+// seconds is a duration in whole seconds as INFO gives one, -1 for none.
+func seconds(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return int64(d / time.Second)
 }

@@ -24,6 +24,7 @@ package resp
 import (
 	"context"
 	"errors"
+	"github.com/stampedeless/stampedeless/persist"
 	"log/slog"
 	"net"
 	"sync"
@@ -114,6 +115,9 @@ type Options struct {
 	// the server down (Server.Shutdown). Without it SHUTDOWN answers
 	// Redis's "Errors trying to SHUTDOWN" error.
 	Shutdown func()
+	// Saver runs SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save, and reports
+	// INFO persistence. Nil is a Saver that never writes (no --dir).
+	Saver *persist.Saver
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -218,6 +222,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.Saver == nil {
+		opts.Saver = persist.NewSaver(opts.Store, "", nil, opts.Logger)
 	}
 	s := &Server{
 		store:   opts.Store,

@@ -66,6 +66,16 @@ func serveFlags() []cli.Flag {
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
 			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
+		&cli.StringFlag{Name: "dir", EnvVars: env("dir"),
+			Usage: "directory of the snapshot file, as Redis's dir: with it, SHUTDOWN and SIGTERM save a snapshot there and the next start loads it (empty: snapshots off, nothing is ever written)"},
+		&cli.StringFlag{Name: "dbfilename", Value: "dump.rdb", EnvVars: env("dbfilename"),
+			Usage: "name of the snapshot file in --dir, in Redis's RDB format (version 10, as redis-server 7.0 writes it)"},
+		&cli.StringFlag{Name: "save", EnvVars: env("save"),
+			Usage: "with --dir, Redis's save points: \"seconds changes\" pairs (\"3600 1 300 100\"): a background save when that many changes happened in that many seconds (empty: only SAVE, BGSAVE and shutdown save)"},
+		&cli.BoolFlag{Name: "rdb-skip-unsupported", EnvVars: env("rdb-skip-unsupported"),
+			Usage: "load a snapshot that holds types this server lacks (streams, modules, functions) without them, instead of refusing to start"},
+		&cli.BoolFlag{Name: "rdb-start-empty-if-corrupt", EnvVars: env("rdb-start-empty-if-corrupt"),
+			Usage: "start empty when the snapshot is corrupt or truncated, instead of refusing to start (the bad file is kept until the next save replaces it)"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),
 			Usage: "the default user's password, which clients must AUTH with before other commands (empty: none)"},
 		&cli.GenericFlag{Name: "user", Value: &userFlag{}, EnvVars: env("user"),
@@ -162,6 +172,7 @@ type config struct {
 	loaders        loader.Options
 	initialLoaders []loader.Config
 	fill           swr.Options
+	persist        persistConfig
 	// redis is nil unless --redis is set.
 	redis   *redis.UniversalOptions
 	cluster cluster.Options
@@ -276,6 +287,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	if luaTimeLimit == 0 {
 		luaTimeLimit = -1 // never busy
 	}
+	if cfg.persist, err = parsePersist(c); err != nil {
+		return cfg, err
+	}
 	users := c.Generic("user").(*userFlag).users
 	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
 		return cfg, err
@@ -347,6 +361,11 @@ func runServe(c *cli.Context) error {
 	shutdownAsked := make(chan struct{})
 	var askShutdown sync.Once
 	cfg.server.Shutdown = func() { askShutdown.Do(func() { close(shutdownAsked) }) }
+	saver, err := cfg.persist.load(store, log)
+	if err != nil {
+		return err
+	}
+	cfg.server.Saver = saver
 	srv, err := resp.New(cfg.server)
 	if err != nil {
 		return err
@@ -396,6 +415,10 @@ func runServe(c *cli.Context) error {
 	}()
 	// Before the store closes (deferred above), which Stats must not outlive.
 	defer func() { stop(); <-evictLogDone }()
+	savePoints, stopSavePoints := context.WithCancel(ctx)
+	defer stopSavePoints()
+	savePointsDone := make(chan struct{})
+	go func() { defer close(savePointsDone); saver.Run(savePoints) }()
 	serveErr := make(chan error, len(lns))
 	addrs := make([]string, len(lns))
 	for i, ln := range lns {
@@ -430,6 +453,12 @@ func runServe(c *cli.Context) error {
 		if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
 			return err
 		}
+	}
+	// No client writes any more: the last snapshot holds everything.
+	stopSavePoints()
+	<-savePointsDone
+	if err := saver.Final(); err != nil {
+		return fmt.Errorf("the snapshot at shutdown failed (the previous one is intact): %w", err)
 	}
 	log.Info("stopped")
 	return nil

@@ -1,0 +1,93 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/rdb"
+)
+
+// fillAux names the AUX field that carries a read-through key's state
+// beside its value: its fresh deadline and its fill metadata (loader,
+// validators, load time). It comes just before the key it describes;
+// redis-server ignores AUX fields it does not know, so it loads the same
+// file with the value and the (stale) deadline alone.
+const fillAux = "stampedeless-fill"
+
+// hasFillState reports whether it carries more than a value and one
+// deadline.
+func hasFillState(it *engine.SnapshotItem) bool {
+	return it.Fill != nil || it.FreshUntil != 0 && it.FreshUntil != it.StaleUntil
+}
+
+// encodeFill is the fillAux value of it: a format byte, the fresh
+// deadline, the load time, then the loader, ETag, Last-Modified and key,
+// each with its length.
+func encodeFill(it *engine.SnapshotItem) string {
+	b := []byte{1}
+	b = binary.AppendVarint(b, it.FreshUntil)
+	var f engine.FillMeta
+	if it.Fill != nil {
+		f = *it.Fill
+	}
+	b = binary.AppendUvarint(b, uint64(f.LoadTime))
+	for _, s := range []string{f.Loader, f.ETag, f.LastModified} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return string(append(b, it.Key...))
+}
+
+// fillState is a decoded fillAux value.
+type fillState struct {
+	key   string
+	fresh int64
+	fill  *engine.FillMeta // nil if the key had none
+}
+
+var errFillAux = errors.New("malformed " + fillAux + " field")
+
+func decodeFill(v string) (fillState, error) {
+	b := []byte(v)
+	if len(b) == 0 || b[0] != 1 {
+		return fillState{}, errFillAux
+	}
+	b = b[1:]
+	fresh, n := binary.Varint(b)
+	if n <= 0 {
+		return fillState{}, errFillAux
+	}
+	b = b[n:]
+	load, n := binary.Uvarint(b)
+	if n <= 0 {
+		return fillState{}, errFillAux
+	}
+	b = b[n:]
+	var strs [3]string
+	for i := range strs {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return fillState{}, errFillAux
+		}
+		strs[i] = string(b[n : n+int(l)])
+		b = b[n+int(l):]
+	}
+	st := fillState{key: string(b), fresh: fresh}
+	if load != 0 || strs != [3]string{} {
+		st.fill = &engine.FillMeta{Loader: strs[0], ETag: strs[1], LastModified: strs[2], LoadTime: time.Duration(load)}
+	}
+	return st, nil
+}
+
+// withFill applies a pending fill state to e's write if it names e.
+func withFill(pending *fillState, e *rdb.Entry, opts *engine.SetOptions) {
+	if pending.key != string(e.Key) || e.Kind != rdb.KindString {
+		return
+	}
+	if pending.fresh != 0 && (opts.StaleUntil == 0 || pending.fresh < opts.StaleUntil) {
+		opts.FreshUntil = pending.fresh
+	}
+	opts.Fill = pending.fill
+}

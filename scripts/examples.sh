@@ -31,7 +31,7 @@ want=(
   "demo:missing:1: not found at the origin"
   "nowhere:1: NOLOADER error: NOLOADER no loader registered for key 'nowhere:1'"
   '100 concurrent computes of lease:report: 1 computation(s), all got "42 rows"'
-  '10 concurrent computes of lease:broken: 1 computation(s), 1 got "database down", 9 got "LOADERR app: database down"'
+  '10 concurrent computes of lease:broken: 1 computation(s), 1 got "database down", 9 got "LOADERR app: ...database down"'
   "lease:broken again: LOADERR app: cooling down for *s after: database down (1 computation(s) in all)"
 )
 # What the server's INFO says of the helper's leases: one token per key, one

@@ -81,14 +81,25 @@ func cmdBLMPop(c *Conn, args [][]byte) {
 // holds a list, or blocks on keys until one does; reply writes what was
 // popped, a timeout a null array.
 func blockingMPop(c *Conn, keys [][]byte, count int, left bool, timeout time.Duration, reply func(key []byte, popped [][]byte)) {
-	store := c.srv.store
-	key, popped, err := store.LMPop(keys, count, left)
+	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, [][]byte, error) {
+		return c.srv.store.LMPop(keys, count, left)
+	}, reply)
+}
+
+// blockingTake is the blocking pops' one way to wait (BLPOP, BLMPOP,
+// BZPOPMIN, BZMPOP...): take pops from the first of keys that can give
+// (a nil key: none can); finding nothing, and not inside EXEC or a
+// script, the client blocks on keys until a write makes one ready and
+// take, from that key alone, gives. reply writes what was taken, a
+// timeout a null array.
+func blockingTake[T any](c *Conn, keys [][]byte, timeout time.Duration, take func(keys [][]byte) ([]byte, T, error), reply func(key []byte, taken T)) {
+	key, taken, err := take(keys)
 	switch {
 	case err != nil:
 		writeErr(c, err)
 		return
 	case key != nil:
-		reply(key, popped)
+		reply(key, taken)
 		return
 	case c.tx.running:
 		c.w.NullArray()
@@ -97,14 +108,14 @@ func blockingMPop(c *Conn, keys [][]byte, count int, left bool, timeout time.Dur
 	b := c.srv.block(c.id, keys, func(ready []byte) bool {
 		// A key of another type, or emptied meanwhile, does not serve:
 		// the client stays blocked, as in Redis.
-		k, p, err := store.LMPop([][]byte{ready}, count, left)
+		k, t, err := take([][]byte{ready})
 		if err != nil || k == nil {
 			return false
 		}
-		key, popped = k, p
+		key, taken = k, t
 		return true
 	})
-	c.awaitBlocked(b, keys, timeout, func() { reply(key, popped) }, c.w.NullArray)
+	c.awaitBlocked(b, keys, timeout, func() { reply(key, taken) }, c.w.NullArray)
 }
 
 // awaitBlocked serves b at once from the first of keys that can serve it,

@@ -618,34 +618,11 @@ func cmdBZMPop(c *Conn, args [][]byte) {
 }
 
 // blockingZPop pops up to count members from the first of keys that
-// holds a sorted set, or blocks on keys until one does (blocking.go), as
-// blockingMPop does for lists; reply writes what was popped, a timeout a
-// null array.
+// holds a sorted set, or blocks on keys until one does (blockingTake).
 func blockingZPop(c *Conn, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
-	store := c.srv.store
-	key, popped, err := store.ZPop(keys, highest, count)
-	switch {
-	case err != nil:
-		writeErr(c, err)
-		return
-	case key != nil:
-		reply(key, popped)
-		return
-	case c.tx.running:
-		c.w.NullArray()
-		return
-	}
-	b := c.srv.block(c.id, keys, func(ready []byte) bool {
-		// A key of another type, or emptied meanwhile, does not serve:
-		// the client stays blocked, as in Redis.
-		k, p, err := store.ZPop([][]byte{ready}, highest, count)
-		if err != nil || k == nil {
-			return false
-		}
-		key, popped = k, p
-		return true
-	})
-	c.awaitBlocked(b, keys, timeout, func() { reply(key, popped) }, c.w.NullArray)
+	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, []engine.ScoreMember, error) {
+		return c.srv.store.ZPop(keys, highest, count)
+	}, reply)
 }
 
 // cmdZRandMember implements ZRANDMEMBER key [count [WITHSCORES]].

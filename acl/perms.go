@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // The reasons a rule is refused, in Redis's words.
@@ -420,7 +420,7 @@ func (p *Perms) CanAccessKey(key []byte, read, write bool) bool {
 		return true
 	}
 	for _, kp := range p.keys {
-		if (kp.read || !read) && (kp.write || !write) && engine.Match([]byte(kp.pattern), string(key)) {
+		if (kp.read || !read) && (kp.write || !write) && glob.Match([]byte(kp.pattern), string(key)) {
 			return true
 		}
 	}
@@ -453,7 +453,7 @@ func (p *Perms) CanAccessChannel(channel []byte, pattern bool) bool {
 		return true
 	}
 	for _, c := range p.channels {
-		if pattern && c == string(channel) || !pattern && engine.Match([]byte(c), string(channel)) {
+		if pattern && c == string(channel) || !pattern && glob.Match([]byte(c), string(channel)) {
 			return true
 		}
 	}

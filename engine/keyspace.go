@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // Len returns the number of live keys (DBSIZE). Keys past their deadline that
@@ -60,13 +61,13 @@ func (s *Store) Volatile() int {
 // Keys returns every live key matching the glob pattern (KEYS).
 func (s *Store) Keys(pattern []byte) []string {
 	now := s.now()
-	all := isMatchAll(pattern)
+	all := glob.MatchesAll(pattern)
 	var keys []string
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
 		s.eachLiveLocked(sh, now, func(rec record) {
-			if all || Match(pattern, string(rec.key)) {
+			if all || glob.Match(pattern, string(rec.key)) {
 				keys = append(keys, string(rec.key))
 			}
 		})
@@ -87,7 +88,7 @@ func (s *Store) Scan(cursor uint64, pattern []byte, count int) (uint64, []string
 		count = 10
 	}
 	now := s.now()
-	all := isMatchAll(pattern)
+	all := glob.MatchesAll(pattern)
 	type hashed struct {
 		h   uint64
 		key string
@@ -103,7 +104,7 @@ func (s *Store) Scan(cursor uint64, pattern []byte, count int) (uint64, []string
 			if h := s.hash(rec.key); h >= cursor {
 				k := string(rec.key)
 				live := !rec.expiredAt(now)
-				cands = append(cands, hashed{h, k, live && (all || Match(pattern, k))})
+				cands = append(cands, hashed{h, k, live && (all || glob.Match(pattern, k))})
 			}
 			return true
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
@@ -65,6 +66,44 @@ func TestScanCountBatches(t *testing.T) {
 	cursor, keys = s.Scan(0, nil, 0)
 	if cursor == 0 || len(keys) != 10 {
 		t.Errorf("first Scan(count 0) = cursor %#x, %d keys; want the default of 10", cursor, len(keys))
+	}
+}
+
+// TestKeysAgreesWithMatch: Keys selects exactly the keys glob.Match
+// selects (which internal/glob checks against redis-server's KEYS), but for
+// "*", which matches every key without matching (the empty key too), and
+// the empty pattern, which Keys takes as no pattern.
+func TestKeysAgreesWithMatch(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	r := rand.New(rand.NewPCG(7, 7))
+	gen := func(alphabet string, maxLen int) string {
+		b := make([]byte, r.IntN(maxLen+1))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	subjects := setOf("")
+	for range 400 {
+		subjects[gen("abcz-]\\[^*?", 5)] = true
+	}
+	for k := range subjects {
+		set(t, s, k, "v")
+	}
+	for range 500 {
+		p := gen("abcz*?[]^-\\", 7)
+		if p == "" {
+			continue
+		}
+		want := map[string]bool{}
+		for k := range subjects {
+			if p == "*" || glob.Match([]byte(p), k) {
+				want[k] = true
+			}
+		}
+		if diff := sameSet(s.Keys([]byte(p)), want); diff != "" {
+			t.Fatalf("Keys(%q) disagrees with glob.Match: %s", p, diff)
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // The operations of the set commands. Each is atomic under its keys'
@@ -363,8 +365,8 @@ func (s *Store) SScan(key []byte, cursor uint64, pattern []byte, count int) (nex
 			members = append(members, []byte(m))
 		}
 	})
-	if !isMatchAll(pattern) {
-		members = slices.DeleteFunc(members, func(m []byte) bool { return !Match(pattern, string(m)) })
+	if !glob.MatchesAll(pattern) {
+		members = slices.DeleteFunc(members, func(m []byte) bool { return !glob.Match(pattern, string(m)) })
 	}
 	return next, members, err
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // The operations of the sorted-set commands, under Redis's names. Each is
@@ -417,8 +419,8 @@ func (s *Store) ZScan(key []byte, cursor uint64, pattern []byte, count int) (nex
 			out = append(out, ScoreMember{Member: []byte(m), Score: v.obj.scores[m]})
 		}
 	})
-	if !isMatchAll(pattern) {
-		out = slices.DeleteFunc(out, func(e ScoreMember) bool { return !Match(pattern, string(e.Member)) })
+	if !glob.MatchesAll(pattern) {
+		out = slices.DeleteFunc(out, func(e ScoreMember) bool { return !glob.Match(pattern, string(e.Member)) })
 	}
 	return next, out, err
 }

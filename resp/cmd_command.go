@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/stampedeless/stampedeless/acl"
-	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // cmdCommand implements COMMAND without a subcommand; the handlers below
@@ -39,7 +39,7 @@ func cmdCommandList(c *Conn, args [][]byte) {
 			keep = func(cmd *command) bool { return cmd.categories()&cat != 0 }
 		case equalFold(by, "pattern"):
 			pattern := lower(arg)
-			keep = func(cmd *command) bool { return engine.Match(pattern, cmd.name) }
+			keep = func(cmd *command) bool { return glob.Match(pattern, cmd.name) }
 		default:
 			c.w.Error(errSyntax)
 			return

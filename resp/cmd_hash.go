@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // Hash commands, as Redis 7.0's t_hash.c answers them: a missing key is an
@@ -207,7 +208,7 @@ func cmdHScan(c *Conn, args [][]byte) {
 	if pattern != nil && string(pattern) != "*" {
 		kept := flat[:0]
 		for i := 0; i < len(flat); i += 2 {
-			if engine.Match(pattern, string(flat[i])) {
+			if glob.Match(pattern, string(flat[i])) {
 				kept = append(kept, flat[i], flat[i+1])
 			}
 		}

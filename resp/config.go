@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/persist"
 )
@@ -304,7 +305,7 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 		}
 		pattern := lower(a)
 		for i := range configParams {
-			if p := &configParams[i]; !slices.Contains(found, p) && engine.Match(pattern, p.name) {
+			if p := &configParams[i]; !slices.Contains(found, p) && glob.Match(pattern, p.name) {
 				found, names = append(found, p), append(names, p.name)
 			}
 		}

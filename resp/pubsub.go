@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // subKind is a kind of subscription: to a channel (SUBSCRIBE), a pattern
@@ -252,7 +252,7 @@ func (s *Server) publish(kind subKind, channel, message []byte, from *Conn) (n i
 	}
 	subject := string(channel)
 	for _, set := range p.subs[subPattern] {
-		if !engine.Match(set.name, subject) {
+		if !glob.Match(set.name, subject) {
 			continue
 		}
 		matched := func(w *Writer) {
@@ -343,7 +343,7 @@ func (c *Conn) listChannels(kind subKind, args [][]byte) {
 	var names []string
 	p.mu.RLock()
 	for name := range p.subs[kind] {
-		if len(args) == 2 || engine.Match(args[2], name) {
+		if len(args) == 2 || glob.Match(args[2], name) {
 			names = append(names, name)
 		}
 	}

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/glob"
 	lua "github.com/yuin/gopher-lua"
-
-	"github.com/stampedeless/stampedeless/engine"
 )
 
 // FCallInvocation is one FCALL or FCALL_RO.
@@ -383,7 +382,7 @@ func (e *Engine) functionList(args [][]byte, proto int) []byte {
 	}
 	var libs []*library
 	for _, l := range e.libs.sorted() {
-		if !hasPattern || engine.Match(bytes.ToLower(pattern), strings.ToLower(l.name)) {
+		if !hasPattern || glob.Match(bytes.ToLower(pattern), strings.ToLower(l.name)) {
 			libs = append(libs, l)
 		}
 	}

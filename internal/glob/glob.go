@@ -1,4 +1,4 @@
-package engine
+package glob
 
 // Match reports whether subject matches the glob pattern with Redis's rules:
 // '*' matches any run of bytes, '?' any one byte, '[abc]', '[^abc]' and
@@ -7,7 +7,7 @@ func Match(pattern []byte, subject string) bool {
 	// Redis stops matching once the subject is used up, skipping trailing
 	// stars only after a byte was matched, so an empty subject matches the
 	// empty pattern alone: not even "*" (KEYS * includes the empty key only
-	// because it skips matching, as isMatchAll does here).
+	// because it skips matching, as MatchesAll does here).
 	if len(subject) == 0 {
 		return len(pattern) == 0
 	}
@@ -111,9 +111,9 @@ func matchClass(pattern []byte, open int, c byte) (int, bool) {
 	return p, matched != negate
 }
 
-// isMatchAll reports whether pattern matches every key: nil (no pattern
+// MatchesAll reports whether pattern matches every key: nil (no pattern
 // given, as for SCAN without MATCH) or "*". An empty pattern is not nil: it
 // matches only the empty key, as KEYS "" does in Redis.
-func isMatchAll(pattern []byte) bool {
+func MatchesAll(pattern []byte) bool {
 	return pattern == nil || (len(pattern) == 1 && pattern[0] == '*')
 }

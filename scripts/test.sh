@@ -52,14 +52,14 @@ go test -race -count=1 -p 1 $(go list ./... | grep -E "$fleet")
 go test -count=1 -run 'TestReadsKeepHotKeys' ./engine
 # The wire layer's tests again, every server serving from the event loop
 # (--event-loop).
-RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./resp
+RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./server
 # Each fuzz target for 30,000 inputs beyond its seed corpus (which ran
 # above): a few seconds each, plus building each package once with the
 # fuzzer's instrumentation (FUZZTIME=2m, or another count, for longer
 # runs). A count, not a duration: Go 1.26's fuzzer can fail a target with
 # "context deadline exceeded" when a duration ends while a starved worker
 # is mid-input (go.dev/issue/75804, fixed in Go 1.27).
-for target in resp:FuzzReader resp:FuzzArgParsers resp:FuzzOptions internal/glob:FuzzMatch loader:FuzzFetchResponse rdb:FuzzReader rdb:FuzzDump; do
+for target in server:FuzzReader server:FuzzArgParsers server:FuzzOptions internal/glob:FuzzMatch loader:FuzzFetchResponse rdb:FuzzReader rdb:FuzzDump; do
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-30000x}" "./${target%%:*}"
 done
 bash scripts/integration.sh

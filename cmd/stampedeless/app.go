@@ -23,7 +23,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -54,15 +54,15 @@ func serveFlags() []cli.Flag {
 			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
-		&cli.IntFlag{Name: "max-clients", Value: resp.DefaultMaxClients, EnvVars: env("max-clients"),
+		&cli.IntFlag{Name: "max-clients", Value: server.DefaultMaxClients, EnvVars: env("max-clients"),
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
-		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: resp.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
+		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: server.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
 			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits, while it runs a script or waits for one, or while it does not read its replies"},
-		&cli.DurationFlag{Name: "lua-time-limit", Value: resp.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
+		&cli.DurationFlag{Name: "lua-time-limit", Value: server.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
 			Usage: "how long a script runs before other clients are answered BUSY and SCRIPT KILL may stop it, as Redis's busy-reply-threshold (CONFIG SET busy-reply-threshold, in ms); 0: never"},
-		&cli.IntFlag{Name: "max-scripts", Value: resp.DefaultMaxScripts, EnvVars: env("max-scripts"),
+		&cli.IntFlag{Name: "max-scripts", Value: server.DefaultMaxScripts, EnvVars: env("max-scripts"),
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
 			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
@@ -86,7 +86,7 @@ func serveFlags() []cli.Flag {
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
 			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
-		&cli.StringFlag{Name: "enable-loader-commands", Value: resp.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
+		&cli.StringFlag{Name: "enable-loader-commands", Value: server.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
@@ -150,7 +150,7 @@ func newApp() *cli.App {
 				Name:  "version",
 				Usage: "print the version",
 				Action: noArgs(func(c *cli.Context) error {
-					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, resp.RedisVersion)
+					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, server.RedisVersion)
 					return nil
 				}, false),
 			},
@@ -168,7 +168,7 @@ type config struct {
 	metricsAddr    string
 	pprof          bool
 	store          engine.Options
-	server         resp.Options
+	server         server.Options
 	loaders        loader.Options
 	initialLoaders []loader.Config
 	fill           swr.Options
@@ -221,7 +221,7 @@ func parseConfig(c *cli.Context) (config, error) {
 	// The store bounds the process's memory unless GOMEMLIMIT does.
 	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
-	case resp.LoaderCommandsNo, resp.LoaderCommandsYes, resp.LoaderCommandsLocal:
+	case server.LoaderCommandsNo, server.LoaderCommandsYes, server.LoaderCommandsLocal:
 	default:
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
@@ -275,7 +275,7 @@ func parseConfig(c *cli.Context) (config, error) {
 	// set: they run on one clock.
 	clock := time.Now
 	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
-	outputLimit, err := resp.ParseOutputLimit(c.String("pubsub-output-buffer-limit"))
+	outputLimit, err := server.ParseOutputLimit(c.String("pubsub-output-buffer-limit"))
 	if err != nil {
 		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
 	}
@@ -294,7 +294,7 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
 		return cfg, err
 	}
-	cfg.server = resp.Options{
+	cfg.server = server.Options{
 		PubSubOutputLimit: &outputLimit,
 		RequirePass:       c.String("requirepass"),
 		Users:             users,
@@ -366,7 +366,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	cfg.server.Saver = saver
-	srv, err := resp.New(cfg.server)
+	srv, err := server.New(cfg.server)
 	if err != nil {
 		return err
 	}
@@ -450,7 +450,7 @@ func runServe(c *cli.Context) error {
 		log.Warn("connections still open at the end of the grace period were closed", "err", err)
 	}
 	for range lns {
-		if err := <-serveErr; err != nil && !errors.Is(err, resp.ErrServerClosed) {
+		if err := <-serveErr; err != nil && !errors.Is(err, server.ErrServerClosed) {
 			return err
 		}
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/internal/tlsfiles"
 	"github.com/stampedeless/stampedeless/loader"
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server"
 )
 
 // securityFlags are the serve flags that decide who may reach the server
@@ -123,7 +123,7 @@ type listener struct {
 }
 
 // serve serves srv on l until it is shut down.
-func (l listener) serve(srv *resp.Server) error {
+func (l listener) serve(srv *server.Server) error {
 	if l.tls != nil {
 		return srv.ServeTLS(l.Listener, l.tls)
 	}

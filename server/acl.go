@@ -1,0 +1,393 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stampedeless/stampedeless/acl"
+)
+
+// aclState is the server's ACL: its users, the log of denials, and what
+// closing the connections of a deleted user needs.
+type aclState struct {
+	users *acl.Registry
+	log   acl.Log
+	// file is the ACL file of ACL LOAD and SAVE (Options.ACLFile), if any.
+	file string
+	// base are the denials counted when CONFIG RESETSTAT last ran, by
+	// reason: INFO reports those since, while Prometheus counts them all.
+	base [acl.NumReasons]atomic.Int64
+	// revocations counts the times connections were marked revoked, so
+	// the event loop looks for them only after one.
+	revocations atomic.Int64
+}
+
+// ErrUsersAndACLFile is returned by New for Options with both Users and
+// ACLFile, which Redis refuses too: one place defines the users.
+var ErrUsersAndACLFile = errors.New("resp: users are defined by Options.Users or by Options.ACLFile, not both")
+
+// errRevoked ends a connection whose user was deleted, or whose channels
+// were taken away while it was subscribed.
+var errRevoked = errors.New("resp: the connection's user was revoked")
+
+// initACL builds the ACL command table from the command table and the
+// users from opts: the default user with opts.RequirePass, then opts.Users
+// or opts.ACLFile.
+func (s *Server) initACL(opts Options) error {
+	var cmds []*acl.Command
+	for _, cmd := range s.table {
+		ac := &acl.Command{Name: cmd.name, Categories: cmd.categories()}
+		for _, sub := range cmd.subcommands {
+			sub.aclCommand = &acl.Command{Name: sub.name, Categories: sub.categories()}
+			ac.Subcommands = append(ac.Subcommands, sub.aclCommand)
+		}
+		cmd.aclCommand = ac
+		cmds = append(cmds, ac)
+	}
+	s.acl.users = acl.NewRegistry(acl.NewTable(cmds))
+	s.acl.file = opts.ACLFile
+	s.acl.users.SetDefaultPassword(opts.RequirePass)
+	switch {
+	case len(opts.Users) > 0 && opts.ACLFile != "":
+		return ErrUsersAndACLFile
+	case len(opts.Users) > 0:
+		if err := s.acl.users.Configure(opts.Users); err != nil {
+			return fmt.Errorf("resp: users: %w", err)
+		}
+	case opts.ACLFile != "":
+		if _, err := s.acl.users.LoadFile(opts.ACLFile); err != nil {
+			return fmt.Errorf("resp: ACL file: %w", err)
+		}
+	}
+	for _, r := range acl.Reasons {
+		s.metrics.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace:   "stampedeless",
+			Name:        "acl_denied_total",
+			Help:        "Commands and authentications the ACL denied, by reason: command, key, channel, auth (INFO's acl_access_denied_*).",
+			ConstLabels: prometheus.Labels{"reason": r.String()},
+		}, func() float64 { return float64(s.acl.log.Denied(r)) }))
+	}
+	return nil
+}
+
+// groupCategories are the categories a command has for being in a group, as
+// Redis's command tables give them.
+var groupCategories = map[string]acl.Category{
+	"string":       acl.String,
+	"bitmap":       acl.Bitmap,
+	"hash":         acl.Hash,
+	"generic":      acl.Keyspace,
+	"connection":   acl.Connection,
+	"transactions": acl.Transaction,
+	"scripting":    acl.Scripting,
+	"set":          acl.Set,
+	"sorted-set":   acl.SortedSet,
+	"hyperloglog":  acl.HyperLogLog,
+	"list":         acl.List,
+}
+
+// categories are cmd's ACL categories, derived as Redis derives them: from
+// the flags (write: @write, readonly: @read, admin: @admin and @dangerous,
+// pubsub: @pubsub, fast: @fast, else @slow, blocking: @blocking; readonly scripting commands
+// are not @read), from the group, and the extra
+// ones in cmd.acl. A container (CLIENT) is, as in Redis, @slow and its
+// extra ones alone: its subcommands have the rest.
+func (cmd *command) categories() acl.Category {
+	if len(cmd.subcommands) > 0 {
+		return cmd.acl | acl.Slow
+	}
+	cats := cmd.acl
+	if !cmd.aclNoGroup {
+		cats |= groupCategories[cmd.group]
+	}
+	for _, f := range []struct {
+		flag flags
+		cats acl.Category
+	}{
+		{flagWrite, acl.Write}, {flagReadonly, acl.Read}, {flagAdmin, acl.Admin | acl.Dangerous},
+		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast}, {flagBlocking, acl.Blocking},
+	} {
+		if cmd.flags&f.flag != 0 {
+			cats |= f.cats
+		}
+	}
+	if cmd.group == "scripting" {
+		cats &^= acl.Read // EVAL_RO is no @read command, in Redis either
+	}
+	if cats&acl.Fast == 0 {
+		cats |= acl.Slow
+	}
+	return cats
+}
+
+// keyAccess is what a command does to its keys, which %R~ and %W~ key
+// patterns grant separately (Redis's key spec flags).
+type keyAccess uint8
+
+const (
+	// keysFromFlags: a read-only command reads its keys; any other reads
+	// and writes them.
+	keysFromFlags keyAccess = iota
+	keysRead
+	// keysWrite: writes without reading the value (SETEX, DEL, EXPIRE).
+	keysWrite
+	keysReadWrite
+	// keysNone: neither reads nor writes the value, only sees whether the
+	// key exists, its type or length (EXISTS, TYPE, STRLEN); any key
+	// pattern grants it.
+	keysNone
+	// keysDestFirst: the first key is a destination written without
+	// being read, the others sources read (the *STORE commands, BITOP).
+	keysDestFirst
+	// keysCopy: the first key is read, the second written (COPY).
+	keysCopy
+	// keysRename: the first key is read and changed, the second written
+	// without being read (RENAME, RENAMENX, SMOVE: Redis's key specs
+	// ACCESS DELETE, then UPDATE or INSERT).
+	keysRename
+	// keysMerge: the first key is read and written, the others read
+	// (PFMERGE, which merges its destination too).
+	keysMerge
+)
+
+// keyUse says whether a call of cmd reads and whether it writes its i-th
+// key.
+func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
+	a := cmd.access
+	if cmd.varAccess != nil {
+		a = cmd.varAccess(args)
+	}
+	switch a {
+	case keysDestFirst:
+		return i > 0, i == 0
+	case keysCopy:
+		return i == 0, i > 0
+	case keysRename:
+		return i == 0, true
+	case keysMerge:
+		return true, i == 0
+	case keysRead:
+		return true, false
+	case keysWrite:
+		return false, true
+	case keysNone:
+		return false, false
+	case keysFromFlags:
+		if cmd.flags&flagReadonly != 0 {
+			return true, false
+		}
+	}
+	return true, true
+}
+
+// setKeys: SET writes its key, and reads it too with GET.
+func setKeys(args [][]byte) keyAccess {
+	for _, a := range args[3:] {
+		if equalFold(a, "get") {
+			return keysReadWrite
+		}
+	}
+	return keysWrite
+}
+
+// channelArgs says which of a command's arguments are pub/sub channels.
+type channelArgs uint8
+
+const (
+	channelsNone      channelArgs = iota
+	channelsPublish               // the first (PUBLISH)
+	channelsSubscribe             // every one (SUBSCRIBE)
+	channelsPatterns              // every one, a pattern (PSUBSCRIBE)
+)
+
+// aclContextTopLevel is ACL LOG's context of a command run on its own.
+const aclContextTopLevel = "toplevel"
+
+// checkPerms reports whether perms allow cmd with args: the command
+// itself (unless it needs no authentication), then each key, then each
+// channel. If not, it returns the reason and the key or channel denied
+// (the command's name for a command denied).
+func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, object []byte, ok bool) {
+	if cmd.flags&flagNoAuth == 0 {
+		var first []byte
+		if len(args) > 1 {
+			first = args[1]
+		}
+		if !p.CanRun(cmd.aclCommand, first) {
+			return acl.DeniedCommand, []byte(cmd.name), false
+		}
+	}
+	// Shard channels are keys to COMMAND INFO, but channels to the ACL
+	// (hasKeys).
+	if !p.AllKeys() && cmd.hasKeys() {
+		for i, k := range cmd.keys(args) {
+			if read, write := cmd.keyUse(args, i); !p.CanAccessKey(k, read, write) {
+				return acl.DeniedKey, k, false
+			}
+		}
+	}
+	if cmd.keyPrefix > 0 && cmd.keyPrefix < len(args) && !p.CanWritePrefix(args[cmd.keyPrefix]) {
+		return acl.DeniedKey, args[cmd.keyPrefix], false
+	}
+	if !p.AllChannels() && cmd.channels != channelsNone {
+		channels := args[1:]
+		if cmd.channels == channelsPublish {
+			channels = args[1:2]
+		}
+		for _, ch := range channels {
+			if !p.CanAccessChannel(ch, cmd.channels == channelsPatterns) {
+				return acl.DeniedChannel, ch, false
+			}
+		}
+	}
+	return 0, nil, true
+}
+
+// permitted reports whether c's user may run cmd with args. If not, it
+// replies NOPERM, in Redis 7.0's words, and logs the denial.
+func (c *Conn) permitted(cmd *command, args [][]byte) bool {
+	u := c.user.Load()
+	p := u.Perms()
+	if p.Unrestricted() {
+		return true
+	}
+	reason, object, ok := checkPerms(p, cmd, args)
+	if ok {
+		return true
+	}
+	c.logDenial(reason, string(object), u.Name())
+	switch reason {
+	case acl.DeniedKey:
+		c.w.Error("NOPERM this user has no permissions to access one of the keys used as arguments")
+	case acl.DeniedChannel:
+		c.w.Error("NOPERM this user has no permissions to access one of the channels used as arguments")
+	default:
+		c.w.Error("NOPERM this user has no permissions to run the '" + cmd.name + "' command")
+	}
+	return false
+}
+
+// logDenial adds a denial of a command c ran to the ACL log.
+func (c *Conn) logDenial(reason acl.Reason, object, username string) {
+	c.logDenialIn(aclContextTopLevel, reason, object, username)
+}
+
+// logDenialIn adds a denial to the ACL log, with the context it happened
+// in ("lua": a script c ran) and c's CLIENT INFO, as Redis logs the
+// client that ran the script.
+func (c *Conn) logDenialIn(context string, reason acl.Reason, object, username string) {
+	c.srv.acl.log.Add(acl.Entry{Reason: reason, Context: context, Object: object,
+		Username: username, Updated: time.Now(), ClientInfo: c.info(nil, nil)})
+}
+
+// revoke closes the connections for which match is true, as Redis closes
+// those of a deleted user. self, if among them, closes after its reply.
+// The others are marked, so they run no further command, and woken: a
+// connection on a goroutine by a read deadline, one on the event loop by
+// the loop, which looks for marked connections when notified.
+func (s *Server) revoke(self *Conn, match func(*Conn) bool) {
+	var marked []*Conn
+	for _, c := range s.clients() {
+		switch {
+		case !match(c):
+		case c == self:
+			c.revoked.Store(true)
+			c.quit = true
+		default:
+			c.revoked.Store(true)
+			marked = append(marked, c)
+		}
+	}
+	if len(marked) == 0 {
+		return
+	}
+	s.acl.revocations.Add(1)
+	s.mu.Lock()
+	for _, c := range marked {
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.notify()
+	}
+}
+
+// revokeUsers closes the connections authenticated as any of users.
+func (s *Server) revokeUsers(self *Conn, users []*acl.User) {
+	if len(users) == 0 {
+		return
+	}
+	gone := make(map[*acl.User]bool, len(users))
+	for _, u := range users {
+		gone[u] = true
+	}
+	s.revoke(self, func(c *Conn) bool { return gone[c.user.Load()] })
+}
+
+// revokeSubscribers closes the connections of u subscribed to a channel or
+// pattern u may no longer name, as Redis does when a user's channels change.
+func (s *Server) revokeSubscribers(self *Conn, u *acl.User) {
+	p := u.Perms()
+	if p.AllChannels() {
+		return
+	}
+	s.revoke(self, func(c *Conn) bool {
+		if c.user.Load() != u || c.subs.total() == 0 {
+			return false
+		}
+		s.pubsub.mu.RLock()
+		defer s.pubsub.mu.RUnlock()
+		for kind := range subKinds {
+			for name := range c.subs.names[kind] {
+				if !p.CanAccessChannel([]byte(name), kind == subPattern) {
+					return true
+				}
+			}
+		}
+		return false
+	})
+}
+
+// mayStillSubscribe checks, with the pub/sub lock held, that c's user may
+// still name the channels it is about to subscribe to: ACL SETUSER may have
+// taken them away since dispatch checked, and revokeSubscribers, which
+// takes the lock after changing the user, would not see this subscription.
+// If not, c is closed, as revokeSubscribers would have closed it.
+func (c *Conn) mayStillSubscribe(kind subKind, names [][]byte) bool {
+	p := c.user.Load().Perms()
+	if p.AllChannels() {
+		return true
+	}
+	for _, name := range names {
+		if !p.CanAccessChannel(name, kind == subPattern) {
+			c.revoked.Store(true)
+			c.quit = true
+			return false
+		}
+	}
+	return true
+}
+
+// infoACL writes INFO's ACL counters, Redis 7.2's, since CONFIG RESETSTAT.
+func (s *Server) infoACL(b *infoBuilder) {
+	for _, f := range []struct {
+		name   string
+		reason acl.Reason
+	}{
+		{"acl_access_denied_auth", acl.DeniedAuth}, {"acl_access_denied_cmd", acl.DeniedCommand},
+		{"acl_access_denied_key", acl.DeniedKey}, {"acl_access_denied_channel", acl.DeniedChannel},
+	} {
+		b.field(f.name, s.acl.log.Denied(f.reason)-s.acl.base[f.reason].Load())
+	}
+}
+
+// resetACLStats starts INFO's ACL counters again from zero.
+func (s *Server) resetACLStats() {
+	for _, r := range acl.Reasons {
+		s.acl.base[r].Store(s.acl.log.Denied(r))
+	}
+}

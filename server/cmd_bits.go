@@ -1,0 +1,625 @@
+package server
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// The bitmap commands, after Redis's bitops.c: bit 0 is the most
+// significant bit of the first byte, and a missing key is an endless run of
+// zero bits.
+
+// Error texts of the bitmap commands.
+const (
+	errBitOffset    = "ERR bit offset is not an integer or out of range"
+	errBitValue     = "ERR bit is not an integer or out of range"
+	errBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+)
+
+// bitOffset parses a bit offset as Redis's getBitOffsetFromArgument does.
+// With width > 0 (BITFIELD) an offset "#n" means n*width, multiplied with
+// C's wrap-around. The offset's byte must lie within proto-max-bulk-len.
+func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
+	hash := width > 0 && len(arg) > 0 && arg[0] == '#'
+	if hash {
+		arg = arg[1:]
+	}
+	n, ok := parseInteger(arg)
+	if hash {
+		n *= int64(width)
+	}
+	if !ok || n < 0 || n>>3 >= c.srv.maxBulk.Load() {
+		c.w.Error(errBitOffset)
+		return 0, false
+	}
+	return uint64(n), true
+}
+
+// cmdSetBit implements SETBIT key offset 0|1 and replies with the bit's
+// previous value.
+func cmdSetBit(c *Conn, args [][]byte) {
+	offset, ok := bitOffset(c, args[2], 0)
+	if !ok {
+		return
+	}
+	on, ok := parseInteger(args[3])
+	if !ok || on&^1 != 0 {
+		c.w.Error(errBitValue)
+		return
+	}
+	byteIdx, mask := offset>>3, byte(0x80)>>(offset&7)
+	var was bool
+	// The offset's byte is within proto-max-bulk-len, so it fits an int.
+	_, err := c.srv.store.Grow(args[1], func(old []byte, _ bool) (int, error) {
+		was = byteIdx < uint64(len(old)) && old[byteIdx]&mask != 0
+		return int(byteIdx) + 1, nil
+	}, func(v []byte) {
+		if on == 1 {
+			v[byteIdx] |= mask
+		} else {
+			v[byteIdx] &^= mask
+		}
+	})
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(boolInt(was))
+}
+
+// cmdGetBit implements GETBIT key offset.
+func cmdGetBit(c *Conn, args [][]byte) {
+	offset, ok := bitOffset(c, args[2], 0)
+	if !ok {
+		return
+	}
+	v, _, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
+	byteIdx := offset >> 3
+	c.w.Int(boolInt(byteIdx < uint64(len(v)) && v[byteIdx]&(0x80>>(offset&7)) != 0))
+}
+
+// bitRange resolves BITCOUNT's and BITPOS's start and end, negative ones
+// counting from the end, in bytes or (isBit) in bits, to an inclusive range
+// of bytes and masks of the bits of its first and last byte that lie
+// outside it. It reports false for an empty range. n is the string's
+// length in bytes.
+func bitRange(start, end, n int64, isBit bool) (first, last int64, firstMask, lastMask byte, ok bool) {
+	total := n
+	if isBit {
+		total <<= 3
+	}
+	if start < 0 {
+		start = max(total+start, 0)
+	}
+	if end < 0 {
+		end = max(total+end, 0)
+	}
+	end = min(end, total-1)
+	if start > end {
+		return 0, 0, 0, 0, false
+	}
+	if isBit {
+		firstMask = ^byte(0xff >> (start & 7))
+		lastMask = byte(1<<(7-(end&7))) - 1
+		start, end = start>>3, end>>3
+	}
+	return start, end, firstMask, lastMask, true
+}
+
+// cmdBitCount implements BITCOUNT key [start end [BYTE|BIT]]. As in Redis
+// 7.0 and 7.2, a missing key counts 0 before the range is read.
+func cmdBitCount(c *Conn, args [][]byte) {
+	v, exists, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
+	if !exists {
+		c.w.Int(0)
+		return
+	}
+	first, last := int64(0), int64(len(v))-1
+	var firstMask, lastMask byte
+	switch len(args) {
+	case 2:
+	case 4, 5:
+		start, ok1 := parseInteger(args[2])
+		end, ok2 := parseInteger(args[3])
+		if !ok1 || !ok2 {
+			c.w.Error(errNotInteger)
+			return
+		}
+		if start < 0 && end < 0 && start > end {
+			c.w.Int(0)
+			return
+		}
+		isBit, ok := bitUnit(args[4:])
+		if !ok {
+			c.w.Error(errSyntax)
+			return
+		}
+		if first, last, firstMask, lastMask, ok = bitRange(start, end, int64(len(v)), isBit); !ok {
+			c.w.Int(0)
+			return
+		}
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	if first > last {
+		c.w.Int(0)
+		return
+	}
+	n := popcount(v[first : last+1])
+	n -= bits.OnesCount8(v[first]&firstMask) + bits.OnesCount8(v[last]&lastMask)
+	c.w.Int(int64(n))
+}
+
+// bitUnit reads an optional BYTE or BIT argument and reports whether it
+// says BIT.
+func bitUnit(opt [][]byte) (isBit, ok bool) {
+	switch {
+	case len(opt) == 0, equalFold(opt[0], "byte"):
+		return false, true
+	case equalFold(opt[0], "bit"):
+		return true, true
+	}
+	return false, false
+}
+
+func popcount(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56)
+		b = b[8:]
+	}
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
+}
+
+// cmdBitPos implements BITPOS key 0|1 [start [end [BYTE|BIT]]].
+func cmdBitPos(c *Conn, args [][]byte) {
+	bit, ok := parseInteger(args[2])
+	if !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	if bit != 0 && bit != 1 {
+		c.w.Error("ERR The bit argument must be 1 or 0.")
+		return
+	}
+	v, exists, ok := c.readString(args[1])
+	if !ok {
+		return
+	}
+	if !exists {
+		// An endless run of zero bits: the first 0 is at 0, no 1 anywhere.
+		c.w.Int(-bit)
+		return
+	}
+	n := int64(len(v))
+	first, last := int64(0), n-1
+	var firstMask, lastMask byte
+	endGiven := false
+	switch len(args) {
+	case 3:
+	case 4, 5, 6:
+		start, ok := parseInteger(args[3])
+		if !ok {
+			c.w.Error(errNotInteger)
+			return
+		}
+		isBit, ok := bitUnit(args[min(len(args), 5):])
+		if !ok {
+			c.w.Error(errSyntax)
+			return
+		}
+		end := n - 1
+		if isBit {
+			end = n<<3 + 7
+		}
+		if len(args) >= 5 {
+			if end, ok = parseInteger(args[4]); !ok {
+				c.w.Error(errNotInteger)
+				return
+			}
+			endGiven = true
+		}
+		if first, last, firstMask, lastMask, ok = bitRange(start, end, n, isBit); !ok {
+			c.w.Int(-1)
+			return
+		}
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	if first > last {
+		c.w.Int(-1) // an empty string: no bit at all
+		return
+	}
+	// The bits outside the range are made the opposite of the one looked
+	// for, so they are never found.
+	r := bytes.Clone(v[first : last+1])
+	flip := func(i int, outside byte) {
+		if bit == 1 {
+			r[i] &^= outside
+		} else {
+			r[i] |= outside
+		}
+	}
+	flip(0, firstMask)
+	flip(len(r)-1, lastMask)
+	pos := findBit(r, bit == 1)
+	if pos < 0 && bit == 0 && !endGiven && lastMask == 0 {
+		// Without an end, the string goes on in zero bits.
+		pos = int64(len(r)) << 3
+	}
+	if pos >= 0 {
+		pos += first << 3
+	}
+	c.w.Int(pos)
+}
+
+// findBit returns the position of the first bit of b equal to one, or -1.
+func findBit(b []byte, one bool) int64 {
+	for i, x := range b {
+		if !one {
+			x = ^x
+		}
+		if x != 0 {
+			return int64(i)<<3 + int64(bits.LeadingZeros8(x))
+		}
+	}
+	return -1
+}
+
+// cmdBitOp implements BITOP AND|OR|XOR|NOT destkey key [key ...]. The
+// result is as long as the longest source, shorter ones padded with zero
+// bytes; an empty result deletes destkey.
+func cmdBitOp(c *Conn, args [][]byte) {
+	op := args[1]
+	var combine func(acc, x byte) byte
+	switch {
+	case equalFold(op, "and"):
+		combine = func(acc, x byte) byte { return acc & x }
+	case equalFold(op, "or"):
+		combine = func(acc, x byte) byte { return acc | x }
+	case equalFold(op, "xor"):
+		combine = func(acc, x byte) byte { return acc ^ x }
+	case equalFold(op, "not"):
+		if len(args) != 4 {
+			c.w.Error("ERR BITOP NOT must be called with a single source key.")
+			return
+		}
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	// The sources are read at one instant, as in Redis.
+	srcs := make([][]byte, len(args)-3)
+	longest := 0
+	wrongType := false
+	c.readMulti(args[3:], func(i int, t engine.Type, v []byte, found bool) {
+		wrongType = wrongType || found && t != engine.TypeString
+		srcs[i] = bytes.Clone(v)
+		longest = max(longest, len(v))
+	})
+	if wrongType {
+		c.w.Error(errWrongType)
+		return
+	}
+	if longest == 0 {
+		c.srv.store.Delete(args[2])
+		c.w.Int(0)
+		return
+	}
+	res := make([]byte, longest)
+	copy(res, srcs[0])
+	if combine == nil {
+		for i := range res {
+			res[i] = ^res[i]
+		}
+	}
+	for _, src := range srcs[1:] {
+		for i := range res {
+			var x byte
+			if i < len(src) {
+				x = src[i]
+			}
+			res[i] = combine(res[i], x)
+		}
+	}
+	if _, err := c.srv.store.Set(args[2], res, engine.SetOptions{}); err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(int64(longest))
+}
+
+// Overflow behaviours of BITFIELD.
+const (
+	overflowWrap = iota
+	overflowSat
+	overflowFail
+)
+
+// bitfieldOp is one GET, SET or INCRBY of a BITFIELD call.
+type bitfieldOp struct {
+	op       byte // 'g', 's' or 'i'
+	signed   bool
+	width    uint64
+	offset   uint64
+	value    int64 // SET's value or INCRBY's increment
+	overflow int
+}
+
+// bitfieldType parses a type such as i16 or u8: signed up to 64 bits,
+// unsigned up to 63. Redis reads it as a C string, so a NUL byte ends it.
+func bitfieldType(arg []byte) (signed bool, width uint64, ok bool) {
+	if i := bytes.IndexByte(arg, 0); i >= 0 {
+		arg = arg[:i]
+	}
+	if len(arg) == 0 || arg[0] != 'i' && arg[0] != 'u' {
+		return false, 0, false
+	}
+	signed = arg[0] == 'i'
+	n, ok := parseInteger(arg[1:])
+	if !ok || n < 1 || n > 64 || !signed && n > 63 {
+		return false, 0, false
+	}
+	return signed, uint64(n), true
+}
+
+// parseBitfield parses BITFIELD's operations as Redis does, replying with
+// the first error. It reports whether any operation writes.
+func parseBitfield(c *Conn, args [][]byte) (ops []bitfieldOp, writes, ok bool) {
+	overflow := overflowWrap
+	for j := 2; j < len(args); j++ {
+		rest := len(args) - j - 1
+		var op bitfieldOp
+		switch a := args[j]; {
+		case equalFold(a, "get") && rest >= 2:
+			op.op = 'g'
+		case equalFold(a, "set") && rest >= 3:
+			op.op = 's'
+		case equalFold(a, "incrby") && rest >= 3:
+			op.op = 'i'
+		case equalFold(a, "overflow") && rest >= 1:
+			j++
+			switch t := args[j]; {
+			case equalFold(t, "wrap"):
+				overflow = overflowWrap
+			case equalFold(t, "sat"):
+				overflow = overflowSat
+			case equalFold(t, "fail"):
+				overflow = overflowFail
+			default:
+				c.w.Error("ERR Invalid OVERFLOW type specified")
+				return nil, false, false
+			}
+			continue
+		default:
+			c.w.Error(errSyntax)
+			return nil, false, false
+		}
+		var typeOK bool
+		if op.signed, op.width, typeOK = bitfieldType(args[j+1]); !typeOK {
+			c.w.Error(errBitfieldType)
+			return nil, false, false
+		}
+		if op.offset, ok = bitOffset(c, args[j+2], int(op.width)); !ok {
+			return nil, false, false
+		}
+		if op.op != 'g' {
+			writes = true
+			if op.value, ok = parseInteger(args[j+3]); !ok {
+				c.w.Error(errNotInteger)
+				return nil, false, false
+			}
+			j++
+		}
+		op.overflow = overflow
+		ops = append(ops, op)
+		j += 2
+	}
+	return ops, writes, true
+}
+
+// bitfieldResult is one reply element of BITFIELD: a number, or nil for
+// an operation that OVERFLOW FAIL stopped.
+type bitfieldResult struct {
+	n   int64
+	nil bool
+}
+
+func cmdBitField(c *Conn, args [][]byte)   { bitfield(c, args, false) }
+func cmdBitFieldRO(c *Conn, args [][]byte) { bitfield(c, args, true) }
+
+// bitfield implements BITFIELD and BITFIELD_RO. Operations run in order on
+// the value; one that writes makes the key at least as long as the
+// furthest bit any operation writes, even if OVERFLOW FAIL stops it.
+func bitfield(c *Conn, args [][]byte, readonly bool) {
+	ops, writes, ok := parseBitfield(c, args)
+	if !ok {
+		return
+	}
+	results := make([]bitfieldResult, len(ops))
+	if !writes {
+		v, _, ok := c.readString(args[1])
+		if !ok {
+			return
+		}
+		for i, op := range ops {
+			results[i].n = op.get(v)
+		}
+	} else {
+		if readonly {
+			c.w.Error("ERR BITFIELD_RO only supports the GET subcommand")
+			return
+		}
+		var need uint64
+		for _, op := range ops {
+			if op.op != 'g' {
+				need = max(need, (op.offset+op.width-1)>>3+1)
+			}
+		}
+		_, err := c.srv.store.Grow(args[1], func([]byte, bool) (int, error) { return int(need), nil }, func(v []byte) {
+			for i, op := range ops {
+				results[i] = op.apply(v)
+			}
+		})
+		if err != nil {
+			writeErr(c, err)
+			return
+		}
+	}
+	c.w.Array(len(results))
+	for _, r := range results {
+		if r.nil {
+			c.w.Null()
+		} else {
+			c.w.Int(r.n)
+		}
+	}
+}
+
+// get reads the field from v, which may be shorter than the field: bits
+// past its end are zero.
+func (op bitfieldOp) get(v []byte) int64 {
+	var buf [9]byte
+	start := op.offset >> 3
+	if start < uint64(len(v)) {
+		copy(buf[:], v[start:])
+	}
+	u := getBits(buf[:], op.offset&7, op.width)
+	if op.signed {
+		return signExtend(u, op.width)
+	}
+	return int64(u)
+}
+
+// apply runs a GET, SET or INCRBY on v, which is long enough for every
+// field written.
+func (op bitfieldOp) apply(v []byte) bitfieldResult {
+	if op.op == 'g' {
+		return bitfieldResult{n: op.get(v)}
+	}
+	oldU := getBits(v, op.offset, op.width)
+	var newU uint64
+	var reply int64
+	var overflow bool
+	if op.signed {
+		old := signExtend(oldU, op.width)
+		var next int64
+		if op.op == 'i' {
+			next, overflow = signedOverflow(old, op.value, op.width, op.overflow)
+			reply = next
+		} else {
+			next, overflow = signedOverflow(op.value, 0, op.width, op.overflow)
+			reply = old
+		}
+		newU = uint64(next)
+	} else {
+		if op.op == 'i' {
+			newU, overflow = unsignedOverflow(oldU, op.value, op.width, op.overflow)
+			reply = int64(newU)
+		} else {
+			newU, overflow = unsignedOverflow(uint64(op.value), 0, op.width, op.overflow)
+			reply = int64(oldU)
+		}
+	}
+	if overflow && op.overflow == overflowFail {
+		return bitfieldResult{nil: true}
+	}
+	setBits(v, op.offset, op.width, newU)
+	return bitfieldResult{n: reply}
+}
+
+// getBits reads width bits of p from bit offset on as an unsigned number.
+func getBits(p []byte, offset, width uint64) uint64 {
+	var u uint64
+	for j := uint64(0); j < width; j++ {
+		bit := offset + j
+		u = u<<1 | uint64(p[bit>>3]>>(7-bit&7)&1)
+	}
+	return u
+}
+
+// setBits writes the low width bits of u into p from bit offset on.
+func setBits(p []byte, offset, width, u uint64) {
+	for j := uint64(0); j < width; j++ {
+		bit := offset + j
+		mask := byte(0x80) >> (bit & 7)
+		if u>>(width-1-j)&1 != 0 {
+			p[bit>>3] |= mask
+		} else {
+			p[bit>>3] &^= mask
+		}
+	}
+}
+
+// signExtend reads the low width bits of u as a two's complement number.
+func signExtend(u, width uint64) int64 {
+	if width < 64 {
+		u &= 1<<width - 1
+		if u&(1<<(width-1)) != 0 {
+			u |= math.MaxUint64 << width
+		}
+	}
+	return int64(u)
+}
+
+// unsignedOverflow adds incr to value, an unsigned field of width bits, as
+// Redis's checkUnsignedBitfieldOverflow does, and returns the value to
+// store and whether it overflowed. With overflowFail the value is unused.
+func unsignedOverflow(value uint64, incr int64, width uint64, behaviour int) (uint64, bool) {
+	maxVal := uint64(1)<<width - 1
+	maxIncr := int64(maxVal - value)
+	minIncr := int64(-value)
+	switch {
+	case value > maxVal || incr > 0 && incr > maxIncr:
+		if behaviour == overflowSat {
+			return maxVal, true
+		}
+	case incr < 0 && incr < minIncr:
+		if behaviour == overflowSat {
+			return 0, true
+		}
+	default:
+		return value + uint64(incr), false
+	}
+	return (value + uint64(incr)) & maxVal, true
+}
+
+// signedOverflow is unsignedOverflow for a signed field, as Redis's
+// checkSignedBitfieldOverflow: wrapping keeps the low width bits.
+func signedOverflow(value, incr int64, width uint64, behaviour int) (int64, bool) {
+	maxVal := int64(math.MaxInt64)
+	if width < 64 {
+		maxVal = 1<<(width-1) - 1
+	}
+	minVal := -maxVal - 1
+	maxIncr := int64(uint64(maxVal) - uint64(value))
+	minIncr := minVal - value
+	switch {
+	case value > maxVal || width != 64 && incr > maxIncr || value >= 0 && incr > 0 && incr > maxIncr:
+		if behaviour == overflowSat {
+			return maxVal, true
+		}
+	case value < minVal || width != 64 && incr < minIncr || value < 0 && incr < 0 && incr < minIncr:
+		if behaviour == overflowSat {
+			return minVal, true
+		}
+	default:
+		return value + incr, false
+	}
+	return signExtend(uint64(value)+uint64(incr), width), true
+}

@@ -1,0 +1,401 @@
+package server
+
+import (
+	"net"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
+// WAIT.
+
+// read returns key's value for a command that reads it, if it is a
+// string (a key of another type reads as missing, as MGET reads it): with
+// CLIENT NO-TOUCH on, the read does not make the key more likely to stay.
+func (c *Conn) read(key []byte) ([]byte, bool) {
+	if c.noTouch.Load() {
+		env, ok := c.srv.store.LookupNoTouch(key)
+		return env.Value, ok && env.Type == engine.TypeString
+	}
+	return c.srv.store.Get(key)
+}
+
+// readMulti reads keys at one instant (Store.ReadMulti) for a command
+// that reads them, counting hits and misses and, unless the client is in
+// NO-TOUCH mode, expiring and reporting them as read does. fn runs under
+// the store's locks: it must be quick and must not keep value, which is nil
+// for a key that holds another type than a string.
+func (c *Conn) readMulti(keys [][]byte, fn func(i int, t engine.Type, value []byte, found bool)) {
+	mode := engine.ReadAll
+	if c.noTouch.Load() {
+		mode = engine.ReadCounts
+	}
+	c.srv.store.ReadMulti(keys, mode, fn)
+}
+
+// readString is read for a command of strings, which answers -WRONGTYPE
+// for a key of another type: then it writes that error and ok is false.
+func (c *Conn) readString(key []byte) (v []byte, exists, ok bool) {
+	v, exists = c.read(key)
+	if !exists && c.wrongType(key) {
+		return nil, false, false
+	}
+	return v, exists, true
+}
+
+// wrongType writes -WRONGTYPE and reports true if key, which a read of
+// strings found missing, holds another type. Checking after the miss keeps
+// the hit path to one lookup; the answer is the one of the moment of the
+// second look, as if the command had run then.
+func (c *Conn) wrongType(key []byte) bool {
+	if c.holdsOtherType(key) {
+		c.w.Error(errWrongType)
+		return true
+	}
+	return false
+}
+
+// holdsOtherType reports whether key holds another type than a string.
+func (c *Conn) holdsOtherType(key []byte) bool {
+	t, found := c.srv.store.TypeOf(key)
+	return found && t != engine.TypeString
+}
+
+// view calls fn with key's value for a command that reads it, as read
+// does; without NO-TOUCH it hands fn the store's own bytes (Store.View), so
+// fn must not keep them.
+func (c *Conn) view(key []byte, fn func([]byte)) bool {
+	if c.noTouch.Load() {
+		v, ok := c.read(key)
+		if ok {
+			fn(v)
+		}
+		return ok
+	}
+	return c.srv.store.View(key, fn)
+}
+
+// resetState returns the connection to the state of a new one, as RESET
+// does (Redis's clearClientConnectionState): RESP2, database 0, the
+// default user (authenticated only if no password is required), no name,
+// NO-EVICT and NO-TOUCH off. lib-name and lib-ver stay, as in Redis 7.2:
+// they describe the client library, which has not changed. Whatever else
+// keeps state on a connection (a transaction and watched keys,
+// subscriptions, tracking, MONITOR) is cleared here too.
+func (c *Conn) resetState() {
+	c.endTransaction() // MULTI discarded, keys unwatched
+	c.srv.monitors.remove(c)
+	// Subscriptions and tracking end without confirmations, and what the
+	// connection had queued is sent before the reply to RESET.
+	c.leavePubSub()
+	c.trackingOff()
+	c.stopPushing(true)
+	c.w.SetProtocol(2)
+	c.authed = !c.srv.acl.users.AuthRequired()
+	c.user.Store(c.srv.acl.users.Default())
+	c.mu.Lock()
+	c.name = ""
+	c.mu.Unlock()
+	c.noEvict.Store(false)
+	c.noTouch.Store(false)
+}
+
+func cmdReset(c *Conn, _ [][]byte) {
+	c.resetState()
+	c.w.Status("RESET")
+}
+
+// clientType is what CLIENT LIST TYPE and CLIENT KILL TYPE select on.
+type clientType uint8
+
+const (
+	clientNormal clientType = iota
+	clientReplica
+	clientMaster
+	clientPubSub
+)
+
+// parseClientType reads a type name as Redis's getClientTypeByName does.
+func parseClientType(name []byte) (clientType, bool) {
+	switch {
+	case equalFold(name, "normal"):
+		return clientNormal, true
+	case equalFold(name, "replica"), equalFold(name, "slave"):
+		return clientReplica, true
+	case equalFold(name, "master"):
+		return clientMaster, true
+	case equalFold(name, "pubsub"):
+		return clientPubSub, true
+	}
+	return 0, false
+}
+
+// kind is the connection's type. Every connection is a normal client
+// until one subscribes to a channel.
+func (c *Conn) kind() clientType {
+	if c.subs.total() > 0 {
+		return clientPubSub
+	}
+	return clientNormal
+}
+
+// flagLetters is the connection's flags field in CLIENT LIST, in Redis's
+// order: O for a monitor, P for a subscriber, x in MULTI, b blocked (BLPOP), t tracking, R its redirect target
+// closed, B in BCAST mode, d a watched key changed, e for NO-EVICT, T for
+// NO-TOUCH, N for none.
+func (c *Conn) flagLetters() string {
+	var b []byte
+	if c.monitoring.Load() {
+		b = append(b, 'O')
+	}
+	if c.subs.total() > 0 {
+		b = append(b, 'P')
+	}
+	if c.multiLen.Load() >= 0 {
+		b = append(b, 'x')
+	}
+	if c.srv.blocked.isBlocked(c.id) {
+		b = append(b, 'b')
+	}
+	if ti := c.track.info(); ti.on {
+		b = append(b, 't')
+		if ti.broken {
+			b = append(b, 'R')
+		}
+		if ti.bcast {
+			b = append(b, 'B')
+		}
+	}
+	if _, dirty := c.srv.watches.watchInfo(c); dirty {
+		b = append(b, 'd')
+	}
+	if c.noEvict.Load() {
+		b = append(b, 'e')
+	}
+	if c.noTouch.Load() {
+		b = append(b, 'T')
+	}
+	if len(b) == 0 {
+		return "N"
+	}
+	return string(b)
+}
+
+// killFilter is what CLIENT KILL selects connections by.
+type killFilter struct {
+	addr, laddr []byte // nil: any
+	id          int64  // 0: any
+	kind        clientType
+	anyKind     bool
+	skipMe      bool
+}
+
+func (f *killFilter) matches(self, c *Conn) bool {
+	switch {
+	case f.addr != nil && string(f.addr) != addrString(c.remote),
+		f.laddr != nil && string(f.laddr) != addrString(c.local),
+		!f.anyKind && c.kind() != f.kind,
+		f.id != 0 && c.id != f.id,
+		f.skipMe && c == self:
+		return false
+	}
+	return true
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// cmdClientKill implements CLIENT KILL addr and CLIENT KILL [ID id] [TYPE
+// type] [USER user] [ADDR addr] [LADDR laddr] [SKIPME yes|no]. The old
+// form may kill the caller and replies OK or an error; the new one skips
+// the caller unless SKIPME no and replies how many it killed. The caller,
+// if killed, is closed after its reply, as in Redis; others are closed at
+// once, which they see as the server ending the connection.
+func cmdClientKill(c *Conn, args [][]byte) {
+	f := killFilter{anyKind: true, skipMe: true}
+	if len(args) == 3 {
+		f.addr, f.skipMe = args[2], false
+	} else if !parseKillFilter(c, args[2:], &f) {
+		return
+	}
+	killed := 0
+	for _, other := range c.srv.clients() {
+		if !f.matches(c, other) {
+			continue
+		}
+		killed++
+		if other == c {
+			c.srv.mu.Lock()
+			c.killed = true
+			c.srv.mu.Unlock()
+			c.quit = true // after this reply
+			continue
+		}
+		c.srv.kill(other)
+	}
+	switch {
+	case len(args) > 3:
+		c.w.Int(int64(killed))
+	case killed == 0:
+		c.w.Error("ERR No such client")
+	default:
+		c.w.OK()
+	}
+}
+
+// parseKillFilter reads CLIENT KILL's option-value pairs into f, or
+// replies with the error and reports false.
+func parseKillFilter(c *Conn, opts [][]byte, f *killFilter) bool {
+	for i := 0; i < len(opts); i += 2 {
+		if i+1 == len(opts) {
+			c.w.Error(errSyntax)
+			return false
+		}
+		opt, val := opts[i], opts[i+1]
+		switch {
+		case equalFold(opt, "id"):
+			id, ok := parseInteger(val)
+			if !ok || id < 1 {
+				c.w.Error("ERR client-id should be greater than 0")
+				return false
+			}
+			f.id = id
+		case equalFold(opt, "type"):
+			kind, ok := parseClientType(val)
+			if !ok {
+				c.w.Error("ERR Unknown client type '" + string(val) + "'")
+				return false
+			}
+			f.kind, f.anyKind = kind, false
+		case equalFold(opt, "addr"):
+			f.addr = val
+		case equalFold(opt, "laddr"):
+			f.laddr = val
+		case equalFold(opt, "user"):
+			// The default user is the only one, and every client's.
+			if string(val) != "default" {
+				c.w.Error("ERR No such user '" + string(val) + "'")
+				return false
+			}
+		case equalFold(opt, "skipme") && equalFold(val, "yes"):
+			f.skipMe = true
+		case equalFold(opt, "skipme") && equalFold(val, "no"):
+			f.skipMe = false
+		default:
+			c.w.Error(errSyntax)
+			return false
+		}
+	}
+	return true
+}
+
+// kill closes another connection. One on a goroutine of its own fails its
+// next read; one the event loop serves is handed to a goroutine to close.
+// Either way it is counted as closed by reason "killed".
+func (s *Server) kill(c *Conn) {
+	s.mu.Lock()
+	c.killed = true
+	c.nc.Close()
+	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.kill(c)
+	}
+}
+
+// onOff reads CLIENT NO-EVICT's and NO-TOUCH's argument into flag.
+func onOff(c *Conn, arg []byte, flag interface{ Store(bool) }) {
+	switch {
+	case equalFold(arg, "on"):
+		flag.Store(true)
+	case equalFold(arg, "off"):
+		flag.Store(false)
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	c.w.OK()
+}
+
+// cmdClientNoEvict implements CLIENT NO-EVICT on|off. It is accepted and
+// shown in CLIENT LIST; client connections are never evicted here.
+func cmdClientNoEvict(c *Conn, args [][]byte) { onOff(c, args[2], &c.noEvict) }
+
+// cmdClientNoTouch implements CLIENT NO-TOUCH on|off (Redis 7.2): with it
+// on, the connection's reads do not make keys more likely to stay. TOUCH
+// still does.
+func cmdClientNoTouch(c *Conn, args [][]byte) { onOff(c, args[2], &c.noTouch) }
+
+// cmdWait implements WAIT numreplicas timeout. There are no replicas, so
+// it answers 0 at once, where Redis would wait up to timeout for
+// numreplicas above 0.
+func cmdWait(c *Conn, args [][]byte) {
+	if _, ok := parseInteger(args[1]); !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	timeout, ok := parseInteger(args[2])
+	switch {
+	case !ok:
+		c.w.Error("ERR timeout is not an integer or out of range")
+	case timeout < 0:
+		c.w.Error("ERR timeout is negative")
+	default:
+		c.w.Int(0)
+	}
+}
+
+// replyMode is CLIENT REPLY's state.
+type replyMode uint8
+
+const (
+	replyOn   replyMode = iota
+	replyOff            // until CLIENT REPLY ON
+	replySkip           // this command's reply is dropped
+)
+
+// cmdClientReply implements CLIENT REPLY ON|OFF|SKIP as Redis does: OFF
+// drops every reply, errors included, until ON, whose +OK is sent; SKIP
+// drops the next command's reply (not while OFF).
+func cmdClientReply(c *Conn, args [][]byte) {
+	switch {
+	case equalFold(args[2], "on"):
+		c.reply, c.skipNext = replyOn, false
+		c.w.OK()
+	case equalFold(args[2], "off"):
+		c.reply = replyOff
+	case equalFold(args[2], "skip"):
+		c.skipNext = c.reply != replyOff
+	default:
+		c.w.Error(errSyntax)
+	}
+}
+
+// gateReply drops the reply written since mark if CLIENT REPLY says so, as
+// it stands once the command has run (ON's own +OK is sent), and moves a
+// SKIP on to the next command, as Redis's resetClient does.
+func (c *Conn) gateReply(mark int) {
+	if c.reply != replyOn {
+		// min: what a flush inside the command sent is gone already.
+		c.w.b = c.w.b[:min(mark, len(c.w.b))]
+	}
+	if c.reply == replySkip {
+		c.reply = replyOn
+	}
+	if c.skipNext {
+		c.reply, c.skipNext = replySkip, false
+	}
+}
+
+// gateReplyAfter is gateReply, put off while the command finishes on the
+// connection's goroutine (loopState.resume).
+func (c *Conn) gateReplyAfter(mark int) {
+	if c.ev.resume != nil {
+		c.ev.resumeGate = true
+		return
+	}
+	c.gateReply(mark)
+}

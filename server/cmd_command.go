@@ -1,0 +1,443 @@
+package server
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/internal/glob"
+)
+
+// cmdCommand implements COMMAND without a subcommand; the handlers below
+// implement COUNT, INFO [name ...], DOCS [name ...] and LIST. That is
+// enough for redis-cli to show help and argument hints for every command,
+// ours included.
+func cmdCommand(c *Conn, _ [][]byte) {
+	cmds := c.srv.sortedCommands()
+	c.w.Array(len(cmds))
+	for _, cmd := range cmds {
+		writeCommandInfo(c, cmd)
+	}
+}
+
+func cmdCommandCount(c *Conn, _ [][]byte) { c.w.Int(int64(len(c.srv.table))) }
+
+// cmdCommandList implements COMMAND LIST [FILTERBY MODULE name|ACLCAT
+// category|PATTERN pattern]. There are no modules; an unknown category
+// lists nothing.
+func cmdCommandList(c *Conn, args [][]byte) {
+	keep := func(*command) bool { return true }
+	switch {
+	case len(args) == 2:
+	case len(args) == 5 && equalFold(args[2], "filterby"):
+		arg := args[4]
+		switch by := args[3]; {
+		case equalFold(by, "module"):
+			keep = func(*command) bool { return false }
+		case equalFold(by, "aclcat"):
+			cat, _ := acl.ParseCategory(string(arg))
+			keep = func(cmd *command) bool { return cmd.categories()&cat != 0 }
+		case equalFold(by, "pattern"):
+			pattern := lower(arg)
+			keep = func(cmd *command) bool { return glob.Match(pattern, cmd.name) }
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	var names []string
+	for _, cmd := range c.srv.sortedCommands() {
+		if keep(cmd) {
+			names = append(names, cmd.name)
+		}
+	}
+	c.w.Array(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+	}
+}
+
+func cmdCommandInfo(c *Conn, args [][]byte) {
+	cmds := c.srv.commandsNamed(args[2:])
+	c.w.Array(len(cmds))
+	for _, cmd := range cmds {
+		if cmd == nil {
+			c.w.Null()
+		} else {
+			writeCommandInfo(c, cmd)
+		}
+	}
+}
+
+func cmdCommandDocs(c *Conn, args [][]byte) {
+	var cmds []*command
+	for _, cmd := range c.srv.commandsNamed(args[2:]) {
+		if cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	c.w.Map(len(cmds))
+	for _, cmd := range cmds {
+		c.w.BulkString(cmd.name)
+		writeCommandDocs(c, cmd)
+	}
+}
+
+func cmdCommandHelp(c *Conn, _ [][]byte) {
+	writeHelp(c, "COMMAND",
+		"(no subcommand)", "    Return details about all commands.",
+		"COUNT", "    Return the total number of commands.",
+		"DOCS [<command-name> ...]", "    Return documentation details about commands.",
+		"INFO [<command-name> ...]", "    Return details about the named commands, or all of them.",
+		"GETKEYS <full-command>", "    Return the keys from a full command.",
+		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.")
+}
+
+// cmdCommandGetKeys implements COMMAND GETKEYS command [arg ...]: the
+// arguments of the full command that are keys, as the ACL, tracking and
+// the shared tier find them (cmd.keys), with Redis 7's errors in its
+// order.
+func cmdCommandGetKeys(c *Conn, args [][]byte) {
+	full := args[2:]
+	cmd := c.srv.lookup(c, full[0])
+	if cmd != nil && len(cmd.subcommands) > 0 {
+		cmd = cmd.subcommand(full[1])
+	}
+	switch {
+	case cmd == nil:
+		c.w.Error("ERR Invalid command specified")
+		return
+	case !cmd.hasKeys():
+		c.w.Error("ERR The command has no key arguments")
+		return
+	case !cmd.arityOK(len(full)):
+		c.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	keys := cmd.keys(full)
+	if len(keys) == 0 && cmd.flags&flagNoMandatoryKeys == 0 {
+		c.w.Error("ERR Invalid arguments specified for command")
+		return
+	}
+	c.w.Array(len(keys))
+	for _, k := range keys {
+		c.w.Bulk(k)
+	}
+}
+
+func (s *Server) sortedCommands() []*command {
+	cmds := make([]*command, 0, len(s.table))
+	for _, cmd := range s.table {
+		cmds = append(cmds, cmd)
+	}
+	slices.SortFunc(cmds, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	return cmds
+}
+
+// commandsNamed returns the commands named in names (nil for unknown ones),
+// or all of them when names is empty.
+func (s *Server) commandsNamed(names [][]byte) []*command {
+	if len(names) == 0 {
+		return s.sortedCommands()
+	}
+	out := make([]*command, len(names))
+	for i, n := range names {
+		out[i] = s.table[string(lower(n))]
+	}
+	return out
+}
+
+// writeCommandInfo writes a command's COMMAND INFO entry in Redis 7's
+// ten-element shape. In RESP3 the flags, categories, tips and key specs are
+// sets, and so is the list of subcommands when it is empty (an array
+// otherwise), as Redis writes them.
+func writeCommandInfo(c *Conn, cmd *command) {
+	c.w.Array(10)
+	c.w.BulkString(cmd.name)
+	c.w.Int(int64(cmd.arity))
+	var names []string
+	for _, f := range flagNames {
+		if cmd.flags&f.f != 0 {
+			names = append(names, f.name)
+		}
+	}
+	writeStatusSet(c, names...)
+	c.w.Int(int64(cmd.firstKey))
+	c.w.Int(int64(cmd.lastKey))
+	c.w.Int(int64(cmd.step))
+	cats := cmd.categories().Names()
+	for i, n := range cats {
+		cats[i] = "@" + n
+	}
+	writeStatusSet(c, cats...)
+	c.w.Set(0) // tips
+	c.w.Set(0) // key specs
+	if len(cmd.subcommands) == 0 {
+		c.w.Set(0)
+		return
+	}
+	c.w.Array(len(cmd.subcommands))
+	for _, sub := range cmd.subcommands {
+		writeCommandInfo(c, sub)
+	}
+}
+
+// writeStatusSet writes a set of simple strings (an array in RESP2), Redis's
+// form for flags and categories.
+func writeStatusSet(c *Conn, items ...string) {
+	c.w.Set(len(items))
+	for _, s := range items {
+		c.w.Status(s)
+	}
+}
+
+// writeCommandDocs writes a command's COMMAND DOCS map (a flat array in RESP2).
+func writeCommandDocs(c *Conn, cmd *command) {
+	args := parseUsage(cmd.usage)
+	n := 4
+	if len(args) > 0 {
+		n++
+	}
+	c.w.Map(n)
+	c.w.BulkString("summary")
+	c.w.BulkString(cmd.summary)
+	c.w.BulkString("since")
+	c.w.BulkString(cmd.since)
+	c.w.BulkString("group")
+	c.w.BulkString(cmd.group)
+	c.w.BulkString("complexity")
+	c.w.BulkString(complexity(cmd))
+	if len(args) > 0 {
+		c.w.BulkString("arguments")
+		writeDocArgs(c, args)
+	}
+}
+
+func complexity(cmd *command) string {
+	if cmd.flags&flagFast != 0 {
+		return "O(1)"
+	}
+	return "O(N)"
+}
+
+// docArg is one argument in COMMAND DOCS.
+type docArg struct {
+	name     string
+	typ      string // key, string, integer, pattern, pure-token, oneof, block
+	token    string
+	optional bool
+	multiple bool
+	args     []docArg
+}
+
+// writeDocArgs writes an argument list: an array of maps, each argument's
+// flags a set.
+func writeDocArgs(c *Conn, args []docArg) {
+	c.w.Array(len(args))
+	for _, a := range args {
+		n := 2
+		if a.token != "" {
+			n++
+		}
+		var flags []string
+		if a.optional {
+			flags = append(flags, "optional")
+		}
+		if a.multiple {
+			flags = append(flags, "multiple")
+		}
+		if len(flags) > 0 {
+			n++
+		}
+		if len(a.args) > 0 {
+			n++
+		}
+		c.w.Map(n)
+		c.w.BulkString("name")
+		c.w.BulkString(a.name)
+		c.w.BulkString("type")
+		c.w.BulkString(a.typ)
+		if a.token != "" {
+			c.w.BulkString("token")
+			c.w.BulkString(a.token)
+		}
+		if len(flags) > 0 {
+			c.w.BulkString("flags")
+			writeStatusSet(c, flags...)
+		}
+		if len(a.args) > 0 {
+			c.w.BulkString("arguments")
+			writeDocArgs(c, a.args)
+		}
+	}
+}
+
+// parseUsage turns a usage line such as
+// "key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL] [key value ...]"
+// into COMMAND DOCS arguments: upper-case words are tokens, "a|b" inside
+// brackets or parentheses is a choice, brackets make an argument optional
+// (parentheses only group, as in "(AND|OR) destkey"), and "[x ...]" after
+// x makes x repeatable.
+func parseUsage(usage string) []docArg {
+	tokens := strings.Fields(strings.NewReplacer("[", " [ ", "]", " ] ", "(", " ( ", ")", " ) ", "|", " | ").Replace(usage))
+	args, _ := parseUsageSeq(tokens)
+	return args
+}
+
+// parseUsageSeq parses tokens up to an unmatched "]" or ")" and returns
+// the arguments and how many tokens it used.
+func parseUsageSeq(tokens []string) ([]docArg, int) {
+	var out []docArg
+	i := 0
+	for i < len(tokens) && !isClose(tokens[i]) {
+		t := tokens[i]
+		switch {
+		case t == "(":
+			inner, n := parseUsageGroup(tokens[i+1:])
+			i += n + 2
+			out = append(out, inner)
+		case t == "[":
+			inner, n := parseUsageGroup(tokens[i+1:])
+			i += n + 2 // the group and its brackets
+			if seq, ok := repeated(inner, out); ok {
+				out = out[:len(out)-len(seq)]
+				rep := seq[0]
+				if len(seq) > 1 {
+					rep = docArg{name: "data", typ: "block", args: seq}
+				}
+				rep.multiple = true
+				out = append(out, rep)
+				continue
+			}
+			inner.optional = true
+			out = append(out, inner)
+		case t == "...":
+			if len(out) > 0 {
+				out[len(out)-1].multiple = true
+			}
+			i++
+		case isToken(t) && i+1 < len(tokens) && !isToken(tokens[i+1]) && !isPunct(tokens[i+1]):
+			a := plainArg(tokens[i+1])
+			a.token = t
+			out = append(out, a)
+			i += 2
+		case isToken(t):
+			out = append(out, docArg{name: strings.ToLower(t), typ: "pure-token", token: t})
+			i++
+		default:
+			out = append(out, plainArg(t))
+			i++
+		}
+	}
+	return out, i
+}
+
+// parseUsageGroup parses the inside of brackets. It returns a oneof for
+// alternatives, the single argument for a group of one, or a block.
+func parseUsageGroup(tokens []string) (docArg, int) {
+	var alts []docArg
+	i := 0
+	for {
+		seq, n := parseUsageSeqUntilBar(tokens[i:])
+		i += n
+		alts = append(alts, seqArg(seq))
+		if i < len(tokens) && tokens[i] == "|" {
+			i++
+			continue
+		}
+		break
+	}
+	if len(alts) == 1 {
+		return alts[0], i
+	}
+	return docArg{name: alts[0].name + "-choice", typ: "oneof", args: alts}, i
+}
+
+// parseUsageSeqUntilBar is parseUsageSeq stopping at a top-level "|" too.
+func parseUsageSeqUntilBar(tokens []string) ([]docArg, int) {
+	depth, end := 0, len(tokens)
+	for j, t := range tokens {
+		if t == "[" || t == "(" {
+			depth++
+		} else if isClose(t) {
+			if depth == 0 {
+				end = j
+				break
+			}
+			depth--
+		} else if t == "|" && depth == 0 {
+			end = j
+			break
+		}
+	}
+	seq, _ := parseUsageSeq(tokens[:end])
+	return seq, end
+}
+
+// seqArg makes one argument of a sequence: itself if it has one element,
+// else a block named after its token or first argument.
+func seqArg(seq []docArg) docArg {
+	if len(seq) == 1 {
+		return seq[0]
+	}
+	block := docArg{typ: "block", args: seq}
+	if len(seq) > 0 && seq[0].typ == "pure-token" {
+		block.name, block.token, block.args = seq[0].name, seq[0].token, seq[1:]
+	} else if len(seq) > 0 {
+		block.name = seq[0].name
+	}
+	return block
+}
+
+// repeated reports whether group is "x ..." repeating the arguments just
+// before it, as in "key [key ...]", and returns those arguments.
+func repeated(group docArg, before []docArg) ([]docArg, bool) {
+	seq := []docArg{group}
+	if group.typ == "block" && group.token == "" {
+		seq = group.args
+	}
+	if !seq[len(seq)-1].multiple && !(group.typ == "block" && group.multiple) {
+		return nil, false
+	}
+	if len(seq) > len(before) {
+		return nil, false
+	}
+	tail := before[len(before)-len(seq):]
+	for i := range seq {
+		if seq[i].name != tail[i].name || seq[i].typ != tail[i].typ {
+			return nil, false
+		}
+	}
+	// A copy: the caller overwrites these slots of before with the result.
+	return slices.Clone(tail), true
+}
+
+func isToken(t string) bool {
+	return t != "" && strings.ToUpper(t) == t && strings.ToLower(t) != t
+}
+
+func isPunct(t string) bool {
+	return t == "[" || t == "]" || t == "(" || t == ")" || t == "|" || t == "..."
+}
+
+func isClose(t string) bool { return t == "]" || t == ")" }
+
+func plainArg(name string) docArg {
+	typ := "string"
+	switch name {
+	case "key", "key1", "key2", "newkey", "destkey", "source", "destination":
+		typ = "key"
+	case "pattern":
+		typ = "pattern"
+	case "seconds", "milliseconds", "ms", "count", "cursor", "index", "offset", "start", "end",
+		"increment", "decrement", "ttl", "grace", "protover", "n", "bit", "destination-db", "min-match-len",
+		"numreplicas", "timeout":
+		typ = "integer"
+	case "unix-time-seconds", "unix-time-milliseconds":
+		typ = "unix-time"
+	}
+	return docArg{name: name, typ: typ}
+}

@@ -1,0 +1,426 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// Who may run LOADER.REGISTER and LOADER.UNREGISTER, which make the server
+// send requests where a client says: Redis 7's convention for dangerous
+// commands (enable-module-command).
+const (
+	LoaderCommandsNo    = "no"
+	LoaderCommandsYes   = "yes"
+	LoaderCommandsLocal = "local" // only connections from loopback
+)
+
+// cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
+func cmdGetFill(c *Conn, args [][]byte) {
+	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "getfill")
+	if !ok {
+		return
+	}
+	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
+	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
+		switch {
+		case equalFold(name, "timeout"):
+			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
+			return true, ok
+		case equalFold(name, "early"):
+			beta, err := strconv.ParseFloat(string(value), 64)
+			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
+			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
+				c.w.Error("ERR invalid EARLY in 'getfill' command")
+				return true, false
+			}
+			req.Early = beta
+			if beta == 0 {
+				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
+			}
+			return true, true
+		}
+		return false, false
+	})
+	if !ok {
+		return
+	}
+	// Inside EXEC nothing may wait: the answer is the store's, or
+	// -TIMEOUT while the load starts (TIMEOUT 0).
+	req.InSection = c.tx.running
+	ans, pending, err := c.srv.opts.Filler.Start(req)
+	if pending != nil && req.InSection {
+		ans, err = pending.Wait(context.Background())
+		pending = nil
+	}
+	if pending == nil {
+		writeFillAnswer(c, req.Key, ans, err)
+		return
+	}
+	c.await(func(ctx context.Context) func() {
+		ans, err := pending.Wait(ctx)
+		return func() { writeFillAnswer(c, req.Key, ans, err) }
+	})
+}
+
+// cmdMGetFill implements MGETFILL ttl grace [TIMEOUT ms] key [key ...]:
+// GETFILL of each key, answered with an array in key order. An element is
+// the value, nil (the origin says the key does not exist), or the error
+// GETFILL would have answered for that key alone (-LOADERR, -TIMEOUT,
+// -NOLOADER), as an error element, as EXEC's array carries its commands'
+// errors. TIMEOUT is an option only when a key follows its value: a first
+// key named TIMEOUT is given after "TIMEOUT ms".
+func cmdMGetFill(c *Conn, args [][]byte) {
+	ttl, grace, ok := parseTTLGrace(c, args[1], args[2], "mgetfill")
+	if !ok {
+		return
+	}
+	timeout, keys := time.Duration(-1), mgetfillKeys(args)
+	if len(keys) < len(args)-3 { // TIMEOUT ms came before the keys
+		if timeout, ok = parseMillis(c, args[4], "TIMEOUT", "mgetfill"); !ok {
+			return
+		}
+	}
+	reqs := make([]swr.Request, len(keys))
+	for i, k := range keys {
+		// Inside EXEC nothing may wait, as for GETFILL.
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.tx.running}
+	}
+	answers, pending := c.srv.opts.Filler.StartMany(reqs)
+	if pending != nil && c.tx.running {
+		answers, pending = pending.Wait(context.Background()), nil
+	}
+	if pending == nil {
+		writeFillAnswers(c, reqs, answers)
+		return
+	}
+	c.await(func(ctx context.Context) func() {
+		answers := pending.Wait(ctx)
+		return func() { writeFillAnswers(c, reqs, answers) }
+	})
+}
+
+// mgetfillKeys finds MGETFILL's keys: those after ttl, grace and TIMEOUT
+// ms, if given. It is the handler's parser, and the key positions of the
+// ACL, tracking and the shared tier: "MGETFILL 60 30 TIMEOUT 100 k" names
+// one key, k.
+func mgetfillKeys(args [][]byte) [][]byte {
+	if len(args) < 4 {
+		return nil
+	}
+	if equalFold(args[3], "timeout") && len(args) >= 6 {
+		return args[5:]
+	}
+	return args[3:]
+}
+
+// writeFillAnswers writes MGETFILL's reply: one GETFILL reply per key, in
+// an array.
+func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
+	c.w.Array(len(answers))
+	for i, a := range answers {
+		writeFillAnswer(c, reqs[i].Key, a.Answer, a.Err)
+	}
+}
+
+// parseTTLGrace parses a read-through command's ttl and grace, in seconds
+// (ttl > 0, grace ≥ 0), or answers the error, which names the argument and
+// its rule. Their deadlines are bounded as SET ... EX's: one past what the
+// engine's clock holds (2262) gets Redis's invalid expire time.
+func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
+	t, ok := parseInteger(ttlArg)
+	if !ok || t <= 0 {
+		c.w.Error("ERR ttl must be a positive integer number of seconds")
+		return 0, 0, false
+	}
+	g, ok := parseInteger(graceArg)
+	if !ok || g < 0 {
+		c.w.Error("ERR grace must be 0 or a positive integer number of seconds")
+		return 0, 0, false
+	}
+	// The stale deadline, ttl + grace from now, must fit; each term is
+	// checked first so that the sum cannot overflow.
+	left := (maxDeadlineMillis - nowMillis()) / 1000
+	if t > left || g > left || t+g > left {
+		c.w.Error("ERR invalid expire time in '" + name + "' command")
+		return 0, 0, false
+	}
+	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
+}
+
+// eachOption hands each "NAME value" pair of args to set, which reports
+// whether it knows the name and whether the value is good (it answers a
+// bad one's error itself). A name without a value or an unknown name is a
+// syntax error. It reports whether every option was good.
+func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return false
+		}
+		known, ok := set(args[i], args[i+1])
+		if !known {
+			c.w.Error(errSyntax)
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMillis parses the milliseconds (≥ 0) of option opt of command name,
+// or answers the error.
+func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
+	ms, ok := parseInteger(arg)
+	if !ok || ms < 0 || ms > maxDeadlineMillis {
+		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// await runs wait, which waits for a load, where the connection may wait:
+// on its goroutine, or on one the event loop hands it to, since the loop
+// must not wait. While it waits, a client that closes its connection
+// cancels wait's ctx. The reply wait returns is written once the watch
+// has ended.
+func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
+	run := func() {
+		// The replies to the commands before this one in a pipeline go
+		// out before it waits: the wait may be for a client that needs one
+		// of them to end it (a lease holder's token in a pipeline of
+		// FILL.LEASEs). A failed write is the writer's to report later.
+		c.flush()
+		ctx, stop := c.watchDisconnect()
+		reply := wait(ctx)
+		stop()
+		reply()
+	}
+	// The wait happens after the handler, outside the atomic section the
+	// handler runs in: the connection's goroutine finishes the command (on
+	// the event loop, once the loop has handed it the connection).
+	c.ev.resume = run
+}
+
+// writeFillAnswer writes GETFILL's reply.
+func writeFillAnswer(c *Conn, key string, ans swr.Answer, err error) {
+	switch {
+	case writeFillError(c, key, err):
+	case !ans.Found:
+		c.w.Null()
+	default:
+		c.w.Bulk(ans.Value)
+	}
+}
+
+// writeFillError writes the reply of a read-through error, if err is one,
+// and reports whether it did.
+func writeFillError(c *Conn, key string, err error) bool {
+	var oe *loader.OriginError
+	var te *swr.TimeoutError
+	var lost *swr.LeaseLostError
+	var cooling *swr.CooldownError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, swr.ErrNoLoader):
+		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
+	case errors.As(err, &te):
+		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
+	case errors.As(err, &lost):
+		c.w.Error("LEASELOST " + lost.Reason)
+	case errors.Is(err, engine.ErrTooLarge):
+		c.w.Error(errOOM)
+	case errors.Is(err, engine.ErrWrongType):
+		c.w.Error(errWrongType)
+	case errors.As(err, &cooling) && errors.As(err, &oe):
+		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
+	case errors.As(err, &oe):
+		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + oe.Reason)
+	default:
+		c.w.Error("LOADERR " + err.Error())
+	}
+	return true
+}
+
+// loaderLabel is how a -LOADERR reply names a loader: its prefix and a
+// colon, which a prefix such as "user:" already ends with.
+func loaderLabel(prefix string) string {
+	if strings.HasSuffix(prefix, ":") {
+		return prefix + " "
+	}
+	return prefix + ": "
+}
+
+// roughly writes a cooldown's time left to a tenth of a second (4.2s).
+func roughly(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// loaderCommandAllowed applies --enable-loader-commands to this connection.
+func (c *Conn) loaderCommandAllowed() bool {
+	switch c.srv.opts.LoaderCommands {
+	case LoaderCommandsYes:
+		return true
+	case LoaderCommandsNo:
+		return false
+	}
+	return isLocal(c.remote)
+}
+
+// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
+// [CONCURRENCY n] [BATCH n] [HEADER name value ...].
+func cmdLoaderRegister(c *Conn, args [][]byte) {
+	if !c.loaderCommandAllowed() {
+		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
+		return
+	}
+	if len(args[1]) == 0 {
+		// Refused rather than taken as a loader for every key, which a
+		// typo or an unset variable in a script would register.
+		c.w.Error("ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url")
+		return
+	}
+	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
+	for i := 3; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return
+		}
+		if equalFold(args[i], "header") {
+			if i+2 >= len(args) {
+				c.w.Error(errSyntax)
+				return
+			}
+			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
+			i++
+			continue
+		}
+		n, ok := parseInteger(args[i+1])
+		switch {
+		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency") && !equalFold(args[i], "batch"):
+			c.w.Error(errSyntax)
+			return
+		case !ok || n < 0 || n > math.MaxInt32:
+			c.w.Error(errNotInteger)
+			return
+		case equalFold(args[i], "timeout"):
+			cfg.Timeout = time.Duration(n) * time.Millisecond
+		case equalFold(args[i], "batch"):
+			cfg.Batch = int(n)
+		default:
+			cfg.Concurrency = int(n)
+		}
+	}
+	// The loader's errors never quote a header value.
+	register := func() {
+		if err := c.srv.opts.Loaders.Register(cfg); err != nil {
+			c.w.Error("ERR " + err.Error())
+			return
+		}
+		c.logLoaderChange("loader registered", cfg.Prefix, cfg.URL)
+		c.w.OK()
+	}
+	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
+		// Register will resolve the origin's name (--loader-allow), which
+		// the event loop must not wait for.
+		c.ev.resume = register
+		return
+	}
+	register()
+}
+
+func cmdLoaderUnregister(c *Conn, args [][]byte) {
+	if !c.loaderCommandAllowed() {
+		c.w.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
+		return
+	}
+	ok, err := c.srv.opts.Loaders.Unregister(string(args[1]))
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
+	}
+	if ok {
+		c.logLoaderChange("loader unregistered", string(args[1]), "")
+	}
+	c.w.Int(boolInt(ok))
+}
+
+// cmdLoaderList replies with an array of one map per loader (a flat array
+// of names and values in RESP2). Headers are listed by name only: their
+// values are secrets.
+func cmdLoaderList(c *Conn, _ [][]byte) {
+	infos := c.srv.opts.Loaders.List()
+	c.w.Array(len(infos))
+	for _, in := range infos {
+		c.w.Map(11)
+		c.w.BulkString("prefix")
+		c.w.BulkString(in.Prefix)
+		c.w.BulkString("url")
+		c.w.BulkString(in.URL)
+		c.w.BulkString("timeout_ms")
+		c.w.Int(in.Timeout.Milliseconds())
+		c.w.BulkString("batch")
+		c.w.Int(int64(in.Batch))
+		c.w.BulkString("headers")
+		c.w.Array(len(in.HeaderNames))
+		for _, name := range in.HeaderNames {
+			c.w.BulkString(name)
+		}
+		c.w.BulkString("source")
+		c.w.BulkString(in.Source)
+		c.w.BulkString("version")
+		c.w.Int(int64(in.Version))
+		c.w.BulkString("in_flight")
+		c.w.Int(in.InFlight)
+		c.w.BulkString("fills")
+		c.w.BulkString(strconv.FormatUint(in.Fills, 10))
+		c.w.BulkString("failures")
+		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
+		c.w.BulkString("batches")
+		c.w.BulkString(strconv.FormatUint(in.Batches, 10))
+	}
+}
+
+// cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
+// the key's state (fresh, stale, missing, loading, cooldown), milliseconds
+// to its fresh and stale deadlines (-1: none), its loader, whether a
+// load is in flight (1 or 0 in both protocols, like Redis's own
+// introspection fields), and the origin's tags of its value.
+func cmdFillInfo(c *Conn, args [][]byte) {
+	in := c.srv.opts.Filler.Info(string(args[1]))
+	ms := func(d time.Duration) int64 {
+		if d < 0 {
+			return -1
+		}
+		return d.Milliseconds()
+	}
+	c.w.Map(6)
+	c.w.BulkString("state")
+	c.w.BulkString(in.State)
+	c.w.BulkString("fresh_ms")
+	c.w.Int(ms(in.FreshIn))
+	c.w.BulkString("stale_ms")
+	c.w.Int(ms(in.StaleIn))
+	c.w.BulkString("loader")
+	c.w.BulkString(in.Loader)
+	c.w.BulkString("in_flight")
+	c.w.Int(boolInt(in.InFlight))
+	c.w.BulkString("tags")
+	c.w.Array(len(in.Tags))
+	for _, t := range in.Tags {
+		c.w.BulkString(t)
+	}
+}

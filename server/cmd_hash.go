@@ -1,0 +1,297 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
+)
+
+// Hash commands, as Redis 7.0's t_hash.c answers them: a missing key is an
+// empty hash; a key of another type is -WRONGTYPE, checked after the
+// arguments are parsed.
+
+// Errors of HINCRBY and HINCRBYFLOAT about the field's current value.
+var (
+	errHashNotInteger = errors.New("hash value is not an integer")
+	errHashNotFloat   = errors.New("hash value is not a float")
+)
+
+// cmdHSet implements HSET and HMSET key field value [field value ...].
+func cmdHSet(c *Conn, args [][]byte) {
+	if len(args)%2 == 1 {
+		c.w.Error("ERR wrong number of arguments for '" + string(lower(args[0])) + "' command")
+		return
+	}
+	added, err := c.srv.store.HSet(args[1], args[2:])
+	switch {
+	case err != nil:
+		writeErr(c, err)
+	case equalFold(args[0], "hmset"):
+		c.w.OK()
+	default:
+		c.w.Int(int64(added))
+	}
+}
+
+func cmdHSetNX(c *Conn, args [][]byte) {
+	set, err := c.srv.store.HSetNX(args[1], args[2], args[3])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(boolInt(set))
+}
+
+func cmdHGet(c *Conn, args [][]byte) {
+	v, found, err := c.srv.store.HGet(args[1], args[2])
+	switch {
+	case err != nil:
+		writeErr(c, err)
+	case found:
+		c.w.Bulk(v)
+	default:
+		c.w.Null()
+	}
+}
+
+func cmdHMGet(c *Conn, args [][]byte) {
+	values, err := c.srv.store.HMGet(args[1], args[2:])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Array(len(values))
+	for _, v := range values {
+		if v == nil {
+			c.w.Null()
+		} else {
+			c.w.Bulk(v)
+		}
+	}
+}
+
+func cmdHDel(c *Conn, args [][]byte) {
+	n, err := c.srv.store.HDel(args[1], args[2:])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(int64(n))
+}
+
+func cmdHLen(c *Conn, args [][]byte) {
+	n, err := c.srv.store.HLen(args[1])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(int64(n))
+}
+
+// hashField answers HEXISTS and HSTRLEN from the field's value.
+func hashField(c *Conn, args [][]byte, reply func(v []byte, found bool) int64) {
+	v, found, err := c.srv.store.HGet(args[1], args[2])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Int(reply(v, found))
+}
+
+func cmdHExists(c *Conn, args [][]byte) {
+	hashField(c, args, func(_ []byte, found bool) int64 { return boolInt(found) })
+}
+
+func cmdHStrLen(c *Conn, args [][]byte) {
+	hashField(c, args, func(v []byte, _ bool) int64 { return int64(len(v)) })
+}
+
+// hashAll answers HGETALL (a map in RESP3), HKEYS and HVALS.
+func hashAll(c *Conn, key []byte, keys, values bool) {
+	flat, err := c.srv.store.HGetAll(key)
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	if keys && values {
+		c.w.Map(len(flat) / 2)
+	} else {
+		c.w.Array(len(flat) / 2)
+	}
+	for i := 0; i < len(flat); i += 2 {
+		if keys {
+			c.w.Bulk(flat[i])
+		}
+		if values {
+			c.w.Bulk(flat[i+1])
+		}
+	}
+}
+
+func cmdHGetAll(c *Conn, args [][]byte) { hashAll(c, args[1], true, true) }
+func cmdHKeys(c *Conn, args [][]byte)   { hashAll(c, args[1], true, false) }
+func cmdHVals(c *Conn, args [][]byte)   { hashAll(c, args[1], false, true) }
+
+func cmdHIncrBy(c *Conn, args [][]byte) {
+	incr, ok := parseInteger(args[3])
+	if !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	v, err := c.srv.store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
+		var cur int64
+		if exists {
+			var ok bool
+			if cur, ok = parseInteger(old); !ok {
+				return nil, errHashNotInteger
+			}
+		}
+		if incr < 0 && cur < 0 && incr < math.MinInt64-cur || incr > 0 && cur > 0 && incr > math.MaxInt64-cur {
+			return nil, errOverflowValue
+		}
+		return strconv.AppendInt(nil, cur+incr, 10), nil
+	})
+	if err != nil {
+		writeHashErr(c, err)
+		return
+	}
+	n, _ := parseInteger(v)
+	c.w.Int(n)
+}
+
+func cmdHIncrByFloat(c *Conn, args [][]byte) {
+	incr, ok := parseLongDouble(args[3])
+	if !ok {
+		c.w.Error(errNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		c.w.Error("ERR value is NaN or Infinity")
+		return
+	}
+	v, err := c.srv.store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
+		return addLongDouble(old, exists, incr, errHashNotFloat)
+	})
+	if err != nil {
+		writeHashErr(c, err)
+		return
+	}
+	c.w.Bulk(v)
+}
+
+// writeHashErr writes err, one of the hash's own errors or writeErr's.
+func writeHashErr(c *Conn, err error) {
+	switch {
+	case errors.Is(err, errHashNotInteger), errors.Is(err, errHashNotFloat):
+		c.w.Error("ERR " + err.Error())
+	default:
+		writeErr(c, err)
+	}
+}
+
+// cmdHScan implements HSCAN key cursor [MATCH pattern] [COUNT count]. As
+// Redis, the options are read only when the key holds a hash.
+func cmdHScan(c *Conn, args [][]byte) {
+	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeHash)
+	if !ok {
+		return
+	}
+	next, flat, err := c.srv.store.HScan(args[1], cursor, count)
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	if pattern != nil && string(pattern) != "*" {
+		kept := flat[:0]
+		for i := 0; i < len(flat); i += 2 {
+			if glob.Match(pattern, string(flat[i])) {
+				kept = append(kept, flat[i], flat[i+1])
+			}
+		}
+		flat = kept
+	}
+	writeScanReply(c, next, flat)
+}
+
+// cmdHRandField implements HRANDFIELD key [count [WITHVALUES]] with Redis's
+// rules: a positive count returns distinct fields, at most the hash's; a
+// negative one returns that many, maybe repeated; WITHVALUES pairs each
+// with its value (a two-element array each in RESP3).
+func cmdHRandField(c *Conn, args [][]byte) {
+	if len(args) == 2 {
+		flat, err := c.srv.store.HGetAll(args[1])
+		switch {
+		case err != nil:
+			writeErr(c, err)
+		case len(flat) == 0:
+			c.w.Null()
+		default:
+			c.w.Bulk(flat[2*rand.IntN(len(flat)/2)])
+		}
+		return
+	}
+	n, ok := parseInteger(args[2])
+	if !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	if n == math.MinInt64 {
+		c.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withValues := len(args) == 4
+	if len(args) > 4 || withValues && !equalFold(args[3], "withvalues") {
+		c.w.Error(errSyntax)
+		return
+	}
+	if withValues && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+		c.w.Error("ERR value is out of range")
+		return
+	}
+	flat, err := c.srv.store.HGetAll(args[1])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	size := int64(len(flat) / 2)
+	if n == 0 || size == 0 {
+		c.w.Array(0)
+		return
+	}
+	// A negative count may repeat fields: that many picks, streamed.
+	picks := -n
+	if n > 0 {
+		picks = min(n, size)
+	}
+	// All of them, as Redis, in the hash's order; else distinct ones.
+	perm := make([]int, size)
+	for i := range perm {
+		perm[i] = i
+	}
+	if n < size {
+		rand.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	}
+	resp3 := c.w.Protocol() == 3
+	if withValues && !resp3 {
+		c.w.Array(int(2 * picks))
+	} else {
+		c.w.Array(int(picks))
+	}
+	for i := range picks {
+		p := int64(perm[i%size])
+		if n < 0 {
+			p = rand.Int64N(size)
+		}
+		if withValues && resp3 {
+			c.w.Array(2)
+		}
+		c.w.Bulk(flat[2*p])
+		if withValues {
+			c.w.Bulk(flat[2*p+1])
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+// lcsMatch is one range LCS ... IDX reports: where a run of the common
+// subsequence lies in each string, inclusive, and its length.
+type lcsMatch struct {
+	aStart, aEnd, bStart, bEnd, n int
+}
+
+// cmdLCS implements LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len]
+// [WITHMATCHLEN] with Redis's dynamic programming table, so that among
+// several longest common subsequences it picks the one Redis picks.
+// Missing keys are empty strings.
+func cmdLCS(c *Conn, args [][]byte) {
+	a, aFound := c.read(args[1])
+	b, bFound := c.read(args[2])
+	// Redis's own text here, not -WRONGTYPE.
+	if !aFound && c.holdsOtherType(args[1]) || !bFound && c.holdsOtherType(args[2]) {
+		c.w.Error("ERR The specified keys must contain string values")
+		return
+	}
+	var getLen, getIdx, withLen bool
+	var minLen int64
+	for j := 3; j < len(args); j++ {
+		switch opt := args[j]; {
+		case equalFold(opt, "idx"):
+			getIdx = true
+		case equalFold(opt, "len"):
+			getLen = true
+		case equalFold(opt, "withmatchlen"):
+			withLen = true
+		case equalFold(opt, "minmatchlen") && j+1 < len(args):
+			j++
+			n, ok := parseInteger(args[j])
+			if !ok {
+				c.w.Error(errNotInteger)
+				return
+			}
+			minLen = max(n, 0)
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	if getLen && getIdx {
+		c.w.Error("ERR If you want both the length and indexes, please just use IDX.")
+		return
+	}
+	// Redis bounds the table, 4 bytes a cell, by proto-max-bulk-len.
+	cells := (uint64(len(a)) + 1) * (uint64(len(b)) + 1)
+	if cells*4 > uint64(c.srv.maxBulk.Load()) {
+		c.w.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	width := len(b) + 1
+	table := make([]uint32, cells)
+	at := func(i, j int) uint32 { return table[i*width+j] }
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			if a[i-1] == b[j-1] {
+				table[i*width+j] = at(i-1, j-1) + 1
+			} else {
+				table[i*width+j] = max(at(i-1, j), at(i, j-1))
+			}
+		}
+	}
+	total := int(at(len(a), len(b)))
+	if getLen {
+		c.w.Int(int64(total))
+		return
+	}
+	// Walk back from the end, collecting the subsequence and its runs.
+	seq := make([]byte, total)
+	var matches []lcsMatch
+	idx := total
+	active := false
+	var cur lcsMatch
+	for i, j := len(a), len(b); i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			seq[idx-1] = a[i-1]
+			switch {
+			case !active:
+				cur = lcsMatch{aStart: i - 1, aEnd: i - 1, bStart: j - 1, bEnd: j - 1}
+				active = true
+			case cur.aStart == i && cur.bStart == j:
+				cur.aStart--
+				cur.bStart--
+			default:
+				emit = true
+			}
+			if cur.aStart == 0 || cur.bStart == 0 {
+				emit = true
+			}
+			idx, i, j = idx-1, i-1, j-1
+		} else {
+			if at(i-1, j) > at(i, j-1) {
+				i--
+			} else {
+				j--
+			}
+			emit = active
+		}
+		if emit {
+			cur.n = cur.aEnd - cur.aStart + 1
+			if minLen == 0 || int64(cur.n) >= minLen {
+				matches = append(matches, cur)
+			}
+			active = false
+		}
+	}
+	if !getIdx {
+		c.w.Bulk(seq)
+		return
+	}
+	c.w.Map(2)
+	c.w.BulkString("matches")
+	c.w.Array(len(matches))
+	for _, m := range matches {
+		c.w.Array(2 + int(boolInt(withLen)))
+		c.w.Array(2)
+		c.w.Int(int64(m.aStart))
+		c.w.Int(int64(m.aEnd))
+		c.w.Array(2)
+		c.w.Int(int64(m.bStart))
+		c.w.Int(int64(m.bEnd))
+		if withLen {
+			c.w.Int(int64(m.n))
+		}
+	}
+	c.w.BulkString("len")
+	c.w.Int(int64(total))
+}

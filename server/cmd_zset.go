@@ -1,0 +1,841 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// The sorted-set commands (Redis's t_zset.c): argument checks, their order,
+// error texts and reply shapes are Redis 7.0's; the engine does the rest
+// atomically. Scores are read as Redis reads them (strtod) and replied as
+// doubles (%.17g; RESP3's double type).
+
+const (
+	errNaN         = "ERR resulting score is not a number (NaN)"
+	errScoreRange  = "ERR min or max is not a float"
+	errLexRange    = "ERR min or max not valid string range item"
+	errWeightFloat = "ERR weight value is not a float"
+)
+
+// cStrtod reads the longest prefix of b that C's strtod reads (glibc:
+// leading white space, a sign, a decimal or hexadecimal float, inf,
+// infinity or nan), returning its value, its length (0 if there is no
+// number) and whether the value is out of range: an overflow, or an
+// underflow to zero, where strtod sets ERANGE and Redis refuses the
+// score.
+func cStrtod(b []byte) (v float64, n int, outOfRange bool) {
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	start := i
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	neg := start < len(b) && b[start] == '-'
+	word := func(w string) bool {
+		return len(b)-i >= len(w) && strings.EqualFold(string(b[i:i+len(w)]), w)
+	}
+	switch {
+	case word("infinity"):
+		return math.Inf(sign(neg)), i + 8, false
+	case word("inf"):
+		return math.Inf(sign(neg)), i + 3, false
+	case word("nan"):
+		i += 3
+		if j := bytes.IndexByte(b[i:], ')'); i < len(b) && b[i] == '(' && j > 0 && isNanChars(b[i+1:i+j]) {
+			i += j + 1
+		}
+		return math.NaN(), i, false
+	}
+	hex := len(b)-i >= 2 && b[i] == '0' && (b[i+1]|0x20) == 'x'
+	digit := isDigit
+	if hex {
+		digit = isHex
+	}
+	j := i
+	if hex {
+		j += 2
+	}
+	mant, nonzero, point := 0, false, false
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '.' && !point:
+			point = true
+		case digit(c):
+			mant++
+			nonzero = nonzero || c != '0'
+		default:
+			goto done
+		}
+	}
+done:
+	if mant == 0 {
+		if hex { // "0x" alone: strtod reads the 0
+			return 0, i + 1, false
+		}
+		return 0, 0, false
+	}
+	expChar := byte('e')
+	if hex {
+		expChar = 'p'
+	}
+	if j < len(b) && b[j]|0x20 == expChar {
+		k := j + 1
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			k++
+		}
+		if k < len(b) && isDigit(b[k]) {
+			for k < len(b) && isDigit(b[k]) {
+				k++
+			}
+			j = k
+		}
+	}
+	text := string(b[start:j])
+	if hex && !strings.ContainsAny(text, "pP") {
+		text += "p0"
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, 0, false
+	}
+	return v, j, errors.Is(err, strconv.ErrRange) || v == 0 && nonzero
+}
+
+func sign(neg bool) int {
+	if neg {
+		return -1
+	}
+	return 1
+}
+
+func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+func isNanChars(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) && !('a' <= c|0x20 && c|0x20 <= 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseScore reads a score or weight as Redis's getDoubleFromObject: all
+// of b a number strtod reads, with no leading space, in range, not NaN.
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	v, n, outOfRange := cStrtod(b)
+	return v, n == len(b) && !outOfRange && !math.IsNaN(v)
+}
+
+// parseScoreBound reads one end of a score range as Redis's zslParseRange:
+// "(" for an open end, then what strtod reads, all of it (nothing reads as
+// 0), not NaN; out-of-range values are taken as strtod gives them.
+func parseScoreBound(b []byte) (engine.ScoreBound, bool) {
+	var sb engine.ScoreBound
+	if len(b) > 0 && b[0] == '(' {
+		sb.Excl, b = true, b[1:]
+	}
+	v, n, _ := cStrtod(b)
+	sb.Value = v
+	return sb, n == len(b) && !math.IsNaN(v)
+}
+
+// parseLexBound reads one end of a lex range: "+", "-", "(member" or
+// "[member".
+func parseLexBound(b []byte) (engine.LexBound, bool) {
+	switch {
+	case len(b) == 0:
+		return engine.LexBound{}, false
+	case len(b) == 1 && b[0] == '+':
+		return engine.LexBound{Inf: 1}, true
+	case len(b) == 1 && b[0] == '-':
+		return engine.LexBound{Inf: -1}, true
+	case b[0] == '(':
+		return engine.LexBound{Value: b[1:], Excl: true}, true
+	case b[0] == '[':
+		return engine.LexBound{Value: b[1:]}, true
+	}
+	return engine.LexBound{}, false
+}
+
+// cmdZAdd implements ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member
+// [score member ...].
+func cmdZAdd(c *Conn, args [][]byte) {
+	var opts engine.ZAddOptions
+	ch := false
+	i := 2
+options:
+	for ; i < len(args); i++ {
+		switch a := args[i]; {
+		case equalFold(a, "nx"):
+			opts.NX = true
+		case equalFold(a, "xx"):
+			opts.XX = true
+		case equalFold(a, "ch"):
+			ch = true
+		case equalFold(a, "incr"):
+			opts.Incr = true
+		case equalFold(a, "gt"):
+			opts.GT = true
+		case equalFold(a, "lt"):
+			opts.LT = true
+		default:
+			break options
+		}
+	}
+	rest := args[i:]
+	switch {
+	case len(rest) == 0 || len(rest)%2 != 0:
+		c.w.Error(errSyntax)
+		return
+	case opts.NX && opts.XX:
+		c.w.Error("ERR XX and NX options at the same time are not compatible")
+		return
+	case opts.GT && opts.NX || opts.LT && opts.NX || opts.GT && opts.LT:
+		c.w.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	case opts.Incr && len(rest) > 2:
+		c.w.Error("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	zadd(c, args[1], opts, ch, rest)
+}
+
+// zadd runs ZADD or ZINCRBY of the score-member pairs in rest, whose
+// scores are checked before anything changes.
+func zadd(c *Conn, key []byte, opts engine.ZAddOptions, ch bool, rest [][]byte) {
+	pairs := make([]engine.ScoreMember, len(rest)/2)
+	for j := range pairs {
+		score, ok := parseScore(rest[2*j])
+		if !ok {
+			c.w.Error(errNotFloat)
+			return
+		}
+		pairs[j] = engine.ScoreMember{Score: score, Member: rest[2*j+1]}
+	}
+	res, err := c.srv.store.ZAdd(key, opts, pairs)
+	switch {
+	case errors.Is(err, engine.ErrNaNScore):
+		c.w.Error(errNaN)
+	case err != nil:
+		writeErr(c, err)
+	case opts.Incr && res.Processed == 0:
+		c.w.Null()
+	case opts.Incr:
+		c.w.Double(res.Score)
+	case ch:
+		c.w.Int(int64(res.Added + res.Updated))
+	default:
+		c.w.Int(int64(res.Added))
+	}
+}
+
+func cmdZIncrBy(c *Conn, args [][]byte) {
+	zadd(c, args[1], engine.ZAddOptions{Incr: true}, false, args[2:])
+}
+
+func cmdZRem(c *Conn, args [][]byte) {
+	n, err := c.srv.store.ZRem(args[1], args[2:])
+	writeIntOrErr(c, int64(n), err)
+}
+
+func cmdZCard(c *Conn, args [][]byte) {
+	n, err := c.srv.store.ZCard(args[1])
+	writeIntOrErr(c, int64(n), err)
+}
+
+func cmdZScore(c *Conn, args [][]byte) {
+	scores, found, err := c.srv.store.ZScore(args[1], args[2:])
+	switch {
+	case err != nil:
+		writeErr(c, err)
+	case !found[0]:
+		c.w.Null()
+	default:
+		c.w.Double(scores[0])
+	}
+}
+
+func cmdZMScore(c *Conn, args [][]byte) {
+	scores, found, err := c.srv.store.ZScore(args[1], args[2:])
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	c.w.Array(len(scores))
+	for i, s := range scores {
+		if found[i] {
+			c.w.Double(s)
+		} else {
+			c.w.Null()
+		}
+	}
+}
+
+func cmdZRank(c *Conn, args [][]byte)    { zrank(c, args, false) }
+func cmdZRevRank(c *Conn, args [][]byte) { zrank(c, args, true) }
+
+func zrank(c *Conn, args [][]byte, rev bool) {
+	rank, found, err := c.srv.store.ZRank(args[1], args[2], rev)
+	switch {
+	case err != nil:
+		writeErr(c, err)
+	case !found:
+		c.w.Null()
+	default:
+		c.w.Int(int64(rank))
+	}
+}
+
+// scoredShape is how a reply lists members with their scores.
+type scoredShape uint8
+
+const (
+	membersOnly  scoredShape = iota
+	flatPairs                // member, score, member, score...
+	pairsInRESP3             // flat in RESP2, [member, score] pairs in RESP3
+	nestedPairs              // [member, score] pairs
+)
+
+// writeScored replies members in shape, as Redis's zrange and zpop
+// replies.
+func writeScored(c *Conn, ents []engine.ScoreMember, shape scoredShape) {
+	switch {
+	case shape == membersOnly:
+		c.w.Array(len(ents))
+		for _, e := range ents {
+			c.w.Bulk(e.Member)
+		}
+		return
+	case shape == nestedPairs || shape == pairsInRESP3 && c.w.Protocol() == 3:
+		c.w.Array(len(ents))
+		for _, e := range ents {
+			c.w.Array(2)
+			c.w.Bulk(e.Member)
+			c.w.Double(e.Score)
+		}
+		return
+	}
+	c.w.Array(2 * len(ents))
+	for _, e := range ents {
+		c.w.Bulk(e.Member)
+		c.w.Double(e.Score)
+	}
+}
+
+// zrangeCall is how a ZRANGE-family command reads its arguments.
+type zrangeCall struct {
+	store bool            // ZRANGESTORE: args[1] is the destination
+	by    engine.ZRangeBy // fixed by the command, or chosen by BYSCORE/BYLEX
+	auto  bool            // ZRANGE and ZRANGESTORE: BYSCORE, BYLEX and REV are options
+	rev   bool
+}
+
+func cmdZRange(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{auto: true}) }
+func cmdZRangeStore(c *Conn, args [][]byte) {
+	zrange(c, args, zrangeCall{store: true, auto: true})
+}
+func cmdZRevRange(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{rev: true}) }
+func cmdZRangeByScore(c *Conn, args [][]byte) {
+	zrange(c, args, zrangeCall{by: engine.ZByScore})
+}
+func cmdZRevRangeByScore(c *Conn, args [][]byte) {
+	zrange(c, args, zrangeCall{by: engine.ZByScore, rev: true})
+}
+func cmdZRangeByLex(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{by: engine.ZByLex}) }
+func cmdZRevRangeByLex(c *Conn, args [][]byte) {
+	zrange(c, args, zrangeCall{by: engine.ZByLex, rev: true})
+}
+
+// zrange is Redis's zrangeGenericCommand: options, their conflicts, the
+// range, then the key.
+func zrange(c *Conn, args [][]byte, call zrangeCall) {
+	at := 1
+	if call.store {
+		at = 2
+	}
+	key := args[at]
+	r := engine.ZRange{By: call.by, Rev: call.rev, Limit: -1}
+	withScores, limited := false, false
+	for j := at + 3; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case !call.store && equalFold(a, "withscores"):
+			withScores = true
+		case equalFold(a, "limit") && len(args)-j-1 >= 2:
+			off, ok1 := parseInteger(args[j+1])
+			lim, ok2 := parseInteger(args[j+2])
+			if !ok1 || !ok2 {
+				c.w.Error(errNotInteger)
+				return
+			}
+			r.Offset, r.Limit, limited = off, lim, true
+			j += 2
+		case call.auto && !r.Rev && equalFold(a, "rev"):
+			r.Rev = true
+		case call.auto && r.By == engine.ZByRank && equalFold(a, "bylex"):
+			r.By = engine.ZByLex
+		case call.auto && r.By == engine.ZByRank && equalFold(a, "byscore"):
+			r.By = engine.ZByScore
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	if limited && r.By == engine.ZByRank {
+		c.w.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return
+	}
+	if withScores && r.By == engine.ZByLex {
+		c.w.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	lo, hi := args[at+1], args[at+2]
+	if r.Rev && r.By != engine.ZByRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	if !parseRange(c, &r, lo, hi) {
+		return
+	}
+	if call.store {
+		n, err := c.srv.store.ZRangeStore(args[1], key, r)
+		writeIntOrErr(c, int64(n), err)
+		return
+	}
+	ents, err := c.srv.store.ZRange(key, r)
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	writeScored(c, ents, shapeOf(withScores))
+}
+
+// parseRange reads r's bounds from lo and hi by r.By, replying the error
+// if they do not parse.
+func parseRange(c *Conn, r *engine.ZRange, lo, hi []byte) bool {
+	var ok1, ok2 bool
+	switch r.By {
+	case engine.ZByRank:
+		r.Start, ok1 = parseInteger(lo)
+		r.Stop, ok2 = parseInteger(hi)
+		if !ok1 || !ok2 {
+			c.w.Error(errNotInteger)
+			return false
+		}
+	case engine.ZByScore:
+		r.Min, ok1 = parseScoreBound(lo)
+		r.Max, ok2 = parseScoreBound(hi)
+		if !ok1 || !ok2 {
+			c.w.Error(errScoreRange)
+			return false
+		}
+	case engine.ZByLex:
+		r.LexMin, ok1 = parseLexBound(lo)
+		r.LexMax, ok2 = parseLexBound(hi)
+		if !ok1 || !ok2 {
+			c.w.Error(errLexRange)
+			return false
+		}
+	}
+	return true
+}
+
+func cmdZCount(c *Conn, args [][]byte)    { zcount(c, args, engine.ZByScore) }
+func cmdZLexCount(c *Conn, args [][]byte) { zcount(c, args, engine.ZByLex) }
+
+func zcount(c *Conn, args [][]byte, by engine.ZRangeBy) {
+	r := engine.ZRange{By: by}
+	if !parseRange(c, &r, args[2], args[3]) {
+		return
+	}
+	n, err := c.srv.store.ZCount(args[1], r)
+	writeIntOrErr(c, int64(n), err)
+}
+
+func cmdZRemRangeByRank(c *Conn, args [][]byte)  { zremrange(c, args, engine.ZByRank) }
+func cmdZRemRangeByScore(c *Conn, args [][]byte) { zremrange(c, args, engine.ZByScore) }
+func cmdZRemRangeByLex(c *Conn, args [][]byte)   { zremrange(c, args, engine.ZByLex) }
+
+func zremrange(c *Conn, args [][]byte, by engine.ZRangeBy) {
+	r := engine.ZRange{By: by, Limit: -1}
+	if !parseRange(c, &r, args[2], args[3]) {
+		return
+	}
+	n, err := c.srv.store.ZRemRange(args[1], r)
+	writeIntOrErr(c, int64(n), err)
+}
+
+func cmdZPopMin(c *Conn, args [][]byte) { zpop(c, args, false) }
+func cmdZPopMax(c *Conn, args [][]byte) { zpop(c, args, true) }
+
+// zpop implements ZPOPMIN and ZPOPMAX key [count]: a flat array of
+// members and scores, nested pairs in RESP3 when a count is given.
+func zpop(c *Conn, args [][]byte, highest bool) {
+	if len(args) > 3 {
+		c.w.Error(errSyntax)
+		return
+	}
+	count, counted := int64(1), len(args) == 3
+	if counted {
+		n, ok := parseInteger(args[2])
+		if !ok || n < 0 {
+			c.w.Error(errPositiveCount)
+			return
+		}
+		count = n
+	}
+	_, popped, err := c.srv.store.ZPop(args[1:2], highest, int(min(count, math.MaxInt32)))
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	shape := flatPairs
+	if counted {
+		shape = pairsInRESP3
+	}
+	writeScored(c, popped, shape)
+}
+
+// cmdZMPop implements ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]:
+// [key, [[member, score], ...]] of the first key holding a sorted set,
+// or a null array.
+func cmdZMPop(c *Conn, args [][]byte) {
+	m, ok := parseZMPop(c, args[1:])
+	if !ok {
+		return
+	}
+	key, popped, err := c.srv.store.ZPop(m.keys, m.highest, m.count)
+	switch {
+	case err != nil:
+		writeErr(c, err)
+	case key == nil:
+		c.w.NullArray()
+	default:
+		writeZMPop(c, key, popped)
+	}
+}
+
+// zmpopArgs are ZMPOP's and BZMPOP's arguments after the command (and
+// BZMPOP's timeout).
+type zmpopArgs struct {
+	keys    [][]byte
+	highest bool // MAX
+	count   int
+}
+
+// parseZMPop parses numkeys key [key ...] MIN|MAX [COUNT count], or
+// answers the error.
+func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
+	numKeys, ok := parseInteger(args[0])
+	if !ok || numKeys < 1 {
+		c.w.Error(errNumKeys)
+		return m, false
+	}
+	where := 1 + numKeys
+	if numKeys >= int64(len(args)) || where >= int64(len(args)) {
+		c.w.Error(errSyntax)
+		return m, false
+	}
+	m.keys = args[1:where]
+	switch w := args[where]; {
+	case equalFold(w, "min"):
+	case equalFold(w, "max"):
+		m.highest = true
+	default:
+		c.w.Error(errSyntax)
+		return m, false
+	}
+	count := int64(-1)
+	for j := int(where) + 1; j < len(args); j++ {
+		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
+			c.w.Error(errSyntax)
+			return m, false
+		}
+		j++
+		n, ok := parseInteger(args[j])
+		if !ok || n < 1 {
+			c.w.Error("ERR count should be greater than 0")
+			return m, false
+		}
+		count = n
+	}
+	m.count = int(min(max(count, 1), math.MaxInt32))
+	return m, true
+}
+
+// writeZMPop writes ZMPOP's and BZMPOP's reply of what was popped from
+// key.
+func writeZMPop(c *Conn, key []byte, popped []engine.ScoreMember) {
+	c.w.Array(2)
+	c.w.Bulk(key)
+	writeScored(c, popped, nestedPairs)
+}
+
+func cmdBZPopMin(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], false) }
+func cmdBZPopMax(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], true) }
+
+// bzpop implements BZPOPMIN and BZPOPMAX key [key ...] timeout: [key,
+// member, score] of the first key holding a sorted set, or a null array
+// once timed out.
+func bzpop(c *Conn, keys [][]byte, timeoutArg []byte, highest bool) {
+	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	if !ok {
+		return
+	}
+	blockingZPop(c, keys, 1, highest, timeout, func(key []byte, popped []engine.ScoreMember) {
+		c.w.Array(3)
+		c.w.Bulk(key)
+		c.w.Bulk(popped[0].Member)
+		c.w.Double(popped[0].Score)
+	})
+}
+
+// cmdBZMPop implements BZMPOP timeout numkeys key [key ...] MIN|MAX
+// [COUNT count]; the timeout is parsed last, as in Redis.
+func cmdBZMPop(c *Conn, args [][]byte) {
+	m, ok := parseZMPop(c, args[2:])
+	if !ok {
+		return
+	}
+	timeout, ok := parseBlockTimeout(c, args[1])
+	if !ok {
+		return
+	}
+	blockingZPop(c, m.keys, m.count, m.highest, timeout, func(key []byte, popped []engine.ScoreMember) {
+		writeZMPop(c, key, popped)
+	})
+}
+
+// blockingZPop pops up to count members from the first of keys that
+// holds a sorted set, or blocks on keys until one does (blockingTake).
+func blockingZPop(c *Conn, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
+	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, []engine.ScoreMember, error) {
+		return c.srv.store.ZPop(keys, highest, count)
+	}, reply)
+}
+
+// cmdZRandMember implements ZRANDMEMBER key [count [WITHSCORES]].
+func cmdZRandMember(c *Conn, args [][]byte) {
+	if len(args) == 2 {
+		ents, err := c.srv.store.ZRandMember(args[1], 1)
+		switch {
+		case err != nil:
+			writeErr(c, err)
+		case len(ents) == 0:
+			c.w.Null()
+		default:
+			c.w.Bulk(ents[0].Member)
+		}
+		return
+	}
+	count, ok := parseInteger(args[2])
+	if !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	if count == math.MinInt64 {
+		c.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withScores := false
+	switch {
+	case len(args) > 4 || len(args) == 4 && !equalFold(args[3], "withscores"):
+		c.w.Error(errSyntax)
+		return
+	case len(args) == 4:
+		withScores = true
+		if count < math.MinInt64/2 || count > math.MaxInt64/2 {
+			c.w.Error("ERR value is out of range")
+			return
+		}
+	}
+	if count < -maxRandomDraws {
+		c.w.Error("ERR value is out of range, value must between " + strconv.Itoa(-maxRandomDraws) + " and 9223372036854775807")
+		return
+	}
+	ents, err := c.srv.store.ZRandMember(args[1], count)
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	writeScored(c, ents, shapeOf(withScores))
+}
+
+// cmdZScan implements ZSCAN key cursor [MATCH pattern] [COUNT count]:
+// members and their scores, flat, the scores as strings.
+func cmdZScan(c *Conn, args [][]byte) {
+	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeZSet)
+	if !ok {
+		return
+	}
+	next, ents, err := c.srv.store.ZScan(args[1], cursor, pattern, count)
+	if err != nil {
+		writeErr(c, err)
+		return
+	}
+	flat := make([][]byte, 0, 2*len(ents))
+	for _, e := range ents {
+		flat = append(flat, e.Member, appendD2String(nil, e.Score))
+	}
+	writeScanReply(c, next, flat)
+}
+
+// appendD2String formats f as Redis's d2string, the form a listpack holds
+// a score in and ZSCAN returns it: an integer without exponent while it is
+// one exactly (within ±2^62), else %.17g.
+func appendD2String(b []byte, f float64) []byte {
+	switch {
+	case f == 0 && math.Signbit(f):
+		return append(b, "-0"...)
+	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	return appendDouble(b, f)
+}
+
+// zsetOpCall is how a ZUNION-family command reads its arguments.
+type zsetOpCall struct {
+	op    engine.SetOp
+	store bool // the destination is args[1], numkeys args[2]
+	card  bool // ZINTERCARD: LIMIT, no WEIGHTS, AGGREGATE or WITHSCORES
+	name  string
+}
+
+func cmdZUnion(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetUnion, name: "zunion"})
+}
+func cmdZInter(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetInter, name: "zinter"})
+}
+func cmdZDiff(c *Conn, args [][]byte) { zsetOp(c, args, zsetOpCall{op: engine.SetDiff, name: "zdiff"}) }
+func cmdZUnionStore(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetUnion, store: true, name: "zunionstore"})
+}
+func cmdZInterStore(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetInter, store: true, name: "zinterstore"})
+}
+func cmdZDiffStore(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetDiff, store: true, name: "zdiffstore"})
+}
+func cmdZInterCard(c *Conn, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetInter, card: true, name: "zintercard"})
+}
+
+// zsetStoreKeys finds the keys of the *STORE forms: the destination, then
+// the sources.
+func zsetStoreKeys(args [][]byte) [][]byte {
+	if len(args) < 2 {
+		return nil
+	}
+	return append([][]byte{args[1]}, numKeysAt(args, 2)...)
+}
+
+// zsetOp is Redis's zunionInterDiffGenericCommand: numkeys, the keys'
+// types, then the options in any order.
+func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
+	at := 1
+	if call.store {
+		at = 2
+	}
+	numKeys, ok := parseInteger(args[at])
+	switch {
+	case !ok:
+		c.w.Error(errNotInteger)
+		return
+	case numKeys < 1:
+		c.w.Error("ERR at least 1 input key is needed for '" + call.name + "' command")
+		return
+	case numKeys > int64(len(args)-at-1):
+		c.w.Error(errSyntax)
+		return
+	}
+	keys := args[at+1 : at+1+int(numKeys)]
+	for _, k := range keys {
+		if t, found := c.srv.store.TypeOf(k); found && t != engine.TypeZSet && t != engine.TypeSet {
+			c.w.Error(errWrongType)
+			return
+		}
+	}
+	op := engine.ZSetOp{Op: call.op, Keys: keys}
+	withScores := false
+	var limit int64
+	for j := at + 1 + int(numKeys); j < len(args); {
+		remaining := len(args) - j
+		a := args[j]
+		switch {
+		case call.op != engine.SetDiff && !call.card && remaining >= len(keys)+1 && equalFold(a, "weights"):
+			op.Weights = make([]float64, len(keys))
+			for i := range keys {
+				w, ok := parseScore(args[j+1+i])
+				if !ok {
+					c.w.Error(errWeightFloat)
+					return
+				}
+				op.Weights[i] = w
+			}
+			j += 1 + len(keys)
+		case call.op != engine.SetDiff && !call.card && remaining >= 2 && equalFold(a, "aggregate"):
+			switch v := args[j+1]; {
+			case equalFold(v, "sum"):
+				op.Aggregate = engine.ZSum
+			case equalFold(v, "min"):
+				op.Aggregate = engine.ZMin
+			case equalFold(v, "max"):
+				op.Aggregate = engine.ZMax
+			default:
+				c.w.Error(errSyntax)
+				return
+			}
+			j += 2
+		case !call.store && !call.card && equalFold(a, "withscores"):
+			withScores = true
+			j++
+		case call.card && remaining >= 2 && equalFold(a, "limit"):
+			n, ok := parseInteger(args[j+1])
+			if !ok || n < 0 {
+				c.w.Error("ERR LIMIT can't be negative")
+				return
+			}
+			limit = n
+			j += 2
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	switch {
+	case call.store:
+		n, err := c.srv.store.ZStore(args[1], op)
+		writeIntOrErr(c, int64(n), err)
+	case call.card:
+		n, err := c.srv.store.ZInterCard(keys, int(min(limit, math.MaxInt32)))
+		writeIntOrErr(c, int64(n), err)
+	default:
+		ents, err := c.srv.store.ZCompute(op)
+		if err != nil {
+			writeErr(c, err)
+			return
+		}
+		writeScored(c, ents, shapeOf(withScores))
+	}
+}
+
+// shapeOf is the shape of a reply listing members, with their scores if
+// withScores.
+func shapeOf(withScores bool) scoredShape {
+	if withScores {
+		return pairsInRESP3
+	}
+	return membersOnly
+}

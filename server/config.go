@@ -1,0 +1,447 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/persist"
+)
+
+// configParam is one parameter of CONFIG GET and SET. set is nil for
+// parameters that cannot change at run time.
+type configParam struct {
+	name string
+	get  func(s *Server) string
+	set  func(s *Server, value string) error
+}
+
+var configParams = []configParam{
+	{name: "maxmemory",
+		get: func(s *Server) string { return strconv.FormatInt(s.store.MaxMemory(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := memsize.Parse(v)
+			if err != nil {
+				return err
+			}
+			s.store.SetMaxMemory(n)
+			return nil
+		}},
+	{name: "maxmemory-policy",
+		get: func(s *Server) string { return s.store.EvictionPolicy().String() },
+		set: func(s *Server, v string) error {
+			p, err := engine.ParseEvictionPolicy(v)
+			switch {
+			case errors.Is(err, engine.ErrUnsupportedPolicy):
+				return errors.New("stampedeless supports allkeys-lfu and noeviction only")
+			case err != nil:
+				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+			}
+			s.store.SetEvictionPolicy(p)
+			return nil
+		}},
+	{name: "maxclients",
+		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 1, math.MaxUint32)
+			if err != nil {
+				return err
+			}
+			s.maxClients.Store(n)
+			return nil
+		}},
+	{name: "requirepass",
+		get: func(s *Server) string { return *s.requirePass.Load() },
+		set: func(s *Server, v string) error {
+			s.requirePass.Store(&v)
+			s.acl.users.SetDefaultPassword(v)
+			return nil
+		}},
+	{name: "protected-mode",
+		get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
+		set: func(s *Server, v string) error {
+			on, err := configBool(v)
+			if err == nil {
+				s.protectedMode.Store(on)
+			}
+			return err
+		}},
+	{name: "proto-max-bulk-len",
+		get: func(s *Server) string { return strconv.FormatInt(s.maxBulk.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := memsize.Parse(v)
+			if err != nil || n < 1024*1024 {
+				return fmt.Errorf("argument must be a memory value of at least 1mb")
+			}
+			s.maxBulk.Store(n)
+			return nil
+		}},
+	{name: "loglevel",
+		get: func(s *Server) string { return logLevelName(s.opts.LogLevel) },
+		set: func(s *Server, v string) error {
+			lvl, ok := logLevels[strings.ToLower(v)]
+			if !ok || s.opts.LogLevel == nil {
+				return fmt.Errorf("argument(s) must be one of the following: debug, verbose, notice, warning")
+			}
+			s.opts.LogLevel.Set(lvl)
+			return nil
+		}},
+	{name: "zset-max-listpack-entries", get: getZSetEntries, set: setZSetEntries},
+	{name: "zset-max-ziplist-entries", get: getZSetEntries, set: setZSetEntries},
+	{name: "zset-max-listpack-value", get: getZSetValue, set: setZSetValue},
+	{name: "zset-max-ziplist-value", get: getZSetValue, set: setZSetValue},
+	{name: "slowlog-log-slower-than", get: getSlowlogSlowerThan, set: setSlowlogSlowerThan},
+	{name: "slowlog-max-len", get: getSlowlogMaxLen, set: setSlowlogMaxLen},
+	{name: "latency-monitor-threshold", get: getLatencyThreshold, set: setLatencyThreshold},
+	{name: "hll-sparse-max-bytes",
+		get: func(s *Server) string { return strconv.FormatInt(s.store.HLLSparseMaxBytes(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := memsize.Parse(v)
+			if err == nil {
+				s.store.SetHLLSparseMaxBytes(n)
+			}
+			return err
+		}},
+	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold},
+	// In Redis's order, the old name first.
+	{name: "list-max-ziplist-size", get: getListNodeSize, set: setListNodeSize},
+	{name: "list-max-listpack-size", get: getListNodeSize, set: setListNodeSize},
+	// list-compress-depth is taken and shown, and compresses nothing:
+	// lists are held uncompressed (README, deliberate differences).
+	{name: "list-compress-depth",
+		get: func(s *Server) string { return strconv.FormatInt(s.listCompressDepth.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt32)
+			if err == nil {
+				s.listCompressDepth.Store(n)
+			}
+			return err
+		}},
+	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
+	{name: "save",
+		get: func(s *Server) string { return persist.FormatSavePoints(s.opts.Saver.SavePoints()) },
+		set: func(s *Server, v string) error {
+			p, err := persist.ParseSavePoints(v)
+			if err == nil {
+				s.opts.Saver.SetSavePoints(p)
+			}
+			return err
+		}},
+	// Protected in Redis 7.0 (enable-protected-configs no): read only.
+	{name: "dir", get: func(s *Server) string { return filepath.Dir(s.saverPath()) }, set: protectedConfig},
+	{name: "dbfilename", get: func(s *Server) string { return filepath.Base(s.saverPath()) }, set: protectedConfig},
+	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
+	{name: "databases", get: func(*Server) string { return "1" }},
+	{name: "timeout", get: func(*Server) string { return "0" },
+		set: func(_ *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt32)
+			if err == nil && n != 0 {
+				err = errors.New("stampedeless never closes idle clients; only 0 is accepted")
+			}
+			return err
+		}},
+	{name: "tracking-table-max-keys",
+		get: func(s *Server) string { return strconv.FormatInt(s.tracking.maxKeys.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			s.tracking.maxKeys.Store(n)
+			s.tracking.trim()
+			return nil
+		}},
+	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
+	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
+	{name: "client-output-buffer-limit",
+		get: func(s *Server) string {
+			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
+		},
+		set: setOutputLimits},
+}
+
+// getBusyThreshold and setBusyThreshold are busy-reply-threshold and its
+// old name lua-time-limit, in milliseconds. A new value applies to the
+// scripts that start after; 0 is never busy.
+func getBusyThreshold(s *Server) string {
+	return strconv.FormatInt(s.scripts.thresholdMillis.Load(), 10)
+}
+
+func setBusyThreshold(s *Server, v string) error {
+	n, err := configInteger(v, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	s.scripts.setThreshold(n)
+	return nil
+}
+
+// getListNodeSize and setListNodeSize are list-max-listpack-size and its
+// old name list-max-ziplist-size: the bound of a list's nodes, entries if
+// positive, 4 KB to 64 KB for -1 to -5 (engine.Store.SetListMaxListpackSize).
+func getListNodeSize(s *Server) string {
+	return strconv.FormatInt(s.store.ListMaxListpackSize(), 10)
+}
+
+func setListNodeSize(s *Server, v string) error {
+	n, err := configInteger(v, math.MinInt32, math.MaxInt32)
+	if err == nil {
+		s.store.SetListMaxListpackSize(n)
+	}
+	return err
+}
+
+// replicaOutputLimit is the replica class of client-output-buffer-limit,
+// Redis's default; stampedeless has no replicas to apply it to.
+var replicaOutputLimit = OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftTime: 60 * time.Second}
+
+// setOutputLimits sets client-output-buffer-limit, "<class> <hard> <soft>
+// <soft seconds>" for one class or more, checked whole as Redis does. Only
+// the pubsub class applies here: normal clients are bounded by the write
+// timeout and there are no replicas, so those classes keep their values.
+func setOutputLimits(s *Server, v string) error {
+	f := strings.Fields(v)
+	if len(f)%4 != 0 {
+		return errors.New("Wrong number of arguments in buffer limit configuration.")
+	}
+	var pubsub *OutputLimit
+	for i := 0; i < len(f); i += 4 {
+		l, err := ParseOutputLimit(strings.Join(f[i+1:i+4], " "))
+		switch class := strings.ToLower(f[i]); {
+		case class != "normal" && class != "slave" && class != "replica" && class != "pubsub":
+			return errors.New("Invalid client class specified in buffer limit configuration.")
+		case err != nil:
+			return err
+		case class == "pubsub":
+			pubsub = &l
+		case class == "normal" && l != OutputLimit{}:
+			return errors.New("stampedeless bounds normal clients by its write timeout; only 'normal 0 0 0' is accepted")
+		case class != "normal" && l != replicaOutputLimit:
+			return errors.New("stampedeless has no replicas; only 'replica " + replicaOutputLimit.String() + "' is accepted")
+		}
+	}
+	if pubsub != nil {
+		s.pubsubLimit.Store(pubsub)
+	}
+	return nil
+}
+
+// configInteger parses an integer parameter as Redis's numeric
+// configuration does, with its error texts.
+func configInteger(v string, lo, hi int64) (int64, error) {
+	n, ok := parseInteger([]byte(v))
+	if !ok {
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
+}
+
+// onlyValue accepts setting a parameter to the one value it has: nothing
+// persists, so save "" and appendonly no are all there is.
+func onlyValue(allowed string) func(*Server, string) error {
+	return func(_ *Server, v string) error {
+		if !strings.EqualFold(v, allowed) {
+			return fmt.Errorf("stampedeless keeps no data on disk; only %q is accepted", allowed)
+		}
+		return nil
+	}
+}
+
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug, "verbose": slog.LevelDebug,
+	"notice": slog.LevelInfo, "warning": slog.LevelWarn,
+}
+
+func logLevelName(v *slog.LevelVar) string {
+	if v == nil {
+		return "notice"
+	}
+	switch l := v.Level(); {
+	case l <= slog.LevelDebug:
+		return "debug"
+	case l <= slog.LevelInfo:
+		return "notice"
+	}
+	return "warning"
+}
+
+func findConfigParam(name string) *configParam {
+	for i := range configParams {
+		if configParams[i].name == name {
+			return &configParams[i]
+		}
+	}
+	return nil
+}
+
+// cmdConfigGet implements CONFIG GET parameter [parameter ...] as Redis 7
+// does: a name without glob characters is looked up ignoring case and
+// echoed as given, a pattern matches names ignoring case, and a parameter
+// named by several arguments is reported once. The reply is a map (a flat
+// array in RESP2).
+func cmdConfigGet(c *Conn, args [][]byte) {
+	var found []*configParam
+	var names []string
+	for _, a := range args[2:] {
+		if !bytes.ContainsAny(a, "[*?") {
+			if p := findConfigParam(string(lower(a))); p != nil && !slices.Contains(found, p) {
+				found, names = append(found, p), append(names, string(a))
+			}
+			continue
+		}
+		pattern := lower(a)
+		for i := range configParams {
+			if p := &configParams[i]; !slices.Contains(found, p) && glob.Match(pattern, p.name) {
+				found, names = append(found, p), append(names, p.name)
+			}
+		}
+	}
+	c.w.Map(len(found))
+	for i, p := range found {
+		c.w.BulkString(names[i])
+		c.w.BulkString(p.get(c.srv))
+	}
+}
+
+// cmdConfigSet implements CONFIG SET parameter value [parameter value ...]
+// as Redis 7 does: every name is checked first, and the first that is
+// unknown, immutable or repeated is the error, named as given. Then the
+// values are set in order; if one is refused, the parameters already set
+// get their old values back.
+func cmdConfigSet(c *Conn, args [][]byte) {
+	if len(args)%2 != 0 {
+		c.w.Error(errSyntax)
+		return
+	}
+	pairs := args[2:]
+	params := make([]*configParam, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		name := string(pairs[i])
+		p := findConfigParam(string(lower(pairs[i])))
+		failed := "ERR CONFIG SET failed (possibly related to argument '" + name + "') - "
+		switch {
+		case p == nil:
+			c.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
+			return
+		case p.set == nil:
+			c.w.Error(failed + "can't set immutable config")
+			return
+		case slices.Contains(params, p):
+			c.w.Error(failed + "duplicate parameter")
+			return
+		}
+		params = append(params, p)
+	}
+	old := make([]string, len(params))
+	for i, p := range params {
+		old[i] = p.get(c.srv)
+	}
+	for i, p := range params {
+		if err := p.set(c.srv, string(pairs[2*i+1])); err != nil {
+			for j := range i {
+				params[j].set(c.srv, old[j])
+			}
+			c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + p.name + "') - " + err.Error())
+			return
+		}
+	}
+	c.w.OK()
+}
+
+// cmdConfigResetStat implements CONFIG RESETSTAT: INFO's counters start
+// again from zero. The engine's counters feed Prometheus, whose counters
+// never reset, so INFO reports them from a baseline taken here instead.
+func cmdConfigResetStat(c *Conn, _ [][]byte) {
+	s := c.srv
+	s.commandsTotal.Store(0)
+	s.connectionsSeen.Store(0)
+	s.rejectedConns.Store(0)
+	s.outputLimitCloses.Store(0)
+	s.resetACLStats()
+	base := s.store.Stats()
+	s.statsBase.Store(&base)
+	c.w.OK()
+}
+
+// statsSinceReset is the engine's counters since the last CONFIG RESETSTAT.
+func (s *Server) statsSinceReset() engine.Stats {
+	st := s.store.Stats()
+	if base := s.statsBase.Load(); base != nil {
+		st.Hits -= base.Hits
+		st.Misses -= base.Misses
+		st.Evicted -= base.Evicted
+		st.Rejected -= base.Rejected
+		st.Expired -= base.Expired
+	}
+	return st
+}
+
+func cmdConfigHelp(c *Conn, _ [][]byte) {
+	writeHelp(c, "CONFIG",
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.")
+}
+
+// The sorted sets' listpack limits (engine.Store.SetZSetListpackLimits),
+// under their Redis 7 names and their ziplist aliases.
+func getZSetEntries(s *Server) string {
+	n, _ := s.store.ZSetListpackLimits()
+	return strconv.FormatInt(n, 10)
+}
+
+func setZSetEntries(s *Server, v string) error {
+	n, err := configInteger(v, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	_, value := s.store.ZSetListpackLimits()
+	s.store.SetZSetListpackLimits(n, value)
+	return nil
+}
+
+func getZSetValue(s *Server) string {
+	_, n := s.store.ZSetListpackLimits()
+	return strconv.FormatInt(n, 10)
+}
+
+func setZSetValue(s *Server, v string) error {
+	n, err := memsize.Parse(v)
+	if err != nil || n < 0 {
+		return errors.New("argument must be a memory value")
+	}
+	entries, _ := s.store.ZSetListpackLimits()
+	s.store.SetZSetListpackLimits(entries, n)
+	return nil
+}
+
+// protectedConfig is Redis 7.0's refusal of a protected parameter under
+// its default enable-protected-configs no.
+func protectedConfig(*Server, string) error { return errors.New("can't set protected config") }
+
+// saverPath is the snapshot file, or where Redis would put one by
+// default when snapshots are off (the working directory's dump.rdb).
+func (s *Server) saverPath() string {
+	if p := s.opts.Saver.Path(); p != "" {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	return filepath.Join(wd, "dump.rdb")
+}

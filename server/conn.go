@@ -1,0 +1,254 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/stampedeless/stampedeless/acl"
+)
+
+// Conn is one client connection. Its reader, writer and flags are owned by
+// the connection's goroutine; the fields CLIENT LIST reads from other
+// connections are atomic or guarded by mu.
+type Conn struct {
+	srv *Server
+	// nc is the connection. It is replaced, under srv.mu, each time the
+	// connection moves between the event loop and a goroutine of its own.
+	nc      net.Conn
+	rd      *Reader
+	w       *Writer
+	id      int64
+	created time.Time
+	// The addresses, which CLIENT LIST reads from other goroutines.
+	remote, local net.Addr
+	// ev is the event loop's state for this connection.
+	ev      loopState
+	scratch [32]byte // lower-cased command names
+	authed  bool
+	quit    bool
+	// lua marks the connection a script's commands run on (scriptCaller),
+	// which the slow log and MONITOR show as Redis shows its Lua client.
+	lua bool
+	// monitoring: the connection is in MONITOR mode (monitor.go).
+	monitoring atomic.Bool
+	// fd is the socket's descriptor CLIENT LIST shows, -1 if it has none
+	// (TLS).
+	fd int
+	// reply is CLIENT REPLY's mode (cmd_client.go); skipNext: SKIP ran,
+	// so the next command's reply is dropped.
+	reply    replyMode
+	skipNext bool
+	// unixPath is the socket's path for a unix socket connection, which
+	// MONITOR shows.
+	unixPath string
+	pending  []byte // read off the socket by a disconnect watcher, not yet parsed
+	tx       transaction
+	// scriptWrites are the writes of the scripts c ran, written through
+	// to the shared tier (--redis) once the section is left.
+	scriptWrites []scriptWrite
+	// broadcasts are the messages c published inside EXEC or a script,
+	// sent to the other replicas (--redis) once the section is left: the
+	// section is never held across the shared tier's I/O.
+	broadcasts []broadcast
+	// afterSection is the fleet I/O of the read-through commands c ran
+	// inside EXEC or a script (swr.Caller.Later), run once the section is
+	// left.
+	afterSection []func()
+
+	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
+	// them changed since (Redis's CLIENT_DIRTY_CAS).
+	watching []*watchedKey
+	casDirty bool
+
+	// out queues the connection's output in push mode; pushDone is the
+	// writer goroutine's, nil outside push mode (outbox.go).
+	out      outbox
+	pushDone chan struct{}
+	subs     subscriptions
+
+	// track is the connection's CLIENT TRACKING state (tracking.go);
+	// tracked, its goroutine's copy of whether tracking is on.
+	track   tracker
+	tracked bool
+	// gone: the connection has closed, for those that redirect their
+	// invalidations to it.
+	gone atomic.Bool
+
+	// user is who the connection is authenticated as (the default user
+	// until AUTH); revoked marks a connection to close for its user was
+	// deleted (acl.go).
+	user    atomic.Pointer[acl.User]
+	revoked atomic.Bool
+
+	lastCommand atomic.Pointer[command]
+	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
+	lastActive  atomic.Int64 // unix seconds when the last batch was answered
+	multiMem    atomic.Int64 // bytes of the commands queued since MULTI
+	bufs        bufferStats
+
+	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
+	noEvict, noTouch atomic.Bool
+	// killed: CLIENT KILL closed the connection; guarded by srv.mu.
+	killed bool
+
+	mu      sync.Mutex // protects name, libName and libVer
+	name    string
+	libName string
+	libVer  string
+}
+
+// loopState is what the event loop keeps on a connection (loop_linux.go).
+// The loop owns it while it serves the connection, and the connection's
+// goroutine while it does.
+type loopState struct {
+	// fd is the socket, duplicated out of Go's poller; readable: epoll said
+	// it has input.
+	fd       int
+	readable bool
+	// backToLoop: the event loop handed this connection to its goroutine,
+	// which gives it back when it has nothing left to do.
+	backToLoop bool
+	// looped: the event loop serves this connection now.
+	looped bool
+	// resume, set by a command that must wait, finishes that command on
+	// the connection's goroutine, outside the atomic section its handler
+	// ran in (on the event loop, once the loop has handed the connection
+	// to its goroutine); resumeCounted is the command to count once it has
+	// answered.
+	resume        func()
+	resumeCounted *command
+	// resumeCall is the command to observe once it has answered, with its
+	// arguments copied (observe.go); nil when nothing observes commands.
+	resumeCall *resumedCall
+	// resumeGate: CLIENT REPLY applies to the command once it has
+	// answered.
+	resumeGate bool
+}
+
+func newConn(s *Server, nc net.Conn) *Conn {
+	c := &Conn{
+		srv:     s,
+		nc:      nc,
+		w:       newWriter(nc, s.opts.WriteTimeout),
+		id:      s.nextConnID.Add(1),
+		created: time.Now(),
+	}
+	c.remote, c.local = peerAddrs(nc)
+	c.fd = socketFD(nc)
+	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
+		c.unixPath = a.Name
+	}
+	c.rd = NewReader(connReader{c})
+	c.authed = !s.acl.users.AuthRequired()
+	c.user.Store(s.acl.users.Default())
+	c.lastActive.Store(c.created.Unix())
+	c.multiLen.Store(-1)
+	c.rd.BeforeBlock = c.flush
+	return c
+}
+
+// flush sends the replies of a batch before the connection waits for more.
+func (c *Conn) flush() error {
+	now := time.Now()
+	c.lastActive.Store(now.Unix())
+	c.bufs.observe(c, now.Unix())
+	return c.w.flushAt(now)
+}
+
+// Lingering after the last reply: how long, and how many bytes of further
+// input to discard at most.
+const (
+	lingerTime  = time.Second
+	lingerBytes = 64 << 20
+)
+
+// closeGracefully flushes the last replies, sends FIN and discards what the
+// client still sends for a moment before closing. Closing a socket with
+// unread input makes the kernel send a reset, which can destroy replies the
+// client has not read yet, such as the error explaining why it is closed.
+func (c *Conn) closeGracefully() {
+	// As in Redis, a client that quit is no subscriber, tracks nothing
+	// and is no redirect target once it has its reply, though the socket
+	// lingers.
+	c.gone.Store(true)
+	c.srv.monitors.remove(c)
+	c.leavePubSub()
+	c.srv.tracking.disable(c)
+	c.w.Flush()
+	c.stopPushing(true)
+	lingerClose(c.nc)
+}
+
+// lingerClose sends FIN, discards input for up to lingerTime and closes
+// nc (closeGracefully).
+func lingerClose(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		nc.SetReadDeadline(time.Now().Add(lingerTime))
+		io.Copy(io.Discard, io.LimitReader(nc, lingerBytes))
+	}
+	nc.Close()
+}
+
+// authenticated reports whether the client may run any command: the
+// default user needs no password now, or the client passed AUTH, or none
+// was needed when it connected. As in Redis, setting a password does not
+// log out connections that are already open.
+func (c *Conn) authenticated() bool {
+	return c.authed || !c.srv.acl.users.AuthRequired()
+}
+
+func (c *Conn) limits() Limits {
+	return Limits{MaxBulk: c.srv.maxBulk.Load()}
+}
+
+// info is the connection's line in CLIENT LIST and CLIENT INFO, in Redis's
+// format, asked by asker running a command of args: its own line shows its
+// buffers as they are, the others' as their last flush left them.
+func (c *Conn) info(asker *Conn, args [][]byte) string {
+	c.mu.Lock()
+	name, libName, libVer := c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	cmd := "NULL"
+	if last := c.lastCommand.Load(); last != nil {
+		cmd = last.name
+	}
+	now := time.Now()
+	age := int64(now.Sub(c.created) / time.Second)
+	idle := now.Unix() - c.lastActive.Load()
+	omem, _ := c.outputBuffer(now.Unix())
+	multi := c.multiLen.Load()
+	watched, _ := c.srv.watches.watchInfo(c)
+	redir := int64(-1)
+	if ti := c.track.info(); ti.on {
+		redir = ti.redirect
+	}
+	b := c.bufs.snapshot()
+	var argvMem int64
+	if asker == c {
+		b = c.bufs.live(c)
+		for _, a := range args { // Redis's argv_len_sum
+			argvMem += int64(len(a))
+		}
+	}
+	multiMem := c.multiMem.Load()
+	totMem := b.qbuf + b.qbufFree + argvMem + multiMem + b.rbs + omem + int64(unsafe.Sizeof(*c))
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d "+
+		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
+		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.remote, c.local, c.fd, name, age, idle, c.flagLetters(),
+		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
+		multi, watched, b.qbuf, b.qbufFree, argvMem, multiMem, b.rbs, b.rbp, b.obl, omem, totMem,
+		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
+}
+
+// validClientName reports whether s may be a client name: Redis refuses
+// spaces, newlines and other characters outside '!' to '~'.
+func validClientName(s []byte) bool {
+	return !strings.ContainsFunc(string(s), func(r rune) bool { return r < '!' || r > '~' })
+}

@@ -1,0 +1,234 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+)
+
+// dispatch runs one command, or queues it inside MULTI, and counts its
+// result; CLIENT REPLY then decides whether its reply is sent.
+func (s *Server) dispatch(c *Conn, args [][]byte) {
+	mark := c.w.Len()
+	s.dispatchCommand(c, args)
+	if c.reply != replyOn || c.skipNext {
+		c.gateReplyAfter(mark)
+	}
+}
+
+// dispatchCommand is dispatch but for CLIENT REPLY.
+func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
+	if c.revoked.Load() { // its user was deleted: it runs nothing more
+		c.quit = true
+		return
+	}
+	s.commandsTotal.Add(1)
+	cmd := s.lookup(c, args[0])
+	if cmd == nil {
+		s.unknown.fail.Inc()
+		c.refuse(nil, unknownCommand(args))
+		c.track.caching = false
+		return
+	}
+	counted := cmd // subcommands are counted as their container
+	before := c.w.Len()
+	if len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
+	c.lastCommand.Store(cmd)
+	timer := s.startCall()
+	ran := false
+	// Redis's order: the (sub)command exists, its arity, authentication,
+	// the user's permissions, subscriber mode, a busy script; a command
+	// refused so inside MULTI fails the transaction. Then MULTI queues all
+	// but the transaction commands.
+	switch {
+	case cmd == nil:
+		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
+			strings.ToUpper(counted.name)+" HELP.")
+	case !cmd.arityOK(len(args)):
+		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
+		c.refuse(cmd, errNoAuth)
+	case !c.permitted(cmd, args):
+		// permitted wrote -NOPERM; inside MULTI it fails the transaction.
+		if c.tx.active {
+			c.tx.failed = true
+		}
+	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
+		// A RESP2 client in subscriber mode reads only pushes and these
+		// commands' replies; RESP3 tells them apart and has no limit.
+		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case s.scripts.eng.Busy() && cmd.flags&flagAllowBusy == 0:
+		s.replyBusy(c, cmd)
+	case c.monitoring.Load() && cmd.flags&(flagWrite|flagReadonly|flagMayReplicate) != 0:
+		// A monitor is a replica to Redis, which keeps it off the keyspace.
+		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
+	case c.tx.active && cmd.flags&flagNoMulti != 0:
+		c.refuse(cmd, "ERR Command not allowed inside a transaction")
+	case c.tx.active && cmd.flags&flagNoQueue == 0:
+		if c.enqueue(cmd, counted, args) {
+			return // counted when EXEC runs it
+		}
+	case s.opts.Shared != nil && cmd.shared():
+		s.runShared(c, cmd, args)
+		ran = true
+	default:
+		s.run(c, cmd, args)
+		ran = true
+	}
+	// CLIENT CACHING applies to the next command, or to the next
+	// transaction, as Redis's resetClient ends it.
+	if c.track.caching && !c.tx.active && counted.name != "client" {
+		c.track.caching = false
+	}
+	if c.ev.resume != nil {
+		c.ev.resumeCounted = counted // counted when it has answered
+		if ran && timer.on {
+			c.ev.resumeCall = &resumedCall{cmd: cmd, args: copyArgs(args)}
+		}
+		return
+	}
+	if ran {
+		s.observed(c, cmd, args, timer)
+	}
+	countReply(counted, c, before)
+}
+
+// run runs cmd's handler. One that reads or writes the keyspace runs
+// inside the store's atomic section, shared, so that no EXEC or script
+// runs between its store calls; the section is one uncontended TryRLock,
+// taken on a lock of its own by each connection (engine.Section). When
+// EXEC or a script holds it, the command waits at the gate, where it may
+// wait: a script that turns busy meanwhile gets it answered BUSY.
+func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
+	if !cmd.usesKeyspace() {
+		cmd.handler(c, args)
+		return
+	}
+	if cmd.flags&flagOwnSection != 0 {
+		if c.ev.looped {
+			args = copyArgs(args)
+		}
+		c.whereItMayWait(func() { s.handle(c, cmd, args) })
+		return
+	}
+	hint := uint64(c.id)
+	if s.gate.sec.TryRLock(hint) {
+		s.handleShared(c, cmd, args, hint)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() {
+		if !s.gate.rlock(hint, cmd.flags&flagAllowBusy != 0) {
+			s.replyBusy(c, cmd)
+			return
+		}
+		s.handleShared(c, cmd, args, hint)
+	})
+}
+
+// handleShared runs cmd's handler in the section c entered shared on
+// hint's lock, and leaves it.
+func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64) {
+	// Deferred: a handler that panics must not leave the section held,
+	// which would stop every later EXEC.
+	defer s.gate.sec.RUnlock(hint)
+	s.handle(c, cmd, args)
+}
+
+// handle runs a keyspace command's handler, holding the atomic section,
+// and tells tracking (tracking.beforeCommand) when it needs to know.
+func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
+	if c.tracked || s.tracking.noloop.Load() > 0 {
+		defer s.tracking.beforeCommand(c, cmd, args)()
+	}
+	cmd.handler(c, args)
+	if cmd.flags&(flagWrite|flagOwnSection) == flagWrite {
+		// Its writes may have made keys that clients block on ready
+		// (LPUSH, ZADD, RENAME, COPY...): they are served here, in the
+		// section (blocking.go); the read-through commands that run
+		// outside it write strings, which serve no blocked client.
+		s.serveBlocked(c)
+	}
+}
+
+// whereItMayWait runs fn, which may wait, where the connection may wait:
+// at once on its goroutine; on the event loop, which must not wait, on the
+// goroutine the loop hands the connection to (c.ev.resume), with its
+// arguments copied by the caller, since the reader reuses its buffers.
+func (c *Conn) whereItMayWait(fn func()) {
+	if !c.ev.looped {
+		fn()
+		return
+	}
+	c.ev.resume = func() {
+		fn()
+		// fn's command may have left a wait of its own (a GETFILL that
+		// waits for its origin): it runs now, on this goroutine.
+		if next := c.ev.resume; next != nil {
+			c.ev.resume = nil
+			next()
+		}
+	}
+}
+
+// countReply counts a command by whether the reply written since before is
+// an error.
+func countReply(counted *command, c *Conn, before int) {
+	if c.w.isError(before) {
+		counted.counters.fail.Inc()
+	} else {
+		counted.counters.ok.Inc()
+	}
+}
+
+// lookup finds a command by name, case-insensitively, without allocating.
+func (s *Server) lookup(c *Conn, name []byte) *command {
+	if len(name) > len(c.scratch) {
+		return nil
+	}
+	lower := c.scratch[:len(name)]
+	for i, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	return s.table[string(lower)]
+}
+
+// unknownCommand is Redis's text for a command not in the table, quoting
+// the first arguments up to about 128 bytes.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = truncate(a, 128-n)
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+// truncate returns b cut to quote it in an error text as Redis's "%.128s"
+// does: at n bytes, and at its first NUL, where a C string ends.
+func truncate(b []byte, n int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

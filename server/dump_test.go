@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/rdb"
+)
+
+// DUMP's bytes for values Redis does not compress, and RESTORE's errors,
+// in Redis's order of checks, as redis-server answers.
+func TestCompatDumpRestore(t *testing.T) {
+	ts := startServer(t, Options{})
+	redisAddr := startRedis(t)
+	emptyHash := string(rdb.Dump(&rdb.Entry{Kind: rdb.KindHash}))
+	emptySet := string(rdb.Dump(&rdb.Entry{Kind: rdb.KindSet}))
+	good := string(rdb.Dump(&rdb.Entry{Kind: rdb.KindString, Value: []byte("v")}))
+	later := string(rdb.Dump(&rdb.Entry{Kind: rdb.KindString, Value: []byte("v")})[:2]) + "\x0b\x00" + strings.Repeat("\x00", 8)
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "dump-restore", steps: []compatStep{
+			cs("SET s v"), cs("DUMP s"), cs("SET n 12345"), cs("DUMP n"), cs("SET big 12345678901"), cs("DUMP big"),
+			cs("HSET h f v n 7"), cs("DUMP h"), cs("SADD i 1 2 -70000"), cs("DUMP i"), cs("SADD t a"), cs("DUMP t"),
+			cs("ZADD z 1.5 a 2 b"), cs("DUMP z"), cs("DUMP nokey"),
+			cs("RESTORE s 0 x"), cs("RESTORE new 0 x"), cs("RESTORE new -1 x"), cs("RESTORE new abc x"),
+			cs("RESTORE new 0 x IDLETIME -1"), cs("RESTORE new 0 x FREQ 256"), cs("RESTORE new 0 x FREQ x"),
+			cs("RESTORE new 0 x IDLETIME 1 FREQ 1"), cs("RESTORE new 0 x BOGUS"), cs("RESTORE new 0 x IDLETIME"),
+			ca("RESTORE", "new", "0", emptyHash), ca("RESTORE", "new", "0", emptySet), ca("RESTORE", "new", "0", later),
+			ca("RESTORE", "new", "0", good[:len(good)-1]+"\x00"),
+			ca("RESTORE", "new", "0", good), cs("GET new"), cs("TTL new"),
+			ca("RESTORE", "new", "0", good), ca("RESTORE", "new", "5000", good, "REPLACE"), cs("TTL new"),
+			ca("RESTORE", "new", "1", good, "REPLACE", "ABSTTL"), cs("EXISTS new"),
+			ca("RESTORE", "new", "0", good, "IDLETIME", "10"), ca("RESTORE", "s", "0", good, "REPLACE", "FREQ", "3"), cs("GET s"),
+			ca("RESTORE", "h", "0", good, "REPLACE"), cs("TYPE h"),
+		}})
+	})
+}
+
+// A value DUMPed on redis-server RESTOREs here, and the other way round,
+// for every type in every encoding, big values (which Redis compresses)
+// and deadlines included.
+func TestDumpRestoreAcross(t *testing.T) {
+	ts := startServer(t, Options{})
+	ours := ts.clientRESP2(t)
+	theirs := redis.NewClient(&redis.Options{Addr: startRedis(t)})
+	defer theirs.Close()
+	ctx := context.Background()
+	var many []any
+	var scored []redis.Z
+	for i := range 600 {
+		many = append(many, "m"+strconv.Itoa(i))
+		scored = append(scored, redis.Z{Score: float64(i) / 3, Member: "m" + strconv.Itoa(i)})
+	}
+	fill := func(c *redis.Client) {
+		c.Set(ctx, "s", "v", 0)
+		c.Set(ctx, "n", "-12", 0)
+		c.Set(ctx, "long", strings.Repeat("abc", 1000), time.Hour)
+		c.HSet(ctx, "h", "f", "v", "g", "12")
+		c.HSet(ctx, "h:big", many...)
+		c.SAdd(ctx, "i", 1, 2, 3)
+		c.SAdd(ctx, "s:big", many...)
+		c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "a"})
+		c.ZAdd(ctx, "z:big", scored...)
+	}
+	keys := []string{"s", "n", "long", "h", "h:big", "i", "s:big", "z", "z:big"}
+	for _, dir := range []struct {
+		name     string
+		from, to *redis.Client
+	}{{"redis to ours", theirs, ours}, {"ours to redis", ours, theirs}} {
+		dir.from.FlushAll(ctx)
+		dir.to.FlushAll(ctx)
+		fill(dir.from)
+		for _, k := range keys {
+			payload, err := dir.from.Dump(ctx, k).Result()
+			if err != nil {
+				t.Fatalf("%s: DUMP %s: %v", dir.name, k, err)
+			}
+			ttl := dir.from.PTTL(ctx, k).Val()
+			if ttl < 0 {
+				ttl = 0
+			}
+			if err := dir.to.Restore(ctx, k, ttl, payload).Err(); err != nil {
+				t.Fatalf("%s: RESTORE %s: %v", dir.name, k, err)
+			}
+			if a, b := contents(t, dir.from, k), contents(t, dir.to, k); a != b {
+				t.Errorf("%s: %s:\n from %.300s\n   to %.300s", dir.name, k, a, b)
+			}
+			if ttl > 0 && dir.to.PTTL(ctx, k).Val() <= 0 {
+				t.Errorf("%s: %s lost its deadline", dir.name, k)
+			}
+		}
+	}
+}
+
+// contents is key's type and value, members sorted where their order is
+// the server's own.
+func contents(t *testing.T, c *redis.Client, k string) string {
+	t.Helper()
+	ctx := context.Background()
+	typ := c.Type(ctx, k).Val()
+	var parts []string
+	switch typ {
+	case "string":
+		parts = []string{c.Get(ctx, k).Val()}
+	case "hash":
+		for f, v := range c.HGetAll(ctx, k).Val() {
+			parts = append(parts, f+"="+v)
+		}
+		slices.Sort(parts)
+	case "set":
+		parts = c.SMembers(ctx, k).Val()
+		slices.Sort(parts)
+	case "zset":
+		for _, z := range c.ZRangeWithScores(ctx, k, 0, -1).Val() {
+			parts = append(parts, z.Member.(string)+"@"+strconv.FormatFloat(z.Score, 'g', -1, 64))
+		}
+	}
+	return typ + ": " + strings.Join(parts, " ")
+}

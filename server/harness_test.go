@@ -1,0 +1,240 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// testServer is a real server on an ephemeral loopback port.
+type testServer struct {
+	*Server
+	addr  string
+	store *engine.Store
+	done  chan error
+}
+
+// startServer starts a server for the test; opts.Store may be nil. It is
+// shut down when the test ends.
+func startServer(t testing.TB, opts Options) *testServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveListener(t, ln, opts)
+}
+
+// serveListener starts a server for the test on ln, as startServer does.
+func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
+	t.Helper()
+	opts = withDefaults(t, opts)
+	// scripts/test.sh runs this package's tests a second time with every
+	// server on the event loop.
+	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
+		opts.EventLoop = true
+	}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{Server: srv, addr: ln.Addr().String(), store: opts.Store, done: make(chan error, 1)}
+	go func() { ts.done <- ts.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ts.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-ts.done; !errors.Is(err, ErrServerClosed) {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return ts
+}
+
+// withDefaults completes opts as cmd/stampedeless wires a server: a store,
+// metrics, a quiet logger, and a loader registry with its Filler.
+func withDefaults(t testing.TB, opts Options) Options {
+	t.Helper()
+	if opts.Store == nil {
+		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(store.Close)
+		opts.Store = store
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Loaders == nil {
+		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
+	}
+	if opts.Filler == nil {
+		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill, Logger: opts.Logger})
+	}
+	return opts
+}
+
+// client returns a go-redis client in its default configuration, which
+// sends HELLO 3 and CLIENT SETINFO on connect and speaks RESP3.
+func (ts *testServer) client(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: ts.addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// clientRESP2 returns a go-redis client that speaks RESP2 from the start.
+func (ts *testServer) clientRESP2(t testing.TB, mutate ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{Addr: ts.addr, Protocol: 2}
+	for _, m := range mutate {
+		m(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rawConn is a raw TCP connection for speaking and reading RESP by hand.
+type rawConn struct {
+	t  testing.TB
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t testing.TB, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wrapRaw(t, nc)
+}
+
+// wrapRaw makes nc a rawConn, closed when the test ends.
+func wrapRaw(t testing.TB, nc net.Conn) *rawConn {
+	t.Cleanup(func() { nc.Close() })
+	// So failing tests don't just hang.
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	return &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (r *rawConn) send(s string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.nc, s); err != nil {
+		r.t.Fatalf("write: %v", err)
+	}
+}
+
+// do sends a command as a multibulk and returns its reply rendered by render.
+func (r *rawConn) do(args ...string) string {
+	r.t.Helper()
+	r.send(encodeCommand(args...))
+	return r.reply()
+}
+
+func encodeCommand(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+// reply reads one RESP2 reply and renders it compactly: +OK, -ERR ...,
+// :1, "bulk", (nil), [a b ...].
+func (r *rawConn) reply() string {
+	r.t.Helper()
+	s, err := readReply(r.br)
+	if err != nil {
+		r.t.Fatalf("read reply: %v", err)
+	}
+	return s
+}
+
+func readReply(br *bufio.Reader) (string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return "", fmt.Errorf("empty reply line")
+	}
+	switch line[0] {
+	case '+', '-', ':':
+		return line, nil
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", err
+		}
+		if n < 0 {
+			return "(nil)", nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return "", err
+		}
+		return strconv.Quote(string(buf[:n])), nil
+	case '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", err
+		}
+		if n < 0 {
+			return "(nil array)", nil
+		}
+		parts := make([]string, n)
+		for i := range parts {
+			if parts[i], err = readReply(br); err != nil {
+				return "", err
+			}
+		}
+		return "[" + strings.Join(parts, " ") + "]", nil
+	}
+	return "", fmt.Errorf("bad reply line %q", line)
+}
+
+// expectClosed checks that the server closed the connection.
+func (r *rawConn) expectClosed() {
+	r.t.Helper()
+	r.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 1)
+	if n, err := r.br.Read(buf); err == nil {
+		r.t.Fatalf("connection still open: read %q", buf[:n])
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		r.t.Fatal("connection still open after 10s")
+	}
+}
+
+// startRedis starts a real redis-server for the test and returns its
+// address.
+func startRedis(t testing.TB) string {
+	t.Helper()
+	return redistest.Start(t).Addr()
+}

@@ -1,0 +1,365 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// infoSection is one section of INFO's reply.
+type infoSection struct {
+	name  string
+	write func(s *Server, b *infoBuilder)
+	// extra sections are left out of INFO without arguments and of INFO
+	// default, as Redis leaves out commandstats.
+	extra bool
+}
+
+// infoSections lists INFO's sections in Redis's order, stampede (ours)
+// last.
+var infoSections = []infoSection{
+	{name: "server", write: (*Server).infoServer},
+	{name: "clients", write: (*Server).infoClients},
+	{name: "memory", write: (*Server).infoMemory},
+	{name: "persistence", write: (*Server).infoPersistence},
+	{name: "stats", write: (*Server).infoStats},
+	{name: "replication", write: (*Server).infoReplication},
+	{name: "cpu", write: (*Server).infoCPU},
+	{name: "commandstats", write: (*Server).infoCommandStats, extra: true},
+	{name: "cluster", write: (*Server).infoCluster},
+	{name: "keyspace", write: (*Server).infoKeyspace},
+	{name: "stampede", write: (*Server).infoStampede},
+}
+
+// infoBuilder writes INFO's "field:value" lines.
+type infoBuilder struct{ strings.Builder }
+
+func (b *infoBuilder) field(name string, value any) {
+	fmt.Fprintf(b, "%s:%v\r\n", name, value)
+}
+
+// cmdInfo implements INFO [section ...] as Redis's genInfoSectionDict
+// reads its arguments, in any case and order: "default" (also no
+// argument) selects the sections but the extra ones, "all" and
+// "everything" select every section, other names select themselves, and
+// names of no section select nothing, so they may make the reply empty.
+// Sections come in their fixed order whatever the order asked. The text is a verbatim string in
+// RESP3, as in Redis.
+func cmdInfo(c *Conn, args [][]byte) {
+	all, dflt := false, len(args) == 1
+	names := make(map[string]bool)
+	for _, a := range args[1:] {
+		switch name := string(lower(a)); name {
+		case "all", "everything":
+			all = true
+		case "default":
+			dflt = true
+		default:
+			names[name] = true
+		}
+	}
+	var b infoBuilder
+	for _, sec := range infoSections {
+		if !all && !names[sec.name] && (!dflt || sec.extra) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		sec.write(c.srv, &b)
+	}
+	c.w.Verbatim("txt", b.String())
+}
+
+func (s *Server) infoServer(b *infoBuilder) {
+	uptime := int64(time.Since(s.started) / time.Second)
+	b.field("redis_version", RedisVersion)
+	b.field("stampedeless_version", s.opts.Version)
+	b.field("redis_mode", "standalone")
+	b.field("os", runtime.GOOS+" "+runtime.GOARCH)
+	b.field("arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
+	b.field("go_version", runtime.Version())
+	b.field("process_id", os.Getpid())
+	b.field("tcp_port", s.port())
+	b.field("uptime_in_seconds", uptime)
+	b.field("uptime_in_days", uptime/86400)
+}
+
+// port is the TCP port of the first listener, or 0.
+func (s *Server) port() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.listeners {
+		if _, ok := l.(tlsListener); ok {
+			continue
+		}
+		if a, ok := l.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return 0
+}
+
+func (s *Server) infoClients(b *infoBuilder) {
+	b.field("connected_clients", s.connectedClients())
+	b.field("maxclients", s.maxClients.Load())
+	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
+	b.field("blocked_clients", s.blocked.clients.Load())
+	trackingClients, _, _, _ := s.tracking.stats()
+	b.field("tracking_clients", trackingClients)
+	b.field("pubsub_clients", s.pubsub.subscriberCount())
+	b.field("event_loop", boolInt(s.loop != nil))
+	b.field("event_loop_clients", s.eventLoopClients())
+	clients, keys := s.watches.stats()
+	b.field("watching_clients", clients)
+	b.field("total_watched_keys", keys)
+}
+
+// usedMemory is used_memory, as Redis counts it: the bytes allocated for
+// what the process holds, not what its allocators keep around them. Here
+// that is Go's live heap as of its last collection (garbage not yet
+// collected is as jemalloc's freed pages, outside used_memory) and the
+// arena's live records (space freed in a segment but not yet compacted is
+// its fragmentation). RSS beyond it is mem_fragmentation_bytes.
+func usedMemory(heapLive uint64, st engine.Stats) int64 {
+	return int64(heapLive) + st.ArenaLiveBytes
+}
+
+// goMemory reads the Go heap's live bytes as of the last collection
+// (used_memory) and all the memory the runtime holds.
+func goMemory() (heapLive, total uint64) {
+	samples := []rtmetrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+	}
+	rtmetrics.Read(samples)
+	return samples[0].Value.Uint64(), samples[1].Value.Uint64()
+}
+
+func (s *Server) infoMemory(b *infoBuilder) {
+	heap, total := goMemory()
+	st := s.store.Stats()
+	used := usedMemory(heap, st)
+	rss := int64(residentBytes(total + uint64(st.ArenaBytes)))
+	b.field("used_memory", used)
+	b.field("used_memory_human", memsize.Human(used))
+	b.field("used_memory_rss", rss)
+	b.field("used_memory_rss_human", memsize.Human(rss))
+	b.field("maxmemory", st.MaxCost)
+	b.field("maxmemory_human", memsize.Human(st.MaxCost))
+	b.field("maxmemory_policy", s.store.EvictionPolicy().String())
+	b.field("mem_fragmentation_ratio", strconv.FormatFloat(float64(rss)/float64(max(used, 1)), 'f', 2, 64))
+	b.field("mem_fragmentation_bytes", rss-used)
+	b.field("cache_cost_bytes", st.Cost)
+	b.field("cache_cost_human", memsize.Human(st.Cost))
+	b.field("arena_bytes", st.ArenaBytes)
+	b.field("arena_live_bytes", st.ArenaLiveBytes)
+	b.field("index_bytes", st.IndexBytes)
+	s.infoScripts(b)
+}
+
+// residentBytes is the process's resident set size from /proc, or fallback
+// where /proc is not available.
+func residentBytes(fallback uint64) uint64 {
+	if total, _, ok := memsize.Resident(); ok {
+		return uint64(total)
+	}
+	return fallback
+}
+
+func (s *Server) infoStats(b *infoBuilder) {
+	st := s.statsSinceReset()
+	b.field("total_connections_received", s.connectionsSeen.Load())
+	b.field("total_commands_processed", s.commandsTotal.Load())
+	b.field("rejected_connections", s.rejectedConns.Load())
+	b.field("expired_keys", st.Expired)
+	// Redis counts every key lost to memory pressure as evicted; ristretto
+	// also loses new keys at admission, which are counted here and below.
+	b.field("evicted_keys", st.Evicted+st.Rejected)
+	b.field("rejected_keys", st.Rejected)
+	b.field("keyspace_hits", st.Hits)
+	b.field("keyspace_misses", st.Misses)
+	b.field("pubsub_channels", s.pubsub.count(subChannel))
+	b.field("pubsub_patterns", s.pubsub.count(subPattern))
+	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	_, keys, items, prefixes := s.tracking.stats()
+	b.field("tracking_total_keys", keys)
+	b.field("tracking_total_items", items)
+	b.field("tracking_total_prefixes", prefixes)
+	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
+	b.field("evicted_scripts", s.scripts.eng.Evicted())
+	s.infoACL(b)
+}
+
+func (s *Server) infoKeyspace(b *infoBuilder) {
+	if n := s.store.Len(); n > 0 {
+		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n, s.store.Volatile()))
+	}
+}
+
+// infoStampede reports each loader's read-through counters, the same ones
+// /metrics exports.
+func (s *Server) infoStampede(b *infoBuilder) {
+	infos := s.opts.Loaders.List()
+	m := s.metrics.Fill
+	b.field("loaders", len(infos))
+	for i, in := range infos {
+		name := in.Prefix
+		var line strings.Builder
+		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,batch=%d,in_flight=%d,fills=%d,failures=%d,batch_requests=%d", name,
+			in.Timeout.Milliseconds(), in.Batch, in.InFlight, in.Fills, in.Failures, in.Batches)
+		for _, kind := range swr.AnswerKinds {
+			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
+		}
+		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_early=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
+			metrics.Value(m.Coalesced.WithLabelValues(name)),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshStarted))),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshEarly))),
+			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshDropped))),
+			metrics.Value(m.PastGrace.WithLabelValues(name)))
+		b.field("loader"+strconv.Itoa(i), line.String())
+	}
+	// The application's own fills (FILL.LEASE), under the loader label
+	// "app".
+	var line strings.Builder
+	for _, kind := range swr.AnswerKinds {
+		fmt.Fprintf(&line, "answers_%s=%.0f,", kind, metrics.Value(m.Answers.WithLabelValues(swr.AppLoader, string(kind))))
+	}
+	for _, r := range swr.LeaseResults {
+		fmt.Fprintf(&line, "leases_%s=%.0f,", r, metrics.Value(m.Leases.WithLabelValues(swr.AppLoader, string(r))))
+	}
+	fmt.Fprintf(&line, "waiters=%.0f,past_grace=%.0f", metrics.Value(m.Coalesced.WithLabelValues(swr.AppLoader)),
+		metrics.Value(m.PastGrace.WithLabelValues(swr.AppLoader)))
+	b.field("app_fills", line.String())
+	// Origin tags and PURGE.TAG.
+	b.field("tag_entries", int64(metrics.Value(m.TagEntries)))
+	b.field("tag_bytes", int64(metrics.Value(m.TagBytes)))
+	b.field("tag_evictions", int64(metrics.Value(m.TagEvictions)))
+	for _, mode := range [...]string{"hard", "soft"} {
+		var runs, keys float64
+		for _, origin := range [...]string{"local", "fleet"} {
+			runs += metrics.Value(m.TagPurges.WithLabelValues(mode, origin))
+			keys += metrics.Value(m.TagPurgedKeys.WithLabelValues(mode, origin))
+		}
+		b.field("tag_purges_"+mode, int64(runs))
+		b.field("tag_purged_keys_"+mode, int64(keys))
+	}
+}
+
+// infoPersistence says there is none, in the fields clients look at
+// (loading, which some wait on; the last save's status).
+func (s *Server) infoPersistence(b *infoBuilder) {
+	in := s.opts.Saver.Info()
+	b.field("loading", 0) // the load at start ends before serving begins
+	b.field("async_loading", 0)
+	b.field("rdb_changes_since_last_save", in.ChangesSinceSave)
+	b.field("rdb_bgsave_in_progress", boolInt(in.InProgress))
+	b.field("rdb_last_save_time", in.LastSave.Unix())
+	b.field("rdb_last_bgsave_status", okErr(in.LastOK))
+	b.field("rdb_last_bgsave_time_sec", seconds(in.LastDuration))
+	b.field("rdb_current_bgsave_time_sec", seconds(in.CurrentDuration))
+	b.field("rdb_saves", in.Saves)
+	b.field("rdb_last_load_keys_expired", in.Loaded.Expired)
+	b.field("rdb_last_load_keys_loaded", in.Loaded.Keys)
+	b.field("aof_enabled", 0)
+	b.field("aof_rewrite_in_progress", 0)
+	b.field("aof_last_bgrewrite_status", "ok")
+	b.field("aof_last_write_status", "ok")
+}
+
+// infoReplication says this is a master without replicas, which WAIT
+// also answers.
+func (s *Server) infoReplication(b *infoBuilder) {
+	b.field("role", "master")
+	b.field("connected_slaves", 0)
+	b.field("master_failover_state", "no-failover")
+	b.field("master_repl_offset", 0)
+	b.field("repl_backlog_active", 0)
+}
+
+// infoCPU reports the process's CPU time in seconds, as Redis does from
+// getrusage, where the platform has it.
+func (s *Server) infoCPU(b *infoBuilder) {
+	if sys, user, ok := cpuTimes(); ok {
+		b.field("used_cpu_sys", fmt.Sprintf("%.6f", sys.Seconds()))
+		b.field("used_cpu_user", fmt.Sprintf("%.6f", user.Seconds()))
+	}
+}
+
+// infoCommandStats reports each command called since the start as Redis's
+// cmdstat lines do, from the counters /metrics exports: calls, and
+// failed_calls for those that replied an error (Redis also counts
+// rejected_calls apart, and times calls, which is not done here).
+// Subcommands are counted as their container.
+func (s *Server) infoCommandStats(b *infoBuilder) {
+	for _, cmd := range s.sortedCommands() {
+		ok, fail := metrics.Value(cmd.counters.ok), metrics.Value(cmd.counters.fail)
+		if ok+fail == 0 {
+			continue
+		}
+		b.field("cmdstat_"+cmd.name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
+	}
+}
+
+// infoCluster reports --redis mode: whether it is on, whether Redis
+// answers, the replicas heard, and the counters /metrics exports. Redis
+// Cluster is never enabled, as cluster_enabled says for Redis's clients.
+func (s *Server) infoCluster(b *infoBuilder) {
+	b.field("cluster_enabled", 0)
+	sh := s.opts.Shared
+	if sh == nil {
+		b.field("cluster_mode", "off")
+		return
+	}
+	b.field("cluster_mode", "redis")
+	b.field("cluster_prefix", sh.Prefix())
+	b.field("cluster_redis_up", boolInt(sh.Available()))
+	b.field("cluster_peers", sh.Peers())
+	m := s.metrics.Cluster
+	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {
+		b.field("leases_"+r, int64(metrics.Value(m.Leases.WithLabelValues(r))))
+	}
+	for _, r := range []string{"hit", "miss"} {
+		b.field("shared_lookups_"+r, int64(metrics.Value(m.SharedLookups.WithLabelValues(r))))
+	}
+	for _, r := range []string{"published", "rejected"} {
+		b.field("publications_"+r, int64(metrics.Value(m.Publications.WithLabelValues(r))))
+	}
+	b.field("invalidations_sent", int64(metrics.Value(m.InvalidationsSent)))
+	b.field("invalidations_received", int64(metrics.Value(m.InvalidationsReceived)))
+	b.field("lease_wait_fallbacks", int64(metrics.Value(m.LeaseWaitFallbacks)))
+	for _, d := range []string{"sent", "received"} {
+		b.field("pubsub_relayed_"+d, int64(metrics.Value(m.PubSubRelayed.WithLabelValues(d))))
+	}
+	for _, e := range []string{"stored", "heard", "refused", "resync"} {
+		b.field("loader_registrations_"+e, int64(metrics.Value(m.LoaderRegistrations.WithLabelValues(e))))
+	}
+	b.field("redis_errors", int64(metrics.Value(m.RedisErrors)))
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}
+
+// seconds is a duration in whole seconds as INFO gives one, -1 for none.
+func seconds(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return int64(d / time.Second)
+}

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The operator's view of the commands that run (SLOWLOG, LATENCY,
+// MONITOR) is fed from one place, called once a command has run, as
+// Redis's call() feeds it: observed, from dispatch for a client's command,
+// from EXEC for each command it runs, and from a script for each command
+// it calls. Commands refused before they run (unknown, arity, ACL, queued
+// by MULTI) are not observed.
+
+// coarseResolution is how often the coarse clock ticks. A command timed
+// by it is timed to this resolution, which is enough for thresholds of a
+// millisecond or more (the slow log's default is 10 ms); a lower
+// threshold is served by reading the monotonic clock, which costs tens of
+// nanoseconds per read on a virtual machine: more than a GET's share of
+// dispatch can spare (BenchmarkDispatchGetSlowlog).
+const coarseResolution = time.Millisecond
+
+// coarseClock is a monotonic clock in microseconds since base, read with
+// one atomic load. Its goroutine ticks while the server serves (start,
+// stop).
+type coarseClock struct {
+	base   time.Time
+	micros atomic.Int64
+	once   sync.Once
+	done   chan struct{}
+}
+
+func (k *coarseClock) init() {
+	k.base = time.Now()
+	k.done = make(chan struct{})
+}
+
+// start starts the ticking goroutine, once; stop ends it.
+func (k *coarseClock) start() {
+	k.once.Do(func() {
+		go func() {
+			t := time.NewTicker(coarseResolution)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					k.micros.Store(k.precise())
+				case <-k.done:
+					return
+				}
+			}
+		}()
+	})
+}
+
+func (k *coarseClock) stop() {
+	k.start() // so that the goroutine exists to be stopped, and is not started after
+	select {
+	case <-k.done:
+	default:
+		close(k.done)
+	}
+}
+
+func (k *coarseClock) precise() int64 { return int64(time.Since(k.base) / time.Microsecond) }
+
+// callTimer is when a command started, on the clock its observers need.
+type callTimer struct {
+	at      int64 // µs on the coarse or the precise clock
+	precise bool
+	timed   bool // at was read: the slow log or the latency monitor is on
+	on      bool // someone observes commands: the slow log, latency or a monitor
+}
+
+// startCall reads the clock for a command that is about to run, if
+// anything will observe it, and only as precisely as they need.
+func (s *Server) startCall() callTimer {
+	t := s.slowlog.slowerThan.Load()
+	if t < 0 && s.latency.threshold.Load() == 0 {
+		return callTimer{on: s.monitors.n.Load() > 0} // no clock: MONITOR reads its own
+	}
+	if t >= 0 && t < int64(coarseResolution/time.Microsecond) {
+		return callTimer{at: s.clock.precise(), precise: true, timed: true, on: true}
+	}
+	return callTimer{at: s.clock.micros.Load(), timed: true, on: true}
+}
+
+// elapsed is the µs since the timer started.
+func (s *Server) elapsed(t callTimer) int64 {
+	if t.precise {
+		return s.clock.precise() - t.at
+	}
+	return s.clock.micros.Load() - t.at
+}
+
+// observed tells the monitors, the slow log and the latency monitor about
+// a command c ran, which took since t.
+func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
+	if !t.on {
+		return
+	}
+	if cmd.flags&(flagSkipMonitor|flagAdmin) == 0 {
+		// Redis shows administrative commands to no monitor; a script
+		// shows itself before its calls (runScript).
+		s.feedMonitors(c, cmd, args)
+	}
+	if !t.timed {
+		return
+	}
+	micros := s.elapsed(t)
+	event := latencyCommand
+	if cmd.flags&flagFast != 0 {
+		event = latencyFastCommand
+	}
+	if ms := micros / 1000; s.latency.wants(ms) {
+		s.latency.add(event, ms, s.store.Now())
+	}
+	if cmd.flags&flagSkipSlowlog == 0 && s.slowlog.wants(micros) {
+		peer, name := c.peerID(), ""
+		if !c.lua {
+			c.mu.Lock()
+			name = c.name
+			c.mu.Unlock()
+		}
+		s.slowlog.add(redactedArgs(cmd, args), micros, peer, name, s.store.Now())
+	}
+}
+
+// peerID is the client's address as the slow log and MONITOR show it:
+// Redis's "?:0" for a script's calls.
+func (c *Conn) peerID() string {
+	if c.lua {
+		return "?:0"
+	}
+	return c.remote.String()
+}
+
+// redacted is what Redis shows for a secret argument.
+var redacted = []byte("(redacted)")
+
+// redactedArgs returns args with the secrets Redis hides from the slow log
+// and MONITOR replaced by "(redacted)": AUTH's password (and user name),
+// HELLO's AUTH pair, ACL SETUSER's rules, CONFIG SET's requirepass.
+func redactedArgs(cmd *command, args [][]byte) [][]byte {
+	if cmd == nil {
+		return args
+	}
+	var hide []int
+	switch cmd.name {
+	case "auth":
+		if len(args) <= 3 {
+			hide = []int{1, 2}[:len(args)-1]
+		}
+	case "hello":
+		for j := 2; j < len(args); j++ {
+			more := len(args) - 1 - j
+			switch {
+			case equalFold(args[j], "auth") && more >= 2:
+				hide = append(hide, j+1, j+2)
+				j += 2
+			case equalFold(args[j], "setname") && more >= 1:
+				j++
+			default:
+				j = len(args)
+			}
+		}
+	case "acl|setuser":
+		for j := 2; j < len(args); j++ {
+			hide = append(hide, j)
+		}
+	case "config|set":
+		for j := 2; j+1 < len(args); j += 2 {
+			if bytes.EqualFold(args[j], []byte("requirepass")) {
+				hide = append(hide, j+1)
+			}
+		}
+	}
+	if len(hide) == 0 {
+		return args
+	}
+	out := append([][]byte(nil), args...)
+	for _, j := range hide {
+		out[j] = redacted
+	}
+	return out
+}
+
+// resumedCall is a command that finishes on the connection's goroutine
+// (loopState.resume), observed once it has.
+type resumedCall struct {
+	cmd  *command
+	args [][]byte
+}

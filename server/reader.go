@@ -1,0 +1,399 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"math"
+)
+
+// Protocol limits, as Redis 7 applies them.
+const (
+	// DefaultMaxBulk is the longest bulk string accepted, Redis's
+	// proto-max-bulk-len.
+	DefaultMaxBulk = 512 << 20
+	// DefaultMaxArgs is the most arguments one command may declare.
+	DefaultMaxArgs = 1 << 20
+	// DefaultMaxQuery bounds the bytes one command may declare in all,
+	// Redis's client-query-buffer-limit.
+	DefaultMaxQuery = 1 << 30
+	// maxInline is the longest inline command, and the longest header line
+	// the reader waits for (Redis's PROTO_INLINE_MAX_SIZE).
+	maxInline = 64 << 10
+	// Before AUTH, Redis allows at most this many arguments of this size
+	// (CVE-2021-32675).
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16 << 10
+
+	readSize     = 16 << 10
+	maxIdleBuf   = 64 << 10 // a drained buffer larger than this is released
+	maxLineDigit = 20
+)
+
+// ProtocolError is a malformed or oversized request. Redis replies with it
+// and closes the connection, since the stream can no longer be framed.
+type ProtocolError string
+
+func (e ProtocolError) Error() string { return "Protocol error: " + string(e) }
+
+// Limits bounds what a single command may hold. Zero fields mean the defaults.
+type Limits struct {
+	MaxBulk  int64
+	MaxArgs  int
+	MaxQuery int64
+}
+
+// Reader parses RESP2 multibulk and inline commands from a stream. Every
+// limit is checked on the header that declares a size, before the bytes it
+// announces are buffered, and the buffer grows only as data arrives.
+//
+// The arguments returned by ReadCommand alias the reader's buffer and are
+// valid until the next call; whoever keeps one must copy it.
+type Reader struct {
+	rd       io.Reader
+	received int64 // bytes read from rd in all
+	buf      []byte
+	r        int // buf[r:w] is received but not yet returned
+	w        int
+
+	// A multibulk command being parsed across reads; offsets are relative
+	// to r so that they survive the buffer being moved.
+	argc      int   // declared argument count; 0 when none is in progress
+	pos       int   // where parsing resumes
+	offs      []int // start and end of each complete argument
+	declared  int64 // bulk bytes declared so far
+	args      [][]byte
+	inlineBuf []byte
+
+	// BeforeBlock, if set, is called each time the reader is about to wait
+	// for the network. The server flushes pending replies there, so a
+	// pipeline gets one write per batch and a client never waits for a
+	// reply the server is holding.
+	BeforeBlock func() error
+}
+
+// NewReader returns a Reader reading from rd.
+func NewReader(rd io.Reader) *Reader {
+	return &Reader{rd: rd, buf: make([]byte, readSize)}
+}
+
+// Received reports how many bytes the reader has read in all.
+func (r *Reader) Received() int64 { return r.received }
+
+// Size is the buffer's size; Free is how much of it is left to read into.
+func (r *Reader) Size() int { return len(r.buf) }
+func (r *Reader) Free() int { return len(r.buf) - r.w }
+
+// Buffered reports how many received bytes have not been returned yet.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
+// ReadCommand returns the next command's arguments. authenticated selects
+// Redis's tighter limits for clients that have not yet passed AUTH. It
+// returns a ProtocolError for a malformed request and the reader's error
+// (io.EOF at a clean end) otherwise.
+func (r *Reader) ReadCommand(lim Limits, authenticated bool) ([][]byte, error) {
+	lim = lim.withDefaults()
+	for {
+		need := 0
+		if r.r < r.w {
+			args, n, err := r.parse(lim, authenticated)
+			if err != nil {
+				return nil, err
+			}
+			if args != nil {
+				return args, nil
+			}
+			need = n
+			if n < 0 { // an empty command was consumed
+				continue
+			}
+		}
+		if err := r.fill(need); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBulk <= 0 {
+		l.MaxBulk = DefaultMaxBulk
+	}
+	if l.MaxArgs <= 0 {
+		l.MaxArgs = DefaultMaxArgs
+	}
+	if l.MaxQuery <= 0 {
+		l.MaxQuery = DefaultMaxQuery
+	}
+	return l
+}
+
+// fill reads more data. need, if positive, is how many unreturned bytes the
+// command in progress needs in all; it only caps how far the buffer grows
+// ahead of the data.
+func (r *Reader) fill(need int) error {
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if len(r.buf) > maxIdleBuf && r.argc == 0 {
+			r.buf = make([]byte, readSize)
+		}
+	}
+	if r.w == len(r.buf) {
+		if r.r > 0 {
+			r.w = copy(r.buf, r.buf[r.r:r.w])
+			r.r = 0
+		} else {
+			size := 2 * len(r.buf)
+			if need > len(r.buf) && need < size {
+				size = need
+			}
+			buf := make([]byte, size)
+			copy(buf, r.buf[:r.w])
+			r.buf = buf
+		}
+	}
+	if r.BeforeBlock != nil {
+		if err := r.BeforeBlock(); err != nil {
+			return err
+		}
+	}
+	n, err := r.rd.Read(r.buf[r.w:])
+	r.w += n
+	r.received += int64(n)
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// parse tries to complete a command from buf[r:w]. It returns the command,
+// or nil and how many bytes it needs (0: unknown, -1: an empty command was
+// skipped), or a protocol error.
+func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
+	if r.argc == 0 {
+		if r.buf[r.r] != '*' {
+			return r.parseInline()
+		}
+		line, ok := r.line(r.r)
+		if !ok {
+			if r.w-r.r > maxInline {
+				return nil, 0, ProtocolError("too big mbulk count string")
+			}
+			return nil, 0, nil
+		}
+		count, ok := parseInt(r.buf[r.r+1 : r.r+line])
+		switch {
+		case !ok || count > math.MaxInt32 || count > int64(lim.MaxArgs):
+			return nil, 0, ProtocolError("invalid multibulk length")
+		case !authenticated && count > unauthMaxArgs:
+			return nil, 0, ProtocolError("unauthenticated multibulk length")
+		case count <= 0:
+			r.r += line + 2
+			return nil, -1, nil
+		}
+		r.argc = int(count)
+		r.pos = line + 2
+		r.offs = r.offs[:0]
+		r.declared = 0
+	}
+	for len(r.offs) < 2*r.argc {
+		at := r.r + r.pos
+		if at >= r.w {
+			return nil, 0, nil
+		}
+		if r.buf[at] != '$' {
+			return nil, 0, ProtocolError(fmt.Sprintf("expected '$', got '%c'", r.buf[at]))
+		}
+		line, ok := r.line(at)
+		if !ok {
+			if r.w-at > maxInline {
+				return nil, 0, ProtocolError("too big bulk count string")
+			}
+			return nil, 0, nil
+		}
+		n, ok := parseInt(r.buf[at+1 : at+line])
+		switch {
+		case !ok || n < 0 || n > lim.MaxBulk:
+			return nil, 0, ProtocolError("invalid bulk length")
+		case !authenticated && n > unauthMaxBulk:
+			return nil, 0, ProtocolError("unauthenticated bulk length")
+		case r.declared+n > lim.MaxQuery:
+			return nil, 0, ProtocolError("query buffer limit exceeded")
+		}
+		start := r.pos + line + 2
+		end := start + int(n)
+		if r.r+end+2 > r.w {
+			return nil, end + 2, nil
+		}
+		r.declared += n
+		r.offs = append(r.offs, start, end)
+		r.pos = end + 2
+	}
+	r.args = r.args[:0]
+	for i := 0; i < len(r.offs); i += 2 {
+		r.args = append(r.args, r.buf[r.r+r.offs[i]:r.r+r.offs[i+1]])
+	}
+	r.r += r.pos
+	r.argc = 0
+	return r.args, 0, nil
+}
+
+// line returns the length of the header line at buf[at:] up to its "\r\n".
+// A NUL byte before the '\r' hides it, as Redis's strchr does: the line
+// is then never complete, and the reader waits until the header is too
+// big (Redis's "too big mbulk count string").
+func (r *Reader) line(at int) (int, bool) {
+	end := min(r.w, at+maxInline+2)
+	for i := at; i+1 < end; i++ {
+		switch r.buf[i] {
+		case '\r':
+			return i - at, true
+		case 0:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// parseInt parses a RESP header number as Redis's string2ll does (its
+// processMultibulkBuffer): an optional '-', decimal digits without a
+// leading zero ("0" alone is one, "-0", "04", "+4" are not), at most 20
+// characters. "$04" and "*02" are protocol errors in Redis 7.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) > maxLineDigit {
+		return 0, false
+	}
+	return parseInteger(b)
+}
+
+// parseInline parses a command typed as a line of text, splitting it the
+// way Redis's sdssplitargs does. A NUL byte before the line's '\n' hides
+// the end of the line, as in Redis, whose strchr stops at it: the command
+// never completes, and once more than 64 KiB wait the connection gets
+// "too big inline request" and is closed.
+func (r *Reader) parseInline() ([][]byte, int, error) {
+	nl := -1
+	for i := r.r; i < r.w && r.buf[i] != 0; i++ {
+		if r.buf[i] == '\n' {
+			nl = i
+			break
+		}
+	}
+	if nl < 0 {
+		if r.w-r.r > maxInline {
+			return nil, 0, ProtocolError("too big inline request")
+		}
+		return nil, 0, nil
+	}
+	line := r.buf[r.r:nl]
+	r.r = nl + 1
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	args, err := r.splitArgs(line)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(args) == 0 {
+		return nil, -1, nil
+	}
+	return args, 0, nil
+}
+
+var errUnbalancedQuotes = ProtocolError("unbalanced quotes in request")
+
+// splitArgs splits an inline line into arguments, honouring "double" quotes
+// with C escapes and \xHH, and 'single' quotes with only \' escaped. The
+// arguments point into r.inlineBuf, which never grows while splitting since
+// unquoting never lengthens the text.
+func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
+	if cap(r.inlineBuf) < len(line) {
+		r.inlineBuf = make([]byte, 0, len(line))
+	}
+	out := r.inlineBuf[:0]
+	r.args = r.args[:0]
+	i := 0
+	for {
+		for i < len(line) && (isSpace(line[i]) || line[i] == '\v' || line[i] == '\f') {
+			i++
+		}
+		if i == len(line) {
+			return r.args, nil
+		}
+		start := len(out)
+		var quote byte
+		for done := false; !done; {
+			if i == len(line) {
+				if quote != 0 {
+					return nil, errUnbalancedQuotes
+				}
+				break
+			}
+			c := line[i]
+			switch {
+			case quote == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+				out = append(out, unhex(line[i+2])<<4|unhex(line[i+3]))
+				i += 3
+			case quote == '"' && c == '\\' && i+1 < len(line):
+				i++
+				out = append(out, unescape(line[i]))
+			case quote == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+				i++
+				out = append(out, '\'')
+			case quote != 0 && c == quote:
+				// A closing quote must end the argument.
+				if next := i + 1; next < len(line) && !isSpace(line[next]) && line[next] != '\v' && line[next] != '\f' {
+					return nil, errUnbalancedQuotes
+				}
+				quote = 0
+				done = true
+			case quote == 0 && isSpace(c):
+				done = true
+			case quote == 0 && (c == '"' || c == '\''):
+				quote = c
+			default:
+				out = append(out, c)
+			}
+			i++
+		}
+		r.args = append(r.args, out[start:len(out):len(out)])
+	}
+}
+
+// isSpace reports the bytes that end an unquoted inline argument. Between
+// arguments Redis also skips \v and \f (any C isspace byte). An inline
+// line never holds a NUL (parseInline).
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'a':
+		return '\a'
+	}
+	return c
+}

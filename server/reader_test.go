@@ -1,0 +1,250 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// readAll parses every command in input, feeding the reader through r.
+func readAll(r io.Reader, lim Limits, authenticated bool) ([][]string, error) {
+	rd := NewReader(r)
+	var out [][]string
+	for {
+		args, err := rd.ReadCommand(lim, authenticated)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		cmd := make([]string, len(args))
+		for i, a := range args {
+			cmd[i] = string(a)
+		}
+		out = append(out, cmd)
+	}
+}
+
+func TestReaderParsesMultibulkAndInline(t *testing.T) {
+	input := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n" +
+		"*0\r\n" + // empty multibulk: skipped, as Redis does
+		"PING\r\n" +
+		"\r\n" + // empty inline line: skipped
+		"set \"a b\" 'c\\'d' \"\\x41\\n\"\n" +
+		"*2\r\n$3\r\nGET\r\n$0\r\n\r\n"
+	want := [][]string{
+		{"SET", "k", "hello"},
+		{"PING"},
+		{"set", "a b", "c'd", "A\n"},
+		{"GET", ""},
+	}
+	got, err := readAll(strings.NewReader(input), Limits{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalCommands(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func equalCommands(a, b [][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.Join(a[i], "\x00") != strings.Join(b[i], "\x00") || len(a[i]) != len(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReaderEverySplit feeds a pipeline split at every byte boundary, one
+// byte per read and in halves, since TCP may fragment anywhere.
+func TestReaderEverySplit(t *testing.T) {
+	input := "*2\r\n$4\r\nECHO\r\n$11\r\nhello\r\nworld\r\n" + "PING x\r\n" + "*1\r\n$4\r\nPING\r\n"
+	want, err := readAll(strings.NewReader(input), Limits{}, true)
+	if err != nil || len(want) != 3 {
+		t.Fatalf("whole input: %q, %v", want, err)
+	}
+	got, err := readAll(iotest.OneByteReader(strings.NewReader(input)), Limits{}, true)
+	if err != nil || !equalCommands(got, want) {
+		t.Fatalf("one byte at a time: %q, %v; want %q", got, err, want)
+	}
+	for i := 1; i < len(input); i++ {
+		r := io.MultiReader(strings.NewReader(input[:i]), strings.NewReader(input[i:]))
+		got, err := readAll(r, Limits{}, true)
+		if err != nil || !equalCommands(got, want) {
+			t.Fatalf("split at %d: %q, %v; want %q", i, got, err, want)
+		}
+	}
+}
+
+func TestReaderLimits(t *testing.T) {
+	tests := []struct {
+		name          string
+		input         string
+		lim           Limits
+		unauth        bool
+		wantErr       string
+		wantAfterArgs int // commands parsed before the error
+	}{
+		{name: "huge multibulk count", input: "*4000000000000000000\r\n", wantErr: "Protocol error: invalid multibulk length"},
+		{name: "multibulk over int32", input: "*2147483648\r\n", wantErr: "Protocol error: invalid multibulk length"},
+		{name: "multibulk over max args", input: "*11\r\n", lim: Limits{MaxArgs: 10}, wantErr: "Protocol error: invalid multibulk length"},
+		{name: "bulk of 2^40", input: "*1\r\n$1099511627776\r\n", wantErr: "Protocol error: invalid bulk length"},
+		{name: "declared 2GB bulk", input: "*2\r\n$3\r\nSET\r\n$2147483648\r\n", wantErr: "Protocol error: invalid bulk length"},
+		{name: "negative bulk (panics redcon)", input: "*1\r\n$-2\r\n", wantErr: "Protocol error: invalid bulk length"},
+		{name: "bulk over max", input: "*1\r\n$101\r\n", lim: Limits{MaxBulk: 100}, wantErr: "Protocol error: invalid bulk length"},
+		{name: "not a bulk", input: "*1\r\n:1\r\n", wantErr: "Protocol error: expected '$', got ':'"},
+		{name: "garbage count", input: "*x\r\n", wantErr: "Protocol error: invalid multibulk length"},
+		{name: "unbalanced quotes", input: "SET \"a b\n", wantErr: "Protocol error: unbalanced quotes in request"},
+		{name: "quote then text", input: "SET \"a\"b c\n", wantErr: "Protocol error: unbalanced quotes in request"},
+		{name: "unauthenticated args", input: "*11\r\n", unauth: true, wantErr: "Protocol error: unauthenticated multibulk length"},
+		{name: "unauthenticated bulk", input: "*1\r\n$16385\r\n", unauth: true, wantErr: "Protocol error: unauthenticated bulk length"},
+		{name: "query limit", input: "*2\r\n$60\r\n" + strings.Repeat("x", 60) + "\r\n$60\r\n", lim: Limits{MaxQuery: 100},
+			wantErr: "Protocol error: query buffer limit exceeded"},
+		{name: "error after good command", input: "PING\r\n*1\r\n$-5\r\n", wantErr: "Protocol error: invalid bulk length", wantAfterArgs: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readAll(strings.NewReader(tt.input), tt.lim, !tt.unauth)
+			if err == nil || err.Error() != tt.wantErr || !errors.As(err, new(ProtocolError)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if len(got) != tt.wantAfterArgs {
+				t.Fatalf("parsed %d commands before the error, want %d", len(got), tt.wantAfterArgs)
+			}
+		})
+	}
+}
+
+// TestReaderBulkLimitIsInclusive: a bulk string of exactly the limit is
+// read whole, and one byte more is refused by its header, as Redis compares
+// the length with proto-max-bulk-len (and the unauthenticated 16 KiB).
+func TestReaderBulkLimitIsInclusive(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		lim    Limits
+		unauth bool
+		max    int
+		refuse string
+	}{
+		{"configured limit", Limits{MaxBulk: 100}, false, 100, "Protocol error: invalid bulk length"},
+		{"unauthenticated", Limits{}, true, unauthMaxBulk, "Protocol error: unauthenticated bulk length"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			value := strings.Repeat("v", tt.max)
+			got, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", len(value), value)), tt.lim, !tt.unauth)
+			if err != nil || len(got) != 1 || len(got[0]) != 1 || got[0][0] != value {
+				t.Fatalf("a bulk of exactly %d bytes: %d commands, err %v; want it read whole", tt.max, len(got), err)
+			}
+			over := value + "v"
+			_, err = readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", len(over), over)), tt.lim, !tt.unauth)
+			if err == nil || err.Error() != tt.refuse || !errors.As(err, new(ProtocolError)) {
+				t.Fatalf("a bulk of %d bytes: err %v, want %q", len(over), err, tt.refuse)
+			}
+		})
+	}
+	// The default limit, by its headers alone (a 512 MiB value is too much
+	// to build in a test): at the limit the reader waits for the value and
+	// meets a clean end of input; one over is refused at the header.
+	if _, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n", DefaultMaxBulk)), Limits{}, true); err != nil {
+		t.Errorf("header of a %d-byte bulk: %v, want it accepted", DefaultMaxBulk, err)
+	}
+	_, err := readAll(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n", DefaultMaxBulk+1)), Limits{}, true)
+	if err == nil || err.Error() != "Protocol error: invalid bulk length" {
+		t.Errorf("header of a %d-byte bulk: %v, want invalid bulk length", DefaultMaxBulk+1, err)
+	}
+}
+
+// endless is a reader that never runs dry, counting what it hands out.
+type endless struct {
+	b    byte
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.b
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// TestReaderLongLinesStopEarly checks that a line without an end is refused
+// once it passes the inline limit, without buffering the rest of it.
+func TestReaderLongLinesStopEarly(t *testing.T) {
+	tests := []struct {
+		prefix, wantErr string
+	}{
+		{"", "Protocol error: too big inline request"},
+		{"*", "Protocol error: too big mbulk count string"},
+		{"*1\r\n$", "Protocol error: too big bulk count string"},
+	}
+	for _, tt := range tests {
+		src := &endless{b: '1'}
+		if tt.prefix == "" {
+			src.b = 'a'
+		}
+		_, err := readAll(io.MultiReader(strings.NewReader(tt.prefix), src), Limits{}, true)
+		if err == nil || err.Error() != tt.wantErr {
+			t.Errorf("%q...: err = %v, want %q", tt.prefix, err, tt.wantErr)
+		}
+		if src.read > 4*maxInline {
+			t.Errorf("%q...: read %d bytes before refusing, want at most %d", tt.prefix, src.read, 4*maxInline)
+		}
+	}
+}
+
+// TestReaderBufferGrowsWithData checks a large declared bulk does not
+// allocate its declared size before the bytes arrive.
+func TestReaderBufferGrowsWithData(t *testing.T) {
+	const declared = 400 << 20
+	input := "*1\r\n$" + "419430400" + "\r\n" + strings.Repeat("x", 1<<20)
+	rd := NewReader(strings.NewReader(input))
+	_, err := rd.ReadCommand(Limits{}, true)
+	if !errors.Is(err, io.EOF) {
+		t.Fatalf("err = %v, want EOF while waiting for the rest of the bulk", err)
+	}
+	if cap(rd.buf) > 4<<20 {
+		t.Fatalf("buffer grew to %d bytes for 1 MiB of a %d-byte bulk", cap(rd.buf), declared)
+	}
+}
+
+func TestReaderReleasesLargeBuffer(t *testing.T) {
+	big := strings.Repeat("v", 1<<20)
+	input := encodeCommand("SET", "k", big) + encodeCommand("PING")
+	rd := NewReader(iotest.HalfReader(strings.NewReader(input)))
+	for i := 0; i < 2; i++ {
+		if _, err := rd.ReadCommand(Limits{}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rd.ReadCommand(Limits{}, true); !errors.Is(err, io.EOF) {
+		t.Fatalf("err = %v, want EOF", err)
+	}
+	if len(rd.buf) > maxIdleBuf {
+		t.Fatalf("idle reader kept a %d-byte buffer", len(rd.buf))
+	}
+}
+
+func TestReaderBeforeBlock(t *testing.T) {
+	input := encodeCommand("PING") + encodeCommand("PING")
+	rd := NewReader(strings.NewReader(input))
+	blocks := 0
+	rd.BeforeBlock = func() error { blocks++; return nil }
+	for range 2 {
+		if _, err := rd.ReadCommand(Limits{}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One read brought both commands: the second needed no wait.
+	if blocks != 1 {
+		t.Fatalf("BeforeBlock ran %d times, want 1", blocks)
+	}
+}

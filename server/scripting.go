@@ -1,0 +1,416 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/scripting"
+)
+
+// Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, on the
+// scripting package's engine. A script runs holding the store's atomic
+// section exclusively, taken at the gate (gate.go) as EXEC takes it, so
+// no other command interleaves with it; its redis.call runs the command's
+// handler directly, on a connection of the script's own (scriptCaller).
+// Past the busy threshold the engine turns busy: dispatch answers BUSY
+// to every command but the few Redis allows, the commands waiting at the
+// gate are woken to answer BUSY too, and SCRIPT KILL, which needs no
+// section, stops the script. On the event loop a script runs on its
+// connection's goroutine, so the loop goes on answering the others.
+
+// Defaults of the scripting options: busy-reply-threshold's is Redis's.
+const (
+	DefaultLuaTimeLimit = 5 * time.Second
+	DefaultMaxScripts   = 10000
+)
+
+// aclContextLua is ACL LOG's context of a command a script ran.
+const aclContextLua = "lua"
+
+// scriptState is the server's scripting engine and its counters.
+type scriptState struct {
+	eng                    *scripting.Engine
+	ran, busyReplies, kill prometheus.Counter
+	// thresholdMillis is busy-reply-threshold as CONFIG SET gave it.
+	thresholdMillis atomic.Int64
+}
+
+// setThreshold sets busy-reply-threshold, in milliseconds; 0: never.
+func (st *scriptState) setThreshold(ms int64) {
+	st.thresholdMillis.Store(ms)
+	d := time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+	if ms == 0 {
+		d = -1
+	}
+	st.eng.SetBusyThreshold(d)
+}
+
+// initScripting makes the engine from opts and registers its metrics.
+func (s *Server) initScripting(opts Options) {
+	s.scripts.eng = scripting.New(scripting.Options{
+		MaxScripts: opts.MaxScripts,
+		MaxBytes:   opts.MaxScriptBytes,
+		Log:        s.scriptLog,
+		Version:    RedisVersion,
+		OnBusy:     func() { s.gate.wake() },
+	})
+	threshold := opts.LuaTimeLimit
+	switch {
+	case threshold == 0:
+		threshold = DefaultLuaTimeLimit
+	case threshold < 0:
+		threshold = 0
+	}
+	s.scripts.setThreshold(threshold.Milliseconds())
+	m := s.metrics
+	s.scripts.ran = m.Scripts.WithLabelValues("run")
+	s.scripts.busyReplies = m.Scripts.WithLabelValues("busy_reply")
+	s.scripts.kill = m.Scripts.WithLabelValues("killed")
+	eng := s.scripts.eng
+	m.Gauge("scripts_cached", "Scripts in the script cache (EVAL, SCRIPT LOAD), bounded by --max-scripts.", func() float64 {
+		return float64(eng.Len())
+	})
+	m.Gauge("scripts_cached_bytes", "Estimated size of the cached scripts, bounded by --max-scripts-memory.", func() float64 {
+		return float64(eng.Bytes())
+	})
+	m.Gauge("function_libraries", "Function libraries loaded (FUNCTION LOAD, RESTORE).", func() float64 {
+		return float64(eng.Libraries())
+	})
+	m.Gauge("function_libraries_bytes", "Estimated size of the function libraries, bounded by --max-scripts-memory on its own.", func() float64 {
+		return float64(eng.LibraryBytes())
+	})
+	m.Counter("scripts_evicted_total", "Scripts the script cache's bounds evicted; their clients meet NOSCRIPT and send EVAL.", func() float64 {
+		return float64(eng.Evicted())
+	})
+}
+
+// scriptLog passes the engine's messages (redis.log, slow and killed
+// scripts) to the server's log at the matching level.
+func (s *Server) scriptLog(level scripting.LogLevel, msg string) {
+	l := slog.LevelInfo
+	switch level {
+	case scripting.LogDebug, scripting.LogVerbose:
+		l = slog.LevelDebug
+	case scripting.LogWarning:
+		l = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), l, msg, "source", "script")
+}
+
+// replyBusy answers BUSY to a command refused while a script is busy; in
+// MULTI it fails the transaction, and EXEC ends it, as in Redis.
+func (s *Server) replyBusy(c *Conn, cmd *command) {
+	s.scripts.busyReplies.Inc()
+	c.refuse(cmd, string(s.scripts.eng.BusyError()))
+}
+
+func cmdEval(c *Conn, args [][]byte)      { c.srv.eval(c, args, false, false) }
+func cmdEvalSHA(c *Conn, args [][]byte)   { c.srv.eval(c, args, true, false) }
+func cmdEvalRO(c *Conn, args [][]byte)    { c.srv.eval(c, args, false, true) }
+func cmdEvalSHARO(c *Conn, args [][]byte) { c.srv.eval(c, args, true, true) }
+func cmdFCall(c *Conn, args [][]byte)     { c.srv.fcall(c, args, false) }
+func cmdFCallRO(c *Conn, args [][]byte)   { c.srv.fcall(c, args, true) }
+
+// eval runs an EVAL, EVALSHA, EVAL_RO or EVALSHA_RO (runScript).
+func (s *Server) eval(c *Conn, args [][]byte, sha, readOnly bool) {
+	s.inSection(c, args, func(args [][]byte) { s.runScript(c, args, sha, readOnly) })
+}
+
+// fcall runs an FCALL or FCALL_RO exactly as eval runs a script: the
+// same section, busy and kill machinery, caller and deferred writes.
+func (s *Server) fcall(c *Conn, args [][]byte, readOnly bool) {
+	s.inSection(c, args, func(args [][]byte) { s.runFunction(c, args, readOnly) })
+}
+
+// inSection runs a script or function (run) holding the section
+// exclusively. Inside EXEC the section is held already and it runs at
+// once. Otherwise it takes the section exclusively, waiting for its
+// holder; on the event loop it does both on the connection's goroutine,
+// so that a long script does not stop the loop.
+func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
+	if c.tx.running {
+		run(args)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	// With --redis, dispatch has faulted the declared KEYS in already
+	// (runShared), as it does for any Redis command's keys.
+	c.whereItMayWait(func() {
+		ctx := context.Background()
+		if !s.gate.lock() {
+			s.replyBusy(c, c.lastCommand.Load())
+			return
+		}
+		func() {
+			defer s.gate.unlock() // even if the script's command panics
+			run(args)
+		}()
+		s.shareDeferred(ctx, c)
+	})
+}
+
+// runScript runs a script holding the section and writes its reply.
+func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
+	s.scripts.ran.Inc()
+	// Before the script's calls, as Redis's evalCommand feeds itself.
+	s.feedMonitors(c, nil, args)
+	caller := newScriptCaller(c, evalKeys(args))
+	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
+		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
+	})
+	s.finishScript(c, caller, reply, err)
+}
+
+// runFunction runs a function holding the section and writes its reply.
+func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
+	s.scripts.ran.Inc()
+	caller := newScriptCaller(c, evalKeys(args))
+	reply, err := s.scripts.eng.FCall(context.Background(), scripting.FCallInvocation{
+		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller, Command: args,
+	})
+	s.finishScript(c, caller, reply, err)
+}
+
+// finishScript writes a script's or function's reply and keeps what it
+// left for after the section.
+func (s *Server) finishScript(c *Conn, caller *scriptCaller, reply []byte, err error) {
+	if err != nil { // the engine is closed: no script ran
+		reply = scripting.ErrClosed.Reply()
+	}
+	c.w.raw(reply)
+	if !c.tx.running {
+		// The script's pushes wake blocked clients now that it has
+		// ended; inside EXEC, once EXEC has.
+		s.serveBlocked(c)
+	}
+	c.scriptWrites = append(c.scriptWrites, caller.written...)
+	c.broadcasts = append(c.broadcasts, caller.c.broadcasts...)
+	c.afterSection = append(c.afterSection, caller.c.afterSection...)
+}
+
+// shareDeferred tells the shared tier (--redis), once the section is
+// left, what EXEC or a script left for it: every key a script's write
+// commands named, whether or not the script declared it in KEYS, and the
+// messages published meanwhile, in the order they were published; then
+// it runs the fleet I/O its read-through commands left (afterSection).
+func (s *Server) shareDeferred(ctx context.Context, c *Conn) {
+	writes, broadcasts, after := c.scriptWrites, c.broadcasts, c.afterSection
+	c.scriptWrites, c.broadcasts, c.afterSection = nil, nil, nil
+	if s.opts.Shared != nil {
+		for _, w := range writes {
+			s.wrote(ctx, w.cmd, w.args)
+		}
+		for _, b := range broadcasts {
+			b.send(ctx, s.opts.Shared)
+		}
+	}
+	for _, fn := range after {
+		fn()
+	}
+}
+
+// evalKeys are the KEYS of an EVAL's arguments (args[0] is the command's
+// name), nil when numkeys is bad: the command then fails.
+func evalKeys(args [][]byte) [][]byte {
+	if len(args) < 3 {
+		return nil
+	}
+	keys, _, err := scripting.SplitKeys(args[2:])
+	if err != nil {
+		return nil
+	}
+	return keys
+}
+
+// cmdScript answers the SCRIPT subcommands; the engine checks them again.
+func cmdScript(c *Conn, args [][]byte) {
+	reply := c.srv.scripts.eng.Script(args[1:])
+	if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+		c.srv.scripts.kill.Inc()
+	}
+	c.w.raw(reply)
+}
+
+// cmdFunction answers the FUNCTION subcommands. LOAD and RESTORE run a
+// library's top level in the engine's interpreter, which waits for a
+// running script: on the event loop they run where the connection may
+// wait; inside EXEC no script can be running.
+func cmdFunction(c *Conn, args [][]byte) {
+	s := c.srv
+	answer := func(args [][]byte) {
+		reply, err := s.scripts.eng.Function(context.Background(), args[1:], c.w.Protocol())
+		if err != nil {
+			reply = scripting.ErrClosed.Reply()
+		}
+		if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+			s.scripts.kill.Inc()
+		}
+		c.w.raw(reply)
+	}
+	if c.tx.running || !(equalFold(args[1], "load") || equalFold(args[1], "restore")) {
+		answer(args)
+		return
+	}
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() { answer(args) })
+}
+
+// scriptWrite is a write command a script ran, for the shared tier.
+type scriptWrite struct {
+	cmd  *command
+	args [][]byte
+}
+
+// scriptCaller runs a script's redis.call and redis.pcall, as Redis's Lua
+// client does: on a connection of the script's own, as the user of the
+// client that runs the script, each reply collected by the connection's
+// writer in the script's protocol (redis.setresp). The script holds the
+// section exclusively, so the handlers run directly.
+type scriptCaller struct {
+	srv *Server
+	// client runs the script; c is the script's own connection.
+	client, c *Conn
+	// written are the writes that succeeded, for the shared tier.
+	written []scriptWrite
+	// declared are the script's KEYS, remembered for client's tracking
+	// with its first read (tracking.beforeScriptCall); nil once it read.
+	declared [][]byte
+}
+
+func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
+	s := client.srv
+	c := &Conn{srv: s, w: &Writer{}, id: client.id, created: client.created,
+		remote: client.remote, local: client.local, authed: true, lua: true}
+	c.user.Store(client.user.Load())
+	c.noTouch.Store(client.noTouch.Load())
+	c.multiLen.Store(-1)
+	c.tx.running = true // nothing may wait or enter the section
+	return &scriptCaller{srv: s, client: client, c: c, declared: declared}
+}
+
+// lookup finds the command a script calls as Redis's lookupCommand does:
+// a container's subcommand when there is an argument, nil when either is
+// unknown.
+func (sc *scriptCaller) lookup(args [][]byte) (cmd, counted *command) {
+	cmd = sc.srv.lookup(sc.c, args[0])
+	counted = cmd
+	if cmd != nil && len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	return cmd, counted
+}
+
+// Call runs one command for the script after Redis's checks, in Redis's
+// order: the command exists, its arity, scripts may call it, the user may
+// run it, a read-only script does not write.
+func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
+	args := call.Args
+	cmd, counted := sc.lookup(args)
+	switch {
+	case cmd == nil:
+		return scripting.ErrUnknownCommand.Reply(), false
+	case !cmd.arityOK(len(args)):
+		return scripting.ErrWrongArity.Reply(), false
+	case cmd.flags&flagNoScript != 0:
+		return scripting.ErrNotAllowed.Reply(), false
+	}
+	u := sc.c.user.Load()
+	if p := u.Perms(); !p.Unrestricted() {
+		if reason, object, ok := checkPerms(p, cmd, args); !ok {
+			sc.client.logDenialIn(aclContextLua, reason, string(object), u.Name())
+			return scripting.Error("ERR ACL failure in script: " + scriptACLMessage(reason, u.Name(), cmd)).Reply(), false
+		}
+	}
+	if call.ReadOnly && cmd.flags&(flagWrite|flagMayReplicate) != 0 {
+		return scripting.ErrWriteReadOnly.Reply(), false
+	}
+	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
+	c := sc.c
+	c.w.b = nil // the reply is the engine's to keep
+	c.w.SetProtocol(call.Proto)
+	timer := sc.srv.startCall()
+	sc.handle(cmd, args)
+	sc.srv.observed(c, cmd, args, timer)
+	if c.ev.resume != nil {
+		// A command that must wait: none may, and those that could are
+		// refused from scripts (noscript). Never left half done.
+		c.ev.resume = nil
+		c.w.b = nil
+		c.w.Error("ERR this command cannot run inside a script")
+	}
+	countReply(counted, c, 0)
+	wrote := cmd.flags&flagWrite != 0
+	if wrote && !c.w.isError(0) {
+		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
+	}
+	return c.w.b, wrote
+}
+
+// handle runs cmd's handler on the script's connection. For
+// client-side caching the command is the calling client's, as in Redis:
+// its reads are tracked for the client, and with NOLOOP its writes are
+// the client's own.
+func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
+	tr := &sc.srv.tracking
+	if sc.client.tracked || tr.noloop.Load() > 0 {
+		declared := sc.declared
+		if cmd.tracksReads() {
+			sc.declared = nil
+		}
+		defer tr.beforeScriptCall(sc.client, cmd, args, declared)()
+	}
+	cmd.handler(sc.c, args)
+}
+
+// CheckCommand answers redis.acl_check_cmd: whether the command exists and
+// the script's user may run it with these arguments.
+func (sc *scriptCaller) CheckCommand(args [][]byte) (known, allowed bool) {
+	cmd, _ := sc.lookup(args)
+	if cmd == nil {
+		return false, false
+	}
+	p := sc.c.user.Load().Perms()
+	if p.Unrestricted() {
+		return true, true
+	}
+	_, _, ok := checkPerms(p, cmd, args)
+	return true, ok
+}
+
+// scriptACLMessage is Redis 7.2's text for a denial inside a script
+// (getAclErrorMessage, not verbose).
+func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
+	switch reason {
+	case acl.DeniedKey:
+		return "No permissions to access a key"
+	case acl.DeniedChannel:
+		return "No permissions to access a channel"
+	}
+	return "User " + user + " has no permissions to run the '" + cmd.name + "' command"
+}
+
+// infoScripts writes INFO memory's script and function fields, Redis
+// 7.0's; a library's estimate stands for both its VM and its overhead.
+func (s *Server) infoScripts(b *infoBuilder) {
+	eng := s.scripts.eng
+	bytes := eng.Bytes()
+	libs := eng.LibraryBytes()
+	b.field("number_of_cached_scripts", eng.Len())
+	b.field("used_memory_scripts_eval", bytes)
+	b.field("number_of_functions", eng.Functions())
+	b.field("used_memory_vm_functions", libs)
+	b.field("used_memory_functions", libs)
+	b.field("used_memory_scripts", bytes+libs)
+	b.field("used_memory_scripts_human", memsize.Human(bytes+libs))
+}

@@ -1,0 +1,450 @@
+// Package resp is stampedeless's wire layer: a RESP2 and RESP3 server that
+// parses requests with enforced limits, dispatches them through a static
+// command table and writes Redis-exact replies in the protocol each
+// connection chose with HELLO. Handlers parse arguments and call the engine;
+// no caching policy lives here.
+//
+// redcon's encoders write every reply. Its server loop is not used: it has
+// no input limits (a 20-byte header pins a core), no panic recovery, no write
+// deadline and no accept back-off, so this package owns the connection loop
+// and the reader.
+//
+// A connection is served by a goroutine of its own, or, with
+// Options.EventLoop on Linux, by one epoll loop thread for as long as it
+// sends only commands that cannot wait (loop_linux.go).
+//
+// A command that reads or writes keys runs inside the store's atomic
+// section, shared (dispatch.go); EXEC runs its queue holding it exclusively
+// (multi.go), and so does a script (scripting.go), so no other command
+// interleaves with a transaction or a script in either serving mode; they
+// take turns at the section's gate (gate.go). WATCH listens to the store's
+// changes (watched.go).
+package server
+
+import (
+	"context"
+	"errors"
+	"github.com/stampedeless/stampedeless/persist"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/lograte"
+	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxClients   = 10000
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// drainWindow is how long a connection waits for more of a client's
+// requests during shutdown before it closes.
+const drainWindow = 100 * time.Millisecond
+
+// RedisVersion is the Redis version reported to clients, which some gate
+// features on; stampedeless implements the Redis 7 semantics of its commands.
+const RedisVersion = "7.2.0"
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("resp: server closed")
+
+// Options configures a Server. Zero values mean the documented defaults.
+type Options struct {
+	// Store holds the keys; required.
+	Store *engine.Store
+	// RequirePass, if set, is the default user's password: clients AUTH
+	// before other commands.
+	RequirePass string
+	// Users defines users at start, one "name rules..." each in Redis's
+	// ACL syntax ("alice on >secret ~cache:* +@read"); ACLFile, an ACL file
+	// of "user name rules..." lines, which ACL LOAD reads again and ACL SAVE
+	// writes. One or the other (ErrUsersAndACLFile).
+	Users   []string
+	ACLFile string
+	// MaxClients bounds open connections. If zero, DefaultMaxClients.
+	MaxClients int
+	// MaxValueSize bounds a bulk string and a stored value. If zero,
+	// DefaultMaxBulk (512 MiB), as Redis's proto-max-bulk-len.
+	MaxValueSize int64
+	// WriteTimeout disconnects a client that does not read its replies.
+	// If zero, DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// Logger receives operational logs. If nil, slog.Default().
+	Logger *slog.Logger
+	// LogLevel, if set, is exposed as CONFIG GET/SET loglevel.
+	LogLevel *slog.LevelVar
+	// Metrics receives the server's metrics. If nil, a private registry.
+	Metrics *metrics.Registry
+	// Version is stampedeless's own version, reported by INFO.
+	Version string
+	// Loaders and Filler serve the read-through commands (GETFILL,
+	// LOADER.*); required.
+	Loaders *loader.Registry
+	Filler  *swr.Filler
+	// LoaderCommands says who may register loaders: LoaderCommandsNo,
+	// LoaderCommandsYes, or (if empty) LoaderCommandsLocal.
+	LoaderCommands string
+	// Shared, if not nil, is the tier shared with other replicas (--redis).
+	Shared Shared
+	// PubSubOutputLimit bounds the output a subscriber may have queued and
+	// not yet read, as Redis's client-output-buffer-limit pubsub class. If
+	// nil, DefaultPubSubOutputLimit.
+	PubSubOutputLimit *OutputLimit
+	// ProtectedMode refuses clients that are not local (127.0.0.0/8, ::1,
+	// a unix socket) with Redis's -DENIED reply while no password is set,
+	// as Redis's protected-mode; CONFIG SET protected-mode changes it.
+	ProtectedMode bool
+	// LuaTimeLimit is busy-reply-threshold (lua-time-limit): how long a
+	// script runs before other clients are answered BUSY and SCRIPT KILL
+	// may stop it. If zero, DefaultLuaTimeLimit; negative: never.
+	LuaTimeLimit time.Duration
+	// MaxScripts and MaxScriptBytes bound the script cache, by count and
+	// by estimated size; past either the least recently used script is
+	// evicted. If zero, the scripting package's defaults.
+	MaxScripts     int
+	MaxScriptBytes int64
+	// Shutdown, if set, asks the process to stop as SIGTERM does, for the
+	// SHUTDOWN command: it must return at once, and the process then shuts
+	// the server down (Server.Shutdown). Without it SHUTDOWN answers
+	// Redis's "Errors trying to SHUTDOWN" error.
+	Shutdown func()
+	// Saver runs SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save, and reports
+	// INFO persistence. Nil is a Saver that never writes (no --dir).
+	Saver *persist.Saver
+	// EventLoop serves connections from one epoll loop thread, as
+	// redis-server does, instead of a goroutine each (Linux only; not with
+	// Shared, whose commands wait on Redis). A connection moves to a
+	// goroutine of its own while a command waits or while it does not read
+	// its replies, and then comes back.
+	EventLoop bool
+}
+
+// Server serves RESP clients. Its methods are safe for concurrent use.
+type Server struct {
+	store   *engine.Store
+	log     *slog.Logger
+	metrics *metrics.Registry
+	opts    Options
+	table   map[string]*command
+	unknown counters
+	started time.Time
+
+	// acl holds the users and the log of denials (acl.go).
+	acl aclState
+	// blocked are the clients blocked on keys (blocking.go).
+	blocked blockRegistry
+	// listCompressDepth is list-compress-depth, shown but not applied.
+	listCompressDepth atomic.Int64
+	// refusals rate-limits the log lines of refused clients, by kind
+	// (oplog.go).
+	refusals lograte.Limiter
+
+	// Settable at run time with CONFIG SET.
+	requirePass   atomic.Pointer[string]
+	maxClients    atomic.Int64
+	maxBulk       atomic.Int64
+	protectedMode atomic.Bool
+
+	nextConnID      atomic.Int64
+	commandsTotal   atomic.Int64
+	connectionsSeen atomic.Int64
+	rejectedConns   atomic.Int64                 // at --max-clients or by protected mode, as Redis counts them
+	deniedConns     atomic.Int64                 // by protected mode
+	statsBase       atomic.Pointer[engine.Stats] // the engine's counters at CONFIG RESETSTAT
+
+	// gate is the way into the store's atomic section for EXEC and
+	// scripts (exclusive) and for commands waiting for them (gate.go).
+	gate    *sectionGate
+	scripts scriptState
+
+	watches         watchRegistry
+	tracking        tracking
+	txResults       txResults
+	changesMu       sync.Mutex // protects changeConsumers
+	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
+
+	mu        sync.Mutex // protects listeners, conns and closing
+	listeners []net.Listener
+	conns     map[*Conn]struct{}
+	closing   bool
+	wg        sync.WaitGroup // one per connection, and the event loop's
+
+	loop *eventLoop // nil unless Options.EventLoop
+
+	pubsub      pubsub
+	pubsubLimit atomic.Pointer[OutputLimit]
+	// outputLimitCloses counts connections closed at pubsubLimit.
+	outputLimitCloses atomic.Int64
+	// peak is the largest output buffer of connections that closed in the
+	// last seconds.
+	peakMu sync.Mutex
+	peak   peakWindow
+
+	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
+	// commands for them (observe.go).
+	slowlog slowlog
+	latency latencyMonitor
+	clock   coarseClock
+	// monitors are the connections in MONITOR mode (monitor.go).
+	monitors monitors
+}
+
+// ErrNoStore is returned by New without Options.Store.
+var ErrNoStore = errors.New("resp: Options.Store is required")
+
+// ErrNoFiller is returned by New without Options.Loaders and Options.Filler.
+var ErrNoFiller = errors.New("resp: Options.Loaders and Options.Filler are required")
+
+// ErrEventLoopShared is returned by New for Options with both EventLoop and
+// Shared.
+var ErrEventLoopShared = errors.New("resp: the event loop cannot serve a shared tier: its commands wait on Redis")
+
+// New returns a Server for opts.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, ErrNoStore
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.Loaders == nil || opts.Filler == nil {
+		return nil, ErrNoFiller
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.Saver == nil {
+		opts.Saver = persist.NewSaver(opts.Store, "", nil, opts.Logger)
+	}
+	s := &Server{
+		store:   opts.Store,
+		log:     opts.Logger,
+		metrics: opts.Metrics,
+		opts:    opts,
+		started: time.Now(),
+		conns:   make(map[*Conn]struct{}),
+	}
+	s.watches.srv = s
+	s.slowlog.init()
+	s.clock.init()
+	s.tracking.init(s)
+	s.initScripting(opts)
+	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
+	s.txResults = txResults{
+		ran:          s.metrics.Transactions.WithLabelValues("exec"),
+		watchChanged: s.metrics.Transactions.WithLabelValues("watch_changed"),
+		aborted:      s.metrics.Transactions.WithLabelValues("execabort"),
+	}
+	pass := opts.RequirePass
+	s.requirePass.Store(&pass)
+	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
+	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	limit := DefaultPubSubOutputLimit
+	if opts.PubSubOutputLimit != nil {
+		limit = *opts.PubSubOutputLimit
+	}
+	s.pubsubLimit.Store(&limit)
+	s.protectedMode.Store(opts.ProtectedMode)
+	s.table = buildTable(s.metrics)
+	if err := s.initACL(opts); err != nil {
+		return nil, err
+	}
+	s.unknown = counters{
+		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
+		fail: s.metrics.Commands.WithLabelValues("unknown", "error"),
+	}
+	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
+		return float64(s.connectedClients())
+	})
+	s.registerPubSubMetrics()
+	s.metrics.Counter("connections_denied_total", "Client connections refused by protected mode: not from loopback or a unix socket while no password is set.", func() float64 {
+		return float64(s.deniedConns.Load())
+	})
+	s.registerTrackingMetrics()
+	if opts.EventLoop {
+		if opts.Shared != nil {
+			return nil, ErrEventLoopShared
+		}
+		loop, err := newEventLoop(s)
+		if err != nil {
+			return nil, err
+		}
+		s.loop = loop
+		s.wg.Add(1)
+		go loop.run()
+	}
+	s.metrics.Gauge("event_loop_clients", "Client connections served by the event loop (--event-loop); the others have a goroutine each.", func() float64 {
+		return float64(s.eventLoopClients())
+	})
+	if opts.Shared != nil {
+		opts.Shared.Relay(s.relay)
+	}
+	return s, nil
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Serve accepts connections on l until Shutdown, and returns ErrServerClosed
+// then. Temporary accept errors (such as running out of file descriptors)
+// are retried with a growing delay instead of spinning.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+	s.clock.start()
+
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				delay = max(5*time.Millisecond, min(2*delay, time.Second))
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+// isTemporary reports accept errors worth retrying, such as EMFILE.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.connectionsSeen.Add(1)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	var refusal string
+	switch {
+	case int64(len(s.conns)) >= s.maxClients.Load():
+		refusal = "-ERR max number of clients reached\r\n"
+		s.metrics.ConnectionsRejected.Inc()
+	case s.protectedRefuses(nc.RemoteAddr()):
+		refusal = deniedProtectedMode
+		s.deniedConns.Add(1)
+	}
+	if refusal != "" {
+		s.rejectedConns.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			if refusal == deniedProtectedMode {
+				s.logRefused(refusedProtected, "protected mode refused a client that is not local; set a password or --protected-mode no",
+					"client", nc.RemoteAddr().String())
+			}
+			refuse(nc, refusal)
+		}()
+		return
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.metrics.ConnectionsAccepted.Inc()
+	if s.loop != nil && !isTLS(nc) {
+		s.loop.adopt(c)
+		return
+	}
+	go s.serveConn(c, nil)
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// eventLoopClients is how many connections the event loop serves now.
+func (s *Server) eventLoopClients() int64 {
+	if s.loop == nil {
+		return 0
+	}
+	return s.loop.clientCount()
+}
+
+func (s *Server) connectedClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown stops accepting, lets every connection finish the commands it has
+// received, and waits for them to close. If ctx ends first, a script still
+// running is stopped, the remaining connections are closed and ctx's error
+// is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.clock.stop()
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	// A read deadline wakes connections waiting for requests. Until it
+	// passes, a connection still reads what its client already sent, and it
+	// extends the deadline while requests keep arriving, so a pipeline in
+	// flight is answered; a quiet connection closes when it passes.
+	for c := range s.conns {
+		c.nc.SetReadDeadline(time.Now().Add(drainWindow))
+	}
+	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.notify() // it hands its connections to goroutines and exits
+	}
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		// A script still running is stopped, written or not, as
+		// SHUTDOWN NOSAVE stops it: its connection can then finish.
+		s.scripts.eng.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,125 @@
+package server
+
+import "context"
+
+// Shared is the tier replicas share in --redis mode (cluster.Client). The
+// dispatcher calls it around every Redis command that names keys or
+// empties the keyspace, and around a transaction's whole queue, so that a
+// command on one replica sees what clients wrote on another and its writes
+// reach the others before it is acknowledged. It is never called inside
+// the store's atomic section: it does I/O. Without it (nil) a server keeps
+// its keys to itself.
+type Shared interface {
+	// Fault copies keys from the shared tier into the store where the
+	// store lacks them. It is called outside the atomic section and
+	// enters it for its writes.
+	Fault(ctx context.Context, keys [][]byte)
+	// Written pushes the store's state of keys (value or absence) to the
+	// shared tier and drops them from the other replicas.
+	Written(ctx context.Context, keys [][]byte)
+	// Flushed empties the shared tier and the other replicas.
+	Flushed(ctx context.Context)
+	// Broadcast sends a pub/sub message (PUBLISH, or SPUBLISH if sharded)
+	// to the other replicas, which give it to their subscribers through
+	// the function set by Relay. It must not keep channel or message after
+	// it returns. An error means the other replicas may not receive it.
+	Broadcast(ctx context.Context, channel, message []byte, sharded bool) error
+	// Relay sets the function the shared tier calls with each message
+	// another replica published, never with this replica's own, in the
+	// order each replica published them. New calls it once.
+	Relay(deliver func(channel, message []byte, sharded bool))
+	// Available reports whether the shared tier answers; Peers, how many
+	// other replicas are heard; Prefix, the namespace in Redis. For INFO.
+	Available() bool
+	Peers() int
+	Prefix() string
+}
+
+// keys returns the arguments of args that are keys, by the command's key
+// positions.
+func (cmd *command) keys(args [][]byte) [][]byte {
+	if cmd.keysOf != nil {
+		return cmd.keysOf(args)
+	}
+	if cmd.firstKey <= 0 || cmd.firstKey >= len(args) {
+		return nil
+	}
+	last := cmd.lastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	step := max(cmd.step, 1)
+	keys := make([][]byte, 0, (last-cmd.firstKey)/step+1)
+	for i := cmd.firstKey; i <= last && i < len(args); i += step {
+		keys = append(keys, args[i])
+	}
+	return keys
+}
+
+// shared reports whether cmd goes through the shared tier: a Redis command
+// that names keys, or one that empties the keyspace. A script's command
+// (EVAL) is one: its declared keys are faulted in before it runs, and its
+// writes are written through by shareDeferred.
+func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.flush }
+
+// sharesKeys reports whether cmd's keys are the shared tier's: a Redis
+// command's that names keys (hasKeys: not a shard channel), not
+// stampedeless's own, whose fill path shares them itself.
+func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.own }
+
+// runShared runs a command with the shared tier: the keys it reads are
+// faulted in first, and if it is a write that succeeded, what it changed is
+// written through after. The shared tier's I/O is outside the atomic
+// section the handler runs in.
+func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
+	ctx := context.Background()
+	if keys := cmd.faultKeys(args); len(keys) > 0 {
+		s.opts.Shared.Fault(ctx, keys)
+	}
+	before := c.w.Len()
+	s.run(c, cmd, args)
+	s.writeThrough(ctx, c, cmd, args, before)
+}
+
+// faultKeys returns the keys a call of cmd reads and must fault in from the
+// shared tier first: none for a command outside it, or for a blind write.
+func (cmd *command) faultKeys(args [][]byte) [][]byte {
+	if !cmd.sharesKeys() || cmd.blind != nil && cmd.blind(args) {
+		return nil
+	}
+	return cmd.keys(args)
+}
+
+// writeThrough tells the shared tier what a write changed, if its reply,
+// written at offset before, is not an error.
+func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
+	if cmd.flags&flagWrite != 0 && !c.w.isError(before) {
+		s.wrote(ctx, cmd, args)
+	}
+}
+
+// wrote tells the shared tier what a write that succeeded changed: its
+// keys, or every key.
+func (s *Server) wrote(ctx context.Context, cmd *command, args [][]byte) {
+	switch {
+	case cmd.flush:
+		s.opts.Shared.Flushed(ctx)
+	case cmd.shared():
+		s.opts.Shared.Written(ctx, cmd.keys(args))
+	}
+}
+
+// always is the blind test of commands that never read their keys.
+func always([][]byte) bool { return true }
+
+// setIsBlind reports whether a SET overwrites whatever is there: no NX, XX,
+// GET or KEEPTTL. Arguments it cannot parse make it not blind, and the
+// handler reports the error.
+func setIsBlind(args [][]byte) bool {
+	for _, a := range args[3:] {
+		if equalFold(a, "nx") || equalFold(a, "xx") || equalFold(a, "get") || equalFold(a, "keepttl") {
+			return false
+		}
+	}
+	return true
+}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // A set is held in one of three forms:
@@ -112,23 +114,6 @@ func validIntset(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// parseSetInt reads m as an integer the way Redis's string2ll does: at
-// most 20 bytes, an optional '-', no '+', no leading zeros, no "-0".
-func parseSetInt(m []byte) (int64, bool) {
-	if len(m) == 0 || len(m) > 20 || m[0] == '+' {
-		return 0, false
-	}
-	digits := m
-	if m[0] == '-' {
-		digits = m[1:]
-	}
-	if len(digits) == 0 || (digits[0] == '0' && len(m) > 1) {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(m), 10, 64)
-	return n, err == nil
 }
 
 // intset is an intset blob: kind, width, members in ascending order.
@@ -322,7 +307,7 @@ func (v setView) has(m []byte) bool {
 	case len(v.blob) == 0:
 		return false
 	case v.isIntset():
-		n, ok := parseSetInt(m)
+		n, ok := resp.ParseInt(m)
 		if !ok {
 			return false
 		}
@@ -400,7 +385,7 @@ func newSetOf(members [][]byte, intsetOK bool) collection {
 	if intsetOK && len(members) <= setMaxIntsetEntries {
 		ints := make([]int64, 0, len(members))
 		for _, m := range members {
-			n, ok := parseSetInt(m)
+			n, ok := resp.ParseInt(m)
 			if !ok {
 				break
 			}
@@ -455,7 +440,7 @@ func setAdd(c collection, members [][]byte) (collection, int) {
 		before := len(ints)
 		allInts := true
 		for _, m := range members {
-			n, ok := parseSetInt(m)
+			n, ok := resp.ParseInt(m)
 			if !ok {
 				allInts = false
 				break

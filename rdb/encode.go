@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // appendLen is rdbSaveLen: 6, 14, 32 or 64 bits, big-endian past six.
@@ -26,7 +28,7 @@ func appendLen(b []byte, n uint64) []byte {
 // than 4 bytes.
 func appendString(b, s []byte) []byte {
 	if len(s) <= 11 {
-		if v, ok := parseInt(s); ok {
+		if v, ok := resp.ParseInt(s); ok {
 			if e, ok := appendIntString(b, v); ok {
 				return e
 			}
@@ -199,7 +201,7 @@ func appendScore(b []byte, f float64) []byte {
 func makeIntset(members [][]byte) ([]byte, bool) {
 	vs := make([]int64, 0, len(members))
 	for _, m := range members {
-		v, ok := parseInt(m)
+		v, ok := resp.ParseInt(m)
 		if !ok {
 			return nil, false
 		}

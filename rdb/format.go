@@ -66,46 +66,5 @@ const (
 	listMaxListpackSize = 8192
 )
 
-// parseInt is Redis's string2ll: a canonical decimal int64 (no sign but a
-// leading minus, no leading zeros, no "-0", no spaces), as Redis tests
-// before it encodes a string as an integer.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	d := b
-	if neg {
-		d = b[1:]
-	}
-	if len(d) == 0 || d[0] < '1' || d[0] > '9' {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > 1<<63-1 {
-		return 0, false
-	}
-	return int64(u), true
-}
-
 // appendInt is v's decimal string, in a new slice.
 func appendInt(v int64) []byte { return strconv.AppendInt(nil, v, 10) }

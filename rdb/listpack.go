@@ -3,6 +3,8 @@ package rdb
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // listpack builds a listpack (src/listpack.c) entry by entry: a string
@@ -16,7 +18,7 @@ const lpHeaderSize = 6
 
 func (lp *listpack) append(s []byte) {
 	start := len(lp.body)
-	if v, ok := parseInt(s); ok {
+	if v, ok := resp.ParseInt(s); ok {
 		lp.body = appendLpInt(lp.body, v)
 	} else {
 		lp.body = appendLpStringHeader(lp.body, len(s))

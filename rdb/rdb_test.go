@@ -308,13 +308,3 @@ func TestLZF(t *testing.T) {
 		}
 	}
 }
-
-func TestParseInt(t *testing.T) {
-	for s, ok := range map[string]bool{"0": true, "-1": true, "9223372036854775807": true, "-9223372036854775808": true,
-		"9223372036854775808": false, "-0": false, "007": false, "+1": false, " 1": false, "": false, "1a": false, "-": false} {
-		v, got := parseInt([]byte(s))
-		if got != ok || ok && strconv.FormatInt(v, 10) != s {
-			t.Errorf("parseInt(%q) = %d, %v", s, v, got)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -111,76 +112,18 @@ func shebang(body []byte) (Flags, int, error) {
 	return flags, n, nil
 }
 
-// splitArgs splits a line into words as Redis's sdssplitargs does:
-// spaces separate, "double quotes" take \n \r \t \b \a \\ \" and \xHH
-// escapes, 'single quotes' take \', and a closing quote must end its
-// word. ok is false for unbalanced quotes.
+// splitArgs splits a line into words as Redis's sdssplitargs does
+// (resp.SplitArgs). ok is false for unbalanced quotes.
 func splitArgs(line string) (words []string, ok bool) {
-	i := 0
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return words, true
-		}
-		var w strings.Builder
-		inDouble, inSingle := false, false
-		for done := false; !done; {
-			if i == len(line) {
-				if inDouble || inSingle {
-					return nil, false
-				}
-				break
-			}
-			c := line[i]
-			switch {
-			case inDouble:
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					w.WriteByte(hexVal(line[i+2])<<4 | hexVal(line[i+3]))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					w.WriteByte(unescape(line[i]))
-				case c == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					w.WriteByte(c)
-				}
-			case inSingle:
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					w.WriteByte('\'')
-				case c == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					w.WriteByte(c)
-				}
-			case isSpace(c):
-				done = true
-			case c == '"':
-				inDouble = true
-			case c == '\'':
-				inSingle = true
-			default:
-				w.WriteByte(c)
-			}
-			i++
-		}
-		words = append(words, w.String())
+	args, err := resp.SplitArgs(nil, nil, []byte(line))
+	if err != nil {
+		return nil, false
 	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+	words = make([]string, len(args))
+	for i, a := range args {
+		words[i] = string(a)
+	}
+	return words, true
 }
 
 func hexVal(c byte) byte {
@@ -188,20 +131,4 @@ func hexVal(c byte) byte {
 		return c - '0'
 	}
 	return c | 0x20 - 'a' + 10
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'b':
-		return '\b'
-	case 'a':
-		return '\a'
-	}
-	return c
 }

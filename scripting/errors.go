@@ -1,6 +1,10 @@
 package scripting
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/stampedeless/stampedeless/resp"
+)
 
 // Error is an error reply's text as Redis 7 writes it, its code first
 // ("ERR", "BUSY", "NOSCRIPT", ...), without the leading '-' and the
@@ -82,7 +86,7 @@ func SplitKeys(rest [][]byte) (keys, argv [][]byte, err error) {
 	if len(rest) == 0 {
 		return nil, nil, ErrNumKeysTooMany
 	}
-	n, ok := parseInt64(rest[0])
+	n, ok := resp.ParseInt(rest[0])
 	switch {
 	case !ok:
 		return nil, nil, ErrNotInteger
@@ -92,45 +96,6 @@ func SplitKeys(rest [][]byte) (keys, argv [][]byte, err error) {
 		return nil, nil, ErrNumKeysNegative
 	}
 	return rest[1 : 1+n], rest[1+n:], nil
-}
-
-// parseInt64 parses b as Redis's string2ll does: an optional '-', digits
-// with no leading zero (but "0"), no '+', no spaces, within int64.
-func parseInt64(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > 1<<63-1 {
-		return 0, false
-	}
-	return int64(u), true
 }
 
 // normalizeError normalises an error text as Redis's luaPushErrorBuff does: a

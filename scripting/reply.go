@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Kind is a RESP reply's type, named by the byte that starts it on the
@@ -111,7 +113,7 @@ func (p *replyParser) length(nullable bool) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	n, ok := parseInt64(l)
+	n, ok := resp.ParseInt(l)
 	if !ok {
 		return 0, false, p.fail("bad length")
 	}
@@ -154,7 +156,7 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 		var l []byte
 		if l, err = p.line(); err == nil {
 			var ok bool
-			if r.Int, ok = parseInt64(l); !ok {
+			if r.Int, ok = resp.ParseInt(l); !ok {
 				err = p.fail("bad integer")
 			}
 		}

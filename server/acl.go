@@ -28,11 +28,11 @@ type aclState struct {
 
 // ErrUsersAndACLFile is returned by New for Options with both Users and
 // ACLFile, which Redis refuses too: one place defines the users.
-var ErrUsersAndACLFile = errors.New("resp: users are defined by Options.Users or by Options.ACLFile, not both")
+var ErrUsersAndACLFile = errors.New("server: users are defined by Options.Users or by Options.ACLFile, not both")
 
 // errRevoked ends a connection whose user was deleted, or whose channels
 // were taken away while it was subscribed.
-var errRevoked = errors.New("resp: the connection's user was revoked")
+var errRevoked = errors.New("server: the connection's user was revoked")
 
 // initACL builds the ACL command table from the command table and the
 // users from opts: the default user with opts.RequirePass, then opts.Users
@@ -56,11 +56,11 @@ func (s *Server) initACL(opts Options) error {
 		return ErrUsersAndACLFile
 	case len(opts.Users) > 0:
 		if err := s.acl.users.Configure(opts.Users); err != nil {
-			return fmt.Errorf("resp: users: %w", err)
+			return fmt.Errorf("server: users: %w", err)
 		}
 	case opts.ACLFile != "":
 		if _, err := s.acl.users.LoadFile(opts.ACLFile); err != nil {
-			return fmt.Errorf("resp: ACL file: %w", err)
+			return fmt.Errorf("server: ACL file: %w", err)
 		}
 	}
 	for _, r := range acl.Reasons {

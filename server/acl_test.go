@@ -581,10 +581,10 @@ func TestACLOptions(t *testing.T) {
 		want string
 	}{
 		{Options{Users: []string{"a on"}, ACLFile: file}, ErrUsersAndACLFile.Error()},
-		{Options{Users: []string{"a on +nosuch"}}, "resp: users: Error loading ACL rule '+nosuch' for the user named 'a': Unknown command or category name in ACL"},
-		{Options{Users: []string{"a on", "a off"}}, "resp: users: user a: Duplicate user found. A user can only be defined once in config files"},
-		{Options{ACLFile: file}, "resp: ACL file: " + file + ":1: Error in applying operation '+nosuch': Unknown command or category name in ACL. WARNING: ACL errors detected, no change to the previously active ACL rules was performed"},
-		{Options{ACLFile: filepath.Join(dir, "nosuch")}, "resp: ACL file: Error loading ACLs, opening file '" + filepath.Join(dir, "nosuch") + "': No such file or directory"},
+		{Options{Users: []string{"a on +nosuch"}}, "server: users: Error loading ACL rule '+nosuch' for the user named 'a': Unknown command or category name in ACL"},
+		{Options{Users: []string{"a on", "a off"}}, "server: users: user a: Duplicate user found. A user can only be defined once in config files"},
+		{Options{ACLFile: file}, "server: ACL file: " + file + ":1: Error in applying operation '+nosuch': Unknown command or category name in ACL. WARNING: ACL errors detected, no change to the previously active ACL rules was performed"},
+		{Options{ACLFile: filepath.Join(dir, "nosuch")}, "server: ACL file: Error loading ACLs, opening file '" + filepath.Join(dir, "nosuch") + "': No such file or directory"},
 	} {
 		_, err := New(withDefaults(t, tc.opts))
 		if err == nil || err.Error() != tc.want {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Redis's error texts, which clients and people match on.
@@ -23,64 +24,11 @@ const (
 	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
 )
 
-// parseDigits parses a non-empty run of decimal digits into a uint64,
-// refusing anything else and overflow. The stricter parsers build on it.
-func parseDigits(b []byte) (uint64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	return u, true
-}
-
-// signed applies an optional leading '-' to what parse makes of the rest,
-// keeping the result within int64.
-func signed(b []byte, parse func([]byte) (uint64, bool)) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	u, ok := parse(b)
-	switch {
-	case !ok:
-		return 0, false
-	case !neg && u <= math.MaxInt64:
-		return int64(u), true
-	case neg && u <= math.MaxInt64+1:
-		return int64(-u), true
-	}
-	return 0, false
-}
-
-// parseInteger parses a decimal int64 the way Redis's string2ll does: no
-// spaces, no '+', no leading zeros, nothing after the digits.
-func parseInteger(b []byte) (int64, bool) {
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	return signed(b, func(digits []byte) (uint64, bool) {
-		if len(digits) == 0 || digits[0] == '0' {
-			return 0, false
-		}
-		return parseDigits(digits)
-	})
-}
-
 // countArg parses a count option's value (SCAN's COUNT, MEMORY USAGE's
 // SAMPLES): an integer, else Redis's integer error, of at least least,
 // else a syntax error, as Redis replies. It replies the error itself.
 func countArg(c *Conn, b []byte, least int64) (int64, bool) {
-	n, ok := parseInteger(b)
+	n, ok := resp.ParseInt(b)
 	switch {
 	case !ok:
 		c.w.Error(errNotInteger)
@@ -280,7 +228,7 @@ func parseCursor(b []byte) (uint64, bool) {
 	if b[0] == '-' || b[0] == '+' {
 		b = b[1:]
 	}
-	u, ok := parseDigits(b)
+	u, ok := resp.ParseDigits(b)
 	if neg {
 		u = -u
 	}
@@ -322,7 +270,7 @@ const maxDeadlineMillis = math.MaxInt64 / int64(time.Millisecond)
 // Either way a value whose conversion to milliseconds overflows is invalid.
 // It returns the error to reply, if any, with cmd's name in it.
 func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int64, string) {
-	n, ok := parseInteger(arg)
+	n, ok := resp.ParseInt(arg)
 	if !ok {
 		return 0, errNotInteger
 	}
@@ -393,9 +341,14 @@ func numKeysAt(args [][]byte, at int) [][]byte {
 	if len(args) <= at {
 		return nil
 	}
-	n, ok := parseInteger(args[at])
+	n, ok := resp.ParseInt(args[at])
 	if !ok || n < 1 || n > int64(len(args)-at-1) {
 		return nil
 	}
 	return args[at+1 : at+1+int(n)]
+}
+
+// isHex reports a hexadecimal digit, as C's isxdigit.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

@@ -28,8 +28,8 @@ type bufferValues struct{ qbuf, qbufFree, rbs, rbp, obl int64 }
 func (s *bufferStats) observe(c *Conn, now int64) {
 	s.qbuf.Store(int64(c.rd.Buffered()))
 	s.qbufFree.Store(int64(c.rd.Free()))
-	s.rbs.Store(int64(cap(c.w.b)))
-	n := int64(len(c.w.b))
+	s.rbs.Store(int64(c.w.Cap()))
+	n := int64(c.w.Len())
 	if now-s.peakAt.Load() >= bufferPeakSeconds {
 		s.peakAt.Store(now)
 		s.rbp.Store(n)
@@ -45,8 +45,8 @@ func (s *bufferStats) snapshot() bufferValues {
 
 // live is c's buffers now, for c's own goroutine.
 func (s *bufferStats) live(c *Conn) bufferValues {
-	n := int64(len(c.w.b))
-	return bufferValues{int64(c.rd.Buffered()), int64(c.rd.Free()), int64(cap(c.w.b)), max(s.rbp.Load(), n), n}
+	n := int64(c.w.Len())
+	return bufferValues{int64(c.rd.Buffered()), int64(c.rd.Free()), int64(c.w.Cap()), max(s.rbp.Load(), n), n}
 }
 
 // socketFD is nc's file descriptor, or -1 for a connection without one

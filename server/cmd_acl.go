@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The ACL subcommands, in Redis 7.0's words.
@@ -138,7 +139,7 @@ func cmdACLLog(c *Conn, args [][]byte) {
 		c.w.OK()
 		return
 	case len(args) == 3:
-		n, ok := parseInteger(args[2])
+		n, ok := resp.ParseInt(args[2])
 		if !ok {
 			c.w.Error(errNotInteger)
 			return
@@ -210,7 +211,7 @@ func cmdACLGenPass(c *Conn, args [][]byte) {
 	switch len(args) {
 	case 2:
 	case 3:
-		n, ok := parseInteger(args[2])
+		n, ok := resp.ParseInt(args[2])
 		if !ok {
 			c.w.Error(errNotInteger)
 			return

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The bitmap commands, after Redis's bitops.c: bit 0 is the most
@@ -27,7 +28,7 @@ func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
 	if hash {
 		arg = arg[1:]
 	}
-	n, ok := parseInteger(arg)
+	n, ok := resp.ParseInt(arg)
 	if hash {
 		n *= int64(width)
 	}
@@ -45,7 +46,7 @@ func cmdSetBit(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	on, ok := parseInteger(args[3])
+	on, ok := resp.ParseInt(args[3])
 	if !ok || on&^1 != 0 {
 		c.w.Error(errBitValue)
 		return
@@ -128,8 +129,8 @@ func cmdBitCount(c *Conn, args [][]byte) {
 	switch len(args) {
 	case 2:
 	case 4, 5:
-		start, ok1 := parseInteger(args[2])
-		end, ok2 := parseInteger(args[3])
+		start, ok1 := resp.ParseInt(args[2])
+		end, ok2 := resp.ParseInt(args[3])
 		if !ok1 || !ok2 {
 			c.w.Error(errNotInteger)
 			return
@@ -187,7 +188,7 @@ func popcount(b []byte) int {
 
 // cmdBitPos implements BITPOS key 0|1 [start [end [BYTE|BIT]]].
 func cmdBitPos(c *Conn, args [][]byte) {
-	bit, ok := parseInteger(args[2])
+	bit, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -212,7 +213,7 @@ func cmdBitPos(c *Conn, args [][]byte) {
 	switch len(args) {
 	case 3:
 	case 4, 5, 6:
-		start, ok := parseInteger(args[3])
+		start, ok := resp.ParseInt(args[3])
 		if !ok {
 			c.w.Error(errNotInteger)
 			return
@@ -227,7 +228,7 @@ func cmdBitPos(c *Conn, args [][]byte) {
 			end = n<<3 + 7
 		}
 		if len(args) >= 5 {
-			if end, ok = parseInteger(args[4]); !ok {
+			if end, ok = resp.ParseInt(args[4]); !ok {
 				c.w.Error(errNotInteger)
 				return
 			}
@@ -371,7 +372,7 @@ func bitfieldType(arg []byte) (signed bool, width uint64, ok bool) {
 		return false, 0, false
 	}
 	signed = arg[0] == 'i'
-	n, ok := parseInteger(arg[1:])
+	n, ok := resp.ParseInt(arg[1:])
 	if !ok || n < 1 || n > 64 || !signed && n > 63 {
 		return false, 0, false
 	}
@@ -420,7 +421,7 @@ func parseBitfield(c *Conn, args [][]byte) (ops []bitfieldOp, writes, ok bool) {
 		}
 		if op.op != 'g' {
 			writes = true
-			if op.value, ok = parseInteger(args[j+3]); !ok {
+			if op.value, ok = resp.ParseInt(args[j+3]); !ok {
 				c.w.Error(errNotInteger)
 				return nil, false, false
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The blocking list commands: each first does what its non-blocking form
@@ -218,7 +219,7 @@ func cmdClientUnblock(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	id, ok := parseInteger(args[2])
+	id, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return

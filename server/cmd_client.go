@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
@@ -258,7 +259,7 @@ func parseKillFilter(c *Conn, opts [][]byte, f *killFilter) bool {
 		opt, val := opts[i], opts[i+1]
 		switch {
 		case equalFold(opt, "id"):
-			id, ok := parseInteger(val)
+			id, ok := resp.ParseInt(val)
 			if !ok || id < 1 {
 				c.w.Error("ERR client-id should be greater than 0")
 				return false
@@ -333,11 +334,11 @@ func cmdClientNoTouch(c *Conn, args [][]byte) { onOff(c, args[2], &c.noTouch) }
 // it answers 0 at once, where Redis would wait up to timeout for
 // numreplicas above 0.
 func cmdWait(c *Conn, args [][]byte) {
-	if _, ok := parseInteger(args[1]); !ok {
+	if _, ok := resp.ParseInt(args[1]); !ok {
 		c.w.Error(errNotInteger)
 		return
 	}
-	timeout, ok := parseInteger(args[2])
+	timeout, ok := resp.ParseInt(args[2])
 	switch {
 	case !ok:
 		c.w.Error("ERR timeout is not an integer or out of range")
@@ -380,7 +381,7 @@ func cmdClientReply(c *Conn, args [][]byte) {
 func (c *Conn) gateReply(mark int) {
 	if c.reply != replyOn {
 		// min: what a flush inside the command sent is gone already.
-		c.w.b = c.w.b[:min(mark, len(c.w.b))]
+		c.w.Truncate(mark)
 	}
 	if c.reply == replySkip {
 		c.reply = replyOn

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 func cmdPing(c *Conn, args [][]byte) {
@@ -36,7 +37,7 @@ func cmdQuit(c *Conn, _ [][]byte) {
 }
 
 func cmdSelect(c *Conn, args [][]byte) {
-	n, ok := parseInteger(args[1])
+	n, ok := resp.ParseInt(args[1])
 	switch {
 	case !ok:
 		c.w.Error(errNotInteger)
@@ -103,7 +104,7 @@ func cmdHello(c *Conn, args [][]byte) {
 	var proto int64
 	if len(args) >= 2 {
 		var ok bool
-		if proto, ok = parseInteger(args[1]); !ok {
+		if proto, ok = resp.ParseInt(args[1]); !ok {
 			c.w.Error("ERR Protocol version is not an integer or out of range")
 			return
 		}
@@ -270,7 +271,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 			byID[other.id] = other
 		}
 		for _, a := range args[3:] {
-			id, ok := parseInteger(a)
+			id, ok := resp.ParseInt(a)
 			if !ok {
 				c.w.Error("ERR Invalid client ID")
 				return

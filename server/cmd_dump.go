@@ -6,6 +6,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/rdb"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 func cmdDump(c *Conn, args [][]byte) {
@@ -32,7 +33,7 @@ func cmdRestore(c *Conn, args [][]byte) {
 		case equalFold(args[j], "absttl"):
 			absTTL = true
 		case equalFold(args[j], "idletime") && more && !freq:
-			n, ok := parseInteger(args[j+1])
+			n, ok := resp.ParseInt(args[j+1])
 			switch {
 			case !ok:
 				c.w.Error(errNotInteger)
@@ -44,7 +45,7 @@ func cmdRestore(c *Conn, args [][]byte) {
 			idle = true
 			j++
 		case equalFold(args[j], "freq") && more && !idle:
-			n, ok := parseInteger(args[j+1])
+			n, ok := resp.ParseInt(args[j+1])
 			switch {
 			case !ok:
 				c.w.Error(errNotInteger)
@@ -67,7 +68,7 @@ func cmdRestore(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	ttl, ok := parseInteger(args[2])
+	ttl, ok := resp.ParseInt(args[2])
 	switch {
 	case !ok:
 		c.w.Error(errNotInteger)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
+	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -135,12 +136,12 @@ func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
 // its rule. Their deadlines are bounded as SET ... EX's: one past what the
 // engine's clock holds (2262) gets Redis's invalid expire time.
 func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
-	t, ok := parseInteger(ttlArg)
+	t, ok := resp.ParseInt(ttlArg)
 	if !ok || t <= 0 {
 		c.w.Error("ERR ttl must be a positive integer number of seconds")
 		return 0, 0, false
 	}
-	g, ok := parseInteger(graceArg)
+	g, ok := resp.ParseInt(graceArg)
 	if !ok || g < 0 {
 		c.w.Error("ERR grace must be 0 or a positive integer number of seconds")
 		return 0, 0, false
@@ -180,7 +181,7 @@ func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok 
 // parseMillis parses the milliseconds (≥ 0) of option opt of command name,
 // or answers the error.
 func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
-	ms, ok := parseInteger(arg)
+	ms, ok := resp.ParseInt(arg)
 	if !ok || ms < 0 || ms > maxDeadlineMillis {
 		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
 		return 0, false
@@ -308,7 +309,7 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 			i++
 			continue
 		}
-		n, ok := parseInteger(args[i+1])
+		n, ok := resp.ParseInt(args[i+1])
 		switch {
 		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency") && !equalFold(args[i], "batch"):
 			c.w.Error(errSyntax)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Hash commands, as Redis 7.0's t_hash.c answers them: a missing key is an
@@ -137,7 +138,7 @@ func cmdHKeys(c *Conn, args [][]byte)   { hashAll(c, args[1], true, false) }
 func cmdHVals(c *Conn, args [][]byte)   { hashAll(c, args[1], false, true) }
 
 func cmdHIncrBy(c *Conn, args [][]byte) {
-	incr, ok := parseInteger(args[3])
+	incr, ok := resp.ParseInt(args[3])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -146,7 +147,7 @@ func cmdHIncrBy(c *Conn, args [][]byte) {
 		var cur int64
 		if exists {
 			var ok bool
-			if cur, ok = parseInteger(old); !ok {
+			if cur, ok = resp.ParseInt(old); !ok {
 				return nil, errHashNotInteger
 			}
 		}
@@ -159,7 +160,7 @@ func cmdHIncrBy(c *Conn, args [][]byte) {
 		writeHashErr(c, err)
 		return
 	}
-	n, _ := parseInteger(v)
+	n, _ := resp.ParseInt(v)
 	c.w.Int(n)
 }
 
@@ -234,7 +235,7 @@ func cmdHRandField(c *Conn, args [][]byte) {
 		}
 		return
 	}
-	n, ok := parseInteger(args[2])
+	n, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return

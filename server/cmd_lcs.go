@@ -1,5 +1,7 @@
 package server
 
+import "github.com/stampedeless/stampedeless/resp"
+
 // lcsMatch is one range LCS ... IDX reports: where a run of the common
 // subsequence lies in each string, inclusive, and its length.
 type lcsMatch struct {
@@ -30,7 +32,7 @@ func cmdLCS(c *Conn, args [][]byte) {
 			withLen = true
 		case equalFold(opt, "minmatchlen") && j+1 < len(args):
 			j++
-			n, ok := parseInteger(args[j])
+			n, ok := resp.ParseInt(args[j])
 			if !ok {
 				c.w.Error(errNotInteger)
 				return

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The list commands (Redis's t_list.c): argument checks, their order and
@@ -34,7 +35,7 @@ func listPop(c *Conn, args [][]byte, left bool) {
 	count := int64(1)
 	if len(args) == 3 {
 		var ok bool
-		if count, ok = parseInteger(args[2]); !ok || count < 0 {
+		if count, ok = resp.ParseInt(args[2]); !ok || count < 0 {
 			c.w.Error(errPositiveCount)
 			return
 		}
@@ -73,8 +74,8 @@ func cmdLLen(c *Conn, args [][]byte) {
 // parseIndexes parses two index arguments (LRANGE, LTRIM), or answers
 // Redis's integer error.
 func parseIndexes(c *Conn, a, b []byte) (start, stop int64, ok bool) {
-	start, ok1 := parseInteger(a)
-	stop, ok2 := parseInteger(b)
+	start, ok1 := resp.ParseInt(a)
+	stop, ok2 := resp.ParseInt(b)
 	if !ok1 || !ok2 {
 		c.w.Error(errNotInteger)
 		return 0, 0, false
@@ -98,10 +99,10 @@ func cmdLRange(c *Conn, args [][]byte) {
 // cmdLIndex implements LINDEX key index: the key is looked at before the
 // index is parsed, as in Redis.
 func cmdLIndex(c *Conn, args [][]byte) {
-	if !listKeyOK(c, args[1], (*Writer).Null) {
+	if !listKeyOK(c, args[1], (*resp.Writer).Null) {
 		return
 	}
-	i, ok := parseInteger(args[2])
+	i, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -125,7 +126,7 @@ func writeBulkOrNil(c *Conn, elem []byte, found bool, err error) {
 // listKeyOK looks at key for a command that does so before parsing its
 // arguments: missing, it answers missing's reply; of another type,
 // -WRONGTYPE. It reports whether key holds a list.
-func listKeyOK(c *Conn, key []byte, missing func(*Writer)) bool {
+func listKeyOK(c *Conn, key []byte, missing func(*resp.Writer)) bool {
 	switch t, found := c.srv.store.TypeOf(key); {
 	case !found:
 		missing(c.w)
@@ -139,10 +140,10 @@ func listKeyOK(c *Conn, key []byte, missing func(*Writer)) bool {
 
 // cmdLSet implements LSET key index element.
 func cmdLSet(c *Conn, args [][]byte) {
-	if !listKeyOK(c, args[1], func(w *Writer) { w.Error("ERR no such key") }) {
+	if !listKeyOK(c, args[1], func(w *resp.Writer) { w.Error("ERR no such key") }) {
 		return
 	}
-	i, ok := parseInteger(args[2])
+	i, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -175,7 +176,7 @@ func cmdLInsert(c *Conn, args [][]byte) {
 }
 
 func cmdLRem(c *Conn, args [][]byte) {
-	count, ok := parseInteger(args[2])
+	count, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -205,7 +206,7 @@ func cmdLPos(c *Conn, args [][]byte) {
 		switch {
 		case equalFold(args[i], "rank") && more:
 			i++
-			r, ok := parseInteger(args[i])
+			r, ok := resp.ParseInt(args[i])
 			if !ok {
 				c.w.Error(errNotInteger)
 				return
@@ -251,7 +252,7 @@ func cmdLPos(c *Conn, args [][]byte) {
 // nonNegative parses an integer >= 0, or answers msg, as Redis's
 // getPositiveLongFromObjectOrReply does for a bad integer too.
 func nonNegative(c *Conn, arg []byte, msg string) (int64, bool) {
-	n, ok := parseInteger(arg)
+	n, ok := resp.ParseInt(arg)
 	if !ok || n < 0 {
 		c.w.Error(msg)
 		return 0, false
@@ -311,7 +312,7 @@ type mpopArgs struct {
 // parseMPop parses args, numkeys first, in Redis's order, or answers the
 // error.
 func parseMPop(c *Conn, args [][]byte) (m mpopArgs, ok bool) {
-	numKeys, ok := parseInteger(args[0])
+	numKeys, ok := resp.ParseInt(args[0])
 	if !ok || numKeys < 1 {
 		c.w.Error(errNumKeys)
 		return m, false
@@ -331,7 +332,7 @@ func parseMPop(c *Conn, args [][]byte) (m mpopArgs, ok bool) {
 			return m, false
 		}
 		i++
-		if m.count, ok = parseInteger(args[i]); !ok || m.count < 1 {
+		if m.count, ok = resp.ParseInt(args[i]); !ok || m.count < 1 {
 			c.w.Error("ERR count should be greater than 0")
 			return m, false
 		}

@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // OBJECT and MEMORY: what Redis's introspection commands can say about a
@@ -16,7 +17,7 @@ import (
 // store keeps no such history, so those read as SET would have made them;
 // but an HLL is "raw", as the PF commands make every one they touch.
 func objectEncoding(v []byte) string {
-	if _, ok := parseInteger(v); ok && len(v) <= 20 {
+	if _, ok := resp.ParseInt(v); ok && len(v) <= 20 {
 		return "int"
 	}
 	if len(v) <= 44 && !engine.IsHLL(v) {

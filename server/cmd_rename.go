@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 func cmdRename(c *Conn, args [][]byte)   { rename(c, args, false) }
@@ -36,7 +37,7 @@ func cmdCopy(c *Conn, args [][]byte) {
 			replace = true
 		case equalFold(args[j], "db") && j+1 < len(args):
 			j++
-			db, ok := parseInteger(args[j])
+			db, ok := resp.ParseInt(args[j])
 			if !ok {
 				c.w.Error(errNotInteger)
 				return

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The set commands (Redis's t_set.c): argument checks, their order and
@@ -90,7 +91,7 @@ func cmdSPop(c *Conn, args [][]byte) {
 		popped, err := c.srv.store.SPop(args[1], 1)
 		writeOneOrNil(c, popped, err)
 	case 3:
-		count, ok := parseInteger(args[2])
+		count, ok := resp.ParseInt(args[2])
 		if !ok || count < 0 {
 			c.w.Error(errPositiveCount)
 			return
@@ -124,7 +125,7 @@ func cmdSRandMember(c *Conn, args [][]byte) {
 		members, _, err := c.srv.store.SRandMember(args[1], 1)
 		writeOneOrNil(c, members, err)
 	case 3:
-		count, ok := parseInteger(args[2])
+		count, ok := resp.ParseInt(args[2])
 		if !ok {
 			c.w.Error(errNotInteger)
 			return
@@ -172,7 +173,7 @@ func setStore(c *Conn, op engine.SetOp, args [][]byte) {
 
 // cmdSInterCard implements SINTERCARD numkeys key [key ...] [LIMIT limit].
 func cmdSInterCard(c *Conn, args [][]byte) {
-	numKeys, ok := parseInteger(args[1])
+	numKeys, ok := resp.ParseInt(args[1])
 	if !ok || numKeys < 1 {
 		c.w.Error(errNumKeys)
 		return
@@ -188,7 +189,7 @@ func cmdSInterCard(c *Conn, args [][]byte) {
 			return
 		}
 		i++
-		if limit, ok = parseInteger(args[i]); !ok || limit < 0 {
+		if limit, ok = resp.ParseInt(args[i]); !ok || limit < 0 {
 			c.w.Error("ERR LIMIT can't be negative")
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // cmdGet writes the value from the store's arena into the reply without a
@@ -280,8 +281,8 @@ func cmdStrlen(c *Conn, args [][]byte) {
 }
 
 func cmdGetRange(c *Conn, args [][]byte) {
-	start, ok1 := parseInteger(args[2])
-	end, ok2 := parseInteger(args[3])
+	start, ok1 := resp.ParseInt(args[2])
+	end, ok2 := resp.ParseInt(args[3])
 	if !ok1 || !ok2 {
 		c.w.Error(errNotInteger)
 		return
@@ -312,7 +313,7 @@ func substring(v []byte, start, end int64) []byte {
 }
 
 func cmdSetRange(c *Conn, args [][]byte) {
-	offset, ok := parseInteger(args[2])
+	offset, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -349,7 +350,7 @@ func incrBy(c *Conn, key []byte, delta int64) {
 		var cur int64
 		if exists {
 			var ok bool
-			if cur, ok = parseInteger(old); !ok {
+			if cur, ok = resp.ParseInt(old); !ok {
 				return nil, errNotIntegerValue
 			}
 		}
@@ -370,7 +371,7 @@ func cmdIncr(c *Conn, args [][]byte) { incrBy(c, args[1], 1) }
 func cmdDecr(c *Conn, args [][]byte) { incrBy(c, args[1], -1) }
 
 func cmdIncrBy(c *Conn, args [][]byte) {
-	delta, ok := parseInteger(args[2])
+	delta, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -379,7 +380,7 @@ func cmdIncrBy(c *Conn, args [][]byte) {
 }
 
 func cmdDecrBy(c *Conn, args [][]byte) {
-	delta, ok := parseInteger(args[2])
+	delta, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return

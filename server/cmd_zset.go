@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The sorted-set commands (Redis's t_zset.c): argument checks, their order,
@@ -374,8 +375,8 @@ func zrange(c *Conn, args [][]byte, call zrangeCall) {
 		case !call.store && equalFold(a, "withscores"):
 			withScores = true
 		case equalFold(a, "limit") && len(args)-j-1 >= 2:
-			off, ok1 := parseInteger(args[j+1])
-			lim, ok2 := parseInteger(args[j+2])
+			off, ok1 := resp.ParseInt(args[j+1])
+			lim, ok2 := resp.ParseInt(args[j+2])
 			if !ok1 || !ok2 {
 				c.w.Error(errNotInteger)
 				return
@@ -427,8 +428,8 @@ func parseRange(c *Conn, r *engine.ZRange, lo, hi []byte) bool {
 	var ok1, ok2 bool
 	switch r.By {
 	case engine.ZByRank:
-		r.Start, ok1 = parseInteger(lo)
-		r.Stop, ok2 = parseInteger(hi)
+		r.Start, ok1 = resp.ParseInt(lo)
+		r.Stop, ok2 = resp.ParseInt(hi)
 		if !ok1 || !ok2 {
 			c.w.Error(errNotInteger)
 			return false
@@ -488,7 +489,7 @@ func zpop(c *Conn, args [][]byte, highest bool) {
 	}
 	count, counted := int64(1), len(args) == 3
 	if counted {
-		n, ok := parseInteger(args[2])
+		n, ok := resp.ParseInt(args[2])
 		if !ok || n < 0 {
 			c.w.Error(errPositiveCount)
 			return
@@ -537,7 +538,7 @@ type zmpopArgs struct {
 // parseZMPop parses numkeys key [key ...] MIN|MAX [COUNT count], or
 // answers the error.
 func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
-	numKeys, ok := parseInteger(args[0])
+	numKeys, ok := resp.ParseInt(args[0])
 	if !ok || numKeys < 1 {
 		c.w.Error(errNumKeys)
 		return m, false
@@ -563,7 +564,7 @@ func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
 			return m, false
 		}
 		j++
-		n, ok := parseInteger(args[j])
+		n, ok := resp.ParseInt(args[j])
 		if !ok || n < 1 {
 			c.w.Error("ERR count should be greater than 0")
 			return m, false
@@ -639,7 +640,7 @@ func cmdZRandMember(c *Conn, args [][]byte) {
 		}
 		return
 	}
-	count, ok := parseInteger(args[2])
+	count, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -701,7 +702,7 @@ func appendD2String(b []byte, f float64) []byte {
 	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
 		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return appendDouble(b, f)
+	return resp.AppendDouble(b, f)
 }
 
 // zsetOpCall is how a ZUNION-family command reads its arguments.
@@ -748,7 +749,7 @@ func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
 	if call.store {
 		at = 2
 	}
-	numKeys, ok := parseInteger(args[at])
+	numKeys, ok := resp.ParseInt(args[at])
 	switch {
 	case !ok:
 		c.w.Error(errNotInteger)
@@ -802,7 +803,7 @@ func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
 			withScores = true
 			j++
 		case call.card && remaining >= 2 && equalFold(a, "limit"):
-			n, ok := parseInteger(args[j+1])
+			n, ok := resp.ParseInt(args[j+1])
 			if !ok || n < 0 {
 				c.w.Error("ERR LIMIT can't be negative")
 				return

@@ -17,6 +17,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/persist"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // configParam is one parameter of CONFIG GET and SET. set is nil for
@@ -163,7 +164,7 @@ var configParams = []configParam{
 			return nil
 		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
-	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(DefaultMaxQuery) }},
+	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }},
 	{name: "client-output-buffer-limit",
 		get: func(s *Server) string {
 			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
@@ -240,7 +241,7 @@ func setOutputLimits(s *Server, v string) error {
 // configInteger parses an integer parameter as Redis's numeric
 // configuration does, with its error texts.
 func configInteger(v string, lo, hi int64) (int64, error) {
-	n, ok := parseInteger([]byte(v))
+	n, ok := resp.ParseInt([]byte(v))
 	if !ok {
 		return 0, errors.New("argument couldn't be parsed into an integer")
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Conn is one client connection. Its reader, writer and flags are owned by
@@ -21,8 +22,8 @@ type Conn struct {
 	// nc is the connection. It is replaced, under srv.mu, each time the
 	// connection moves between the event loop and a goroutine of its own.
 	nc      net.Conn
-	rd      *Reader
-	w       *Writer
+	rd      *resp.Reader
+	w       *resp.Writer
 	id      int64
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
@@ -135,7 +136,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{
 		srv:     s,
 		nc:      nc,
-		w:       newWriter(nc, s.opts.WriteTimeout),
+		w:       resp.NewWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
@@ -144,7 +145,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
 		c.unixPath = a.Name
 	}
-	c.rd = NewReader(connReader{c})
+	c.rd = resp.NewReader(connReader{c})
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
 	c.lastActive.Store(c.created.Unix())
@@ -158,7 +159,7 @@ func (c *Conn) flush() error {
 	now := time.Now()
 	c.lastActive.Store(now.Unix())
 	c.bufs.observe(c, now.Unix())
-	return c.w.flushAt(now)
+	return c.w.FlushAt(now)
 }
 
 // Lingering after the last reply: how long, and how many bytes of further
@@ -203,8 +204,8 @@ func (c *Conn) authenticated() bool {
 	return c.authed || !c.srv.acl.users.AuthRequired()
 }
 
-func (c *Conn) limits() Limits {
-	return Limits{MaxBulk: c.srv.maxBulk.Load()}
+func (c *Conn) limits() resp.Limits {
+	return resp.Limits{MaxBulk: c.srv.maxBulk.Load()}
 }
 
 // info is the connection's line in CLIENT LIST and CLIENT INFO, in Redis's

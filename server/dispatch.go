@@ -178,7 +178,7 @@ func (c *Conn) whereItMayWait(fn func()) {
 // countReply counts a command by whether the reply written since before is
 // an error.
 func countReply(counted *command, c *Conn, before int) {
-	if c.w.isError(before) {
+	if c.w.IsErrorAt(before) {
 		counted.counters.fail.Inc()
 	} else {
 		counted.counters.ok.Inc()

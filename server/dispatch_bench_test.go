@@ -49,7 +49,7 @@ func benchmarkDispatchWith(b *testing.B, setup func(*Server), cmd ...string) {
 		i := 0
 		for pb.Next() {
 			s.dispatch(c, calls[i%len(calls)])
-			c.w.b = c.w.b[:0]
+			c.w.Truncate(0)
 			i++
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // eventLoop serves connections the way redis-server does: one OS thread
@@ -46,8 +48,8 @@ type eventLoop struct {
 // for now (errWouldBlock), and its flush when the socket takes no more
 // output (errOutputBlocked, which sends it to a goroutine).
 var (
-	errWouldBlock    = errors.New("resp: would block")
-	errOutputBlocked = errors.New("resp: output would block")
+	errWouldBlock    = errors.New("server: would block")
+	errOutputBlocked = errors.New("server: output would block")
 )
 
 func newEventLoop(s *Server) (*eventLoop, error) {
@@ -117,7 +119,7 @@ func (l *eventLoop) take(c *Conn) bool {
 	l.srv.mu.Lock() // Shutdown reads c.nc
 	c.nc = loopNetConn{}
 	l.srv.mu.Unlock()
-	c.rd.rd = loopReader{c}
+	c.rd.SetSource(loopReader{c})
 	c.rd.BeforeBlock = c.loopFlush
 	c.ev.backToLoop = false
 	c.ev.looped = true
@@ -295,7 +297,7 @@ func (l *eventLoop) serve(c *Conn) {
 			l.eject(c, nil, handoffEnd)
 			return
 		}
-		if c.w.Len() > maxRetainedReply {
+		if c.w.Len() > resp.MaxRetainedReply {
 			if err := c.loopFlush(); err != nil {
 				l.eject(c, nil, handoffOutput)
 				return
@@ -332,8 +334,8 @@ func (l *eventLoop) eject(c *Conn, handed error, reason string) {
 		nc.Close()
 	}
 	s.mu.Unlock()
-	c.w.conn = nc
-	c.rd.rd = connReader{c}
+	c.w.SetConn(nc)
+	c.rd.SetSource(connReader{c})
 	c.rd.BeforeBlock = c.flush
 	c.ev.looped = false
 	if closing {
@@ -391,33 +393,29 @@ func (r loopReader) Read(p []byte) (int, error) {
 // sends the connection to a goroutine, whose flush waits for the client.
 func (c *Conn) loopFlush() error {
 	w := c.w
-	if len(w.b) == 0 {
+	if w.Len() == 0 {
 		return nil
 	}
 	now := time.Now().Unix()
 	c.lastActive.Store(now)
 	c.bufs.observe(c, now)
-	sent := 0
-	for sent < len(w.b) {
-		n, err := syscall.Write(c.ev.fd, w.b[sent:])
+	sent, out := 0, w.Buffered()
+	for sent < len(out) {
+		n, err := syscall.Write(c.ev.fd, out[sent:])
 		if n > 0 {
 			sent += n
 		}
 		switch {
 		case err == nil || errors.Is(err, syscall.EINTR):
 		case errors.Is(err, syscall.EAGAIN):
-			w.b = w.b[:copy(w.b, w.b[sent:])]
+			w.Sent(sent)
 			return errOutputBlocked
 		default:
-			w.err = err
+			w.Fail(err)
 			return err
 		}
 	}
-	if cap(w.b) > maxRetainedReply {
-		w.b = nil
-	} else {
-		w.b = w.b[:0]
-	}
+	w.Sent(sent)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // monitors are the connections in MONITOR mode. Each gets every command
@@ -108,7 +110,7 @@ func (s *Server) feedMonitors(c *Conn, cmd *command, args [][]byte) {
 			// A monitor's own command: its reply goes first, as in Redis.
 			c.w.Flush()
 		}
-		mc.push(func(w *Writer) { w.raw(line) })
+		mc.push(func(w *resp.Writer) { w.Raw(line) })
 	}
 	m.mu.Unlock()
 }

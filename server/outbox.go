@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // OutputLimit bounds the output a connection in push mode (a subscriber)
@@ -89,10 +90,10 @@ func (l OutputLimit) reached(n, now int64, softSince *int64) bool {
 // I/O.
 type outbox struct {
 	mu sync.Mutex
-	// w holds the queue in w.b; pushes are encoded in its protocol, which
+	// w holds the queue; pushes are encoded in its protocol, which
 	// follows the connection's replies (a HELLO changes it from the point
 	// in the stream where its reply is queued).
-	w Writer
+	w resp.Writer
 	// sending is how many bytes the writer has taken and not yet sent;
 	// they count toward the limit.
 	sending int
@@ -108,7 +109,7 @@ type outbox struct {
 }
 
 // errOutboxClosed is a reply flush's error once the outbox is dead.
-var errOutboxClosed = errors.New("resp: connection closed for its output buffer or a write error")
+var errOutboxClosed = errors.New("server: connection closed for its output buffer or a write error")
 
 // outboxConn stands in for the socket in the Writer of a connection in
 // push mode: a Flush queues the replies in the outbox. The connection's
@@ -126,7 +127,7 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 		o.mu.Unlock()
 		return 0, errOutboxClosed
 	}
-	o.w.b = append(o.w.b, b...)
+	o.w.Raw(b)
 	o.w.SetProtocol(c.w.Protocol())
 	o.checkLimit(c)
 	o.mu.Unlock()
@@ -157,7 +158,7 @@ func (c *Conn) startPushing() {
 		o.wake = make(chan struct{}, 1)
 	}
 	o.mu.Unlock()
-	c.w.conn, c.w.deadline = outboxConn{Conn: c.nc, c: c}, time.Time{}
+	c.w.SetConn(outboxConn{Conn: c.nc, c: c})
 	c.pushDone = make(chan struct{})
 	go o.send(c.pushDone, c.srv.opts.WriteTimeout)
 }
@@ -180,7 +181,7 @@ func (c *Conn) stopPushing(drain bool) {
 	o.mu.Lock()
 	o.closing = true
 	if !drain {
-		o.w.b = nil
+		o.w.Swap(nil)
 	}
 	o.mu.Unlock()
 	o.signal()
@@ -189,11 +190,12 @@ func (c *Conn) stopPushing(drain bool) {
 	o.mu.Lock()
 	o.on = false
 	dead := o.dead
-	o.w.b, o.sending = nil, 0
+	o.w.Swap(nil)
+	o.sending = 0
 	o.mu.Unlock()
-	c.w.conn, c.w.deadline = c.nc, time.Time{}
-	if dead != "" && c.w.err == nil {
-		c.w.err = errOutboxClosed
+	c.w.SetConn(c.nc)
+	if dead != "" {
+		c.w.Fail(errOutboxClosed)
 	}
 }
 
@@ -211,7 +213,7 @@ func (c *Conn) closedFor() string {
 // under c's outbox lock and must not block. A message pushed by one
 // goroutine reaches c after those it pushed before, and a reply c has
 // queued before the push comes before it.
-func (c *Conn) push(fn func(w *Writer)) bool {
+func (c *Conn) push(fn func(w *resp.Writer)) bool {
 	o := &c.out
 	o.mu.Lock()
 	if !o.on || o.closing || o.dead != "" {
@@ -231,13 +233,13 @@ func (c *Conn) push(fn func(w *Writer)) bool {
 func (o *outbox) checkLimit(c *Conn) {
 	s := c.srv
 	now := time.Now().Unix()
-	n := int64(len(o.w.b) + o.sending)
+	n := int64(o.w.Len() + o.sending)
 	o.peak.observe(now, n)
 	if !s.pubsubLimit.Load().reached(n, now, &o.softSince) {
 		return
 	}
 	o.dead = closedOutputLimit
-	o.w.b = nil
+	o.w.Swap(nil)
 	o.nc.SetWriteDeadline(time.Now()) // wakes a writer blocked on a client that does not read
 	s.outputLimitCloses.Add(1)
 }
@@ -260,12 +262,12 @@ func (o *outbox) send(done chan struct{}, timeout time.Duration) {
 	var deadline time.Time
 	for {
 		o.mu.Lock()
-		for len(o.w.b) == 0 && !o.closing && o.dead == "" {
+		for o.w.Len() == 0 && !o.closing && o.dead == "" {
 			o.mu.Unlock()
 			<-o.wake
 			o.mu.Lock()
 		}
-		if o.dead != "" || len(o.w.b) == 0 {
+		if o.dead != "" || o.w.Len() == 0 {
 			dead, nc := o.dead != "", o.nc
 			o.mu.Unlock()
 			if dead {
@@ -273,7 +275,7 @@ func (o *outbox) send(done chan struct{}, timeout time.Duration) {
 			}
 			return
 		}
-		batch, o.w.b = o.w.b, batch[:0]
+		batch = o.w.Swap(batch)
 		o.sending = len(batch)
 		// Under mu, so that a limit's interrupting deadline, set under mu
 		// too, is never overwritten by this one.
@@ -287,10 +289,11 @@ func (o *outbox) send(done chan struct{}, timeout time.Duration) {
 		o.mu.Lock()
 		o.sending = 0
 		if err != nil && o.dead == "" {
-			o.dead, o.w.b = closedWriteError, nil
+			o.dead = closedWriteError
+			o.w.Swap(nil)
 		}
 		o.mu.Unlock()
-		if cap(batch) > maxRetainedReply {
+		if cap(batch) > resp.MaxRetainedReply {
 			batch = nil
 		}
 	}
@@ -302,7 +305,7 @@ func (c *Conn) outputBuffer(now int64) (queued, recentMax int64) {
 	o := &c.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return int64(len(o.w.b) + o.sending), o.peak.max(now)
+	return int64(o.w.Len() + o.sending), o.peak.max(now)
 }
 
 // peakSeconds is the window of INFO's client_recent_max_output_buffer, as

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // subKind is a kind of subscription: to a channel (SUBSCRIBE), a pattern
@@ -220,16 +221,16 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // channel and to a matching pattern counts, and receives it, twice. The
 // messages for from, the publisher (nil for a relayed message), are not
 // pushed but returned: as in Redis 7.2, they follow its reply.
-func (s *Server) publish(kind subKind, channel, message []byte, from *Conn) (n int64, mine []func(*Writer)) {
+func (s *Server) publish(kind subKind, channel, message []byte, from *Conn) (n int64, mine []func(*resp.Writer)) {
 	p := &s.pubsub
 	word := subNames[kind].message
-	direct := func(w *Writer) {
+	direct := func(w *resp.Writer) {
 		w.Push(3)
 		w.BulkString(word)
 		w.Bulk(channel)
 		w.Bulk(message)
 	}
-	deliver := func(c *Conn, fn func(*Writer)) {
+	deliver := func(c *Conn, fn func(*resp.Writer)) {
 		if c == from {
 			mine = append(mine, fn)
 		} else {
@@ -255,7 +256,7 @@ func (s *Server) publish(kind subKind, channel, message []byte, from *Conn) (n i
 		if !glob.Match(set.name, subject) {
 			continue
 		}
-		matched := func(w *Writer) {
+		matched := func(w *resp.Writer) {
 			w.Push(4)
 			w.BulkString("pmessage")
 			w.Bulk(set.name)

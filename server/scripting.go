@@ -11,6 +11,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/scripting"
 )
 
@@ -186,7 +187,7 @@ func (s *Server) finishScript(c *Conn, caller *scriptCaller, reply []byte, err e
 	if err != nil { // the engine is closed: no script ran
 		reply = scripting.ErrClosed.Reply()
 	}
-	c.w.raw(reply)
+	c.w.Raw(reply)
 	if !c.tx.running {
 		// The script's pushes wake blocked clients now that it has
 		// ended; inside EXEC, once EXEC has.
@@ -237,7 +238,7 @@ func cmdScript(c *Conn, args [][]byte) {
 	if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
 		c.srv.scripts.kill.Inc()
 	}
-	c.w.raw(reply)
+	c.w.Raw(reply)
 }
 
 // cmdFunction answers the FUNCTION subcommands. LOAD and RESTORE run a
@@ -254,7 +255,7 @@ func cmdFunction(c *Conn, args [][]byte) {
 		if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
 			s.scripts.kill.Inc()
 		}
-		c.w.raw(reply)
+		c.w.Raw(reply)
 	}
 	if c.tx.running || !(equalFold(args[1], "load") || equalFold(args[1], "restore")) {
 		answer(args)
@@ -290,7 +291,7 @@ type scriptCaller struct {
 
 func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
-	c := &Conn{srv: s, w: &Writer{}, id: client.id, created: client.created,
+	c := &Conn{srv: s, w: &resp.Writer{}, id: client.id, created: client.created,
 		remote: client.remote, local: client.local, authed: true, lua: true}
 	c.user.Store(client.user.Load())
 	c.noTouch.Store(client.noTouch.Load())
@@ -337,7 +338,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	}
 	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
 	c := sc.c
-	c.w.b = nil // the reply is the engine's to keep
+	c.w.Swap(nil) // the reply is the engine's to keep
 	c.w.SetProtocol(call.Proto)
 	timer := sc.srv.startCall()
 	sc.handle(cmd, args)
@@ -346,15 +347,15 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		// A command that must wait: none may, and those that could are
 		// refused from scripts (noscript). Never left half done.
 		c.ev.resume = nil
-		c.w.b = nil
+		c.w.Swap(nil)
 		c.w.Error("ERR this command cannot run inside a script")
 	}
 	countReply(counted, c, 0)
 	wrote := cmd.flags&flagWrite != 0
-	if wrote && !c.w.isError(0) {
+	if wrote && !c.w.IsErrorAt(0) {
 		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
 	}
-	return c.w.b, wrote
+	return c.w.Buffered(), wrote
 }
 
 // handle runs cmd's handler on the script's connection. For

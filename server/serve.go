@@ -6,6 +6,8 @@ import (
 	"net"
 	"runtime"
 	"time"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Close reasons, the label of stampedeless_connections_closed_total.
@@ -27,7 +29,7 @@ const (
 
 // errPanicked is the error the event loop hands over with a connection whose
 // command panicked; the goroutine answers and closes it.
-var errPanicked = errors.New("resp: command panicked")
+var errPanicked = errors.New("server: command panicked")
 
 // serveConn serves c on its own goroutine until it closes. handed is the
 // error that ended the event loop's reading of c, if it had c first; a
@@ -106,7 +108,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		}
 		if err != nil {
 			s.noteReadError(c, err)
-			var pe ProtocolError
+			var pe resp.ProtocolError
 			var ne net.Error
 			dead := c.closedFor()
 			switch {
@@ -118,7 +120,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 				reason = closedProtocol
 				c.w.Error("ERR " + pe.Error())
 				c.closeGracefully()
-			case c.w.err != nil:
+			case c.w.Err() != nil:
 				reason = closedWriteError
 			case errors.As(err, &ne) && ne.Timeout() && s.isClosing():
 				if c.rd.Received() > drained {
@@ -132,7 +134,7 @@ func (s *Server) serveConn(c *Conn, handed error) {
 		}
 		s.dispatch(c, args)
 		// A long pipeline of large replies is sent as it goes, not held.
-		if c.w.Len() > maxRetainedReply {
+		if c.w.Len() > resp.MaxRetainedReply {
 			if c.w.Flush() != nil {
 				reason = c.writeFailure()
 				return

@@ -1,13 +1,12 @@
-// Package resp is stampedeless's wire layer: a RESP2 and RESP3 server that
-// parses requests with enforced limits, dispatches them through a static
-// command table and writes Redis-exact replies in the protocol each
-// connection chose with HELLO. Handlers parse arguments and call the engine;
-// no caching policy lives here.
+// Package server serves Redis clients: it accepts connections, reads their
+// commands with package resp, dispatches them through the command table and
+// answers in the protocol each connection chose with HELLO. It owns what
+// shares a connection's state: MULTI/WATCH, client-side caching, pub/sub,
+// the ACL's checks, scripts' calls, CONFIG and INFO.
 //
-// redcon's encoders write every reply. Its server loop is not used: it has
-// no input limits (a 20-byte header pins a core), no panic recovery, no write
-// deadline and no accept back-off, so this package owns the connection loop
-// and the reader.
+// redcon's server loop is not used: it has no input limits (a 20-byte
+// header pins a core), no panic recovery, no write deadline and no accept
+// back-off, so this package owns the connection loop.
 //
 // A connection is served by a goroutine of its own, or, with
 // Options.EventLoop on Linux, by one epoll loop thread for as long as it
@@ -24,12 +23,14 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/stampedeless/stampedeless/persist"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/persist"
+	"github.com/stampedeless/stampedeless/resp"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/lograte"
@@ -53,7 +54,7 @@ const drainWindow = 100 * time.Millisecond
 const RedisVersion = "7.2.0"
 
 // ErrServerClosed is returned by Serve after Shutdown.
-var ErrServerClosed = errors.New("resp: server closed")
+var ErrServerClosed = errors.New("server: closed")
 
 // Options configures a Server. Zero values mean the documented defaults.
 type Options struct {
@@ -71,7 +72,7 @@ type Options struct {
 	// MaxClients bounds open connections. If zero, DefaultMaxClients.
 	MaxClients int
 	// MaxValueSize bounds a bulk string and a stored value. If zero,
-	// DefaultMaxBulk (512 MiB), as Redis's proto-max-bulk-len.
+	// resp.DefaultMaxBulk (512 MiB), as Redis's proto-max-bulk-len.
 	MaxValueSize int64
 	// WriteTimeout disconnects a client that does not read its replies.
 	// If zero, DefaultWriteTimeout.
@@ -197,14 +198,14 @@ type Server struct {
 }
 
 // ErrNoStore is returned by New without Options.Store.
-var ErrNoStore = errors.New("resp: Options.Store is required")
+var ErrNoStore = errors.New("server: Options.Store is required")
 
 // ErrNoFiller is returned by New without Options.Loaders and Options.Filler.
-var ErrNoFiller = errors.New("resp: Options.Loaders and Options.Filler are required")
+var ErrNoFiller = errors.New("server: Options.Loaders and Options.Filler are required")
 
 // ErrEventLoopShared is returned by New for Options with both EventLoop and
 // Shared.
-var ErrEventLoopShared = errors.New("resp: the event loop cannot serve a shared tier: its commands wait on Redis")
+var ErrEventLoopShared = errors.New("server: the event loop cannot serve a shared tier: its commands wait on Redis")
 
 // New returns a Server for opts.
 func New(opts Options) (*Server, error) {
@@ -248,7 +249,7 @@ func New(opts Options) (*Server, error) {
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
-	s.maxBulk.Store(orDefault(opts.MaxValueSize, DefaultMaxBulk))
+	s.maxBulk.Store(orDefault(opts.MaxValueSize, resp.DefaultMaxBulk))
 	limit := DefaultPubSubOutputLimit
 	if opts.PubSubOutputLimit != nil {
 		limit = *opts.PubSubOutputLimit

@@ -93,7 +93,7 @@ func (cmd *command) faultKeys(args [][]byte) [][]byte {
 // writeThrough tells the shared tier what a write changed, if its reply,
 // written at offset before, is not an error.
 func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
-	if cmd.flags&flagWrite != 0 && !c.w.isError(before) {
+	if cmd.flags&flagWrite != 0 && !c.w.IsErrorAt(before) {
 		s.wrote(ctx, cmd, args)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Redis's defaults and bounds for the slow log.
@@ -117,7 +119,7 @@ func cmdSlowlogGet(c *Conn, args [][]byte) {
 		return
 	}
 	if len(args) == 3 {
-		n, ok := parseInteger(args[2])
+		n, ok := resp.ParseInt(args[2])
 		if !ok || n < -1 {
 			c.w.Error("ERR count should be greater than or equal to -1")
 			return

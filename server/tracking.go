@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Server-assisted client-side caching (CLIENT TRACKING), with Redis 7's
@@ -479,7 +480,7 @@ func (c *Conn) sendLocked(inv invalidation) {
 			t.broken = true
 			if c.w.Protocol() == 3 {
 				id := t.redirect
-				c.push(func(w *Writer) {
+				c.push(func(w *resp.Writer) {
 					w.Push(2)
 					w.BulkString("tracking-redir-broken")
 					w.Int(id)
@@ -492,13 +493,13 @@ func (c *Conn) sendLocked(inv invalidation) {
 	if target.w.Protocol() != 3 && (target == c || target.subs.total() == 0) {
 		return
 	}
-	if target.push(func(w *Writer) { writeInvalidation(w, inv) }) {
+	if target.push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
 		c.srv.tracking.sent[inv.reason].Inc()
 	}
 }
 
 // writeInvalidation writes one invalidation message in w's protocol.
-func writeInvalidation(w *Writer, inv invalidation) {
+func writeInvalidation(w *resp.Writer, inv invalidation) {
 	if w.Protocol() == 3 {
 		w.Push(2)
 		w.BulkString("invalidate")
@@ -591,7 +592,7 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 				c.w.Error("ERR A client can only redirect to a single other client")
 				return
 			}
-			id, ok := parseInteger(args[j])
+			id, ok := resp.ParseInt(args[j])
 			if !ok {
 				c.w.Error(errNotInteger)
 				return

@@ -94,7 +94,7 @@ func TestUserFlagConflicts(t *testing.T) {
 		{[]string{"--requirepass", "x", "--user", "default on nopass"},
 			"stampedeless: --requirepass and --user default: give the default user's password in its rules (>password)\n"},
 		{[]string{"--user", "a on +nosuch"},
-			"stampedeless: resp: users: Error loading ACL rule '+nosuch' for the user named 'a': Unknown command or category name in ACL\n"},
+			"stampedeless: server: users: Error loading ACL rule '+nosuch' for the user named 'a': Unknown command or category name in ACL\n"},
 	} {
 		cmd := exec.Command(binary, append([]string{"--metrics-addr", ""}, tc.args...)...)
 		var stderr strings.Builder

@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"math"
@@ -10,9 +10,9 @@ import (
 	"github.com/tidwall/redcon"
 )
 
-// maxRetainedReply is the largest reply buffer kept between batches, so one
+// MaxRetainedReply is the largest reply buffer kept between batches, so one
 // large GET does not stay pinned to an idle connection.
-const maxRetainedReply = 256 << 10
+const MaxRetainedReply = 256 << 10
 
 // Writer buffers replies for one connection; Flush sends them in one
 // write. It speaks RESP2 until SetProtocol(3) (HELLO 3); the methods for the
@@ -45,25 +45,75 @@ func (w *Writer) Protocol() int {
 	return 2
 }
 
-func newWriter(conn net.Conn, timeout time.Duration) *Writer {
+// NewWriter returns a Writer that flushes to conn, each write bounded by
+// timeout (none if 0).
+func NewWriter(conn net.Conn, timeout time.Duration) *Writer {
 	return &Writer{conn: conn, timeout: timeout}
+}
+
+// SetConn makes the writer flush to conn from now on (a connection that
+// changes hands between its socket and a queue of its own).
+func (w *Writer) SetConn(conn net.Conn) { w.conn, w.deadline = conn, time.Time{} }
+
+// Err is the write error that stopped the writer, if any.
+func (w *Writer) Err() error { return w.err }
+
+// Fail stops the writer with err, unless an error stopped it already:
+// later replies are dropped and Flush reports it.
+func (w *Writer) Fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// Buffered is the encoded replies waiting to be flushed. It aliases the
+// writer's buffer: valid until the next write.
+func (w *Writer) Buffered() []byte { return w.b }
+
+// Cap is the capacity of the writer's buffer, which CLIENT LIST shows.
+func (w *Writer) Cap() int { return cap(w.b) }
+
+// Truncate drops what was written after the first n bytes (a reply
+// CLIENT REPLY OFF must not send).
+func (w *Writer) Truncate(n int) { w.b = w.b[:min(n, len(w.b))] }
+
+// Swap takes the writer's buffered replies, leaving it to write into
+// next[:0]: whoever sends the taken bytes owns them.
+func (w *Writer) Swap(next []byte) []byte {
+	b := w.b
+	w.b = next[:0]
+	return b
+}
+
+// Sent drops the first n buffered bytes, which the caller has written to
+// the connection itself; once all are sent, a buffer larger than
+// MaxRetainedReply is released.
+func (w *Writer) Sent(n int) {
+	switch {
+	case n < len(w.b):
+		w.b = w.b[:copy(w.b, w.b[n:])]
+	case cap(w.b) > MaxRetainedReply:
+		w.b = nil
+	default:
+		w.b = w.b[:0]
+	}
 }
 
 // Len is the number of bytes waiting to be flushed.
 func (w *Writer) Len() int { return len(w.b) }
 
-// isError reports whether the reply written at offset at, a Len before it
+// IsErrorAt reports whether the reply written at offset at, a Len before it
 // was written, is an error.
-func (w *Writer) isError(at int) bool { return len(w.b) > at && w.b[at] == '-' }
+func (w *Writer) IsErrorAt(at int) bool { return len(w.b) > at && w.b[at] == '-' }
 
 // Flush writes the buffered replies. A client that does not read them
 // within the write timeout is disconnected.
-func (w *Writer) Flush() error { return w.flushAt(time.Now()) }
+func (w *Writer) Flush() error { return w.FlushAt(time.Now()) }
 
-// flushAt is Flush for a caller that has read the clock. Setting a deadline
+// FlushAt is Flush for a caller that has read the clock. Setting a deadline
 // costs a timer update, so it is renewed only when less than a second of
 // slack is left rather than on every write.
-func (w *Writer) flushAt(now time.Time) error {
+func (w *Writer) FlushAt(now time.Time) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -75,7 +125,7 @@ func (w *Writer) flushAt(now time.Time) error {
 		w.conn.SetWriteDeadline(w.deadline)
 	}
 	_, w.err = w.conn.Write(w.b)
-	if cap(w.b) > maxRetainedReply {
+	if cap(w.b) > MaxRetainedReply {
 		w.b = nil
 	} else {
 		w.b = w.b[:0]
@@ -174,7 +224,7 @@ func (w *Writer) Bool(v bool) {
 // inf, -inf and nan spelled so); RESP2 gets it as a bulk string.
 func (w *Writer) Double(f float64) {
 	var digits [32]byte
-	text := appendDouble(digits[:0], f)
+	text := AppendDouble(digits[:0], f)
 	if w.resp3.Load() {
 		w.b = append(append(append(w.b, ','), text...), '\r', '\n')
 		return
@@ -200,11 +250,11 @@ func appendHeader(b []byte, kind byte, n int) []byte {
 	return append(b, '\r', '\n')
 }
 
-// appendDouble formats f as Redis 7.0's addReplyDouble does: printf's %.17g,
+// AppendDouble formats f as Redis 7.0's addReplyDouble does: printf's %.17g,
 // which Go's 'g' with 17 digits matches. Redis 7.2 prints the shortest
 // round-trip form instead (1.1, not 1.1000000000000001); the compatibility
 // tests compare with 7.0, so 7.0's form is the one written.
-func appendDouble(b []byte, f float64) []byte {
+func AppendDouble(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(b, "inf"...)
@@ -216,9 +266,9 @@ func appendDouble(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
-// raw writes a whole reply encoded already (a script's), in the
+// Raw writes a whole reply encoded already (a script's), in the
 // connection's protocol.
-func (w *Writer) raw(reply []byte) { w.b = append(w.b, reply...) }
+func (w *Writer) Raw(reply []byte) { w.b = append(w.b, reply...) }
 
 // Array writes an array header; the n elements that follow are part of
 // this reply.

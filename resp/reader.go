@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"fmt"
@@ -75,6 +75,11 @@ type Reader struct {
 func NewReader(rd io.Reader) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, readSize)}
 }
+
+// SetSource makes the reader read from rd from now on, keeping what it has
+// buffered (a connection that changes hands between a goroutine and an
+// event loop).
+func (r *Reader) SetSource(rd io.Reader) { r.rd = rd }
 
 // Received reports how many bytes the reader has read in all.
 func (r *Reader) Received() int64 { return r.received }
@@ -264,7 +269,7 @@ func parseInt(b []byte) (int64, bool) {
 	if len(b) > maxLineDigit {
 		return 0, false
 	}
-	return parseInteger(b)
+	return ParseInt(b)
 }
 
 // parseInline parses a command typed as a line of text, splitting it the
@@ -291,7 +296,11 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	args, err := r.splitArgs(line)
+	if cap(r.inlineBuf) < len(line) {
+		r.inlineBuf = make([]byte, 0, len(line))
+	}
+	args, err := SplitArgs(r.args[:0], r.inlineBuf[:0], line)
+	r.args = args
 	if err != nil {
 		return nil, 0, err
 	}
@@ -303,23 +312,22 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 
 var errUnbalancedQuotes = ProtocolError("unbalanced quotes in request")
 
-// splitArgs splits an inline line into arguments, honouring "double" quotes
-// with C escapes and \xHH, and 'single' quotes with only \' escaped. The
-// arguments point into r.inlineBuf, which never grows while splitting since
-// unquoting never lengthens the text.
-func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
-	if cap(r.inlineBuf) < len(line) {
-		r.inlineBuf = make([]byte, 0, len(line))
-	}
-	out := r.inlineBuf[:0]
-	r.args = r.args[:0]
+// SplitArgs splits line into arguments as Redis's sdssplitargs does, for
+// an inline command, a script's shebang or a config line: spaces separate
+// them, "double" quotes take C escapes and \xHH, 'single' quotes take only
+// \', and a closing quote must end its argument. It appends the arguments
+// to args, their bytes to buf; arguments point into buf, which never grows
+// past len(line) since unquoting never lengthens the text, so a buf with
+// that room is never reallocated.
+func SplitArgs(args [][]byte, buf, line []byte) ([][]byte, error) {
+	out := buf
 	i := 0
 	for {
 		for i < len(line) && (isSpace(line[i]) || line[i] == '\v' || line[i] == '\f') {
 			i++
 		}
 		if i == len(line) {
-			return r.args, nil
+			return args, nil
 		}
 		start := len(out)
 		var quote byte
@@ -357,7 +365,7 @@ func (r *Reader) splitArgs(line []byte) ([][]byte, error) {
 			}
 			i++
 		}
-		r.args = append(r.args, out[start:len(out):len(out)])
+		args = append(args, out[start:len(out):len(out)])
 	}
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/binary"
 	"errors"
+	"math"
+	"time"
 )
 
 // Type is the kind of value a key holds, as Redis's TYPE names it.
@@ -387,3 +389,7 @@ func importCollection(t Type, b []byte) (c collection, ok bool) {
 	}
 	return collection{}, false
 }
+
+// Deadlines beyond this many milliseconds cannot be held in the engine's
+// nanosecond clock (the year 2262); Redis's own limit is higher.
+const MaxDeadlineMillis = math.MaxInt64 / int64(time.Millisecond)

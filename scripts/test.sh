@@ -59,7 +59,7 @@ RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./server
 # runs). A count, not a duration: Go 1.26's fuzzer can fail a target with
 # "context deadline exceeded" when a duration ends while a starved worker
 # is mid-input (go.dev/issue/75804, fixed in Go 1.27).
-for target in resp:FuzzReader server:FuzzArgParsers server:FuzzOptions internal/glob:FuzzMatch loader:FuzzFetchResponse rdb:FuzzReader rdb:FuzzDump; do
+for target in resp:FuzzReader commands/keyspace:FuzzArgParsers commands/keyspace:FuzzOptions internal/glob:FuzzMatch loader:FuzzFetchResponse rdb:FuzzReader rdb:FuzzDump; do
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-30000x}" "./${target%%:*}"
 done
 bash scripts/integration.sh

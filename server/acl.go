@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // aclState is the server's ACL: its users, the log of denials, and what
@@ -40,9 +41,9 @@ var errRevoked = errors.New("server: the connection's user was revoked")
 func (s *Server) initACL(opts Options) error {
 	var cmds []*acl.Command
 	for _, cmd := range s.table {
-		ac := &acl.Command{Name: cmd.name, Categories: cmd.categories()}
+		ac := &acl.Command{Name: cmd.Name, Categories: cmd.categories()}
 		for _, sub := range cmd.subcommands {
-			sub.aclCommand = &acl.Command{Name: sub.name, Categories: sub.categories()}
+			sub.aclCommand = &acl.Command{Name: sub.Name, Categories: sub.categories()}
 			ac.Subcommands = append(ac.Subcommands, sub.aclCommand)
 		}
 		cmd.aclCommand = ac
@@ -98,24 +99,24 @@ var groupCategories = map[string]acl.Category{
 // extra ones alone: its subcommands have the rest.
 func (cmd *command) categories() acl.Category {
 	if len(cmd.subcommands) > 0 {
-		return cmd.acl | acl.Slow
+		return cmd.ACL | acl.Slow
 	}
-	cats := cmd.acl
-	if !cmd.aclNoGroup {
-		cats |= groupCategories[cmd.group]
+	cats := cmd.ACL
+	if !cmd.ACLNoGroup {
+		cats |= groupCategories[cmd.Group]
 	}
 	for _, f := range []struct {
-		flag flags
+		flag commands.Flags
 		cats acl.Category
 	}{
-		{flagWrite, acl.Write}, {flagReadonly, acl.Read}, {flagAdmin, acl.Admin | acl.Dangerous},
-		{flagPubSub, acl.PubSub}, {flagFast, acl.Fast}, {flagBlocking, acl.Blocking},
+		{commands.Write, acl.Write}, {commands.Readonly, acl.Read}, {commands.Admin, acl.Admin | acl.Dangerous},
+		{commands.PubSub, acl.PubSub}, {commands.Fast, acl.Fast}, {commands.Blocking, acl.Blocking},
 	} {
-		if cmd.flags&f.flag != 0 {
+		if cmd.Flags&f.flag != 0 {
 			cats |= f.cats
 		}
 	}
-	if cmd.group == "scripting" {
+	if cmd.Group == "scripting" {
 		cats &^= acl.Read // EVAL_RO is no @read command, in Redis either
 	}
 	if cats&acl.Fast == 0 {
@@ -124,85 +125,35 @@ func (cmd *command) categories() acl.Category {
 	return cats
 }
 
-// keyAccess is what a command does to its keys, which %R~ and %W~ key
-// patterns grant separately (Redis's key spec flags).
-type keyAccess uint8
-
-const (
-	// keysFromFlags: a read-only command reads its keys; any other reads
-	// and writes them.
-	keysFromFlags keyAccess = iota
-	keysRead
-	// keysWrite: writes without reading the value (SETEX, DEL, EXPIRE).
-	keysWrite
-	keysReadWrite
-	// keysNone: neither reads nor writes the value, only sees whether the
-	// key exists, its type or length (EXISTS, TYPE, STRLEN); any key
-	// pattern grants it.
-	keysNone
-	// keysDestFirst: the first key is a destination written without
-	// being read, the others sources read (the *STORE commands, BITOP).
-	keysDestFirst
-	// keysCopy: the first key is read, the second written (COPY).
-	keysCopy
-	// keysRename: the first key is read and changed, the second written
-	// without being read (RENAME, RENAMENX, SMOVE: Redis's key specs
-	// ACCESS DELETE, then UPDATE or INSERT).
-	keysRename
-	// keysMerge: the first key is read and written, the others read
-	// (PFMERGE, which merges its destination too).
-	keysMerge
-)
-
 // keyUse says whether a call of cmd reads and whether it writes its i-th
 // key.
 func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
-	a := cmd.access
-	if cmd.varAccess != nil {
-		a = cmd.varAccess(args)
+	a := cmd.Access
+	if cmd.VarAccess != nil {
+		a = cmd.VarAccess(args)
 	}
 	switch a {
-	case keysDestFirst:
+	case commands.KeysDestFirst:
 		return i > 0, i == 0
-	case keysCopy:
+	case commands.KeysCopy:
 		return i == 0, i > 0
-	case keysRename:
+	case commands.KeysRename:
 		return i == 0, true
-	case keysMerge:
+	case commands.KeysMerge:
 		return true, i == 0
-	case keysRead:
+	case commands.KeysRead:
 		return true, false
-	case keysWrite:
+	case commands.KeysWrite:
 		return false, true
-	case keysNone:
+	case commands.KeysNone:
 		return false, false
-	case keysFromFlags:
-		if cmd.flags&flagReadonly != 0 {
+	case commands.KeysFromFlags:
+		if cmd.Flags&commands.Readonly != 0 {
 			return true, false
 		}
 	}
 	return true, true
 }
-
-// setKeys: SET writes its key, and reads it too with GET.
-func setKeys(args [][]byte) keyAccess {
-	for _, a := range args[3:] {
-		if equalFold(a, "get") {
-			return keysReadWrite
-		}
-	}
-	return keysWrite
-}
-
-// channelArgs says which of a command's arguments are pub/sub channels.
-type channelArgs uint8
-
-const (
-	channelsNone      channelArgs = iota
-	channelsPublish               // the first (PUBLISH)
-	channelsSubscribe             // every one (SUBSCRIBE)
-	channelsPatterns              // every one, a pattern (PSUBSCRIBE)
-)
 
 // aclContextTopLevel is ACL LOG's context of a command run on its own.
 const aclContextTopLevel = "toplevel"
@@ -212,13 +163,13 @@ const aclContextTopLevel = "toplevel"
 // channel. If not, it returns the reason and the key or channel denied
 // (the command's name for a command denied).
 func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, object []byte, ok bool) {
-	if cmd.flags&flagNoAuth == 0 {
+	if cmd.Flags&commands.NoAuth == 0 {
 		var first []byte
 		if len(args) > 1 {
 			first = args[1]
 		}
 		if !p.CanRun(cmd.aclCommand, first) {
-			return acl.DeniedCommand, []byte(cmd.name), false
+			return acl.DeniedCommand, []byte(cmd.Name), false
 		}
 	}
 	// Shard channels are keys to COMMAND INFO, but channels to the ACL
@@ -230,16 +181,16 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 			}
 		}
 	}
-	if cmd.keyPrefix > 0 && cmd.keyPrefix < len(args) && !p.CanWritePrefix(args[cmd.keyPrefix]) {
-		return acl.DeniedKey, args[cmd.keyPrefix], false
+	if cmd.KeyPrefix > 0 && cmd.KeyPrefix < len(args) && !p.CanWritePrefix(args[cmd.KeyPrefix]) {
+		return acl.DeniedKey, args[cmd.KeyPrefix], false
 	}
-	if !p.AllChannels() && cmd.channels != channelsNone {
+	if !p.AllChannels() && cmd.Channels != commands.ChannelsNone {
 		channels := args[1:]
-		if cmd.channels == channelsPublish {
+		if cmd.Channels == commands.ChannelsPublish {
 			channels = args[1:2]
 		}
 		for _, ch := range channels {
-			if !p.CanAccessChannel(ch, cmd.channels == channelsPatterns) {
+			if !p.CanAccessChannel(ch, cmd.Channels == commands.ChannelsPatterns) {
 				return acl.DeniedChannel, ch, false
 			}
 		}
@@ -266,7 +217,7 @@ func (c *Conn) permitted(cmd *command, args [][]byte) bool {
 	case acl.DeniedChannel:
 		c.w.Error("NOPERM this user has no permissions to access one of the channels used as arguments")
 	default:
-		c.w.Error("NOPERM this user has no permissions to run the '" + cmd.name + "' command")
+		c.w.Error("NOPERM this user has no permissions to run the '" + cmd.Name + "' command")
 	}
 	return false
 }

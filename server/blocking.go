@@ -183,7 +183,7 @@ func (r *blockRegistry) keyWritten(ch engine.Change) {
 // (Redis serves them after the whole transaction, as if it were one
 // command). It runs in the atomic section c's command holds.
 func (s *Server) serveBlocked(c *Conn) {
-	if c.tx.running || !s.blocked.haveReady.Load() {
+	if c.tx.inSection || !s.blocked.haveReady.Load() {
 		return
 	}
 	s.serveReady()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // TestClientGoRedisTagSets runs the tag invalidation of cache frameworks
@@ -148,8 +149,8 @@ func tagSetsScenario(t *testing.T, c *redis.Client) {
 		return nil
 	})
 	var redisErr redis.Error
-	if !errors.As(err, &redisErr) || redisErr.Error() != errWrongType {
-		t.Fatalf("pipeline error = %v, want %s", err, errWrongType)
+	if !errors.As(err, &redisErr) || redisErr.Error() != commands.ErrWrongType {
+		t.Fatalf("pipeline error = %v, want %s", err, commands.ErrWrongType)
 	}
 	if n := cmds[0].(*redis.IntCmd).Val(); n != 2 {
 		t.Fatalf("pipelined SCARD = %d", n)
@@ -158,7 +159,7 @@ func tagSetsScenario(t *testing.T, c *redis.Client) {
 		t.Fatalf("pipelined SRANDMEMBER -3 = %q", drawn)
 	}
 	for _, i := range []int{2, 3} {
-		if err := cmds[i].Err(); err == nil || err.Error() != errWrongType {
+		if err := cmds[i].Err(); err == nil || err.Error() != commands.ErrWrongType {
 			t.Fatalf("pipelined command %d: %v", i, err)
 		}
 	}

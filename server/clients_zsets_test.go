@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // TestClientGoRedisRateLimiter runs a sliding-window rate limiter on a
@@ -84,7 +85,7 @@ func rateLimiterScenario(t *testing.T, c *redis.Client) {
 	if err := c.Set(ctx, "rate:str", "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.allow(ctx, "str", 1); err == nil || err.Error() != errWrongType {
+	if _, err := w.allow(ctx, "str", 1); err == nil || err.Error() != commands.ErrWrongType {
 		t.Fatalf("allow on a string key: %v", err)
 	}
 }

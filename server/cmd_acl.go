@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -134,14 +135,14 @@ func cmdACLLog(c *Conn, args [][]byte) {
 	case len(args) > 3:
 		subcommandSyntaxError(c, args)
 		return
-	case len(args) == 3 && equalFold(args[2], "reset"):
+	case len(args) == 3 && resp.EqualFold(args[2], "reset"):
 		log.Reset()
 		c.w.OK()
 		return
 	case len(args) == 3:
 		n, ok := resp.ParseInt(args[2])
 		if !ok {
-			c.w.Error(errNotInteger)
+			c.w.Error(commands.ErrNotInteger)
 			return
 		}
 		count = n
@@ -177,7 +178,7 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 		return
 	}
 	call := args[3:]
-	cmd := c.srv.table[string(lower(call[0]))]
+	cmd := c.srv.table[string(resp.Lower(call[0]))]
 	if cmd != nil && len(cmd.subcommands) > 0 && len(call) > 1 {
 		cmd = cmd.subcommand(call[1])
 	}
@@ -186,7 +187,7 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 		return
 	}
 	if !cmd.arityOK(len(call)) {
-		c.w.Error("ERR wrong number of arguments for '" + cmd.name + "' command")
+		c.w.Error("ERR wrong number of arguments for '" + cmd.Name + "' command")
 		return
 	}
 	switch reason, object, ok := checkPerms(u.Perms(), cmd, call); {
@@ -197,7 +198,7 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 	case reason == acl.DeniedChannel:
 		c.w.BulkString("This user has no permissions to access the '" + string(object) + "' channel")
 	default:
-		c.w.BulkString("This user has no permissions to run the '" + cmd.name + "' command")
+		c.w.BulkString("This user has no permissions to run the '" + cmd.Name + "' command")
 	}
 }
 
@@ -213,7 +214,7 @@ func cmdACLGenPass(c *Conn, args [][]byte) {
 	case 3:
 		n, ok := resp.ParseInt(args[2])
 		if !ok {
-			c.w.Error(errNotInteger)
+			c.w.Error(commands.ErrNotInteger)
 			return
 		}
 		bits = n
@@ -270,7 +271,7 @@ func cmdACLSave(c *Conn, _ [][]byte) {
 }
 
 func cmdACLHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "ACL",
+	commands.WriteHelp(c.w, "ACL",
 		"CAT [<category>]",
 		"    List all commands that belong to <category>, or all command categories",
 		"    when no category is specified.",

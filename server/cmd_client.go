@@ -3,78 +3,12 @@ package server
 import (
 	"net"
 
-	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
 // WAIT.
-
-// read returns key's value for a command that reads it, if it is a
-// string (a key of another type reads as missing, as MGET reads it): with
-// CLIENT NO-TOUCH on, the read does not make the key more likely to stay.
-func (c *Conn) read(key []byte) ([]byte, bool) {
-	if c.noTouch.Load() {
-		env, ok := c.srv.store.LookupNoTouch(key)
-		return env.Value, ok && env.Type == engine.TypeString
-	}
-	return c.srv.store.Get(key)
-}
-
-// readMulti reads keys at one instant (Store.ReadMulti) for a command
-// that reads them, counting hits and misses and, unless the client is in
-// NO-TOUCH mode, expiring and reporting them as read does. fn runs under
-// the store's locks: it must be quick and must not keep value, which is nil
-// for a key that holds another type than a string.
-func (c *Conn) readMulti(keys [][]byte, fn func(i int, t engine.Type, value []byte, found bool)) {
-	mode := engine.ReadAll
-	if c.noTouch.Load() {
-		mode = engine.ReadCounts
-	}
-	c.srv.store.ReadMulti(keys, mode, fn)
-}
-
-// readString is read for a command of strings, which answers -WRONGTYPE
-// for a key of another type: then it writes that error and ok is false.
-func (c *Conn) readString(key []byte) (v []byte, exists, ok bool) {
-	v, exists = c.read(key)
-	if !exists && c.wrongType(key) {
-		return nil, false, false
-	}
-	return v, exists, true
-}
-
-// wrongType writes -WRONGTYPE and reports true if key, which a read of
-// strings found missing, holds another type. Checking after the miss keeps
-// the hit path to one lookup; the answer is the one of the moment of the
-// second look, as if the command had run then.
-func (c *Conn) wrongType(key []byte) bool {
-	if c.holdsOtherType(key) {
-		c.w.Error(errWrongType)
-		return true
-	}
-	return false
-}
-
-// holdsOtherType reports whether key holds another type than a string.
-func (c *Conn) holdsOtherType(key []byte) bool {
-	t, found := c.srv.store.TypeOf(key)
-	return found && t != engine.TypeString
-}
-
-// view calls fn with key's value for a command that reads it, as read
-// does; without NO-TOUCH it hands fn the store's own bytes (Store.View), so
-// fn must not keep them.
-func (c *Conn) view(key []byte, fn func([]byte)) bool {
-	if c.noTouch.Load() {
-		v, ok := c.read(key)
-		if ok {
-			fn(v)
-		}
-		return ok
-	}
-	return c.srv.store.View(key, fn)
-}
 
 // resetState returns the connection to the state of a new one, as RESET
 // does (Redis's clearClientConnectionState): RESP2, database 0, the
@@ -119,13 +53,13 @@ const (
 // parseClientType reads a type name as Redis's getClientTypeByName does.
 func parseClientType(name []byte) (clientType, bool) {
 	switch {
-	case equalFold(name, "normal"):
+	case resp.EqualFold(name, "normal"):
 		return clientNormal, true
-	case equalFold(name, "replica"), equalFold(name, "slave"):
+	case resp.EqualFold(name, "replica"), resp.EqualFold(name, "slave"):
 		return clientReplica, true
-	case equalFold(name, "master"):
+	case resp.EqualFold(name, "master"):
 		return clientMaster, true
-	case equalFold(name, "pubsub"):
+	case resp.EqualFold(name, "pubsub"):
 		return clientPubSub, true
 	}
 	return 0, false
@@ -253,41 +187,41 @@ func cmdClientKill(c *Conn, args [][]byte) {
 func parseKillFilter(c *Conn, opts [][]byte, f *killFilter) bool {
 	for i := 0; i < len(opts); i += 2 {
 		if i+1 == len(opts) {
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return false
 		}
 		opt, val := opts[i], opts[i+1]
 		switch {
-		case equalFold(opt, "id"):
+		case resp.EqualFold(opt, "id"):
 			id, ok := resp.ParseInt(val)
 			if !ok || id < 1 {
 				c.w.Error("ERR client-id should be greater than 0")
 				return false
 			}
 			f.id = id
-		case equalFold(opt, "type"):
+		case resp.EqualFold(opt, "type"):
 			kind, ok := parseClientType(val)
 			if !ok {
 				c.w.Error("ERR Unknown client type '" + string(val) + "'")
 				return false
 			}
 			f.kind, f.anyKind = kind, false
-		case equalFold(opt, "addr"):
+		case resp.EqualFold(opt, "addr"):
 			f.addr = val
-		case equalFold(opt, "laddr"):
+		case resp.EqualFold(opt, "laddr"):
 			f.laddr = val
-		case equalFold(opt, "user"):
+		case resp.EqualFold(opt, "user"):
 			// The default user is the only one, and every client's.
 			if string(val) != "default" {
 				c.w.Error("ERR No such user '" + string(val) + "'")
 				return false
 			}
-		case equalFold(opt, "skipme") && equalFold(val, "yes"):
+		case resp.EqualFold(opt, "skipme") && resp.EqualFold(val, "yes"):
 			f.skipMe = true
-		case equalFold(opt, "skipme") && equalFold(val, "no"):
+		case resp.EqualFold(opt, "skipme") && resp.EqualFold(val, "no"):
 			f.skipMe = false
 		default:
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return false
 		}
 	}
@@ -310,12 +244,12 @@ func (s *Server) kill(c *Conn) {
 // onOff reads CLIENT NO-EVICT's and NO-TOUCH's argument into flag.
 func onOff(c *Conn, arg []byte, flag interface{ Store(bool) }) {
 	switch {
-	case equalFold(arg, "on"):
+	case resp.EqualFold(arg, "on"):
 		flag.Store(true)
-	case equalFold(arg, "off"):
+	case resp.EqualFold(arg, "off"):
 		flag.Store(false)
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	c.w.OK()
@@ -335,7 +269,7 @@ func cmdClientNoTouch(c *Conn, args [][]byte) { onOff(c, args[2], &c.noTouch) }
 // numreplicas above 0.
 func cmdWait(c *Conn, args [][]byte) {
 	if _, ok := resp.ParseInt(args[1]); !ok {
-		c.w.Error(errNotInteger)
+		c.w.Error(commands.ErrNotInteger)
 		return
 	}
 	timeout, ok := resp.ParseInt(args[2])
@@ -363,15 +297,15 @@ const (
 // drops the next command's reply (not while OFF).
 func cmdClientReply(c *Conn, args [][]byte) {
 	switch {
-	case equalFold(args[2], "on"):
+	case resp.EqualFold(args[2], "on"):
 		c.reply, c.skipNext = replyOn, false
 		c.w.OK()
-	case equalFold(args[2], "off"):
+	case resp.EqualFold(args[2], "off"):
 		c.reply = replyOff
-	case equalFold(args[2], "skip"):
+	case resp.EqualFold(args[2], "skip"):
 		c.skipNext = c.reply != replyOff
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 	}
 }
 

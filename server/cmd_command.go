@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // cmdCommand implements COMMAND without a subcommand; the handlers below
@@ -29,29 +31,29 @@ func cmdCommandList(c *Conn, args [][]byte) {
 	keep := func(*command) bool { return true }
 	switch {
 	case len(args) == 2:
-	case len(args) == 5 && equalFold(args[2], "filterby"):
+	case len(args) == 5 && resp.EqualFold(args[2], "filterby"):
 		arg := args[4]
 		switch by := args[3]; {
-		case equalFold(by, "module"):
+		case resp.EqualFold(by, "module"):
 			keep = func(*command) bool { return false }
-		case equalFold(by, "aclcat"):
+		case resp.EqualFold(by, "aclcat"):
 			cat, _ := acl.ParseCategory(string(arg))
 			keep = func(cmd *command) bool { return cmd.categories()&cat != 0 }
-		case equalFold(by, "pattern"):
-			pattern := lower(arg)
-			keep = func(cmd *command) bool { return glob.Match(pattern, cmd.name) }
+		case resp.EqualFold(by, "pattern"):
+			pattern := resp.Lower(arg)
+			keep = func(cmd *command) bool { return glob.Match(pattern, cmd.Name) }
 		default:
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return
 		}
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	var names []string
 	for _, cmd := range c.srv.sortedCommands() {
 		if keep(cmd) {
-			names = append(names, cmd.name)
+			names = append(names, cmd.Name)
 		}
 	}
 	c.w.Array(len(names))
@@ -81,13 +83,13 @@ func cmdCommandDocs(c *Conn, args [][]byte) {
 	}
 	c.w.Map(len(cmds))
 	for _, cmd := range cmds {
-		c.w.BulkString(cmd.name)
+		c.w.BulkString(cmd.Name)
 		writeCommandDocs(c, cmd)
 	}
 }
 
 func cmdCommandHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "COMMAND",
+	commands.WriteHelp(c.w, "COMMAND",
 		"(no subcommand)", "    Return details about all commands.",
 		"COUNT", "    Return the total number of commands.",
 		"DOCS [<command-name> ...]", "    Return documentation details about commands.",
@@ -118,7 +120,7 @@ func cmdCommandGetKeys(c *Conn, args [][]byte) {
 		return
 	}
 	keys := cmd.keys(full)
-	if len(keys) == 0 && cmd.flags&flagNoMandatoryKeys == 0 {
+	if len(keys) == 0 && cmd.Flags&commands.NoMandatoryKeys == 0 {
 		c.w.Error("ERR Invalid arguments specified for command")
 		return
 	}
@@ -133,7 +135,7 @@ func (s *Server) sortedCommands() []*command {
 	for _, cmd := range s.table {
 		cmds = append(cmds, cmd)
 	}
-	slices.SortFunc(cmds, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(cmds, func(a, b *command) int { return strings.Compare(a.Name, b.Name) })
 	return cmds
 }
 
@@ -145,7 +147,7 @@ func (s *Server) commandsNamed(names [][]byte) []*command {
 	}
 	out := make([]*command, len(names))
 	for i, n := range names {
-		out[i] = s.table[string(lower(n))]
+		out[i] = s.table[string(resp.Lower(n))]
 	}
 	return out
 }
@@ -156,18 +158,18 @@ func (s *Server) commandsNamed(names [][]byte) []*command {
 // otherwise), as Redis writes them.
 func writeCommandInfo(c *Conn, cmd *command) {
 	c.w.Array(10)
-	c.w.BulkString(cmd.name)
-	c.w.Int(int64(cmd.arity))
+	c.w.BulkString(cmd.Name)
+	c.w.Int(int64(cmd.Arity))
 	var names []string
-	for _, f := range flagNames {
-		if cmd.flags&f.f != 0 {
-			names = append(names, f.name)
+	for _, f := range commands.FlagNames {
+		if cmd.Flags&f.Flag != 0 {
+			names = append(names, f.Name)
 		}
 	}
 	writeStatusSet(c, names...)
-	c.w.Int(int64(cmd.firstKey))
-	c.w.Int(int64(cmd.lastKey))
-	c.w.Int(int64(cmd.step))
+	c.w.Int(int64(cmd.FirstKey))
+	c.w.Int(int64(cmd.LastKey))
+	c.w.Int(int64(cmd.Step))
 	cats := cmd.categories().Names()
 	for i, n := range cats {
 		cats[i] = "@" + n
@@ -196,18 +198,18 @@ func writeStatusSet(c *Conn, items ...string) {
 
 // writeCommandDocs writes a command's COMMAND DOCS map (a flat array in RESP2).
 func writeCommandDocs(c *Conn, cmd *command) {
-	args := parseUsage(cmd.usage)
+	args := parseUsage(cmd.Usage)
 	n := 4
 	if len(args) > 0 {
 		n++
 	}
 	c.w.Map(n)
 	c.w.BulkString("summary")
-	c.w.BulkString(cmd.summary)
+	c.w.BulkString(cmd.Summary)
 	c.w.BulkString("since")
-	c.w.BulkString(cmd.since)
+	c.w.BulkString(cmd.Since)
 	c.w.BulkString("group")
-	c.w.BulkString(cmd.group)
+	c.w.BulkString(cmd.Group)
 	c.w.BulkString("complexity")
 	c.w.BulkString(complexity(cmd))
 	if len(args) > 0 {
@@ -217,7 +219,7 @@ func writeCommandDocs(c *Conn, cmd *command) {
 }
 
 func complexity(cmd *command) string {
-	if cmd.flags&flagFast != 0 {
+	if cmd.Flags&commands.Fast != 0 {
 		return "O(1)"
 	}
 	return "O(N)"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -40,9 +41,9 @@ func cmdSelect(c *Conn, args [][]byte) {
 	n, ok := resp.ParseInt(args[1])
 	switch {
 	case !ok:
-		c.w.Error(errNotInteger)
+		c.w.Error(commands.ErrNotInteger)
 	case n != 0:
-		c.w.Error(errDBRange)
+		c.w.Error(commands.ErrDBRange)
 	default:
 		c.w.OK()
 	}
@@ -84,7 +85,7 @@ func cmdAuth(c *Conn, args [][]byte) {
 	case 3:
 		user, pass = args[1], args[2]
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	if errText := c.authenticate(args[0], user, pass); errText != "" {
@@ -116,13 +117,13 @@ func cmdHello(c *Conn, args [][]byte) {
 	var setName []byte
 	for i := 2; i < len(args); i++ {
 		switch {
-		case equalFold(args[i], "auth") && i+2 < len(args):
+		case resp.EqualFold(args[i], "auth") && i+2 < len(args):
 			if errText := c.authenticate(args[0], args[i+1], args[i+2]); errText != "" {
 				c.w.Error(errText)
 				return
 			}
 			i += 2
-		case equalFold(args[i], "setname") && i+1 < len(args):
+		case resp.EqualFold(args[i], "setname") && i+1 < len(args):
 			setName = args[i+1]
 			if !validClientName(setName) {
 				c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
@@ -195,7 +196,7 @@ func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
 func cmdClientInfo(c *Conn, args [][]byte) { c.w.Verbatim("txt", c.info(c, args)+"\n") }
 
 func cmdClientHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "CLIENT",
+	commands.WriteHelp(c.w, "CLIENT",
 		"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
 		"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME", "    Return the name of the current connection.",
@@ -225,9 +226,9 @@ func cmdClientSetInfo(c *Conn, args [][]byte) {
 	attr, value := args[2], args[3]
 	var dst *string
 	switch {
-	case equalFold(attr, "lib-name"):
+	case resp.EqualFold(attr, "lib-name"):
 		dst = &c.libName
-	case equalFold(attr, "lib-ver"):
+	case resp.EqualFold(attr, "lib-ver"):
 		dst = &c.libVer
 	default:
 		c.w.Error("ERR Unrecognized option '" + string(attr) + "'")
@@ -252,7 +253,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 	switch {
 	case len(args) == 2:
 		writeClientInfos(&b, c, args, c.srv.clients())
-	case len(args) == 4 && equalFold(args[2], "type"):
+	case len(args) == 4 && resp.EqualFold(args[2], "type"):
 		kind, ok := parseClientType(args[3])
 		if !ok {
 			c.w.Error("ERR Unknown client type '" + string(args[3]) + "'")
@@ -265,7 +266,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 			}
 		}
 		writeClientInfos(&b, c, args, conns)
-	case len(args) > 3 && equalFold(args[2], "id"):
+	case len(args) > 3 && resp.EqualFold(args[2], "id"):
 		byID := make(map[int64]*Conn)
 		for _, other := range c.srv.clients() {
 			byID[other.id] = other
@@ -281,7 +282,7 @@ func cmdClientList(c *Conn, args [][]byte) {
 			}
 		}
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	c.w.Verbatim("txt", b.String())
@@ -292,17 +293,6 @@ func writeClientInfos(b *strings.Builder, asker *Conn, args [][]byte, conns []*C
 		b.WriteString(other.info(asker, args))
 		b.WriteByte('\n')
 	}
-}
-
-// writeHelp replies with a subcommand help text in Redis's layout.
-func writeHelp(c *Conn, name string, lines ...string) {
-	c.w.Array(len(lines) + 3)
-	c.w.Status(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.w.Status(l)
-	}
-	c.w.Status("HELP")
-	c.w.Status("    Print this help.")
 }
 
 // clients returns the open connections ordered by id.
@@ -327,21 +317,21 @@ func cmdShutdown(c *Conn, args [][]byte) {
 	var save, nosave, abort, other bool
 	for _, a := range args[1:] {
 		switch {
-		case equalFold(a, "nosave"):
+		case resp.EqualFold(a, "nosave"):
 			nosave = true
-		case equalFold(a, "save"):
+		case resp.EqualFold(a, "save"):
 			save = true
-		case equalFold(a, "now"), equalFold(a, "force"):
+		case resp.EqualFold(a, "now"), resp.EqualFold(a, "force"):
 			other = true
-		case equalFold(a, "abort"):
+		case resp.EqualFold(a, "abort"):
 			abort = true
 		default:
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return
 		}
 	}
 	if abort && (save || nosave || other) || save && nosave {
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	if abort {

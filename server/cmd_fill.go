@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/resp"
@@ -32,10 +33,10 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
 	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
 		switch {
-		case equalFold(name, "timeout"):
+		case resp.EqualFold(name, "timeout"):
 			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
 			return true, ok
-		case equalFold(name, "early"):
+		case resp.EqualFold(name, "early"):
 			beta, err := strconv.ParseFloat(string(value), 64)
 			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
 			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
@@ -55,7 +56,7 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	}
 	// Inside EXEC nothing may wait: the answer is the store's, or
 	// -TIMEOUT while the load starts (TIMEOUT 0).
-	req.InSection = c.tx.running
+	req.InSection = c.tx.inSection
 	ans, pending, err := c.srv.opts.Filler.Start(req)
 	if pending != nil && req.InSection {
 		ans, err = pending.Wait(context.Background())
@@ -92,10 +93,10 @@ func cmdMGetFill(c *Conn, args [][]byte) {
 	reqs := make([]swr.Request, len(keys))
 	for i, k := range keys {
 		// Inside EXEC nothing may wait, as for GETFILL.
-		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.tx.running}
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.tx.inSection}
 	}
 	answers, pending := c.srv.opts.Filler.StartMany(reqs)
-	if pending != nil && c.tx.running {
+	if pending != nil && c.tx.inSection {
 		answers, pending = pending.Wait(context.Background()), nil
 	}
 	if pending == nil {
@@ -116,7 +117,7 @@ func mgetfillKeys(args [][]byte) [][]byte {
 	if len(args) < 4 {
 		return nil
 	}
-	if equalFold(args[3], "timeout") && len(args) >= 6 {
+	if resp.EqualFold(args[3], "timeout") && len(args) >= 6 {
 		return args[5:]
 	}
 	return args[3:]
@@ -148,7 +149,7 @@ func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace ti
 	}
 	// The stale deadline, ttl + grace from now, must fit; each term is
 	// checked first so that the sum cannot overflow.
-	left := (maxDeadlineMillis - nowMillis()) / 1000
+	left := (engine.MaxDeadlineMillis - time.Now().UnixMilli()) / 1000
 	if t > left || g > left || t+g > left {
 		c.w.Error("ERR invalid expire time in '" + name + "' command")
 		return 0, 0, false
@@ -163,12 +164,12 @@ func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace ti
 func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return false
 		}
 		known, ok := set(args[i], args[i+1])
 		if !known {
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return false
 		}
 		if !ok {
@@ -182,7 +183,7 @@ func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok 
 // or answers the error.
 func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
 	ms, ok := resp.ParseInt(arg)
-	if !ok || ms < 0 || ms > maxDeadlineMillis {
+	if !ok || ms < 0 || ms > engine.MaxDeadlineMillis {
 		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
 		return 0, false
 	}
@@ -240,9 +241,9 @@ func writeFillError(c *Conn, key string, err error) bool {
 	case errors.As(err, &lost):
 		c.w.Error("LEASELOST " + lost.Reason)
 	case errors.Is(err, engine.ErrTooLarge):
-		c.w.Error(errOOM)
+		c.w.Error(commands.ErrOOM)
 	case errors.Is(err, engine.ErrWrongType):
-		c.w.Error(errWrongType)
+		c.w.Error(commands.ErrWrongType)
 	case errors.As(err, &cooling) && errors.As(err, &oe):
 		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
 	case errors.As(err, &oe):
@@ -297,12 +298,12 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
 	for i := 3; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return
 		}
-		if equalFold(args[i], "header") {
+		if resp.EqualFold(args[i], "header") {
 			if i+2 >= len(args) {
-				c.w.Error(errSyntax)
+				c.w.Error(commands.ErrSyntax)
 				return
 			}
 			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
@@ -311,15 +312,15 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 		}
 		n, ok := resp.ParseInt(args[i+1])
 		switch {
-		case !equalFold(args[i], "timeout") && !equalFold(args[i], "concurrency") && !equalFold(args[i], "batch"):
-			c.w.Error(errSyntax)
+		case !resp.EqualFold(args[i], "timeout") && !resp.EqualFold(args[i], "concurrency") && !resp.EqualFold(args[i], "batch"):
+			c.w.Error(commands.ErrSyntax)
 			return
 		case !ok || n < 0 || n > math.MaxInt32:
-			c.w.Error(errNotInteger)
+			c.w.Error(commands.ErrNotInteger)
 			return
-		case equalFold(args[i], "timeout"):
+		case resp.EqualFold(args[i], "timeout"):
 			cfg.Timeout = time.Duration(n) * time.Millisecond
-		case equalFold(args[i], "batch"):
+		case resp.EqualFold(args[i], "batch"):
 			cfg.Batch = int(n)
 		default:
 			cfg.Concurrency = int(n)
@@ -356,7 +357,7 @@ func cmdLoaderUnregister(c *Conn, args [][]byte) {
 	if ok {
 		c.logLoaderChange("loader unregistered", string(args[1]), "")
 	}
-	c.w.Int(boolInt(ok))
+	c.w.Int(commands.BoolInt(ok))
 }
 
 // cmdLoaderList replies with an array of one map per loader (a flat array
@@ -418,7 +419,7 @@ func cmdFillInfo(c *Conn, args [][]byte) {
 	c.w.BulkString("loader")
 	c.w.BulkString(in.Loader)
 	c.w.BulkString("in_flight")
-	c.w.Int(boolInt(in.InFlight))
+	c.w.Int(commands.BoolInt(in.InFlight))
 	c.w.BulkString("tags")
 	c.w.Array(len(in.Tags))
 	for _, t := range in.Tags {

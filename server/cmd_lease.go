@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -18,10 +20,10 @@ func cmdFillLease(c *Conn, args [][]byte) {
 	req := swr.LeaseRequest{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
 	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
 		switch {
-		case equalFold(name, "timeout"):
+		case resp.EqualFold(name, "timeout"):
 			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "fill.lease")
 			return true, ok
-		case equalFold(name, "lease"):
+		case resp.EqualFold(name, "lease"):
 			if req.Term, ok = parseMillis(c, value, "LEASE", "fill.lease"); ok && req.Term == 0 {
 				c.w.Error("ERR invalid LEASE in 'fill.lease' command")
 				return true, false
@@ -35,9 +37,9 @@ func cmdFillLease(c *Conn, args [][]byte) {
 	}
 	// Inside EXEC nothing may wait, as for GETFILL: a lease held
 	// elsewhere is -TIMEOUT at once, or the stale value.
-	req.InSection = c.tx.running
+	req.InSection = c.tx.inSection
 	ans, pending, err := c.srv.opts.Filler.StartLease(req)
-	if pending != nil && c.tx.running {
+	if pending != nil && c.tx.inSection {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
 	}
@@ -78,14 +80,14 @@ func cmdFillSet(c *Conn, args [][]byte) {
 	found := true
 	switch {
 	case len(args) == 4:
-	case len(args) == 5 && equalFold(args[4], "notfound"):
+	case len(args) == 5 && resp.EqualFold(args[4], "notfound"):
 		if len(args[3]) > 0 {
 			c.w.Error("ERR NOTFOUND takes an empty value in 'fill.set' command")
 			return
 		}
 		found = false
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	key := string(args[1])
@@ -101,7 +103,7 @@ func cmdFillSet(c *Conn, args [][]byte) {
 // down as after a failed load.
 func cmdFillAbort(c *Conn, args [][]byte) {
 	if len(args) > 4 {
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	var message string
@@ -117,9 +119,9 @@ func cmdFillAbort(c *Conn, args [][]byte) {
 // fillCaller says where a read-through command's store writes and fleet
 // I/O run (swr.Caller): inside EXEC or a script, which hold the atomic
 // section, the fleet I/O waits until it is left (shareDeferred); outside,
-// the command runs outside the section (flagOwnSection).
+// the command runs outside the section (commands.OwnSection).
 func (c *Conn) fillCaller() swr.Caller {
-	if !c.tx.running {
+	if !c.tx.inSection {
 		return swr.Caller{}
 	}
 	return swr.Caller{InSection: true, Later: func(fn func()) { c.afterSection = append(c.afterSection, fn) }}

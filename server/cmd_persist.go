@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/persist"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 func cmdSave(c *Conn, _ [][]byte) {
@@ -21,8 +23,8 @@ func cmdSave(c *Conn, _ [][]byte) {
 func cmdBGSave(c *Conn, args [][]byte) {
 	schedule := false
 	if len(args) > 1 {
-		if len(args) > 2 || !equalFold(args[1], "schedule") {
-			c.w.Error(errSyntax)
+		if len(args) > 2 || !resp.EqualFold(args[1], "schedule") {
+			c.w.Error(commands.ErrSyntax)
 			return
 		}
 		schedule = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -24,7 +25,7 @@ import (
 // nothing else; no NOPERM, since it names no key it may not use.
 func cmdPurgeTag(c *Conn, args [][]byte) {
 	tags, soft := args[1:], false
-	if equalFold(args[1], "soft") && len(args) > 2 {
+	if resp.EqualFold(args[1], "soft") && len(args) > 2 {
 		tags, soft = args[2:], true
 	}
 	names := make([]string, len(tags))

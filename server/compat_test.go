@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -626,7 +627,7 @@ func setRangeOverflow(t *testing.T, redisAddr string, proto int) {
 }
 
 // compatClockLimit documents why far-future expiries differ from Redis.
-const compatClockLimit = "deadlines past the year 2262 do not fit the engine's nanosecond clock (args.go, maxDeadlineMillis)"
+const compatClockLimit = "deadlines past the year 2262 do not fit the engine's nanosecond clock (args.go, engine.MaxDeadlineMillis)"
 
 // Far-future timestamps, fixed so EXPIRETIME replies are deterministic.
 const (
@@ -1198,19 +1199,19 @@ func compatArity(t *testing.T, p compatPair) {
 		}
 		return args
 	}
-	for _, cmd := range commandTable() {
-		if r, err := p.redis.do("COMMAND", "INFO", cmd.name); err != nil || len(r.elems) != 1 || r.elems[0].null {
-			t.Logf("%s: not a Redis 7.0 command; skipped", cmd.name)
+	for _, cmd := range servedSpecs() {
+		if r, err := p.redis.do("COMMAND", "INFO", cmd.Name); err != nil || len(r.elems) != 1 || r.elems[0].null {
+			t.Logf("%s: not a Redis 7.0 command; skipped", cmd.Name)
 			continue
 		}
 		var tries [][]string
-		if cmd.arity > 0 {
-			if cmd.arity > 1 {
-				tries = append(tries, filler(strings.ToUpper(cmd.name), cmd.arity-1))
+		if cmd.Arity > 0 {
+			if cmd.Arity > 1 {
+				tries = append(tries, filler(strings.ToUpper(cmd.Name), cmd.Arity-1))
 			}
-			tries = append(tries, filler(mixed(cmd.name), cmd.arity+1), filler(cmd.name, cmd.arity+3))
-		} else if n := -cmd.arity; n > 1 {
-			tries = append(tries, filler(strings.ToUpper(cmd.name), n-1), filler(mixed(cmd.name), 1))
+			tries = append(tries, filler(mixed(cmd.Name), cmd.Arity+1), filler(cmd.Name, cmd.Arity+3))
+		} else if n := -cmd.Arity; n > 1 {
+			tries = append(tries, filler(strings.ToUpper(cmd.Name), n-1), filler(mixed(cmd.Name), 1))
 		}
 		for _, args := range tries {
 			want := p.redis.run(compatExact, args)
@@ -1236,8 +1237,8 @@ func TestCompatCommandInfo(t *testing.T) {
 // positions and the flags our server knows of.
 func compatCommandInfo(t *testing.T, p compatPair) {
 	known := make(map[string]bool)
-	for _, f := range flagNames {
-		known[f.name] = true
+	for _, f := range commands.FlagNames {
+		known[f.Name] = true
 	}
 	// Flags Redis 7 gives differently without it mattering to clients:
 	// loading and stale only say a command may run while a replica loads
@@ -1245,30 +1246,30 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 	ignored := map[string]bool{"loading": true, "stale": true}
 	// Flags Redis 7.2 changed from 7.0's: scripts may call WAIT.
 	changedIn72 := map[string]bool{"wait": true}
-	for _, cmd := range commandTable() {
-		rr, err1 := p.redis.do("COMMAND", "INFO", cmd.name)
-		or, err2 := p.ours.do("COMMAND", "INFO", cmd.name)
+	for _, cmd := range servedSpecs() {
+		rr, err1 := p.redis.do("COMMAND", "INFO", cmd.Name)
+		or, err2 := p.ours.do("COMMAND", "INFO", cmd.Name)
 		if err1 != nil || err2 != nil {
-			t.Fatalf("COMMAND INFO %s: %v %v", cmd.name, err1, err2)
+			t.Fatalf("COMMAND INFO %s: %v %v", cmd.Name, err1, err2)
 		}
 		if len(rr.elems) != 1 || rr.elems[0].null {
-			t.Logf("%s: not a Redis 7.0 command; skipped", cmd.name)
+			t.Logf("%s: not a Redis 7.0 command; skipped", cmd.Name)
 			continue
 		}
 		if len(or.elems) != 1 || len(or.elems[0].elems) != 10 {
-			t.Errorf("COMMAND INFO %s: ours is not a 10-element entry: %s", cmd.name, or)
+			t.Errorf("COMMAND INFO %s: ours is not a 10-element entry: %s", cmd.Name, or)
 			continue
 		}
 		re, oe := rr.elems[0].elems, or.elems[0].elems
 		for i := range re {
 			if re[i].kind != oe[i].kind {
-				t.Errorf("COMMAND INFO %s: element %d's type: redis %s, ours %s", cmd.name, i, re[i], oe[i])
+				t.Errorf("COMMAND INFO %s: element %d's type: redis %s, ours %s", cmd.Name, i, re[i], oe[i])
 			}
 		}
 		// Element 6 is the ACL categories, which ACL rules and ACL CAT use.
 		for _, i := range []int{0, 1, 3, 4, 5, 6} {
 			if re[i].String() != oe[i].String() {
-				t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", cmd.name, i, re[i], oe[i])
+				t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", cmd.Name, i, re[i], oe[i])
 			}
 		}
 		// Each subcommand both have: its name, arity and categories.
@@ -1303,8 +1304,8 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 		if len(re) > 9 && len(re[9].elems) > 0 {
 			continue
 		}
-		if rf, of := flags(re[2]), flags(oe[2]); !slices.Equal(rf, of) && !changedIn72[cmd.name] {
-			t.Errorf("COMMAND INFO %s: flags: redis %v, ours %v (all of Redis's: %s)", cmd.name, rf, of, re[2])
+		if rf, of := flags(re[2]), flags(oe[2]); !slices.Equal(rf, of) && !changedIn72[cmd.Name] {
+			t.Errorf("COMMAND INFO %s: flags: redis %v, ours %v (all of Redis's: %s)", cmd.Name, rf, of, re[2])
 		}
 	}
 }
@@ -1535,7 +1536,7 @@ func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 
 	t.Run("COMMAND", func(t *testing.T) {
 		rr, or := both("COMMAND", "COUNT")
-		if rr.kind != ':' || or.String() != ":"+strconv.Itoa(len(commandTable())) {
+		if rr.kind != ':' || or.String() != ":"+strconv.Itoa(len(servedSpecs())) {
 			t.Errorf("COMMAND COUNT: redis %s, ours %s", rr, or)
 		}
 		rr, or = both("COMMAND", "LIST")
@@ -1543,12 +1544,12 @@ func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 		for _, e := range rr.elems {
 			redisNames[e.str] = true
 		}
-		if or.kind != '*' || len(or.elems) != len(commandTable()) {
+		if or.kind != '*' || len(or.elems) != len(servedSpecs()) {
 			t.Errorf("COMMAND LIST: ours %s", or)
 		}
 		own := make(map[string]bool)
-		for _, cmd := range commandTable() {
-			own[cmd.name] = cmd.own
+		for _, cmd := range servedSpecs() {
+			own[cmd.Name] = cmd.Own
 		}
 		for _, e := range or.elems {
 			if !redisNames[e.str] && !own[e.str] {
@@ -1556,7 +1557,7 @@ func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 			}
 		}
 		_, or = both("COMMAND")
-		if or.kind != '*' || len(or.elems) != len(commandTable()) {
+		if or.kind != '*' || len(or.elems) != len(servedSpecs()) {
 			t.Errorf("COMMAND: ours has %d entries", len(or.elems))
 		}
 		rr, or = both("COMMAND", "INFO", "get", "nosuch", "SET")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/internal/memsize"
@@ -299,12 +300,12 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 	var names []string
 	for _, a := range args[2:] {
 		if !bytes.ContainsAny(a, "[*?") {
-			if p := findConfigParam(string(lower(a))); p != nil && !slices.Contains(found, p) {
+			if p := findConfigParam(string(resp.Lower(a))); p != nil && !slices.Contains(found, p) {
 				found, names = append(found, p), append(names, string(a))
 			}
 			continue
 		}
-		pattern := lower(a)
+		pattern := resp.Lower(a)
 		for i := range configParams {
 			if p := &configParams[i]; !slices.Contains(found, p) && glob.Match(pattern, p.name) {
 				found, names = append(found, p), append(names, p.name)
@@ -325,14 +326,14 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 // get their old values back.
 func cmdConfigSet(c *Conn, args [][]byte) {
 	if len(args)%2 != 0 {
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 		return
 	}
 	pairs := args[2:]
 	params := make([]*configParam, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
 		name := string(pairs[i])
-		p := findConfigParam(string(lower(pairs[i])))
+		p := findConfigParam(string(resp.Lower(pairs[i])))
 		failed := "ERR CONFIG SET failed (possibly related to argument '" + name + "') - "
 		switch {
 		case p == nil:
@@ -392,7 +393,7 @@ func (s *Server) statsSinceReset() engine.Stats {
 }
 
 func cmdConfigHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "CONFIG",
+	commands.WriteHelp(c.w, "CONFIG",
 		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
 		"RESETSTAT", "    Reset statistics reported by the INFO command.")

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -21,9 +22,11 @@ type Conn struct {
 	srv *Server
 	// nc is the connection. It is replaced, under srv.mu, each time the
 	// connection moves between the event loop and a goroutine of its own.
-	nc      net.Conn
-	rd      *resp.Reader
-	w       *resp.Writer
+	nc net.Conn
+	rd *resp.Reader
+	w  *resp.Writer
+	// x is what c's handlers run with: its writer, the store, and c.
+	x       commands.Ctx
 	id      int64
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
@@ -151,6 +154,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c.lastActive.Store(c.created.Unix())
 	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
+	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c}
 	return c
 }
 
@@ -217,7 +221,7 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	c.mu.Unlock()
 	cmd := "NULL"
 	if last := c.lastCommand.Load(); last != nil {
-		cmd = last.name
+		cmd = last.Name
 	}
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
@@ -253,3 +257,9 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 func validClientName(s []byte) bool {
 	return !strings.ContainsFunc(string(s), func(r rune) bool { return r < '!' || r > '~' })
 }
+
+// NoTouch reports CLIENT NO-TOUCH, for handlers (commands.Client).
+func (c *Conn) NoTouch() bool { return c.noTouch.Load() }
+
+// MaxBulk is proto-max-bulk-len as it stands (commands.Client).
+func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }

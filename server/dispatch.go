@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // dispatch runs one command, or queues it inside MULTI, and counts its
@@ -45,28 +47,28 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	switch {
 	case cmd == nil:
 		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
-			strings.ToUpper(counted.name)+" HELP.")
+			strings.ToUpper(counted.Name)+" HELP.")
 	case !cmd.arityOK(len(args)):
-		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
-	case !c.authenticated() && cmd.flags&flagNoAuth == 0:
-		c.refuse(cmd, errNoAuth)
+		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
+	case !c.authenticated() && cmd.Flags&commands.NoAuth == 0:
+		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):
 		// permitted wrote -NOPERM; inside MULTI it fails the transaction.
 		if c.tx.active {
 			c.tx.failed = true
 		}
-	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.flags&flagSubscriberOK == 0:
+	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.
-		c.refuse(cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-	case s.scripts.eng.Busy() && cmd.flags&flagAllowBusy == 0:
+		c.refuse(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case s.scripts.eng.Busy() && cmd.Flags&commands.AllowBusy == 0:
 		s.replyBusy(c, cmd)
-	case c.monitoring.Load() && cmd.flags&(flagWrite|flagReadonly|flagMayReplicate) != 0:
+	case c.monitoring.Load() && cmd.Flags&(commands.Write|commands.Readonly|commands.MayReplicate) != 0:
 		// A monitor is a replica to Redis, which keeps it off the keyspace.
 		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
-	case c.tx.active && cmd.flags&flagNoMulti != 0:
+	case c.tx.active && cmd.Flags&commands.NoMulti != 0:
 		c.refuse(cmd, "ERR Command not allowed inside a transaction")
-	case c.tx.active && cmd.flags&flagNoQueue == 0:
+	case c.tx.active && cmd.Flags&commands.NoQueue == 0:
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it
 		}
@@ -79,7 +81,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	}
 	// CLIENT CACHING applies to the next command, or to the next
 	// transaction, as Redis's resetClient ends it.
-	if c.track.caching && !c.tx.active && counted.name != "client" {
+	if c.track.caching && !c.tx.active && counted.Name != "client" {
 		c.track.caching = false
 	}
 	if c.ev.resume != nil {
@@ -103,10 +105,10 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 // wait: a script that turns busy meanwhile gets it answered BUSY.
 func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 	if !cmd.usesKeyspace() {
-		cmd.handler(c, args)
+		cmd.Handler(&c.x, args)
 		return
 	}
-	if cmd.flags&flagOwnSection != 0 {
+	if cmd.Flags&commands.OwnSection != 0 {
 		if c.ev.looped {
 			args = copyArgs(args)
 		}
@@ -122,7 +124,7 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 		args = copyArgs(args)
 	}
 	c.whereItMayWait(func() {
-		if !s.gate.rlock(hint, cmd.flags&flagAllowBusy != 0) {
+		if !s.gate.rlock(hint, cmd.Flags&commands.AllowBusy != 0) {
 			s.replyBusy(c, cmd)
 			return
 		}
@@ -145,8 +147,8 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 	if c.tracked || s.tracking.noloop.Load() > 0 {
 		defer s.tracking.beforeCommand(c, cmd, args)()
 	}
-	cmd.handler(c, args)
-	if cmd.flags&(flagWrite|flagOwnSection) == flagWrite {
+	cmd.Handler(&c.x, args)
+	if cmd.Flags&(commands.Write|commands.OwnSection) == commands.Write {
 		// Its writes may have made keys that clients block on ready
 		// (LPUSH, ZADD, RENAME, COPY...): they are served here, in the
 		// section (blocking.go); the read-through commands that run

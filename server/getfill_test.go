@@ -423,7 +423,7 @@ func TestLoaderCommandsGate(t *testing.T) {
 		t.Fatalf("with --enable-loader-commands no: %s", got)
 	}
 	if got := r.do("LOADER.LIST"); got != "[]" {
-		t.Fatalf("LOADER.LIST is always allowed: %s", got)
+		t.Fatalf("LOADER.LIST is commands.Always allowed: %s", got)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/commands/keyspace"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/loader"
@@ -81,6 +83,9 @@ func withDefaults(t testing.TB, opts Options) Options {
 		}
 		t.Cleanup(store.Close)
 		opts.Store = store
+	}
+	if opts.Commands == nil {
+		opts.Commands = keyspace.Commands()
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
@@ -238,3 +243,7 @@ func startRedis(t testing.TB) string {
 	t.Helper()
 	return redistest.Start(t).Addr()
 }
+
+// servedSpecs are the commands a server wired as withDefaults wires it
+// serves: its own and the keyspace family's.
+func servedSpecs() []*commands.Spec { return append(commandTable(), keyspace.Commands()...) }

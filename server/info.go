@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -59,7 +61,7 @@ func cmdInfo(c *Conn, args [][]byte) {
 	all, dflt := false, len(args) == 1
 	names := make(map[string]bool)
 	for _, a := range args[1:] {
-		switch name := string(lower(a)); name {
+		switch name := string(resp.Lower(a)); name {
 		case "all", "everything":
 			all = true
 		case "default":
@@ -119,7 +121,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	trackingClients, _, _, _ := s.tracking.stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
-	b.field("event_loop", boolInt(s.loop != nil))
+	b.field("event_loop", commands.BoolInt(s.loop != nil))
 	b.field("event_loop_clients", s.eventLoopClients())
 	clients, keys := s.watches.stats()
 	b.field("watching_clients", clients)
@@ -265,7 +267,7 @@ func (s *Server) infoPersistence(b *infoBuilder) {
 	b.field("loading", 0) // the load at start ends before serving begins
 	b.field("async_loading", 0)
 	b.field("rdb_changes_since_last_save", in.ChangesSinceSave)
-	b.field("rdb_bgsave_in_progress", boolInt(in.InProgress))
+	b.field("rdb_bgsave_in_progress", commands.BoolInt(in.InProgress))
 	b.field("rdb_last_save_time", in.LastSave.Unix())
 	b.field("rdb_last_bgsave_status", okErr(in.LastOK))
 	b.field("rdb_last_bgsave_time_sec", seconds(in.LastDuration))
@@ -309,7 +311,7 @@ func (s *Server) infoCommandStats(b *infoBuilder) {
 		if ok+fail == 0 {
 			continue
 		}
-		b.field("cmdstat_"+cmd.name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
+		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
 	}
 }
 
@@ -325,7 +327,7 @@ func (s *Server) infoCluster(b *infoBuilder) {
 	}
 	b.field("cluster_mode", "redis")
 	b.field("cluster_prefix", sh.Prefix())
-	b.field("cluster_redis_up", boolInt(sh.Available()))
+	b.field("cluster_redis_up", commands.BoolInt(sh.Available()))
 	b.field("cluster_peers", sh.Peers())
 	m := s.metrics.Cluster
 	for _, r := range []string{"acquired", "contended", "takeover", "lost"} {

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // latencySamples is how many seconds with a spike an event keeps, as
@@ -129,7 +132,7 @@ func cmdLatencyReset(c *Conn, args [][]byte) {
 	defer m.mu.Unlock()
 	n := 0
 	for name := range m.events {
-		if len(args) == 2 || slices.ContainsFunc(args[2:], func(a []byte) bool { return equalFold(a, name) }) {
+		if len(args) == 2 || slices.ContainsFunc(args[2:], func(a []byte) bool { return resp.EqualFold(a, name) }) {
 			delete(m.events, name)
 			n++
 		}
@@ -190,7 +193,7 @@ func cmdLatencyDoctor(c *Conn, _ [][]byte) {
 }
 
 func cmdLatencyHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "LATENCY",
+	commands.WriteHelp(c.w, "LATENCY",
 		"DOCTOR",
 		"    Return a human readable latency analysis report.",
 		"HISTORY <event>",

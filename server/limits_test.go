@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -33,7 +34,7 @@ func TestGrowthCheckedBeforeBuilt(t *testing.T) {
 	ts := startServer(t, Options{Store: store})
 	r := dialRaw(t, ts.addr)
 	r.do("SET", "s", "abc")
-	oom := "-" + errOOM
+	oom := "-" + commands.ErrOOM
 	for _, c := range []struct {
 		args []string
 		want string
@@ -43,8 +44,8 @@ func TestGrowthCheckedBeforeBuilt(t *testing.T) {
 		{[]string{"SETBIT", "k", "4294967295", "1"}, oom},
 		{[]string{"SETBIT", "s", "4294967295", "1"}, oom},
 		{[]string{"BITFIELD", "k", "SET", "u8", "#400000000", "1"}, oom},
-		{[]string{"SETRANGE", "k", "536870911", "xy"}, "-" + errStringLimit},
-		{[]string{"SETBIT", "k", "4294967296", "1"}, "-" + errBitOffset},
+		{[]string{"SETRANGE", "k", "536870911", "xy"}, "-" + commands.ErrStringLimit},
+		{[]string{"SETBIT", "k", "4294967296", "1"}, "-ERR bit offset is not an integer or out of range"},
 	} {
 		before := allocatedBytes()
 		got := r.do(c.args...)

@@ -3,6 +3,8 @@ package server
 import (
 	"strconv"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // TestListsBoundedByMaxMemory fills a small store with lists through the
@@ -18,7 +20,7 @@ func TestListsBoundedByMaxMemory(t *testing.T) {
 	r := fillPastBound(t, ":300", func(key string) []string { return append([]string{"LPUSH", key}, elems...) })
 	for _, cmd := range [][]string{{"RPUSH", "more:0", "x"}, {"LINSERT", "more:0", "BEFORE", "element:1", "x"},
 		{"LSET", "more:0", "0", "x"}, {"LMOVE", "more:0", "dst", "LEFT", "LEFT"}} {
-		if got := r.do(cmd...); got != "-"+errOOM {
+		if got := r.do(cmd...); got != "-"+commands.ErrOOM {
 			t.Fatalf("%s past the bound: %s", cmd[0], got)
 		}
 	}

@@ -46,7 +46,7 @@ func (m *monitors) remove(c *Conn) {
 // cmdMonitor puts the connection in MONITOR mode, answering +OK before the
 // first line; a connection in it already gets no reply, as from Redis.
 func cmdMonitor(c *Conn, _ [][]byte) {
-	if c.tx.running {
+	if c.tx.inSection {
 		// Redis denies what would block to EXEC's commands.
 		c.w.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
 		return
@@ -106,7 +106,7 @@ func (s *Server) feedMonitors(c *Conn, cmd *command, args [][]byte) {
 	m := &s.monitors
 	m.mu.Lock()
 	for _, mc := range m.conns {
-		if mc == c && !c.tx.running {
+		if mc == c && !c.tx.inSection {
 			// A monitor's own command: its reply goes first, as in Redis.
 			c.w.Flush()
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // Replies of the transaction commands, as Redis 7 words them.
@@ -25,10 +26,11 @@ type transaction struct {
 	// failed: a command was refused while queuing (unknown, wrong arity,
 	// not authenticated), so EXEC answers EXECABORT and runs nothing.
 	failed bool
-	// running: EXEC is running the queue, holding the store's atomic
-	// section exclusively: no command may wait or enter the section.
-	running bool
-	queue   []queuedCommand
+	// inSection: EXEC is running the queue, or a script its calls,
+	// holding the store's atomic section exclusively: no command may wait
+	// or enter the section.
+	inSection bool
+	queue     []queuedCommand
 	// queued is the size of the queued commands' arguments, bounded by the
 	// memory bound: a transaction cannot hold more than the store may.
 	queued int64
@@ -52,7 +54,7 @@ type queuedCommand struct {
 // nil if unknown). Inside MULTI the transaction can then no longer be
 // executed; an EXEC refused so ends it, and says why, as Redis does.
 func (c *Conn) refuse(cmd *command, errText string) {
-	if cmd != nil && cmd.name == "exec" {
+	if cmd != nil && cmd.Name == "exec" {
 		c.srv.txResults.aborted.Inc()
 		c.endTransaction()
 		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR "))
@@ -71,7 +73,7 @@ func (c *Conn) refuse(cmd *command, errText string) {
 func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
 	size := argsSize(args)
 	if bound := c.srv.store.MaxMemory(); bound > 0 && c.tx.queued+size > bound {
-		c.refuse(cmd, errOOM)
+		c.refuse(cmd, commands.ErrOOM)
 		return false
 	}
 	c.w.Status("QUEUED")
@@ -188,7 +190,7 @@ func cmdExec(c *Conn, _ [][]byte) {
 // hasScript reports whether a transaction runs a script.
 func hasScript(queue []queuedCommand) bool {
 	for _, q := range queue {
-		if q.cmd.script {
+		if q.cmd.Script {
 			return true
 		}
 	}
@@ -206,7 +208,7 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 		var keys [][]byte
 		for _, q := range queue {
 			keys = append(keys, q.cmd.faultKeys(q.args)...)
-			if q.cmd.flags&flagTrackRead != 0 {
+			if q.cmd.Flags&commands.TrackRead != 0 {
 				// A read-through read inside the section cannot ask the
 				// fleet (I/O): what the shared tier has is copied first.
 				keys = append(keys, q.cmd.keys(q.args)...)
@@ -245,8 +247,8 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		return nil, false
 	}
 	s.txResults.ran.Inc()
-	c.tx.running = true
-	defer func() { c.tx.running = false }()
+	c.tx.inSection = true
+	defer func() { c.tx.inSection = false }()
 	c.w.Array(len(queue))
 	starts = make([]int, len(queue))
 	for i, q := range queue {
@@ -255,7 +257,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		if q.cmd.usesKeyspace() {
 			s.handle(c, q.cmd, q.args)
 		} else {
-			q.cmd.handler(c, q.args)
+			q.cmd.Handler(&c.x, q.args)
 		}
 		s.observed(c, q.cmd, q.args, timer)
 		countReply(q.counted, c, starts[i])

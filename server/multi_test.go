@@ -13,6 +13,7 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -407,7 +408,7 @@ func readWhileWriting(t *testing.T, name string, readers []*redis.Client, write 
 // clients' commands and transactions go on.
 func TestPanicInsideExecReleasesTheSection(t *testing.T) {
 	ts := startServer(t, Options{})
-	ts.table["boom"] = &command{name: "boom", arity: 1, flags: flagWrite, handler: func(*Conn, [][]byte) { panic("boom") },
+	ts.table["boom"] = &command{Spec: &commands.Spec{Name: "boom", Arity: 1, Flags: commands.Write, Handler: func(*commands.Ctx, [][]byte) { panic("boom") }},
 		counters: ts.unknown}
 	r := dialRaw(t, ts.addr)
 	for _, args := range [][]string{{"MULTI"}, {"SET", "a", "1"}, {"BOOM"}} {

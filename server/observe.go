@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // The operator's view of the commands that run (SLOWLOG, LATENCY,
@@ -101,7 +104,7 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 	if !t.on {
 		return
 	}
-	if cmd.flags&(flagSkipMonitor|flagAdmin) == 0 {
+	if cmd.Flags&(commands.SkipMonitor|commands.Admin) == 0 {
 		// Redis shows administrative commands to no monitor; a script
 		// shows itself before its calls (runScript).
 		s.feedMonitors(c, cmd, args)
@@ -111,13 +114,13 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 	}
 	micros := s.elapsed(t)
 	event := latencyCommand
-	if cmd.flags&flagFast != 0 {
+	if cmd.Flags&commands.Fast != 0 {
 		event = latencyFastCommand
 	}
 	if ms := micros / 1000; s.latency.wants(ms) {
 		s.latency.add(event, ms, s.store.Now())
 	}
-	if cmd.flags&flagSkipSlowlog == 0 && s.slowlog.wants(micros) {
+	if cmd.Flags&commands.SkipSlowlog == 0 && s.slowlog.wants(micros) {
 		peer, name := c.peerID(), ""
 		if !c.lua {
 			c.mu.Lock()
@@ -148,7 +151,7 @@ func redactedArgs(cmd *command, args [][]byte) [][]byte {
 		return args
 	}
 	var hide []int
-	switch cmd.name {
+	switch cmd.Name {
 	case "auth":
 		if len(args) <= 3 {
 			hide = []int{1, 2}[:len(args)-1]
@@ -157,10 +160,10 @@ func redactedArgs(cmd *command, args [][]byte) [][]byte {
 		for j := 2; j < len(args); j++ {
 			more := len(args) - 1 - j
 			switch {
-			case equalFold(args[j], "auth") && more >= 2:
+			case resp.EqualFold(args[j], "auth") && more >= 2:
 				hide = append(hide, j+1, j+2)
 				j += 2
-			case equalFold(args[j], "setname") && more >= 1:
+			case resp.EqualFold(args[j], "setname") && more >= 1:
 				j++
 			default:
 				j = len(args)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -298,7 +299,7 @@ func (c *Conn) publish(kind subKind, channel, message []byte) {
 	n, mine := s.publish(kind, channel, message, c)
 	if s.opts.Shared != nil {
 		b := broadcast{channel: channel, message: message, sharded: kind == subShard}
-		if c.tx.running {
+		if c.tx.inSection {
 			// Inside EXEC or a script, which hold the section: sent once
 			// it is left (shareDeferred), copied from the reader's buffer.
 			b.channel, b.message = bytes.Clone(channel), bytes.Clone(message)
@@ -384,7 +385,7 @@ func (c *Conn) numSub(kind subKind, names [][]byte) {
 func cmdPubSubNumPat(c *Conn, _ [][]byte) { c.w.Int(int64(c.srv.pubsub.count(subPattern))) }
 
 func cmdPubSubHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "PUBSUB",
+	commands.WriteHelp(c.w, "PUBSUB",
 		"CHANNELS [<pattern>]", "    Return the currently active channels matching a <pattern> (default: '*').",
 		"NUMPAT", "    Return number of subscriptions to patterns.",
 		"NUMSUB [<channel> ...]", "    Return the number of subscribers for the specified channels, excluding",

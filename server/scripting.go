@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stampedeless/stampedeless/acl"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/scripting"
@@ -136,7 +137,7 @@ func (s *Server) fcall(c *Conn, args [][]byte, readOnly bool) {
 // holder; on the event loop it does both on the connection's goroutine,
 // so that a long script does not stop the loop.
 func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
-	if c.tx.running {
+	if c.tx.inSection {
 		run(args)
 		return
 	}
@@ -188,7 +189,7 @@ func (s *Server) finishScript(c *Conn, caller *scriptCaller, reply []byte, err e
 		reply = scripting.ErrClosed.Reply()
 	}
 	c.w.Raw(reply)
-	if !c.tx.running {
+	if !c.tx.inSection {
 		// The script's pushes wake blocked clients now that it has
 		// ended; inside EXEC, once EXEC has.
 		s.serveBlocked(c)
@@ -235,7 +236,7 @@ func evalKeys(args [][]byte) [][]byte {
 // cmdScript answers the SCRIPT subcommands; the engine checks them again.
 func cmdScript(c *Conn, args [][]byte) {
 	reply := c.srv.scripts.eng.Script(args[1:])
-	if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+	if resp.EqualFold(args[1], "kill") && string(reply) == "+OK\r\n" {
 		c.srv.scripts.kill.Inc()
 	}
 	c.w.Raw(reply)
@@ -252,12 +253,12 @@ func cmdFunction(c *Conn, args [][]byte) {
 		if err != nil {
 			reply = scripting.ErrClosed.Reply()
 		}
-		if equalFold(args[1], "kill") && string(reply) == "+OK\r\n" {
+		if resp.EqualFold(args[1], "kill") && string(reply) == "+OK\r\n" {
 			s.scripts.kill.Inc()
 		}
 		c.w.Raw(reply)
 	}
-	if c.tx.running || !(equalFold(args[1], "load") || equalFold(args[1], "restore")) {
+	if c.tx.inSection || !(resp.EqualFold(args[1], "load") || resp.EqualFold(args[1], "restore")) {
 		answer(args)
 		return
 	}
@@ -293,10 +294,11 @@ func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
 	c := &Conn{srv: s, w: &resp.Writer{}, id: client.id, created: client.created,
 		remote: client.remote, local: client.local, authed: true, lua: true}
+	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c}
 	c.user.Store(client.user.Load())
 	c.noTouch.Store(client.noTouch.Load())
 	c.multiLen.Store(-1)
-	c.tx.running = true // nothing may wait or enter the section
+	c.tx.inSection = true // nothing may wait or enter the section
 	return &scriptCaller{srv: s, client: client, c: c, declared: declared}
 }
 
@@ -323,7 +325,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		return scripting.ErrUnknownCommand.Reply(), false
 	case !cmd.arityOK(len(args)):
 		return scripting.ErrWrongArity.Reply(), false
-	case cmd.flags&flagNoScript != 0:
+	case cmd.Flags&commands.NoScript != 0:
 		return scripting.ErrNotAllowed.Reply(), false
 	}
 	u := sc.c.user.Load()
@@ -333,7 +335,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 			return scripting.Error("ERR ACL failure in script: " + scriptACLMessage(reason, u.Name(), cmd)).Reply(), false
 		}
 	}
-	if call.ReadOnly && cmd.flags&(flagWrite|flagMayReplicate) != 0 {
+	if call.ReadOnly && cmd.Flags&(commands.Write|commands.MayReplicate) != 0 {
 		return scripting.ErrWriteReadOnly.Reply(), false
 	}
 	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
@@ -351,7 +353,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		c.w.Error("ERR this command cannot run inside a script")
 	}
 	countReply(counted, c, 0)
-	wrote := cmd.flags&flagWrite != 0
+	wrote := cmd.Flags&commands.Write != 0
 	if wrote && !c.w.IsErrorAt(0) {
 		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
 	}
@@ -371,7 +373,7 @@ func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
 		}
 		defer tr.beforeScriptCall(sc.client, cmd, args, declared)()
 	}
-	cmd.handler(sc.c, args)
+	cmd.Handler(&sc.c.x, args)
 }
 
 // CheckCommand answers redis.acl_check_cmd: whether the command exists and
@@ -398,7 +400,7 @@ func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
 	case acl.DeniedChannel:
 		return "No permissions to access a channel"
 	}
-	return "User " + user + " has no permissions to run the '" + cmd.name + "' command"
+	return "User " + user + " has no permissions to run the '" + cmd.Name + "' command"
 }
 
 // infoScripts writes INFO memory's script and function fields, Redis

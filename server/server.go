@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 
@@ -60,6 +61,10 @@ var ErrServerClosed = errors.New("server: closed")
 type Options struct {
 	// Store holds the keys; required.
 	Store *engine.Store
+	// Commands are the families' commands (commands/keyspace,
+	// commands/readthrough), served beside the server's own: connection,
+	// transactions, scripting, pub/sub, ACL, CONFIG, INFO and the like.
+	Commands []*commands.Spec
 	// RequirePass, if set, is the default user's password: clients AUTH
 	// before other commands.
 	RequirePass string
@@ -256,7 +261,11 @@ func New(opts Options) (*Server, error) {
 	}
 	s.pubsubLimit.Store(&limit)
 	s.protectedMode.Store(opts.ProtectedMode)
-	s.table = buildTable(s.metrics)
+	table, err := buildTable(s.metrics, append(commandTable(), opts.Commands...))
+	if err != nil {
+		return nil, err
+	}
+	s.table = table
 	if err := s.initACL(opts); err != nil {
 		return nil, err
 	}

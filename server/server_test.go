@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -220,7 +221,7 @@ func TestStreamingOversizeBulkRefusedAtHeader(t *testing.T) {
 
 func TestPanicInHandlerClosesOnlyThatConnection(t *testing.T) {
 	ts := startServer(t, Options{})
-	ts.table["boom"] = &command{name: "boom", arity: 1, handler: func(*Conn, [][]byte) { panic("boom") },
+	ts.table["boom"] = &command{Spec: &commands.Spec{Name: "boom", Arity: 1, Handler: func(*commands.Ctx, [][]byte) { panic("boom") }},
 		counters: ts.unknown}
 	ctx := context.Background()
 	bystander := ts.clientRESP2(t)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -19,7 +20,7 @@ func TestSetsBoundedByMaxMemory(t *testing.T) {
 	}
 	r := fillPastBound(t, ":300", func(key string) []string { return append([]string{"SADD", key}, members...) })
 	for _, cmd := range [][]string{{"SUNIONSTORE", "dst", "more:0"}, {"SMOVE", "more:0", "dst", "member:1"}} {
-		if got := r.do(cmd...); got != "-"+errOOM {
+		if got := r.do(cmd...); got != "-"+commands.ErrOOM {
 			t.Fatalf("%s past the bound: %s", cmd[0], got)
 		}
 	}
@@ -65,7 +66,7 @@ func fillPastBound(t *testing.T, want string, add func(key string) []string) *ra
 	}
 	for i := 0; ; i++ {
 		got := r.do(add("more:" + strconv.Itoa(i))...)
-		if got == "-"+errOOM {
+		if got == "-"+commands.ErrOOM {
 			return r
 		}
 		if got != want || i > 1000 {

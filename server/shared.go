@@ -1,6 +1,10 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/stampedeless/stampedeless/commands"
+)
 
 // Shared is the tier replicas share in --redis mode (cluster.Client). The
 // dispatcher calls it around every Redis command that names keys or
@@ -38,19 +42,19 @@ type Shared interface {
 // keys returns the arguments of args that are keys, by the command's key
 // positions.
 func (cmd *command) keys(args [][]byte) [][]byte {
-	if cmd.keysOf != nil {
-		return cmd.keysOf(args)
+	if cmd.KeysOf != nil {
+		return cmd.KeysOf(args)
 	}
-	if cmd.firstKey <= 0 || cmd.firstKey >= len(args) {
+	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(args) {
 		return nil
 	}
-	last := cmd.lastKey
+	last := cmd.LastKey
 	if last < 0 {
 		last = len(args) + last
 	}
-	step := max(cmd.step, 1)
-	keys := make([][]byte, 0, (last-cmd.firstKey)/step+1)
-	for i := cmd.firstKey; i <= last && i < len(args); i += step {
+	step := max(cmd.Step, 1)
+	keys := make([][]byte, 0, (last-cmd.FirstKey)/step+1)
+	for i := cmd.FirstKey; i <= last && i < len(args); i += step {
 		keys = append(keys, args[i])
 	}
 	return keys
@@ -60,12 +64,12 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 // that names keys, or one that empties the keyspace. A script's command
 // (EVAL) is one: its declared keys are faulted in before it runs, and its
 // writes are written through by shareDeferred.
-func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.flush }
+func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.Flush }
 
 // sharesKeys reports whether cmd's keys are the shared tier's: a Redis
 // command's that names keys (hasKeys: not a shard channel), not
 // stampedeless's own, whose fill path shares them itself.
-func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.own }
+func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.Own }
 
 // runShared runs a command with the shared tier: the keys it reads are
 // faulted in first, and if it is a write that succeeded, what it changed is
@@ -84,7 +88,7 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 // faultKeys returns the keys a call of cmd reads and must fault in from the
 // shared tier first: none for a command outside it, or for a blind write.
 func (cmd *command) faultKeys(args [][]byte) [][]byte {
-	if !cmd.sharesKeys() || cmd.blind != nil && cmd.blind(args) {
+	if !cmd.sharesKeys() || cmd.Blind != nil && cmd.Blind(args) {
 		return nil
 	}
 	return cmd.keys(args)
@@ -93,7 +97,7 @@ func (cmd *command) faultKeys(args [][]byte) [][]byte {
 // writeThrough tells the shared tier what a write changed, if its reply,
 // written at offset before, is not an error.
 func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
-	if cmd.flags&flagWrite != 0 && !c.w.IsErrorAt(before) {
+	if cmd.Flags&commands.Write != 0 && !c.w.IsErrorAt(before) {
 		s.wrote(ctx, cmd, args)
 	}
 }
@@ -102,24 +106,9 @@ func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [
 // keys, or every key.
 func (s *Server) wrote(ctx context.Context, cmd *command, args [][]byte) {
 	switch {
-	case cmd.flush:
+	case cmd.Flush:
 		s.opts.Shared.Flushed(ctx)
 	case cmd.shared():
 		s.opts.Shared.Written(ctx, cmd.keys(args))
 	}
-}
-
-// always is the blind test of commands that never read their keys.
-func always([][]byte) bool { return true }
-
-// setIsBlind reports whether a SET overwrites whatever is there: no NX, XX,
-// GET or KEEPTTL. Arguments it cannot parse make it not blind, and the
-// handler reports the error.
-func setIsBlind(args [][]byte) bool {
-	for _, a := range args[3:] {
-		if equalFold(a, "nx") || equalFold(a, "xx") || equalFold(a, "get") || equalFold(a, "keepttl") {
-			return false
-		}
-	}
-	return true
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -152,7 +153,7 @@ func cmdSlowlogReset(c *Conn, _ [][]byte) {
 }
 
 func cmdSlowlogHelp(c *Conn, _ [][]byte) {
-	writeHelp(c, "SLOWLOG",
+	commands.WriteHelp(c.w, "SLOWLOG",
 		"GET [<count>]",
 		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
 		"    Entries are made of:",

@@ -7,7 +7,7 @@ import (
 
 // ServeTLS accepts connections on l as Serve does, speaking TLS with cfg
 // (whose GetConfigForClient may hand out reloaded certificates). TLS
-// connections are always served by a goroutine each, never by the event
+// connections are commands.Always served by a goroutine each, never by the event
 // loop, which reads and writes raw sockets.
 func (s *Server) ServeTLS(l net.Listener, cfg *tls.Config) error {
 	return s.Serve(tlsListener{tls.NewListener(l, cfg)})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -258,7 +259,7 @@ func (t *tracker) prefixOverlap(prefixes [][]byte) string {
 // tracks them: Redis's readonly commands (not pub/sub's), and GETFILL and
 // FILL.LEASE, which write only to read through and answer the key's value.
 func (cmd *command) tracksReads() bool {
-	return cmd.flags&flagReadonly != 0 && cmd.flags&flagPubSub == 0 || cmd.flags&flagTrackRead != 0
+	return cmd.Flags&commands.Readonly != 0 && cmd.Flags&commands.PubSub == 0 || cmd.Flags&commands.TrackRead != 0
 }
 
 // beforeCommand is called before cmd runs on c, holding the store's atomic
@@ -288,7 +289,7 @@ func (tr *tracking) beforeKeys(c *Conn, cmd *command, keys, alsoRead [][]byte) (
 		keys = append(slices.Clip(keys), alsoRead...)
 	}
 	var writing []string
-	if tr.noloop.Load() > 0 && cmd.flags&flagWrite != 0 && len(keys) > 0 {
+	if tr.noloop.Load() > 0 && cmd.Flags&commands.Write != 0 && len(keys) > 0 {
 		writing = make([]string, len(keys))
 		tr.mu.Lock()
 		for i, k := range keys {
@@ -586,7 +587,7 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 	for j := 3; j < len(args); j++ {
 		more := j+1 < len(args)
 		switch a := args[j]; {
-		case equalFold(a, "redirect") && more:
+		case resp.EqualFold(a, "redirect") && more:
 			j++
 			if redir != 0 {
 				c.w.Error("ERR A client can only redirect to a single other client")
@@ -594,7 +595,7 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 			}
 			id, ok := resp.ParseInt(args[j])
 			if !ok {
-				c.w.Error(errNotInteger)
+				c.w.Error(commands.ErrNotInteger)
 				return
 			}
 			redir = id
@@ -602,24 +603,24 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 				c.w.Error("ERR The client ID you want redirect to does not exist")
 				return
 			}
-		case equalFold(a, "bcast"):
+		case resp.EqualFold(a, "bcast"):
 			o.bcast = true
-		case equalFold(a, "optin"):
+		case resp.EqualFold(a, "optin"):
 			o.optin = true
-		case equalFold(a, "optout"):
+		case resp.EqualFold(a, "optout"):
 			o.optout = true
-		case equalFold(a, "noloop"):
+		case resp.EqualFold(a, "noloop"):
 			o.noloop = true
-		case equalFold(a, "prefix") && more:
+		case resp.EqualFold(a, "prefix") && more:
 			j++
 			o.prefixes = append(o.prefixes, args[j])
 		default:
-			c.w.Error(errSyntax)
+			c.w.Error(commands.ErrSyntax)
 			return
 		}
 	}
 	switch {
-	case equalFold(args[2], "on"):
+	case resp.EqualFold(args[2], "on"):
 		if errText := c.track.checkOn(o); errText != "" {
 			c.w.Error(errText)
 			return
@@ -634,11 +635,11 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 		}
 		c.srv.tracking.enable(c, o)
 		c.w.OK()
-	case equalFold(args[2], "off"):
+	case resp.EqualFold(args[2], "off"):
 		c.trackingOff()
 		c.w.OK()
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 	}
 }
 
@@ -696,15 +697,15 @@ func cmdClientCaching(c *Conn, args [][]byte) {
 	switch {
 	case !ti.on:
 		c.w.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-	case equalFold(args[2], "yes") && !ti.optin:
+	case resp.EqualFold(args[2], "yes") && !ti.optin:
 		c.w.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
-	case equalFold(args[2], "no") && !ti.optout:
+	case resp.EqualFold(args[2], "no") && !ti.optout:
 		c.w.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
-	case equalFold(args[2], "yes"), equalFold(args[2], "no"):
+	case resp.EqualFold(args[2], "yes"), resp.EqualFold(args[2], "no"):
 		c.track.caching = true
 		c.w.OK()
 	default:
-		c.w.Error(errSyntax)
+		c.w.Error(commands.ErrSyntax)
 	}
 }
 

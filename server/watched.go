@@ -153,7 +153,7 @@ func (w *watchRegistry) unchanged(c *Conn) bool {
 }
 
 // changed is the store's listener's part for WATCH: it marks dirty every
-// client watching a key that changed. A write always changes the key, and
+// client watching a key that changed. A write commands.Always changes the key, and
 // so does another replica's (Invalidated); a removal only if the key was
 // live when watched; FLUSHALL removes every key that was.
 func (w *watchRegistry) changed(ch engine.Change) {

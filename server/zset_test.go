@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // TestZSetsBoundedByMaxMemory fills a small store with sorted sets, small
@@ -20,7 +22,7 @@ func TestZSetsBoundedByMaxMemory(t *testing.T) {
 		{"ZADD", "more:0", "1", "new"}, {"ZINCRBY", "more:0", "1", "member:1"},
 		{"ZUNIONSTORE", "dst", "1", "more:0"}, {"ZRANGESTORE", "dst", "more:0", "0", "1"},
 	} {
-		if got := r.do(cmd...); got != "-"+errOOM {
+		if got := r.do(cmd...); got != "-"+commands.ErrOOM {
 			t.Fatalf("%s past the bound: %s", cmd[0], got)
 		}
 	}

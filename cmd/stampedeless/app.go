@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampedeless/stampedeless/cluster"
+	"github.com/stampedeless/stampedeless/commands/keyspace"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
@@ -295,6 +296,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		return cfg, err
 	}
 	cfg.server = server.Options{
+		Commands:          keyspace.Commands(),
 		PubSubOutputLimit: &outputLimit,
 		RequirePass:       c.String("requirepass"),
 		Users:             users,

@@ -1,10 +1,11 @@
-package server
+package keyspace
 
 import (
 	"bytes"
 	"math"
 	"math/bits"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -23,7 +24,7 @@ const (
 // bitOffset parses a bit offset as Redis's getBitOffsetFromArgument does.
 // With width > 0 (BITFIELD) an offset "#n" means n*width, multiplied with
 // C's wrap-around. The offset's byte must lie within proto-max-bulk-len.
-func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
+func bitOffset(c *commands.Ctx, arg []byte, width int) (uint64, bool) {
 	hash := width > 0 && len(arg) > 0 && arg[0] == '#'
 	if hash {
 		arg = arg[1:]
@@ -32,8 +33,8 @@ func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
 	if hash {
 		n *= int64(width)
 	}
-	if !ok || n < 0 || n>>3 >= c.srv.maxBulk.Load() {
-		c.w.Error(errBitOffset)
+	if !ok || n < 0 || n>>3 >= c.Client.MaxBulk() {
+		c.W.Error(errBitOffset)
 		return 0, false
 	}
 	return uint64(n), true
@@ -41,20 +42,20 @@ func bitOffset(c *Conn, arg []byte, width int) (uint64, bool) {
 
 // cmdSetBit implements SETBIT key offset 0|1 and replies with the bit's
 // previous value.
-func cmdSetBit(c *Conn, args [][]byte) {
+func cmdSetBit(c *commands.Ctx, args [][]byte) {
 	offset, ok := bitOffset(c, args[2], 0)
 	if !ok {
 		return
 	}
 	on, ok := resp.ParseInt(args[3])
 	if !ok || on&^1 != 0 {
-		c.w.Error(errBitValue)
+		c.W.Error(errBitValue)
 		return
 	}
 	byteIdx, mask := offset>>3, byte(0x80)>>(offset&7)
 	var was bool
 	// The offset's byte is within proto-max-bulk-len, so it fits an int.
-	_, err := c.srv.store.Grow(args[1], func(old []byte, _ bool) (int, error) {
+	_, err := c.Store.Grow(args[1], func(old []byte, _ bool) (int, error) {
 		was = byteIdx < uint64(len(old)) && old[byteIdx]&mask != 0
 		return int(byteIdx) + 1, nil
 	}, func(v []byte) {
@@ -65,24 +66,24 @@ func cmdSetBit(c *Conn, args [][]byte) {
 		}
 	})
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(boolInt(was))
+	c.W.Int(commands.BoolInt(was))
 }
 
 // cmdGetBit implements GETBIT key offset.
-func cmdGetBit(c *Conn, args [][]byte) {
+func cmdGetBit(c *commands.Ctx, args [][]byte) {
 	offset, ok := bitOffset(c, args[2], 0)
 	if !ok {
 		return
 	}
-	v, _, ok := c.readString(args[1])
+	v, _, ok := readString(c, args[1])
 	if !ok {
 		return
 	}
 	byteIdx := offset >> 3
-	c.w.Int(boolInt(byteIdx < uint64(len(v)) && v[byteIdx]&(0x80>>(offset&7)) != 0))
+	c.W.Int(commands.BoolInt(byteIdx < uint64(len(v)) && v[byteIdx]&(0x80>>(offset&7)) != 0))
 }
 
 // bitRange resolves BITCOUNT's and BITPOS's start and end, negative ones
@@ -115,13 +116,13 @@ func bitRange(start, end, n int64, isBit bool) (first, last int64, firstMask, la
 
 // cmdBitCount implements BITCOUNT key [start end [BYTE|BIT]]. As in Redis
 // 7.0 and 7.2, a missing key counts 0 before the range is read.
-func cmdBitCount(c *Conn, args [][]byte) {
-	v, exists, ok := c.readString(args[1])
+func cmdBitCount(c *commands.Ctx, args [][]byte) {
+	v, exists, ok := readString(c, args[1])
 	if !ok {
 		return
 	}
 	if !exists {
-		c.w.Int(0)
+		c.W.Int(0)
 		return
 	}
 	first, last := int64(0), int64(len(v))-1
@@ -132,42 +133,42 @@ func cmdBitCount(c *Conn, args [][]byte) {
 		start, ok1 := resp.ParseInt(args[2])
 		end, ok2 := resp.ParseInt(args[3])
 		if !ok1 || !ok2 {
-			c.w.Error(errNotInteger)
+			c.W.Error(commands.ErrNotInteger)
 			return
 		}
 		if start < 0 && end < 0 && start > end {
-			c.w.Int(0)
+			c.W.Int(0)
 			return
 		}
 		isBit, ok := bitUnit(args[4:])
 		if !ok {
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 		if first, last, firstMask, lastMask, ok = bitRange(start, end, int64(len(v)), isBit); !ok {
-			c.w.Int(0)
+			c.W.Int(0)
 			return
 		}
 	default:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	if first > last {
-		c.w.Int(0)
+		c.W.Int(0)
 		return
 	}
 	n := popcount(v[first : last+1])
 	n -= bits.OnesCount8(v[first]&firstMask) + bits.OnesCount8(v[last]&lastMask)
-	c.w.Int(int64(n))
+	c.W.Int(int64(n))
 }
 
 // bitUnit reads an optional BYTE or BIT argument and reports whether it
 // says BIT.
 func bitUnit(opt [][]byte) (isBit, ok bool) {
 	switch {
-	case len(opt) == 0, equalFold(opt[0], "byte"):
+	case len(opt) == 0, resp.EqualFold(opt[0], "byte"):
 		return false, true
-	case equalFold(opt[0], "bit"):
+	case resp.EqualFold(opt[0], "bit"):
 		return true, true
 	}
 	return false, false
@@ -187,23 +188,23 @@ func popcount(b []byte) int {
 }
 
 // cmdBitPos implements BITPOS key 0|1 [start [end [BYTE|BIT]]].
-func cmdBitPos(c *Conn, args [][]byte) {
+func cmdBitPos(c *commands.Ctx, args [][]byte) {
 	bit, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	if bit != 0 && bit != 1 {
-		c.w.Error("ERR The bit argument must be 1 or 0.")
+		c.W.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	v, exists, ok := c.readString(args[1])
+	v, exists, ok := readString(c, args[1])
 	if !ok {
 		return
 	}
 	if !exists {
 		// An endless run of zero bits: the first 0 is at 0, no 1 anywhere.
-		c.w.Int(-bit)
+		c.W.Int(-bit)
 		return
 	}
 	n := int64(len(v))
@@ -215,12 +216,12 @@ func cmdBitPos(c *Conn, args [][]byte) {
 	case 4, 5, 6:
 		start, ok := resp.ParseInt(args[3])
 		if !ok {
-			c.w.Error(errNotInteger)
+			c.W.Error(commands.ErrNotInteger)
 			return
 		}
 		isBit, ok := bitUnit(args[min(len(args), 5):])
 		if !ok {
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 		end := n - 1
@@ -229,21 +230,21 @@ func cmdBitPos(c *Conn, args [][]byte) {
 		}
 		if len(args) >= 5 {
 			if end, ok = resp.ParseInt(args[4]); !ok {
-				c.w.Error(errNotInteger)
+				c.W.Error(commands.ErrNotInteger)
 				return
 			}
 			endGiven = true
 		}
 		if first, last, firstMask, lastMask, ok = bitRange(start, end, n, isBit); !ok {
-			c.w.Int(-1)
+			c.W.Int(-1)
 			return
 		}
 	default:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	if first > last {
-		c.w.Int(-1) // an empty string: no bit at all
+		c.W.Int(-1) // an empty string: no bit at all
 		return
 	}
 	// The bits outside the range are made the opposite of the one looked
@@ -266,7 +267,7 @@ func cmdBitPos(c *Conn, args [][]byte) {
 	if pos >= 0 {
 		pos += first << 3
 	}
-	c.w.Int(pos)
+	c.W.Int(pos)
 }
 
 // findBit returns the position of the first bit of b equal to one, or -1.
@@ -285,41 +286,41 @@ func findBit(b []byte, one bool) int64 {
 // cmdBitOp implements BITOP AND|OR|XOR|NOT destkey key [key ...]. The
 // result is as long as the longest source, shorter ones padded with zero
 // bytes; an empty result deletes destkey.
-func cmdBitOp(c *Conn, args [][]byte) {
+func cmdBitOp(c *commands.Ctx, args [][]byte) {
 	op := args[1]
 	var combine func(acc, x byte) byte
 	switch {
-	case equalFold(op, "and"):
+	case resp.EqualFold(op, "and"):
 		combine = func(acc, x byte) byte { return acc & x }
-	case equalFold(op, "or"):
+	case resp.EqualFold(op, "or"):
 		combine = func(acc, x byte) byte { return acc | x }
-	case equalFold(op, "xor"):
+	case resp.EqualFold(op, "xor"):
 		combine = func(acc, x byte) byte { return acc ^ x }
-	case equalFold(op, "not"):
+	case resp.EqualFold(op, "not"):
 		if len(args) != 4 {
-			c.w.Error("ERR BITOP NOT must be called with a single source key.")
+			c.W.Error("ERR BITOP NOT must be called with a single source key.")
 			return
 		}
 	default:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	// The sources are read at one instant, as in Redis.
 	srcs := make([][]byte, len(args)-3)
 	longest := 0
 	wrongType := false
-	c.readMulti(args[3:], func(i int, t engine.Type, v []byte, found bool) {
+	readMulti(c, args[3:], func(i int, t engine.Type, v []byte, found bool) {
 		wrongType = wrongType || found && t != engine.TypeString
 		srcs[i] = bytes.Clone(v)
 		longest = max(longest, len(v))
 	})
 	if wrongType {
-		c.w.Error(errWrongType)
+		c.W.Error(commands.ErrWrongType)
 		return
 	}
 	if longest == 0 {
-		c.srv.store.Delete(args[2])
-		c.w.Int(0)
+		c.Store.Delete(args[2])
+		c.W.Int(0)
 		return
 	}
 	res := make([]byte, longest)
@@ -338,11 +339,11 @@ func cmdBitOp(c *Conn, args [][]byte) {
 			res[i] = combine(res[i], x)
 		}
 	}
-	if _, err := c.srv.store.Set(args[2], res, engine.SetOptions{}); err != nil {
-		writeErr(c, err)
+	if _, err := c.Store.Set(args[2], res, engine.SetOptions{}); err != nil {
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(int64(longest))
+	c.W.Int(int64(longest))
 }
 
 // Overflow behaviours of BITFIELD.
@@ -381,39 +382,39 @@ func bitfieldType(arg []byte) (signed bool, width uint64, ok bool) {
 
 // parseBitfield parses BITFIELD's operations as Redis does, replying with
 // the first error. It reports whether any operation writes.
-func parseBitfield(c *Conn, args [][]byte) (ops []bitfieldOp, writes, ok bool) {
+func parseBitfield(c *commands.Ctx, args [][]byte) (ops []bitfieldOp, writes, ok bool) {
 	overflow := overflowWrap
 	for j := 2; j < len(args); j++ {
 		rest := len(args) - j - 1
 		var op bitfieldOp
 		switch a := args[j]; {
-		case equalFold(a, "get") && rest >= 2:
+		case resp.EqualFold(a, "get") && rest >= 2:
 			op.op = 'g'
-		case equalFold(a, "set") && rest >= 3:
+		case resp.EqualFold(a, "set") && rest >= 3:
 			op.op = 's'
-		case equalFold(a, "incrby") && rest >= 3:
+		case resp.EqualFold(a, "incrby") && rest >= 3:
 			op.op = 'i'
-		case equalFold(a, "overflow") && rest >= 1:
+		case resp.EqualFold(a, "overflow") && rest >= 1:
 			j++
 			switch t := args[j]; {
-			case equalFold(t, "wrap"):
+			case resp.EqualFold(t, "wrap"):
 				overflow = overflowWrap
-			case equalFold(t, "sat"):
+			case resp.EqualFold(t, "sat"):
 				overflow = overflowSat
-			case equalFold(t, "fail"):
+			case resp.EqualFold(t, "fail"):
 				overflow = overflowFail
 			default:
-				c.w.Error("ERR Invalid OVERFLOW type specified")
+				c.W.Error("ERR Invalid OVERFLOW type specified")
 				return nil, false, false
 			}
 			continue
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return nil, false, false
 		}
 		var typeOK bool
 		if op.signed, op.width, typeOK = bitfieldType(args[j+1]); !typeOK {
-			c.w.Error(errBitfieldType)
+			c.W.Error(errBitfieldType)
 			return nil, false, false
 		}
 		if op.offset, ok = bitOffset(c, args[j+2], int(op.width)); !ok {
@@ -422,7 +423,7 @@ func parseBitfield(c *Conn, args [][]byte) (ops []bitfieldOp, writes, ok bool) {
 		if op.op != 'g' {
 			writes = true
 			if op.value, ok = resp.ParseInt(args[j+3]); !ok {
-				c.w.Error(errNotInteger)
+				c.W.Error(commands.ErrNotInteger)
 				return nil, false, false
 			}
 			j++
@@ -441,20 +442,20 @@ type bitfieldResult struct {
 	nil bool
 }
 
-func cmdBitField(c *Conn, args [][]byte)   { bitfield(c, args, false) }
-func cmdBitFieldRO(c *Conn, args [][]byte) { bitfield(c, args, true) }
+func cmdBitField(c *commands.Ctx, args [][]byte)   { bitfield(c, args, false) }
+func cmdBitFieldRO(c *commands.Ctx, args [][]byte) { bitfield(c, args, true) }
 
 // bitfield implements BITFIELD and BITFIELD_RO. Operations run in order on
 // the value; one that writes makes the key at least as long as the
 // furthest bit any operation writes, even if OVERFLOW FAIL stops it.
-func bitfield(c *Conn, args [][]byte, readonly bool) {
+func bitfield(c *commands.Ctx, args [][]byte, readonly bool) {
 	ops, writes, ok := parseBitfield(c, args)
 	if !ok {
 		return
 	}
 	results := make([]bitfieldResult, len(ops))
 	if !writes {
-		v, _, ok := c.readString(args[1])
+		v, _, ok := readString(c, args[1])
 		if !ok {
 			return
 		}
@@ -463,7 +464,7 @@ func bitfield(c *Conn, args [][]byte, readonly bool) {
 		}
 	} else {
 		if readonly {
-			c.w.Error("ERR BITFIELD_RO only supports the GET subcommand")
+			c.W.Error("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
 		var need uint64
@@ -472,22 +473,22 @@ func bitfield(c *Conn, args [][]byte, readonly bool) {
 				need = max(need, (op.offset+op.width-1)>>3+1)
 			}
 		}
-		_, err := c.srv.store.Grow(args[1], func([]byte, bool) (int, error) { return int(need), nil }, func(v []byte) {
+		_, err := c.Store.Grow(args[1], func([]byte, bool) (int, error) { return int(need), nil }, func(v []byte) {
 			for i, op := range ops {
 				results[i] = op.apply(v)
 			}
 		})
 		if err != nil {
-			writeErr(c, err)
+			commands.WriteError(c.W, err)
 			return
 		}
 	}
-	c.w.Array(len(results))
+	c.W.Array(len(results))
 	for _, r := range results {
 		if r.nil {
-			c.w.Null()
+			c.W.Null()
 		} else {
-			c.w.Int(r.n)
+			c.W.Int(r.n)
 		}
 	}
 }

@@ -1,8 +1,9 @@
-package server
+package keyspace
 
 import (
 	"errors"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -11,45 +12,45 @@ import (
 // the reply shapes are Redis 7.0's; the engine does the rest atomically.
 // The blocking ones are in cmd_block.go.
 
-func cmdLPush(c *Conn, args [][]byte)  { listPush(c, args, true, false) }
-func cmdRPush(c *Conn, args [][]byte)  { listPush(c, args, false, false) }
-func cmdLPushX(c *Conn, args [][]byte) { listPush(c, args, true, true) }
-func cmdRPushX(c *Conn, args [][]byte) { listPush(c, args, false, true) }
+func cmdLPush(c *commands.Ctx, args [][]byte)  { listPush(c, args, true, false) }
+func cmdRPush(c *commands.Ctx, args [][]byte)  { listPush(c, args, false, false) }
+func cmdLPushX(c *commands.Ctx, args [][]byte) { listPush(c, args, true, true) }
+func cmdRPushX(c *commands.Ctx, args [][]byte) { listPush(c, args, false, true) }
 
-func listPush(c *Conn, args [][]byte, left, onlyExisting bool) {
-	n, err := c.srv.store.LPush(args[1], args[2:], left, onlyExisting)
+func listPush(c *commands.Ctx, args [][]byte, left, onlyExisting bool) {
+	n, err := c.Store.LPush(args[1], args[2:], left, onlyExisting)
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdLPop(c *Conn, args [][]byte) { listPop(c, args, true) }
-func cmdRPop(c *Conn, args [][]byte) { listPop(c, args, false) }
+func cmdLPop(c *commands.Ctx, args [][]byte) { listPop(c, args, true) }
+func cmdRPop(c *commands.Ctx, args [][]byte) { listPop(c, args, false) }
 
 // listPop implements LPOP and RPOP key [count]: with a count, an array
 // of the elements popped (a null array if key is missing); without, one
 // element or nil.
-func listPop(c *Conn, args [][]byte, left bool) {
+func listPop(c *commands.Ctx, args [][]byte, left bool) {
 	if len(args) > 3 {
-		c.w.Error("ERR wrong number of arguments for '" + string(lower(args[0])) + "' command")
+		c.W.Error("ERR wrong number of arguments for '" + string(resp.Lower(args[0])) + "' command")
 		return
 	}
 	count := int64(1)
 	if len(args) == 3 {
 		var ok bool
 		if count, ok = resp.ParseInt(args[2]); !ok || count < 0 {
-			c.w.Error(errPositiveCount)
+			c.W.Error(errPositiveCount)
 			return
 		}
 	}
-	popped, found, err := c.srv.store.LPop(args[1], int(min(count, maxListCount)), left)
+	popped, found, err := c.Store.LPop(args[1], int(min(count, maxListCount)), left)
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case len(args) == 2 && !found:
-		c.w.Null()
+		c.W.Null()
 	case len(args) == 2:
-		c.w.Bulk(popped[0])
+		c.W.Bulk(popped[0])
 	case !found:
-		c.w.NullArray()
+		c.W.NullArray()
 	default:
 		writeBulks(c, popped)
 	}
@@ -59,38 +60,38 @@ func listPop(c *Conn, args [][]byte, left bool) {
 const maxListCount = 1 << 40
 
 // writeBulks replies elems as an array.
-func writeBulks(c *Conn, elems [][]byte) {
-	c.w.Array(len(elems))
+func writeBulks(c *commands.Ctx, elems [][]byte) {
+	c.W.Array(len(elems))
 	for _, e := range elems {
-		c.w.Bulk(e)
+		c.W.Bulk(e)
 	}
 }
 
-func cmdLLen(c *Conn, args [][]byte) {
-	n, err := c.srv.store.LLen(args[1])
+func cmdLLen(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.LLen(args[1])
 	writeIntOrErr(c, int64(n), err)
 }
 
 // parseIndexes parses two index arguments (LRANGE, LTRIM), or answers
 // Redis's integer error.
-func parseIndexes(c *Conn, a, b []byte) (start, stop int64, ok bool) {
+func parseIndexes(c *commands.Ctx, a, b []byte) (start, stop int64, ok bool) {
 	start, ok1 := resp.ParseInt(a)
 	stop, ok2 := resp.ParseInt(b)
 	if !ok1 || !ok2 {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return 0, 0, false
 	}
 	return start, stop, true
 }
 
-func cmdLRange(c *Conn, args [][]byte) {
+func cmdLRange(c *commands.Ctx, args [][]byte) {
 	start, stop, ok := parseIndexes(c, args[2], args[3])
 	if !ok {
 		return
 	}
-	elems, err := c.srv.store.LRange(args[1], start, stop)
+	elems, err := c.Store.LRange(args[1], start, stop)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	writeBulks(c, elems)
@@ -98,163 +99,163 @@ func cmdLRange(c *Conn, args [][]byte) {
 
 // cmdLIndex implements LINDEX key index: the key is looked at before the
 // index is parsed, as in Redis.
-func cmdLIndex(c *Conn, args [][]byte) {
+func cmdLIndex(c *commands.Ctx, args [][]byte) {
 	if !listKeyOK(c, args[1], (*resp.Writer).Null) {
 		return
 	}
 	i, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
-	elem, found, err := c.srv.store.LIndex(args[1], i)
+	elem, found, err := c.Store.LIndex(args[1], i)
 	writeBulkOrNil(c, elem, found, err)
 }
 
 // writeBulkOrNil replies elem if found, else nil, or err.
-func writeBulkOrNil(c *Conn, elem []byte, found bool, err error) {
+func writeBulkOrNil(c *commands.Ctx, elem []byte, found bool, err error) {
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case !found:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.Bulk(elem)
+		c.W.Bulk(elem)
 	}
 }
 
 // listKeyOK looks at key for a command that does so before parsing its
 // arguments: missing, it answers missing's reply; of another type,
 // -WRONGTYPE. It reports whether key holds a list.
-func listKeyOK(c *Conn, key []byte, missing func(*resp.Writer)) bool {
-	switch t, found := c.srv.store.TypeOf(key); {
+func listKeyOK(c *commands.Ctx, key []byte, missing func(*resp.Writer)) bool {
+	switch t, found := c.Store.TypeOf(key); {
 	case !found:
-		missing(c.w)
+		missing(c.W)
 		return false
 	case t != engine.TypeList:
-		c.w.Error(errWrongType)
+		c.W.Error(commands.ErrWrongType)
 		return false
 	}
 	return true
 }
 
 // cmdLSet implements LSET key index element.
-func cmdLSet(c *Conn, args [][]byte) {
+func cmdLSet(c *commands.Ctx, args [][]byte) {
 	if !listKeyOK(c, args[1], func(w *resp.Writer) { w.Error("ERR no such key") }) {
 		return
 	}
 	i, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
-	switch err := c.srv.store.LSet(args[1], i, args[3]); {
+	switch err := c.Store.LSet(args[1], i, args[3]); {
 	case errors.Is(err, engine.ErrNoSuchKey):
-		c.w.Error("ERR no such key")
+		c.W.Error("ERR no such key")
 	case errors.Is(err, engine.ErrIndexOutOfRange):
-		c.w.Error("ERR index out of range")
+		c.W.Error("ERR index out of range")
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	default:
-		c.w.OK()
+		c.W.OK()
 	}
 }
 
 // cmdLInsert implements LINSERT key BEFORE|AFTER pivot element.
-func cmdLInsert(c *Conn, args [][]byte) {
+func cmdLInsert(c *commands.Ctx, args [][]byte) {
 	var before bool
 	switch {
-	case equalFold(args[2], "before"):
+	case resp.EqualFold(args[2], "before"):
 		before = true
-	case equalFold(args[2], "after"):
+	case resp.EqualFold(args[2], "after"):
 	default:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
-	n, err := c.srv.store.LInsert(args[1], before, args[3], args[4])
+	n, err := c.Store.LInsert(args[1], before, args[3], args[4])
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdLRem(c *Conn, args [][]byte) {
+func cmdLRem(c *commands.Ctx, args [][]byte) {
 	count, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
-	n, err := c.srv.store.LRem(args[1], count, args[3])
+	n, err := c.Store.LRem(args[1], count, args[3])
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdLTrim(c *Conn, args [][]byte) {
+func cmdLTrim(c *commands.Ctx, args [][]byte) {
 	start, stop, ok := parseIndexes(c, args[2], args[3])
 	if !ok {
 		return
 	}
-	if err := c.srv.store.LTrim(args[1], start, stop); err != nil {
-		writeErr(c, err)
+	if err := c.Store.LTrim(args[1], start, stop); err != nil {
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.OK()
+	c.W.OK()
 }
 
 // cmdLPos implements LPOS key element [RANK rank] [COUNT num-matches]
 // [MAXLEN len], its options checked before the key, as in Redis.
-func cmdLPos(c *Conn, args [][]byte) {
+func cmdLPos(c *commands.Ctx, args [][]byte) {
 	q := engine.LPosQuery{Rank: 1, Count: -1}
 	for i := 3; i < len(args); i++ {
 		more := i+1 < len(args)
 		switch {
-		case equalFold(args[i], "rank") && more:
+		case resp.EqualFold(args[i], "rank") && more:
 			i++
 			r, ok := resp.ParseInt(args[i])
 			if !ok {
-				c.w.Error(errNotInteger)
+				c.W.Error(commands.ErrNotInteger)
 				return
 			}
 			if r == 0 {
-				c.w.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				c.W.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 				return
 			}
 			q.Rank = r
-		case equalFold(args[i], "count") && more:
+		case resp.EqualFold(args[i], "count") && more:
 			i++
 			var ok bool
 			if q.Count, ok = nonNegative(c, args[i], "ERR COUNT can't be negative"); !ok {
 				return
 			}
-		case equalFold(args[i], "maxlen") && more:
+		case resp.EqualFold(args[i], "maxlen") && more:
 			i++
 			var ok bool
 			if q.MaxLen, ok = nonNegative(c, args[i], "ERR MAXLEN can't be negative"); !ok {
 				return
 			}
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 	}
-	found, err := c.srv.store.LPos(args[1], args[2], q)
+	found, err := c.Store.LPos(args[1], args[2], q)
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case q.Count >= 0:
-		c.w.Array(len(found))
+		c.W.Array(len(found))
 		for _, i := range found {
-			c.w.Int(i)
+			c.W.Int(i)
 		}
 	case len(found) == 0:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.Int(found[0])
+		c.W.Int(found[0])
 	}
 }
 
 // nonNegative parses an integer >= 0, or answers msg, as Redis's
 // getPositiveLongFromObjectOrReply does for a bad integer too.
-func nonNegative(c *Conn, arg []byte, msg string) (int64, bool) {
+func nonNegative(c *commands.Ctx, arg []byte, msg string) (int64, bool) {
 	n, ok := resp.ParseInt(arg)
 	if !ok || n < 0 {
-		c.w.Error(msg)
+		c.W.Error(msg)
 		return 0, false
 	}
 	return n, true
@@ -262,7 +263,7 @@ func nonNegative(c *Conn, arg []byte, msg string) (int64, bool) {
 
 // listEnds parses LMOVE's and BLMOVE's LEFT|RIGHT LEFT|RIGHT, or answers
 // a syntax error.
-func listEnds(c *Conn, fromArg, toArg []byte) (from, to, ok bool) {
+func listEnds(c *commands.Ctx, fromArg, toArg []byte) (from, to, ok bool) {
 	if from, ok = listEnd(c, fromArg); !ok {
 		return false, false, false
 	}
@@ -272,19 +273,19 @@ func listEnds(c *Conn, fromArg, toArg []byte) (from, to, ok bool) {
 
 // listEnd parses LEFT or RIGHT, or answers a syntax error; left says
 // which.
-func listEnd(c *Conn, arg []byte) (left, ok bool) {
+func listEnd(c *commands.Ctx, arg []byte) (left, ok bool) {
 	switch {
-	case equalFold(arg, "left"):
+	case resp.EqualFold(arg, "left"):
 		return true, true
-	case equalFold(arg, "right"):
+	case resp.EqualFold(arg, "right"):
 		return false, true
 	}
-	c.w.Error(errSyntax)
+	c.W.Error(commands.ErrSyntax)
 	return false, false
 }
 
 // cmdLMove implements LMOVE source destination LEFT|RIGHT LEFT|RIGHT.
-func cmdLMove(c *Conn, args [][]byte) {
+func cmdLMove(c *commands.Ctx, args [][]byte) {
 	from, to, ok := listEnds(c, args[3], args[4])
 	if !ok {
 		return
@@ -294,10 +295,10 @@ func cmdLMove(c *Conn, args [][]byte) {
 
 // cmdRPopLPush implements RPOPLPUSH source destination: LMOVE source
 // destination RIGHT LEFT.
-func cmdRPopLPush(c *Conn, args [][]byte) { lmove(c, args[1], args[2], false, true) }
+func cmdRPopLPush(c *commands.Ctx, args [][]byte) { lmove(c, args[1], args[2], false, true) }
 
-func lmove(c *Conn, src, dst []byte, from, to bool) {
-	elem, found, err := c.srv.store.LMove(src, dst, from, to)
+func lmove(c *commands.Ctx, src, dst []byte, from, to bool) {
+	elem, found, err := c.Store.LMove(src, dst, from, to)
 	writeBulkOrNil(c, elem, found, err)
 }
 
@@ -311,14 +312,14 @@ type mpopArgs struct {
 
 // parseMPop parses args, numkeys first, in Redis's order, or answers the
 // error.
-func parseMPop(c *Conn, args [][]byte) (m mpopArgs, ok bool) {
+func parseMPop(c *commands.Ctx, args [][]byte) (m mpopArgs, ok bool) {
 	numKeys, ok := resp.ParseInt(args[0])
 	if !ok || numKeys < 1 {
-		c.w.Error(errNumKeys)
+		c.W.Error(errNumKeys)
 		return m, false
 	}
 	if numKeys >= int64(len(args)-1) {
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return m, false
 	}
 	m.keys = args[1 : 1+numKeys]
@@ -327,13 +328,13 @@ func parseMPop(c *Conn, args [][]byte) (m mpopArgs, ok bool) {
 	}
 	m.count = -1
 	for i := 2 + int(numKeys); i < len(args); i++ {
-		if m.count != -1 || !equalFold(args[i], "count") || i+1 >= len(args) {
-			c.w.Error(errSyntax)
+		if m.count != -1 || !resp.EqualFold(args[i], "count") || i+1 >= len(args) {
+			c.W.Error(commands.ErrSyntax)
 			return m, false
 		}
 		i++
 		if m.count, ok = resp.ParseInt(args[i]); !ok || m.count < 1 {
-			c.w.Error("ERR count should be greater than 0")
+			c.W.Error("ERR count should be greater than 0")
 			return m, false
 		}
 	}
@@ -345,26 +346,26 @@ func parseMPop(c *Conn, args [][]byte) (m mpopArgs, ok bool) {
 
 // cmdLMPop implements LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT
 // count]: the key popped from and its elements, or a null array.
-func cmdLMPop(c *Conn, args [][]byte) {
+func cmdLMPop(c *commands.Ctx, args [][]byte) {
 	m, ok := parseMPop(c, args[1:])
 	if !ok {
 		return
 	}
-	key, popped, err := c.srv.store.LMPop(m.keys, int(min(m.count, maxListCount)), m.left)
+	key, popped, err := c.Store.LMPop(m.keys, int(min(m.count, maxListCount)), m.left)
 	writeMPop(c, key, popped, err)
 }
 
 // writeMPop replies an LMPOP: the key and its elements, a null array if
 // key is nil, or err.
-func writeMPop(c *Conn, key []byte, popped [][]byte, err error) {
+func writeMPop(c *commands.Ctx, key []byte, popped [][]byte, err error) {
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case key == nil:
-		c.w.NullArray()
+		c.W.NullArray()
 	default:
-		c.w.Array(2)
-		c.w.Bulk(key)
+		c.W.Array(2)
+		c.W.Bulk(key)
 		writeBulks(c, popped)
 	}
 }

@@ -1,6 +1,9 @@
-package server
+package keyspace
 
-import "github.com/stampedeless/stampedeless/resp"
+import (
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/resp"
+)
 
 // lcsMatch is one range LCS ... IDX reports: where a run of the common
 // subsequence lies in each string, inclusive, and its length.
@@ -12,45 +15,45 @@ type lcsMatch struct {
 // [WITHMATCHLEN] with Redis's dynamic programming table, so that among
 // several longest common subsequences it picks the one Redis picks.
 // Missing keys are empty strings.
-func cmdLCS(c *Conn, args [][]byte) {
-	a, aFound := c.read(args[1])
-	b, bFound := c.read(args[2])
+func cmdLCS(c *commands.Ctx, args [][]byte) {
+	a, aFound := read(c, args[1])
+	b, bFound := read(c, args[2])
 	// Redis's own text here, not -WRONGTYPE.
-	if !aFound && c.holdsOtherType(args[1]) || !bFound && c.holdsOtherType(args[2]) {
-		c.w.Error("ERR The specified keys must contain string values")
+	if !aFound && holdsOtherType(c, args[1]) || !bFound && holdsOtherType(c, args[2]) {
+		c.W.Error("ERR The specified keys must contain string values")
 		return
 	}
 	var getLen, getIdx, withLen bool
 	var minLen int64
 	for j := 3; j < len(args); j++ {
 		switch opt := args[j]; {
-		case equalFold(opt, "idx"):
+		case resp.EqualFold(opt, "idx"):
 			getIdx = true
-		case equalFold(opt, "len"):
+		case resp.EqualFold(opt, "len"):
 			getLen = true
-		case equalFold(opt, "withmatchlen"):
+		case resp.EqualFold(opt, "withmatchlen"):
 			withLen = true
-		case equalFold(opt, "minmatchlen") && j+1 < len(args):
+		case resp.EqualFold(opt, "minmatchlen") && j+1 < len(args):
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok {
-				c.w.Error(errNotInteger)
+				c.W.Error(commands.ErrNotInteger)
 				return
 			}
 			minLen = max(n, 0)
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 	}
 	if getLen && getIdx {
-		c.w.Error("ERR If you want both the length and indexes, please just use IDX.")
+		c.W.Error("ERR If you want both the length and indexes, please just use IDX.")
 		return
 	}
 	// Redis bounds the table, 4 bytes a cell, by proto-max-bulk-len.
 	cells := (uint64(len(a)) + 1) * (uint64(len(b)) + 1)
-	if cells*4 > uint64(c.srv.maxBulk.Load()) {
-		c.w.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+	if cells*4 > uint64(c.Client.MaxBulk()) {
+		c.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}
 	width := len(b) + 1
@@ -67,7 +70,7 @@ func cmdLCS(c *Conn, args [][]byte) {
 	}
 	total := int(at(len(a), len(b)))
 	if getLen {
-		c.w.Int(int64(total))
+		c.W.Int(int64(total))
 		return
 	}
 	// Walk back from the end, collecting the subsequence and its runs.
@@ -111,24 +114,24 @@ func cmdLCS(c *Conn, args [][]byte) {
 		}
 	}
 	if !getIdx {
-		c.w.Bulk(seq)
+		c.W.Bulk(seq)
 		return
 	}
-	c.w.Map(2)
-	c.w.BulkString("matches")
-	c.w.Array(len(matches))
+	c.W.Map(2)
+	c.W.BulkString("matches")
+	c.W.Array(len(matches))
 	for _, m := range matches {
-		c.w.Array(2 + int(boolInt(withLen)))
-		c.w.Array(2)
-		c.w.Int(int64(m.aStart))
-		c.w.Int(int64(m.aEnd))
-		c.w.Array(2)
-		c.w.Int(int64(m.bStart))
-		c.w.Int(int64(m.bEnd))
+		c.W.Array(2 + int(commands.BoolInt(withLen)))
+		c.W.Array(2)
+		c.W.Int(int64(m.aStart))
+		c.W.Int(int64(m.aEnd))
+		c.W.Array(2)
+		c.W.Int(int64(m.bStart))
+		c.W.Int(int64(m.bEnd))
 		if withLen {
-			c.w.Int(int64(m.n))
+			c.W.Int(int64(m.n))
 		}
 	}
-	c.w.BulkString("len")
-	c.w.Int(int64(total))
+	c.W.BulkString("len")
+	c.W.Int(int64(total))
 }

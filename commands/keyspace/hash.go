@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/resp"
@@ -22,128 +23,128 @@ var (
 )
 
 // cmdHSet implements HSET and HMSET key field value [field value ...].
-func cmdHSet(c *Conn, args [][]byte) {
+func cmdHSet(c *commands.Ctx, args [][]byte) {
 	if len(args)%2 == 1 {
-		c.w.Error("ERR wrong number of arguments for '" + string(lower(args[0])) + "' command")
+		c.W.Error("ERR wrong number of arguments for '" + string(resp.Lower(args[0])) + "' command")
 		return
 	}
-	added, err := c.srv.store.HSet(args[1], args[2:])
+	added, err := c.Store.HSet(args[1], args[2:])
 	switch {
 	case err != nil:
-		writeErr(c, err)
-	case equalFold(args[0], "hmset"):
-		c.w.OK()
+		commands.WriteError(c.W, err)
+	case resp.EqualFold(args[0], "hmset"):
+		c.W.OK()
 	default:
-		c.w.Int(int64(added))
+		c.W.Int(int64(added))
 	}
 }
 
-func cmdHSetNX(c *Conn, args [][]byte) {
-	set, err := c.srv.store.HSetNX(args[1], args[2], args[3])
+func cmdHSetNX(c *commands.Ctx, args [][]byte) {
+	set, err := c.Store.HSetNX(args[1], args[2], args[3])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(boolInt(set))
+	c.W.Int(commands.BoolInt(set))
 }
 
-func cmdHGet(c *Conn, args [][]byte) {
-	v, found, err := c.srv.store.HGet(args[1], args[2])
+func cmdHGet(c *commands.Ctx, args [][]byte) {
+	v, found, err := c.Store.HGet(args[1], args[2])
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case found:
-		c.w.Bulk(v)
+		c.W.Bulk(v)
 	default:
-		c.w.Null()
+		c.W.Null()
 	}
 }
 
-func cmdHMGet(c *Conn, args [][]byte) {
-	values, err := c.srv.store.HMGet(args[1], args[2:])
+func cmdHMGet(c *commands.Ctx, args [][]byte) {
+	values, err := c.Store.HMGet(args[1], args[2:])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Array(len(values))
+	c.W.Array(len(values))
 	for _, v := range values {
 		if v == nil {
-			c.w.Null()
+			c.W.Null()
 		} else {
-			c.w.Bulk(v)
+			c.W.Bulk(v)
 		}
 	}
 }
 
-func cmdHDel(c *Conn, args [][]byte) {
-	n, err := c.srv.store.HDel(args[1], args[2:])
+func cmdHDel(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.HDel(args[1], args[2:])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(int64(n))
+	c.W.Int(int64(n))
 }
 
-func cmdHLen(c *Conn, args [][]byte) {
-	n, err := c.srv.store.HLen(args[1])
+func cmdHLen(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.HLen(args[1])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(int64(n))
+	c.W.Int(int64(n))
 }
 
 // hashField answers HEXISTS and HSTRLEN from the field's value.
-func hashField(c *Conn, args [][]byte, reply func(v []byte, found bool) int64) {
-	v, found, err := c.srv.store.HGet(args[1], args[2])
+func hashField(c *commands.Ctx, args [][]byte, reply func(v []byte, found bool) int64) {
+	v, found, err := c.Store.HGet(args[1], args[2])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(reply(v, found))
+	c.W.Int(reply(v, found))
 }
 
-func cmdHExists(c *Conn, args [][]byte) {
-	hashField(c, args, func(_ []byte, found bool) int64 { return boolInt(found) })
+func cmdHExists(c *commands.Ctx, args [][]byte) {
+	hashField(c, args, func(_ []byte, found bool) int64 { return commands.BoolInt(found) })
 }
 
-func cmdHStrLen(c *Conn, args [][]byte) {
+func cmdHStrLen(c *commands.Ctx, args [][]byte) {
 	hashField(c, args, func(v []byte, _ bool) int64 { return int64(len(v)) })
 }
 
 // hashAll answers HGETALL (a map in RESP3), HKEYS and HVALS.
-func hashAll(c *Conn, key []byte, keys, values bool) {
-	flat, err := c.srv.store.HGetAll(key)
+func hashAll(c *commands.Ctx, key []byte, keys, values bool) {
+	flat, err := c.Store.HGetAll(key)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	if keys && values {
-		c.w.Map(len(flat) / 2)
+		c.W.Map(len(flat) / 2)
 	} else {
-		c.w.Array(len(flat) / 2)
+		c.W.Array(len(flat) / 2)
 	}
 	for i := 0; i < len(flat); i += 2 {
 		if keys {
-			c.w.Bulk(flat[i])
+			c.W.Bulk(flat[i])
 		}
 		if values {
-			c.w.Bulk(flat[i+1])
+			c.W.Bulk(flat[i+1])
 		}
 	}
 }
 
-func cmdHGetAll(c *Conn, args [][]byte) { hashAll(c, args[1], true, true) }
-func cmdHKeys(c *Conn, args [][]byte)   { hashAll(c, args[1], true, false) }
-func cmdHVals(c *Conn, args [][]byte)   { hashAll(c, args[1], false, true) }
+func cmdHGetAll(c *commands.Ctx, args [][]byte) { hashAll(c, args[1], true, true) }
+func cmdHKeys(c *commands.Ctx, args [][]byte)   { hashAll(c, args[1], true, false) }
+func cmdHVals(c *commands.Ctx, args [][]byte)   { hashAll(c, args[1], false, true) }
 
-func cmdHIncrBy(c *Conn, args [][]byte) {
+func cmdHIncrBy(c *commands.Ctx, args [][]byte) {
 	incr, ok := resp.ParseInt(args[3])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
-	v, err := c.srv.store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
+	v, err := c.Store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
 		var cur int64
 		if exists {
 			var ok bool
@@ -152,7 +153,7 @@ func cmdHIncrBy(c *Conn, args [][]byte) {
 			}
 		}
 		if incr < 0 && cur < 0 && incr < math.MinInt64-cur || incr > 0 && cur > 0 && incr > math.MaxInt64-cur {
-			return nil, errOverflowValue
+			return nil, commands.ErrOverflowValue
 		}
 		return strconv.AppendInt(nil, cur+incr, 10), nil
 	})
@@ -161,49 +162,49 @@ func cmdHIncrBy(c *Conn, args [][]byte) {
 		return
 	}
 	n, _ := resp.ParseInt(v)
-	c.w.Int(n)
+	c.W.Int(n)
 }
 
-func cmdHIncrByFloat(c *Conn, args [][]byte) {
+func cmdHIncrByFloat(c *commands.Ctx, args [][]byte) {
 	incr, ok := parseLongDouble(args[3])
 	if !ok {
-		c.w.Error(errNotFloat)
+		c.W.Error(commands.ErrNotFloat)
 		return
 	}
 	if incr.IsInf() {
-		c.w.Error("ERR value is NaN or Infinity")
+		c.W.Error("ERR value is NaN or Infinity")
 		return
 	}
-	v, err := c.srv.store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
+	v, err := c.Store.HUpdate(args[1], args[2], func(old []byte, exists bool) ([]byte, error) {
 		return addLongDouble(old, exists, incr, errHashNotFloat)
 	})
 	if err != nil {
 		writeHashErr(c, err)
 		return
 	}
-	c.w.Bulk(v)
+	c.W.Bulk(v)
 }
 
 // writeHashErr writes err, one of the hash's own errors or writeErr's.
-func writeHashErr(c *Conn, err error) {
+func writeHashErr(c *commands.Ctx, err error) {
 	switch {
 	case errors.Is(err, errHashNotInteger), errors.Is(err, errHashNotFloat):
-		c.w.Error("ERR " + err.Error())
+		c.W.Error("ERR " + err.Error())
 	default:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	}
 }
 
 // cmdHScan implements HSCAN key cursor [MATCH pattern] [COUNT count]. As
 // Redis, the options are read only when the key holds a hash.
-func cmdHScan(c *Conn, args [][]byte) {
+func cmdHScan(c *commands.Ctx, args [][]byte) {
 	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeHash)
 	if !ok {
 		return
 	}
-	next, flat, err := c.srv.store.HScan(args[1], cursor, count)
+	next, flat, err := c.Store.HScan(args[1], cursor, count)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	if pattern != nil && string(pattern) != "*" {
@@ -222,45 +223,45 @@ func cmdHScan(c *Conn, args [][]byte) {
 // rules: a positive count returns distinct fields, at most the hash's; a
 // negative one returns that many, maybe repeated; WITHVALUES pairs each
 // with its value (a two-element array each in RESP3).
-func cmdHRandField(c *Conn, args [][]byte) {
+func cmdHRandField(c *commands.Ctx, args [][]byte) {
 	if len(args) == 2 {
-		flat, err := c.srv.store.HGetAll(args[1])
+		flat, err := c.Store.HGetAll(args[1])
 		switch {
 		case err != nil:
-			writeErr(c, err)
+			commands.WriteError(c.W, err)
 		case len(flat) == 0:
-			c.w.Null()
+			c.W.Null()
 		default:
-			c.w.Bulk(flat[2*rand.IntN(len(flat)/2)])
+			c.W.Bulk(flat[2*rand.IntN(len(flat)/2)])
 		}
 		return
 	}
 	n, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	if n == math.MinInt64 {
-		c.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		c.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
 	withValues := len(args) == 4
-	if len(args) > 4 || withValues && !equalFold(args[3], "withvalues") {
-		c.w.Error(errSyntax)
+	if len(args) > 4 || withValues && !resp.EqualFold(args[3], "withvalues") {
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	if withValues && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
-		c.w.Error("ERR value is out of range")
+		c.W.Error("ERR value is out of range")
 		return
 	}
-	flat, err := c.srv.store.HGetAll(args[1])
+	flat, err := c.Store.HGetAll(args[1])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	size := int64(len(flat) / 2)
 	if n == 0 || size == 0 {
-		c.w.Array(0)
+		c.W.Array(0)
 		return
 	}
 	// A negative count may repeat fields: that many picks, streamed.
@@ -276,11 +277,11 @@ func cmdHRandField(c *Conn, args [][]byte) {
 	if n < size {
 		rand.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 	}
-	resp3 := c.w.Protocol() == 3
+	resp3 := c.W.Protocol() == 3
 	if withValues && !resp3 {
-		c.w.Array(int(2 * picks))
+		c.W.Array(int(2 * picks))
 	} else {
-		c.w.Array(int(picks))
+		c.W.Array(int(picks))
 	}
 	for i := range picks {
 		p := int64(perm[i%size])
@@ -288,11 +289,11 @@ func cmdHRandField(c *Conn, args [][]byte) {
 			p = rand.Int64N(size)
 		}
 		if withValues && resp3 {
-			c.w.Array(2)
+			c.W.Array(2)
 		}
-		c.w.Bulk(flat[2*p])
+		c.W.Bulk(flat[2*p])
 		if withValues {
-			c.w.Bulk(flat[2*p+1])
+			c.W.Bulk(flat[2*p+1])
 		}
 	}
 }

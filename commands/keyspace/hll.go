@@ -1,58 +1,60 @@
-package server
+package keyspace
 
 import (
 	"strconv"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/commands"
 )
 
 // cmdPFAdd implements PFADD key [element ...]: 1 if the HLL changed or was
 // created, else 0.
-func cmdPFAdd(c *Conn, args [][]byte) {
-	changed, err := c.srv.store.PFAdd(args[1], args[2:])
-	writeIntOrErr(c, boolInt(changed), err)
+func cmdPFAdd(c *commands.Ctx, args [][]byte) {
+	changed, err := c.Store.PFAdd(args[1], args[2:])
+	writeIntOrErr(c, commands.BoolInt(changed), err)
 }
 
 // cmdPFCount implements PFCOUNT key [key ...].
-func cmdPFCount(c *Conn, args [][]byte) {
-	n, err := c.srv.store.PFCount(args[1:])
+func cmdPFCount(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.PFCount(args[1:])
 	writeIntOrErr(c, n, err)
 }
 
 // cmdPFMerge implements PFMERGE destkey [sourcekey ...].
-func cmdPFMerge(c *Conn, args [][]byte) {
-	if err := c.srv.store.PFMerge(args[1], args[2:]); err != nil {
-		writeErr(c, err)
+func cmdPFMerge(c *commands.Ctx, args [][]byte) {
+	if err := c.Store.PFMerge(args[1], args[2:]); err != nil {
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.OK()
+	c.W.OK()
 }
 
 // cmdPFDebug implements PFDEBUG GETREG|DECODE|ENCODING|TODENSE key. As in
 // Redis, the key is looked at before the subcommand.
-func cmdPFDebug(c *Conn, args [][]byte) {
+func cmdPFDebug(c *commands.Ctx, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
-	d, err := c.srv.store.PFDebug(args[2], sub == "getreg" || sub == "todense")
+	d, err := c.Store.PFDebug(args[2], sub == "getreg" || sub == "todense")
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	switch sub {
 	case "getreg":
-		c.w.Array(len(d.Registers))
+		c.W.Array(len(d.Registers))
 		for _, r := range d.Registers {
-			c.w.Int(int64(r))
+			c.W.Int(int64(r))
 		}
 	case "todense":
-		c.w.Int(boolInt(d.Converted))
+		c.W.Int(commands.BoolInt(d.Converted))
 	case "encoding":
 		if d.Sparse {
-			c.w.Status("sparse")
+			c.W.Status("sparse")
 		} else {
-			c.w.Status("dense")
+			c.W.Status("dense")
 		}
 	case "decode":
 		if !d.Sparse {
-			c.w.Error("ERR HLL encoding is not sparse")
+			c.W.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		var b []byte
@@ -71,17 +73,17 @@ func cmdPFDebug(c *Conn, args [][]byte) {
 			}
 			b = strconv.AppendInt(b, int64(op.Len), 10)
 		}
-		c.w.Bulk(b)
+		c.W.Bulk(b)
 	default:
-		c.w.Error("ERR Unknown PFDEBUG subcommand '" + string(args[1]) + "'")
+		c.W.Error("ERR Unknown PFDEBUG subcommand '" + string(args[1]) + "'")
 	}
 }
 
 // cmdPFSelfTest implements PFSELFTEST: the HLL code's checks of itself.
-func cmdPFSelfTest(c *Conn, _ [][]byte) {
-	if err := c.srv.store.PFSelfTest(); err != nil {
-		c.w.Error("TESTFAILED " + err.Error())
+func cmdPFSelfTest(c *commands.Ctx, _ [][]byte) {
+	if err := c.Store.PFSelfTest(); err != nil {
+		c.W.Error("TESTFAILED " + err.Error())
 		return
 	}
-	c.w.OK()
+	c.W.OK()
 }

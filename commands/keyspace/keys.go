@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"math"
@@ -7,44 +7,46 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // cmdDel, cmdExists and cmdTouch, like cmdMGet, act on all their keys at
 // one instant, as a Redis command does: a write of several keys (MSET, DEL,
 // RENAME, FLUSHALL) is seen whole or not at all.
-func cmdDel(c *Conn, args [][]byte) {
-	c.w.Int(int64(c.srv.store.DeleteMulti(args[1:])))
+func cmdDel(c *commands.Ctx, args [][]byte) {
+	c.W.Int(int64(c.Store.DeleteMulti(args[1:])))
 }
 
-func cmdExists(c *Conn, args [][]byte) {
-	c.w.Int(int64(c.srv.store.ReadMulti(args[1:], 0, func(int, engine.Type, []byte, bool) {})))
+func cmdExists(c *commands.Ctx, args [][]byte) {
+	c.W.Int(int64(c.Store.ReadMulti(args[1:], 0, func(int, engine.Type, []byte, bool) {})))
 }
 
-func cmdType(c *Conn, args [][]byte) {
-	if t, ok := c.srv.store.TypeOf(args[1]); ok {
-		c.w.Status(t.String())
+func cmdType(c *commands.Ctx, args [][]byte) {
+	if t, ok := c.Store.TypeOf(args[1]); ok {
+		c.W.Status(t.String())
 	} else {
-		c.w.Status("none")
+		c.W.Status("none")
 	}
 }
 
-func cmdTouch(c *Conn, args [][]byte) {
-	c.w.Int(int64(c.srv.store.ReadMulti(args[1:], engine.ReadNotes, func(int, engine.Type, []byte, bool) {})))
+func cmdTouch(c *commands.Ctx, args [][]byte) {
+	c.W.Int(int64(c.Store.ReadMulti(args[1:], engine.ReadNotes, func(int, engine.Type, []byte, bool) {})))
 }
 
 // expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT. As in
 // Redis, the options are checked before the time.
-func expireCommand(c *Conn, args [][]byte, unit int64, absolute bool, name string) {
+func expireCommand(c *commands.Ctx, args [][]byte, unit int64, absolute bool, name string) {
 	cond, errText := expireCondition(args[3:])
 	if errText == "" {
 		var at int64
 		if at, errText = expiryArg(args[2], unit, absolute, false, name); errText == "" {
-			c.w.Int(boolInt(c.srv.store.Expire(args[1], at, cond)))
+			c.W.Int(commands.BoolInt(c.Store.Expire(args[1], at, cond)))
 			return
 		}
 	}
-	c.w.Error(errText)
+	c.W.Error(errText)
 }
 
 // expireCondition parses the NX, XX, GT and LT options of the EXPIRE
@@ -54,13 +56,13 @@ func expireCondition(opts [][]byte) (engine.ExpireCondition, string) {
 	var nx, xx, gt, lt bool
 	for _, a := range opts {
 		switch {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			nx, cond = true, engine.ExpireIfNone
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			xx, cond = true, engine.ExpireIfSet
-		case equalFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			gt, cond = true, engine.ExpireIfLater
-		case equalFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			lt, cond = true, engine.ExpireIfEarlier
 		default:
 			return 0, "ERR Unsupported option " + string(a)
@@ -79,101 +81,101 @@ func expireCondition(opts [][]byte) (engine.ExpireCondition, string) {
 	return cond, ""
 }
 
-func cmdExpire(c *Conn, args [][]byte)    { expireCommand(c, args, 1000, false, "expire") }
-func cmdPExpire(c *Conn, args [][]byte)   { expireCommand(c, args, 1, false, "pexpire") }
-func cmdExpireAt(c *Conn, args [][]byte)  { expireCommand(c, args, 1000, true, "expireat") }
-func cmdPExpireAt(c *Conn, args [][]byte) { expireCommand(c, args, 1, true, "pexpireat") }
+func cmdExpire(c *commands.Ctx, args [][]byte)    { expireCommand(c, args, 1000, false, "expire") }
+func cmdPExpire(c *commands.Ctx, args [][]byte)   { expireCommand(c, args, 1, false, "pexpire") }
+func cmdExpireAt(c *commands.Ctx, args [][]byte)  { expireCommand(c, args, 1000, true, "expireat") }
+func cmdPExpireAt(c *commands.Ctx, args [][]byte) { expireCommand(c, args, 1, true, "pexpireat") }
 
 // ttlReply answers TTL-family commands: -2 for a missing key, -1 for a key
 // without a deadline, else what value computes from the stale deadline in
 // Unix milliseconds.
-func ttlReply(c *Conn, key []byte, value func(deadlineMs int64) int64) {
-	env, ok := c.srv.store.Peek(key)
+func ttlReply(c *commands.Ctx, key []byte, value func(deadlineMs int64) int64) {
+	env, ok := c.Store.Peek(key)
 	switch {
 	case !ok:
-		c.w.Int(-2)
+		c.W.Int(-2)
 	case env.StaleUntil == 0:
-		c.w.Int(-1)
+		c.W.Int(-1)
 	default:
-		c.w.Int(value(env.StaleUntil / int64(time.Millisecond)))
+		c.W.Int(value(env.StaleUntil / int64(time.Millisecond)))
 	}
 }
 
-func cmdTTL(c *Conn, args [][]byte) {
+func cmdTTL(c *commands.Ctx, args [][]byte) {
 	ttlReply(c, args[1], func(ms int64) int64 { return (max(ms-nowMillis(), 0) + 500) / 1000 })
 }
 
-func cmdPTTL(c *Conn, args [][]byte) {
+func cmdPTTL(c *commands.Ctx, args [][]byte) {
 	ttlReply(c, args[1], func(ms int64) int64 { return max(ms-nowMillis(), 0) })
 }
 
-func cmdExpireTime(c *Conn, args [][]byte) {
+func cmdExpireTime(c *commands.Ctx, args [][]byte) {
 	ttlReply(c, args[1], func(ms int64) int64 { return (ms + 500) / 1000 })
 }
 
-func cmdPExpireTime(c *Conn, args [][]byte) {
+func cmdPExpireTime(c *commands.Ctx, args [][]byte) {
 	ttlReply(c, args[1], func(ms int64) int64 { return ms })
 }
 
-func cmdPersist(c *Conn, args [][]byte) {
-	c.w.Int(boolInt(c.srv.store.Persist(args[1])))
+func cmdPersist(c *commands.Ctx, args [][]byte) {
+	c.W.Int(commands.BoolInt(c.Store.Persist(args[1])))
 }
 
-func cmdKeys(c *Conn, args [][]byte) {
-	keys := c.srv.store.Keys(args[1])
-	c.w.Array(len(keys))
+func cmdKeys(c *commands.Ctx, args [][]byte) {
+	keys := c.Store.Keys(args[1])
+	c.W.Array(len(keys))
 	for _, k := range keys {
-		c.w.BulkString(k)
+		c.W.BulkString(k)
 	}
 }
 
 // cmdScan implements SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
-func cmdScan(c *Conn, args [][]byte) {
+func cmdScan(c *commands.Ctx, args [][]byte) {
 	cursor, ok := parseCursor(args[1])
 	if !ok {
-		c.w.Error("ERR invalid cursor")
+		c.W.Error("ERR invalid cursor")
 		return
 	}
 	pattern, count, only, ok := scanOptions(c, args[2:], true)
 	if !ok {
 		return
 	}
-	next, keys := c.srv.store.Scan(cursor, pattern, count)
+	next, keys := c.Store.Scan(cursor, pattern, count)
 	if only != nil {
 		keys = slices.DeleteFunc(keys, func(k string) bool {
-			t, found := c.srv.store.TypeOf([]byte(k))
+			t, found := c.Store.TypeOf([]byte(k))
 			return !found || t != *only
 		})
 	}
-	c.w.Array(2)
-	c.w.BulkString(strconv.FormatUint(next, 10))
-	c.w.Array(len(keys))
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(keys))
 	for _, k := range keys {
-		c.w.BulkString(k)
+		c.W.BulkString(k)
 	}
 }
 
 // scanOptions parses the options of SCAN (withType) and of SSCAN and the
 // like: MATCH, COUNT and, for SCAN alone, TYPE, as Redis's
 // scanGenericCommand does. It writes the error itself.
-func scanOptions(c *Conn, opts [][]byte, withType bool) (pattern []byte, count int, only *engine.Type, ok bool) {
+func scanOptions(c *commands.Ctx, opts [][]byte, withType bool) (pattern []byte, count int, only *engine.Type, ok bool) {
 	count = 10
 	for i := 0; i < len(opts); i += 2 {
 		if i+1 >= len(opts) {
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return nil, 0, nil, false
 		}
 		opt, val := opts[i], opts[i+1]
 		switch {
-		case equalFold(opt, "match"):
+		case resp.EqualFold(opt, "match"):
 			pattern = val
-		case equalFold(opt, "count"):
-			n, ok := countArg(c, val, 1)
+		case resp.EqualFold(opt, "count"):
+			n, ok := commands.CountArg(c.W, val, 1)
 			if !ok {
 				return nil, 0, nil, false
 			}
 			count = int(min(n, 1<<20))
-		case withType && equalFold(opt, "type"):
+		case withType && resp.EqualFold(opt, "type"):
 			// As Redis 7.0, a type name no key can hold matches nothing.
 			t, known := engine.ParseType(strings.ToLower(string(val)))
 			if !known {
@@ -181,17 +183,17 @@ func scanOptions(c *Conn, opts [][]byte, withType bool) (pattern []byte, count i
 			}
 			only = &t
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return nil, 0, nil, false
 		}
 	}
 	return pattern, count, only, true
 }
 
-func cmdRandomKey(c *Conn, _ [][]byte) {
-	if k, ok := c.srv.store.RandomKey(); ok {
-		c.w.BulkString(k)
+func cmdRandomKey(c *commands.Ctx, _ [][]byte) {
+	if k, ok := c.Store.RandomKey(); ok {
+		c.W.BulkString(k)
 	} else {
-		c.w.Null()
+		c.W.Null()
 	}
 }

@@ -1,19 +1,20 @@
-package server
+package keyspace
 
 import (
 	"math"
 	"math/big"
 	"strconv"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
 // cmdGet writes the value from the store's arena into the reply without a
 // copy of its own.
-func cmdGet(c *Conn, args [][]byte) {
-	if !c.view(args[1], c.w.Bulk) && !c.wrongType(args[1]) {
-		c.w.Null()
+func cmdGet(c *commands.Ctx, args [][]byte) {
+	if !view(c, args[1], c.W.Bulk) && !wrongType(c, args[1]) {
+		c.W.Null()
 	}
 }
 
@@ -42,23 +43,23 @@ func stringOptions(args [][]byte, set bool) (opts int, expiry []byte, ok bool) {
 		a := args[i]
 		var opt, conflicts int
 		switch {
-		case set && equalFold(a, "nx"):
+		case set && resp.EqualFold(a, "nx"):
 			opt, conflicts = optNX, optXX
-		case set && equalFold(a, "xx"):
+		case set && resp.EqualFold(a, "xx"):
 			opt, conflicts = optXX, optNX
-		case set && equalFold(a, "get"):
+		case set && resp.EqualFold(a, "get"):
 			opt = optGet
-		case set && equalFold(a, "keepttl"):
+		case set && resp.EqualFold(a, "keepttl"):
 			opt, conflicts = optKeepTTL, optExpiry
-		case !set && equalFold(a, "persist"):
+		case !set && resp.EqualFold(a, "persist"):
 			opt, conflicts = optPersist, optExpiry
-		case equalFold(a, "ex"):
+		case resp.EqualFold(a, "ex"):
 			opt = optEX
-		case equalFold(a, "px"):
+		case resp.EqualFold(a, "px"):
 			opt = optPX
-		case equalFold(a, "exat"):
+		case resp.EqualFold(a, "exat"):
 			opt = optEXAT
-		case equalFold(a, "pxat"):
+		case resp.EqualFold(a, "pxat"):
 			opt = optPXAT
 		default:
 			return 0, nil, false
@@ -89,10 +90,10 @@ func expiryDeadline(opts int, value []byte, cmd string) (int64, string) {
 }
 
 // cmdSet implements SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL].
-func cmdSet(c *Conn, args [][]byte) {
+func cmdSet(c *commands.Ctx, args [][]byte) {
 	opts, expiry, ok := stringOptions(args[3:], true)
 	if !ok {
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	set := engine.SetOptions{KeepTTL: opts&optKeepTTL != 0}
@@ -105,62 +106,55 @@ func cmdSet(c *Conn, args [][]byte) {
 	if opts&optExpiry != 0 {
 		var errText string
 		if set.StaleUntil, errText = expiryDeadline(opts, expiry, "set"); errText != "" {
-			c.w.Error(errText)
+			c.W.Error(errText)
 			return
 		}
 	}
 	get := opts&optGet != 0
 	set.Get = get
-	res, err := c.srv.store.Set(args[1], args[2], set)
+	res, err := c.Store.Set(args[1], args[2], set)
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case get && res.HadOld:
-		c.w.Bulk(res.Old)
+		c.W.Bulk(res.Old)
 	case get || !res.Written:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.OK()
+		c.W.OK()
 	}
 }
 
-func setWithExpiry(c *Conn, args [][]byte, unit int64, cmd string) {
+func setWithExpiry(c *commands.Ctx, args [][]byte, unit int64, cmd string) {
 	at, errText := expiryArg(args[2], unit, false, true, cmd)
 	if errText != "" {
-		c.w.Error(errText)
+		c.W.Error(errText)
 		return
 	}
-	if _, err := c.srv.store.Set(args[1], args[3], engine.SetOptions{StaleUntil: at}); err != nil {
-		writeErr(c, err)
+	if _, err := c.Store.Set(args[1], args[3], engine.SetOptions{StaleUntil: at}); err != nil {
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.OK()
+	c.W.OK()
 }
 
-func cmdSetEx(c *Conn, args [][]byte)  { setWithExpiry(c, args, 1000, "setex") }
-func cmdPSetEx(c *Conn, args [][]byte) { setWithExpiry(c, args, 1, "psetex") }
+func cmdSetEx(c *commands.Ctx, args [][]byte)  { setWithExpiry(c, args, 1000, "setex") }
+func cmdPSetEx(c *commands.Ctx, args [][]byte) { setWithExpiry(c, args, 1, "psetex") }
 
-func cmdSetNX(c *Conn, args [][]byte) {
-	res, err := c.srv.store.Set(args[1], args[2], engine.SetOptions{Condition: engine.IfAbsent})
+func cmdSetNX(c *commands.Ctx, args [][]byte) {
+	res, err := c.Store.Set(args[1], args[2], engine.SetOptions{Condition: engine.IfAbsent})
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(boolInt(res.Written))
-}
-
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
+	c.W.Int(commands.BoolInt(res.Written))
 }
 
 // cmdGetEx implements GETEX key [EX|PX|EXAT|PXAT n|PERSIST].
-func cmdGetEx(c *Conn, args [][]byte) {
+func cmdGetEx(c *commands.Ctx, args [][]byte) {
 	opts, expiry, ok := stringOptions(args[2:], false)
 	if !ok {
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	var at int64
@@ -169,126 +163,115 @@ func cmdGetEx(c *Conn, args [][]byte) {
 		if at, errText = expiryDeadline(opts, expiry, "getex"); errText != "" {
 			// Redis looks the key up before it reads the value: a
 			// missing key is nil whatever the value.
-			if _, exists := c.srv.store.Peek(args[1]); !exists {
-				c.w.Null()
+			if _, exists := c.Store.Peek(args[1]); !exists {
+				c.W.Null()
 			} else {
-				c.w.Error(errText)
+				c.W.Error(errText)
 			}
 			return
 		}
 	}
-	if v, ok := c.srv.store.GetEx(args[1], at, opts&optPersist != 0); ok {
-		c.w.Bulk(v)
-	} else if !c.wrongType(args[1]) {
-		c.w.Null()
+	if v, ok := c.Store.GetEx(args[1], at, opts&optPersist != 0); ok {
+		c.W.Bulk(v)
+	} else if !wrongType(c, args[1]) {
+		c.W.Null()
 	}
 }
 
-func cmdGetDel(c *Conn, args [][]byte) {
-	if v, ok := c.srv.store.GetDel(args[1]); ok {
-		c.w.Bulk(v)
-	} else if !c.wrongType(args[1]) {
-		c.w.Null()
+func cmdGetDel(c *commands.Ctx, args [][]byte) {
+	if v, ok := c.Store.GetDel(args[1]); ok {
+		c.W.Bulk(v)
+	} else if !wrongType(c, args[1]) {
+		c.W.Null()
 	}
 }
 
-func cmdGetSet(c *Conn, args [][]byte) {
-	res, err := c.srv.store.Set(args[1], args[2], engine.SetOptions{Get: true})
+func cmdGetSet(c *commands.Ctx, args [][]byte) {
+	res, err := c.Store.Set(args[1], args[2], engine.SetOptions{Get: true})
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case res.HadOld:
-		c.w.Bulk(res.Old)
+		c.W.Bulk(res.Old)
 	default:
-		c.w.Null()
+		c.W.Null()
 	}
 }
 
 // cmdMGet reads its keys at one instant (Conn.readMulti), so it never
 // sees half of another command's write of several keys. The reply is
 // written under the store's locks: the writer only appends to its buffer.
-func cmdMGet(c *Conn, args [][]byte) {
-	c.w.Array(len(args) - 1)
-	c.readMulti(args[1:], func(_ int, t engine.Type, v []byte, found bool) {
+func cmdMGet(c *commands.Ctx, args [][]byte) {
+	c.W.Array(len(args) - 1)
+	readMulti(c, args[1:], func(_ int, t engine.Type, v []byte, found bool) {
 		if found && t == engine.TypeString {
-			c.w.Bulk(v)
+			c.W.Bulk(v)
 		} else {
-			c.w.Null()
+			c.W.Null()
 		}
 	})
 }
 
-func msetPairs(c *Conn, args [][]byte, cond engine.Condition) (bool, bool) {
+func msetPairs(c *commands.Ctx, args [][]byte, cond engine.Condition) (bool, bool) {
 	if len(args)%2 == 0 {
-		c.w.Error("ERR wrong number of arguments for '" + string(lower(args[0])) + "' command")
+		c.W.Error("ERR wrong number of arguments for '" + string(resp.Lower(args[0])) + "' command")
 		return false, false
 	}
-	written, err := c.srv.store.SetMulti(args[1:], cond)
+	written, err := c.Store.SetMulti(args[1:], cond)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return false, false
 	}
 	return written, true
 }
 
-func lower(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
-}
-
-func cmdMSet(c *Conn, args [][]byte) {
+func cmdMSet(c *commands.Ctx, args [][]byte) {
 	if _, ok := msetPairs(c, args, engine.Always); ok {
-		c.w.OK()
+		c.W.OK()
 	}
 }
 
-func cmdMSetNX(c *Conn, args [][]byte) {
+func cmdMSetNX(c *commands.Ctx, args [][]byte) {
 	if written, ok := msetPairs(c, args, engine.IfAbsent); ok {
-		c.w.Int(boolInt(written))
+		c.W.Int(commands.BoolInt(written))
 	}
 }
 
-func cmdAppend(c *Conn, args [][]byte) {
-	limit := c.srv.maxBulk.Load()
+func cmdAppend(c *commands.Ctx, args [][]byte) {
+	limit := c.Client.MaxBulk()
 	suffix := args[2]
 	var at int
-	n, err := c.srv.store.Grow(args[1], func(old []byte, _ bool) (int, error) {
+	n, err := c.Store.Grow(args[1], func(old []byte, _ bool) (int, error) {
 		if int64(len(old)+len(suffix)) > limit {
-			return 0, errTooBigValue
+			return 0, commands.ErrTooBigValue
 		}
 		at = len(old)
 		return len(old) + len(suffix), nil
 	}, func(v []byte) { copy(v[at:], suffix) })
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(int64(n))
+	c.W.Int(int64(n))
 }
 
-func cmdStrlen(c *Conn, args [][]byte) {
-	if env, _ := c.srv.store.Peek(args[1]); env.Type != engine.TypeString {
-		c.w.Error(errWrongType)
+func cmdStrlen(c *commands.Ctx, args [][]byte) {
+	if env, _ := c.Store.Peek(args[1]); env.Type != engine.TypeString {
+		c.W.Error(commands.ErrWrongType)
 	} else {
-		c.w.Int(int64(len(env.Value)))
+		c.W.Int(int64(len(env.Value)))
 	}
 }
 
-func cmdGetRange(c *Conn, args [][]byte) {
+func cmdGetRange(c *commands.Ctx, args [][]byte) {
 	start, ok1 := resp.ParseInt(args[2])
 	end, ok2 := resp.ParseInt(args[3])
 	if !ok1 || !ok2 {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
-	if v, _, ok := c.readString(args[1]); ok {
-		c.w.Bulk(substring(v, start, end))
+	if v, _, ok := readString(c, args[1]); ok {
+		c.W.Bulk(substring(v, start, end))
 	}
 }
 
@@ -312,14 +295,14 @@ func substring(v []byte, start, end int64) []byte {
 	return v[start : end+1]
 }
 
-func cmdSetRange(c *Conn, args [][]byte) {
+func cmdSetRange(c *commands.Ctx, args [][]byte) {
 	offset, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	if offset < 0 {
-		c.w.Error("ERR offset is out of range")
+		c.W.Error("ERR offset is out of range")
 		return
 	}
 	patch := args[3]
@@ -328,65 +311,65 @@ func cmdSetRange(c *Conn, args [][]byte) {
 		cmdStrlen(c, args)
 		return
 	}
-	if offset > c.srv.maxBulk.Load()-int64(len(patch)) { // not offset+len: that can overflow
-		c.w.Error(errStringLimit)
+	if offset > c.Client.MaxBulk()-int64(len(patch)) { // not offset+len: that can overflow
+		c.W.Error(commands.ErrStringLimit)
 		return
 	}
 	// The offset is within proto-max-bulk-len, so it fits an int.
-	n, err := c.srv.store.Grow(args[1], func([]byte, bool) (int, error) {
+	n, err := c.Store.Grow(args[1], func([]byte, bool) (int, error) {
 		return int(offset) + len(patch), nil
 	}, func(v []byte) { copy(v[offset:], patch) })
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(int64(n))
+	c.W.Int(int64(n))
 }
 
 // incrBy adds delta to the integer at key and replies with the result.
-func incrBy(c *Conn, key []byte, delta int64) {
+func incrBy(c *commands.Ctx, key []byte, delta int64) {
 	var result int64
-	_, err := c.srv.store.Update(key, func(old []byte, exists bool) ([]byte, error) {
+	_, err := c.Store.Update(key, func(old []byte, exists bool) ([]byte, error) {
 		var cur int64
 		if exists {
 			var ok bool
 			if cur, ok = resp.ParseInt(old); !ok {
-				return nil, errNotIntegerValue
+				return nil, commands.ErrNotIntegerValue
 			}
 		}
 		if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
-			return nil, errOverflowValue
+			return nil, commands.ErrOverflowValue
 		}
 		result = cur + delta
 		return strconv.AppendInt(nil, result, 10), nil
 	})
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Int(result)
+	c.W.Int(result)
 }
 
-func cmdIncr(c *Conn, args [][]byte) { incrBy(c, args[1], 1) }
-func cmdDecr(c *Conn, args [][]byte) { incrBy(c, args[1], -1) }
+func cmdIncr(c *commands.Ctx, args [][]byte) { incrBy(c, args[1], 1) }
+func cmdDecr(c *commands.Ctx, args [][]byte) { incrBy(c, args[1], -1) }
 
-func cmdIncrBy(c *Conn, args [][]byte) {
+func cmdIncrBy(c *commands.Ctx, args [][]byte) {
 	delta, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	incrBy(c, args[1], delta)
 }
 
-func cmdDecrBy(c *Conn, args [][]byte) {
+func cmdDecrBy(c *commands.Ctx, args [][]byte) {
 	delta, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	if delta == math.MinInt64 {
-		c.w.Error("ERR decrement would overflow")
+		c.W.Error("ERR decrement would overflow")
 		return
 	}
 	incrBy(c, args[1], -delta)
@@ -394,20 +377,20 @@ func cmdDecrBy(c *Conn, args [][]byte) {
 
 // cmdIncrByFloat adds in long double precision, as Redis does on x86-64,
 // so that results such as 0.1+0.2 print as Redis prints them.
-func cmdIncrByFloat(c *Conn, args [][]byte) {
+func cmdIncrByFloat(c *commands.Ctx, args [][]byte) {
 	delta, ok := parseLongDouble(args[2])
 	if !ok {
-		c.w.Error(errNotFloat)
+		c.W.Error(commands.ErrNotFloat)
 		return
 	}
-	v, err := c.srv.store.Update(args[1], func(old []byte, exists bool) ([]byte, error) {
-		return addLongDouble(old, exists, delta, errNotFloatValue)
+	v, err := c.Store.Update(args[1], func(old []byte, exists bool) ([]byte, error) {
+		return addLongDouble(old, exists, delta, commands.ErrNotFloatValue)
 	})
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Bulk(v)
+	c.W.Bulk(v)
 }
 
 // addLongDouble is the value old (0 if !exists) plus delta, as INCRBYFLOAT
@@ -423,13 +406,35 @@ func addLongDouble(old []byte, exists bool, delta *big.Float, notFloat error) ([
 	}
 	// Inf plus anything is Inf or NaN, which big.Float would panic on.
 	if cur.IsInf() || delta.IsInf() {
-		return nil, errNaNValue
+		return nil, commands.ErrNaNValue
 	}
 	// Rounding to 64 bits is all: a sum of long doubles small enough to be
 	// subnormal is exact.
 	sum := new(big.Float).SetPrec(ldPrec).Add(cur, delta)
 	if sum.MantExp(nil) > ldMaxExp {
-		return nil, errNaNValue
+		return nil, commands.ErrNaNValue
 	}
 	return formatLongDouble(sum), nil
+}
+
+// setKeys: SET writes its key, and reads it too with GET.
+func setKeys(args [][]byte) commands.KeyAccess {
+	for _, a := range args[3:] {
+		if resp.EqualFold(a, "get") {
+			return commands.KeysReadWrite
+		}
+	}
+	return commands.KeysWrite
+}
+
+// setIsBlind reports whether a SET overwrites whatever is there: no NX, XX,
+// GET or KEEPTTL. Arguments it cannot parse make it not blind, and the
+// handler reports the error.
+func setIsBlind(args [][]byte) bool {
+	for _, a := range args[3:] {
+		if resp.EqualFold(a, "nx") || resp.EqualFold(a, "xx") || resp.EqualFold(a, "get") || resp.EqualFold(a, "keepttl") {
+			return false
+		}
+	}
+	return true
 }

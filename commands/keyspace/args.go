@@ -1,44 +1,15 @@
-package server
+package keyspace
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"math/big"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
-
-// Redis's error texts, which clients and people match on.
-const (
-	errSyntax      = "ERR syntax error"
-	errNotInteger  = "ERR value is not an integer or out of range"
-	errNotFloat    = "ERR value is not a valid float"
-	errOverflow    = "ERR increment or decrement would overflow"
-	errOOM         = "OOM command not allowed when used memory > 'maxmemory'."
-	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-	errNoAuth      = "NOAUTH Authentication required."
-	errDBRange     = "ERR DB index is out of range"
-	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
-)
-
-// countArg parses a count option's value (SCAN's COUNT, MEMORY USAGE's
-// SAMPLES): an integer, else Redis's integer error, of at least least,
-// else a syntax error, as Redis replies. It replies the error itself.
-func countArg(c *Conn, b []byte, least int64) (int64, bool) {
-	n, ok := resp.ParseInt(b)
-	switch {
-	case !ok:
-		c.w.Error(errNotInteger)
-	case n < least:
-		c.w.Error(errSyntax)
-	default:
-		return n, true
-	}
-	return 0, false
-}
 
 // INCRBYFLOAT computes in the x87 long double Redis is built with on
 // x86-64: a 64-bit mantissa and 15-bit exponent. In math/big's terms
@@ -67,7 +38,7 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	if b[0] == '-' || b[0] == '+' {
 		b = b[1:]
 	}
-	if equalFold(b, "inf") || equalFold(b, "infinity") {
+	if resp.EqualFold(b, "inf") || resp.EqualFold(b, "infinity") {
 		return new(big.Float).SetInf(neg), true
 	}
 	base, expChar := 10, byte('e')
@@ -235,31 +206,10 @@ func parseCursor(b []byte) (uint64, bool) {
 	return u, ok
 }
 
-// equalFold reports whether b equals the lower-case ASCII word s, ignoring case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // nowMillis is the current time in Unix milliseconds. Deadlines are set on
 // whole milliseconds, as Redis keeps them, so PTTL right after PX 1000
 // reads 1000.
 func nowMillis() int64 { return time.Now().UnixMilli() }
-
-// Deadlines beyond this many milliseconds cannot be held in the engine's
-// nanosecond clock (the year 2262); Redis's own limit is higher.
-const maxDeadlineMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // expiryArg turns an expiry argument into a deadline in Unix nanoseconds.
 // unit is the argument's unit in milliseconds (1000 for seconds, 1 for
@@ -272,7 +222,7 @@ const maxDeadlineMillis = math.MaxInt64 / int64(time.Millisecond)
 func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int64, string) {
 	n, ok := resp.ParseInt(arg)
 	if !ok {
-		return 0, errNotInteger
+		return 0, commands.ErrNotInteger
 	}
 	invalid := "ERR invalid expire time in '" + cmd + "' command"
 	if (positive && n <= 0) || n > math.MaxInt64/unit || n < math.MinInt64/unit {
@@ -286,7 +236,7 @@ func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int
 		}
 		ms += now
 	}
-	if ms > maxDeadlineMillis {
+	if ms > engine.MaxDeadlineMillis {
 		return 0, invalid
 	}
 	if ms <= 0 {
@@ -294,39 +244,6 @@ func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int
 	}
 	return ms * int64(time.Millisecond), ""
 }
-
-// writeErr answers an engine error with Redis's text for it.
-func writeErr(c *Conn, err error) {
-	switch {
-	case errors.Is(err, engine.ErrTooLarge), errors.Is(err, engine.ErrOOM):
-		c.w.Error(errOOM)
-	case errors.Is(err, engine.ErrWrongType):
-		c.w.Error(errWrongType)
-	case errors.Is(err, errNotIntegerValue):
-		c.w.Error(errNotInteger)
-	case errors.Is(err, errOverflowValue):
-		c.w.Error(errOverflow)
-	case errors.Is(err, errNotFloatValue):
-		c.w.Error(errNotFloat)
-	case errors.Is(err, errNaNValue):
-		c.w.Error("ERR increment would produce NaN or Infinity")
-	case errors.Is(err, errTooBigValue):
-		c.w.Error(errStringLimit)
-	case errors.Is(err, engine.ErrNotHLL), errors.Is(err, engine.ErrCorruptHLL), errors.Is(err, engine.ErrNoHLLKey):
-		c.w.Error(err.Error())
-	default:
-		c.w.Error("ERR " + err.Error())
-	}
-}
-
-// Errors of read-modify-write commands, raised inside engine.Update.
-var (
-	errNotIntegerValue = errors.New("value is not an integer")
-	errOverflowValue   = errors.New("integer overflow")
-	errNotFloatValue   = errors.New("value is not a float")
-	errNaNValue        = errors.New("result is NaN or infinite")
-	errTooBigValue     = errors.New("string too long")
-)
 
 // numKeysFirst finds the keys of a command whose first argument is
 // numkeys (SINTERCARD, LMPOP, ZMPOP, ZUNION, ZINTER, ZDIFF, ZINTERCARD).

@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -172,24 +173,24 @@ func parseLexBound(b []byte) (engine.LexBound, bool) {
 
 // cmdZAdd implements ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member
 // [score member ...].
-func cmdZAdd(c *Conn, args [][]byte) {
+func cmdZAdd(c *commands.Ctx, args [][]byte) {
 	var opts engine.ZAddOptions
 	ch := false
 	i := 2
 options:
 	for ; i < len(args); i++ {
 		switch a := args[i]; {
-		case equalFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			opts.NX = true
-		case equalFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			opts.XX = true
-		case equalFold(a, "ch"):
+		case resp.EqualFold(a, "ch"):
 			ch = true
-		case equalFold(a, "incr"):
+		case resp.EqualFold(a, "incr"):
 			opts.Incr = true
-		case equalFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			opts.GT = true
-		case equalFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			opts.LT = true
 		default:
 			break options
@@ -198,16 +199,16 @@ options:
 	rest := args[i:]
 	switch {
 	case len(rest) == 0 || len(rest)%2 != 0:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	case opts.NX && opts.XX:
-		c.w.Error("ERR XX and NX options at the same time are not compatible")
+		c.W.Error("ERR XX and NX options at the same time are not compatible")
 		return
 	case opts.GT && opts.NX || opts.LT && opts.NX || opts.GT && opts.LT:
-		c.w.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		c.W.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
 		return
 	case opts.Incr && len(rest) > 2:
-		c.w.Error("ERR INCR option supports a single increment-element pair")
+		c.W.Error("ERR INCR option supports a single increment-element pair")
 		return
 	}
 	zadd(c, args[1], opts, ch, rest)
@@ -215,87 +216,87 @@ options:
 
 // zadd runs ZADD or ZINCRBY of the score-member pairs in rest, whose
 // scores are checked before anything changes.
-func zadd(c *Conn, key []byte, opts engine.ZAddOptions, ch bool, rest [][]byte) {
+func zadd(c *commands.Ctx, key []byte, opts engine.ZAddOptions, ch bool, rest [][]byte) {
 	pairs := make([]engine.ScoreMember, len(rest)/2)
 	for j := range pairs {
 		score, ok := parseScore(rest[2*j])
 		if !ok {
-			c.w.Error(errNotFloat)
+			c.W.Error(commands.ErrNotFloat)
 			return
 		}
 		pairs[j] = engine.ScoreMember{Score: score, Member: rest[2*j+1]}
 	}
-	res, err := c.srv.store.ZAdd(key, opts, pairs)
+	res, err := c.Store.ZAdd(key, opts, pairs)
 	switch {
 	case errors.Is(err, engine.ErrNaNScore):
-		c.w.Error(errNaN)
+		c.W.Error(errNaN)
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case opts.Incr && res.Processed == 0:
-		c.w.Null()
+		c.W.Null()
 	case opts.Incr:
-		c.w.Double(res.Score)
+		c.W.Double(res.Score)
 	case ch:
-		c.w.Int(int64(res.Added + res.Updated))
+		c.W.Int(int64(res.Added + res.Updated))
 	default:
-		c.w.Int(int64(res.Added))
+		c.W.Int(int64(res.Added))
 	}
 }
 
-func cmdZIncrBy(c *Conn, args [][]byte) {
+func cmdZIncrBy(c *commands.Ctx, args [][]byte) {
 	zadd(c, args[1], engine.ZAddOptions{Incr: true}, false, args[2:])
 }
 
-func cmdZRem(c *Conn, args [][]byte) {
-	n, err := c.srv.store.ZRem(args[1], args[2:])
+func cmdZRem(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.ZRem(args[1], args[2:])
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdZCard(c *Conn, args [][]byte) {
-	n, err := c.srv.store.ZCard(args[1])
+func cmdZCard(c *commands.Ctx, args [][]byte) {
+	n, err := c.Store.ZCard(args[1])
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdZScore(c *Conn, args [][]byte) {
-	scores, found, err := c.srv.store.ZScore(args[1], args[2:])
+func cmdZScore(c *commands.Ctx, args [][]byte) {
+	scores, found, err := c.Store.ZScore(args[1], args[2:])
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case !found[0]:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.Double(scores[0])
+		c.W.Double(scores[0])
 	}
 }
 
-func cmdZMScore(c *Conn, args [][]byte) {
-	scores, found, err := c.srv.store.ZScore(args[1], args[2:])
+func cmdZMScore(c *commands.Ctx, args [][]byte) {
+	scores, found, err := c.Store.ZScore(args[1], args[2:])
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
-	c.w.Array(len(scores))
+	c.W.Array(len(scores))
 	for i, s := range scores {
 		if found[i] {
-			c.w.Double(s)
+			c.W.Double(s)
 		} else {
-			c.w.Null()
+			c.W.Null()
 		}
 	}
 }
 
-func cmdZRank(c *Conn, args [][]byte)    { zrank(c, args, false) }
-func cmdZRevRank(c *Conn, args [][]byte) { zrank(c, args, true) }
+func cmdZRank(c *commands.Ctx, args [][]byte)    { zrank(c, args, false) }
+func cmdZRevRank(c *commands.Ctx, args [][]byte) { zrank(c, args, true) }
 
-func zrank(c *Conn, args [][]byte, rev bool) {
-	rank, found, err := c.srv.store.ZRank(args[1], args[2], rev)
+func zrank(c *commands.Ctx, args [][]byte, rev bool) {
+	rank, found, err := c.Store.ZRank(args[1], args[2], rev)
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case !found:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.Int(int64(rank))
+		c.W.Int(int64(rank))
 	}
 }
 
@@ -311,27 +312,27 @@ const (
 
 // writeScored replies members in shape, as Redis's zrange and zpop
 // replies.
-func writeScored(c *Conn, ents []engine.ScoreMember, shape scoredShape) {
+func writeScored(c *commands.Ctx, ents []engine.ScoreMember, shape scoredShape) {
 	switch {
 	case shape == membersOnly:
-		c.w.Array(len(ents))
+		c.W.Array(len(ents))
 		for _, e := range ents {
-			c.w.Bulk(e.Member)
+			c.W.Bulk(e.Member)
 		}
 		return
-	case shape == nestedPairs || shape == pairsInRESP3 && c.w.Protocol() == 3:
-		c.w.Array(len(ents))
+	case shape == nestedPairs || shape == pairsInRESP3 && c.W.Protocol() == 3:
+		c.W.Array(len(ents))
 		for _, e := range ents {
-			c.w.Array(2)
-			c.w.Bulk(e.Member)
-			c.w.Double(e.Score)
+			c.W.Array(2)
+			c.W.Bulk(e.Member)
+			c.W.Double(e.Score)
 		}
 		return
 	}
-	c.w.Array(2 * len(ents))
+	c.W.Array(2 * len(ents))
 	for _, e := range ents {
-		c.w.Bulk(e.Member)
-		c.w.Double(e.Score)
+		c.W.Bulk(e.Member)
+		c.W.Double(e.Score)
 	}
 }
 
@@ -343,25 +344,25 @@ type zrangeCall struct {
 	rev   bool
 }
 
-func cmdZRange(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{auto: true}) }
-func cmdZRangeStore(c *Conn, args [][]byte) {
+func cmdZRange(c *commands.Ctx, args [][]byte) { zrange(c, args, zrangeCall{auto: true}) }
+func cmdZRangeStore(c *commands.Ctx, args [][]byte) {
 	zrange(c, args, zrangeCall{store: true, auto: true})
 }
-func cmdZRevRange(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{rev: true}) }
-func cmdZRangeByScore(c *Conn, args [][]byte) {
+func cmdZRevRange(c *commands.Ctx, args [][]byte) { zrange(c, args, zrangeCall{rev: true}) }
+func cmdZRangeByScore(c *commands.Ctx, args [][]byte) {
 	zrange(c, args, zrangeCall{by: engine.ZByScore})
 }
-func cmdZRevRangeByScore(c *Conn, args [][]byte) {
+func cmdZRevRangeByScore(c *commands.Ctx, args [][]byte) {
 	zrange(c, args, zrangeCall{by: engine.ZByScore, rev: true})
 }
-func cmdZRangeByLex(c *Conn, args [][]byte) { zrange(c, args, zrangeCall{by: engine.ZByLex}) }
-func cmdZRevRangeByLex(c *Conn, args [][]byte) {
+func cmdZRangeByLex(c *commands.Ctx, args [][]byte) { zrange(c, args, zrangeCall{by: engine.ZByLex}) }
+func cmdZRevRangeByLex(c *commands.Ctx, args [][]byte) {
 	zrange(c, args, zrangeCall{by: engine.ZByLex, rev: true})
 }
 
 // zrange is Redis's zrangeGenericCommand: options, their conflicts, the
 // range, then the key.
-func zrange(c *Conn, args [][]byte, call zrangeCall) {
+func zrange(c *commands.Ctx, args [][]byte, call zrangeCall) {
 	at := 1
 	if call.store {
 		at = 2
@@ -372,34 +373,34 @@ func zrange(c *Conn, args [][]byte, call zrangeCall) {
 	for j := at + 3; j < len(args); j++ {
 		a := args[j]
 		switch {
-		case !call.store && equalFold(a, "withscores"):
+		case !call.store && resp.EqualFold(a, "withscores"):
 			withScores = true
-		case equalFold(a, "limit") && len(args)-j-1 >= 2:
+		case resp.EqualFold(a, "limit") && len(args)-j-1 >= 2:
 			off, ok1 := resp.ParseInt(args[j+1])
 			lim, ok2 := resp.ParseInt(args[j+2])
 			if !ok1 || !ok2 {
-				c.w.Error(errNotInteger)
+				c.W.Error(commands.ErrNotInteger)
 				return
 			}
 			r.Offset, r.Limit, limited = off, lim, true
 			j += 2
-		case call.auto && !r.Rev && equalFold(a, "rev"):
+		case call.auto && !r.Rev && resp.EqualFold(a, "rev"):
 			r.Rev = true
-		case call.auto && r.By == engine.ZByRank && equalFold(a, "bylex"):
+		case call.auto && r.By == engine.ZByRank && resp.EqualFold(a, "bylex"):
 			r.By = engine.ZByLex
-		case call.auto && r.By == engine.ZByRank && equalFold(a, "byscore"):
+		case call.auto && r.By == engine.ZByRank && resp.EqualFold(a, "byscore"):
 			r.By = engine.ZByScore
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 	}
 	if limited && r.By == engine.ZByRank {
-		c.w.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		c.W.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
 	}
 	if withScores && r.By == engine.ZByLex {
-		c.w.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		c.W.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 		return
 	}
 	lo, hi := args[at+1], args[at+2]
@@ -410,13 +411,13 @@ func zrange(c *Conn, args [][]byte, call zrangeCall) {
 		return
 	}
 	if call.store {
-		n, err := c.srv.store.ZRangeStore(args[1], key, r)
+		n, err := c.Store.ZRangeStore(args[1], key, r)
 		writeIntOrErr(c, int64(n), err)
 		return
 	}
-	ents, err := c.srv.store.ZRange(key, r)
+	ents, err := c.Store.ZRange(key, r)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	writeScored(c, ents, shapeOf(withScores))
@@ -424,81 +425,81 @@ func zrange(c *Conn, args [][]byte, call zrangeCall) {
 
 // parseRange reads r's bounds from lo and hi by r.By, replying the error
 // if they do not parse.
-func parseRange(c *Conn, r *engine.ZRange, lo, hi []byte) bool {
+func parseRange(c *commands.Ctx, r *engine.ZRange, lo, hi []byte) bool {
 	var ok1, ok2 bool
 	switch r.By {
 	case engine.ZByRank:
 		r.Start, ok1 = resp.ParseInt(lo)
 		r.Stop, ok2 = resp.ParseInt(hi)
 		if !ok1 || !ok2 {
-			c.w.Error(errNotInteger)
+			c.W.Error(commands.ErrNotInteger)
 			return false
 		}
 	case engine.ZByScore:
 		r.Min, ok1 = parseScoreBound(lo)
 		r.Max, ok2 = parseScoreBound(hi)
 		if !ok1 || !ok2 {
-			c.w.Error(errScoreRange)
+			c.W.Error(errScoreRange)
 			return false
 		}
 	case engine.ZByLex:
 		r.LexMin, ok1 = parseLexBound(lo)
 		r.LexMax, ok2 = parseLexBound(hi)
 		if !ok1 || !ok2 {
-			c.w.Error(errLexRange)
+			c.W.Error(errLexRange)
 			return false
 		}
 	}
 	return true
 }
 
-func cmdZCount(c *Conn, args [][]byte)    { zcount(c, args, engine.ZByScore) }
-func cmdZLexCount(c *Conn, args [][]byte) { zcount(c, args, engine.ZByLex) }
+func cmdZCount(c *commands.Ctx, args [][]byte)    { zcount(c, args, engine.ZByScore) }
+func cmdZLexCount(c *commands.Ctx, args [][]byte) { zcount(c, args, engine.ZByLex) }
 
-func zcount(c *Conn, args [][]byte, by engine.ZRangeBy) {
+func zcount(c *commands.Ctx, args [][]byte, by engine.ZRangeBy) {
 	r := engine.ZRange{By: by}
 	if !parseRange(c, &r, args[2], args[3]) {
 		return
 	}
-	n, err := c.srv.store.ZCount(args[1], r)
+	n, err := c.Store.ZCount(args[1], r)
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdZRemRangeByRank(c *Conn, args [][]byte)  { zremrange(c, args, engine.ZByRank) }
-func cmdZRemRangeByScore(c *Conn, args [][]byte) { zremrange(c, args, engine.ZByScore) }
-func cmdZRemRangeByLex(c *Conn, args [][]byte)   { zremrange(c, args, engine.ZByLex) }
+func cmdZRemRangeByRank(c *commands.Ctx, args [][]byte)  { zremrange(c, args, engine.ZByRank) }
+func cmdZRemRangeByScore(c *commands.Ctx, args [][]byte) { zremrange(c, args, engine.ZByScore) }
+func cmdZRemRangeByLex(c *commands.Ctx, args [][]byte)   { zremrange(c, args, engine.ZByLex) }
 
-func zremrange(c *Conn, args [][]byte, by engine.ZRangeBy) {
+func zremrange(c *commands.Ctx, args [][]byte, by engine.ZRangeBy) {
 	r := engine.ZRange{By: by, Limit: -1}
 	if !parseRange(c, &r, args[2], args[3]) {
 		return
 	}
-	n, err := c.srv.store.ZRemRange(args[1], r)
+	n, err := c.Store.ZRemRange(args[1], r)
 	writeIntOrErr(c, int64(n), err)
 }
 
-func cmdZPopMin(c *Conn, args [][]byte) { zpop(c, args, false) }
-func cmdZPopMax(c *Conn, args [][]byte) { zpop(c, args, true) }
+func cmdZPopMin(c *commands.Ctx, args [][]byte) { zpop(c, args, false) }
+func cmdZPopMax(c *commands.Ctx, args [][]byte) { zpop(c, args, true) }
 
 // zpop implements ZPOPMIN and ZPOPMAX key [count]: a flat array of
 // members and scores, nested pairs in RESP3 when a count is given.
-func zpop(c *Conn, args [][]byte, highest bool) {
+func zpop(c *commands.Ctx, args [][]byte, highest bool) {
 	if len(args) > 3 {
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	count, counted := int64(1), len(args) == 3
 	if counted {
 		n, ok := resp.ParseInt(args[2])
 		if !ok || n < 0 {
-			c.w.Error(errPositiveCount)
+			c.W.Error(errPositiveCount)
 			return
 		}
 		count = n
 	}
-	_, popped, err := c.srv.store.ZPop(args[1:2], highest, int(min(count, math.MaxInt32)))
+	_, popped, err := c.Store.ZPop(args[1:2], highest, int(min(count, math.MaxInt32)))
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	shape := flatPairs
@@ -511,17 +512,17 @@ func zpop(c *Conn, args [][]byte, highest bool) {
 // cmdZMPop implements ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]:
 // [key, [[member, score], ...]] of the first key holding a sorted set,
 // or a null array.
-func cmdZMPop(c *Conn, args [][]byte) {
+func cmdZMPop(c *commands.Ctx, args [][]byte) {
 	m, ok := parseZMPop(c, args[1:])
 	if !ok {
 		return
 	}
-	key, popped, err := c.srv.store.ZPop(m.keys, m.highest, m.count)
+	key, popped, err := c.Store.ZPop(m.keys, m.highest, m.count)
 	switch {
 	case err != nil:
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 	case key == nil:
-		c.w.NullArray()
+		c.W.NullArray()
 	default:
 		writeZMPop(c, key, popped)
 	}
@@ -537,36 +538,36 @@ type zmpopArgs struct {
 
 // parseZMPop parses numkeys key [key ...] MIN|MAX [COUNT count], or
 // answers the error.
-func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
+func parseZMPop(c *commands.Ctx, args [][]byte) (m zmpopArgs, ok bool) {
 	numKeys, ok := resp.ParseInt(args[0])
 	if !ok || numKeys < 1 {
-		c.w.Error(errNumKeys)
+		c.W.Error(errNumKeys)
 		return m, false
 	}
 	where := 1 + numKeys
 	if numKeys >= int64(len(args)) || where >= int64(len(args)) {
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return m, false
 	}
 	m.keys = args[1:where]
 	switch w := args[where]; {
-	case equalFold(w, "min"):
-	case equalFold(w, "max"):
+	case resp.EqualFold(w, "min"):
+	case resp.EqualFold(w, "max"):
 		m.highest = true
 	default:
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return m, false
 	}
 	count := int64(-1)
 	for j := int(where) + 1; j < len(args); j++ {
-		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
-			c.w.Error(errSyntax)
+		if count != -1 || !resp.EqualFold(args[j], "count") || j+1 >= len(args) {
+			c.W.Error(commands.ErrSyntax)
 			return m, false
 		}
 		j++
 		n, ok := resp.ParseInt(args[j])
 		if !ok || n < 1 {
-			c.w.Error("ERR count should be greater than 0")
+			c.W.Error("ERR count should be greater than 0")
 			return m, false
 		}
 		count = n
@@ -577,34 +578,38 @@ func parseZMPop(c *Conn, args [][]byte) (m zmpopArgs, ok bool) {
 
 // writeZMPop writes ZMPOP's and BZMPOP's reply of what was popped from
 // key.
-func writeZMPop(c *Conn, key []byte, popped []engine.ScoreMember) {
-	c.w.Array(2)
-	c.w.Bulk(key)
+func writeZMPop(c *commands.Ctx, key []byte, popped []engine.ScoreMember) {
+	c.W.Array(2)
+	c.W.Bulk(key)
 	writeScored(c, popped, nestedPairs)
 }
 
-func cmdBZPopMin(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], false) }
-func cmdBZPopMax(c *Conn, args [][]byte) { bzpop(c, args[1:len(args)-1], args[len(args)-1], true) }
+func cmdBZPopMin(c *commands.Ctx, args [][]byte) {
+	bzpop(c, args[1:len(args)-1], args[len(args)-1], false)
+}
+func cmdBZPopMax(c *commands.Ctx, args [][]byte) {
+	bzpop(c, args[1:len(args)-1], args[len(args)-1], true)
+}
 
 // bzpop implements BZPOPMIN and BZPOPMAX key [key ...] timeout: [key,
 // member, score] of the first key holding a sorted set, or a null array
 // once timed out.
-func bzpop(c *Conn, keys [][]byte, timeoutArg []byte, highest bool) {
+func bzpop(c *commands.Ctx, keys [][]byte, timeoutArg []byte, highest bool) {
 	timeout, ok := parseBlockTimeout(c, timeoutArg)
 	if !ok {
 		return
 	}
 	blockingZPop(c, keys, 1, highest, timeout, func(key []byte, popped []engine.ScoreMember) {
-		c.w.Array(3)
-		c.w.Bulk(key)
-		c.w.Bulk(popped[0].Member)
-		c.w.Double(popped[0].Score)
+		c.W.Array(3)
+		c.W.Bulk(key)
+		c.W.Bulk(popped[0].Member)
+		c.W.Double(popped[0].Score)
 	})
 }
 
 // cmdBZMPop implements BZMPOP timeout numkeys key [key ...] MIN|MAX
 // [COUNT count]; the timeout is parsed last, as in Redis.
-func cmdBZMPop(c *Conn, args [][]byte) {
+func cmdBZMPop(c *commands.Ctx, args [][]byte) {
 	m, ok := parseZMPop(c, args[2:])
 	if !ok {
 		return
@@ -620,54 +625,54 @@ func cmdBZMPop(c *Conn, args [][]byte) {
 
 // blockingZPop pops up to count members from the first of keys that
 // holds a sorted set, or blocks on keys until one does (blockingTake).
-func blockingZPop(c *Conn, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
+func blockingZPop(c *commands.Ctx, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
 	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, []engine.ScoreMember, error) {
-		return c.srv.store.ZPop(keys, highest, count)
+		return c.Store.ZPop(keys, highest, count)
 	}, reply)
 }
 
 // cmdZRandMember implements ZRANDMEMBER key [count [WITHSCORES]].
-func cmdZRandMember(c *Conn, args [][]byte) {
+func cmdZRandMember(c *commands.Ctx, args [][]byte) {
 	if len(args) == 2 {
-		ents, err := c.srv.store.ZRandMember(args[1], 1)
+		ents, err := c.Store.ZRandMember(args[1], 1)
 		switch {
 		case err != nil:
-			writeErr(c, err)
+			commands.WriteError(c.W, err)
 		case len(ents) == 0:
-			c.w.Null()
+			c.W.Null()
 		default:
-			c.w.Bulk(ents[0].Member)
+			c.W.Bulk(ents[0].Member)
 		}
 		return
 	}
 	count, ok := resp.ParseInt(args[2])
 	if !ok {
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	}
 	if count == math.MinInt64 {
-		c.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		c.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
 	withScores := false
 	switch {
-	case len(args) > 4 || len(args) == 4 && !equalFold(args[3], "withscores"):
-		c.w.Error(errSyntax)
+	case len(args) > 4 || len(args) == 4 && !resp.EqualFold(args[3], "withscores"):
+		c.W.Error(commands.ErrSyntax)
 		return
 	case len(args) == 4:
 		withScores = true
 		if count < math.MinInt64/2 || count > math.MaxInt64/2 {
-			c.w.Error("ERR value is out of range")
+			c.W.Error("ERR value is out of range")
 			return
 		}
 	}
 	if count < -maxRandomDraws {
-		c.w.Error("ERR value is out of range, value must between " + strconv.Itoa(-maxRandomDraws) + " and 9223372036854775807")
+		c.W.Error("ERR value is out of range, value must between " + strconv.Itoa(-maxRandomDraws) + " and 9223372036854775807")
 		return
 	}
-	ents, err := c.srv.store.ZRandMember(args[1], count)
+	ents, err := c.Store.ZRandMember(args[1], count)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	writeScored(c, ents, shapeOf(withScores))
@@ -675,14 +680,14 @@ func cmdZRandMember(c *Conn, args [][]byte) {
 
 // cmdZScan implements ZSCAN key cursor [MATCH pattern] [COUNT count]:
 // members and their scores, flat, the scores as strings.
-func cmdZScan(c *Conn, args [][]byte) {
+func cmdZScan(c *commands.Ctx, args [][]byte) {
 	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeZSet)
 	if !ok {
 		return
 	}
-	next, ents, err := c.srv.store.ZScan(args[1], cursor, pattern, count)
+	next, ents, err := c.Store.ZScan(args[1], cursor, pattern, count)
 	if err != nil {
-		writeErr(c, err)
+		commands.WriteError(c.W, err)
 		return
 	}
 	flat := make([][]byte, 0, 2*len(ents))
@@ -713,23 +718,25 @@ type zsetOpCall struct {
 	name  string
 }
 
-func cmdZUnion(c *Conn, args [][]byte) {
+func cmdZUnion(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetUnion, name: "zunion"})
 }
-func cmdZInter(c *Conn, args [][]byte) {
+func cmdZInter(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, name: "zinter"})
 }
-func cmdZDiff(c *Conn, args [][]byte) { zsetOp(c, args, zsetOpCall{op: engine.SetDiff, name: "zdiff"}) }
-func cmdZUnionStore(c *Conn, args [][]byte) {
+func cmdZDiff(c *commands.Ctx, args [][]byte) {
+	zsetOp(c, args, zsetOpCall{op: engine.SetDiff, name: "zdiff"})
+}
+func cmdZUnionStore(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetUnion, store: true, name: "zunionstore"})
 }
-func cmdZInterStore(c *Conn, args [][]byte) {
+func cmdZInterStore(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, store: true, name: "zinterstore"})
 }
-func cmdZDiffStore(c *Conn, args [][]byte) {
+func cmdZDiffStore(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetDiff, store: true, name: "zdiffstore"})
 }
-func cmdZInterCard(c *Conn, args [][]byte) {
+func cmdZInterCard(c *commands.Ctx, args [][]byte) {
 	zsetOp(c, args, zsetOpCall{op: engine.SetInter, card: true, name: "zintercard"})
 }
 
@@ -744,7 +751,7 @@ func zsetStoreKeys(args [][]byte) [][]byte {
 
 // zsetOp is Redis's zunionInterDiffGenericCommand: numkeys, the keys'
 // types, then the options in any order.
-func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
+func zsetOp(c *commands.Ctx, args [][]byte, call zsetOpCall) {
 	at := 1
 	if call.store {
 		at = 2
@@ -752,19 +759,19 @@ func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
 	numKeys, ok := resp.ParseInt(args[at])
 	switch {
 	case !ok:
-		c.w.Error(errNotInteger)
+		c.W.Error(commands.ErrNotInteger)
 		return
 	case numKeys < 1:
-		c.w.Error("ERR at least 1 input key is needed for '" + call.name + "' command")
+		c.W.Error("ERR at least 1 input key is needed for '" + call.name + "' command")
 		return
 	case numKeys > int64(len(args)-at-1):
-		c.w.Error(errSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	keys := args[at+1 : at+1+int(numKeys)]
 	for _, k := range keys {
-		if t, found := c.srv.store.TypeOf(k); found && t != engine.TypeZSet && t != engine.TypeSet {
-			c.w.Error(errWrongType)
+		if t, found := c.Store.TypeOf(k); found && t != engine.TypeZSet && t != engine.TypeSet {
+			c.W.Error(commands.ErrWrongType)
 			return
 		}
 	}
@@ -775,57 +782,57 @@ func zsetOp(c *Conn, args [][]byte, call zsetOpCall) {
 		remaining := len(args) - j
 		a := args[j]
 		switch {
-		case call.op != engine.SetDiff && !call.card && remaining >= len(keys)+1 && equalFold(a, "weights"):
+		case call.op != engine.SetDiff && !call.card && remaining >= len(keys)+1 && resp.EqualFold(a, "weights"):
 			op.Weights = make([]float64, len(keys))
 			for i := range keys {
 				w, ok := parseScore(args[j+1+i])
 				if !ok {
-					c.w.Error(errWeightFloat)
+					c.W.Error(errWeightFloat)
 					return
 				}
 				op.Weights[i] = w
 			}
 			j += 1 + len(keys)
-		case call.op != engine.SetDiff && !call.card && remaining >= 2 && equalFold(a, "aggregate"):
+		case call.op != engine.SetDiff && !call.card && remaining >= 2 && resp.EqualFold(a, "aggregate"):
 			switch v := args[j+1]; {
-			case equalFold(v, "sum"):
+			case resp.EqualFold(v, "sum"):
 				op.Aggregate = engine.ZSum
-			case equalFold(v, "min"):
+			case resp.EqualFold(v, "min"):
 				op.Aggregate = engine.ZMin
-			case equalFold(v, "max"):
+			case resp.EqualFold(v, "max"):
 				op.Aggregate = engine.ZMax
 			default:
-				c.w.Error(errSyntax)
+				c.W.Error(commands.ErrSyntax)
 				return
 			}
 			j += 2
-		case !call.store && !call.card && equalFold(a, "withscores"):
+		case !call.store && !call.card && resp.EqualFold(a, "withscores"):
 			withScores = true
 			j++
-		case call.card && remaining >= 2 && equalFold(a, "limit"):
+		case call.card && remaining >= 2 && resp.EqualFold(a, "limit"):
 			n, ok := resp.ParseInt(args[j+1])
 			if !ok || n < 0 {
-				c.w.Error("ERR LIMIT can't be negative")
+				c.W.Error("ERR LIMIT can't be negative")
 				return
 			}
 			limit = n
 			j += 2
 		default:
-			c.w.Error(errSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 	}
 	switch {
 	case call.store:
-		n, err := c.srv.store.ZStore(args[1], op)
+		n, err := c.Store.ZStore(args[1], op)
 		writeIntOrErr(c, int64(n), err)
 	case call.card:
-		n, err := c.srv.store.ZInterCard(keys, int(min(limit, math.MaxInt32)))
+		n, err := c.Store.ZInterCard(keys, int(min(limit, math.MaxInt32)))
 		writeIntOrErr(c, int64(n), err)
 	default:
-		ents, err := c.srv.store.ZCompute(op)
+		ents, err := c.Store.ZCompute(op)
 		if err != nil {
-			writeErr(c, err)
+			commands.WriteError(c.W, err)
 			return
 		}
 		writeScored(c, ents, shapeOf(withScores))

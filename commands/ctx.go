@@ -1,0 +1,40 @@
+package commands
+
+import (
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
+)
+
+// Ctx is what a handler runs with beside its arguments: where its reply
+// goes, the store, and the facts of the client that sent it. The server
+// keeps one per connection (and one per script's calls) and passes it by
+// pointer, so a call costs no allocation and reads W and Store directly.
+type Ctx struct {
+	W     *resp.Writer
+	Store *engine.Store
+	// Client is the server's side of the call.
+	Client Client
+}
+
+// Client is what a handler may ask of the client it serves.
+type Client interface {
+	// NoTouch reports CLIENT NO-TOUCH: the client's reads do not make
+	// keys more likely to stay.
+	NoTouch() bool
+	// MaxBulk is proto-max-bulk-len as it stands: the longest string a
+	// command may make.
+	MaxBulk() int64
+	// InSection reports whether the call runs inside EXEC or a script,
+	// holding the atomic section: nothing may wait there.
+	InSection() bool
+	// Block waits, where the client may wait and never inside the
+	// section, for a write to make one of keys ready: serve, run then in
+	// the atomic section, takes what it needs and reports whether it
+	// could (a key of another type cannot); once one has, reply answers,
+	// and timedOut once timeout (0: none) passes first. The handler
+	// returns at once; what serve, reply and timedOut keep must not alias
+	// its arguments, which the reader reuses.
+	Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func())
+}

@@ -1,0 +1,93 @@
+package keyspace
+
+import (
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
+)
+
+// OBJECT and MEMORY: what Redis's introspection commands can say about a
+// store of plain strings.
+
+// objectEncoding is the encoding Redis gives a string value set by SET:
+// "int" for a decimal integer in int64's range, written as Redis writes
+// one, "embstr" up to 44 bytes and "raw" beyond. Redis also keeps a value
+// changed in place (APPEND, SETRANGE, SETBIT) as "raw" however short; the
+// store keeps no such history, so those read as SET would have made them;
+// but an HLL is "raw", as the PF commands make every one they touch.
+func objectEncoding(v []byte) string {
+	if _, ok := resp.ParseInt(v); ok && len(v) <= 20 {
+		return "int"
+	}
+	if len(v) <= 44 && !engine.IsHLL(v) {
+		return "embstr"
+	}
+	return "raw"
+}
+
+// objectLookup finds OBJECT's key without making it more likely to stay,
+// as Redis looks it up, or replies nil.
+func objectLookup(c *commands.Ctx, key []byte) (engine.Envelope, bool) {
+	env, ok := c.Store.LookupNoTouch(key)
+	if !ok {
+		c.W.Null()
+	}
+	return env, ok
+}
+
+func cmdObjectEncoding(c *commands.Ctx, args [][]byte) {
+	env, ok := objectLookup(c, args[2])
+	switch {
+	case !ok:
+	case env.Type == engine.TypeString:
+		c.W.BulkString(objectEncoding(env.Value))
+	default:
+		// A hash or set: the store knows how Redis would hold it.
+		if enc, found := c.Store.Encoding(args[2]); found {
+			c.W.BulkString(enc)
+		} else {
+			c.W.Null() // removed meanwhile
+		}
+	}
+}
+
+// cmdObjectRefCount replies 1: values are not shared between keys, as in
+// Redis with an LFU maxmemory-policy, which does not share integers.
+func cmdObjectRefCount(c *commands.Ctx, args [][]byte) {
+	if _, ok := objectLookup(c, args[2]); ok {
+		c.W.Int(1)
+	}
+}
+
+// cmdObjectFreq answers as Redis without an LFU policy does: ristretto's
+// TinyLFU keeps its frequency sketch to itself, so there is no per-key
+// counter to report.
+func cmdObjectFreq(c *commands.Ctx, args [][]byte) {
+	if _, ok := objectLookup(c, args[2]); ok {
+		c.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+// cmdObjectIdleTime answers as Redis with the allkeys-lfu policy INFO and
+// CONFIG report: no access time is kept per key.
+func cmdObjectIdleTime(c *commands.Ctx, args [][]byte) {
+	if _, ok := objectLookup(c, args[2]); ok {
+		c.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+func cmdObjectHelp(c *commands.Ctx, _ [][]byte) {
+	commands.WriteHelp(c.W, "OBJECT",
+		"ENCODING <key>",
+		"    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>",
+		"    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>",
+		"    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>",
+		"    Return the number of references of the value associated with the specified",
+		"    <key>.")
+}

@@ -1,0 +1,72 @@
+package keyspace
+
+import (
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// read returns key's value for a command that reads it, if it is a
+// string (a key of another type reads as missing, as MGET reads it): with
+// CLIENT NO-TOUCH on, the read does not make the key more likely to stay.
+func read(c *commands.Ctx, key []byte) ([]byte, bool) {
+	if c.Client.NoTouch() {
+		env, ok := c.Store.LookupNoTouch(key)
+		return env.Value, ok && env.Type == engine.TypeString
+	}
+	return c.Store.Get(key)
+}
+
+// readMulti reads keys at one instant (Store.ReadMulti) for a command
+// that reads them, counting hits and misses and, unless the client is in
+// NO-TOUCH mode, expiring and reporting them as read does. fn runs under
+// the store's locks: it must be quick and must not keep value, which is nil
+// for a key that holds another type than a string.
+func readMulti(c *commands.Ctx, keys [][]byte, fn func(i int, t engine.Type, value []byte, found bool)) {
+	mode := engine.ReadAll
+	if c.Client.NoTouch() {
+		mode = engine.ReadCounts
+	}
+	c.Store.ReadMulti(keys, mode, fn)
+}
+
+// readString is read for a command of strings, which answers -WRONGTYPE
+// for a key of another type: then it writes that error and ok is false.
+func readString(c *commands.Ctx, key []byte) (v []byte, exists, ok bool) {
+	v, exists = read(c, key)
+	if !exists && wrongType(c, key) {
+		return nil, false, false
+	}
+	return v, exists, true
+}
+
+// wrongType writes -WRONGTYPE and reports true if key, which a read of
+// strings found missing, holds another type. Checking after the miss keeps
+// the hit path to one lookup; the answer is the one of the moment of the
+// second look, as if the command had run then.
+func wrongType(c *commands.Ctx, key []byte) bool {
+	if holdsOtherType(c, key) {
+		c.W.Error(commands.ErrWrongType)
+		return true
+	}
+	return false
+}
+
+// holdsOtherType reports whether key holds another type than a string.
+func holdsOtherType(c *commands.Ctx, key []byte) bool {
+	t, found := c.Store.TypeOf(key)
+	return found && t != engine.TypeString
+}
+
+// view calls fn with key's value for a command that reads it, as read
+// does; without NO-TOUCH it hands fn the store's own bytes (Store.View), so
+// fn must not keep them.
+func view(c *commands.Ctx, key []byte, fn func([]byte)) bool {
+	if c.Client.NoTouch() {
+		v, ok := read(c, key)
+		if ok {
+			fn(v)
+		}
+		return ok
+	}
+	return c.Store.View(key, fn)
+}

@@ -1,0 +1,38 @@
+package commands
+
+import "github.com/stampedeless/stampedeless/resp"
+
+// WriteHelp replies with a subcommand help text in Redis's layout.
+func WriteHelp(w *resp.Writer, name string, lines ...string) {
+	w.Array(len(lines) + 3)
+	w.Status(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		w.Status(l)
+	}
+	w.Status("HELP")
+	w.Status("    Print this help.")
+}
+
+// BoolInt is b as Redis's integer reply: 1 or 0.
+func BoolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CountArg parses a count option's value (SCAN's COUNT, MEMORY USAGE's
+// SAMPLES): an integer, else Redis's integer error, of at least least,
+// else a syntax error, as Redis replies. It replies the error itself.
+func CountArg(w *resp.Writer, b []byte, least int64) (int64, bool) {
+	n, ok := resp.ParseInt(b)
+	switch {
+	case !ok:
+		w.Error(ErrNotInteger)
+	case n < least:
+		w.Error(ErrSyntax)
+	default:
+		return n, true
+	}
+	return 0, false
+}

@@ -258,7 +258,7 @@ func (s *Store) sweep(interval time.Duration) {
 
 // processLimit is the soft memory limit for Go's runtime when the store owns
 // the process: the process may take 1.15 times MaxMemory plus 24 MiB in
-// all (the bound the README promises), less what is resident outside Go's
+// all (the bound docs/operations.md promises), less what is resident outside Go's
 // count and the arena's: the binary's pages (about 14 MiB, read from /proc
 // where there is one) and 2 MiB for the rest. The arena's mappings are
 // outside the runtime's count too. What the limit leaves the runtime is

@@ -80,7 +80,7 @@ const unbounded = math.MaxInt64 / 4
 // for the collector: ristretto's maps are on Go's heap, and with the
 // process's memory limit (Options.OwnsProcess) the collector needs room
 // above them or it runs without pause. Measured with bench/policymem and
-// bench/compare; the README's Benchmarks section has the breakdown.
+// bench/compare; bench/README.md's results have the breakdown.
 const EntryOverhead = 200
 
 // readSampleEvery: one read in this many, picked at random, is reported to

@@ -13,8 +13,9 @@ import (
 	"unicode/utf8"
 )
 
-// The batch protocol, spoken by a loader registered with a Batch (README,
-// "Batch loaders"). One request asks for up to Batch keys:
+// The batch protocol, spoken by a loader registered with a Batch
+// (docs/read-through.md, "Batch loaders"). One request asks for up to
+// Batch keys:
 //
 //	POST <url>
 //	Content-Type: application/json

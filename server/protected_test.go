@@ -140,13 +140,13 @@ func metricsText(t testing.TB, reg *metrics.Registry) string {
 	return rec.Body.String()
 }
 
-// The README quotes the -DENIED reply; it must be the one sent.
-func TestProtectedModeReplyInREADME(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// docs/security.md quotes the -DENIED reply; it must be the one sent.
+func TestProtectedModeReplyInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.TrimSuffix(deniedProtectedMode, "\r\n"); !strings.Contains(string(readme), "\n"+want+"\n") {
-		t.Errorf("README.md does not quote the -DENIED reply:\n%s", want)
+	if want := strings.TrimSuffix(deniedProtectedMode, "\r\n"); !strings.Contains(string(doc), "\n"+want+"\n") {
+		t.Errorf("docs/security.md does not quote the -DENIED reply:\n%s", want)
 	}
 }

@@ -1393,8 +1393,8 @@ func TestFleetLists(t *testing.T) {
 	}
 }
 
-// TestFleetFunctionsPerReplica: libraries are per replica, as the README
-// says: FUNCTION LOAD on A leaves B without the function. Once B has it
+// TestFleetFunctionsPerReplica: libraries are per replica, as
+// docs/commands.md (Scripting) says: FUNCTION LOAD on A leaves B without the function. Once B has it
 // too, FCALL runs as EVAL does with --redis: the keys it declares are
 // faulted in from the shared tier, and what it writes reaches A.
 func TestFleetFunctionsPerReplica(t *testing.T) {

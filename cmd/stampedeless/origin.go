@@ -21,7 +21,7 @@ import (
 func originEnv(flag string) []string { return env("origin-" + flag) }
 
 // originCommand is `stampedeless origin`, the demo HTTP origin of the
-// README's quick start, scripts/demo.sh and docker-compose.yml.
+// README's five-minute stampede, scripts/demo.sh and docker-compose.yml.
 func originCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "origin",

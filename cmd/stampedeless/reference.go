@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// flagReference renders flags as the Markdown table of README.md's
-// configuration reference: flag, environment variable, default, meaning.
-// The README's table is generated from here (reference_test.go fails when
+// flagReference renders flags as the Markdown table of
+// docs/configuration.md's reference: flag, environment variable, default,
+// meaning. That table is generated from here (reference_test.go fails when
 // the two differ), so a new flag cannot go undocumented.
 func flagReference(flags []cli.Flag) string {
 	var b strings.Builder

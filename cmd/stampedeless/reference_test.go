@@ -9,11 +9,14 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-var updateREADME = flag.Bool("update", false, "rewrite README.md's flag references from the flags (also: UPDATE_README=1)")
+var updateDocs = flag.Bool("update", false, "rewrite docs/configuration.md's flag references from the flags (also: UPDATE_DOCS=1)")
 
-const readmePath = "../../README.md"
+// configDocPath is the configuration reference, which holds the tables
+// generated from the flags.
+const configDocPath = "../../docs/configuration.md"
 
-// references are the README sections generated from flags, by marker name.
+// references are the sections of docs/configuration.md generated from
+// flags, by marker name.
 var references = []struct {
 	marker string
 	flags  func() []cli.Flag
@@ -22,45 +25,45 @@ var references = []struct {
 	{"origin-reference", func() []cli.Flag { return originCommand().Flags }},
 }
 
-// TestFlagReferencesInREADME fails when README.md's configuration tables
+// TestFlagReferencesInDocs fails when docs/configuration.md's flag tables
 // differ from what the flags say. After adding or changing a flag, run
 //
-//	go test ./cmd/stampedeless -run TestFlagReferencesInREADME -update
-func TestFlagReferencesInREADME(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
+//	go test ./cmd/stampedeless -run TestFlagReferencesInDocs -update
+func TestFlagReferencesInDocs(t *testing.T) {
+	data, err := os.ReadFile(configDocPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
-	update := *updateREADME || os.Getenv("UPDATE_README") == "1"
+	doc := string(data)
+	update := *updateDocs || os.Getenv("UPDATE_DOCS") == "1"
 	for _, ref := range references {
 		start, end := "<!-- "+ref.marker+":start -->\n", "<!-- "+ref.marker+":end -->"
-		i, j := strings.Index(readme, start), strings.Index(readme, end)
+		i, j := strings.Index(doc, start), strings.Index(doc, end)
 		if i < 0 || j < i {
-			t.Fatalf("README.md lacks the markers %q ... %q", strings.TrimSpace(start), end)
+			t.Fatalf("docs/configuration.md lacks the markers %q ... %q", strings.TrimSpace(start), end)
 		}
-		got, want := readme[i+len(start):j], flagReference(ref.flags())
+		got, want := doc[i+len(start):j], flagReference(ref.flags())
 		if got == want {
 			continue
 		}
 		if update {
-			readme = readme[:i+len(start)] + want + readme[j:]
+			doc = doc[:i+len(start)] + want + doc[j:]
 			continue
 		}
-		t.Errorf("README.md's %s is out of date with the flags; regenerate it with\n"+
-			"\tgo test ./cmd/stampedeless -run TestFlagReferencesInREADME -update\n%s",
+		t.Errorf("docs/configuration.md's %s is out of date with the flags; regenerate it with\n"+
+			"\tgo test ./cmd/stampedeless -run TestFlagReferencesInDocs -update\n%s",
 			ref.marker, lineDiff(got, want))
 	}
-	if update && readme != string(data) {
-		if err := os.WriteFile(readmePath, []byte(readme), 0o644); err != nil {
+	if update && doc != string(data) {
+		if err := os.WriteFile(configDocPath, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("rewrote README.md")
+		t.Log("rewrote docs/configuration.md")
 	}
 }
 
-// lineDiff lists the lines only in the README (-) and only in the flags (+).
-func lineDiff(readme, flags string) string {
+// lineDiff lists the lines only in the document (-) and only in the flags (+).
+func lineDiff(doc, flags string) string {
 	in := func(s string) map[string]bool {
 		m := map[string]bool{}
 		for _, l := range strings.Split(s, "\n") {
@@ -68,15 +71,15 @@ func lineDiff(readme, flags string) string {
 		}
 		return m
 	}
-	inReadme, inFlags := in(readme), in(flags)
+	inDoc, inFlags := in(doc), in(flags)
 	var b strings.Builder
-	for _, l := range strings.Split(readme, "\n") {
+	for _, l := range strings.Split(doc, "\n") {
 		if !inFlags[l] {
 			b.WriteString("- " + l + "\n")
 		}
 	}
 	for _, l := range strings.Split(flags, "\n") {
-		if !inReadme[l] {
+		if !inDoc[l] {
 			b.WriteString("+ " + l + "\n")
 		}
 	}

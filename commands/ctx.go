@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -37,4 +38,28 @@ type Client interface {
 	// returns at once; what serve, reply and timedOut keep must not alias
 	// its arguments, which the reader reuses.
 	Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func())
+	// Await runs wait, which waits (for a load), once the handler has
+	// returned and left the atomic section, where the client may wait:
+	// first the replies before this command are flushed (the wait may be
+	// for a client that needs one of them), and a client that closes its
+	// connection meanwhile cancels wait's ctx. The reply wait returns is
+	// written once the watch has ended. Never called inside the section
+	// (InSection).
+	Await(wait func(ctx context.Context) (reply func()))
+	// Defer runs fn, which may wait (a name to resolve), where the client
+	// may wait: at once, or once the handler has returned when it runs
+	// where nothing may wait. fn must not alias the handler's arguments.
+	Defer(fn func())
+	// AfterSection runs fn, the fleet I/O of a write made inside EXEC or
+	// a script, once the atomic section is left, in order.
+	AfterSection(fn func())
+	// Local reports whether the client connects from loopback or a unix
+	// socket.
+	Local() bool
+	// Who names the client for a log line: its user and its address.
+	Who() (user, addr string)
+	// WritableKeys is the filter of the keys the client's user may write,
+	// for a command that touches keys its arguments do not name
+	// (PURGE.TAG); nil when the user may write every key.
+	WritableKeys() func(key string) bool
 }

@@ -1,6 +1,10 @@
 package commands
 
-import "github.com/stampedeless/stampedeless/resp"
+import (
+	"bytes"
+
+	"github.com/stampedeless/stampedeless/resp"
+)
 
 // WriteHelp replies with a subcommand help text in Redis's layout.
 func WriteHelp(w *resp.Writer, name string, lines ...string) {
@@ -35,4 +39,23 @@ func CountArg(w *resp.Writer, b []byte, least int64) (int64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// Truncate returns b cut to quote it in an error text as Redis's "%.128s"
+// does: at n bytes, and at its first NUL, where a C string ends.
+func Truncate(b []byte, n int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// InfoSection is a section of INFO a family adds after the server's own:
+// Write adds its "name:value" fields.
+type InfoSection struct {
+	Name  string
+	Write func(field func(name string, value any))
 }

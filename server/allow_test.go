@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/loader"
 )
 
@@ -28,7 +29,7 @@ func TestLoaderAllowList(t *testing.T) {
 	}
 	loaders := loader.NewRegistry(loader.Options{Allow: allow})
 	t.Cleanup(loaders.CloseIdleConnections)
-	ts := startServer(t, Options{Loaders: loaders})
+	ts := startServer(t, Options{}, readthrough.Options{Loaders: loaders})
 	r := dialRaw(t, ts.addr)
 
 	want := `-ERR loader url "` + inside.URL + `/{key}": ` + hostOf(inside) + ` is not allowed by --loader-allow`

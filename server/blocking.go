@@ -261,7 +261,7 @@ func (r *blockRegistry) registered() (keys, clients int) {
 // then it unregisters b and replies: reply if it was served, else
 // timedOut, or the UNBLOCKED error.
 func (c *Conn) waitBlocked(b *blockedClient, timeout time.Duration, reply, timedOut func()) {
-	c.await(func(ctx context.Context) func() {
+	c.Await(func(ctx context.Context) func() {
 		var expired <-chan time.Time
 		if timeout > 0 {
 			t := time.NewTimer(timeout)

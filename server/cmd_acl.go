@@ -16,7 +16,7 @@ import (
 // subcommandSyntaxError is Redis's reply to a subcommand given the wrong
 // arguments, naming the subcommand as sent.
 func subcommandSyntaxError(c *Conn, args [][]byte) {
-	c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(truncate(args[1], 128)) +
+	c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(commands.Truncate(args[1], 128)) +
 		"'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
 }
 
@@ -53,7 +53,7 @@ func cmdACLCat(c *Conn, args [][]byte) {
 	case 3:
 		cat, ok := acl.ParseCategory(string(args[2]))
 		if !ok {
-			c.w.Error("ERR Unknown category '" + string(truncate(args[2], 128)) + "'")
+			c.w.Error("ERR Unknown category '" + string(commands.Truncate(args[2], 128)) + "'")
 			return
 		}
 		cmds := c.srv.acl.users.Table().InCategory(cat)

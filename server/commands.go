@@ -28,9 +28,10 @@ type counters struct {
 	ok, fail prometheus.Counter
 }
 
-// commandTable lists every command. It is a function, not a variable, so the
-// handlers it names can refer back to the table (COMMAND) without an
-// initialisation cycle.
+// commandTable lists the server's own commands, those of the connection
+// and the server (the families bring theirs, Options.Commands). It is a
+// function, not a variable, so the handlers it names can refer back to the
+// table (COMMAND) without an initialisation cycle.
 func commandTable() []*commands.Spec {
 	return []*commands.Spec{
 		// Connection.
@@ -95,48 +96,12 @@ func commandTable() []*commands.Spec {
 		},
 			Group: "pubsub", Summary: "Pub/sub introspection: CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB.", Usage: "subcommand [argument ...]", Since: "2.8.0"},
 
-		// Strings.
-
 		// Bitmaps.
-
-		// Hashes.
 
 		// Sets.
 
-		// Sorted sets.
-
 		// HyperLogLog.
-		// Lists.
-
 		// Read-through.
-		{Name: "getfill", Arity: -4, Flags: commands.Write | commands.DenyOOM | commands.TrackRead, FirstKey: 1, LastKey: 1, Step: 1, Handler: conn(cmdGetFill), ACL: acl.Read,
-			Group: "string", Summary: "Returns the value of a key, loading it from its origin on a miss with one load per key; serves stale values within the grace while one refresh runs.",
-			Usage: "key ttl grace [TIMEOUT ms] [EARLY beta]", Own: true, Since: "0.1.0"},
-		{Name: "mgetfill", Arity: -4, Flags: commands.Write | commands.DenyOOM | commands.TrackRead | commands.NoScript | commands.MovableKeys, Handler: conn(cmdMGetFill), KeysOf: mgetfillKeys,
-			Group: "string", Summary: "Returns the values of keys, loading the missing ones from their origins with one load per key, the keys of a batch loader in requests of many keys.",
-			Usage: "ttl grace [TIMEOUT ms] key [key ...]", Own: true, Since: "0.3.0"},
-		{Name: "purge.tag", Arity: -2, Flags: commands.OwnSection | commands.Write | commands.NoScript, Handler: conn(cmdPurgeTag),
-			Group: "generic", Summary: "Deletes every key its origin tagged with any of the tags, or with SOFT makes them stale while one refresh runs; fleet-wide with --redis.",
-			Usage: "[SOFT] tag [tag ...]", Own: true, Since: "0.3.0"},
-		{Name: "fill.lease", Arity: -4, Flags: commands.Write | commands.DenyOOM | commands.TrackRead | commands.NoScript, FirstKey: 1, LastKey: 1, Step: 1, Handler: conn(cmdFillLease),
-			Group: "string", Summary: "Returns the value of a key the application fills, or a lease to fill it: one caller per key fills while the others wait or are served the stale value.",
-			Usage: "key ttl grace [TIMEOUT ms] [LEASE ms]", Own: true, Since: "0.2.0"},
-		{Name: "fill.set", Arity: -4, Flags: commands.OwnSection | commands.Write | commands.DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: conn(cmdFillSet),
-			Group: "string", Summary: "Stores the value of a key under its fill lease and wakes the callers waiting for it.",
-			Usage: "key token value [NOTFOUND]", Own: true, Since: "0.2.0"},
-		{Name: "fill.abort", Arity: -3, Flags: commands.OwnSection | commands.Write, FirstKey: 1, LastKey: 1, Step: 1, Handler: conn(cmdFillAbort),
-			Group: "string", Summary: "Gives up a fill lease: its waiters get the failure and the key cools down.",
-			Usage: "key token [message]", Own: true, Since: "0.2.0"},
-		{Name: "fill.info", Arity: 2, Flags: commands.Readonly, FirstKey: 1, LastKey: 1, Step: 1, Handler: conn(cmdFillInfo),
-			Group: "string", Summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
-			Usage: "key", Own: true, Since: "0.1.0"},
-		{Name: "loader.register", Arity: -3, Flags: commands.Admin | commands.NoScript, Handler: conn(cmdLoaderRegister), KeyPrefix: 1,
-			Group: "server", Summary: "Registers the origin URL that fills keys with a prefix.",
-			Usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", Own: true, Since: "0.1.0"},
-		{Name: "loader.unregister", Arity: 2, Flags: commands.Admin | commands.NoScript, Handler: conn(cmdLoaderUnregister), KeyPrefix: 1,
-			Group: "server", Summary: "Removes the loader of a prefix.", Usage: "prefix", Own: true, Since: "0.1.0"},
-		{Name: "loader.list", Arity: 1, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdLoaderList),
-			Group: "server", Summary: "Lists the registered loaders with their counters.", Own: true, Since: "0.1.0"},
 
 		// Keys.
 		{Name: "wait", Arity: 3, Flags: commands.NoScript, Handler: conn(cmdWait), ACL: acl.Connection, ACLNoGroup: true,

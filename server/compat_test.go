@@ -627,7 +627,7 @@ func setRangeOverflow(t *testing.T, redisAddr string, proto int) {
 }
 
 // compatClockLimit documents why far-future expiries differ from Redis.
-const compatClockLimit = "deadlines past the year 2262 do not fit the engine's nanosecond clock (args.go, engine.MaxDeadlineMillis)"
+const compatClockLimit = "deadlines past the year 2262 do not fit the engine's nanosecond clock (engine.MaxDeadlineMillis)"
 
 // Far-future timestamps, fixed so EXPIRETIME replies are deterministic.
 const (
@@ -1094,7 +1094,7 @@ func compatScripts() []compatScript {
 			cs("CONFIG SET maxclients 0"), cs("CONFIG SET maxclients abc"),
 			ca("CONFIG", "SET", "save", "", "save", ""), cs("CONFIG SET timeout 0"),
 		}},
-		// Deadlines past 2262 do not fit the engine's clock; see args.go.
+		// Deadlines past 2262 do not fit the engine's clock (engine.MaxDeadlineMillis).
 		{name: "expiry-beyond-2262-set-ex", divergence: compatClockLimit, steps: []compatStep{
 			csDiverge("SET k v EX 100000000000", "+OK", "-ERR invalid expire time in 'set' command"),
 			csDiverge("TTL k", ":100000000000", ":-2"),

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -263,3 +264,39 @@ func (c *Conn) NoTouch() bool { return c.noTouch.Load() }
 
 // MaxBulk is proto-max-bulk-len as it stands (commands.Client).
 func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }
+
+// Await runs wait after the handler, outside the atomic section, on the
+// connection's goroutine (on the event loop, once the loop has handed it
+// the connection), watching for the client to leave (commands.Client).
+func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
+	c.ev.resume = func() {
+		// A failed write is the writer's to report later.
+		c.flush()
+		ctx, stop := c.watchDisconnect()
+		reply := wait(ctx)
+		stop()
+		reply()
+	}
+}
+
+// Defer runs fn where c may wait (commands.Client): whereItMayWait.
+func (c *Conn) Defer(fn func()) { c.whereItMayWait(fn) }
+
+// AfterSection queues fn to run once the section is left
+// (commands.Client): shareDeferred runs c.afterSection.
+func (c *Conn) AfterSection(fn func()) { c.afterSection = append(c.afterSection, fn) }
+
+// Local reports a client on loopback or a unix socket (commands.Client).
+func (c *Conn) Local() bool { return isLocal(c.remote) }
+
+// Who is c's user and address, for a log line (commands.Client).
+func (c *Conn) Who() (user, addr string) { return c.user.Load().Name(), c.remote.String() }
+
+// WritableKeys filters the keys c's user may write (commands.Client).
+func (c *Conn) WritableKeys() func(key string) bool {
+	p := c.user.Load().Perms()
+	if p.AllKeys() {
+		return nil
+	}
+	return func(key string) bool { return p.CanAccessKey([]byte(key), false, true) }
+}

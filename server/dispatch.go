@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -46,7 +45,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	// but the transaction commands.
 	switch {
 	case cmd == nil:
-		c.refuse(nil, "ERR unknown subcommand '"+string(truncate(args[1], 128))+"'. Try "+
+		c.refuse(nil, "ERR unknown subcommand '"+string(commands.Truncate(args[1], 128))+"'. Try "+
 			strings.ToUpper(counted.Name)+" HELP.")
 	case !cmd.arityOK(len(args)):
 		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
@@ -207,30 +206,18 @@ func (s *Server) lookup(c *Conn, name []byte) *command {
 func unknownCommand(args [][]byte) string {
 	var b strings.Builder
 	b.WriteString("ERR unknown command '")
-	b.Write(truncate(args[0], 128))
+	b.Write(commands.Truncate(args[0], 128))
 	b.WriteString("', with args beginning with: ")
 	n := 0
 	for _, a := range args[1:] {
 		if n >= 128 {
 			break
 		}
-		a = truncate(a, 128-n)
+		a = commands.Truncate(a, 128-n)
 		b.WriteByte('\'')
 		b.Write(a)
 		b.WriteString("' ")
 		n += len(a) + 3
 	}
 	return b.String()
-}
-
-// truncate returns b cut to quote it in an error text as Redis's "%.128s"
-// does: at n bytes, and at its first NUL, where a C string ends.
-func truncate(b []byte, n int) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }

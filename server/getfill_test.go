@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/loader"
@@ -384,7 +385,7 @@ func TestBackgroundRefreshCap(t *testing.T) {
 	reg := metrics.New()
 	loaders := loader.NewRegistry(loader.Options{})
 	filler := swr.New(swr.Options{Store: store, Loaders: loaders, Metrics: reg.Fill, MaxBackgroundRefreshes: 2})
-	ts := startServer(t, Options{Store: store, Metrics: reg, Loaders: loaders, Filler: filler})
+	ts := startServer(t, Options{Store: store, Metrics: reg}, readthrough.Options{Loaders: loaders, Filler: filler})
 	c := ts.clientRESP2(t)
 	ctx := context.Background()
 	c.Do(ctx, "LOADER.REGISTER", "k:", o.URL+"/{key}")
@@ -417,7 +418,7 @@ func TestBackgroundRefreshCap(t *testing.T) {
 }
 
 func TestLoaderCommandsGate(t *testing.T) {
-	ts := startServer(t, Options{LoaderCommands: LoaderCommandsNo})
+	ts := startServer(t, Options{}, readthrough.Options{LoaderCommands: readthrough.LoaderCommandsNo})
 	r := dialRaw(t, ts.addr)
 	if got := r.do("LOADER.REGISTER", "a:", "http://127.0.0.1:1/{key}"); !strings.Contains(got, "not allowed") {
 		t.Fatalf("with --enable-loader-commands no: %s", got)
@@ -492,9 +493,9 @@ func TestDisconnectedCallerLeavesTheFlight(t *testing.T) {
 	r := dialRaw(t, ts.addr)
 	r.send(encodeCommand("GETFILL", "k:d", "60", "0"))
 	<-o.arrived
-	testwait.For(t, "the caller to wait on the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 1 })
+	testwait.For(t, "the caller to wait on the flight", func() bool { return ts.fill.Filler.Waiters("k:d") == 1 })
 	r.nc.Close()
-	testwait.For(t, "the caller to leave the flight", func() bool { return ts.opts.Filler.Waiters("k:d") == 0 })
+	testwait.For(t, "the caller to leave the flight", func() bool { return ts.fill.Filler.Waiters("k:d") == 0 })
 	close(o.gate)
 	testwait.For(t, "the load to be stored", func() bool { return c.Get(context.Background(), "k:d").Val() == "k:d@v0" })
 }
@@ -509,7 +510,7 @@ func TestPipelineBehindGetFill(t *testing.T) {
 	r.send(encodeCommand("GETFILL", "k:pp", "60", "0"))
 	// The rest of the pipeline arrives while the disconnect watcher owns
 	// the socket; it must reach the reader intact.
-	testwait.For(t, "the GETFILL to wait", func() bool { return ts.opts.Filler.Waiters("k:pp") == 1 })
+	testwait.For(t, "the GETFILL to wait", func() bool { return ts.fill.Filler.Waiters("k:pp") == 1 })
 	r.send(encodeCommand("SET", "after", "1") + encodeCommand("GET", "after"))
 	close(o.gate)
 	for _, want := range []string{`"k:pp@v0"`, "+OK", `"1"`} {
@@ -539,8 +540,8 @@ func TestFillBudgetBoundsOriginCalls(t *testing.T) {
 	}
 	t.Cleanup(store.Close)
 	loaders := loader.NewRegistry(loader.Options{MaxConcurrentFills: 5})
-	ts := startServer(t, Options{Store: store, Loaders: loaders,
-		Filler: swr.New(swr.Options{Store: store, Loaders: loaders})})
+	ts := startServer(t, Options{Store: store},
+		readthrough.Options{Loaders: loaders, Filler: swr.New(swr.Options{Store: store, Loaders: loaders})})
 	c := redis.NewClient(&redis.Options{Addr: ts.addr, Protocol: 2, PoolSize: 60})
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()

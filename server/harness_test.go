@@ -18,6 +18,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/commands/keyspace"
+	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/loader"
@@ -30,24 +31,31 @@ type testServer struct {
 	*Server
 	addr  string
 	store *engine.Store
-	done  chan error
+	// fill is what its read-through family serves with.
+	fill readthrough.Options
+	done chan error
 }
 
-// startServer starts a server for the test; opts.Store may be nil. It is
+// startServer starts a server for the test; opts.Store may be nil. Its
+// read-through family serves with rt, if given (withReadThrough). It is
 // shut down when the test ends.
-func startServer(t testing.TB, opts Options) *testServer {
+func startServer(t testing.TB, opts Options, rt ...readthrough.Options) *testServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveListener(t, ln, opts)
+	return serveListener(t, ln, opts, rt...)
 }
 
 // serveListener starts a server for the test on ln, as startServer does.
-func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
+func serveListener(t testing.TB, ln net.Listener, opts Options, rt ...readthrough.Options) *testServer {
 	t.Helper()
-	opts = withDefaults(t, opts)
+	var fill readthrough.Options
+	if len(rt) > 0 {
+		fill = rt[0]
+	}
+	opts, fill = withReadThrough(t, opts, fill)
 	// scripts/test.sh runs this package's tests a second time with every
 	// server on the event loop.
 	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
@@ -57,7 +65,7 @@ func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{Server: srv, addr: ln.Addr().String(), store: opts.Store, done: make(chan error, 1)}
+	ts := &testServer{Server: srv, addr: ln.Addr().String(), store: opts.Store, fill: fill, done: make(chan error, 1)}
 	go func() { ts.done <- ts.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -73,8 +81,16 @@ func serveListener(t testing.TB, ln net.Listener, opts Options) *testServer {
 }
 
 // withDefaults completes opts as cmd/stampedeless wires a server: a store,
-// metrics, a quiet logger, and a loader registry with its Filler.
+// metrics, a quiet logger, and the families' commands, the read-through
+// family's with a loader registry and its Filler.
 func withDefaults(t testing.TB, opts Options) Options {
+	opts, _ = withReadThrough(t, opts, readthrough.Options{})
+	return opts
+}
+
+// withReadThrough is withDefaults with the read-through family serving
+// with rt, whose Loaders and Filler it makes when nil.
+func withReadThrough(t testing.TB, opts Options, rt readthrough.Options) (Options, readthrough.Options) {
 	t.Helper()
 	if opts.Store == nil {
 		store, err := engine.New(engine.Options{MaxMemory: 256 << 20})
@@ -84,22 +100,29 @@ func withDefaults(t testing.TB, opts Options) Options {
 		t.Cleanup(store.Close)
 		opts.Store = store
 	}
-	if opts.Commands == nil {
-		opts.Commands = keyspace.Commands()
-	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if opts.Loaders == nil {
-		opts.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
+	if rt.Loaders == nil {
+		rt.Loaders = loader.NewRegistry(loader.Options{MaxValueSize: opts.MaxValueSize})
 	}
-	if opts.Filler == nil {
-		opts.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: opts.Loaders, Metrics: opts.Metrics.Fill, Logger: opts.Logger})
+	if rt.Metrics == nil {
+		rt.Metrics = opts.Metrics.Fill
 	}
-	return opts
+	if rt.Logger == nil {
+		rt.Logger = opts.Logger
+	}
+	if rt.Filler == nil {
+		rt.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: rt.Loaders, Metrics: rt.Metrics, Logger: opts.Logger})
+	}
+	if opts.Commands == nil {
+		opts.Commands = append(keyspace.Commands(), readthrough.Commands(rt)...)
+		opts.InfoSections = readthrough.InfoSections(rt)
+	}
+	return opts, rt
 }
 
 // client returns a go-redis client in its default configuration, which
@@ -245,5 +268,7 @@ func startRedis(t testing.TB) string {
 }
 
 // servedSpecs are the commands a server wired as withDefaults wires it
-// serves: its own and the keyspace family's.
-func servedSpecs() []*commands.Spec { return append(commandTable(), keyspace.Commands()...) }
+// serves: its own and the families'.
+func servedSpecs() []*commands.Spec {
+	return append(append(commandTable(), keyspace.Commands()...), readthrough.Commands(readthrough.Options{})...)
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
-	"github.com/stampedeless/stampedeless/swr"
 )
 
 // infoSection is one section of INFO's reply.
@@ -27,8 +26,8 @@ type infoSection struct {
 	extra bool
 }
 
-// infoSections lists INFO's sections in Redis's order, stampede (ours)
-// last.
+// infoSections lists INFO's own sections in Redis's order; the families'
+// sections (the read-through family's stampede) follow (Server.info).
 var infoSections = []infoSection{
 	{name: "server", write: (*Server).infoServer},
 	{name: "clients", write: (*Server).infoClients},
@@ -40,7 +39,6 @@ var infoSections = []infoSection{
 	{name: "commandstats", write: (*Server).infoCommandStats, extra: true},
 	{name: "cluster", write: (*Server).infoCluster},
 	{name: "keyspace", write: (*Server).infoKeyspace},
-	{name: "stampede", write: (*Server).infoStampede},
 }
 
 // infoBuilder writes INFO's "field:value" lines.
@@ -71,7 +69,7 @@ func cmdInfo(c *Conn, args [][]byte) {
 		}
 	}
 	var b infoBuilder
-	for _, sec := range infoSections {
+	for _, sec := range c.srv.info {
 		if !all && !names[sec.name] && (!dflt || sec.extra) {
 			continue
 		}
@@ -208,55 +206,6 @@ func (s *Server) infoStats(b *infoBuilder) {
 func (s *Server) infoKeyspace(b *infoBuilder) {
 	if n := s.store.Len(); n > 0 {
 		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n, s.store.Volatile()))
-	}
-}
-
-// infoStampede reports each loader's read-through counters, the same ones
-// /metrics exports.
-func (s *Server) infoStampede(b *infoBuilder) {
-	infos := s.opts.Loaders.List()
-	m := s.metrics.Fill
-	b.field("loaders", len(infos))
-	for i, in := range infos {
-		name := in.Prefix
-		var line strings.Builder
-		fmt.Fprintf(&line, "prefix=%s,timeout_ms=%d,batch=%d,in_flight=%d,fills=%d,failures=%d,batch_requests=%d", name,
-			in.Timeout.Milliseconds(), in.Batch, in.InFlight, in.Fills, in.Failures, in.Batches)
-		for _, kind := range swr.AnswerKinds {
-			fmt.Fprintf(&line, ",answers_%s=%.0f", kind, metrics.Value(m.Answers.WithLabelValues(name, string(kind))))
-		}
-		fmt.Fprintf(&line, ",coalesced_waiters=%.0f,refreshes_started=%.0f,refreshes_early=%.0f,refreshes_dropped=%.0f,past_grace=%.0f",
-			metrics.Value(m.Coalesced.WithLabelValues(name)),
-			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshStarted))),
-			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshEarly))),
-			metrics.Value(m.Refreshes.WithLabelValues(name, string(swr.RefreshDropped))),
-			metrics.Value(m.PastGrace.WithLabelValues(name)))
-		b.field("loader"+strconv.Itoa(i), line.String())
-	}
-	// The application's own fills (FILL.LEASE), under the loader label
-	// "app".
-	var line strings.Builder
-	for _, kind := range swr.AnswerKinds {
-		fmt.Fprintf(&line, "answers_%s=%.0f,", kind, metrics.Value(m.Answers.WithLabelValues(swr.AppLoader, string(kind))))
-	}
-	for _, r := range swr.LeaseResults {
-		fmt.Fprintf(&line, "leases_%s=%.0f,", r, metrics.Value(m.Leases.WithLabelValues(swr.AppLoader, string(r))))
-	}
-	fmt.Fprintf(&line, "waiters=%.0f,past_grace=%.0f", metrics.Value(m.Coalesced.WithLabelValues(swr.AppLoader)),
-		metrics.Value(m.PastGrace.WithLabelValues(swr.AppLoader)))
-	b.field("app_fills", line.String())
-	// Origin tags and PURGE.TAG.
-	b.field("tag_entries", int64(metrics.Value(m.TagEntries)))
-	b.field("tag_bytes", int64(metrics.Value(m.TagBytes)))
-	b.field("tag_evictions", int64(metrics.Value(m.TagEvictions)))
-	for _, mode := range [...]string{"hard", "soft"} {
-		var runs, keys float64
-		for _, origin := range [...]string{"local", "fleet"} {
-			runs += metrics.Value(m.TagPurges.WithLabelValues(mode, origin))
-			keys += metrics.Value(m.TagPurgedKeys.WithLabelValues(mode, origin))
-		}
-		b.field("tag_purges_"+mode, int64(runs))
-		b.field("tag_purged_keys_"+mode, int64(keys))
 	}
 }
 

@@ -71,7 +71,7 @@ func TestFillLeaseOneTokenWaitersGetTheValue(t *testing.T) {
 	const n = 100
 	replies := leaseBurst(c, n, "q:1", 60, 10)
 	token := holderToken(t, replies)
-	testwait.For(t, "the other callers to wait", func() bool { return ts.opts.Filler.LeaseWaiters("q:1") == n-1 })
+	testwait.For(t, "the other callers to wait", func() bool { return ts.fill.Filler.LeaseWaiters("q:1") == n-1 })
 	if got := fmt.Sprint(c.Do(ctx, "FILL.INFO", "q:1").Val()); !strings.Contains(got, "state loading") ||
 		!strings.Contains(got, "loader app") || !strings.Contains(got, "in_flight 1") {
 		t.Fatalf("FILL.INFO during the lease: %s", got)
@@ -124,7 +124,7 @@ func TestFillLeaseExpiryHandsOneNewToken(t *testing.T) {
 	const n = 20
 	replies := leaseBurst(c, n, "q:x", 60, 0, "TIMEOUT", 60000)
 	token := holderToken(t, replies)
-	testwait.For(t, "the other callers to wait", func() bool { return ts.opts.Filler.LeaseWaiters("q:x") == n-1 })
+	testwait.For(t, "the other callers to wait", func() bool { return ts.fill.Filler.LeaseWaiters("q:x") == n-1 })
 	if err := c.Do(ctx, "FILL.SET", "q:x", crashed, "late").Err(); err == nil || !strings.HasPrefix(err.Error(), "LEASELOST") {
 		t.Fatalf("FILL.SET with the expired token: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestFillAbortSharesTheFailureAndCoolsDown(t *testing.T) {
 	const n = 10
 	replies := leaseBurst(c, n, "q:a", 60, 0)
 	token := holderToken(t, replies)
-	testwait.For(t, "the other callers to wait", func() bool { return ts.opts.Filler.LeaseWaiters("q:a") == n-1 })
+	testwait.For(t, "the other callers to wait", func() bool { return ts.fill.Filler.LeaseWaiters("q:a") == n-1 })
 	if err := c.Do(ctx, "FILL.ABORT", "q:a", token, "db timeout").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestFillLeaseStale(t *testing.T) {
 	if err := c.Do(ctx, "FILL.SET", "q:s", token, "v1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "the entry to go stale", func() bool { return ts.opts.Filler.Info("q:s").State == "stale" })
+	testwait.For(t, "the entry to go stale", func() bool { return ts.fill.Filler.Info("q:s").State == "stale" })
 	const n = 50
 	replies := leaseBurst(c, n, "q:s", 1, 60)
 	tokens := 0

@@ -115,7 +115,7 @@ func TestMGetFillCoalescesWithGetFill(t *testing.T) {
 	many := make(chan []any, 1)
 	go func() { many <- c.Do(ctx, "MGETFILL", 60, 10, "b:hot", "b:cold").Val().([]any) }()
 	testwait.For(t, "the MGETFILL's request and its wait on b:hot", func() bool {
-		return o.Calls.Load() == 2 && ts.opts.Filler.Waiters("b:hot") == 2
+		return o.Calls.Load() == 2 && ts.fill.Filler.Waiters("b:hot") == 2
 	})
 	o.Gate <- struct{}{}
 	o.Gate <- struct{}{}

@@ -337,7 +337,7 @@ func cmdPubSubShardChannels(c *Conn, args [][]byte) { c.listChannels(subShard, a
 func (c *Conn) listChannels(kind subKind, args [][]byte) {
 	if len(args) > 3 {
 		// Redis's text: the subcommand as given, the command upper-cased.
-		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(truncate(args[1], 128)) +
+		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(commands.Truncate(args[1], 128)) +
 			"'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
 		return
 	}

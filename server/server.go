@@ -35,9 +35,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/lograte"
-	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
-	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults for Options fields left zero.
@@ -65,6 +63,8 @@ type Options struct {
 	// commands/readthrough), served beside the server's own: connection,
 	// transactions, scripting, pub/sub, ACL, CONFIG, INFO and the like.
 	Commands []*commands.Spec
+	// InfoSections are the families' sections of INFO, after its own.
+	InfoSections []commands.InfoSection
 	// RequirePass, if set, is the default user's password: clients AUTH
 	// before other commands.
 	RequirePass string
@@ -90,13 +90,6 @@ type Options struct {
 	Metrics *metrics.Registry
 	// Version is stampedeless's own version, reported by INFO.
 	Version string
-	// Loaders and Filler serve the read-through commands (GETFILL,
-	// LOADER.*); required.
-	Loaders *loader.Registry
-	Filler  *swr.Filler
-	// LoaderCommands says who may register loaders: LoaderCommandsNo,
-	// LoaderCommandsYes, or (if empty) LoaderCommandsLocal.
-	LoaderCommands string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
 	Shared Shared
 	// PubSubOutputLimit bounds the output a subscriber may have queued and
@@ -139,6 +132,8 @@ type Server struct {
 	metrics *metrics.Registry
 	opts    Options
 	table   map[string]*command
+	// info are INFO's sections: its own (infoSections), then the families'.
+	info    []infoSection
 	unknown counters
 	started time.Time
 
@@ -205,9 +200,6 @@ type Server struct {
 // ErrNoStore is returned by New without Options.Store.
 var ErrNoStore = errors.New("server: Options.Store is required")
 
-// ErrNoFiller is returned by New without Options.Loaders and Options.Filler.
-var ErrNoFiller = errors.New("server: Options.Loaders and Options.Filler are required")
-
 // ErrEventLoopShared is returned by New for Options with both EventLoop and
 // Shared.
 var ErrEventLoopShared = errors.New("server: the event loop cannot serve a shared tier: its commands wait on Redis")
@@ -222,9 +214,6 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
-	}
-	if opts.Loaders == nil || opts.Filler == nil {
-		return nil, ErrNoFiller
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
@@ -266,6 +255,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.table = table
+	s.info = append([]infoSection(nil), infoSections...)
+	for _, sec := range opts.InfoSections {
+		s.info = append(s.info, infoSection{name: sec.Name, write: func(_ *Server, b *infoBuilder) { sec.Write(b.field) }})
+	}
 	if err := s.initACL(opts); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/commands/keyspace"
+	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
@@ -87,7 +88,7 @@ func serveFlags() []cli.Flag {
 			Usage: "address serving Prometheus metrics at /metrics (empty: off)"},
 		&cli.StringSliceFlag{Name: "loader", EnvVars: env("loader"),
 			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
-		&cli.StringFlag{Name: "enable-loader-commands", Value: server.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
+		&cli.StringFlag{Name: "enable-loader-commands", Value: readthrough.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
@@ -165,11 +166,14 @@ func newApp() *cli.App {
 
 // config is the parsed command line.
 type config struct {
-	listen         listenConfig
-	metricsAddr    string
-	pprof          bool
-	store          engine.Options
-	server         server.Options
+	listen      listenConfig
+	metricsAddr string
+	pprof       bool
+	store       engine.Options
+	server      server.Options
+	// loaderCommands is --enable-loader-commands, for the read-through
+	// family.
+	loaderCommands string
 	loaders        loader.Options
 	initialLoaders []loader.Config
 	fill           swr.Options
@@ -222,7 +226,7 @@ func parseConfig(c *cli.Context) (config, error) {
 	// The store bounds the process's memory unless GOMEMLIMIT does.
 	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
-	case server.LoaderCommandsNo, server.LoaderCommandsYes, server.LoaderCommandsLocal:
+	case readthrough.LoaderCommandsNo, readthrough.LoaderCommandsYes, readthrough.LoaderCommandsLocal:
 	default:
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
@@ -295,8 +299,8 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
 		return cfg, err
 	}
+	cfg.loaderCommands = c.String("enable-loader-commands")
 	cfg.server = server.Options{
-		Commands:          keyspace.Commands(),
 		PubSubOutputLimit: &outputLimit,
 		RequirePass:       c.String("requirepass"),
 		Users:             users,
@@ -306,7 +310,6 @@ func parseConfig(c *cli.Context) (config, error) {
 		Logger:            logger,
 		LogLevel:          level,
 		Version:           version,
-		LoaderCommands:    c.String("enable-loader-commands"),
 		EventLoop:         c.Bool("event-loop"),
 		ProtectedMode:     protected,
 		LuaTimeLimit:      luaTimeLimit,
@@ -357,8 +360,10 @@ func runServe(c *cli.Context) error {
 	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
-	cfg.server.Loaders = loaders
-	cfg.server.Filler = swr.New(cfg.fill)
+	readThrough := readthrough.Options{Filler: swr.New(cfg.fill), Loaders: loaders, Metrics: reg.Fill, Logger: log,
+		LoaderCommands: cfg.loaderCommands}
+	cfg.server.Commands = append(keyspace.Commands(), readthrough.Commands(readThrough)...)
+	cfg.server.InfoSections = readthrough.InfoSections(readThrough)
 	// SHUTDOWN stops the process as SIGTERM does.
 	shutdownAsked := make(chan struct{})
 	var askShutdown sync.Once

@@ -11,7 +11,7 @@ import (
 )
 
 // The blocking list commands: each first does what its non-blocking form
-// would; finding nothing, it blocks on its keys (blocking.go) unless it
+// would; finding nothing, it blocks on its keys (Client.Block) unless it
 // runs inside EXEC or a script, where it answers as a timeout at once, as
 // Redis does.
 

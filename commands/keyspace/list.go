@@ -10,7 +10,7 @@ import (
 
 // The list commands (Redis's t_list.c): argument checks, their order and
 // the reply shapes are Redis 7.0's; the engine does the rest atomically.
-// The blocking ones are in cmd_block.go.
+// The blocking ones are in block.go.
 
 func cmdLPush(c *commands.Ctx, args [][]byte)  { listPush(c, args, true, false) }
 func cmdRPush(c *commands.Ctx, args [][]byte)  { listPush(c, args, false, false) }

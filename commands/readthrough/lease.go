@@ -1,4 +1,4 @@
-package server
+package readthrough
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // the read-through of a key the application fills itself. The reply is
 // [value or nil, token or nil]; the caller handed a token fills the key
 // with FILL.SET or gives up with FILL.ABORT.
-func cmdFillLease(c *Conn, args [][]byte) {
+func (f *family) cmdFillLease(c *commands.Ctx, args [][]byte) {
 	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "fill.lease")
 	if !ok {
 		return
@@ -25,7 +25,7 @@ func cmdFillLease(c *Conn, args [][]byte) {
 			return true, ok
 		case resp.EqualFold(name, "lease"):
 			if req.Term, ok = parseMillis(c, value, "LEASE", "fill.lease"); ok && req.Term == 0 {
-				c.w.Error("ERR invalid LEASE in 'fill.lease' command")
+				c.W.Error("ERR invalid LEASE in 'fill.lease' command")
 				return true, false
 			}
 			return true, ok
@@ -37,9 +37,9 @@ func cmdFillLease(c *Conn, args [][]byte) {
 	}
 	// Inside EXEC nothing may wait, as for GETFILL: a lease held
 	// elsewhere is -TIMEOUT at once, or the stale value.
-	req.InSection = c.tx.inSection
-	ans, pending, err := c.srv.opts.Filler.StartLease(req)
-	if pending != nil && c.tx.inSection {
+	req.InSection = c.Client.InSection()
+	ans, pending, err := f.opts.Filler.StartLease(req)
+	if pending != nil && c.Client.InSection() {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
 	}
@@ -47,27 +47,27 @@ func cmdFillLease(c *Conn, args [][]byte) {
 		writeLeaseAnswer(c, req.Key, ans, err)
 		return
 	}
-	c.await(func(ctx context.Context) func() {
+	c.Client.Await(func(ctx context.Context) func() {
 		ans, err := pending.Wait(ctx)
 		return func() { writeLeaseAnswer(c, req.Key, ans, err) }
 	})
 }
 
 // writeLeaseAnswer writes FILL.LEASE's reply.
-func writeLeaseAnswer(c *Conn, key string, ans swr.LeaseAnswer, err error) {
+func writeLeaseAnswer(c *commands.Ctx, key string, ans swr.LeaseAnswer, err error) {
 	if writeFillError(c, key, err) {
 		return
 	}
-	c.w.Array(2)
+	c.W.Array(2)
 	if ans.Found {
-		c.w.Bulk(ans.Value)
+		c.W.Bulk(ans.Value)
 	} else {
-		c.w.Null()
+		c.W.Null()
 	}
 	if ans.Token != "" {
-		c.w.BulkString(ans.Token)
+		c.W.BulkString(ans.Token)
 	} else {
-		c.w.Null()
+		c.W.Null()
 	}
 }
 
@@ -76,34 +76,34 @@ func writeLeaseAnswer(c *Conn, key string, ans swr.LeaseAnswer, err error) {
 // empty value, says instead that the key does not exist: remembered for
 // --negative-ttl and answered as nil. A keyword after the value, rather
 // than in its place, so that no value is ever mistaken for the marker.
-func cmdFillSet(c *Conn, args [][]byte) {
+func (f *family) cmdFillSet(c *commands.Ctx, args [][]byte) {
 	found := true
 	switch {
 	case len(args) == 4:
 	case len(args) == 5 && resp.EqualFold(args[4], "notfound"):
 		if len(args[3]) > 0 {
-			c.w.Error("ERR NOTFOUND takes an empty value in 'fill.set' command")
+			c.W.Error("ERR NOTFOUND takes an empty value in 'fill.set' command")
 			return
 		}
 		found = false
 	default:
-		c.w.Error(commands.ErrSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	key := string(args[1])
 	// The value is copied: the reader reuses its buffer.
-	err := c.srv.opts.Filler.FillLease(c.fillCaller(), key, string(args[2]), append([]byte(nil), args[3]...), found)
+	err := f.opts.Filler.FillLease(fillCaller(c), key, string(args[2]), append([]byte(nil), args[3]...), found)
 	if !writeFillError(c, key, err) {
-		c.w.OK()
+		c.W.OK()
 	}
 }
 
 // cmdFillAbort implements FILL.ABORT key token [message]: the lease holder
 // gives up; the key's waiters get -LOADERR app: message and the key cools
 // down as after a failed load.
-func cmdFillAbort(c *Conn, args [][]byte) {
+func (f *family) cmdFillAbort(c *commands.Ctx, args [][]byte) {
 	if len(args) > 4 {
-		c.w.Error(commands.ErrSyntax)
+		c.W.Error(commands.ErrSyntax)
 		return
 	}
 	var message string
@@ -111,8 +111,8 @@ func cmdFillAbort(c *Conn, args [][]byte) {
 		message = string(args[3])
 	}
 	key := string(args[1])
-	if err := c.srv.opts.Filler.AbortLease(c.fillCaller(), key, string(args[2]), message); !writeFillError(c, key, err) {
-		c.w.OK()
+	if err := f.opts.Filler.AbortLease(fillCaller(c), key, string(args[2]), message); !writeFillError(c, key, err) {
+		c.W.OK()
 	}
 }
 
@@ -120,9 +120,9 @@ func cmdFillAbort(c *Conn, args [][]byte) {
 // I/O run (swr.Caller): inside EXEC or a script, which hold the atomic
 // section, the fleet I/O waits until it is left (shareDeferred); outside,
 // the command runs outside the section (commands.OwnSection).
-func (c *Conn) fillCaller() swr.Caller {
-	if !c.tx.inSection {
+func fillCaller(c *commands.Ctx) swr.Caller {
+	if !c.Client.InSection() {
 		return swr.Caller{}
 	}
-	return swr.Caller{InSection: true, Later: func(fn func()) { c.afterSection = append(c.afterSection, fn) }}
+	return swr.Caller{InSection: true, Later: func(fn func()) { c.Client.AfterSection(fn) }}
 }

@@ -1,11 +1,11 @@
-package server
+package readthrough
 
 import (
 	"context"
 	"strconv"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
-	"github.com/stampedeless/stampedeless/swr"
 )
 
 // cmdPurgeTag implements PURGE.TAG [SOFT] tag [tag ...]: every key whose
@@ -23,7 +23,7 @@ import (
 // others stay, uncounted, as if not tagged. A tenant limited to
 // ~tenantA:* purges its own keys under a tag it shares with others, and
 // nothing else; no NOPERM, since it names no key it may not use.
-func cmdPurgeTag(c *Conn, args [][]byte) {
+func (f *family) cmdPurgeTag(c *commands.Ctx, args [][]byte) {
 	tags, soft := args[1:], false
 	if resp.EqualFold(args[1], "soft") && len(args) > 2 {
 		tags, soft = args[2:], true
@@ -32,21 +32,10 @@ func cmdPurgeTag(c *Conn, args [][]byte) {
 	for i, t := range tags {
 		names[i] = string(t)
 	}
-	n, err := c.srv.opts.Filler.Purge(context.Background(), c.fillCaller(), names, soft, c.writableKeys())
+	n, err := f.opts.Filler.Purge(context.Background(), fillCaller(c), names, soft, c.Client.WritableKeys())
 	if err != nil {
-		c.w.Error("ERR PURGE.TAG purged " + strconv.Itoa(n) + " keys on this replica only: the shared Redis did not take the purge; run it again")
+		c.W.Error("ERR PURGE.TAG purged " + strconv.Itoa(n) + " keys on this replica only: the shared Redis did not take the purge; run it again")
 		return
 	}
-	c.w.Int(int64(n))
-}
-
-// writableKeys is the filter of the keys c's user may write, for a
-// command that touches keys its arguments do not name (PURGE.TAG); nil
-// when the user may write every key.
-func (c *Conn) writableKeys() swr.KeyFilter {
-	p := c.user.Load().Perms()
-	if p.AllKeys() {
-		return nil
-	}
-	return func(key string) bool { return p.CanAccessKey([]byte(key), false, true) }
+	c.W.Int(int64(n))
 }

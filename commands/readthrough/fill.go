@@ -1,4 +1,4 @@
-package server
+package readthrough
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 )
 
 // cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
-func cmdGetFill(c *Conn, args [][]byte) {
+func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "getfill")
 	if !ok {
 		return
@@ -40,7 +40,7 @@ func cmdGetFill(c *Conn, args [][]byte) {
 			beta, err := strconv.ParseFloat(string(value), 64)
 			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
 			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
-				c.w.Error("ERR invalid EARLY in 'getfill' command")
+				c.W.Error("ERR invalid EARLY in 'getfill' command")
 				return true, false
 			}
 			req.Early = beta
@@ -56,8 +56,8 @@ func cmdGetFill(c *Conn, args [][]byte) {
 	}
 	// Inside EXEC nothing may wait: the answer is the store's, or
 	// -TIMEOUT while the load starts (TIMEOUT 0).
-	req.InSection = c.tx.inSection
-	ans, pending, err := c.srv.opts.Filler.Start(req)
+	req.InSection = c.Client.InSection()
+	ans, pending, err := f.opts.Filler.Start(req)
 	if pending != nil && req.InSection {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
@@ -66,7 +66,7 @@ func cmdGetFill(c *Conn, args [][]byte) {
 		writeFillAnswer(c, req.Key, ans, err)
 		return
 	}
-	c.await(func(ctx context.Context) func() {
+	c.Client.Await(func(ctx context.Context) func() {
 		ans, err := pending.Wait(ctx)
 		return func() { writeFillAnswer(c, req.Key, ans, err) }
 	})
@@ -79,7 +79,7 @@ func cmdGetFill(c *Conn, args [][]byte) {
 // -NOLOADER), as an error element, as EXEC's array carries its commands'
 // errors. TIMEOUT is an option only when a key follows its value: a first
 // key named TIMEOUT is given after "TIMEOUT ms".
-func cmdMGetFill(c *Conn, args [][]byte) {
+func (f *family) cmdMGetFill(c *commands.Ctx, args [][]byte) {
 	ttl, grace, ok := parseTTLGrace(c, args[1], args[2], "mgetfill")
 	if !ok {
 		return
@@ -93,17 +93,17 @@ func cmdMGetFill(c *Conn, args [][]byte) {
 	reqs := make([]swr.Request, len(keys))
 	for i, k := range keys {
 		// Inside EXEC nothing may wait, as for GETFILL.
-		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.tx.inSection}
+		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.Client.InSection()}
 	}
-	answers, pending := c.srv.opts.Filler.StartMany(reqs)
-	if pending != nil && c.tx.inSection {
+	answers, pending := f.opts.Filler.StartMany(reqs)
+	if pending != nil && c.Client.InSection() {
 		answers, pending = pending.Wait(context.Background()), nil
 	}
 	if pending == nil {
 		writeFillAnswers(c, reqs, answers)
 		return
 	}
-	c.await(func(ctx context.Context) func() {
+	c.Client.Await(func(ctx context.Context) func() {
 		answers := pending.Wait(ctx)
 		return func() { writeFillAnswers(c, reqs, answers) }
 	})
@@ -125,8 +125,8 @@ func mgetfillKeys(args [][]byte) [][]byte {
 
 // writeFillAnswers writes MGETFILL's reply: one GETFILL reply per key, in
 // an array.
-func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
-	c.w.Array(len(answers))
+func writeFillAnswers(c *commands.Ctx, reqs []swr.Request, answers []swr.KeyAnswer) {
+	c.W.Array(len(answers))
 	for i, a := range answers {
 		writeFillAnswer(c, reqs[i].Key, a.Answer, a.Err)
 	}
@@ -136,22 +136,22 @@ func writeFillAnswers(c *Conn, reqs []swr.Request, answers []swr.KeyAnswer) {
 // (ttl > 0, grace ≥ 0), or answers the error, which names the argument and
 // its rule. Their deadlines are bounded as SET ... EX's: one past what the
 // engine's clock holds (2262) gets Redis's invalid expire time.
-func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
+func parseTTLGrace(c *commands.Ctx, ttlArg, graceArg []byte, name string) (ttl, grace time.Duration, ok bool) {
 	t, ok := resp.ParseInt(ttlArg)
 	if !ok || t <= 0 {
-		c.w.Error("ERR ttl must be a positive integer number of seconds")
+		c.W.Error("ERR ttl must be a positive integer number of seconds")
 		return 0, 0, false
 	}
 	g, ok := resp.ParseInt(graceArg)
 	if !ok || g < 0 {
-		c.w.Error("ERR grace must be 0 or a positive integer number of seconds")
+		c.W.Error("ERR grace must be 0 or a positive integer number of seconds")
 		return 0, 0, false
 	}
 	// The stale deadline, ttl + grace from now, must fit; each term is
 	// checked first so that the sum cannot overflow.
 	left := (engine.MaxDeadlineMillis - time.Now().UnixMilli()) / 1000
 	if t > left || g > left || t+g > left {
-		c.w.Error("ERR invalid expire time in '" + name + "' command")
+		c.W.Error("ERR invalid expire time in '" + name + "' command")
 		return 0, 0, false
 	}
 	return time.Duration(t) * time.Second, time.Duration(g) * time.Second, true
@@ -161,15 +161,15 @@ func parseTTLGrace(c *Conn, ttlArg, graceArg []byte, name string) (ttl, grace ti
 // whether it knows the name and whether the value is good (it answers a
 // bad one's error itself). A name without a value or an unknown name is a
 // syntax error. It reports whether every option was good.
-func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
+func eachOption(c *commands.Ctx, args [][]byte, set func(name, value []byte) (known, ok bool)) bool {
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.w.Error(commands.ErrSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return false
 		}
 		known, ok := set(args[i], args[i+1])
 		if !known {
-			c.w.Error(commands.ErrSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return false
 		}
 		if !ok {
@@ -181,52 +181,29 @@ func eachOption(c *Conn, args [][]byte, set func(name, value []byte) (known, ok 
 
 // parseMillis parses the milliseconds (≥ 0) of option opt of command name,
 // or answers the error.
-func parseMillis(c *Conn, arg []byte, opt, name string) (time.Duration, bool) {
+func parseMillis(c *commands.Ctx, arg []byte, opt, name string) (time.Duration, bool) {
 	ms, ok := resp.ParseInt(arg)
 	if !ok || ms < 0 || ms > engine.MaxDeadlineMillis {
-		c.w.Error("ERR invalid " + opt + " in '" + name + "' command")
+		c.W.Error("ERR invalid " + opt + " in '" + name + "' command")
 		return 0, false
 	}
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// await runs wait, which waits for a load, where the connection may wait:
-// on its goroutine, or on one the event loop hands it to, since the loop
-// must not wait. While it waits, a client that closes its connection
-// cancels wait's ctx. The reply wait returns is written once the watch
-// has ended.
-func (c *Conn) await(wait func(ctx context.Context) (reply func())) {
-	run := func() {
-		// The replies to the commands before this one in a pipeline go
-		// out before it waits: the wait may be for a client that needs one
-		// of them to end it (a lease holder's token in a pipeline of
-		// FILL.LEASEs). A failed write is the writer's to report later.
-		c.flush()
-		ctx, stop := c.watchDisconnect()
-		reply := wait(ctx)
-		stop()
-		reply()
-	}
-	// The wait happens after the handler, outside the atomic section the
-	// handler runs in: the connection's goroutine finishes the command (on
-	// the event loop, once the loop has handed it the connection).
-	c.ev.resume = run
-}
-
 // writeFillAnswer writes GETFILL's reply.
-func writeFillAnswer(c *Conn, key string, ans swr.Answer, err error) {
+func writeFillAnswer(c *commands.Ctx, key string, ans swr.Answer, err error) {
 	switch {
 	case writeFillError(c, key, err):
 	case !ans.Found:
-		c.w.Null()
+		c.W.Null()
 	default:
-		c.w.Bulk(ans.Value)
+		c.W.Bulk(ans.Value)
 	}
 }
 
 // writeFillError writes the reply of a read-through error, if err is one,
 // and reports whether it did.
-func writeFillError(c *Conn, key string, err error) bool {
+func writeFillError(c *commands.Ctx, key string, err error) bool {
 	var oe *loader.OriginError
 	var te *swr.TimeoutError
 	var lost *swr.LeaseLostError
@@ -235,21 +212,21 @@ func writeFillError(c *Conn, key string, err error) bool {
 	case err == nil:
 		return false
 	case errors.Is(err, swr.ErrNoLoader):
-		c.w.Error("NOLOADER no loader registered for key '" + string(truncate([]byte(key), 128)) + "'")
+		c.W.Error("NOLOADER no loader registered for key '" + string(commands.Truncate([]byte(key), 128)) + "'")
 	case errors.As(err, &te):
-		c.w.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
+		c.W.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
 	case errors.As(err, &lost):
-		c.w.Error("LEASELOST " + lost.Reason)
+		c.W.Error("LEASELOST " + lost.Reason)
 	case errors.Is(err, engine.ErrTooLarge):
-		c.w.Error(commands.ErrOOM)
+		c.W.Error(commands.ErrOOM)
 	case errors.Is(err, engine.ErrWrongType):
-		c.w.Error(commands.ErrWrongType)
+		c.W.Error(commands.ErrWrongType)
 	case errors.As(err, &cooling) && errors.As(err, &oe):
-		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
+		c.W.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
 	case errors.As(err, &oe):
-		c.w.Error("LOADERR " + loaderLabel(oe.Loader) + oe.Reason)
+		c.W.Error("LOADERR " + loaderLabel(oe.Loader) + oe.Reason)
 	default:
-		c.w.Error("LOADERR " + err.Error())
+		c.W.Error("LOADERR " + err.Error())
 	}
 	return true
 }
@@ -272,38 +249,38 @@ func roughly(d time.Duration) string {
 }
 
 // loaderCommandAllowed applies --enable-loader-commands to this connection.
-func (c *Conn) loaderCommandAllowed() bool {
-	switch c.srv.opts.LoaderCommands {
+func (f *family) loaderCommandAllowed(c *commands.Ctx) bool {
+	switch f.opts.LoaderCommands {
 	case LoaderCommandsYes:
 		return true
 	case LoaderCommandsNo:
 		return false
 	}
-	return isLocal(c.remote)
+	return c.Client.Local()
 }
 
 // cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
 // [CONCURRENCY n] [BATCH n] [HEADER name value ...].
-func cmdLoaderRegister(c *Conn, args [][]byte) {
-	if !c.loaderCommandAllowed() {
-		c.w.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
+func (f *family) cmdLoaderRegister(c *commands.Ctx, args [][]byte) {
+	if !f.loaderCommandAllowed(c) {
+		c.W.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
 		return
 	}
 	if len(args[1]) == 0 {
 		// Refused rather than taken as a loader for every key, which a
 		// typo or an unset variable in a script would register.
-		c.w.Error("ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url")
+		c.W.Error("ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url")
 		return
 	}
 	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
 	for i := 3; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			c.w.Error(commands.ErrSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		}
 		if resp.EqualFold(args[i], "header") {
 			if i+2 >= len(args) {
-				c.w.Error(commands.ErrSyntax)
+				c.W.Error(commands.ErrSyntax)
 				return
 			}
 			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
@@ -313,10 +290,10 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 		n, ok := resp.ParseInt(args[i+1])
 		switch {
 		case !resp.EqualFold(args[i], "timeout") && !resp.EqualFold(args[i], "concurrency") && !resp.EqualFold(args[i], "batch"):
-			c.w.Error(commands.ErrSyntax)
+			c.W.Error(commands.ErrSyntax)
 			return
 		case !ok || n < 0 || n > math.MaxInt32:
-			c.w.Error(commands.ErrNotInteger)
+			c.W.Error(commands.ErrNotInteger)
 			return
 		case resp.EqualFold(args[i], "timeout"):
 			cfg.Timeout = time.Duration(n) * time.Millisecond
@@ -328,71 +305,71 @@ func cmdLoaderRegister(c *Conn, args [][]byte) {
 	}
 	// The loader's errors never quote a header value.
 	register := func() {
-		if err := c.srv.opts.Loaders.Register(cfg); err != nil {
-			c.w.Error("ERR " + err.Error())
+		if err := f.opts.Loaders.Register(cfg); err != nil {
+			c.W.Error("ERR " + err.Error())
 			return
 		}
-		c.logLoaderChange("loader registered", cfg.Prefix, cfg.URL)
-		c.w.OK()
+		f.logLoaderChange(c, "loader registered", cfg.Prefix, cfg.URL)
+		c.W.OK()
 	}
-	if c.ev.looped && c.srv.opts.Loaders.Resolves(cfg.URL) {
+	if f.opts.Loaders.Resolves(cfg.URL) {
 		// Register will resolve the origin's name (--loader-allow), which
 		// the event loop must not wait for.
-		c.ev.resume = register
+		c.Client.Defer(register)
 		return
 	}
 	register()
 }
 
-func cmdLoaderUnregister(c *Conn, args [][]byte) {
-	if !c.loaderCommandAllowed() {
-		c.w.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
+func (f *family) cmdLoaderUnregister(c *commands.Ctx, args [][]byte) {
+	if !f.loaderCommandAllowed(c) {
+		c.W.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
 		return
 	}
-	ok, err := c.srv.opts.Loaders.Unregister(string(args[1]))
+	ok, err := f.opts.Loaders.Unregister(string(args[1]))
 	if err != nil {
-		c.w.Error("ERR " + err.Error())
+		c.W.Error("ERR " + err.Error())
 		return
 	}
 	if ok {
-		c.logLoaderChange("loader unregistered", string(args[1]), "")
+		f.logLoaderChange(c, "loader unregistered", string(args[1]), "")
 	}
-	c.w.Int(commands.BoolInt(ok))
+	c.W.Int(commands.BoolInt(ok))
 }
 
 // cmdLoaderList replies with an array of one map per loader (a flat array
 // of names and values in RESP2). Headers are listed by name only: their
 // values are secrets.
-func cmdLoaderList(c *Conn, _ [][]byte) {
-	infos := c.srv.opts.Loaders.List()
-	c.w.Array(len(infos))
+func (f *family) cmdLoaderList(c *commands.Ctx, _ [][]byte) {
+	infos := f.opts.Loaders.List()
+	c.W.Array(len(infos))
 	for _, in := range infos {
-		c.w.Map(11)
-		c.w.BulkString("prefix")
-		c.w.BulkString(in.Prefix)
-		c.w.BulkString("url")
-		c.w.BulkString(in.URL)
-		c.w.BulkString("timeout_ms")
-		c.w.Int(in.Timeout.Milliseconds())
-		c.w.BulkString("batch")
-		c.w.Int(int64(in.Batch))
-		c.w.BulkString("headers")
-		c.w.Array(len(in.HeaderNames))
+		c.W.Map(11)
+		c.W.BulkString("prefix")
+		c.W.BulkString(in.Prefix)
+		c.W.BulkString("url")
+		c.W.BulkString(in.URL)
+		c.W.BulkString("timeout_ms")
+		c.W.Int(in.Timeout.Milliseconds())
+		c.W.BulkString("batch")
+		c.W.Int(int64(in.Batch))
+		c.W.BulkString("headers")
+		c.W.Array(len(in.HeaderNames))
 		for _, name := range in.HeaderNames {
-			c.w.BulkString(name)
+			c.W.BulkString(name)
 		}
-		c.w.BulkString("source")
-		c.w.BulkString(in.Source)
-		c.w.BulkString("version")
-		c.w.Int(int64(in.Version))
-		c.w.BulkString("in_flight")
-		c.w.Int(in.InFlight)
-		c.w.BulkString("fills")
-		c.w.BulkString(strconv.FormatUint(in.Fills, 10))
-		c.w.BulkString("failures")
-		c.w.BulkString(strconv.FormatUint(in.Failures, 10))
-		c.w.BulkString("batches")
-		c.w.BulkString(strconv.FormatUint(in.Batches, 10))
+		c.W.BulkString("source")
+		c.W.BulkString(in.Source)
+		c.W.BulkString("version")
+		c.W.Int(int64(in.Version))
+		c.W.BulkString("in_flight")
+		c.W.Int(in.InFlight)
+		c.W.BulkString("fills")
+		c.W.BulkString(strconv.FormatUint(in.Fills, 10))
+		c.W.BulkString("failures")
+		c.W.BulkString(strconv.FormatUint(in.Failures, 10))
+		c.W.BulkString("batches")
+		c.W.BulkString(strconv.FormatUint(in.Batches, 10))
 	}
 }
 
@@ -401,28 +378,28 @@ func cmdLoaderList(c *Conn, _ [][]byte) {
 // to its fresh and stale deadlines (-1: none), its loader, whether a
 // load is in flight (1 or 0 in both protocols, like Redis's own
 // introspection fields), and the origin's tags of its value.
-func cmdFillInfo(c *Conn, args [][]byte) {
-	in := c.srv.opts.Filler.Info(string(args[1]))
+func (f *family) cmdFillInfo(c *commands.Ctx, args [][]byte) {
+	in := f.opts.Filler.Info(string(args[1]))
 	ms := func(d time.Duration) int64 {
 		if d < 0 {
 			return -1
 		}
 		return d.Milliseconds()
 	}
-	c.w.Map(6)
-	c.w.BulkString("state")
-	c.w.BulkString(in.State)
-	c.w.BulkString("fresh_ms")
-	c.w.Int(ms(in.FreshIn))
-	c.w.BulkString("stale_ms")
-	c.w.Int(ms(in.StaleIn))
-	c.w.BulkString("loader")
-	c.w.BulkString(in.Loader)
-	c.w.BulkString("in_flight")
-	c.w.Int(commands.BoolInt(in.InFlight))
-	c.w.BulkString("tags")
-	c.w.Array(len(in.Tags))
+	c.W.Map(6)
+	c.W.BulkString("state")
+	c.W.BulkString(in.State)
+	c.W.BulkString("fresh_ms")
+	c.W.Int(ms(in.FreshIn))
+	c.W.BulkString("stale_ms")
+	c.W.Int(ms(in.StaleIn))
+	c.W.BulkString("loader")
+	c.W.BulkString(in.Loader)
+	c.W.BulkString("in_flight")
+	c.W.Int(commands.BoolInt(in.InFlight))
+	c.W.BulkString("tags")
+	c.W.Array(len(in.Tags))
 	for _, t := range in.Tags {
-		c.w.BulkString(t)
+		c.W.BulkString(t)
 	}
 }

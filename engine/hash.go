@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/binary"
 	"hash/maphash"
+
+	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // A hash is held in one of two forms:
@@ -455,13 +457,14 @@ var hashScanSeed = maphash.MakeSeed()
 const hashScanBuckets = 64
 
 // HScan returns part of key's hash (field, value, field, value...) for the
-// cursor, and the next cursor, 0 when done, as HSCAN does. A hash held in
+// cursor, the fields f keeps, and the next cursor, 0 when done, as HSCAN
+// does. A hash held in
 // its record is returned whole, as Redis returns a listpack. A heap-held
 // hash is walked by ranges of a hash of its fields (the cursor is where the
 // next range starts), so a field present for the whole scan is returned at
 // least once however the hash changes between calls; count sets the size
 // of the ranges, so that a call returns about count fields.
-func (s *Store) HScan(key []byte, cursor uint64, count int) (next uint64, flat [][]byte, err error) {
+func (s *Store) HScan(key []byte, cursor uint64, f ScanFilter, count int) (next uint64, flat [][]byte, err error) {
 	_, err = s.readColl(key, TypeHash, func(c collection) {
 		h, ok := c.obj.(*hashTable)
 		if !ok {
@@ -486,5 +489,21 @@ func (s *Store) HScan(key []byte, cursor uint64, count int) (next uint64, flat [
 			next = end
 		}
 	})
-	return next, flat, err
+	return next, filterFields(f, flat), err
+}
+
+// filterFields keeps the field-value pairs of flat whose fields f keeps,
+// in place.
+func filterFields(f ScanFilter, flat [][]byte) [][]byte {
+	if glob.MatchesAll(f.Pattern) {
+		return flat
+	}
+	match := f.matcher()
+	out := flat[:0]
+	for i := 0; i+1 < len(flat); i += 2 {
+		if match(string(flat[i])) {
+			out = append(out, flat[i], flat[i+1])
+		}
+	}
+	return out
 }

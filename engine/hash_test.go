@@ -150,7 +150,7 @@ func TestHashScanHeapCoversEveryField(t *testing.T) {
 	seen := map[string]bool{}
 	cursor, calls := uint64(0), 0
 	for {
-		next, flat, err := s.HScan([]byte("h"), cursor, 10)
+		next, flat, err := s.HScan([]byte("h"), cursor, ScanFilter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

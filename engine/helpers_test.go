@@ -190,7 +190,7 @@ func fullScan(t testing.TB, s *Store, pattern []byte, count int) []string {
 		if calls > 1_000_000 {
 			t.Fatalf("scan with count %d did not finish", count)
 		}
-		next, keys := s.Scan(cursor, pattern, count)
+		next, keys := s.Scan(cursor, ScanFilter{Pattern: pattern}, count)
 		if count > 0 && len(keys) > count {
 			t.Fatalf("Scan(%#x, count %d) returned %d keys", cursor, count, len(keys))
 		}

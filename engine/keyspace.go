@@ -76,19 +76,49 @@ func (s *Store) Keys(pattern []byte) []string {
 	return keys
 }
 
-// Scan returns up to about count live keys matching pattern, starting at
+// ScanFilter selects which of the names a scan visits it returns, as the
+// MATCH and TYPE options of SCAN, HSCAN, SSCAN and ZSCAN do: those that
+// match Pattern (nil: every one) and, for SCAN with OfType, the keys that
+// hold Type. It is the one such filter; each scan counts what it visits
+// towards COUNT whether or not the filter keeps it, as Redis does.
+type ScanFilter struct {
+	Pattern []byte
+	Type    Type
+	OfType  bool
+}
+
+// matcher is f's test of a name, with the pattern's match-all case
+// decided once.
+func (f ScanFilter) matcher() func(name string) bool {
+	if glob.MatchesAll(f.Pattern) {
+		return func(string) bool { return true }
+	}
+	return func(name string) bool { return glob.Match(f.Pattern, name) }
+}
+
+// filterNames keeps the items whose names f keeps, in place (the MATCH of
+// HSCAN, SSCAN and ZSCAN, applied to what a step visited).
+func filterNames[T any](f ScanFilter, items []T, name func(T) []byte) []T {
+	if glob.MatchesAll(f.Pattern) {
+		return items
+	}
+	match := f.matcher()
+	return slices.DeleteFunc(items, func(it T) bool { return !match(string(name(it))) })
+}
+
+// Scan returns up to about count live keys that f keeps, starting at
 // cursor, and the cursor to continue from; 0 means the scan is complete.
 //
 // The cursor is a position in the 64-bit hash space of keys, which shards
 // partition in order: a call returns keys in hash order from the cursor on, so
 // every key live for a whole scan is returned exactly once whatever is written
 // meanwhile. Keys with equal hashes are never split across calls.
-func (s *Store) Scan(cursor uint64, pattern []byte, count int) (uint64, []string) {
+func (s *Store) Scan(cursor uint64, f ScanFilter, count int) (uint64, []string) {
 	if count <= 0 {
 		count = 10
 	}
 	now := s.now()
-	all := glob.MatchesAll(pattern)
+	match := f.matcher()
 	type hashed struct {
 		h   uint64
 		key string
@@ -103,8 +133,8 @@ func (s *Store) Scan(cursor uint64, pattern []byte, count int) (uint64, []string
 			rec := parseRecord(s.arena.Block(loc))
 			if h := s.hash(rec.key); h >= cursor {
 				k := string(rec.key)
-				live := !rec.expiredAt(now)
-				cands = append(cands, hashed{h, k, live && (all || glob.Match(pattern, k))})
+				keep := !rec.expiredAt(now) && (!f.OfType || rec.typ() == f.Type) && match(k)
+				cands = append(cands, hashed{h, k, keep})
 			}
 			return true
 		})

@@ -44,7 +44,7 @@ func TestScanReturnsEveryKeyOnce(t *testing.T) {
 
 func TestScanEmptyStore(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 1 << 20})
-	cursor, keys := s.Scan(0, nil, 10)
+	cursor, keys := s.Scan(0, ScanFilter{}, 10)
 	if cursor != 0 || len(keys) != 0 {
 		t.Errorf("Scan of an empty store = %d, %q", cursor, keys)
 	}
@@ -59,11 +59,11 @@ func TestScanCountBatches(t *testing.T) {
 	// them at once and not one shard at a time.
 	s := newStore(t, Options{MaxMemory: 64 << 20})
 	fillKeys(t, s, "key:%d", 5000)
-	cursor, keys := s.Scan(0, nil, 100)
+	cursor, keys := s.Scan(0, ScanFilter{}, 100)
 	if cursor == 0 || len(keys) != 100 {
 		t.Errorf("first Scan(count 100) = cursor %#x, %d keys; want 100 keys and more to come", cursor, len(keys))
 	}
-	cursor, keys = s.Scan(0, nil, 0)
+	cursor, keys = s.Scan(0, ScanFilter{}, 0)
 	if cursor == 0 || len(keys) != 10 {
 		t.Errorf("first Scan(count 0) = cursor %#x, %d keys; want the default of 10", cursor, len(keys))
 	}
@@ -194,7 +194,7 @@ func TestScanWithConcurrentWriters(t *testing.T) {
 			var all []string
 			cursor := uint64(0)
 			for {
-				next, keys := s.Scan(cursor, nil, count)
+				next, keys := s.Scan(cursor, ScanFilter{}, count)
 				all = append(all, keys...)
 				if next == 0 {
 					break
@@ -243,7 +243,7 @@ func TestScanResumesFromAnyCursor(t *testing.T) {
 		var got []string
 		c := cursor
 		for {
-			next, keys := s.Scan(c, nil, 33)
+			next, keys := s.Scan(c, ScanFilter{}, 33)
 			got = append(got, keys...)
 			if next == 0 {
 				break
@@ -450,4 +450,40 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	testwait.For(t, "the stores' goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
+}
+
+// TestScanFilterType: SCAN's TYPE keeps the keys of that type, which the
+// filter decides as it visits them, beside MATCH.
+func TestScanFilterType(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	strings := fillKeys(t, s, "s:%d", 300)
+	hashes := map[string]bool{}
+	for i := range 300 {
+		k := fmt.Sprintf("h:%d", i)
+		hset(t, s, k, "f", "v")
+		hashes[k] = true
+	}
+	scan := func(f ScanFilter) []string {
+		var got []string
+		for cursor := uint64(0); ; {
+			next, keys := s.Scan(cursor, f, 10)
+			got = append(got, keys...)
+			if next == 0 {
+				return got
+			}
+			cursor = next
+		}
+	}
+	if diff := sameSet(scan(ScanFilter{Type: TypeHash, OfType: true}), hashes); diff != "" {
+		t.Errorf("TYPE hash: %s", diff)
+	}
+	if diff := sameSet(scan(ScanFilter{Type: TypeString, OfType: true}), strings); diff != "" {
+		t.Errorf("TYPE string: %s", diff)
+	}
+	if diff := sameSet(scan(ScanFilter{Pattern: []byte("h:1?"), Type: TypeHash, OfType: true}), setOf("h:10", "h:11", "h:12", "h:13", "h:14", "h:15", "h:16", "h:17", "h:18", "h:19")); diff != "" {
+		t.Errorf("MATCH h:1? TYPE hash: %s", diff)
+	}
+	if got := scan(ScanFilter{Pattern: []byte("s:*"), Type: TypeHash, OfType: true}); len(got) != 0 {
+		t.Errorf("MATCH s:* TYPE hash: %q, want none", got)
+	}
 }

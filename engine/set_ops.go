@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-
-	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // The operations of the set commands. Each is atomic under its keys'
@@ -352,7 +350,7 @@ func (s *Store) setOpLocked(op SetOp, keys [][]byte, limit int) ([][]byte, error
 // members' hashes, so that every member present for a whole iteration is
 // returned at least once however the set changes meanwhile, about count
 // members a step.
-func (s *Store) SScan(key []byte, cursor uint64, pattern []byte, count int) (next uint64, members [][]byte, err error) {
+func (s *Store) SScan(key []byte, cursor uint64, f ScanFilter, count int) (next uint64, members [][]byte, err error) {
 	_, err = s.readColl(key, TypeSet, func(c collection) {
 		v := viewSet(c)
 		if v.obj == nil {
@@ -365,10 +363,7 @@ func (s *Store) SScan(key []byte, cursor uint64, pattern []byte, count int) (nex
 			members = append(members, []byte(m))
 		}
 	})
-	if !glob.MatchesAll(pattern) {
-		members = slices.DeleteFunc(members, func(m []byte) bool { return !glob.Match(pattern, string(m)) })
-	}
-	return next, members, err
+	return next, filterNames(f, members, func(m []byte) []byte { return m }), err
 }
 
 // hashOrderStep is one step of a walk of a heap collection's members in

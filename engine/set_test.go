@@ -309,7 +309,7 @@ func TestSetScanReturnsEveryStayingMember(t *testing.T) {
 	var cursor uint64
 	steps := 0
 	for {
-		next, members, err := s.SScan([]byte("k"), cursor, nil, 10)
+		next, members, err := s.SScan([]byte("k"), cursor, ScanFilter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestSetScanReturnsEveryStayingMember(t *testing.T) {
 	if steps < 50 {
 		t.Fatalf("a scan of 1000 members with COUNT 10 took %d steps", steps)
 	}
-	_, members, _ := s.SScan([]byte("k"), 0, []byte("99?"), 5000)
+	_, members, _ := s.SScan([]byte("k"), 0, ScanFilter{Pattern: []byte("99?")}, 5000)
 	if got := sortedStrs(members); !slices.Equal(got, numbers(990, 10)) {
 		t.Fatalf("MATCH 99?: %q", got)
 	}

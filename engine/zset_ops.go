@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/stampedeless/stampedeless/internal/glob"
 )
 
 // The operations of the sorted-set commands, under Redis's names. Each is
@@ -406,7 +404,7 @@ func (s *Store) ZRandMember(key []byte, count int64) (out []ScoreMember, err err
 // ZScan is one step of ZSCAN over the sorted set at key from cursor, as
 // SScan walks a set: a listpack comes whole in one step; a heap set is
 // walked in the order of its members' hashes, about count a step.
-func (s *Store) ZScan(key []byte, cursor uint64, pattern []byte, count int) (next uint64, out []ScoreMember, err error) {
+func (s *Store) ZScan(key []byte, cursor uint64, f ScanFilter, count int) (next uint64, out []ScoreMember, err error) {
 	_, err = s.readColl(key, TypeZSet, func(c collection) {
 		v := viewZSet(c)
 		if v.obj == nil {
@@ -419,10 +417,7 @@ func (s *Store) ZScan(key []byte, cursor uint64, pattern []byte, count int) (nex
 			out = append(out, ScoreMember{Member: []byte(m), Score: v.obj.scores[m]})
 		}
 	})
-	if !glob.MatchesAll(pattern) {
-		out = slices.DeleteFunc(out, func(e ScoreMember) bool { return !glob.Match(pattern, string(e.Member)) })
-	}
-	return next, out, err
+	return next, filterNames(f, out, func(e ScoreMember) []byte { return e.Member }), err
 }
 
 // ZAggregate is how ZUNION and ZINTER combine a member's scores.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
-	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -198,23 +197,14 @@ func writeHashErr(c *commands.Ctx, err error) {
 // cmdHScan implements HSCAN key cursor [MATCH pattern] [COUNT count]. As
 // Redis, the options are read only when the key holds a hash.
 func cmdHScan(c *commands.Ctx, args [][]byte) {
-	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeHash)
+	cursor, filter, count, ok := collScanArgs(c, args, engine.TypeHash)
 	if !ok {
 		return
 	}
-	next, flat, err := c.Store.HScan(args[1], cursor, count)
+	next, flat, err := c.Store.HScan(args[1], cursor, filter, count)
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
-	}
-	if pattern != nil && string(pattern) != "*" {
-		kept := flat[:0]
-		for i := 0; i < len(flat); i += 2 {
-			if glob.Match(pattern, string(flat[i])) {
-				kept = append(kept, flat[i], flat[i+1])
-			}
-		}
-		flat = kept
 	}
 	writeScanReply(c, next, flat)
 }

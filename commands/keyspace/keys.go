@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,17 +135,11 @@ func cmdScan(c *commands.Ctx, args [][]byte) {
 		c.W.Error("ERR invalid cursor")
 		return
 	}
-	pattern, count, only, ok := scanOptions(c, args[2:], true)
+	filter, count, ok := scanOptions(c, args[2:], true)
 	if !ok {
 		return
 	}
-	next, keys := c.Store.Scan(cursor, pattern, count)
-	if only != nil {
-		keys = slices.DeleteFunc(keys, func(k string) bool {
-			t, found := c.Store.TypeOf([]byte(k))
-			return !found || t != *only
-		})
-	}
+	next, keys := c.Store.Scan(cursor, filter, count)
 	c.W.Array(2)
 	c.W.BulkString(strconv.FormatUint(next, 10))
 	c.W.Array(len(keys))
@@ -157,22 +150,23 @@ func cmdScan(c *commands.Ctx, args [][]byte) {
 
 // scanOptions parses the options of SCAN (withType) and of SSCAN and the
 // like: MATCH, COUNT and, for SCAN alone, TYPE, as Redis's
-// scanGenericCommand does. It writes the error itself.
-func scanOptions(c *commands.Ctx, opts [][]byte, withType bool) (pattern []byte, count int, only *engine.Type, ok bool) {
+// scanGenericCommand does, into the store's one filter of scans. It writes
+// the error itself.
+func scanOptions(c *commands.Ctx, opts [][]byte, withType bool) (filter engine.ScanFilter, count int, ok bool) {
 	count = 10
 	for i := 0; i < len(opts); i += 2 {
 		if i+1 >= len(opts) {
 			c.W.Error(commands.ErrSyntax)
-			return nil, 0, nil, false
+			return filter, 0, false
 		}
 		opt, val := opts[i], opts[i+1]
 		switch {
 		case resp.EqualFold(opt, "match"):
-			pattern = val
+			filter.Pattern = val
 		case resp.EqualFold(opt, "count"):
 			n, ok := commands.CountArg(c.W, val, 1)
 			if !ok {
-				return nil, 0, nil, false
+				return filter, 0, false
 			}
 			count = int(min(n, 1<<20))
 		case withType && resp.EqualFold(opt, "type"):
@@ -181,13 +175,13 @@ func scanOptions(c *commands.Ctx, opts [][]byte, withType bool) (pattern []byte,
 			if !known {
 				t = math.MaxUint8
 			}
-			only = &t
+			filter.Type, filter.OfType = t, true
 		default:
 			c.W.Error(commands.ErrSyntax)
-			return nil, 0, nil, false
+			return filter, 0, false
 		}
 	}
-	return pattern, count, only, true
+	return filter, count, true
 }
 
 func cmdRandomKey(c *commands.Ctx, _ [][]byte) {

@@ -203,11 +203,11 @@ func cmdSInterCard(c *commands.Ctx, args [][]byte) {
 // in Redis, a missing key answers an empty scan and another type
 // -WRONGTYPE before the options are looked at.
 func cmdSScan(c *commands.Ctx, args [][]byte) {
-	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeSet)
+	cursor, filter, count, ok := collScanArgs(c, args, engine.TypeSet)
 	if !ok {
 		return
 	}
-	next, members, err := c.Store.SScan(args[1], cursor, pattern, count)
+	next, members, err := c.Store.SScan(args[1], cursor, filter, count)
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
@@ -219,21 +219,21 @@ func cmdSScan(c *commands.Ctx, args [][]byte) {
 // pattern] [COUNT count]) in Redis's order: the cursor, then the key,
 // which must hold t (a missing key is answered an empty scan), then the
 // options. ok is false if it replied.
-func collScanArgs(c *commands.Ctx, args [][]byte, t engine.Type) (cursor uint64, pattern []byte, count int, ok bool) {
+func collScanArgs(c *commands.Ctx, args [][]byte, t engine.Type) (cursor uint64, filter engine.ScanFilter, count int, ok bool) {
 	if cursor, ok = parseCursor(args[2]); !ok {
 		c.W.Error("ERR invalid cursor")
-		return 0, nil, 0, false
+		return 0, filter, 0, false
 	}
 	switch held, found := c.Store.TypeOf(args[1]); {
 	case !found:
 		writeScanReply(c, 0, nil)
-		return 0, nil, 0, false
+		return 0, filter, 0, false
 	case held != t:
 		c.W.Error(commands.ErrWrongType)
-		return 0, nil, 0, false
+		return 0, filter, 0, false
 	}
-	pattern, count, _, ok = scanOptions(c, args[3:], false)
-	return cursor, pattern, count, ok
+	filter, count, ok = scanOptions(c, args[3:], false)
+	return cursor, filter, count, ok
 }
 
 // writeScanReply replies a step of SSCAN and the like: the next cursor and

@@ -681,11 +681,11 @@ func cmdZRandMember(c *commands.Ctx, args [][]byte) {
 // cmdZScan implements ZSCAN key cursor [MATCH pattern] [COUNT count]:
 // members and their scores, flat, the scores as strings.
 func cmdZScan(c *commands.Ctx, args [][]byte) {
-	cursor, pattern, count, ok := collScanArgs(c, args, engine.TypeZSet)
+	cursor, filter, count, ok := collScanArgs(c, args, engine.TypeZSet)
 	if !ok {
 		return
 	}
-	next, ents, err := c.Store.ZScan(args[1], cursor, pattern, count)
+	next, ents, err := c.Store.ZScan(args[1], cursor, filter, count)
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return

@@ -108,10 +108,7 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 		return
 	}
 	if cmd.Flags&commands.OwnSection != 0 {
-		if c.ev.looped {
-			args = copyArgs(args)
-		}
-		c.whereItMayWait(func() { s.handle(c, cmd, args) })
+		c.whereItMayWaitWith(args, func(args [][]byte) { s.handle(c, cmd, args) })
 		return
 	}
 	hint := uint64(c.id)
@@ -119,10 +116,7 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 		s.handleShared(c, cmd, args, hint)
 		return
 	}
-	if c.ev.looped {
-		args = copyArgs(args)
-	}
-	c.whereItMayWait(func() {
+	c.whereItMayWaitWith(args, func(args [][]byte) {
 		if !s.gate.rlock(hint, cmd.Flags&commands.AllowBusy != 0) {
 			s.replyBusy(c, cmd)
 			return
@@ -174,6 +168,16 @@ func (c *Conn) whereItMayWait(fn func()) {
 			next()
 		}
 	}
+}
+
+// whereItMayWaitWith is whereItMayWait for an fn that needs the command's
+// arguments, which are copied when fn runs later, since the reader reuses
+// its buffers. It is the one way to finish a command off the event loop.
+func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
+	if c.ev.looped {
+		args = copyArgs(args)
+	}
+	c.whereItMayWait(func() { fn(args) })
 }
 
 // countReply counts a command by whether the reply written since before is

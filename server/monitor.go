@@ -55,11 +55,7 @@ func cmdMonitor(c *Conn, _ [][]byte) {
 		return
 	}
 	c.monitoring.Store(true)
-	if c.ev.looped {
-		c.ev.resume = c.startMonitoring
-		return
-	}
-	c.startMonitoring()
+	c.whereItMayWait(c.startMonitoring)
 }
 
 // startMonitoring starts push mode, queues +OK in it and only then joins

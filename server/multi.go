@@ -178,7 +178,7 @@ func cmdExec(c *Conn, _ [][]byte) {
 		// a script, which may run long: the transaction then runs on the
 		// connection's goroutine.
 		if hasScript(tx.queue) || !s.gate.tryLock() {
-			c.ev.resume = func() { cmdExec(c, nil) }
+			c.whereItMayWait(func() { cmdExec(c, nil) })
 			return
 		}
 		locked = true

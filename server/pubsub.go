@@ -125,14 +125,11 @@ func (p *pubsub) remove(c *Conn, kind subKind, name string) {
 // enters push mode, on a goroutine of its own: on the event loop it is
 // handed to one first, which subscribes.
 func (c *Conn) subscribe(kind subKind, names [][]byte) {
-	if c.ev.looped {
-		kept := make([][]byte, len(names))
-		for i, n := range names {
-			kept[i] = slices.Clone(n)
-		}
-		c.ev.resume = func() { c.subscribe(kind, kept) }
-		return
-	}
+	c.whereItMayWaitWith(names, func(names [][]byte) { c.subscribeHere(kind, names) })
+}
+
+// subscribeHere is subscribe on the connection's goroutine.
+func (c *Conn) subscribeHere(kind subKind, names [][]byte) {
 	c.startPushing()
 	p := &c.srv.pubsub
 	p.mu.Lock()

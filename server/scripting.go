@@ -141,12 +141,9 @@ func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 		run(args)
 		return
 	}
-	if c.ev.looped {
-		args = copyArgs(args)
-	}
 	// With --redis, dispatch has faulted the declared KEYS in already
 	// (runShared), as it does for any Redis command's keys.
-	c.whereItMayWait(func() {
+	c.whereItMayWaitWith(args, func(args [][]byte) {
 		ctx := context.Background()
 		if !s.gate.lock() {
 			s.replyBusy(c, c.lastCommand.Load())
@@ -262,10 +259,7 @@ func cmdFunction(c *Conn, args [][]byte) {
 		answer(args)
 		return
 	}
-	if c.ev.looped {
-		args = copyArgs(args)
-	}
-	c.whereItMayWait(func() { answer(args) })
+	c.whereItMayWaitWith(args, answer)
 }
 
 // scriptWrite is a write command a script ran, for the shared tier.

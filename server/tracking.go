@@ -625,14 +625,10 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 			c.w.Error(errText)
 			return
 		}
-		if c.ev.looped {
-			// Push mode starts on the goroutine the loop hands c to, before
-			// c's next command; the reply is written now, which keeps a
-			// CLIENT TRACKING inside EXEC in its place.
-			c.ev.resume = c.startPushing
-		} else {
-			c.startPushing()
-		}
+		// On the event loop push mode starts on the goroutine the loop
+		// hands c to, before c's next command; the reply is written now,
+		// which keeps a CLIENT TRACKING inside EXEC in its place.
+		c.whereItMayWait(c.startPushing)
 		c.srv.tracking.enable(c, o)
 		c.w.OK()
 	case resp.EqualFold(args[2], "off"):

@@ -20,6 +20,7 @@ import (
 const (
 	redisName = "redis-server"
 	stampName = "stampedeless"
+	baseName  = "baseline"    // -baseline: another stampedeless build
 	floorName = "floor"       // bench/floor: a minimal Go server, a goroutine per connection
 	epollName = "floor-epoll" // bench/floor -loop epoll: the same on one event-loop thread
 )
@@ -45,13 +46,24 @@ func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
 
 // startStampedelessWith starts a fresh stampedeless with --max-memory maxMem.
 func (h *harness) startStampedelessWith(ctx context.Context, maxMem string) (*server, error) {
-	return h.startServer(ctx, stampName, func(port int) (string, []string) {
+	return h.startBuild(ctx, stampName, h.bin, maxMem)
+}
+
+// startBaseline starts the -baseline build as startStampedeless starts
+// the one just built.
+func (h *harness) startBaseline(ctx context.Context) (*server, error) {
+	return h.startBuild(ctx, baseName, h.opts.baseline, h.opts.maxMem)
+}
+
+// startBuild starts the stampedeless binary bin under name.
+func (h *harness) startBuild(ctx context.Context, name, bin, maxMem string) (*server, error) {
+	return h.startServer(ctx, name, func(port int) (string, []string) {
 		args := []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 			"--metrics-addr", "", "--max-memory", maxMem, "--log-level", "warn"}
 		if h.opts.loop {
 			args = append(args, "--event-loop")
 		}
-		return h.bin, args
+		return bin, args
 	})
 }
 
@@ -70,6 +82,9 @@ func (h *harness) startFloor(name, loop string) func(context.Context) (*server, 
 // floor does.
 func (h *harness) starters(memory bool) []func(context.Context) (*server, error) {
 	s := []func(context.Context) (*server, error){func(ctx context.Context) (*server, error) { return h.startRedis(ctx) }, h.startStampedeless}
+	if h.opts.baseline != "" && !memory {
+		s = append(s, h.startBaseline)
+	}
 	if h.floorBin != "" {
 		s = append(s, h.startFloor(floorName, "goroutines"))
 		if !memory && runtime.GOOS == "linux" {

@@ -175,6 +175,9 @@ speed:
 		}
 	}
 	h.printSpeed(cfgs, tests, results)
+	if h.opts.baseline != "" {
+		h.printBaseline(cfgs, tests, results)
+	}
 	if h.floorBin != "" {
 		h.printFloor(cfgs, tests, results)
 	}
@@ -362,6 +365,29 @@ func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sa
 			fmt.Fprintf(h.out, "| %s | %d | %s | %s | %s | %s | ≥ %.1f | %s | %s | %s |\n",
 				t, c.pipeline, c.keyspace(), fmtRPS(rRPS, len(rs)), fmtRPS(sRPS, len(ss)), rpsRatio, target,
 				fmtMS(rP99, len(rs)), fmtMS(sP99, len(ss)), p99Ratio)
+		}
+	}
+}
+
+// printBaseline compares the build just made with the -baseline build,
+// measured in the same rounds.
+func (h *harness) printBaseline(cfgs []config, tests []string, results map[key][]sample) {
+	fmt.Fprintf(h.out, "\n#### Against the baseline build\n\n`%s` (-baseline) in the same rounds, with the same flags.\n\n", h.opts.baseline)
+	fmt.Fprintln(h.out, "| test | -P | keys | baseline rps | stampedeless rps | stampedeless/baseline rps | baseline p99 ms | stampedeless p99 ms |")
+	fmt.Fprintln(h.out, "|---|---:|---|---:|---:|---:|---:|---:|")
+	rps := func(s sample) float64 { return s.rps }
+	p99 := func(s sample) float64 { return s.p99 }
+	for _, c := range cfgs {
+		for _, t := range tests {
+			t = strings.ToUpper(t)
+			bs, ss := results[key{baseName, t, c}], results[key{stampName, t, c}]
+			bRPS, sRPS := median(field(bs, rps)), median(field(ss, rps))
+			ratio := "n/a"
+			if bRPS > 0 && sRPS > 0 {
+				ratio = fmt.Sprintf("%.2f", sRPS/bRPS)
+			}
+			fmt.Fprintf(h.out, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", t, c.pipeline, c.keyspace(),
+				fmtRPS(bRPS, len(bs)), fmtRPS(sRPS, len(ss)), ratio, fmtMS(median(field(bs, p99)), len(bs)), fmtMS(median(field(ss, p99)), len(ss)))
 		}
 	}
 }

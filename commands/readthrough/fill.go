@@ -217,10 +217,9 @@ func writeFillError(c *commands.Ctx, key string, err error) bool {
 		c.W.Error("TIMEOUT gave up waiting for the load after " + te.After.String())
 	case errors.As(err, &lost):
 		c.W.Error("LEASELOST " + lost.Reason)
-	case errors.Is(err, engine.ErrTooLarge):
-		c.W.Error(commands.ErrOOM)
-	case errors.Is(err, engine.ErrWrongType):
-		c.W.Error(commands.ErrWrongType)
+	case errors.Is(err, engine.ErrTooLarge), errors.Is(err, engine.ErrWrongType):
+		// The store's own errors answer as every command answers them.
+		commands.WriteError(c.W, err)
 	case errors.As(err, &cooling) && errors.As(err, &oe):
 		c.W.Error("LOADERR " + loaderLabel(oe.Loader) + "cooling down for " + roughly(cooling.Left) + " after: " + oe.Reason)
 	case errors.As(err, &oe):

@@ -74,3 +74,7 @@ func BenchmarkDispatchGetSlowlog(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDispatchGetFill is GETFILL of keys present in the store (a hit,
+// which needs no loader), the read-through family's hot path beside GET's.
+func BenchmarkDispatchGetFill(b *testing.B) { benchmarkDispatch(b, "GETFILL", "60", "30") }

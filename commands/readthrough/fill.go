@@ -31,28 +31,10 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
-	ok = eachOption(c, args[4:], func(name, value []byte) (known, ok bool) {
-		switch {
-		case resp.EqualFold(name, "timeout"):
-			req.Timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
-			return true, ok
-		case resp.EqualFold(name, "early"):
-			beta, err := strconv.ParseFloat(string(value), 64)
-			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
-			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
-				c.W.Error("ERR invalid EARLY in 'getfill' command")
-				return true, false
-			}
-			req.Early = beta
-			if beta == 0 {
-				req.Early = -1 // EARLY 0: off for this read, whatever --early-refresh says
-			}
-			return true, true
+	if len(args) > 4 {
+		if req.Timeout, req.Early, ok = getFillOptions(c, args[4:]); !ok {
+			return
 		}
-		return false, false
-	})
-	if !ok {
-		return
 	}
 	// Inside EXEC nothing may wait: the answer is the store's, or
 	// -TIMEOUT while the load starts (TIMEOUT 0).
@@ -70,6 +52,35 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 		ans, err := pending.Wait(ctx)
 		return func() { writeFillAnswer(c, req.Key, ans, err) }
 	})
+}
+
+// getFillOptions parses GETFILL's options TIMEOUT (-1 when not given) and
+// EARLY, or answers the error. It is apart from cmdGetFill, and returns
+// values, so that a GETFILL without options makes neither the closure nor
+// a request on the heap.
+func getFillOptions(c *commands.Ctx, opts [][]byte) (timeout time.Duration, early float64, ok bool) {
+	timeout = -1
+	ok = eachOption(c, opts, func(name, value []byte) (known, ok bool) {
+		switch {
+		case resp.EqualFold(name, "timeout"):
+			timeout, ok = parseMillis(c, value, "TIMEOUT", "getfill")
+			return true, ok
+		case resp.EqualFold(name, "early"):
+			beta, err := strconv.ParseFloat(string(value), 64)
+			// !(beta >= 0) also refuses NaN, as Redis refuses it for a float.
+			if err != nil || !(beta >= 0) || math.IsInf(beta, 0) {
+				c.W.Error("ERR invalid EARLY in 'getfill' command")
+				return true, false
+			}
+			early = beta
+			if beta == 0 {
+				early = -1 // EARLY 0: off for this read, whatever --early-refresh says
+			}
+			return true, true
+		}
+		return false, false
+	})
+	return timeout, early, ok
 }
 
 // cmdMGetFill implements MGETFILL ttl grace [TIMEOUT ms] key [key ...]:
@@ -204,13 +215,22 @@ func writeFillAnswer(c *commands.Ctx, key string, ans swr.Answer, err error) {
 // writeFillError writes the reply of a read-through error, if err is one,
 // and reports whether it did.
 func writeFillError(c *commands.Ctx, key string, err error) bool {
+	if err == nil {
+		return false
+	}
+	writeFillErrorReply(c, key, err)
+	return true
+}
+
+// writeFillErrorReply writes the reply of read-through error err. It is a
+// function of its own so that a hit (no error) never makes the targets of
+// errors.As, which escape to the heap.
+func writeFillErrorReply(c *commands.Ctx, key string, err error) {
 	var oe *loader.OriginError
 	var te *swr.TimeoutError
 	var lost *swr.LeaseLostError
 	var cooling *swr.CooldownError
 	switch {
-	case err == nil:
-		return false
 	case errors.Is(err, swr.ErrNoLoader):
 		c.W.Error("NOLOADER no loader registered for key '" + string(commands.Truncate([]byte(key), 128)) + "'")
 	case errors.As(err, &te):
@@ -227,7 +247,6 @@ func writeFillError(c *commands.Ctx, key string, err error) bool {
 	default:
 		c.W.Error("LOADERR " + err.Error())
 	}
-	return true
 }
 
 // loaderLabel is how a -LOADERR reply names a loader: its prefix and a

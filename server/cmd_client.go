@@ -2,13 +2,15 @@ package server
 
 import (
 	"net"
+	"strings"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
-// Connection state commands: RESET, CLIENT KILL, NO-EVICT and NO-TOUCH,
-// WAIT.
+// CLIENT's subcommands (but TRACKING, CACHING, GETREDIR and TRACKINGINFO,
+// which are tracking's, in tracking.go), and RESET and WAIT, which change
+// or read a connection's state.
 
 // resetState returns the connection to the state of a new one, as RESET
 // does (Redis's clearClientConnectionState): RESP2, database 0, the
@@ -333,4 +335,152 @@ func (c *Conn) gateReplyAfter(mark int) {
 		return
 	}
 	c.gateReply(mark)
+}
+
+func cmdClientSetName(c *Conn, args [][]byte) {
+	if !validClientName(args[2]) {
+		c.w.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+		return
+	}
+	c.mu.Lock()
+	c.name = string(args[2])
+	c.mu.Unlock()
+	c.w.OK()
+}
+
+func cmdClientGetName(c *Conn, _ [][]byte) {
+	c.mu.Lock()
+	name := c.name
+	c.mu.Unlock()
+	if name == "" {
+		c.w.Null()
+	} else {
+		c.w.BulkString(name)
+	}
+}
+
+func cmdClientID(c *Conn, _ [][]byte) { c.w.Int(c.id) }
+
+// cmdClientInfo replies with the connection's CLIENT LIST line, a verbatim
+// string in RESP3 as in Redis.
+func cmdClientInfo(c *Conn, args [][]byte) { c.w.Verbatim("txt", c.info(c, args)+"\n") }
+
+func cmdClientHelp(c *Conn, _ [][]byte) {
+	commands.WriteHelp(c.w, "CLIENT",
+		"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+		"    * USER <username>", "      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+		"LIST [options ...]", "    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO", "    Report tracking status for the current connection.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.")
+}
+
+// cmdClientSetInfo implements CLIENT SETINFO LIB-NAME|LIB-VER value, which
+// checks the attribute before the value and names it as given.
+func cmdClientSetInfo(c *Conn, args [][]byte) {
+	attr, value := args[2], args[3]
+	var dst *string
+	switch {
+	case resp.EqualFold(attr, "lib-name"):
+		dst = &c.libName
+	case resp.EqualFold(attr, "lib-ver"):
+		dst = &c.libVer
+	default:
+		c.w.Error("ERR Unrecognized option '" + string(attr) + "'")
+		return
+	}
+	if !validClientName(value) {
+		c.w.Error("ERR " + string(attr) + " cannot contain spaces, newlines or special characters.")
+		return
+	}
+	c.mu.Lock()
+	*dst = string(value)
+	c.mu.Unlock()
+	c.w.OK()
+}
+
+// cmdClientList implements CLIENT LIST [TYPE normal|master|replica|pubsub]
+// and CLIENT LIST ID id [id ...], one or the other as in Redis 7.0. Ids are
+// listed in the order given, each time given; unknown ones are skipped. The
+// lines are a verbatim string in RESP3.
+func cmdClientList(c *Conn, args [][]byte) {
+	var b strings.Builder
+	switch {
+	case len(args) == 2:
+		writeClientInfos(&b, c, args, c.srv.clients())
+	case len(args) == 4 && resp.EqualFold(args[2], "type"):
+		kind, ok := parseClientType(args[3])
+		if !ok {
+			c.w.Error("ERR Unknown client type '" + string(args[3]) + "'")
+			return
+		}
+		var conns []*Conn
+		for _, other := range c.srv.clients() {
+			if other.kind() == kind {
+				conns = append(conns, other)
+			}
+		}
+		writeClientInfos(&b, c, args, conns)
+	case len(args) > 3 && resp.EqualFold(args[2], "id"):
+		byID := make(map[int64]*Conn)
+		for _, other := range c.srv.clients() {
+			byID[other.id] = other
+		}
+		for _, a := range args[3:] {
+			id, ok := resp.ParseInt(a)
+			if !ok {
+				c.w.Error("ERR Invalid client ID")
+				return
+			}
+			if other := byID[id]; other != nil {
+				writeClientInfos(&b, c, args, []*Conn{other})
+			}
+		}
+	default:
+		c.w.Error(commands.ErrSyntax)
+		return
+	}
+	c.w.Verbatim("txt", b.String())
+}
+
+// cmdClientUnblock implements CLIENT UNBLOCK client-id [TIMEOUT|ERROR]:
+// 1 if that client was blocked (BLPOP and the like) and is no longer, 0
+// otherwise.
+func cmdClientUnblock(c *Conn, args [][]byte) {
+	if len(args) > 4 {
+		subcommandSyntaxError(c, args)
+		return
+	}
+	withError := false
+	if len(args) == 4 {
+		switch {
+		case resp.EqualFold(args[3], "timeout"):
+		case resp.EqualFold(args[3], "error"):
+			withError = true
+		default:
+			c.w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.w.Error(commands.ErrNotInteger)
+		return
+	}
+	c.w.Int(commands.BoolInt(c.srv.unblockClient(id, withError)))
 }

@@ -225,3 +225,19 @@ func unknownCommand(args [][]byte) string {
 	}
 	return b.String()
 }
+
+// refuse answers errText to a command refused before it could run (cmd,
+// nil if unknown). Inside MULTI the transaction can then no longer be
+// executed; an EXEC refused so ends it, and says why, as Redis does.
+func (c *Conn) refuse(cmd *command, errText string) {
+	if cmd != nil && cmd.Name == "exec" {
+		c.srv.txResults.aborted.Inc()
+		c.endTransaction()
+		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(errText, "ERR "))
+		return
+	}
+	if c.tx.active {
+		c.tx.failed = true
+	}
+	c.w.Error(errText)
+}

@@ -330,8 +330,8 @@ func (c *Conn) gateReply(mark int) {
 // gateReplyAfter is gateReply, put off while the command finishes on the
 // connection's goroutine (loopState.resume).
 func (c *Conn) gateReplyAfter(mark int) {
-	if c.ev.resume != nil {
-		c.ev.resumeGate = true
+	if c.next.run != nil {
+		c.next.gate = true
 		return
 	}
 	c.gateReply(mark)

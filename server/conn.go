@@ -32,8 +32,10 @@ type Conn struct {
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
 	remote, local net.Addr
-	// ev is the event loop's state for this connection.
+	// ev is the event loop's state for this connection; next, the rest of
+	// a command that must wait.
 	ev      loopState
+	next    continuation
 	scratch [32]byte // lower-cased command names
 	authed  bool
 	quit    bool
@@ -121,19 +123,22 @@ type loopState struct {
 	backToLoop bool
 	// looped: the event loop serves this connection now.
 	looped bool
-	// resume, set by a command that must wait, finishes that command on
-	// the connection's goroutine, outside the atomic section its handler
-	// ran in (on the event loop, once the loop has handed the connection
-	// to its goroutine); resumeCounted is the command to count once it has
-	// answered.
-	resume        func()
-	resumeCounted *command
-	// resumeCall is the command to observe once it has answered, with its
+}
+
+// continuation is the rest of a command that must wait, in either serving
+// mode: set by its handler (Conn.Await) or by dispatch (whereItMayWait),
+// run once the handler has returned and left the atomic section, on the
+// connection's goroutine (on the event loop, once the loop has handed the
+// connection to its goroutine).
+type continuation struct {
+	run func()
+	// counted is the command to count once it has answered.
+	counted *command
+	// call is the command to observe once it has answered, with its
 	// arguments copied (observe.go); nil when nothing observes commands.
-	resumeCall *resumedCall
-	// resumeGate: CLIENT REPLY applies to the command once it has
-	// answered.
-	resumeGate bool
+	call *resumedCall
+	// gate: CLIENT REPLY applies to the command once it has answered.
+	gate bool
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {
@@ -269,7 +274,7 @@ func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }
 // connection's goroutine (on the event loop, once the loop has handed it
 // the connection), watching for the client to leave (commands.Client).
 func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
-	c.ev.resume = func() {
+	c.next.run = func() {
 		// A failed write is the writer's to report later.
 		c.flush()
 		ctx, stop := c.watchDisconnect()

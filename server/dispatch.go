@@ -83,10 +83,10 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	if c.track.caching && !c.tx.active && counted.Name != "client" {
 		c.track.caching = false
 	}
-	if c.ev.resume != nil {
-		c.ev.resumeCounted = counted // counted when it has answered
+	if c.next.run != nil {
+		c.next.counted = counted // counted when it has answered
 		if ran && timer.on {
-			c.ev.resumeCall = &resumedCall{cmd: cmd, args: copyArgs(args)}
+			c.next.call = &resumedCall{cmd: cmd, args: copyArgs(args)}
 		}
 		return
 	}
@@ -152,19 +152,19 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 
 // whereItMayWait runs fn, which may wait, where the connection may wait:
 // at once on its goroutine; on the event loop, which must not wait, on the
-// goroutine the loop hands the connection to (c.ev.resume), with its
+// goroutine the loop hands the connection to (c.next.run), with its
 // arguments copied by the caller, since the reader reuses its buffers.
 func (c *Conn) whereItMayWait(fn func()) {
 	if !c.ev.looped {
 		fn()
 		return
 	}
-	c.ev.resume = func() {
+	c.next.run = func() {
 		fn()
 		// fn's command may have left a wait of its own (a GETFILL that
 		// waits for its origin): it runs now, on this goroutine.
-		if next := c.ev.resume; next != nil {
-			c.ev.resume = nil
+		if next := c.next.run; next != nil {
+			c.next.run = nil
 			next()
 		}
 	}

@@ -289,7 +289,7 @@ func (l *eventLoop) serve(c *Conn) {
 			return
 		}
 		l.srv.dispatch(c, args)
-		if c.ev.resume != nil { // a command that must wait
+		if c.next.run != nil { // a command that must wait
 			l.eject(c, nil, handoffCommand)
 			return
 		}

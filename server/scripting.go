@@ -339,10 +339,10 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	timer := sc.srv.startCall()
 	sc.handle(cmd, args)
 	sc.srv.observed(c, cmd, args, timer)
-	if c.ev.resume != nil {
+	if c.next.run != nil {
 		// A command that must wait: none may, and those that could are
 		// refused from scripts (noscript). Never left half done.
-		c.ev.resume = nil
+		c.next.run = nil
 		c.w.Swap(nil)
 		c.w.Error("ERR this command cannot run inside a script")
 	}

@@ -33,7 +33,7 @@ var errPanicked = errors.New("server: command panicked")
 
 // serveConn serves c on its own goroutine until it closes. handed is the
 // error that ended the event loop's reading of c, if it had c first; a
-// command it left to wait is in c.ev.resume.
+// command it left to wait is in c.next.run.
 func (s *Server) serveConn(c *Conn, handed error) {
 	reason := closedByClient
 	returned := false // to the event loop, which serves c from now on
@@ -71,18 +71,18 @@ func (s *Server) serveConn(c *Conn, handed error) {
 			c.closeGracefully()
 			return
 		}
-		if c.ev.resume != nil {
-			resume, counted, before := c.ev.resume, c.ev.resumeCounted, c.w.Len()
-			call := c.ev.resumeCall
-			c.ev.resume, c.ev.resumeCounted, c.ev.resumeCall = nil, nil, nil
+		if c.next.run != nil {
+			resume, counted, before := c.next.run, c.next.counted, c.w.Len()
+			call := c.next.call
+			c.next.run, c.next.counted, c.next.call = nil, nil, nil
 			timer := s.startCall()
 			resume()
 			if call != nil {
 				s.observed(c, call.cmd, call.args, timer)
 			}
 			countReply(counted, c, before)
-			if c.ev.resumeGate {
-				c.ev.resumeGate = false
+			if c.next.gate {
+				c.next.gate = false
 				c.gateReply(before)
 			}
 		}

@@ -6,7 +6,7 @@
 // and its Lease's Publish, Fail and Release, it gives swr a per-key lease
 // (SET NX PX with a random token, every later step a Lua script that checks
 // the token first), a shared tier of entries with their envelopes,
-// fleet-wide failures and cooldowns, and a fleet-wide fill budget. It gives resp, through Fault, Written and Flushed,
+// fleet-wide failures and cooldowns, and a fleet-wide fill budget. It gives the server, through Fault, Written and Flushed,
 // write-through of client writes and an invalidation channel whose messages
 // every replica acknowledges, so a write returns once the fleet dropped its
 // old copies.

@@ -30,11 +30,11 @@ type Registry struct {
 	ConnectionsAccepted prometheus.Counter
 	// ConnectionsRejected counts connections refused at --max-clients.
 	ConnectionsRejected prometheus.Counter
-	// ConnectionsClosed counts closed connections by reason (see resp's
+	// ConnectionsClosed counts closed connections by reason (see server's
 	// close reasons).
 	ConnectionsClosed *prometheus.CounterVec
 	// EventLoopHandoffs counts connections the event loop gave to a
-	// goroutine of their own, by reason (see resp's handoff reasons).
+	// goroutine of their own, by reason (see server's handoff reasons).
 	EventLoopHandoffs *prometheus.CounterVec
 	// EventLoopReturns counts connections given back to the event loop by
 	// their goroutine once idle.

@@ -11,6 +11,6 @@
 // the key's one flight to the origin (loader.Group), which asks the Fleet
 // first in --redis mode (cluster implements it). It remembers the origin's
 // recent "no such key" answers and, through loader.Cooldown, its failures.
-// resp's GETFILL and FILL.INFO call it; its clock is Options.Now, the one
-// the store runs on.
+// commands/readthrough's GETFILL and FILL.INFO call it; its clock is
+// Options.Now, the one the store runs on.
 package swr

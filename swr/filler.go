@@ -20,7 +20,8 @@ const (
 	DefaultTTLJitter              = 0.1
 )
 
-// Errors of Get; resp/ turns them into -NOLOADER, -TIMEOUT and -LOADERR.
+// Errors of Start and Get; commands/readthrough turns them into -NOLOADER,
+// -TIMEOUT and -LOADERR.
 var (
 	// ErrNoLoader: no loader is registered for the key.
 	ErrNoLoader = errors.New("swr: no loader registered for the key")

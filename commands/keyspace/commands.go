@@ -318,7 +318,7 @@ func Commands() []*commands.Spec {
 			{Name: "object|refcount", Arity: 3, Flags: commands.Readonly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdObjectRefCount},
 		},
 			Group: "generic", Summary: "Introspects a key's value: ENCODING, REFCOUNT, FREQ, IDLETIME.", Usage: "subcommand key", Since: "2.2.3"},
-		{Name: "sort", Arity: -2, Flags: commands.Write | commands.DenyOOM | commands.MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSort, KeysOf: sortKeys, Access: commands.KeysCopy,
+		{Name: "sort", Arity: -2, Flags: commands.Write | commands.DenyOOM | commands.MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSort, KeysOf: sortKeys, KeysWritten: sortStoreKey, Access: commands.KeysCopy,
 			ACL: acl.Set | acl.SortedSet | acl.List | acl.Dangerous, ACLNoGroup: true,
 			Group: "generic", Summary: "Sort the elements in a list, set or sorted set", Usage: "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA] [STORE destination]", Since: "1.0.0"},
 		{Name: "sort_ro", Arity: -2, Flags: commands.Readonly | commands.MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSortRO, KeysOf: sortROKeys,

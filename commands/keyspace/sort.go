@@ -110,6 +110,15 @@ func sortKeys(args [][]byte) [][]byte {
 	return keys
 }
 
+// sortStoreKey finds the key a SORT changes: the destination of its last
+// STORE, if any.
+func sortStoreKey(args [][]byte) [][]byte {
+	if keys := sortKeys(args); len(keys) > 1 {
+		return keys[1:]
+	}
+	return nil
+}
+
 // sortROKeys finds SORT_RO's one key.
 func sortROKeys(args [][]byte) [][]byte {
 	if len(args) < 2 {

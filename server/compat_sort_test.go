@@ -165,3 +165,18 @@ func TestCompatSort(t *testing.T) {
 		}
 	})
 }
+
+// TestCompatSortTracking compares the invalidations client-side caching
+// sends around SORT: SORT_RO, a read, tracks its key (and not the keys its
+// patterns read); SORT, a write to Redis, tracks nothing; STORE
+// invalidates its destination.
+func TestCompatSortTracking(t *testing.T) {
+	sc := psScript{name: "sort", conns: 2, resp3: true, steps: []psStep{
+		ps(0, "CLIENT TRACKING ON"), ps(1, "RPUSH l 2 1"), ps(1, "SET w_1 5"), ps(0, "SORT_RO l BY w_*"),
+		ps(1, "SET w_1 6"), ps(0, "PING"), ps(1, "RPUSH l 3"), psRead(0, 1),
+		ps(0, "SORT l"), ps(1, "RPUSH l 4"), ps(0, "PING"),
+		ps(0, "LRANGE d 0 -1"), ps(1, "SORT l STORE d"), psRead(0, 1),
+		ps(0, "LRANGE d 0 -1"), ps(1, "SORT nokey STORE d"), psRead(0, 1), ps(0, "PING"),
+	}}
+	runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
+}

@@ -427,6 +427,14 @@ func (p *Perms) CanAccessKey(key []byte, read, write bool) bool {
 	return false
 }
 
+// ReadsAllKeys reports whether the user may read every key: all keys, or
+// a read pattern of "*" itself (%R~*), as Redis requires before SORT's BY
+// and GET patterns read keys that no argument names. A pattern that
+// happens to match every key the keyspace holds does not count.
+func (p *Perms) ReadsAllKeys() bool {
+	return p.allKeys || slices.ContainsFunc(p.keys, func(kp keyPattern) bool { return kp.read && kp.pattern == "*" })
+}
+
 // CanWritePrefix reports whether the user may write every key that starts
 // with prefix (LOADER.REGISTER's prefix, whose keys a loader fills): it
 // may write all keys, or has a write pattern of a literal head and one

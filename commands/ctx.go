@@ -62,4 +62,12 @@ type Client interface {
 	// for a command that touches keys its arguments do not name
 	// (PURGE.TAG); nil when the user may write every key.
 	WritableKeys() func(key string) bool
+	// ReadsAllKeys reports whether the client's user may read every key,
+	// which SORT asks before its BY and GET patterns read keys its
+	// arguments do not name (Redis's check for unrestricted key access).
+	ReadsAllKeys() bool
+	// InScript reports whether the call is a script's (redis.call), whose
+	// reply must not depend on how a replica holds a value: SORT then
+	// sorts a set even BY a constant, as Redis does.
+	InScript() bool
 }

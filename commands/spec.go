@@ -66,6 +66,11 @@ type Spec struct {
 	// (EVAL's numkeys, MGETFILL's options before its keys); FirstKey is
 	// 0 then, as COMMAND INFO shows, and MovableKeys is set.
 	KeysOf func(args [][]byte) [][]byte
+	// KeysWritten, if set, finds the keys a call changes, which --redis
+	// mode writes through, where they are fewer than its keys (SORT's
+	// destination, none without STORE); unset, a write's keys are all
+	// written through.
+	KeysWritten func(args [][]byte) [][]byte
 	// Script marks the commands that run a script, which take the
 	// section exclusively themselves.
 	Script bool

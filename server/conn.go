@@ -305,3 +305,10 @@ func (c *Conn) WritableKeys() func(key string) bool {
 	}
 	return func(key string) bool { return p.CanAccessKey([]byte(key), false, true) }
 }
+
+// ReadsAllKeys reports whether c's user may read every key
+// (commands.Client).
+func (c *Conn) ReadsAllKeys() bool { return c.user.Load().Perms().ReadsAllKeys() }
+
+// InScript reports whether c is a script's (commands.Client).
+func (c *Conn) InScript() bool { return c.lua }

@@ -103,11 +103,16 @@ func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [
 }
 
 // wrote tells the shared tier what a write that succeeded changed: its
-// keys, or every key.
+// keys (those KeysWritten finds, if set: a SORT without STORE changes
+// none), or every key.
 func (s *Server) wrote(ctx context.Context, cmd *command, args [][]byte) {
 	switch {
 	case cmd.Flush:
 		s.opts.Shared.Flushed(ctx)
+	case cmd.shared() && cmd.KeysWritten != nil:
+		if keys := cmd.KeysWritten(args); len(keys) > 0 {
+			s.opts.Shared.Written(ctx, keys)
+		}
 	case cmd.shared():
 		s.opts.Shared.Written(ctx, cmd.keys(args))
 	}

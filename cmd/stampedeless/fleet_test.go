@@ -1393,6 +1393,42 @@ func TestFleetLists(t *testing.T) {
 	}
 }
 
+// TestFleetSort: SORT ... STORE on one replica of three faults its source
+// in and writes its destination through, which the others read; BY and
+// GET patterns read the replica's own copies only, as docs/commands.md
+// says, so a weight written on another replica counts once this one has
+// read it.
+func TestFleetSort(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	a.RPush(ctx, "src", "3", "1", "2")
+	a.MSet(ctx, "w_1", "30", "w_2", "20", "w_3", "10")
+	if n, err := b.Do(ctx, "SORT", "src", "STORE", "dst").Int(); err != nil || n != 3 {
+		t.Fatalf("SORT src STORE dst on B = %d, %v", n, err)
+	}
+	for _, r := range []*redis.Client{a, c} {
+		if v := r.LRange(ctx, "dst", 0, -1).Val(); fmt.Sprint(v) != "[1 2 3]" {
+			t.Fatalf("LRANGE of SORT's destination on another replica = %v", v)
+		}
+	}
+	if v := c.Do(ctx, "SORT", "src", "BY", "w_*", "GET", "w_*").Val(); fmt.Sprint(v) != "[<nil> <nil> <nil>]" {
+		t.Fatalf("SORT src BY w_* GET w_* on C, which holds no w_* = %v", v)
+	}
+	c.Get(ctx, "w_1")
+	if v := c.Do(ctx, "SORT", "src", "BY", "w_*", "GET", "#", "GET", "w_*").Val(); fmt.Sprint(v) != "[2 <nil> 3 <nil> 1 30]" {
+		t.Fatalf("SORT src BY w_* on C once it read w_1 = %v", v)
+	}
+	// An empty result deletes the destination everywhere.
+	if n, err := c.Do(ctx, "SORT", "nokey", "STORE", "dst").Int(); err != nil || n != 0 {
+		t.Fatalf("SORT nokey STORE dst on C = %d, %v", n, err)
+	}
+	if n := a.Exists(ctx, "dst").Val(); n != 0 {
+		t.Fatal("SORT's empty STORE on C is not seen on A")
+	}
+}
+
 // TestFleetFunctionsPerReplica: libraries are per replica, as
 // docs/commands.md (Scripting) says: FUNCTION LOAD on A leaves B without the function. Once B has it
 // too, FCALL runs as EVAL does with --redis: the keys it declares are

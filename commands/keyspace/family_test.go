@@ -21,7 +21,10 @@ import (
 type client struct {
 	noTouch   bool
 	inSection bool
-	blocked   [][]byte // the keys Block was last asked to wait on
+	inScript  bool
+	// restricted: the user may not read every key (SORT's BY and GET).
+	restricted bool
+	blocked    [][]byte // the keys Block was last asked to wait on
 }
 
 func (cl *client) NoTouch() bool                   { return cl.noTouch }
@@ -30,6 +33,8 @@ func (cl *client) InSection() bool                 { return cl.inSection }
 func (cl *client) Local() bool                     { return true }
 func (cl *client) Who() (string, string)           { return "default", "test" }
 func (cl *client) WritableKeys() func(string) bool { return nil }
+func (cl *client) ReadsAllKeys() bool              { return !cl.restricted }
+func (cl *client) InScript() bool                  { return cl.inScript }
 func (cl *client) Block(keys [][]byte, _ time.Duration, _ func([]byte) bool, _, _ func()) {
 	cl.blocked = keys
 }

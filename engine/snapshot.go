@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"slices"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
+)
+
 // SnapshotItem is one key as Store.Snapshot hands it out: its envelope
 // and, for a collection, its contents, every byte copied out of the store.
 type SnapshotItem struct {
@@ -29,15 +35,41 @@ type SnapshotItem struct {
 // data.
 func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 	var items []SnapshotItem
+	var locs []slab.Loc
+	bufSize := 4 << 10
 	for i := range s.shards {
 		sh := &s.shards[i]
 		now := s.now()
 		items = items[:0]
 		sh.mu.RLock()
-		s.eachLiveLocked(sh, now, func(r record) {
-			items = append(items, sh.snapshotItemLocked(&r))
+		// The records are read in the arena's order, not the index's: one
+		// pass through memory instead of a jump per key (a third of a
+		// save's time was the misses of the index's order).
+		locs = locs[:0]
+		sh.index.Range(func(_ int, loc slab.Loc) bool {
+			locs = append(locs, loc)
+			return true
 		})
+		slices.Sort(locs)
+		// A string's key and value are copied into one buffer per shard,
+		// not a slice each; fn may keep them, so it is not reused.
+		buf := make([]byte, 0, bufSize)
+		for _, loc := range locs {
+			r := parseRecord(s.arena.Block(loc))
+			switch {
+			case r.expiredAt(now):
+			case r.isString():
+				at, kl := len(buf), len(r.key)
+				buf = append(append(buf, r.key...), r.value...)
+				items = append(items, SnapshotItem{Key: buf[at : at+kl : at+kl], Envelope: Envelope{
+					Type: TypeString, Value: buf[at+kl : len(buf) : len(buf)],
+					FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}})
+			default:
+				items = append(items, sh.snapshotItemLocked(&r))
+			}
+		}
 		sh.mu.RUnlock()
+		bufSize = max(bufSize, len(buf)+len(buf)/8)
 		if len(items) == 0 {
 			continue
 		}

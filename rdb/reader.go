@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"strconv"
@@ -47,7 +46,7 @@ func NewReader(r io.Reader, size int64, opts Options) *Reader {
 		opts.MaxValue = DefaultMaxValue
 	}
 	return &Reader{
-		src:     source{r: bufio.NewReaderSize(r, 1<<16), left: size, max: opts.MaxValue},
+		src:     newSource(r, size, opts.MaxValue),
 		opts:    opts,
 		Skipped: map[string]int{},
 	}

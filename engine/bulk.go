@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"runtime"
+	"slices"
+)
 
 // LoadItem is one string key for Loader.Strings, with what Set would be
 // given for it.
@@ -162,5 +165,8 @@ func (s *Store) feedHashes(hashes []uint64) {
 		s.feeder.send(chunk)
 		s.feeder.sendMu.Unlock()
 		hashes = hashes[n:]
+		// In the background, after a load, the server is serving: let
+		// the replies that became ready meanwhile go first.
+		runtime.Gosched()
 	}
 }

@@ -25,8 +25,9 @@ type SnapshotItem struct {
 }
 
 // Snapshot calls fn with the live keys of each shard in turn, and stops at
-// fn's first error. items is reused: fn must not keep it (its items' bytes
-// it may keep). Each shard is copied under its read lock, which is
+// fn's first error. items is reused, and so are the bytes of its strings
+// (a string's key and value): fn must not keep them past its return (a
+// collection's it may keep). Each shard is copied under its read lock, which is
 // released before fn is called, so fn may do I/O and writers wait at most
 // for one shard's copy; a shard's keys are as of one instant, and each key
 // as of some instant during the whole call. A write that spans shards (a
@@ -36,7 +37,7 @@ type SnapshotItem struct {
 func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 	var items []SnapshotItem
 	var locs []slab.Loc
-	bufSize := 4 << 10
+	var buf []byte
 	for i := range s.shards {
 		sh := &s.shards[i]
 		now := s.now()
@@ -51,9 +52,11 @@ func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 			return true
 		})
 		slices.Sort(locs)
-		// A string's key and value are copied into one buffer per shard,
-		// not a slice each; fn may keep them, so it is not reused.
-		buf := make([]byte, 0, bufSize)
+		// A string's key and value are copied into one buffer, reused for
+		// every shard, not a slice each: a save would otherwise make as
+		// much garbage as the store holds, and the collector's work would
+		// slow the server's replies meanwhile.
+		buf = buf[:0]
 		for _, loc := range locs {
 			r := parseRecord(s.arena.Block(loc))
 			switch {
@@ -69,7 +72,6 @@ func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 			}
 		}
 		sh.mu.RUnlock()
-		bufSize = max(bufSize, len(buf)+len(buf)/8)
 		if len(items) == 0 {
 			continue
 		}

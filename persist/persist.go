@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,15 @@ type SaveResult struct {
 // previous file or the new one whole. The temporary file is removed if
 // the save fails.
 func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err error) {
+	return save(st, path, now, false)
+}
+
+// save is Save; with paced, it works at most about half the time, resting
+// after each shard as long as the shard took to copy and write: a
+// background save then takes about twice as long and leaves the server
+// most of the machine (on two cores, one unpaced save took half of what
+// the server's replies had, and its GETs' p99 tripled).
+func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveResult, err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "temp-*.rdb")
 	if err != nil {
@@ -43,7 +53,14 @@ func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err err
 	w.Header(rdb.DefaultAux(now, st.Stats().Cost))
 	w.SelectDB(0, st.Len(), st.Volatile())
 	var e rdb.Entry
+	shardStart := time.Now()
 	err = st.Snapshot(func(items []engine.SnapshotItem) error {
+		if paced {
+			defer func() {
+				time.Sleep(time.Since(shardStart))
+				shardStart = time.Now()
+			}()
+		}
 		for i := range items {
 			if !entryOf(&items[i], &e) {
 				continue
@@ -56,7 +73,9 @@ func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err err
 			if err := w.Write(&e); err != nil {
 				return err
 			}
-			res.Keys++
+			if res.Keys++; res.Keys%saveYieldEvery == 0 {
+				runtime.Gosched()
+			}
 		}
 		return nil
 	})
@@ -95,6 +114,13 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// saveYieldEvery is how many keys a save writes between yields to the
+// scheduler. A save runs flat out beside the connections' goroutines, and
+// a reply whose goroutine became ready meanwhile would wait until the
+// scheduler preempts the save (10 ms); at each yield it goes first. A
+// yield costs well under a microsecond.
+const saveYieldEvery = 256
 
 // entryOf fills e with it, reusing e's slices; false for a type the file
 // cannot hold.

@@ -17,12 +17,15 @@ type bgsaveResult struct {
 	server        string
 	quiet, saving sample
 	saves         int     // BGSAVEs that ran during the second run
-	savingShare   float64 // of the second run's time, the part a BGSAVE was running
+	savingShare   float64 // of the runs with saves, the part of their time a BGSAVE was running
+	saveTime      time.Duration
+	runTime       time.Duration
 }
 
 // bgsaveTest loads -persist-keys SETs of -d bytes into each server, runs
-// redis-benchmark's GET over them (-r keys, -P 1) once without a save and
-// once while BGSAVEs run back to back, and compares the p99s: a snapshot
+// redis-benchmark's GET over them (-r keys, -P 1) without a save and
+// while BGSAVEs run back to back, in turns -persist-rounds times, and
+// compares the median p99s: a snapshot
 // must not stop the server (the target is stampedeless's p99 during them
 // ≤ 2 × its p99 without). redis-server forks for its BGSAVE; stampedeless
 // copies each shard under its read lock and encodes on another goroutine.
@@ -49,8 +52,8 @@ func (h *harness) bgsaveTest(ctx context.Context) error {
 			name, r.quiet.p99, r.saving.p99, r.saves, 100*r.savingShare)
 	}
 	fmt.Fprintf(h.out, "\n### GET latency during BGSAVE (%d keys of %d bytes)\n\n", keys, h.opts.dataSize)
-	fmt.Fprintf(h.out, "`redis-benchmark -t get -c %d -P 1 -r %d -n %d`, once with no save and once while BGSAVEs run back to back (the next one starts as soon as the last one ended).\n\n",
-		h.opts.clients, keys, requests)
+	fmt.Fprintf(h.out, "`redis-benchmark -t get -c %d -P 1 -r %d -n %d`, %d times with no save and %d times while BGSAVEs run back to back (the next one starts as soon as the last one ended), in turns; medians.\n\n",
+		h.opts.clients, keys, requests, h.opts.persistRounds, h.opts.persistRounds)
 	fmt.Fprintln(h.out, "| server | rps without | rps during | p50 ms without | p50 ms during | p99 ms without | p99 ms during | p99 during/without | BGSAVEs | share of the run saving |")
 	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
@@ -78,13 +81,33 @@ func (h *harness) bgsaveRun(ctx context.Context, s *server, keys, requests int) 
 		return r, err
 	}
 	args := []string{"-t", "get", "-r", strconv.Itoa(keys), "-n", strconv.Itoa(requests), "-P", "1"}
-	got, _, err := h.benchmarkArgs(ctx, s, args, requests)
-	if err != nil {
-		return r, err
+	var quiet, saving []sample
+	for range h.opts.persistRounds {
+		got, _, err := h.benchmarkArgs(ctx, s, args, requests)
+		if err != nil {
+			return r, err
+		}
+		quiet = append(quiet, got["GET"])
+		got, err = h.duringBGSave(ctx, s, args, requests, &r)
+		if err != nil {
+			return r, err
+		}
+		saving = append(saving, got["GET"])
 	}
-	r.quiet = got["GET"]
+	r.quiet, r.saving = medianSample(quiet), medianSample(saving)
+	return r, nil
+}
 
-	// BGSAVEs back to back, until the benchmark ends.
+// medianSample is the median of each field of ss.
+func medianSample(ss []sample) sample {
+	return sample{rps: median(field(ss, func(s sample) float64 { return s.rps })),
+		p50: median(field(ss, func(s sample) float64 { return s.p50 })),
+		p99: median(field(ss, func(s sample) float64 { return s.p99 }))}
+}
+
+// duringBGSave runs the benchmark while BGSAVEs run back to back, and
+// counts them and their share of the run in r.
+func (h *harness) duringBGSave(ctx context.Context, s *server, args []string, requests int, r *bgsaveResult) (map[string]sample, error) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var saveErr error
@@ -116,14 +139,15 @@ func (h *harness) bgsaveRun(ctx context.Context, s *server, keys, requests int) 
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	if saveErr != nil {
-		return r, saveErr
+		return nil, saveErr
 	}
-	r.saving = got["GET"]
-	r.savingShare = min(savingFor.Seconds()/max(elapsed.Seconds(), time.Since(start).Seconds()), 1)
-	return r, nil
+	r.saveTime += savingFor
+	r.runTime += max(elapsed, time.Since(start))
+	r.savingShare = min(r.saveTime.Seconds()/r.runTime.Seconds(), 1)
+	return got, nil
 }
 
 // waitSaved polls INFO persistence until no BGSAVE is in progress, or

@@ -21,10 +21,11 @@ type LoadItem struct {
 // and the eviction policy learns of the keys after the load, in the
 // background (Done). A Loader is not safe for concurrent use.
 //
-// Telling ristretto of a key costs about as much as everything else a
-// load does per key (three lookups or inserts in its maps of every key,
-// on two goroutines), so a load that waited for it would take about twice
-// as long. Until it has learnt of a key, ristretto cannot evict it; the
+// Telling ristretto of a key costs more than everything else a load does
+// per key (three lookups or inserts in its maps of every key, on two
+// goroutines: 1M keys loaded in 0.6-1.3 s were told to it in 1.6-4.8 s
+// more on a busy 2-core machine), so a load that waited for it would take
+// two to four times as long. Until it has learnt of a key, ristretto cannot evict it; the
 // load tells it of every key at once (Strings) if they pass the memory
 // bound, so the bound holds as it does for Set.
 type Loader struct {

@@ -52,8 +52,8 @@ func (h *harness) bgsaveTest(ctx context.Context) error {
 			name, r.quiet.p99, r.saving.p99, r.saves, 100*r.savingShare)
 	}
 	fmt.Fprintf(h.out, "\n### GET latency during BGSAVE (%d keys of %d bytes)\n\n", keys, h.opts.dataSize)
-	fmt.Fprintf(h.out, "`redis-benchmark -t get -c %d -P 1 -r %d -n %d`, %d times with no save and %d times while BGSAVEs run back to back (the next one starts as soon as the last one ended), in turns; medians.\n\n",
-		h.opts.clients, keys, requests, h.opts.persistRounds, h.opts.persistRounds)
+	fmt.Fprintf(h.out, "`redis-benchmark -t get -c %d -P 1 -r %d -n %d`, in %d rounds of a run with no save and a run while BGSAVEs run back to back (the next one starts as soon as the last one ended); medians.\n\n",
+		h.opts.clients, keys, requests, h.opts.persistRounds)
 	fmt.Fprintln(h.out, "| server | rps without | rps during | p50 ms without | p50 ms during | p99 ms without | p99 ms during | p99 during/without | BGSAVEs | share of the run saving |")
 	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {

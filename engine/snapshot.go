@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"slices"
+
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
+)
+
 // SnapshotItem is one key as Store.Snapshot hands it out: its envelope
 // and, for a collection, its contents, every byte copied out of the store.
 type SnapshotItem struct {
@@ -19,8 +25,9 @@ type SnapshotItem struct {
 }
 
 // Snapshot calls fn with the live keys of each shard in turn, and stops at
-// fn's first error. items is reused: fn must not keep it (its items' bytes
-// it may keep). Each shard is copied under its read lock, which is
+// fn's first error. items is reused, and so are the bytes of its strings
+// (a string's key and value): fn must not keep them past its return (a
+// collection's it may keep). Each shard is copied under its read lock, which is
 // released before fn is called, so fn may do I/O and writers wait at most
 // for one shard's copy; a shard's keys are as of one instant, and each key
 // as of some instant during the whole call. A write that spans shards (a
@@ -29,14 +36,41 @@ type SnapshotItem struct {
 // data.
 func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 	var items []SnapshotItem
+	var locs []slab.Loc
+	var buf []byte
 	for i := range s.shards {
 		sh := &s.shards[i]
 		now := s.now()
 		items = items[:0]
 		sh.mu.RLock()
-		s.eachLiveLocked(sh, now, func(r record) {
-			items = append(items, sh.snapshotItemLocked(&r))
+		// The records are read in the arena's order, not the index's: one
+		// pass through memory instead of a jump per key (a third of a
+		// save's time was the misses of the index's order).
+		locs = locs[:0]
+		sh.index.Range(func(_ int, loc slab.Loc) bool {
+			locs = append(locs, loc)
+			return true
 		})
+		slices.Sort(locs)
+		// A string's key and value are copied into one buffer, reused for
+		// every shard, not a slice each: a save would otherwise make as
+		// much garbage as the store holds, and the collector's work would
+		// slow the server's replies meanwhile.
+		buf = buf[:0]
+		for _, loc := range locs {
+			r := parseRecord(s.arena.Block(loc))
+			switch {
+			case r.expiredAt(now):
+			case r.isString():
+				at, kl := len(buf), len(r.key)
+				buf = append(append(buf, r.key...), r.value...)
+				items = append(items, SnapshotItem{Key: buf[at : at+kl : at+kl], Envelope: Envelope{
+					Type: TypeString, Value: buf[at+kl : len(buf) : len(buf)],
+					FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}})
+			default:
+				items = append(items, sh.snapshotItemLocked(&r))
+			}
+		}
 		sh.mu.RUnlock()
 		if len(items) == 0 {
 			continue

@@ -191,6 +191,10 @@ type Store struct {
 	stop   chan struct{}
 	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
+
+	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go), in
+	// bg too.
+	loadFeeds sync.WaitGroup
 }
 
 // shard is one lock domain of the key space.
@@ -377,6 +381,7 @@ func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 // until the next write. Serving never needs it; tests and benchmarks that
 // count evictions do.
 func (s *Store) Sync() {
+	s.loadFeeds.Wait()
 	// ristretto's callbacks queue removals while it applies the changes;
 	// send those too.
 	for {
@@ -492,12 +497,22 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
 // writing, and must call s.feeder.feed after releasing it.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
+	changed, err := s.placeLocked(sh, h, old, found, r)
+	if changed {
+		s.feeder.queue(h, s.hashCostLocked(sh, h))
+	}
+	return err
+}
+
+// placeLocked is storeLocked but for telling ristretto: changed reports
+// whether the cost of hash h changed, so that ristretto must learn it.
+func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) (changed bool, err error) {
 	if r.valueLen() > maxRecordValue {
-		return ErrTooLarge
+		return false, ErrTooLarge
 	}
 	loc, err := s.arena.Alloc(r.size(), r.write)
 	if err != nil {
-		return err
+		return false, err
 	}
 	cost := r.cost()
 	var oldCost int64
@@ -517,18 +532,15 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	} else {
 		if !sh.index.Insert(tagOf(h), loc) {
 			s.arena.Free(loc)
-			return ErrTooLarge
+			return false, ErrTooLarge
 		}
 		s.used.Add(cost)
 	}
 	if r.stale != 0 {
 		sh.volatile++
 	}
-	if !found || cost != oldCost {
-		s.feeder.queue(h, s.hashCostLocked(sh, h))
-	}
 	s.kickCompactor()
-	return nil
+	return !found || cost != oldCost, nil
 }
 
 // setDeadlinesLocked changes the deadlines of the record in sl, in place if

@@ -128,7 +128,7 @@ func (s *Saver) begin() error {
 func (s *Saver) run(background bool) error {
 	start := s.now()
 	dirty := s.st.Changes()
-	res, err := Save(s.st, s.path, start)
+	res, err := save(s.st, s.path, start, background)
 	dur := s.now().Sub(start)
 	s.mu.Lock()
 	s.lastTry = start

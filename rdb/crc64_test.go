@@ -12,3 +12,25 @@ func TestCRC64Jones(t *testing.T) {
 		t.Fatalf("incremental %#x != whole %#x", a, b)
 	}
 }
+
+// The sliced update agrees with the bytewise one at every length and
+// alignment.
+func TestCRC64Sliced(t *testing.T) {
+	p := make([]byte, 300)
+	for i := range p {
+		p[i] = byte(i*131 + 7)
+	}
+	bytewise := func(crc uint64, p []byte) uint64 {
+		for _, b := range p {
+			crc = jonesTables[0][byte(crc)^b] ^ crc>>8
+		}
+		return crc
+	}
+	for start := range 9 {
+		for end := start; end <= len(p); end += 7 {
+			if got, want := crcUpdate(0x1234, p[start:end]), bytewise(0x1234, p[start:end]); got != want {
+				t.Fatalf("crc of p[%d:%d] = %#x, bytewise %#x", start, end, got, want)
+			}
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package rdb
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -47,7 +45,7 @@ func ParseDump(p []byte, maxValue int64) (*Entry, error) {
 		maxValue = DefaultMaxValue
 	}
 	body := p[:len(p)-dumpFooter]
-	s := &source{r: bufio.NewReader(bytes.NewReader(body)), left: int64(len(body)), max: maxValue}
+	s := bytesSource(body, maxValue)
 	typ, err := s.byte()
 	if err != nil {
 		return nil, err

@@ -67,4 +67,7 @@ const (
 )
 
 // appendInt is v's decimal string, in a new slice.
-func appendInt(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
+func appendInt(v int64) []byte { return appendIntTo(nil, v) }
+
+// appendIntTo appends v in decimal to dst.
+func appendIntTo(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }

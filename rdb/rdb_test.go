@@ -280,7 +280,8 @@ func TestLZFRoundTrip(t *testing.T) {
 			}
 			continue
 		}
-		out, ok := lzfDecompress(c, len(in))
+		out, ok := lzfDecompress([]byte("prefix"), c, len(in))
+		out = bytes.TrimPrefix(out, []byte("prefix"))
 		if !ok || !bytes.Equal(out, in) {
 			t.Fatalf("%d bytes compressed to %d did not come back", len(in), len(c))
 		}
@@ -298,12 +299,12 @@ func TestLZF(t *testing.T) {
 	// "aaaaaaaaaa": a literal 'a', then a back reference of 9 bytes at
 	// distance 1 (ctrl = (9-2)<<5 is 7<<5: the length byte follows).
 	in := []byte{0x00, 'a', 7 << 5, 0, 0x00}
-	out, ok := lzfDecompress(in, 10)
+	out, ok := lzfDecompress(nil, in, 10)
 	if !ok || string(out) != "aaaaaaaaaa" {
 		t.Fatalf("got %q %v", out, ok)
 	}
 	for _, bad := range [][]byte{{0x05, 'a'}, {0x20, 0x05}, {0x00, 'a', 0xe0}} {
-		if _, ok := lzfDecompress(bad, 10); ok {
+		if _, ok := lzfDecompress(nil, bad, 10); ok {
 			t.Errorf("%x decompressed", bad)
 		}
 	}

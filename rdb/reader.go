@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"strconv"
@@ -33,6 +32,8 @@ type Reader struct {
 	version int
 	db      int
 	aux     []AuxField
+	// sizeHint is the last RESIZEDB's count of keys.
+	sizeHint uint64
 	// Skipped counts what was not returned, by what it was: "empty" for a
 	// collection without members (Redis skips those too), and with
 	// SkipUnsupported "stream", "module value", "module aux" and
@@ -47,7 +48,7 @@ func NewReader(r io.Reader, size int64, opts Options) *Reader {
 		opts.MaxValue = DefaultMaxValue
 	}
 	return &Reader{
-		src:     source{r: bufio.NewReaderSize(r, 1<<16), left: size, max: opts.MaxValue},
+		src:     newSource(r, size, opts.MaxValue),
 		opts:    opts,
 		Skipped: map[string]int{},
 	}
@@ -59,6 +60,11 @@ func (r *Reader) Version() int { return r.version }
 // Aux is the AUX fields read so far, in the file's order.
 func (r *Reader) Aux() []AuxField { return r.aux }
 
+// SizeHint is how many keys the database being read holds, as its
+// RESIZEDB says (0 if the file has none): a hint to size a table by, not
+// a promise.
+func (r *Reader) SizeHint() uint64 { return r.sizeHint }
+
 // Offset is how many bytes have been read, for progress reports.
 func (r *Reader) Offset() int64 { return r.src.off }
 
@@ -69,113 +75,153 @@ func (r *Reader) Next() (*Entry, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	e, err := r.next()
+	e := &Entry{}
+	if _, err := r.next(e, nil, false); err != nil {
+		r.err = err
+		return nil, err
+	}
+	return e, nil
+}
+
+// NextAppend is Next decoding into e, all of whose fields it sets, with
+// the key and a string's value appended to buf instead of slices of their
+// own: e.Key and e.Value are slices of the buffer it returns. A caller
+// that keeps the bytes of many keys (to write them in batches) thus makes
+// no allocation per key. Appending does not move bytes that earlier
+// entries' slices hold, so those stay valid. A collection's members are
+// allocated as Next's are.
+func (r *Reader) NextAppend(e *Entry, buf []byte) ([]byte, error) {
+	if r.err != nil {
+		return buf, r.err
+	}
+	buf, err := r.next(e, buf, true)
 	if err != nil {
 		r.err = err
 	}
-	return e, err
+	return buf, err
 }
 
-func (r *Reader) next() (*Entry, error) {
+// next reads the next key into e; with appending, its key and a string's
+// value are appended to buf.
+func (r *Reader) next(e *Entry, buf []byte, appending bool) ([]byte, error) {
 	s := &r.src
 	if !r.started {
 		r.started = true
 		if err := r.header(); err != nil {
-			return nil, err
+			return buf, err
 		}
 	}
-	e := &Entry{}
+	*e = Entry{}
 	for {
 		op, err := s.byte()
 		if err != nil {
-			return nil, err
+			return buf, err
 		}
 		switch op {
 		case opExpireTime:
 			p, err := s.fixed(4)
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			e.ExpireAt = int64(int32(uint32(p[0])|uint32(p[1])<<8|uint32(p[2])<<16|uint32(p[3])<<24)) * 1000
 		case opExpireTimeMS:
 			u, err := s.u64le()
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			e.ExpireAt = int64(u)
 		case opFreq:
 			c, err := s.byte()
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			e.Freq, e.HasFreq = c, true
 		case opIdle:
 			n, err := s.plainLen("idle time")
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			e.Idle, e.HasIdle = int64(n), true
 		case opEOF:
-			return nil, r.footer()
+			return buf, r.footer()
 		case opSelectDB:
 			n, err := s.plainLen("database number")
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			if n > 1<<20 {
-				return nil, corrupt(s.off, "database number %d", n)
+				return buf, corrupt(s.off, "database number %d", n)
 			}
 			r.db = int(n)
 		case opResizeDB:
-			if _, err := s.plainLen("database size"); err != nil {
-				return nil, err
+			keys, err := s.plainLen("database size")
+			if err != nil {
+				return buf, err
 			}
 			if _, err := s.plainLen("expires size"); err != nil {
-				return nil, err
+				return buf, err
 			}
+			r.sizeHint = keys
 		case opAux:
 			k, err := s.str()
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			v, err := s.str()
 			if err != nil {
-				return nil, err
+				return buf, err
 			}
 			a := AuxField{Key: string(k), Value: string(v)}
 			if r.opts.Aux == nil {
 				r.aux = append(r.aux, a)
 			} else if err := r.opts.Aux(a); err != nil {
-				return nil, err
+				return buf, err
 			}
 		case opModuleAux:
 			if err := r.skip("module aux", "module AUX data", r.moduleAux); err != nil {
-				return nil, err
+				return buf, err
 			}
 		case opFunction2:
 			if err := r.skip("function", "function library", func() error { _, err := s.str(); return err }); err != nil {
-				return nil, err
+				return buf, err
 			}
 		case opFunction:
 			// 7.0's release candidates wrote a function with more fields;
 			// nothing reads past it.
-			return nil, &UnsupportedError{Type: "function library"}
+			return buf, &UnsupportedError{Type: "function library"}
 		default:
 			e.DB = r.db
-			if e.Key, err = s.str(); err != nil {
-				return nil, err
+			if !appending {
+				e.Key, err = s.str()
+			} else {
+				at := len(buf)
+				if buf, err = s.appendStr(buf); err == nil {
+					e.Key = buf[at:len(buf):len(buf)]
+				}
+			}
+			if err != nil {
+				return buf, err
+			}
+			if op == typeString && appending {
+				e.Kind = KindString
+				at := len(buf)
+				if buf, err = s.appendStr(buf); err != nil {
+					return buf, err
+				}
+				e.Value = buf[at:len(buf):len(buf)]
+				return buf, nil
 			}
 			switch err := s.value(op, e, r.opts.SkipUnsupported); {
 			case err == nil:
-				return e, nil
+				return buf, nil
 			case errors.Is(err, errEmpty):
 				r.Skipped["empty"]++
 			case errors.Is(err, errSkip):
 				r.Skipped[skippedName(op)]++
 			default:
-				return nil, err
+				return buf, err
 			}
-			e = &Entry{}
+			*e = Entry{}
 		}
 	}
 }

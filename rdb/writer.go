@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"encoding/binary"
 	"io"
 	"strconv"
@@ -17,15 +16,19 @@ const RedisVersion = "7.0.15"
 // its entries, then Close. The first error is kept and returned by every
 // later call. It is not safe for concurrent use.
 type Writer struct {
-	w   *bufio.Writer
-	crc uint64
-	buf []byte // one key's encoding, reused
+	w   io.Writer
+	crc uint64 // of what was written to w
+	buf []byte // encoded and not yet written: keys are appended to it
 	err error
 }
 
+// writerBuffer is how much a Writer encodes before it writes: the
+// checksum is updated once per write, over the whole buffer.
+const writerBuffer = 1 << 20
+
 // NewWriter writes to w, buffered; Close flushes it but does not close w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 1<<16)}
+	return &Writer{w: w, buf: make([]byte, 0, writerBuffer+writerBuffer/4)}
 }
 
 // DefaultAux is the AUX fields redis-server 7.0 writes at the head of a
@@ -41,29 +44,33 @@ func DefaultAux(now time.Time, usedMem int64) []AuxField {
 	}
 }
 
-func (w *Writer) write(b []byte) error {
-	if w.err != nil {
+// flush writes the buffer if it is full, or with all, whatever it holds.
+func (w *Writer) flush(all bool) error {
+	if w.err != nil || len(w.buf) < writerBuffer && !all {
 		return w.err
 	}
-	w.crc = crcUpdate(w.crc, b)
-	_, w.err = w.w.Write(b)
+	w.crc = crcUpdate(w.crc, w.buf)
+	_, w.err = w.w.Write(w.buf)
+	if cap(w.buf) > 4*writerBuffer { // a big value passed through
+		w.buf = make([]byte, 0, writerBuffer+writerBuffer/4)
+	}
+	w.buf = w.buf[:0]
 	return w.err
 }
 
 // Header writes the signature and version, then aux.
 func (w *Writer) Header(aux []AuxField) error {
-	b := append(w.buf[:0], "REDIS0010"...)
+	w.buf = append(w.buf, "REDIS0010"...)
 	for _, a := range aux {
-		b = appendAux(b, a)
+		w.buf = appendAux(w.buf, a)
 	}
-	w.buf = b
-	return w.write(b)
+	return w.flush(false)
 }
 
 // Aux writes one more AUX field; Redis reads them anywhere in the file.
 func (w *Writer) Aux(a AuxField) error {
-	w.buf = appendAux(w.buf[:0], a)
-	return w.write(w.buf)
+	w.buf = appendAux(w.buf, a)
+	return w.flush(false)
 }
 
 func appendAux(b []byte, a AuxField) []byte {
@@ -75,19 +82,18 @@ func appendAux(b []byte, a AuxField) []byte {
 // SelectDB starts database db, of keys keys of which expires have a
 // deadline (RESIZEDB's hint to the loader).
 func (w *Writer) SelectDB(db, keys, expires int) error {
-	b := appendLen(append(w.buf[:0], opSelectDB), uint64(db))
+	b := appendLen(append(w.buf, opSelectDB), uint64(db))
 	b = append(b, opResizeDB)
 	b = appendLen(b, uint64(keys))
-	b = appendLen(b, uint64(expires))
-	w.buf = b
-	return w.write(b)
+	w.buf = appendLen(b, uint64(expires))
+	return w.flush(false)
 }
 
 // Write writes e, with its deadline and its LRU or LFU hint, in the
 // database selected last (e.DB is not consulted).
 func (w *Writer) Write(e *Entry) error {
-	w.buf = appendEntry(w.buf[:0], e)
-	return w.write(w.buf)
+	w.buf = appendEntry(w.buf, e)
+	return w.flush(false)
 }
 
 func appendEntry(b []byte, e *Entry) []byte {
@@ -110,14 +116,12 @@ func appendEntry(b []byte, e *Entry) []byte {
 
 // Close writes EOF and the checksum, and flushes.
 func (w *Writer) Close() error {
-	if err := w.write([]byte{opEOF}); err != nil {
+	w.buf = append(w.buf, opEOF)
+	if err := w.flush(true); err != nil {
 		return err
 	}
 	var sum [8]byte
 	binary.LittleEndian.PutUint64(sum[:], w.crc)
-	if _, w.err = w.w.Write(sum[:]); w.err != nil {
-		return w.err
-	}
-	w.err = w.w.Flush()
+	_, w.err = w.w.Write(sum[:])
 	return w.err
 }

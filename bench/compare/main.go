@@ -41,28 +41,30 @@ import (
 
 // options are the parsed command-line flags.
 type options struct {
-	rounds      int
-	n           int // requests per test at -P 1; -P 16 runs use n*pipelineScale
-	memKeys     int
-	hashKeys    int
-	hashMem     bool
-	zsetMem     bool
-	persist     bool
-	persistKeys int
-	zsetSize    int
-	only        string
-	memory      bool
-	speed       bool
-	quick       bool
-	raw         bool
-	timeout     time.Duration
-	clients     int
-	dataSize    int
-	random      int
-	maxMem      string
-	procs       int // GOMAXPROCS for stampedeless; 0 leaves Go's default
-	floor       bool
-	loop        bool // stampedeless --event-loop
+	rounds        int
+	n             int // requests per test at -P 1; -P 16 runs use n*pipelineScale
+	memKeys       int
+	hashKeys      int
+	hashMem       bool
+	zsetMem       bool
+	persist       bool
+	persistKeys   int
+	persistRounds int
+	bgsave        bool
+	zsetSize      int
+	only          string
+	memory        bool
+	speed         bool
+	quick         bool
+	raw           bool
+	timeout       time.Duration
+	clients       int
+	dataSize      int
+	random        int
+	maxMem        string
+	procs         int // GOMAXPROCS for stampedeless; 0 leaves Go's default
+	floor         bool
+	loop          bool // stampedeless --event-loop
 	// baseline is another stampedeless binary (an earlier commit's, say)
 	// measured in the same rounds, to show a change did not slow it.
 	baseline string
@@ -97,6 +99,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.zsetSize, "zset-members", 1000000, "members of the sorted-set memory test's set, a multiple of 1000")
 	fs.BoolVar(&o.persist, "persistence", true, "run the snapshot test: SAVE and a restart from the file, side by side with redis-server's")
 	fs.IntVar(&o.persistKeys, "persist-keys", 1000000, "keys of -d bytes the snapshot test saves and loads")
+	fs.IntVar(&o.persistRounds, "persist-rounds", 3, "SAVEs and restarts of each server in the snapshot test, alternating; medians are shown")
+	fs.BoolVar(&o.bgsave, "bgsave", true, "run the BGSAVE test: GET p99 with -persist-keys keys, without and during back-to-back BGSAVEs")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
@@ -167,8 +171,10 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-rounds must be at least 1")
 	case o.n < 1:
 		return o, errors.New("-n must be at least 1")
-	case o.persistKeys < 1 || o.persistKeys > 9999999:
-		return o, errors.New("-persist-keys must be between 1 and 9999999")
+	case o.persistKeys < 1 || o.persistKeys > 99999999:
+		return o, errors.New("-persist-keys must be between 1 and 99999999")
+	case o.persistRounds < 1:
+		return o, errors.New("-persist-rounds must be at least 1")
 	case o.hashKeys < 1 || o.hashKeys > 9999999:
 		return o, errors.New("-hash-keys must be between 1 and 9999999")
 	case o.zsetSize < 1000 || o.zsetSize%1000 != 0 || o.zsetSize > 9999999:
@@ -311,7 +317,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

@@ -168,7 +168,9 @@ func (s *Server) Restart(ctx context.Context) (*Server, error) {
 	return ns, nil
 }
 
-// waitReady polls PING until the server answers PONG.
+// waitReady polls PING until the server answers PONG. A server that
+// answers -LOADING is loading its snapshot, and is waited for as long as
+// it says so.
 func (s *Server) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -178,6 +180,9 @@ func (s *Server) waitReady(ctx context.Context) error {
 		err := Ping(ctx, s.Addr())
 		if err == nil {
 			return nil
+		}
+		if strings.Contains(err.Error(), "-LOADING") {
+			deadline = time.Now().Add(15 * time.Second)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s on %s did not answer PING within 15s (last: %v)", s.Name, s.Addr(), err)

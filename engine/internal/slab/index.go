@@ -70,6 +70,18 @@ func (ix *Index) Insert(tag uint32, loc Loc) bool {
 	return true
 }
 
+// Reserve grows the table, if it must, so that it holds n slots without
+// growing again (a bulk load, told how many keys are coming).
+func (ix *Index) Reserve(n int) {
+	bits := max(ix.bits, minIndexBits)
+	for bits < maxIndexBits && n*4 > (1<<bits)*3 {
+		bits++
+	}
+	if bits > ix.bits || ix.slots == nil {
+		ix.resize(bits)
+	}
+}
+
 // Loc returns the location in the slot at pos.
 func (ix *Index) Loc(pos int) Loc { return Loc(ix.slots[pos] & (1<<LocBits - 1)) }
 

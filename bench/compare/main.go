@@ -90,7 +90,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the benchmark matrix; medians are taken over rounds")
 	fs.IntVar(&o.n, "n", 100000, fmt.Sprintf("requests per test at -P 1 (runs at -P 16 use %d times as many)", pipelineScale))
 	fs.IntVar(&o.memKeys, "keys", 1000000, "distinct keys loaded by the memory test")
-	fs.StringVar(&o.only, "only", "", "comma-separated filter of the speed matrix: tests (get, set), pipelines (P1, P16), keyspaces (single, random); "+
+	fs.StringVar(&o.only, "only", "", "comma-separated filter of the speed matrix: tests (get, set by default; or others of redis-benchmark's: lpush, lpop, lrange_100, zadd, zpopmin...), pipelines (P1, P16), keyspaces (single, random); "+
 		"tokens of one kind are OR'ed, kinds are AND'ed, e.g. -only get,P16")
 	fs.BoolVar(&o.memory, "memory", true, "run the memory test")
 	fs.BoolVar(&o.hashMem, "hash-memory", true, "run the memory test of small hashes (.NET IDistributedCache entries)")

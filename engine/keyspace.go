@@ -256,24 +256,39 @@ func (s *Store) sweep(interval time.Duration) {
 }
 
 // processLimit is the soft memory limit for Go's runtime when the store owns
-// the process: the process may take 1.15 times MaxMemory plus 24 MiB in
-// all (the bound the README promises), less what is resident outside Go's
-// count and the arena's: the binary's pages (about 14 MiB, read from /proc
-// where there is one) and 2 MiB for the rest. The arena's mappings are
-// outside the runtime's count too. What the limit leaves the runtime is
+// the process: its budget (processBudget) less the arena's mappings, which
+// are outside the runtime's count. What the limit leaves the runtime is
 // what the entries' charges expect on Go's heap (EntryOverhead covers each
 // one's index slot and ristretto bookkeeping, a heap object's charge is
 // what it holds) plus a margin for garbage. It has no floor but a token
 // one: a floor above what the bound leaves (there was one of 32 MiB) lets
 // the heap grow past the bound at small bounds, and a limit below what the
 // runtime holds live only makes the collector work harder (Go caps it at
-// half the CPU) while the process is over its bound anyway.
+// half the CPU) while the process is over its bound anyway; chargeDrift
+// then evicts.
 func (s *Store) processLimit() int64 {
 	if s.MaxMemory() == 0 {
 		return math.MaxInt64 // no bound, so no limit: Go's default
 	}
-	total := s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20 - fileResident() - 2<<20
-	return max(total-s.arena.Mapped(), minProcessLimit)
+	return max(s.processBudget()-s.arena.Mapped(), minProcessLimit)
+}
+
+// processBudget is what Go's runtime and the arena together may hold when
+// the store owns the process: all it may hold (processTotal), less what is
+// resident outside their count: the binary's pages (about 14 MiB, read
+// from /proc where there is one) and 2 MiB for the rest.
+func (s *Store) processBudget() int64 {
+	return s.processTotal() - fileResident() - 2<<20
+}
+
+// processTotal is the resident memory the process may take in all when
+// the store owns it: 1.15 times MaxMemory plus 24 MiB (the bound the README
+// promises).
+func (s *Store) processTotal() int64 {
+	if s.MaxMemory() == 0 {
+		return unbounded
+	}
+	return s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20
 }
 
 // minProcessLimit is processLimit's token floor.

@@ -59,6 +59,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 )
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
@@ -149,9 +150,10 @@ type Store struct {
 	used      atomic.Int64  // summed cost of the entries in the indexes
 	external  atomic.Int64  // bytes charged with Charge, drift included
 	// drift is the part of external that chargeDrift charges: what the
-	// process holds beyond what its entries and users are charged. Only
-	// the sweeper changes it.
-	drift int64
+	// process holds beyond what its entries and users are charged, and
+	// pressure, its part for the process being past its budget. Only the
+	// sweeper changes them.
+	drift, pressure int64
 
 	feeder feeder
 
@@ -293,19 +295,44 @@ func (s *Store) chargeBaseline() {
 // process holds beyond what is charged: Go's live heap and the arena's
 // live records, less the entries' costs and the bytes charged with Charge.
 // EntryOverhead is an average (ristretto's and the index's maps hold
-// between half and all of their slots, as they last doubled), and the
-// process holds what no entry is charged for (connections' buffers,
-// scripts, ristretto's queue); so that what the process holds stays within
-// the bound, the entries get the bound less that too. The charge rises to
-// the measure at once and falls halfway to it on each call (a burst's
-// transient buffers are not charged for long), at most a quarter of the
-// bound.
+// between a quarter and all of their slots: under churn Go's maps fill
+// with deleted slots and grow as if the keys were more), and the process
+// holds what no entry is charged for (connections' buffers, scripts,
+// ristretto's queue); so that what the process holds stays within the
+// bound, the entries get the bound less that too. The charge rises to the
+// measure at once and falls halfway to it on each call (a burst's
+// transient buffers are not charged for long), at most half the bound.
+//
+// The live heap is not all the process holds: when one kind of value
+// replaces another, the freed objects leave Go's spans of their size
+// classes partly empty, which the new values cannot use, and a heap whose
+// live objects and those holes pass Go's memory limit stays past it
+// however often the collector runs. So the charge also counts the
+// pressure: how far what Go's runtime and the arena hold passed their
+// budget (processBudget), or the process's resident set its promise
+// (processTotal), half of it added up while it is passed, so that
+// eviction frees objects until the holes are reused or released, and
+// decayed while it is not.
 func (s *Store) chargeDrift() {
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(live)
-	held := int64(live[0].Value.Uint64()) + s.arena.Live()
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	held := int64(samples[0].Value.Uint64()) + s.arena.Live()
 	charged := s.used.Load() + s.external.Load() - s.drift
-	want := min(max(held-charged, 0), s.MaxMemory()/4)
+	runtimeHeld := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64())
+	over := runtimeHeld + s.arena.Mapped() - s.processBudget()
+	if rss, _, ok := memsize.Resident(); ok {
+		over = max(over, rss-s.processTotal())
+	}
+	if over > 0 {
+		s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)
+	} else {
+		s.pressure -= s.pressure / 16
+	}
+	want := min(max(held-charged, 0)+s.pressure, s.MaxMemory()/2)
 	delta := want - s.drift
 	if delta < 0 {
 		delta /= 2

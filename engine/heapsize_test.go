@@ -70,6 +70,32 @@ func TestHeapChargeMatchesHeap(t *testing.T) {
 			}})
 		}
 	}
+	for _, items := range []int{200, 3000} {
+		for _, size := range []int{10, 100} {
+			cases = append(cases, struct {
+				name           string
+				objects, items int
+				build          func(items int) heapObject
+			}{"list/" + strconv.Itoa(items) + "x" + strconv.Itoa(size), max(4000/items, 4), items, func(items int) heapObject {
+				o := &listObject{}
+				for i := range items {
+					o.pushBack(value(size, i), nodeLimitOf(ListMaxListpackSize))
+				}
+				return o
+			}})
+			cases = append(cases, struct {
+				name           string
+				objects, items int
+				build          func(items int) heapObject
+			}{"zset/" + strconv.Itoa(items) + "x" + strconv.Itoa(size), max(4000/items, 4), items, func(items int) heapObject {
+				o := newZSetObject(0)
+				for i := range items {
+					o.set(string(value(size, i)), float64(i))
+				}
+				return o
+			}})
+		}
+	}
 	for _, c := range cases {
 		objs := make([]heapObject, 0, c.objects)
 		// Each object is in a heap table, as in a shard.

@@ -267,3 +267,21 @@ func TestDriftCharged(t *testing.T) {
 	testwait.For(t, "the held buffer to be charged", func() bool { return s.Stats().Cost-before >= 24<<20 })
 	runtime.KeepAlive(held)
 }
+
+// TestBigValuesWaitForEviction: a writer of big values to new keys cannot
+// carry the store past its bound by more than its slack while ristretto
+// catches up (feedBacklog changes of 4 KB values would be 16 MiB).
+func TestBigValuesWaitForEviction(t *testing.T) {
+	const bound = 8 << 20
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: noSweep})
+	value := string(make([]byte, 4096))
+	worst := int64(0)
+	for i := range underRace(20000, 5000) {
+		set(t, s, "k"+strconv.Itoa(i), value)
+		worst = max(worst, s.used.Load()-s.policyMaxCost())
+	}
+	if limit := s.overSlack() + entryCost(8, len(value)); worst > limit {
+		t.Errorf("the entries passed the bound by %d bytes, want at most %d", worst, limit)
+	}
+	checkInvariants(t, s)
+}

@@ -265,6 +265,7 @@ func New(opts Options) (*Store, error) {
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
 	s.feeder.over = s.overBound
+	s.feeder.farOver = s.farOverBound
 	if s.ownsProcess {
 		s.chargeBaseline()
 	}
@@ -446,6 +447,17 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 func (s *Store) overBound() bool {
 	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
 }
+
+// farOverBound reports whether the entries cost more than ristretto may
+// keep of them by more than overSlack.
+func (s *Store) farOverBound() bool {
+	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()+s.overSlack()
+}
+
+// overSlack is how far the entries may pass what ristretto may keep before
+// writers wait for it to evict: a thirty-second of the bound, at least
+// 1 MiB (the bound's promise leaves the process 15% of it and 24 MiB).
+func (s *Store) overSlack() int64 { return max(s.bound()/32, 1<<20) }
 
 // admit returns the error a write of an entry costing cost gets before it
 // changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM

@@ -285,3 +285,21 @@ func TestBigValuesWaitForEviction(t *testing.T) {
 	}
 	checkInvariants(t, s)
 }
+
+// TestChargeEvictsWithoutWrites: when the bytes charged beside the entries
+// rise (the drift charge, measured as often as the sweeper runs) and no
+// write follows, the entries are still evicted down to what the bound
+// leaves them: ristretto evicts only to admit a new hash.
+func TestChargeEvictsWithoutWrites(t *testing.T) {
+	const bound = 1 << 20
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: time.Millisecond})
+	value := string(make([]byte, 1000))
+	for i := range 2000 {
+		set(t, s, "k"+strconv.Itoa(i), value)
+	}
+	settle(s)
+	s.Charge(bound / 4)
+	testwait.For(t, "the entries to be evicted within the bound", func() bool { return s.used.Load() <= s.policyMaxCost() })
+	s.Charge(-bound / 4) // checkInvariants counts the entries alone
+	checkInvariants(t, s)
+}

@@ -251,6 +251,35 @@ func (s *Store) sweep(interval time.Duration) {
 				s.chargeDrift()
 				debug.SetMemoryLimit(s.processLimit())
 			}
+			s.evictOver()
+		}
+	}
+}
+
+// evictOver makes ristretto evict while the entries cost more than it may
+// keep and no write comes to make it: it evicts only to admit a hash it
+// does not hold, and the bound it keeps to falls without a write when the
+// drift charge rises. One live key's cost is sent again, which while over
+// the feeder sends as the hash's removal and a new Set (feeder.over).
+func (s *Store) evictOver() {
+	if !s.overBound() {
+		return
+	}
+	start := rand.IntN(numShards)
+	for i := range numShards {
+		sh := &s.shards[(start+i)%numShards]
+		sh.mu.Lock()
+		found := false
+		sh.index.RangeFrom(rand.IntN(max(sh.index.Slots(), 1)), func(_ int, loc slab.Loc) bool {
+			h := s.hash(recordKey(s.arena.Block(loc)))
+			s.feeder.queue(h, s.hashCostLocked(sh, h))
+			found = true
+			return false
+		})
+		sh.mu.Unlock()
+		if found {
+			s.feeder.feed()
+			return
 		}
 	}
 }

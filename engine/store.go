@@ -309,9 +309,10 @@ func (s *Store) chargeBaseline() {
 // classes partly empty, which the new values cannot use, and a heap whose
 // live objects and those holes pass Go's memory limit stays past it
 // however often the collector runs. So the charge also counts the
-// pressure: how far what Go's runtime and the arena hold passed their
-// budget (processBudget), or the process's resident set its promise
-// (processTotal), half of it added up while it is passed, so that
+// pressure: how far the process's resident set passed its promise
+// (processTotal, less the slack of overSlack), or where there is no /proc
+// what Go's runtime and the arena hold their budget (processBudget), half
+// of it added up while it is passed, so that
 // eviction frees objects until the holes are reused or released, and
 // decayed while it is not.
 func (s *Store) chargeDrift() {
@@ -323,10 +324,12 @@ func (s *Store) chargeDrift() {
 	metrics.Read(samples)
 	held := int64(samples[0].Value.Uint64()) + s.arena.Live()
 	charged := s.used.Load() + s.external.Load() - s.drift
-	runtimeHeld := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64())
-	over := runtimeHeld + s.arena.Mapped() - s.processBudget()
+	// The resident set where /proc tells it: Go's own count of what it
+	// holds takes in metadata it has reserved but not touched, about
+	// 8 MiB past the resident set at a 64 MiB bound.
+	over := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
 	if rss, _, ok := memsize.Resident(); ok {
-		over = max(over, rss-s.processTotal())
+		over = rss - (s.processTotal() - s.overSlack())
 	}
 	if over > 0 {
 		s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)

@@ -16,7 +16,7 @@ const (
 	// feedBacklog is how many changes may wait for the goroutine sending
 	// others before a writer waits for it too. Writers thus feel
 	// ristretto's pace, and the index cannot outgrow the bound by more than
-	// this many keys.
+	// this many keys, nor (farOver) by more than the store's overSlack.
 	feedBacklog = 4096
 )
 
@@ -42,6 +42,12 @@ type feeder struct {
 	// it (or refusing it): the store's cost never stays over the bound by
 	// more than the costs sent since ristretto last drained.
 	over func() bool
+	// farOver reports whether the store holds more than ristretto may
+	// keep by more than a write should wait out: a writer then waits for
+	// ristretto to apply what was sent, and so evict, so that the store's
+	// cost passes the bound by at most that slack, whatever the size of
+	// the values waiting (feedBacklog changes of 4 KB values are 16 MiB).
+	farOver func() bool
 
 	mu      sync.Mutex // guards ops
 	ops     []policyOp
@@ -77,12 +83,13 @@ func (f *feeder) queue(h uint64, cost int64) {
 }
 
 // feed sends the queued changes. If another goroutine is sending, it
-// returns at once unless the backlog is long: the sender looks again for
-// changes after it is done.
+// returns at once unless the backlog is long or the store far over its
+// bound: the sender looks again for changes after it is done. Far over,
+// it waits once for ristretto to apply what was sent.
 func (f *feeder) feed() {
 	for f.pending.Load() > 0 {
 		if !f.sendMu.TryLock() {
-			if f.pending.Load() < feedBacklog {
+			if f.pending.Load() < feedBacklog && !f.isFarOver() {
 				return
 			}
 			f.sendMu.Lock()
@@ -90,7 +97,15 @@ func (f *feeder) feed() {
 		f.sendQueued()
 		f.sendMu.Unlock()
 	}
+	if f.isFarOver() {
+		f.sendMu.Lock()
+		f.sendQueued()
+		f.drain()
+		f.sendMu.Unlock()
+	}
 }
+
+func (f *feeder) isFarOver() bool { return f.farOver != nil && f.farOver() }
 
 // sync sends the queued changes, after any sender already at work, and
 // waits until ristretto has applied them.

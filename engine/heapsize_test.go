@@ -70,6 +70,32 @@ func TestHeapChargeMatchesHeap(t *testing.T) {
 			}})
 		}
 	}
+	for _, items := range []int{200, 3000} {
+		for _, size := range []int{10, 100} {
+			cases = append(cases, struct {
+				name           string
+				objects, items int
+				build          func(items int) heapObject
+			}{"list/" + strconv.Itoa(items) + "x" + strconv.Itoa(size), max(4000/items, 4), items, func(items int) heapObject {
+				o := &listObject{}
+				for i := range items {
+					o.pushBack(value(size, i), nodeLimitOf(ListMaxListpackSize))
+				}
+				return o
+			}})
+			cases = append(cases, struct {
+				name           string
+				objects, items int
+				build          func(items int) heapObject
+			}{"zset/" + strconv.Itoa(items) + "x" + strconv.Itoa(size), max(4000/items, 4), items, func(items int) heapObject {
+				o := newZSetObject(0)
+				for i := range items {
+					o.set(string(value(size, i)), float64(i))
+				}
+				return o
+			}})
+		}
+	}
 	for _, c := range cases {
 		objs := make([]heapObject, 0, c.objects)
 		// Each object is in a heap table, as in a shard.
@@ -240,4 +266,40 @@ func TestDriftCharged(t *testing.T) {
 	runtime.GC()
 	testwait.For(t, "the held buffer to be charged", func() bool { return s.Stats().Cost-before >= 24<<20 })
 	runtime.KeepAlive(held)
+}
+
+// TestBigValuesWaitForEviction: a writer of big values to new keys cannot
+// carry the store past its bound by more than its slack while ristretto
+// catches up (feedBacklog changes of 4 KB values would be 16 MiB).
+func TestBigValuesWaitForEviction(t *testing.T) {
+	const bound = 8 << 20
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: noSweep})
+	value := string(make([]byte, 4096))
+	worst := int64(0)
+	for i := range underRace(20000, 5000) {
+		set(t, s, "k"+strconv.Itoa(i), value)
+		worst = max(worst, s.used.Load()-s.policyMaxCost())
+	}
+	if limit := s.overSlack() + entryCost(8, len(value)); worst > limit {
+		t.Errorf("the entries passed the bound by %d bytes, want at most %d", worst, limit)
+	}
+	checkInvariants(t, s)
+}
+
+// TestChargeEvictsWithoutWrites: when the bytes charged beside the entries
+// rise (the drift charge, measured as often as the sweeper runs) and no
+// write follows, the entries are still evicted down to what the bound
+// leaves them: ristretto evicts only to admit a new hash.
+func TestChargeEvictsWithoutWrites(t *testing.T) {
+	const bound = 1 << 20
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: time.Millisecond})
+	value := string(make([]byte, 1000))
+	for i := range 2000 {
+		set(t, s, "k"+strconv.Itoa(i), value)
+	}
+	settle(s)
+	s.Charge(bound / 4)
+	testwait.For(t, "the entries to be evicted within the bound", func() bool { return s.used.Load() <= s.policyMaxCost() })
+	s.Charge(-bound / 4) // checkInvariants counts the entries alone
+	checkInvariants(t, s)
 }

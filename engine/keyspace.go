@@ -282,29 +282,73 @@ func (s *Store) sweep(interval time.Duration) {
 				s.chargeDrift()
 				debug.SetMemoryLimit(s.processLimit())
 			}
+			s.evictOver()
+		}
+	}
+}
+
+// evictOver makes ristretto evict while the entries cost more than it may
+// keep and no write comes to make it: it evicts only to admit a hash it
+// does not hold, and the bound it keeps to falls without a write when the
+// drift charge rises. One live key's cost is sent again, which while over
+// the feeder sends as the hash's removal and a new Set (feeder.over).
+func (s *Store) evictOver() {
+	if !s.overBound() {
+		return
+	}
+	start := rand.IntN(numShards)
+	for i := range numShards {
+		sh := &s.shards[(start+i)%numShards]
+		sh.mu.Lock()
+		found := false
+		sh.index.RangeFrom(rand.IntN(max(sh.index.Slots(), 1)), func(_ int, loc slab.Loc) bool {
+			h := s.hash(recordKey(s.arena.Block(loc)))
+			s.feeder.queue(h, s.hashCostLocked(sh, h))
+			found = true
+			return false
+		})
+		sh.mu.Unlock()
+		if found {
+			s.feeder.feed()
+			return
 		}
 	}
 }
 
 // processLimit is the soft memory limit for Go's runtime when the store owns
-// the process: the process may take 1.15 times MaxMemory plus 24 MiB in
-// all (the bound docs/operations.md promises), less what is resident outside Go's
-// count and the arena's: the binary's pages (about 14 MiB, read from /proc
-// where there is one) and 2 MiB for the rest. The arena's mappings are
-// outside the runtime's count too. What the limit leaves the runtime is
+// the process: its budget (processBudget) less the arena's mappings, which
+// are outside the runtime's count. What the limit leaves the runtime is
 // what the entries' charges expect on Go's heap (EntryOverhead covers each
 // one's index slot and ristretto bookkeeping, a heap object's charge is
 // what it holds) plus a margin for garbage. It has no floor but a token
 // one: a floor above what the bound leaves (there was one of 32 MiB) lets
 // the heap grow past the bound at small bounds, and a limit below what the
 // runtime holds live only makes the collector work harder (Go caps it at
-// half the CPU) while the process is over its bound anyway.
+// half the CPU) while the process is over its bound anyway; chargeDrift
+// then evicts.
 func (s *Store) processLimit() int64 {
 	if s.MaxMemory() == 0 {
 		return math.MaxInt64 // no bound, so no limit: Go's default
 	}
-	total := s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20 - fileResident() - 2<<20
-	return max(total-s.arena.Mapped(), minProcessLimit)
+	return max(s.processBudget()-s.arena.Mapped(), minProcessLimit)
+}
+
+// processBudget is what Go's runtime and the arena together may hold when
+// the store owns the process: all it may hold (processTotal), less what is
+// resident outside their count: the binary's pages (about 14 MiB, read
+// from /proc where there is one) and 2 MiB for the rest.
+func (s *Store) processBudget() int64 {
+	return s.processTotal() - fileResident() - 2<<20
+}
+
+// processTotal is the resident memory the process may take in all when
+// the store owns it: 1.15 times MaxMemory plus 24 MiB (the bound docs/operations.md
+// promises).
+func (s *Store) processTotal() int64 {
+	if s.MaxMemory() == 0 {
+		return unbounded
+	}
+	return s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20
 }
 
 // minProcessLimit is processLimit's token floor.

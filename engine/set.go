@@ -419,6 +419,45 @@ func newSetOf(members [][]byte, intsetOK bool) collection {
 	return collection{obj: o, charge: o.charge()}
 }
 
+// appendCompact is setAdd of a few members to a set of strings that stays
+// compact: the blob with the new members appended, as the general path
+// would build it, without copying every member and a map of them first
+// (at a few KB a SADD, that garbage was most of the sets churn's
+// allocation). ok is false where the general path must decide.
+func appendCompact(v setView, members [][]byte) (c collection, added int, ok bool) {
+	const fewMembers = 8
+	if len(v.blob) == 0 || v.blob[0] != setKindStrings || len(members) > fewMembers {
+		return collection{}, 0, false
+	}
+	var fresh [fewMembers][]byte
+	n := 0
+	for _, m := range members {
+		if len(m) > setMaxCompactMember {
+			return collection{}, 0, false
+		}
+		if v.has(m) || slices.ContainsFunc(fresh[:n], func(f []byte) bool { return string(f) == string(m) }) {
+			continue
+		}
+		fresh[n] = m
+		n++
+	}
+	if n == 0 {
+		return collection{blob: v.blob}, 0, true // unchanged: the callers store nothing
+	}
+	if v.card()+n > setMaxCompactEntries {
+		return collection{}, 0, false
+	}
+	size := len(v.blob)
+	for _, m := range fresh[:n] {
+		size += uvarintLen(uint64(len(m))) + len(m)
+	}
+	b := append(make([]byte, 0, size), v.blob...)
+	for _, m := range fresh[:n] {
+		b = appendSetMember(b, m)
+	}
+	return collection{blob: b}, n, true
+}
+
 // setAdd is c with members added, and how many of them were new. A heap
 // set changes in place; a blob is rewritten.
 func setAdd(c collection, members [][]byte) (collection, int) {
@@ -454,6 +493,9 @@ func setAdd(c collection, members [][]byte) (collection, int) {
 				return collection{blob: makeIntset(ints)}, len(ints) - before
 			}
 		}
+	}
+	if c, added, ok := appendCompact(v, members); ok {
+		return c, added
 	}
 	// A hash table from here on: the members so far, then the new ones.
 	all := v.members()

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -459,4 +461,51 @@ func TestSetMoveIsAtomic(t *testing.T) {
 	close(done)
 	movers.Wait()
 	checkInvariants(t, s)
+}
+
+// TestSetAddCompactMatchesGeneral: SADDs of a few members to a compact set
+// of strings (appendCompact) build the blob the general path builds, new
+// members after the old and duplicates within one call counted once.
+func TestSetAddCompactMatchesGeneral(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for round := range 200 {
+		var cur collection
+		for range 150 {
+			members := make([][]byte, 1+r.IntN(4))
+			for i := range members {
+				members[i] = []byte("m" + strconv.Itoa(r.IntN(160)))
+				if r.IntN(20) == 0 {
+					members[i] = bytes.Repeat([]byte{'x'}, 60+r.IntN(10)) // past the compact member's length
+				}
+			}
+			v := viewSet(cur)
+			all := v.members()
+			seen := map[string]bool{}
+			for _, m := range all {
+				seen[string(m)] = true
+			}
+			wantAdded := 0
+			for _, m := range members {
+				if !seen[string(m)] {
+					seen[string(m)] = true
+					all = append(all, m)
+					wantAdded++
+				}
+			}
+			want := newSetOf(all, false)
+			next, added := setAdd(cur, members)
+			if added != wantAdded {
+				t.Fatalf("round %d: added %d, want %d", round, added, wantAdded)
+			}
+			if got, w := viewSet(next).members(), viewSet(want).members(); (next.obj == nil) != (want.obj == nil) || next.obj == nil && !slices.EqualFunc(got, w, bytes.Equal) {
+				t.Fatalf("round %d: %q, want %q", round, got, w)
+			}
+			if next.obj != nil {
+				break
+			}
+			if added > 0 {
+				cur = next
+			}
+		}
+	}
 }

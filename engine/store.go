@@ -59,6 +59,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 )
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
@@ -80,7 +81,12 @@ const unbounded = math.MaxInt64 / 4
 // for the collector: ristretto's maps are on Go's heap, and with the
 // process's memory limit (Options.OwnsProcess) the collector needs room
 // above them or it runs without pause. Measured with bench/policymem and
-// bench/compare; bench/README.md's results have the breakdown.
+// bench/compare; bench/README.md's results have the breakdown. That
+// is the cost as keys are added; under a churn of new keys ristretto's
+// maps fill with deleted slots and grow as if the keys were three times
+// as many (at a 64 MiB bound, 156,000 keys: its store 210 bytes a key, its
+// policy's costs 43, the index 27), and the drift charge (chargeDrift)
+// counts the difference.
 const EntryOverhead = 200
 
 // readSampleEvery: one read in this many, picked at random, is reported to
@@ -149,9 +155,10 @@ type Store struct {
 	used      atomic.Int64  // summed cost of the entries in the indexes
 	external  atomic.Int64  // bytes charged with Charge, drift included
 	// drift is the part of external that chargeDrift charges: what the
-	// process holds beyond what its entries and users are charged. Only
-	// the sweeper changes it.
-	drift int64
+	// process holds beyond what its entries and users are charged, and
+	// pressure, its part for the process being past its budget. Only the
+	// sweeper changes them.
+	drift, pressure int64
 
 	feeder feeder
 
@@ -267,6 +274,7 @@ func New(opts Options) (*Store, error) {
 	s.feeder.policy = policy
 	s.feeder.closed = &s.closed
 	s.feeder.over = s.overBound
+	s.feeder.farOver = s.farOverBound
 	if s.ownsProcess {
 		s.chargeBaseline()
 	}
@@ -297,19 +305,47 @@ func (s *Store) chargeBaseline() {
 // process holds beyond what is charged: Go's live heap and the arena's
 // live records, less the entries' costs and the bytes charged with Charge.
 // EntryOverhead is an average (ristretto's and the index's maps hold
-// between half and all of their slots, as they last doubled), and the
-// process holds what no entry is charged for (connections' buffers,
-// scripts, ristretto's queue); so that what the process holds stays within
-// the bound, the entries get the bound less that too. The charge rises to
-// the measure at once and falls halfway to it on each call (a burst's
-// transient buffers are not charged for long), at most a quarter of the
-// bound.
+// between a quarter and all of their slots: under churn Go's maps fill
+// with deleted slots and grow as if the keys were more), and the process
+// holds what no entry is charged for (connections' buffers, scripts,
+// ristretto's queue); so that what the process holds stays within the
+// bound, the entries get the bound less that too. The charge rises to the
+// measure at once and falls halfway to it on each call (a burst's
+// transient buffers are not charged for long), at most half the bound.
+//
+// The live heap is not all the process holds: when one kind of value
+// replaces another, the freed objects leave Go's spans of their size
+// classes partly empty, which the new values cannot use, and a heap whose
+// live objects and those holes pass Go's memory limit stays past it
+// however often the collector runs. So the charge also counts the
+// pressure: how far the process's resident set passed its promise
+// (processTotal, less the slack of overSlack), or where there is no /proc
+// what Go's runtime and the arena hold their budget (processBudget), half
+// of it added up while it is passed, so that
+// eviction frees objects until the holes are reused or released, and
+// decayed while it is not.
 func (s *Store) chargeDrift() {
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(live)
-	held := int64(live[0].Value.Uint64()) + s.arena.Live()
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	held := int64(samples[0].Value.Uint64()) + s.arena.Live()
 	charged := s.used.Load() + s.external.Load() - s.drift
-	want := min(max(held-charged, 0), s.MaxMemory()/4)
+	// The resident set where /proc tells it: Go's own count of what it
+	// holds takes in metadata it has reserved but not touched, about
+	// 8 MiB past the resident set at a 64 MiB bound.
+	over := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
+	if rss, _, ok := memsize.Resident(); ok {
+		over = rss - (s.processTotal() - s.overSlack())
+	}
+	if over > 0 {
+		s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)
+	} else {
+		s.pressure -= s.pressure / 16
+	}
+	want := min(max(held-charged, 0)+s.pressure, s.MaxMemory()/2)
 	delta := want - s.drift
 	if delta < 0 {
 		delta /= 2
@@ -424,6 +460,17 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 func (s *Store) overBound() bool {
 	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
 }
+
+// farOverBound reports whether the entries cost more than ristretto may
+// keep of them by more than overSlack.
+func (s *Store) farOverBound() bool {
+	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()+s.overSlack()
+}
+
+// overSlack is how far the entries may pass what ristretto may keep before
+// writers wait for it to evict: a thirty-second of the bound, at least
+// 1 MiB (the bound's promise leaves the process 15% of it and 24 MiB).
+func (s *Store) overSlack() int64 { return max(s.bound()/32, 1<<20) }
 
 // admit returns the error a write of an entry costing cost gets before it
 // changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM

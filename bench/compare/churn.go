@@ -51,6 +51,24 @@ var (
 			writeCommand(bw, []byte("SADD"), randKey("set:", r, 20_000), randKey("m:", r, 10_000_000))
 		})
 	}}
+	// Lists grow in place at their tail, as a queue or a log does.
+	churnLists = churnKind{name: "lists", what: "RPUSH of a 100-byte element to random lists (20k)", write: func(w io.Writer, bound int64) (int, error) {
+		n := int(10 * bound / 120)
+		v := churnValue(100)
+		r := rand.New(rand.NewPCG(4, 4))
+		return n, writeEach(w, n, func(bw *bufio.Writer, i int) {
+			writeCommand(bw, []byte("RPUSH"), randKey("list:", r, 20_000), v)
+		})
+	}}
+	// Sorted sets as the sets' workload: a small one is rewritten whole on
+	// every ZADD, so at most 4M of them.
+	churnZSets = churnKind{name: "zsets", what: "ZADD of random members (10M) with random scores to random sorted sets (20k), ten times what fits, at most 4M", write: func(w io.Writer, bound int64) (int, error) {
+		n := int(min(10*bound/90, 4<<20))
+		r := rand.New(rand.NewPCG(5, 5))
+		return n, writeEach(w, n, func(bw *bufio.Writer, i int) {
+			writeCommand(bw, []byte("ZADD"), randKey("zset:", r, 20_000), strconv.AppendInt(nil, r.Int64N(1_000_000), 10), randKey("m:", r, 10_000_000))
+		})
+	}}
 	churnHashes = churnKind{name: "hashes", what: "HSET of one 4 KB field to random keys (10M)", write: func(w io.Writer, bound int64) (int, error) {
 		n := int(10 * bound / 4096)
 		v := churnValue(4096)
@@ -77,7 +95,7 @@ var (
 	}}
 )
 
-var churnKinds = []churnKind{churnStrings, churnSets, churnHashes, churnFields, churnMixed}
+var churnKinds = []churnKind{churnStrings, churnSets, churnHashes, churnFields, churnLists, churnZSets, churnMixed}
 
 func churnKindNamed(name string) churnKind {
 	for _, k := range churnKinds {

@@ -119,7 +119,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.boundMem, "bound", "64mb", "memory bound of the churn and hit-ratio tests (stampedeless --max-memory, redis-server maxmemory)")
 	fs.IntVar(&o.churnSets, "churn-sets", 3000000, "SETs of the churn test")
 	fs.BoolVar(&o.typedChurn, "typed-churn", true, "run the typed churn: each of -churn-types, ten times what fits, at each of -churn-bounds, RSS against 1.15 × bound + 24 MiB")
-	fs.StringVar(&o.churnTypes, "churn-types", "strings,sets,hashes,fields,mixed", "comma-separated workloads of the typed churn")
+	fs.StringVar(&o.churnTypes, "churn-types", "strings,sets,hashes,fields,lists,zsets,mixed", "comma-separated workloads of the typed churn")
 	fs.StringVar(&o.churnBounds, "churn-bounds", "32mb,64mb", "comma-separated bounds of the typed churn")
 	fs.IntVar(&o.churnKeys, "churn-keys", 10000000, "keyspace the churn test's SETs draw from")
 	fs.IntVar(&o.zipfKeys, "zipf-keys", 2000000, "keys of the hit-ratio test's Zipf distribution")

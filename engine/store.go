@@ -171,9 +171,9 @@ type Store struct {
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
 	lists       listConfig    // list-max-listpack-size (list.go)
 
-	// zset-max-listpack-entries and zset-max-listpack-value (zset.go).
-	zsetEntries atomic.Int64
-	zsetValue   atomic.Int64
+	zsetConfig listpackConfig // zset-max-listpack-entries and -value (zset.go)
+	hashConfig listpackConfig // hash-max-listpack-entries and -value (hash.go)
+	intsetMax  atomic.Int64   // set-max-intset-entries (set.go)
 
 	hllSparseMax atomic.Int64 // hll-sparse-max-bytes (hll.go)
 
@@ -192,6 +192,17 @@ type Store struct {
 	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
 }
+
+// listpackConfig is a pair of Redis's *-max-listpack-entries and
+// *-max-listpack-value parameters, as CONFIG SET sets them.
+type listpackConfig struct{ entries, value atomic.Int64 }
+
+func (c *listpackConfig) set(entries, value int64) {
+	c.entries.Store(entries)
+	c.value.Store(value)
+}
+
+func (c *listpackConfig) get() (entries, value int64) { return c.entries.Load(), c.value.Load() }
 
 // shard is one lock domain of the key space.
 type shard struct {
@@ -244,6 +255,8 @@ func New(opts Options) (*Store, error) {
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
+	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
+	s.SetIntsetLimit(DefaultIntsetEntries)
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{

@@ -7,7 +7,8 @@
 // mapped segments of a slab arena (engine/internal/slab), outside Go's heap.
 // Each of 256 shards finds its records through a pointer-free open-addressing
 // index, one uint64 per slot (24 bits of the key's hash and the record's
-// location), and compares the full key in the record. The collector scans
+// location) and a 32-bit access stamp beside it (access.go), and compares
+// the full key in the record. The collector scans
 // neither, so its work does not grow with the number of keys, and values are
 // not garbage it must find: a freed record's space is reused by compaction
 // (see compact.go). Reads copy values out of the arena, or, with View and

@@ -19,19 +19,45 @@ import (
 // how the hash is held: "listpack" while it has at most
 // hash-max-listpack-entries fields and no field or value it was ever given
 // was longer than hash-max-listpack-value bytes, then "hashtable" for good,
-// as Redis never converts back. A hash that Redis would hold as a
+// as Redis never converts back. The limits are the store's
+// (SetHashListpackLimits), read when a hash is written, as Redis reads its
+// configuration. A hash that Redis would hold as a
 // hashtable but that is still small (a .NET IDistributedCache entry: three
 // fields, one of them its data) stays in its record with a header saying
 // so, instead of costing a Go map per key.
 const (
-	hashMaxListpackEntries = 512 // Redis's hash-max-listpack-entries
-	hashMaxListpackValue   = 64  // Redis's hash-max-listpack-value
+	DefaultHashListpackEntries = 512 // Redis's hash-max-listpack-entries
+	DefaultHashListpackValue   = 64  // Redis's hash-max-listpack-value
 	// hashInRecordMax is the largest encoding of a hashtable-reported hash
 	// kept in its record; past it the hash moves to the heap. A listpack
-	// one (at most about 66 KB) always stays in its record, which keeps its
-	// order, as Redis's listpack does.
+	// one (at most about 66 KB under the default limits) always stays in
+	// its record, which keeps its order, as Redis's listpack does.
 	hashInRecordMax = 1024
 )
+
+// hashLimits are the listpack limits a hash is written under.
+type hashLimits struct{ entries, value int64 }
+
+// defaultHashLimits are Redis's defaults, for a hash read from a snapshot
+// or a RESTORE, which keeps the encoding it was saved with unless it is
+// past them.
+var defaultHashLimits = hashLimits{entries: DefaultHashListpackEntries, value: DefaultHashListpackValue}
+
+func (s *Store) hashLimits() hashLimits {
+	entries, value := s.hashConfig.get()
+	return hashLimits{entries: entries, value: value}
+}
+
+// SetHashListpackLimits sets hash-max-listpack-entries and
+// hash-max-listpack-value: the most fields, and the longest field or
+// value, a hash is reported as a listpack with. Hashes already past them
+// stay as they are.
+func (s *Store) SetHashListpackLimits(entries, value int64) {
+	s.hashConfig.set(entries, value)
+}
+
+// HashListpackLimits returns what SetHashListpackLimits set.
+func (s *Store) HashListpackLimits() (entries, value int64) { return s.hashConfig.get() }
 
 // Header bytes of a hash's compact encoding.
 const (
@@ -178,7 +204,7 @@ func hashEncoding(c collection) string {
 // exportHash is the portable form of the hash c (see Store.Export): its
 // compact encoding, however it is held.
 func exportHash(c collection) []byte {
-	e := editHash(c)
+	e := editHash(c, defaultHashLimits)
 	if e.heap != nil {
 		e.table = true
 		hashEach(c, func(f, v []byte) bool {
@@ -194,7 +220,7 @@ func importHash(b []byte) (collection, bool) {
 	if len(b) == 0 {
 		return collection{}, false
 	}
-	e := &hashEdit{table: b[0] == hashHeaderHashtable}
+	e := &hashEdit{table: b[0] == hashHeaderHashtable, lim: defaultHashLimits}
 	if !eachPair(b, func(f, v []byte) bool {
 		e.flat = append(e.flat, f, v)
 		return true
@@ -230,14 +256,15 @@ type hashEdit struct {
 	heap    *hashTable
 	flat    [][]byte // field, value, field, value...
 	table   bool     // Redis would report "hashtable"
+	lim     hashLimits
 	changed bool
 }
 
-func editHash(c collection) *hashEdit {
+func editHash(c collection, l hashLimits) *hashEdit {
 	if h, ok := c.obj.(*hashTable); ok {
-		return &hashEdit{heap: h, table: true}
+		return &hashEdit{heap: h, table: true, lim: l}
 	}
-	e := &hashEdit{table: len(c.blob) > 0 && c.blob[0] == hashHeaderHashtable}
+	e := &hashEdit{table: len(c.blob) > 0 && c.blob[0] == hashHeaderHashtable, lim: l}
 	eachPair(c.blob, func(f, v []byte) bool {
 		e.flat = append(e.flat, f, v)
 		return true
@@ -272,7 +299,7 @@ func (e *hashEdit) set(f, v []byte) bool {
 	if e.heap != nil {
 		return e.heap.set(f, v)
 	}
-	if len(f) > hashMaxListpackValue || len(v) > hashMaxListpackValue {
+	if int64(len(f)) > e.lim.value || int64(len(v)) > e.lim.value {
 		e.table = true
 	}
 	if i := e.find(f); i >= 0 {
@@ -313,7 +340,7 @@ func (e *hashEdit) done() (collection, collChange) {
 	case e.heap != nil:
 		return collection{obj: e.heap, charge: e.heap.charge()}, collStore
 	}
-	if e.len() > hashMaxListpackEntries {
+	if int64(e.len()) > e.lim.entries {
 		e.table = true
 	}
 	blob := encodeHash(e.flat, e.table)
@@ -330,13 +357,13 @@ func (e *hashEdit) done() (collection, collChange) {
 // editHashKey runs fn on key's hash under its shard's write lock and
 // stores what fn made of it.
 func (s *Store) editHashKey(key []byte, fn func(e *hashEdit) error) error {
-	return s.writeColl(key, TypeHash, hashEditor(fn))
+	return s.writeColl(key, TypeHash, hashEditor(s.hashLimits(), fn))
 }
 
 // hashEditor is the writeColl function that edits a hash with fn.
-func hashEditor(fn func(e *hashEdit) error) func(collection, bool) (collection, collChange, error) {
+func hashEditor(l hashLimits, fn func(e *hashEdit) error) func(collection, bool) (collection, collChange, error) {
 	return func(cur collection, _ bool) (collection, collChange, error) {
-		e := editHash(cur)
+		e := editHash(cur, l)
 		if err := fn(e); err != nil || !e.changed {
 			return collection{}, collUnchanged, err
 		}
@@ -392,7 +419,7 @@ func (s *Store) HUpdate(key, field []byte, fn func(old []byte, exists bool) ([]b
 // hash left empty is removed.
 func (s *Store) HDel(key []byte, fields [][]byte) (removed int, err error) {
 	// Only removes: it runs over the bound under noeviction, as in Redis.
-	err = s.shrinkColl(key, TypeHash, hashEditor(func(e *hashEdit) error {
+	err = s.shrinkColl(key, TypeHash, hashEditor(s.hashLimits(), func(e *hashEdit) error {
 		for _, f := range fields {
 			if e.del(f) {
 				removed++

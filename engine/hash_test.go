@@ -30,8 +30,8 @@ func onHeap(s *Store, key string) (heap bool) {
 func TestHashEncodingThresholds(t *testing.T) {
 	s, _ := newClockStore(t)
 	// 512 fields of 64 bytes: still a listpack, held in the record.
-	for i := range hashMaxListpackEntries {
-		hset(t, s, "h", fmt.Sprintf("%064d", i), strings.Repeat("v", hashMaxListpackValue))
+	for i := range DefaultHashListpackEntries {
+		hset(t, s, "h", fmt.Sprintf("%064d", i), strings.Repeat("v", DefaultHashListpackValue))
 	}
 	wantEncoding(t, s, "h", "listpack")
 	if onHeap(s, "h") {

@@ -271,6 +271,9 @@ func (s *Store) sweep(interval time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
+			if s.sweptClock {
+				s.tickClock()
+			}
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half
 				// of (Section).

@@ -126,6 +126,9 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 		return readResult{otherType: true}
 	}
 	fn(sl.rec)
+	if mode&readNotes != 0 {
+		s.accessedLocked(sh, sl.pos)
+	}
 	return readResult{found: true}
 }
 
@@ -284,6 +287,9 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 	if ok && sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
 		s.expireLocked(sh, h, sl)
 		return slot{}, false
+	}
+	if ok {
+		s.accessedLocked(sh, sl.pos)
 	}
 	return sl, ok
 }

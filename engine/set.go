@@ -14,10 +14,10 @@ import (
 //
 //   - an intset blob in the record, while every member is an integer as
 //     Redis's string2ll reads one and there are at most
-//     setMaxIntsetEntries: a kind byte, a width byte (2, 4 or 8) and the
-//     members in ascending order, little-endian, each of that width. OBJECT
-//     ENCODING says "intset", and members come out in ascending order, as
-//     from Redis's intset.
+//     set-max-intset-entries (the store's, SetIntsetLimit): a kind byte, a
+//     width byte (2, 4 or 8) and the members in ascending order,
+//     little-endian, each of that width. OBJECT ENCODING says "intset",
+//     and members come out in ascending order, as from Redis's intset.
 //   - a strings blob in the record, for a small set that is not an intset
 //     (at most setMaxCompactEntries members of at most setMaxCompactMember
 //     bytes): a kind byte and the members in insertion order, each a
@@ -33,16 +33,26 @@ const (
 	setKindIntset  byte = 1
 	setKindStrings byte = 2
 
-	// setMaxIntsetEntries is Redis's set-max-intset-entries default.
-	setMaxIntsetEntries = 512
+	// DefaultIntsetEntries is Redis's set-max-intset-entries default.
+	DefaultIntsetEntries = 512
+	// noIntset, as newSetOf's limit, holds the set in another form.
+	noIntset = -1
 	// setMaxCompactEntries and setMaxCompactMember bound the strings blob.
 	setMaxCompactEntries = 128
 	setMaxCompactMember  = 64
 )
 
+// SetIntsetLimit sets set-max-intset-entries: the most members a set of
+// integers is held as an intset with. Sets already past it stay as they
+// are.
+func (s *Store) SetIntsetLimit(n int64) { s.intsetMax.Store(n) }
+
+// IntsetLimit is set-max-intset-entries.
+func (s *Store) IntsetLimit() int64 { return s.intsetMax.Load() }
+
 // setEncoding names how Redis 7.0 would hold the set c: "intset" while
-// every member is an integer and there are at most set-max-intset-entries
-// (512), else "hashtable".
+// every member is an integer and there are at most set-max-intset-entries,
+// else "hashtable".
 func setEncoding(c collection) string {
 	if viewSet(c).isIntset() {
 		return "intset"
@@ -97,7 +107,7 @@ func importSet(b []byte) (collection, bool) {
 		if len(members) == 0 {
 			return collection{}, false
 		}
-		return newSetOf(members, false), true
+		return newSetOf(members, noIntset), true
 	}
 	return collection{}, false
 }
@@ -378,11 +388,11 @@ func (v setView) random() []byte {
 }
 
 // newSetOf is a set of the distinct members, in the form its contents
-// call for: an intset if intset allows it (every member an integer, at
-// most setMaxIntsetEntries), else a strings blob if small enough, else a
-// heap object.
-func newSetOf(members [][]byte, intsetOK bool) collection {
-	if intsetOK && len(members) <= setMaxIntsetEntries {
+// call for: an intset if every member is an integer and there are at most
+// maxIntset (set-max-intset-entries, or noIntset), else a strings blob if
+// small enough, else a heap object.
+func newSetOf(members [][]byte, maxIntset int64) collection {
+	if int64(len(members)) <= maxIntset {
 		ints := make([]int64, 0, len(members))
 		for _, m := range members {
 			n, ok := resp.ParseInt(m)
@@ -458,9 +468,10 @@ func appendCompact(v setView, members [][]byte) (c collection, added int, ok boo
 	return collection{blob: b}, n, true
 }
 
-// setAdd is c with members added, and how many of them were new. A heap
-// set changes in place; a blob is rewritten.
-func setAdd(c collection, members [][]byte) (collection, int) {
+// setAdd is c with members added, and how many of them were new; an
+// intset stays one up to maxIntset members. A heap set changes in place; a
+// blob is rewritten.
+func setAdd(c collection, members [][]byte, maxIntset int64) (collection, int) {
 	v := viewSet(c)
 	if v.obj != nil {
 		added := 0
@@ -489,7 +500,7 @@ func setAdd(c collection, members [][]byte) (collection, int) {
 		if allInts {
 			slices.Sort(ints)
 			ints = slices.Compact(ints)
-			if len(ints) <= setMaxIntsetEntries {
+			if int64(len(ints)) <= maxIntset {
 				return collection{blob: makeIntset(ints)}, len(ints) - before
 			}
 		}
@@ -511,7 +522,7 @@ func setAdd(c collection, members [][]byte) (collection, int) {
 			added++
 		}
 	}
-	return newSetOf(all, false), added
+	return newSetOf(all, noIntset), added
 }
 
 // setRemove is c without members, and how many of them it had. A heap set

@@ -19,7 +19,7 @@ func (s *Store) SAdd(key []byte, members [][]byte) (int, error) {
 	var added int
 	err := s.writeColl(key, TypeSet, func(cur collection, _ bool) (collection, collChange, error) {
 		var next collection
-		next, added = setAdd(cur, members)
+		next, added = setAdd(cur, members, s.IntsetLimit())
 		if added == 0 {
 			return cur, collUnchanged, nil
 		}
@@ -154,7 +154,7 @@ func (s *Store) SPop(key []byte, count int64) (popped [][]byte, err error) {
 				}
 				return true
 			})
-			return newSetOf(kept, true), collStore, nil
+			return newSetOf(kept, s.IntsetLimit()), collStore, nil
 		}
 		popped = v.sample(int(count))
 		next, _ := setRemove(cur, popped)
@@ -202,7 +202,7 @@ func (s *Store) smoveLocked(src, dst, member []byte) (bool, error) {
 		return false, err
 	}
 	err = s.writeCollLocked(s.shardOf(hd), hd, dst, TypeSet, func(cur collection, _ bool) (collection, collChange, error) {
-		next, added := setAdd(cur, one)
+		next, added := setAdd(cur, one, s.IntsetLimit())
 		return next, setChange(next, added > 0), nil
 	})
 	return err == nil, err
@@ -250,7 +250,7 @@ func (s *Store) setStoreLocked(op SetOp, dst []byte, keys [][]byte) (int, error)
 	}
 	var next collection
 	if len(members) > 0 {
-		next = newSetOf(members, true)
+		next = newSetOf(members, s.IntsetLimit())
 	}
 	_, err = s.replaceCollLocked(dst, TypeSet, next)
 	if err != nil {
@@ -333,10 +333,10 @@ func (s *Store) setOpLocked(op SetOp, keys [][]byte, limit int) ([][]byte, error
 			return true
 		})
 	}
-	if op != SetInter && len(out) <= setMaxIntsetEntries {
+	if limit := s.IntsetLimit(); op != SetInter && int64(len(out)) <= limit {
 		// Redis builds a union or difference as a new set, which it then
 		// lists: an intset comes in ascending order.
-		if v := viewSet(newSetOf(out, true)); v.isIntset() {
+		if v := viewSet(newSetOf(out, limit)); v.isIntset() {
 			out = v.members()
 		}
 	}

@@ -492,8 +492,8 @@ func TestSetAddCompactMatchesGeneral(t *testing.T) {
 					wantAdded++
 				}
 			}
-			want := newSetOf(all, false)
-			next, added := setAdd(cur, members)
+			want := newSetOf(all, noIntset)
+			next, added := setAdd(cur, members, noIntset)
 			if added != wantAdded {
 				t.Fatalf("round %d: added %d, want %d", round, added, wantAdded)
 			}

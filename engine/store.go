@@ -7,7 +7,8 @@
 // mapped segments of a slab arena (engine/internal/slab), outside Go's heap.
 // Each of 256 shards finds its records through a pointer-free open-addressing
 // index, one uint64 per slot (24 bits of the key's hash and the record's
-// location), and compares the full key in the record. The collector scans
+// location) and a 32-bit access stamp beside it (access.go), and compares
+// the full key in the record. The collector scans
 // neither, so its work does not grow with the number of keys, and values are
 // not garbage it must find: a freed record's space is reused by compaction
 // (see compact.go). Reads copy values out of the arena, or, with View and
@@ -76,7 +77,9 @@ const unbounded = math.MaxInt64 / 4
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
 // and value (and fill metadata): the record's header in the arena (7), the
-// entry's share of its shard's index (about 17), ristretto's bookkeeping of
+// entry's share of its shard's index (about 25: 8 bytes a slot and its
+// 4-byte access stamp, access.go, measured 25.2 a key at a million keys;
+// 17 before the stamps), ristretto's bookkeeping of
 // its hash (about 156: its store slot and its policy's cost slot), and 20
 // for the collector: ristretto's maps are on Go's heap, and with the
 // process's memory limit (Options.OwnsProcess) the collector needs room
@@ -85,9 +88,9 @@ const unbounded = math.MaxInt64 / 4
 // is the cost as keys are added; under a churn of new keys ristretto's
 // maps fill with deleted slots and grow as if the keys were three times
 // as many (at a 64 MiB bound, 156,000 keys: its store 210 bytes a key, its
-// policy's costs 43, the index 27), and the drift charge (chargeDrift)
+// policy's costs 43, the index 27 before its access stamps), and the drift charge (chargeDrift)
 // counts the difference.
-const EntryOverhead = 200
+const EntryOverhead = 208
 
 // readSampleEvery: one read in this many, picked at random, is reported to
 // ristretto's frequency sketch, hit or miss (as ristretto's own Get does).
@@ -178,9 +181,14 @@ type Store struct {
 	heapHandles atomic.Uint64 // the last handle given to a heap-held collection
 	lists       listConfig    // list-max-listpack-size (list.go)
 
-	// zset-max-listpack-entries and zset-max-listpack-value (zset.go).
-	zsetEntries atomic.Int64
-	zsetValue   atomic.Int64
+	zsetConfig listpackConfig // zset-max-listpack-entries and -value (zset.go)
+	hashConfig listpackConfig // hash-max-listpack-entries and -value (hash.go)
+	intsetMax  atomic.Int64   // set-max-intset-entries (set.go)
+
+	// clock is the access clock in unix seconds (access.go), set by the
+	// sweeper when sweptClock: Options.Now was not given.
+	clock      atomic.Uint32
+	sweptClock bool
 
 	hllSparseMax atomic.Int64 // hll-sparse-max-bytes (hll.go)
 
@@ -203,6 +211,17 @@ type Store struct {
 	// bg too.
 	loadFeeds sync.WaitGroup
 }
+
+// listpackConfig is a pair of Redis's *-max-listpack-entries and
+// *-max-listpack-value parameters, as CONFIG SET sets them.
+type listpackConfig struct{ entries, value atomic.Int64 }
+
+func (c *listpackConfig) set(entries, value int64) {
+	c.entries.Store(entries)
+	c.value.Store(value)
+}
+
+func (c *listpackConfig) get() (entries, value int64) { return c.entries.Load(), c.value.Load() }
 
 // shard is one lock domain of the key space.
 type shard struct {
@@ -251,10 +270,14 @@ func New(opts Options) (*Store, error) {
 	}
 	if s.nowFunc == nil {
 		s.nowFunc = time.Now
+		s.sweptClock = true
+		s.tickClock()
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
+	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
+	s.SetIntsetLimit(DefaultIntsetEntries)
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	s.lists.size.Store(ListMaxListpackSize)
 	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
@@ -577,7 +600,7 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 			sh.volatile--
 		}
 	} else {
-		if !sh.index.Insert(tagOf(h), loc) {
+		if !sh.index.Insert(tagOf(h), loc, s.freshStamp()) {
 			s.arena.Free(loc)
 			return false, ErrTooLarge
 		}

@@ -278,7 +278,8 @@ func (v *zsetView) entries(from, to int, rev bool) []ScoreMember {
 type zsetLimits struct{ entries, value int64 }
 
 func (s *Store) zsetLimits() zsetLimits {
-	return zsetLimits{entries: s.zsetEntries.Load(), value: s.zsetValue.Load()}
+	entries, value := s.zsetConfig.get()
+	return zsetLimits{entries: entries, value: value}
 }
 
 // SetZSetListpackLimits sets zset-max-listpack-entries and
@@ -286,15 +287,11 @@ func (s *Store) zsetLimits() zsetLimits {
 // sorted set is held as a listpack with. Sets already past them stay as
 // they are.
 func (s *Store) SetZSetListpackLimits(entries, value int64) {
-	s.zsetEntries.Store(entries)
-	s.zsetValue.Store(value)
+	s.zsetConfig.set(entries, value)
 }
 
 // ZSetListpackLimits returns what SetZSetListpackLimits set.
-func (s *Store) ZSetListpackLimits() (entries, value int64) {
-	l := s.zsetLimits()
-	return l.entries, l.value
-}
+func (s *Store) ZSetListpackLimits() (entries, value int64) { return s.zsetConfig.get() }
 
 // fitsListpack reports whether ents may be a listpack under l.
 func (l zsetLimits) fitsListpack(ents []zent) bool {

@@ -43,8 +43,9 @@ type Registry struct {
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
 	Transactions *prometheus.CounterVec
-	// TrackingInvalidations counts invalidation messages queued for
-	// clients that track keys (CLIENT TRACKING), by reason: write, expired,
+	// TrackingInvalidations counts invalidated keys queued for clients
+	// that track keys (CLIENT TRACKING), a BCAST message's each, by
+	// reason: write, expired,
 	// evicted, rejected, flush, replica, table_full.
 	TrackingInvalidations *prometheus.CounterVec
 	// Scripts counts scripting events: "run" (an EVAL, EVALSHA, EVAL_RO or
@@ -100,7 +101,7 @@ func New() *Registry {
 		TrackingInvalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "tracking_invalidations_total",
-			Help:      "Invalidation messages queued for clients that track keys (CLIENT TRACKING), by reason: write (a write, DEL, a fill or refresh), expired, evicted, rejected (admission), flush (one null message per client), replica (another replica's write, --redis), table_full (dropped from a full tracking table).",
+			Help:      "Invalidations queued for clients that track keys (CLIENT TRACKING), one per key (a BCAST message of several keys counts each), by reason: write (a write, DEL, a fill or refresh), expired, evicted, rejected (admission), flush (one null message per client), replica (another replica's write, --redis), table_full (dropped from a full tracking table).",
 		}, []string{"reason"}),
 		Scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,

@@ -95,6 +95,7 @@ func cmdCommandHelp(c *Conn, _ [][]byte) {
 		"DOCS [<command-name> ...]", "    Return documentation details about commands.",
 		"INFO [<command-name> ...]", "    Return details about the named commands, or all of them.",
 		"GETKEYS <full-command>", "    Return the keys from a full command.",
+		"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full command.",
 		"LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]", "    Return a list of all commands.")
 }
 
@@ -102,7 +103,14 @@ func cmdCommandHelp(c *Conn, _ [][]byte) {
 // arguments of the full command that are keys, as the ACL, tracking and
 // the shared tier find them (cmd.keys), with Redis 7's errors in its
 // order.
-func cmdCommandGetKeys(c *Conn, args [][]byte) {
+func cmdCommandGetKeys(c *Conn, args [][]byte) { getKeys(c, args, false) }
+
+// cmdCommandGetKeysAndFlags implements COMMAND GETKEYSANDFLAGS command
+// [arg ...]: GETKEYS's keys, each with its key spec flags (keySpecFlags).
+func cmdCommandGetKeysAndFlags(c *Conn, args [][]byte) { getKeys(c, args, true) }
+
+// getKeys is COMMAND GETKEYS, and with flags GETKEYSANDFLAGS.
+func getKeys(c *Conn, args [][]byte, flags bool) {
 	full := args[2:]
 	cmd := c.srv.lookup(c, full[0])
 	if cmd != nil && len(cmd.subcommands) > 0 {
@@ -125,9 +133,43 @@ func cmdCommandGetKeys(c *Conn, args [][]byte) {
 		return
 	}
 	c.w.Array(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
+		if !flags {
+			c.w.Bulk(k)
+			continue
+		}
+		c.w.Array(2)
 		c.w.Bulk(k)
+		f := cmd.keySpecFlags(full, i)
+		c.w.Set(len(f))
+		for _, name := range f {
+			c.w.Status(name)
+		}
 	}
+}
+
+// keySpecFlags are Redis 7's key spec flags of cmd's i-th key in a call
+// with args, derived from what the ACL knows of it (keyUse): RO access
+// for a key read, OW update for one written without being read, RW access
+// update for both, RO for one neither (EXISTS, TYPE); a source that
+// RENAME and the moves take away is RW access delete, and PFMERGE's
+// destination RW access insert. Redis's own specs say more for some
+// commands (DEL's RM delete, LPUSH's and SADD's insert): docs/commands.md.
+func (cmd *command) keySpecFlags(args [][]byte, i int) []string {
+	read, write := cmd.keyUse(args, i)
+	switch {
+	case cmd.Access == commands.KeysRename && i == 0:
+		return []string{"RW", "access", "delete"}
+	case cmd.Access == commands.KeysMerge && i == 0:
+		return []string{"RW", "access", "insert"}
+	case read && write:
+		return []string{"RW", "access", "update"}
+	case write:
+		return []string{"OW", "update"}
+	case read:
+		return []string{"RO", "access"}
+	}
+	return []string{"RO"}
 }
 
 func (s *Server) sortedCommands() []*command {

@@ -219,11 +219,12 @@ func commandTable() []*commands.Spec {
 			{Name: "command|count", Arity: 2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandCount)},
 			{Name: "command|docs", Arity: -2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandDocs)},
 			{Name: "command|getkeys", Arity: -4, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandGetKeys)},
+			{Name: "command|getkeysandflags", Arity: -4, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandGetKeysAndFlags)},
 			{Name: "command|help", Arity: 2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandHelp)},
 			{Name: "command|info", Arity: -2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandInfo)},
 			{Name: "command|list", Arity: -2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandList)},
 		},
-			Group: "server", Summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS.", Usage: "[subcommand [argument ...]]", Since: "2.8.13"},
+			Group: "server", Summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS, GETKEYSANDFLAGS.", Usage: "[subcommand [argument ...]]", Since: "2.8.13"},
 	}
 }
 

@@ -113,6 +113,22 @@ func hashCompatScripts() []compatScript {
 			csPairs("HGETALL n"), ca("HSET", "n", "data", strings.Repeat("e", 2000)), cs("OBJECT ENCODING n"), cs("HSTRLEN n data"),
 			cs("MEMORY USAGE n SAMPLES x"),
 		}},
+		// The limits as Redis's own hash tests set them first, under both
+		// names; the defaults are set back at the end.
+		{name: "encoding-config", steps: []compatStep{
+			csPairs("CONFIG GET hash-max-*"), cs("CONFIG SET hash-max-ziplist-value 10"), cs("CONFIG GET hash-max-listpack-value"),
+			cs("HSET v f 0123456789"), cs("OBJECT ENCODING v"), cs("HSET v g 01234567890"), cs("OBJECT ENCODING v"),
+			cs("CONFIG SET hash-max-listpack-value 1kb"), cs("CONFIG GET hash-max-ziplist-value"),
+			ca("HSET", "w", "f", strings.Repeat("x", 1024)), cs("OBJECT ENCODING w"), ca("HSET", "w", "g", strings.Repeat("x", 1025)),
+			cs("OBJECT ENCODING w"), cs("CONFIG SET hash-max-listpack-value 64"),
+			cs("CONFIG SET hash-max-ziplist-entries 2"), cs("CONFIG GET hash-max-listpack-entries"), cs("HSET e a 1 b 2"),
+			cs("OBJECT ENCODING e"), cs("HSET e c 3"), cs("OBJECT ENCODING e"), cs("HDEL e c b"), cs("OBJECT ENCODING e"),
+			cs("CONFIG SET hash-max-listpack-entries 0"), cs("HSET z a 1"), cs("OBJECT ENCODING z"),
+			cs("CONFIG SET hash-max-listpack-entries 1000"), hsetMany("k", "f", 600, 1), cs("OBJECT ENCODING k"), cs("HLEN k"),
+			cs("CONFIG SET hash-max-listpack-entries -1"), cs("CONFIG SET hash-max-ziplist-entries x"),
+			cs("CONFIG SET hash-max-listpack-value x"), cs("CONFIG SET hash-max-listpack-value -1"),
+			cs("CONFIG SET hash-max-listpack-entries 512"), csPairs("CONFIG GET hash-max-*"),
+		}},
 		{name: "hscan", steps: []compatStep{
 			cs("HSCAN nokey 0"), cs("HSCAN nokey 0 BADOPT"), cs("HSCAN nokey x"), cs("HSET h a 1 b 2 ab 3"), cs("HSCAN h 0"),
 			cs("HSCAN h 0 MATCH a*"), cs("HSCAN h 0 MATCH * COUNT 1"), cs("HSCAN h 0 COUNT 0"), cs("HSCAN h 0 COUNT -1"),

@@ -66,6 +66,20 @@ func compatSetScripts() []compatScript {
 			cs("COPY t tc"), cs("OBJECT ENCODING tc"), cs("COPY i ic"), cs("OBJECT ENCODING ic"),
 			cs("COPY h hc"), cs("OBJECT ENCODING hc"), cs("SCARD hc"),
 		}},
+		// set-max-intset-entries as Redis's own set tests set it; the
+		// default is set back at the end.
+		{name: "intset-config", steps: []compatStep{
+			cs("CONFIG GET set-max-intset-entries"), cs("CONFIG GET set-max-*"), cs("CONFIG SET set-max-intset-entries 3"),
+			cs("SADD i 3 1 2"), cs("OBJECT ENCODING i"), cs("SADD i 4"), cs("OBJECT ENCODING i"), csSorted("SMEMBERS i"),
+			cs("SADD j 1 2 3 4"), cs("OBJECT ENCODING j"), cs("SUNIONSTORE u i"), cs("OBJECT ENCODING u"),
+			cs("SADD two 9 8"), cs("SINTERSTORE v two two"), cs("OBJECT ENCODING v"), cs("SUNION two nokey"),
+			cs("CONFIG SET set-max-intset-entries 0"), cs("SADD z 1"), cs("OBJECT ENCODING z"),
+			cs("CONFIG SET set-max-intset-entries 1000"), csMembers("SADD", "k", rangeMembers("", 0, 700)...),
+			cs("OBJECT ENCODING k"), cs("SUNION k nokey"),
+			cs("CONFIG SET set-max-intset-entries -1"), cs("CONFIG SET set-max-intset-entries x"),
+			cs("CONFIG SET set-max-listpack-entries 1"), cs("CONFIG SET set-max-intset-entries 512"),
+			cs("CONFIG GET set-max-intset-entries"),
+		}},
 		{name: "wrongtype-both-ways", steps: []compatStep{
 			cs("SET str v"), cs("SADD set a"),
 			cs("SADD str a"), cs("SREM str a"), cs("SMEMBERS str"), cs("SISMEMBER str a"), cs("SMISMEMBER str a"),

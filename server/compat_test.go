@@ -1158,6 +1158,21 @@ func compatScripts() []compatScript {
 			cs("COMMAND GETKEYS flushall sync"), cs("COMMAND GETKEYS client id"), cs("COMMAND GETKEYS watch a b"),
 			cs("COMMAND GETKEYS hset h f v"), cs("COMMAND GETKEYS sinterstore d a b"),
 		}},
+		// The keys' flags, derived from what the ACL knows of each key:
+		// the commands where that says what Redis's key specs say, and
+		// GETKEYS's errors (docs/commands.md names those it does not).
+		{name: "command-getkeysandflags", steps: []compatStep{
+			cs("COMMAND GETKEYSANDFLAGS"), cs("COMMAND GETKEYSANDFLAGS get"), cs("COMMAND GETKEYSANDFLAGS nosuch a"),
+			cs("COMMAND GETKEYSANDFLAGS ping x"), cs("COMMAND GETKEYSANDFLAGS mset a 1 b"),
+			cs("COMMAND GETKEYSANDFLAGS get k"), cs("COMMAND GETKEYSANDFLAGS set k v"), cs("COMMAND GETKEYSANDFLAGS set k v GET"),
+			cs("COMMAND GETKEYSANDFLAGS exists a b"), cs("COMMAND GETKEYSANDFLAGS type a"), cs("COMMAND GETKEYSANDFLAGS strlen a"),
+			cs("COMMAND GETKEYSANDFLAGS incr a"), cs("COMMAND GETKEYSANDFLAGS mset a 1 b 2"), cs("COMMAND GETKEYSANDFLAGS setex a 1 v"),
+			cs("COMMAND GETKEYSANDFLAGS rename a b"), cs("COMMAND GETKEYSANDFLAGS copy a b"), cs("COMMAND GETKEYSANDFLAGS pfmerge d a b"),
+			cs("COMMAND GETKEYSANDFLAGS mget a b"), cs("COMMAND GETKEYSANDFLAGS touch a"), cs("COMMAND GETKEYSANDFLAGS getex a"),
+			cs("COMMAND GETKEYSANDFLAGS bitop and d a b"), cs("COMMAND GETKEYSANDFLAGS zunionstore d 2 a b"),
+			cs("COMMAND GETKEYSANDFLAGS eval x 1 a"),
+			cs("COMMAND GETKEYSANDFLAGS lcs a b"), cs("COMMAND GETKEYSANDFLAGS sintercard 2 a b"),
+		}},
 		// ---- unknown commands ----
 		{name: "unknown-commands", steps: []compatStep{
 			cs("FOO"), cs("FOO a"), cs("FOO a b c"), cs("foo BAR"), ca("FOO", ""), ca("FOO", "a b", ""), ca(""),

@@ -72,8 +72,9 @@ func TestCompatTracking(t *testing.T) {
 // The tracking scripts' Lua, without spaces (ps splits on them): a read of
 // the first declared key, and a write of it.
 const (
-	luaGetKey = "return(redis.call('get',KEYS[1]))"
-	luaSetKey = "return(redis.call('set',KEYS[1],'x'))"
+	luaGetKey  = "return(redis.call('get',KEYS[1]))"
+	luaSetKey  = "return(redis.call('set',KEYS[1],'x'))"
+	luaSetKeys = "redis.call('set',KEYS[2],'x');redis.call('del',KEYS[3]);return(redis.call('set',KEYS[1],'y'))"
 )
 
 // luaGetKeySHA is luaGetKey's SHA1, for EVALSHA and EVALSHA_RO after EVAL
@@ -136,6 +137,33 @@ func trackingScripts() []psScript {
 			ps(0, "CLIENT TRACKING ON BCAST NOLOOP"), ps(0, "CLIENT TRACKINGINFO"),
 			ps(0, "SET user:3 z"), ps(0, "PING"), ps(1, "SET user:3 w"), psRead(0, 2), ps(0, "PING"),
 			ps(1, "FLUSHALL"), psRead(0, 1), ps(0, "PING"),
+		}},
+		// What one command, transaction or script changes under a prefix
+		// is one message, its keys sorted and each once, as Redis 7.0
+		// sends a prefix's keys once per event loop iteration.
+		{name: "resp3 bcast batches", conns: 2, resp3: true, steps: []psStep{
+			ps(0, "CLIENT TRACKING ON BCAST"), ps(1, "MSET c 1 a 2 b 3"), psRead(0, 1), ps(0, "PING"),
+			ps(1, "MSET b 1 a 2 b 3"), psRead(0, 1), ps(1, "DEL a nokey c"), psRead(0, 1), ps(0, "PING"),
+			ps(1, "MULTI"), ps(1, "SET y 1"), ps(1, "INCR y"), ps(1, "SET x 1"), ps(1, "DEL b"), ps(1, "GET x"), ps(1, "EXEC"),
+			psRead(0, 1), ps(0, "PING"),
+			ps(1, "EVAL "+luaSetKeys+" 3 s r x"), psRead(0, 1), ps(0, "PING"),
+			ps(1, "RPUSH l a b c"), psRead(0, 1), ps(1, "LPOP l 3"), psRead(0, 1),
+			// Its own: the reply, then one message.
+			psN(0, 2, "MSET p 1 q 2"), ps(0, "PING"),
+			ps(0, "MULTI"), ps(0, "SET q 3"), ps(0, "SET p 2"), psN(0, 2, "EXEC"), ps(0, "PING"),
+			ps(0, "CLIENT TRACKING OFF"), ps(0, "CLIENT TRACKING ON BCAST PREFIX b: PREFIX a:"),
+			ps(1, "MULTI"), ps(1, "INCR a:2"), ps(1, "INCR b:1"), ps(1, "INCR c:1"), ps(1, "INCR a:1"), ps(1, "EXEC"),
+			psRead(0, 2), ps(0, "PING"), ps(1, "MSET a:3 1 c:2 1 b:2 1"), psRead(0, 2),
+			// NOLOOP leaves its own keys out, and sends nothing if all were.
+			ps(0, "CLIENT TRACKING OFF"), ps(0, "CLIENT TRACKING ON BCAST NOLOOP"),
+			ps(0, "MSET a 1 b 2"), ps(0, "PING"), ps(1, "MSET a 2 b 3"), psRead(0, 1),
+			ps(0, "EVAL "+luaSetKeys+" 3 a b c"), ps(0, "PING"),
+		}},
+		{name: "resp2 bcast batches", conns: 3, steps: []psStep{
+			ps(0, "SUBSCRIBE __redis__:invalidate"), psIDs(1, "CLIENT TRACKING ON BCAST REDIRECT {id0}"),
+			ps(2, "MSET c 1 a 2 b 3"), psRead(0, 1), ps(1, "MSET a 3 d 1"), psRead(0, 1), ps(0, "PING"),
+			ps(1, "MULTI"), ps(1, "SET y 1"), ps(1, "DEL a"), ps(1, "EXEC"), psRead(0, 1),
+			ps(2, "EVAL "+luaSetKeys+" 3 s r x"), psRead(0, 1), ps(0, "PING"),
 		}},
 		{name: "resp2 redirect", conns: 3, steps: []psStep{
 			ps(0, "SUBSCRIBE __redis__:invalidate"), psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"),

@@ -99,10 +99,23 @@ var configParams = []configParam{
 			s.opts.LogLevel.Set(lvl)
 			return nil
 		}},
-	{name: "zset-max-listpack-entries", get: getZSetEntries, set: setZSetEntries},
-	{name: "zset-max-ziplist-entries", get: getZSetEntries, set: setZSetEntries},
-	{name: "zset-max-listpack-value", get: getZSetValue, set: setZSetValue},
-	{name: "zset-max-ziplist-value", get: getZSetValue, set: setZSetValue},
+	{name: "zset-max-listpack-entries", get: zsetListpack.getEntries, set: zsetListpack.setEntries},
+	{name: "zset-max-ziplist-entries", get: zsetListpack.getEntries, set: zsetListpack.setEntries},
+	{name: "zset-max-listpack-value", get: zsetListpack.getValue, set: zsetListpack.setValue},
+	{name: "zset-max-ziplist-value", get: zsetListpack.getValue, set: zsetListpack.setValue},
+	{name: "hash-max-listpack-entries", get: hashListpack.getEntries, set: hashListpack.setEntries},
+	{name: "hash-max-ziplist-entries", get: hashListpack.getEntries, set: hashListpack.setEntries},
+	{name: "hash-max-listpack-value", get: hashListpack.getValue, set: hashListpack.setValue},
+	{name: "hash-max-ziplist-value", get: hashListpack.getValue, set: hashListpack.setValue},
+	{name: "set-max-intset-entries",
+		get: func(s *Server) string { return strconv.FormatInt(s.store.IntsetLimit(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt64)
+			if err == nil {
+				s.store.SetIntsetLimit(n)
+			}
+			return err
+		}},
 	{name: "slowlog-log-slower-than", get: getSlowlogSlowerThan, set: setSlowlogSlowerThan},
 	{name: "slowlog-max-len", get: getSlowlogMaxLen, set: setSlowlogMaxLen},
 	{name: "latency-monitor-threshold", get: getLatencyThreshold, set: setLatencyThreshold},
@@ -399,35 +412,46 @@ func cmdConfigHelp(c *Conn, _ [][]byte) {
 		"RESETSTAT", "    Reset statistics reported by the INFO command.")
 }
 
-// The sorted sets' listpack limits (engine.Store.SetZSetListpackLimits),
-// under their Redis 7 names and their ziplist aliases.
-func getZSetEntries(s *Server) string {
-	n, _ := s.store.ZSetListpackLimits()
+// listpackPair is a pair of listpack limits the store sets together, a
+// type's *-max-listpack-entries and *-max-listpack-value, under their
+// Redis 7 names and their ziplist aliases.
+type listpackPair struct {
+	get func(*engine.Store) (entries, value int64)
+	set func(s *engine.Store, entries, value int64)
+}
+
+var (
+	zsetListpack = listpackPair{(*engine.Store).ZSetListpackLimits, (*engine.Store).SetZSetListpackLimits}
+	hashListpack = listpackPair{(*engine.Store).HashListpackLimits, (*engine.Store).SetHashListpackLimits}
+)
+
+func (p listpackPair) getEntries(s *Server) string {
+	n, _ := p.get(s.store)
 	return strconv.FormatInt(n, 10)
 }
 
-func setZSetEntries(s *Server, v string) error {
+func (p listpackPair) setEntries(s *Server, v string) error {
 	n, err := configInteger(v, 0, math.MaxInt64)
 	if err != nil {
 		return err
 	}
-	_, value := s.store.ZSetListpackLimits()
-	s.store.SetZSetListpackLimits(n, value)
+	_, value := p.get(s.store)
+	p.set(s.store, n, value)
 	return nil
 }
 
-func getZSetValue(s *Server) string {
-	_, n := s.store.ZSetListpackLimits()
+func (p listpackPair) getValue(s *Server) string {
+	_, n := p.get(s.store)
 	return strconv.FormatInt(n, 10)
 }
 
-func setZSetValue(s *Server, v string) error {
+func (p listpackPair) setValue(s *Server, v string) error {
 	n, err := memsize.Parse(v)
 	if err != nil || n < 0 {
 		return errors.New("argument must be a memory value")
 	}
-	entries, _ := s.store.ZSetListpackLimits()
-	s.store.SetZSetListpackLimits(entries, n)
+	entries, _ := p.get(s.store)
+	p.set(s.store, entries, n)
 	return nil
 }
 

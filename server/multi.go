@@ -232,6 +232,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	s.txResults.ran.Inc()
 	c.tx.inSection = true
 	defer func() { c.tx.inSection = false }()
+	defer s.tracking.batchFor(c)()
 	c.w.Array(len(queue))
 	starts = make([]int, len(queue))
 	for i, q := range queue {

@@ -151,6 +151,7 @@ func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 		}
 		func() {
 			defer s.gate.unlock() // even if the script's command panics
+			defer s.tracking.batchFor(c)()
 			run(args)
 		}()
 		s.shareDeferred(ctx, c)
@@ -360,7 +361,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 // the client's own.
 func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
 	tr := &sc.srv.tracking
-	if sc.client.tracked || tr.noloop.Load() > 0 {
+	if sc.client.tracked || tr.noloop.Load() > 0 || tr.bcasting.Load() > 0 {
 		declared := sc.declared
 		if cmd.tracksReads() {
 			sc.declared = nil

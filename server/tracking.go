@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,7 +18,8 @@ import (
 // Server-assisted client-side caching (CLIENT TRACKING), with Redis 7's
 // semantics: in the default mode the server remembers which keys each
 // tracking client read and tells it once one of them may read differently;
-// in BCAST mode it tells every change of a key under the client's prefixes.
+// in BCAST mode it tells every change of a key under the client's prefixes,
+// gathered per command (bcastBatch).
 //
 // The store's listener (engine.Listener) reports every change as it
 // happens, under the key's shard lock, so an invalidation is queued on the
@@ -72,6 +75,9 @@ type tracking struct {
 	noloop atomic.Int64
 	// maxKeys is tracking-table-max-keys; 0: no bound.
 	maxKeys atomic.Int64
+	// bcasting is len(prefixes): while there are any, every keyspace
+	// command registers its keys in pending.
+	bcasting atomic.Int64
 
 	mu sync.Mutex
 	// clients are the connections with tracking on, by id. The table holds
@@ -88,6 +94,14 @@ type tracking struct {
 	// name it, while any client uses NOLOOP: a change is a NOLOOP client's
 	// own only when its command is the one writer of the key.
 	writers map[string]int
+	// pending maps a key to the batches of the commands running now that
+	// name it, while there are BCAST prefixes: a change of the key under a
+	// prefix waits in the last of them until its command has run.
+	pending map[string][]*bcastBatch
+	// exclusive is the batch of the transaction or script holding the
+	// section exclusively, where a change no command names waits (the
+	// pops of the clients EXEC serves).
+	exclusive *bcastBatch
 
 	sent [invReasons]prometheus.Counter
 }
@@ -111,19 +125,54 @@ type tracker struct {
 	busy     bool
 	inflight []string
 	deferred []invalidation
-	// writing are the keys of the write command running now, with NOLOOP.
-	writing []string
+	// writing are the keys of the write command running now, with NOLOOP;
+	// scriptWriting, that a script of the connection's runs it.
+	writing       []string
+	scriptWriting bool
 
 	// caching: CLIENT CACHING was given for the next command (or the next
 	// transaction).
 	caching bool
+	// batch collects the BCAST invalidations of the connection's command,
+	// transaction or script running now (bcastBatch), nil between them;
+	// only the goroutine running the connection's commands uses it.
+	batch *bcastBatch
 }
 
-// invalidation is one message to send: a key, or every key (all).
+// invalidation is one message to send: keys, or every key (all).
 type invalidation struct {
+	keys []invKey
+	all  bool
+}
+
+// invKey is a key an invalidation names, and why.
+type invKey struct {
 	key    string
-	all    bool
 	reason uint8
+}
+
+// oneKey is the invalidation of one key.
+func oneKey(key string, reason uint8) invalidation {
+	return invalidation{keys: []invKey{{key, reason}}}
+}
+
+// bcastBatch collects the keys one command (a transaction, a script: what
+// holds the section exclusively) changes under BCAST prefixes, sent once
+// it has run: one message per prefix with its keys sorted and each once,
+// as Redis 7.0 sends what it changed in an event loop iteration, from
+// beforeSleep (trackingBroadcastInvalidationMessages). An MSET of three
+// keys is then one message, as a client reading them in order expects.
+type bcastBatch struct {
+	owner *Conn
+	// byPrefix maps a prefix to its changed keys; guarded by tracking.mu.
+	byPrefix map[string]map[string]batchedKey
+}
+
+// batchedKey is a key's last change in a batch: why, and whether the
+// batch's owner was its one writer (NOLOOP: not sent to the owner).
+type batchedKey struct {
+	reason uint8
+	own    bool
 }
 
 func (tr *tracking) init(s *Server) {
@@ -132,6 +181,7 @@ func (tr *tracking) init(s *Server) {
 	tr.keys = make(map[string][]int64)
 	tr.prefixes = make(map[string]map[*Conn]struct{})
 	tr.writers = make(map[string]int)
+	tr.pending = make(map[string][]*bcastBatch)
 	tr.maxKeys.Store(DefaultTrackingTableMaxKeys)
 	for i, name := range invReasonNames {
 		tr.sent[i] = s.metrics.TrackingInvalidations.WithLabelValues(name)
@@ -182,6 +232,7 @@ func (tr *tracking) enable(c *Conn, o trackOptions) {
 		if set == nil {
 			set = make(map[*Conn]struct{})
 			tr.prefixes[string(p)] = set
+			tr.bcasting.Add(1)
 		}
 		set[c] = struct{}{}
 		i, _ := slices.BinarySearch(t.prefixes, string(p))
@@ -204,6 +255,7 @@ func (tr *tracking) disable(c *Conn) {
 			delete(set, c)
 			if len(set) == 0 {
 				delete(tr.prefixes, p)
+				tr.bcasting.Add(-1)
 			}
 		}
 	}
@@ -268,7 +320,7 @@ func (cmd *command) tracksReads() bool {
 // registers a write's keys as written by c. The returned func is called
 // once the handler has returned.
 func (tr *tracking) beforeCommand(c *Conn, cmd *command, args [][]byte) (after func()) {
-	return tr.beforeKeys(c, cmd, cmd.keys(args), nil)
+	return tr.beforeKeys(c, cmd, cmd.keys(args), nil, false)
 }
 
 // beforeScriptCall is beforeCommand for a command a script of c's runs
@@ -279,24 +331,39 @@ func (tr *tracking) beforeCommand(c *Conn, cmd *command, args [][]byte) (after f
 // run a read command): a client of either is told of every key it may
 // have cached.
 func (tr *tracking) beforeScriptCall(c *Conn, cmd *command, args, declared [][]byte) (after func()) {
-	return tr.beforeKeys(c, cmd, cmd.keys(args), declared)
+	return tr.beforeKeys(c, cmd, cmd.keys(args), declared, true)
 }
 
 // beforeKeys is beforeCommand given cmd's keys, and alsoRead, keys put in
-// flight and remembered with them if cmd reads.
-func (tr *tracking) beforeKeys(c *Conn, cmd *command, keys, alsoRead [][]byte) (after func()) {
+// flight and remembered with them if cmd reads; script says a script of
+// c's runs cmd.
+func (tr *tracking) beforeKeys(c *Conn, cmd *command, keys, alsoRead [][]byte, script bool) (after func()) {
 	if len(alsoRead) > 0 && cmd.tracksReads() {
 		keys = append(slices.Clip(keys), alsoRead...)
 	}
-	var writing []string
-	if tr.noloop.Load() > 0 && cmd.Flags&commands.Write != 0 && len(keys) > 0 {
-		writing = make([]string, len(keys))
+	var names, writing []string
+	noloop := tr.noloop.Load() > 0 && cmd.Flags&commands.Write != 0
+	batch, owned := c.track.batch, false
+	if batch == nil && len(keys) > 0 && tr.bcasting.Load() > 0 {
+		batch, owned = &bcastBatch{owner: c}, true
+		c.track.batch = batch
+	}
+	if len(keys) > 0 && (noloop || batch != nil) {
+		names = make([]string, len(keys))
 		tr.mu.Lock()
 		for i, k := range keys {
-			writing[i] = string(k)
-			tr.writers[writing[i]]++
+			names[i] = string(k)
+			if noloop {
+				tr.writers[names[i]]++
+			}
+			if batch != nil {
+				tr.pending[names[i]] = append(tr.pending[names[i]], batch)
+			}
 		}
 		tr.mu.Unlock()
+		if noloop {
+			writing = names
+		}
 	}
 	remember := false
 	if c.tracked {
@@ -306,28 +373,145 @@ func (tr *tracking) beforeKeys(c *Conn, cmd *command, keys, alsoRead [][]byte) (
 		for _, k := range keys {
 			t.inflight = append(t.inflight, string(k))
 		}
-		t.writing = writing
+		t.writing, t.scriptWriting = writing, script
 		remember = t.on && !t.bcast && cmd.tracksReads() && !(t.optin && !t.caching) && !(t.optout && t.caching)
 		t.mu.Unlock()
 	}
 	if remember && len(keys) > 0 {
 		tr.remember(c.id, keys)
 	}
-	if writing == nil {
+	if names == nil && !owned {
 		return func() {}
 	}
 	return func() {
-		c.track.mu.Lock()
-		c.track.writing = nil
-		c.track.mu.Unlock()
+		if writing != nil {
+			c.track.mu.Lock()
+			c.track.writing = nil
+			c.track.mu.Unlock()
+		}
 		tr.mu.Lock()
 		for _, k := range writing {
 			if tr.writers[k]--; tr.writers[k] <= 0 {
 				delete(tr.writers, k)
 			}
 		}
+		if batch != nil {
+			for _, k := range names {
+				tr.unpendLocked(k, batch)
+			}
+		}
 		tr.mu.Unlock()
+		if owned {
+			c.track.batch = nil
+			tr.broadcast(batch)
+		}
 	}
+}
+
+// batchFor makes what c runs until end is called one batch of BCAST
+// invalidations, sent by end: EXEC's commands, a script's calls. c holds
+// the section exclusively. Inside another batch (a script in EXEC) it adds
+// to that one.
+func (tr *tracking) batchFor(c *Conn) (end func()) {
+	if c.track.batch != nil || tr.bcasting.Load() == 0 {
+		return func() {}
+	}
+	b := &bcastBatch{owner: c}
+	c.track.batch = b
+	tr.mu.Lock()
+	tr.exclusive = b
+	tr.mu.Unlock()
+	return func() {
+		c.track.batch = nil
+		tr.mu.Lock()
+		tr.exclusive = nil
+		tr.mu.Unlock()
+		tr.broadcast(b)
+	}
+}
+
+// unpendLocked removes one registration of b for key from pending. The
+// caller holds mu.
+func (tr *tracking) unpendLocked(key string, b *bcastBatch) {
+	bs := tr.pending[key]
+	i := slices.Index(bs, b)
+	if i < 0 {
+		return
+	}
+	if bs = slices.Delete(bs, i, i+1); len(bs) == 0 {
+		delete(tr.pending, key)
+		return
+	}
+	tr.pending[key] = bs
+}
+
+// broadcast sends b's keys to the BCAST clients of their prefixes: a
+// message per prefix, in the prefixes' order, as Redis walks its prefix
+// table. A NOLOOP owner is not told of its own changes, and gets no
+// message if they were all its own.
+func (tr *tracking) broadcast(b *bcastBatch) {
+	type message struct {
+		clients []*Conn
+		keys    []invKey
+		own     []bool
+	}
+	tr.mu.Lock()
+	if len(b.byPrefix) == 0 {
+		tr.mu.Unlock()
+		return
+	}
+	msgs := make([]message, 0, len(b.byPrefix))
+	for _, p := range slices.Sorted(maps.Keys(b.byPrefix)) {
+		set := tr.prefixes[p]
+		if len(set) == 0 {
+			continue
+		}
+		var m message
+		for c := range set {
+			m.clients = append(m.clients, c)
+		}
+		changed := b.byPrefix[p]
+		for _, k := range slices.Sorted(maps.Keys(changed)) {
+			m.keys = append(m.keys, invKey{key: k, reason: changed[k].reason})
+			m.own = append(m.own, changed[k].own)
+		}
+		msgs = append(msgs, m)
+	}
+	b.byPrefix = nil
+	tr.mu.Unlock()
+	for _, m := range msgs {
+		for _, c := range m.clients {
+			keys := m.keys
+			if c == b.owner && slices.Contains(m.own, true) && c.track.noloopOn() {
+				keys = nil
+				for i, k := range m.keys {
+					if !m.own[i] {
+						keys = append(keys, k)
+					}
+				}
+			}
+			if len(keys) > 0 {
+				c.invalidate(invalidation{keys: keys}, true, false)
+			}
+		}
+	}
+}
+
+// noloopOn reports whether t tracks with NOLOOP.
+func (t *tracker) noloopOn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.noloop
+}
+
+// writesOwn reports whether t's connection runs a write command naming
+// key now (NOLOOP clients exist), not from a script: Redis 7.0 records a
+// script's BCAST changes as its Lua client's, which no NOLOOP leaves out.
+// The caller holds tracking.mu.
+func (t *tracker) writesOwn(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.scriptWriting && slices.Contains(t.writing, key)
 }
 
 // remember records that client id may cache keys, and makes room in a
@@ -360,7 +544,7 @@ func (tr *tracking) remember(id int64, keys [][]byte) {
 	tr.mu.Unlock()
 	for _, d := range drops {
 		for _, c := range d.readers {
-			c.invalidate(invalidation{key: d.key, reason: invTableFull}, false, true)
+			c.invalidate(oneKey(d.key, invTableFull), false, true)
 		}
 	}
 }
@@ -410,20 +594,35 @@ func (tr *tracking) changed(ch engine.Change) {
 		reason = invWrite
 	}
 	var bcast, readers []*Conn
+	key := string(ch.Key)
 	tr.mu.Lock()
+	// A change another replica made, or the store made, is no client's own.
+	soleWriter := tr.writers[key] == 1 && (reason == invWrite)
+	batch := tr.exclusive
+	if bs := tr.pending[key]; len(bs) > 0 {
+		batch = bs[len(bs)-1]
+	}
 	for p, set := range tr.prefixes {
-		if bytes.HasPrefix(ch.Key, []byte(p)) {
+		if !strings.HasPrefix(key, p) {
+			continue
+		}
+		if batch == nil {
 			for c := range set {
 				bcast = append(bcast, c)
 			}
+			continue
 		}
+		if batch.byPrefix == nil {
+			batch.byPrefix = make(map[string]map[string]batchedKey)
+		}
+		if batch.byPrefix[p] == nil {
+			batch.byPrefix[p] = make(map[string]batchedKey)
+		}
+		batch.byPrefix[p][key] = batchedKey{reason: reason, own: soleWriter && batch.owner.track.writesOwn(key)}
 	}
-	key := string(ch.Key)
 	tr.takeReadersLocked(key, &readers)
-	// A change another replica made, or the store made, is no client's own.
-	soleWriter := tr.writers[key] == 1 && (reason == invWrite)
 	tr.mu.Unlock()
-	inv := invalidation{key: key, reason: reason}
+	inv := oneKey(key, reason)
 	for _, c := range bcast {
 		c.invalidate(inv, true, soleWriter)
 	}
@@ -444,7 +643,7 @@ func (tr *tracking) flushed() {
 	tr.items = 0
 	tr.mu.Unlock()
 	for _, c := range clients {
-		c.invalidate(invalidation{all: true, reason: invFlush}, false, false)
+		c.invalidate(invalidation{all: true}, false, false)
 	}
 }
 
@@ -459,10 +658,10 @@ func (c *Conn) invalidate(inv invalidation, bcast, mine bool) {
 	if !t.on || t.bcast != bcast && !inv.all {
 		return
 	}
-	if t.noloop && mine && slices.Contains(t.writing, inv.key) {
+	if t.noloop && mine && len(inv.keys) == 1 && slices.Contains(t.writing, inv.keys[0].key) {
 		return
 	}
-	if t.busy && (inv.all || slices.Contains(t.inflight, inv.key)) {
+	if t.busy && (inv.all || slices.ContainsFunc(inv.keys, func(k invKey) bool { return slices.Contains(t.inflight, k.key) })) {
 		t.deferred = append(t.deferred, inv)
 		return
 	}
@@ -494,8 +693,14 @@ func (c *Conn) sendLocked(inv invalidation) {
 	if target.w.Protocol() != 3 && (target == c || target.subs.total() == 0) {
 		return
 	}
-	if target.push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
-		c.srv.tracking.sent[inv.reason].Inc()
+	if !target.push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
+		return
+	}
+	if inv.all {
+		c.srv.tracking.sent[invFlush].Inc()
+	}
+	for _, k := range inv.keys {
+		c.srv.tracking.sent[k.reason].Inc()
 	}
 }
 
@@ -513,8 +718,10 @@ func writeInvalidation(w *resp.Writer, inv invalidation) {
 		w.Null()
 		return
 	}
-	w.Array(1)
-	w.BulkString(inv.key)
+	w.Array(len(inv.keys))
+	for _, k := range inv.keys {
+		w.BulkString(k.key)
+	}
 }
 
 // releaseTracked queues what c held back, now that the replies of the

@@ -24,7 +24,7 @@ func cmdDump(c *commands.Ctx, args [][]byte) {
 // [ABSTTL] [IDLETIME seconds] [FREQ frequency], checking in Redis's order
 // (restoreCommand): the options, the key's existence, the TTL, the
 // payload's footer, its value. IDLETIME and FREQ are checked and then
-// ignored: the store keeps neither (OBJECT IDLETIME and FREQ, above).
+// ignored: the key starts as a new one (OBJECT IDLETIME and FREQ).
 func cmdRestore(c *commands.Ctx, args [][]byte) {
 	replace, absTTL, idle, freq := false, false, false, false
 	for j := 4; j < len(args); j++ {

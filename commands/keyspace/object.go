@@ -59,20 +59,32 @@ func cmdObjectRefCount(c *commands.Ctx, args [][]byte) {
 	}
 }
 
-// cmdObjectFreq answers as Redis without an LFU policy does: ristretto's
-// TinyLFU keeps its frequency sketch to itself, so there is no per-key
-// counter to report.
+// cmdObjectFreq answers the key's logarithmic access counter with the
+// allkeys-lfu policy, and Redis's error with another (the store's access
+// stamps, engine.Store.AccessFrequency); a missing key is nil first.
 func cmdObjectFreq(c *commands.Ctx, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
-		c.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
-	}
+	freq, found, err := c.Store.AccessFrequency(args[2])
+	writeAccess(c, freq, found, err)
 }
 
-// cmdObjectIdleTime answers as Redis with the allkeys-lfu policy INFO and
-// CONFIG report: no access time is kept per key.
+// cmdObjectIdleTime answers the seconds since the key's last access
+// without an LFU policy, and Redis's error with one
+// (engine.Store.IdleTime).
 func cmdObjectIdleTime(c *commands.Ctx, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
-		c.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	idle, found, err := c.Store.IdleTime(args[2])
+	writeAccess(c, idle, found, err)
+}
+
+// writeAccess writes OBJECT FREQ's or IDLETIME's reply: nil for a missing
+// key, as Redis looks the key up before it checks the policy.
+func writeAccess(c *commands.Ctx, n int64, found bool, err error) {
+	switch {
+	case !found:
+		c.W.Null()
+	case err != nil:
+		commands.WriteError(c.W, err)
+	default:
+		c.W.Int(n)
 	}
 }
 

@@ -1,5 +1,7 @@
 package slab
 
+import "sync/atomic"
+
 // TagBits is how many bits of a key's hash an Index keeps per slot. They
 // choose the slot a key starts probing from, so the index never needs the
 // key to move a slot (growing, deleting), and they reject almost every
@@ -17,11 +19,18 @@ const minIndexBits = 3
 // bits, the Loc below; zero is empty). It holds no pointers, so it costs the
 // collector nothing however many keys it holds. Keys themselves live in the
 // records: callers compare them in Find's match function. The zero value is
-// an empty index. An Index is not safe for concurrent use.
+// an empty index. An Index is not safe for concurrent use, except that
+// Stamp and SetStamp may be called by readers holding a lock that keeps
+// writers out (a shard's read lock).
+//
+// Each slot also has a 32-bit stamp, kept beside it as it moves, that the
+// index does not interpret: the store's per-key access clock or counter
+// (OBJECT IDLETIME and FREQ), 4 bytes a slot.
 type Index struct {
-	slots []uint64
-	count int
-	bits  uint // len(slots) == 1<<bits once allocated
+	slots  []uint64
+	stamps []uint32 // stamps[i] is slots[i]'s; read and written atomically
+	count  int
+	bits   uint // len(slots) == 1<<bits once allocated
 }
 
 // Find returns the position of the first slot, probing from tag's home,
@@ -56,16 +65,17 @@ func (ix *Index) ForTag(tag uint32, fn func(pos int, loc Loc) bool) {
 	}
 }
 
-// Insert adds a slot for tag and loc; the caller knows the key is absent.
-// It reports false only if the index is at its largest size and full.
-func (ix *Index) Insert(tag uint32, loc Loc) bool {
+// Insert adds a slot for tag and loc with stamp; the caller knows the key
+// is absent. It reports false only if the index is at its largest size and
+// full.
+func (ix *Index) Insert(tag uint32, loc Loc, stamp uint32) bool {
 	if (ix.count+1)*4 > len(ix.slots)*3 && ix.bits < maxIndexBits {
 		ix.resize(max(ix.bits+1, minIndexBits))
 	}
 	if ix.count+1 >= len(ix.slots) { // one slot stays empty, so every probe ends
 		return false
 	}
-	ix.put(uint64(tag)<<LocBits | uint64(loc))
+	ix.put(uint64(tag)<<LocBits|uint64(loc), stamp)
 	ix.count++
 	return true
 }
@@ -81,6 +91,12 @@ func (ix *Index) Reserve(n int) {
 		ix.resize(bits)
 	}
 }
+
+// Stamp returns the stamp of the slot at pos.
+func (ix *Index) Stamp(pos int) uint32 { return atomic.LoadUint32(&ix.stamps[pos]) }
+
+// SetStamp sets the stamp of the slot at pos.
+func (ix *Index) SetStamp(pos int, stamp uint32) { atomic.StoreUint32(&ix.stamps[pos], stamp) }
 
 // Loc returns the location in the slot at pos.
 func (ix *Index) Loc(pos int) Loc { return Loc(ix.slots[pos] & (1<<LocBits - 1)) }
@@ -105,10 +121,12 @@ func (ix *Index) Delete(pos int) {
 		h := ix.home(uint32(s >> LocBits))
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
 			ix.slots[i] = s
+			ix.stamps[i] = ix.stamps[j]
 			i = j
 		}
 	}
 	ix.slots[i] = 0
+	ix.stamps[i] = 0
 	ix.count--
 	if ix.count*8 < len(ix.slots) && ix.bits > minIndexBits {
 		ix.resize(ix.bits - 1)
@@ -118,8 +136,11 @@ func (ix *Index) Delete(pos int) {
 // Len returns the number of slots in use.
 func (ix *Index) Len() int { return ix.count }
 
-// Bytes returns the memory the table takes.
-func (ix *Index) Bytes() int { return len(ix.slots) * 8 }
+// slotBytes is what a slot takes: its uint64 and its stamp.
+const slotBytes = 8 + 4
+
+// Bytes returns the memory the table takes, stamps included.
+func (ix *Index) Bytes() int { return len(ix.slots) * slotBytes }
 
 // Range calls fn with the position and location of every slot in use, in
 // slot order, until fn returns false. fn must not change the index.
@@ -152,22 +173,25 @@ func (ix *Index) Reset() { *ix = Index{} }
 func (ix *Index) home(tag uint32) int { return int(tag >> (TagBits - ix.bits)) }
 
 func (ix *Index) resize(bits uint) {
-	old := ix.slots
+	old, oldStamps := ix.slots, ix.stamps
 	ix.slots = make([]uint64, 1<<bits)
+	ix.stamps = make([]uint32, 1<<bits)
 	ix.bits = bits
-	for _, s := range old {
+	for i, s := range old {
 		if s != 0 {
-			ix.put(s)
+			ix.put(s, oldStamps[i])
 		}
 	}
 }
 
-// put stores slot value s at the first free slot from its home.
-func (ix *Index) put(s uint64) {
+// put stores slot value s and its stamp at the first free slot from its
+// home.
+func (ix *Index) put(s uint64, stamp uint32) {
 	mask := len(ix.slots) - 1
 	i := ix.home(uint32(s >> LocBits))
 	for ix.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
 	ix.slots[i] = s
+	ix.stamps[i] = stamp
 }

@@ -315,7 +315,7 @@ func TestIndexAgainstAMap(t *testing.T) {
 				case found:
 					ix.Replace(pos, m.loc(key))
 				default:
-					if !ix.Insert(m.tags[key], m.loc(key)) {
+					if !ix.Insert(m.tags[key], m.loc(key), 0) {
 						t.Fatal("Insert reported a full index")
 					}
 					want[key] = true
@@ -339,7 +339,7 @@ func TestIndexAgainstAMap(t *testing.T) {
 			for k := range want {
 				ix.Delete(mustFind(t, m, &ix, k))
 			}
-			if ix.Len() != 0 || ix.Bytes() > 8<<minIndexBits {
+			if ix.Len() != 0 || ix.Bytes() > slotBytes<<minIndexBits {
 				t.Errorf("after deleting everything: Len() %d, Bytes() %d", ix.Len(), ix.Bytes())
 			}
 		})
@@ -358,9 +358,46 @@ func mustFind(t *testing.T, m *model, ix *Index, key string) int {
 func TestIndexBytesPerKey(t *testing.T) {
 	var ix Index
 	for i := range 100000 {
-		ix.Insert(uint32(rand.Uint64()>>(64-TagBits)), Loc(i+1))
+		ix.Insert(uint32(rand.Uint64()>>(64-TagBits)), Loc(i+1), 0)
 	}
-	if per := float64(ix.Bytes()) / 100000; per > 8/0.375 {
+	if per := float64(ix.Bytes()) / 100000; per > slotBytes/0.375 {
 		t.Errorf("%.1f bytes per key: the table is emptier than its growth rule allows", per)
+	}
+}
+
+// TestIndexStampsMoveWithSlots: a slot's stamp follows it as the table
+// grows, shrinks and shifts slots back on Delete.
+func TestIndexStampsMoveWithSlots(t *testing.T) {
+	var ix Index
+	const n = 5000
+	for i := range n {
+		// Few distinct tags make long probe runs for Delete to shift.
+		ix.Insert(uint32(rand.IntN(64))<<(TagBits-6), Loc(i+1), uint32(i+1)*7)
+	}
+	check := func() {
+		t.Helper()
+		ix.Range(func(pos int, loc Loc) bool {
+			if got := ix.Stamp(pos); got != uint32(loc)*7 {
+				t.Fatalf("slot of loc %d has stamp %d, want %d", loc, got, uint32(loc)*7)
+			}
+			return true
+		})
+	}
+	check()
+	for i := 0; i < n; i += 3 {
+		pos := -1
+		ix.Range(func(p int, loc Loc) bool {
+			if loc == Loc(i+1) {
+				pos = p
+				return false
+			}
+			return true
+		})
+		ix.Delete(pos)
+	}
+	check()
+	ix.SetStamp(0, 1)
+	if ix.Stamp(0) != 1 {
+		t.Fatal("SetStamp did not set")
 	}
 }

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Each key has an access stamp, 32 bits beside its index slot
+// (slab.Index's stamps: 4 bytes a slot, about 6 a key), which OBJECT
+// IDLETIME and OBJECT FREQ read, kept as Redis keeps its objects' lru
+// field, by the eviction policy in force when the key is accessed:
+//
+//   - with allkeys-lfu, the minute of the last access (24 bits) and Redis's
+//     logarithmic access counter (8 bits): it starts at lfuInitVal, grows
+//     by one on an access with probability 1/((counter-lfuInitVal)*
+//     lfuLogFactor+1), and loses one for each lfuDecayMinutes without one;
+//   - otherwise, the second of the last access.
+//
+// A read that reports itself to the eviction policy (GET, not OBJECT,
+// TOUCH yes) and a write's lookup of its key (liveKeyLocked) are accesses;
+// a new key starts as a fresh one. As in Redis, a stamp written under one
+// policy reads as nonsense under the other for a while after CONFIG SET
+// maxmemory-policy switches them. ristretto's own frequency sketch is not
+// exposed; the counter is the store's.
+//
+// A read writes the stamp only when it changes (its second or minute
+// passed, or the counter grew), so the readers of a hot key do not all
+// write its cache line. The clock is the sweeper's (clock), not a call of
+// time.Now per read.
+const (
+	lfuInitVal      = 5  // Redis's LFU_INIT_VAL
+	lfuLogFactor    = 10 // Redis's lfu-log-factor default
+	lfuDecayMinutes = 1  // Redis's lfu-decay-time default
+	lfuCounterMax   = 255
+	lfuMinuteMask   = 1<<24 - 1
+)
+
+// clockSeconds is the access clock, in unix seconds: the sweeper's, set
+// every ExpireInterval, unless Options.Now sets the store's clock, which
+// is then read each time (tests move it).
+func (s *Store) clockSeconds() uint32 {
+	if s.sweptClock {
+		return s.clock.Load()
+	}
+	return uint32(s.nowFunc().Unix())
+}
+
+// tickClock sets the access clock; the sweeper calls it.
+func (s *Store) tickClock() { s.clock.Store(uint32(time.Now().Unix())) }
+
+// freshStamp is the stamp of a key just created.
+func (s *Store) freshStamp() uint32 {
+	now := s.clockSeconds()
+	if s.EvictionPolicy() == AllKeysLFU {
+		return lfuStamp(now, lfuInitVal)
+	}
+	return now
+}
+
+func lfuStamp(now uint32, counter uint32) uint32 {
+	return (now/60&lfuMinuteMask)<<8 | counter
+}
+
+// lfuCounter is the counter of stamp at now, decayed for the minutes since
+// its last access, as Redis's LFUDecrAndReturn.
+func lfuCounter(stamp, now uint32) uint32 {
+	counter := stamp & 0xff
+	elapsed := (now/60 - stamp>>8) & lfuMinuteMask
+	if periods := elapsed / lfuDecayMinutes; periods < counter {
+		return counter - periods
+	}
+	return 0
+}
+
+// accessedLocked records an access to the key in the slot at pos; the
+// caller holds sh.mu, for reading or writing.
+func (s *Store) accessedLocked(sh *shard, pos int) {
+	old := sh.index.Stamp(pos)
+	now := s.clockSeconds()
+	next := now
+	if s.EvictionPolicy() == AllKeysLFU {
+		counter := lfuCounter(old, now)
+		if counter < lfuCounterMax {
+			base := max(int(counter)-lfuInitVal, 0)
+			if rand.Float64() < 1/float64(base*lfuLogFactor+1) {
+				counter++
+			}
+		}
+		next = lfuStamp(now, counter)
+	}
+	if next != old {
+		sh.index.SetStamp(pos, next)
+	}
+}
+
+// Redis's errors for OBJECT IDLETIME under an LFU policy, and OBJECT FREQ
+// under another: the stamps hold one or the other.
+var (
+	// ErrLFUSelected is OBJECT IDLETIME's error with allkeys-lfu.
+	ErrLFUSelected = errors.New("An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	// ErrLFUNotSelected is OBJECT FREQ's error without it.
+	ErrLFUNotSelected = errors.New("An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+)
+
+// IdleTime is how long ago key was last accessed, in whole seconds, as
+// OBJECT IDLETIME answers; found is false if key is missing. With
+// allkeys-lfu it is ErrLFUSelected, as in Redis.
+func (s *Store) IdleTime(key []byte) (seconds int64, found bool, err error) {
+	if s.EvictionPolicy() == AllKeysLFU {
+		return 0, s.has(key), ErrLFUSelected
+	}
+	stamp, found := s.stampOf(key)
+	if !found {
+		return 0, false, nil
+	}
+	// A stamp ahead of the clock (the clock read earlier) is no idle time.
+	return max(int64(s.clockSeconds())-int64(stamp), 0), true, nil
+}
+
+// AccessFrequency is the key's logarithmic access counter, as OBJECT FREQ
+// answers; found is false if key is missing. Without allkeys-lfu it is
+// ErrLFUNotSelected, as in Redis.
+func (s *Store) AccessFrequency(key []byte) (freq int64, found bool, err error) {
+	if s.EvictionPolicy() != AllKeysLFU {
+		return 0, s.has(key), ErrLFUNotSelected
+	}
+	stamp, found := s.stampOf(key)
+	if !found {
+		return 0, false, nil
+	}
+	return int64(lfuCounter(stamp, s.clockSeconds())), true, nil
+}
+
+// stampOf is the stamp of key, if it is live, without an access.
+func (s *Store) stampOf(key []byte) (stamp uint32, found bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	sl, ok := s.findLocked(sh, h, key)
+	if !ok || sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
+		return 0, false
+	}
+	return sh.index.Stamp(sl.pos), true
+}
+
+// has reports whether key is live, without an access.
+func (s *Store) has(key []byte) bool {
+	_, found := s.stampOf(key)
+	return found
+}

@@ -122,10 +122,17 @@ func (e *Events) Classes() EventClass {
 // Notify sends event, of class, on key, as Redis's notifyKeyspaceEvent:
 // when the class is off it costs one atomic load.
 func (e *Events) Notify(class EventClass, event string, key []byte) {
-	if e == nil {
-		return
+	// Kept small enough to be inlined into the handlers.
+	if e != nil && EventClass(e.on.Load())&class != 0 {
+		e.send(event, key)
 	}
-	if on := EventClass(e.on.Load()); on&class != 0 && on&(EventKeyspace|EventKeyevent) != 0 {
+}
+
+// send publishes an event whose class was on, if a channel is.
+//
+//go:noinline
+func (e *Events) send(event string, key []byte) {
+	if on := EventClass(e.on.Load()); on&(EventKeyspace|EventKeyevent) != 0 {
 		e.publish(on, event, key)
 	}
 }

@@ -344,3 +344,18 @@ func TestNotifyFill(t *testing.T) {
 		t.Fatalf("after the refresh: %s", got)
 	}
 }
+
+// TestCompatNotifyOwnWrites: a RESP3 subscriber that writes gets its own
+// events first, then the reply, as from Redis 7.0 for the commands that
+// notify before they reply (SET, INCR; RPUSH, which replies first, is
+// docs/commands.md's difference).
+func TestCompatNotifyOwnWrites(t *testing.T) {
+	redisAddr, oursAddr := startNotifyServers(t, "KEA")
+	runPubSubScript(t, redisAddr, oursAddr, psScript{name: "own writes", conns: 1, resp3: true, steps: []psStep{
+		ps(0, "PSUBSCRIBE __key*__:*"),
+		psN(0, 3, "SET a 1"),
+		psN(0, 3, "INCR a"),
+		psN(0, 5, "SET a 2 EX 100"),
+		ps(0, "GET a"),
+	}})
+}

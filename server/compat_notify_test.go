@@ -30,6 +30,9 @@ type notifyScript struct {
 	// compared) until it returns true, after the commands and before the
 	// sentinel: for events no command sends (expired).
 	settle func(w *compatConn) bool
+	// blocked, if set, is sent on a third connection before the commands,
+	// which run once it blocks; its reply is read after them.
+	blocked string
 }
 
 // notifySentinel ends a script's messages: both the subscriptions the
@@ -40,7 +43,7 @@ const notifySentinel = "__keyevent@0__:zz-end"
 // subscriber read.
 func notifyTranscript(t *testing.T, addr string, sc notifyScript, resp3 bool) string {
 	t.Helper()
-	conns, refused := dialPubSub(t, addr, psScript{conns: 2, resp3: resp3})
+	conns, refused := dialPubSub(t, addr, psScript{conns: 3, resp3: resp3})
 	if refused != "" {
 		t.Fatalf("HELLO 3 refused: %s", refused)
 	}
@@ -70,6 +73,15 @@ func notifyTranscript(t *testing.T, addr string, sc notifyScript, resp3 bool) st
 		r, _ := readAnyReply(sub.br)
 		out = append(out, "sub: "+r)
 	}
+	if sc.blocked != "" {
+		if err := conns[2].send(encodeCommand(strings.Fields(sc.blocked)...)); err != nil {
+			t.Fatal(err)
+		}
+		testwait.For(t, sc.blocked+" to block", func() bool {
+			r, err := w.do("INFO", "clients")
+			return err == nil && strings.Contains(r.str, "blocked_clients:1\r\n")
+		})
+	}
 	for _, line := range sc.cmds {
 		args := strings.Fields(line)
 		for i, a := range args {
@@ -86,6 +98,14 @@ func notifyTranscript(t *testing.T, addr string, sc notifyScript, resp3 bool) st
 			}
 		}
 		out = append(out, line+" -> "+do(w, args...))
+	}
+	if sc.blocked != "" {
+		conns[2].nc.SetDeadline(time.Now().Add(10 * time.Second))
+		r, err := readAnyReply(conns[2].br)
+		if err != nil {
+			r = renderErr(err)
+		}
+		out = append(out, sc.blocked+" -> "+r)
 	}
 	if sc.settle != nil {
 		testwait.For(t, sc.name+" to settle on "+addr, func() bool { return sc.settle(w) })
@@ -218,6 +238,10 @@ func notifyScripts() []notifyScript {
 			"EVAL redis.call('set','e','1');redis.call('del','e');return'ok' 0",
 			"EVAL redis.call('hset',KEYS[1],'f','v');return'ok' 1 h",
 		}},
+		{name: "blocked pop", classes: "KEA", blocked: "BLPOP q 0", cmds: []string{"RPUSH q x y"}},
+		{name: "blocked pop emptying", classes: "KEA", blocked: "BRPOP q 0", cmds: []string{"LPUSH q x"}},
+		{name: "blocked move", classes: "KEA", blocked: "BLMOVE q d LEFT RIGHT 0", cmds: []string{"RPUSH q x"}},
+		{name: "blocked zpop", classes: "KEA", blocked: "BZPOPMIN z 0", cmds: []string{"ZADD z 1 a"}},
 		{name: "expired lazily", classes: "KEA", cmds: []string{"SET x v PX 1"}, settle: readUntilGone("x")},
 		{name: "expired alone", classes: "Ex", sub: "SUBSCRIBE __keyevent@0__:expired " + notifySentinel,
 			// One key: the sweeper's order is its own.

@@ -17,7 +17,16 @@ type Ctx struct {
 	Store *engine.Store
 	// Client is the server's side of the call.
 	Client Client
+	// Events receives the keyspace notifications of the handler's writes
+	// (Notify); nil sends none.
+	Events *Events
 }
+
+// Notify sends a keyspace notification of class, Redis's
+// notifyKeyspaceEvent: a handler calls it once its write succeeded, where
+// Redis does, with Redis's event name. Cheap when the class is off: a nil
+// check and an atomic load, no allocation.
+func (x *Ctx) Notify(class EventClass, event string, key []byte) { x.Events.Notify(class, event, key) }
 
 // Client is what a handler may ask of the client it serves.
 type Client interface {

@@ -39,6 +39,8 @@ type Change struct {
 	// Key is the key that changed, nil for Flushed. It is only valid during
 	// the call: a listener copies what it keeps.
 	Key []byte
+	// Loaded is set on the Written of a loader's value (SetOptions.Loaded).
+	Loaded bool
 }
 
 // Listener is told of every change to the store, as it happens:
@@ -75,6 +77,14 @@ func (s *Store) notify(kind ChangeKind, key []byte) {
 	s.changes.Add(1)
 	if s.listener.Load() != nil {
 		s.tell(kind, key)
+	}
+}
+
+// notifyLoaded is notify of a Written that stored a loader's value.
+func (s *Store) notifyLoaded(key []byte) {
+	s.changes.Add(1)
+	if l := s.listener.Load(); l != nil {
+		(*l)(Change{Kind: Written, Key: key, Loaded: true})
 	}
 }
 

@@ -173,3 +173,28 @@ func TestListenerHearsThePolicy(t *testing.T) {
 		t.Fatal("nothing was evicted or rejected: the test did not fill the store")
 	}
 }
+
+// TestLoadedWritesSaySo: a write with SetOptions.Loaded is told as
+// Written with Loaded, any other without; DeleteEach names the keys it
+// removed, in order.
+func TestLoadedWritesSaySo(t *testing.T) {
+	s, _ := newClockStore(t)
+	var got []string
+	s.Listen(func(ch Change) { got = append(got, fmt.Sprintf("%s %s %v", kindName(ch.Kind), ch.Key, ch.Loaded)) })
+	mustSet(t, s, "a", "v", SetOptions{Loaded: true})
+	mustSet(t, s, "b", "v", SetOptions{})
+	mustSet(t, s, "a", "w", SetOptions{Loaded: true, Condition: IfAbsent}) // not written: not told
+	want := []string{"written a true", "written b false"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("told %q, want %q", got, want)
+	}
+	var deleted []int
+	if n := s.DeleteEach([][]byte{[]byte("x"), []byte("b"), []byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 2 ||
+		!slices.Equal(deleted, []int{1, 2}) {
+		t.Fatalf("DeleteEach: %d, indexes %v; want 2, [1 2]", n, deleted)
+	}
+	deleted = nil
+	if n := s.DeleteEach([][]byte{[]byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 0 || deleted != nil {
+		t.Fatalf("DeleteEach of a missing key: %d, %v", n, deleted)
+	}
+}

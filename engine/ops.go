@@ -57,6 +57,11 @@ type SetOptions struct {
 	// key was written since the fence was taken, and the fence is released
 	// either way.
 	Fence *Fence
+	// Loaded marks the write of what a loader returned (a read-through
+	// fill or refresh), on no client's command: its Change says so
+	// (Change.Loaded), for the keyspace event a client's write sends
+	// itself. A copy of another replica's value is not Loaded.
+	Loaded bool
 }
 
 // SetResult reports what Set found and did.
@@ -355,7 +360,11 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 		sh.dropNewLocked(&r)
 		return SetResult{}, err
 	}
-	s.notify(Written, r.key)
+	if opts.Loaded {
+		s.notifyLoaded(r.key)
+	} else {
+		s.notify(Written, r.key)
+	}
 	res.Written = true
 	return res, nil
 }
@@ -637,20 +646,31 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 // and UNLINK do: it holds the write locks of all their shards at once, so
 // no reader sees some of them gone and others not yet. It returns how many
 // were live.
-func (s *Store) DeleteMulti(keys [][]byte) int {
+func (s *Store) DeleteMulti(keys [][]byte) int { return s.DeleteEach(keys, nil) }
+
+// DeleteEach is DeleteMulti telling deleted, if not nil, the index of each
+// key that was live, in order. It is called under the keys' shard locks:
+// it must only note the index (the keyspace events are sent after).
+func (s *Store) DeleteEach(keys [][]byte, deleted func(i int)) int {
 	if len(keys) == 1 {
 		// One key is one shard (DEL k, the common call, allocates nothing).
 		if s.Delete(keys[0]) {
+			if deleted != nil {
+				deleted(0)
+			}
 			return 1
 		}
 		return 0
 	}
 	shards := s.lockShards(keys, 1)
 	n := 0
-	for _, k := range keys {
+	for i, k := range keys {
 		h := s.hash(k)
 		if s.removeKeyLocked(s.shardOf(h), h, k, Deleted, nil) {
 			n++
+			if deleted != nil {
+				deleted(i)
+			}
 		}
 	}
 	unlockShards(shards, (*sync.RWMutex).Unlock)

@@ -177,6 +177,15 @@ var configParams = []configParam{
 			s.tracking.trim()
 			return nil
 		}},
+	{name: "notify-keyspace-events",
+		get: func(s *Server) string { return s.keyEvents.events.Classes().String() },
+		set: func(s *Server, v string) error {
+			classes, err := commands.ParseEventClasses(v)
+			if err == nil {
+				s.setKeyspaceEvents(classes)
+			}
+			return err
+		}},
 	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }},
 	{name: "client-output-buffer-limit",

@@ -160,7 +160,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c.lastActive.Store(c.created.Unix())
 	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
-	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c}
+	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c, Events: s.keyEvents.events}
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 )
 
@@ -78,3 +79,28 @@ func BenchmarkDispatchGetSlowlog(b *testing.B) {
 // BenchmarkDispatchGetFill is GETFILL of keys present in the store (a hit,
 // which needs no loader), the read-through family's hot path beside GET's.
 func BenchmarkDispatchGetFill(b *testing.B) { benchmarkDispatch(b, "GETFILL", "60", "30") }
+
+// TestNotifyAllocatesNothing: keyspace notifications off, or on with no
+// subscriber, cost SET and GET's dispatch no allocation.
+func TestNotifyAllocatesNothing(t *testing.T) {
+	for _, classes := range []commands.EventClass{0, commands.EventAll | commands.EventKeyspace | commands.EventKeyevent} {
+		opts := withDefaults(t, Options{NotifyKeyspaceEvents: classes})
+		s, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := benchConn(s)
+		for _, cmd := range [][][]byte{
+			{[]byte("SET"), []byte("k"), []byte("v")},
+			{[]byte("GET"), []byte("k")},
+		} {
+			s.dispatch(c, cmd) // the first call may grow the writer
+			if n := testing.AllocsPerRun(100, func() {
+				s.dispatch(c, cmd)
+				c.w.Truncate(0)
+			}); n != 0 {
+				t.Errorf("notify-keyspace-events %q: %s allocates %v times", classes, cmd[0], n)
+			}
+		}
+	}
+}

@@ -117,6 +117,10 @@ type Options struct {
 	// Saver runs SAVE, BGSAVE, LASTSAVE and SHUTDOWN's save, and reports
 	// INFO persistence. Nil is a Saver that never writes (no --dir).
 	Saver *persist.Saver
+	// NotifyKeyspaceEvents are the classes of keyspace notifications
+	// sent, as Redis's notify-keyspace-events (commands.ParseEventClasses);
+	// zero: none. CONFIG SET notify-keyspace-events changes them.
+	NotifyKeyspaceEvents commands.EventClass
 	// EventLoop serves connections from one epoll loop thread, as
 	// redis-server does, instead of a goroutine each (Linux only; not with
 	// Shared, whose commands wait on Redis). A connection moves to a
@@ -180,6 +184,7 @@ type Server struct {
 	loop *eventLoop // nil unless Options.EventLoop
 
 	pubsub      pubsub
+	keyEvents   keyspaceEvents
 	pubsubLimit atomic.Pointer[OutputLimit]
 	// outputLimitCloses counts connections closed at pubsubLimit.
 	outputLimitCloses atomic.Int64
@@ -233,6 +238,7 @@ func New(opts Options) (*Server, error) {
 	s.slowlog.init()
 	s.clock.init()
 	s.tracking.init(s)
+	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)
 	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
 	s.txResults = txResults{

@@ -224,4 +224,5 @@ func (s *Server) keyChanged(ch engine.Change) {
 	s.watches.changed(ch)
 	s.tracking.changed(ch)
 	s.blocked.keyWritten(ch)
+	s.keyEvents.changed(ch)
 }

@@ -564,7 +564,9 @@ func (f *Filler) FillLease(c Caller, key, token string, value []byte, found bool
 	var written bool
 	if found {
 		var res engine.SetResult
-		f.within(c, func() { res, err = f.opts.Store.Set([]byte(key), value, entry.SetOptions(r.fence)) })
+		opts := entry.SetOptions(r.fence)
+		opts.Loaded = true
+		f.within(c, func() { res, err = f.opts.Store.Set([]byte(key), value, opts) })
 		if err != nil {
 			// Too large for the store: the waiters still get the value, as
 			// a GETFILL flight's callers would not.

@@ -211,6 +211,7 @@ func (f *Filler) keep(key string, fence *engine.Fence, o *outcome) (loader.Resul
 		f.rememberMissing(key, f.now())
 	default:
 		opts := e.SetOptions(fence)
+		opts.Loaded = true
 		var set engine.SetResult
 		var err error
 		f.within(outside, func() { set, err = f.opts.Store.Set([]byte(key), e.Value, opts) })

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampedeless/stampedeless/cluster"
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/commands/keyspace"
 	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/engine"
@@ -60,6 +61,8 @@ func serveFlags() []cli.Flag {
 			Usage: "most client connections open at once; more get -ERR max number of clients reached"},
 		&cli.StringFlag{Name: "pubsub-output-buffer-limit", Value: server.DefaultPubSubOutputLimit.Human(), EnvVars: env("pubsub-output-buffer-limit"),
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
+		&cli.StringFlag{Name: "notify-keyspace-events", EnvVars: env("notify-keyspace-events"),
+			Usage: "the keyspace notifications sent on __keyspace@0__:<key> and __keyevent@0__:<event>, Redis's notify-keyspace-events letters (\"Ex\": expired keys' events; \"KEA\": every event on both channels); empty: none"},
 		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
 			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits, while it runs a script or waits for one, or while it does not read its replies"},
 		&cli.DurationFlag{Name: "lua-time-limit", Value: server.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
@@ -299,6 +302,10 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err := checkUserFlags(users, c.String("aclfile"), c.String("requirepass")); err != nil {
 		return cfg, err
 	}
+	keyEvents, err := commands.ParseEventClasses(c.String("notify-keyspace-events"))
+	if err != nil {
+		return cfg, fmt.Errorf("--notify-keyspace-events: %w", err)
+	}
 	cfg.loaderCommands = c.String("enable-loader-commands")
 	cfg.server = server.Options{
 		PubSubOutputLimit: &outputLimit,
@@ -315,6 +322,8 @@ func parseConfig(c *cli.Context) (config, error) {
 		LuaTimeLimit:      luaTimeLimit,
 		MaxScripts:        c.Int("max-scripts"),
 		MaxScriptBytes:    maxScriptBytes,
+
+		NotifyKeyspaceEvents: keyEvents,
 	}
 	return cfg, nil
 }

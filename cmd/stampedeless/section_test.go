@@ -93,7 +93,10 @@ func TestSectionNeverHangs(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			args := mode.args
+			// Every keyspace event is published, from handlers inside and
+			// outside the section and from the store's listener under a
+			// key's lock, to a subscriber per replica.
+			args := append([]string{"--notify-keyspace-events", "KEA"}, mode.args...)
 			if mode.replicas > 1 {
 				args = append(args, "--redis", redistest.Start(t).Addr(), "--redis-timeout", "2s")
 			}
@@ -113,6 +116,7 @@ func TestSectionNeverHangs(t *testing.T) {
 			var tracking sync.WaitGroup
 			for _, rdb := range clients {
 				tracking.Go(func() { trackingReader(t, rdb, stop) })
+				tracking.Go(func() { keyspaceSubscriber(t, rdb, stop) })
 			}
 			var wg sync.WaitGroup
 			for w := range 8 {
@@ -261,6 +265,34 @@ func trackingReader(t *testing.T, rdb *redis.Client, stop <-chan struct{}) {
 		err := conn.Do(dctx, "GET", "k:"+strconv.Itoa(i%12)).Err()
 		cancel()
 		checkAnswered("a tracking client's GET", err)
+	}
+}
+
+// keyspaceSubscriber reads every keyspace event until stop, and fails the
+// test if none came.
+func keyspaceSubscriber(t *testing.T, rdb *redis.Client, stop <-chan struct{}) {
+	ctx := context.Background()
+	sub := rdb.PSubscribe(ctx, "__key*__:*")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Errorf("PSUBSCRIBE: %v", err)
+		return
+	}
+	n := 0
+	for {
+		select {
+		case <-stop:
+			if n == 0 {
+				t.Error("no keyspace event arrived")
+			}
+			return
+		case _, ok := <-sub.Channel():
+			if !ok {
+				t.Error("the keyspace subscription closed")
+				return
+			}
+			n++
+		}
 	}
 }
 

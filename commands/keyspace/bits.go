@@ -53,10 +53,13 @@ func cmdSetBit(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	byteIdx, mask := offset>>3, byte(0x80)>>(offset&7)
-	var was bool
+	var was, changed bool
 	// The offset's byte is within proto-max-bulk-len, so it fits an int.
-	_, err := c.Store.Grow(args[1], func(old []byte, _ bool) (int, error) {
+	_, err := c.Store.Grow(args[1], func(old []byte, exists bool) (int, error) {
 		was = byteIdx < uint64(len(old)) && old[byteIdx]&mask != 0
+		// Redis's "setbit" event: the key was made or grew, or the bit
+		// flipped.
+		changed = !exists || byteIdx >= uint64(len(old)) || was != (on == 1)
 		return int(byteIdx) + 1, nil
 	}, func(v []byte) {
 		if on == 1 {
@@ -68,6 +71,9 @@ func cmdSetBit(c *commands.Ctx, args [][]byte) {
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if changed {
+		c.Notify(commands.EventString, "setbit", args[1])
 	}
 	c.W.Int(commands.BoolInt(was))
 }
@@ -319,7 +325,9 @@ func cmdBitOp(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	if longest == 0 {
-		c.Store.Delete(args[2])
+		if c.Store.Delete(args[2]) {
+			c.Notify(commands.EventGeneric, "del", args[2])
+		}
 		c.W.Int(0)
 		return
 	}
@@ -343,6 +351,7 @@ func cmdBitOp(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "set", args[2])
 	c.W.Int(int64(longest))
 }
 
@@ -481,6 +490,14 @@ func bitfield(c *commands.Ctx, args [][]byte, readonly bool) {
 		if err != nil {
 			commands.WriteError(c.W, err)
 			return
+		}
+		// Redis's "setbit": some SET or INCRBY wrote (not one that
+		// overflowed with FAIL).
+		for i, op := range ops {
+			if op.op != 'g' && !results[i].nil {
+				c.Notify(commands.EventString, "setbit", args[1])
+				break
+			}
 		}
 	}
 	c.W.Array(len(results))

@@ -87,7 +87,11 @@ func cmdBLMPop(c *commands.Ctx, args [][]byte) {
 // popped, a timeout a null array.
 func blockingMPop(c *commands.Ctx, keys [][]byte, count int, left bool, timeout time.Duration, reply func(key []byte, popped [][]byte)) {
 	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, [][]byte, error) {
-		return c.Store.LMPop(keys, count, left)
+		key, popped, err := c.Store.LMPop(keys, count, left)
+		if err == nil && key != nil {
+			notifyPopped(c, key, left)
+		}
+		return key, popped, err
 	}, reply)
 }
 
@@ -176,6 +180,8 @@ func blockingMove(c *commands.Ctx, src, dst []byte, from, to bool, timeout time.
 			moveErr = err
 		case err != nil || !found:
 			return false
+		default:
+			notifyMoved(c, ready, dst, from, to)
 		}
 		elem = e
 		return true

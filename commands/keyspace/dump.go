@@ -113,6 +113,7 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventGeneric, "restore", key)
 	c.W.OK()
 }
 

@@ -28,6 +28,9 @@ func cmdHSet(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	added, err := c.Store.HSet(args[1], args[2:])
+	if err == nil {
+		c.Notify(commands.EventHash, "hset", args[1])
+	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
@@ -43,6 +46,9 @@ func cmdHSetNX(c *commands.Ctx, args [][]byte) {
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if set {
+		c.Notify(commands.EventHash, "hset", args[1])
 	}
 	c.W.Int(commands.BoolInt(set))
 }
@@ -80,6 +86,9 @@ func cmdHDel(c *commands.Ctx, args [][]byte) {
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if n > 0 {
+		notifyRemoved(c, commands.EventHash, "hdel", args[1])
 	}
 	c.W.Int(int64(n))
 }
@@ -160,6 +169,7 @@ func cmdHIncrBy(c *commands.Ctx, args [][]byte) {
 		writeHashErr(c, err)
 		return
 	}
+	c.Notify(commands.EventHash, "hincrby", args[1])
 	n, _ := resp.ParseInt(v)
 	c.W.Int(n)
 }
@@ -181,6 +191,7 @@ func cmdHIncrByFloat(c *commands.Ctx, args [][]byte) {
 		writeHashErr(c, err)
 		return
 	}
+	c.Notify(commands.EventHash, "hincrbyfloat", args[1])
 	c.W.Bulk(v)
 }
 

@@ -11,6 +11,9 @@ import (
 // created, else 0.
 func cmdPFAdd(c *commands.Ctx, args [][]byte) {
 	changed, err := c.Store.PFAdd(args[1], args[2:])
+	if err == nil && changed {
+		c.Notify(commands.EventString, "pfadd", args[1])
+	}
 	writeIntOrErr(c, commands.BoolInt(changed), err)
 }
 
@@ -26,6 +29,7 @@ func cmdPFMerge(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "pfadd", args[1])
 	c.W.OK()
 }
 

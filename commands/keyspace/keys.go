@@ -15,7 +15,17 @@ import (
 // one instant, as a Redis command does: a write of several keys (MSET, DEL,
 // RENAME, FLUSHALL) is seen whole or not at all.
 func cmdDel(c *commands.Ctx, args [][]byte) {
-	c.W.Int(int64(c.Store.DeleteMulti(args[1:])))
+	if c.Events.Classes()&commands.EventGeneric == 0 {
+		c.W.Int(int64(c.Store.DeleteMulti(args[1:])))
+		return
+	}
+	keys := args[1:]
+	var deleted []int
+	n := c.Store.DeleteEach(keys, func(i int) { deleted = append(deleted, i) })
+	for _, i := range deleted {
+		c.Notify(commands.EventGeneric, "del", keys[i])
+	}
+	c.W.Int(int64(n))
 }
 
 func cmdExists(c *commands.Ctx, args [][]byte) {
@@ -41,7 +51,17 @@ func expireCommand(c *commands.Ctx, args [][]byte, unit int64, absolute bool, na
 	if errText == "" {
 		var at int64
 		if at, errText = expiryArg(args[2], unit, absolute, false, name); errText == "" {
-			c.W.Int(commands.BoolInt(c.Store.Expire(args[1], at, cond)))
+			ok := c.Store.Expire(args[1], at, cond)
+			if ok {
+				// A deadline already past deletes the key, as Redis's
+				// checkAlreadyExpired.
+				if at <= time.Now().UnixNano() {
+					c.Notify(commands.EventGeneric, "del", args[1])
+				} else {
+					c.Notify(commands.EventGeneric, "expire", args[1])
+				}
+			}
+			c.W.Int(commands.BoolInt(ok))
 			return
 		}
 	}
@@ -117,7 +137,11 @@ func cmdPExpireTime(c *commands.Ctx, args [][]byte) {
 }
 
 func cmdPersist(c *commands.Ctx, args [][]byte) {
-	c.W.Int(commands.BoolInt(c.Store.Persist(args[1])))
+	ok := c.Store.Persist(args[1])
+	if ok {
+		c.Notify(commands.EventGeneric, "persist", args[1])
+	}
+	c.W.Int(commands.BoolInt(ok))
 }
 
 func cmdKeys(c *commands.Ctx, args [][]byte) {

@@ -19,6 +19,9 @@ func cmdRPushX(c *commands.Ctx, args [][]byte) { listPush(c, args, false, true) 
 
 func listPush(c *commands.Ctx, args [][]byte, left, onlyExisting bool) {
 	n, err := c.Store.LPush(args[1], args[2:], left, onlyExisting)
+	if err == nil && n > 0 {
+		c.Notify(commands.EventList, listEvent(left, "lpush", "rpush"), args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
@@ -42,6 +45,9 @@ func listPop(c *commands.Ctx, args [][]byte, left bool) {
 		}
 	}
 	popped, found, err := c.Store.LPop(args[1], int(min(count, maxListCount)), left)
+	if err == nil && len(popped) > 0 {
+		notifyPopped(c, args[1], left)
+	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
@@ -157,6 +163,7 @@ func cmdLSet(c *commands.Ctx, args [][]byte) {
 	case err != nil:
 		commands.WriteError(c.W, err)
 	default:
+		c.Notify(commands.EventList, "lset", args[1])
 		c.W.OK()
 	}
 }
@@ -173,6 +180,9 @@ func cmdLInsert(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	n, err := c.Store.LInsert(args[1], before, args[3], args[4])
+	if err == nil && n > 0 {
+		c.Notify(commands.EventList, "linsert", args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
@@ -183,6 +193,9 @@ func cmdLRem(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	n, err := c.Store.LRem(args[1], count, args[3])
+	if err == nil && n > 0 {
+		notifyRemoved(c, commands.EventList, "lrem", args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
@@ -191,9 +204,17 @@ func cmdLTrim(c *commands.Ctx, args [][]byte) {
 	if !ok {
 		return
 	}
+	// Redis trims (and says so) only a key that exists.
+	existed := false
+	if c.Events.Classes()&(commands.EventList|commands.EventGeneric) != 0 {
+		_, existed = c.Store.TypeOf(args[1])
+	}
 	if err := c.Store.LTrim(args[1], start, stop); err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if existed {
+		notifyRemoved(c, commands.EventList, "ltrim", args[1])
 	}
 	c.W.OK()
 }
@@ -299,7 +320,17 @@ func cmdRPopLPush(c *commands.Ctx, args [][]byte) { lmove(c, args[1], args[2], f
 
 func lmove(c *commands.Ctx, src, dst []byte, from, to bool) {
 	elem, found, err := c.Store.LMove(src, dst, from, to)
+	if err == nil && found {
+		notifyMoved(c, src, dst, from, to)
+	}
 	writeBulkOrNil(c, elem, found, err)
+}
+
+// notifyMoved sends LMOVE's events, in Redis's order: the push on dst,
+// then the pop from src, then "del" if src is gone.
+func notifyMoved(c *commands.Ctx, src, dst []byte, from, to bool) {
+	c.Notify(commands.EventList, listEvent(to, "lpush", "rpush"), dst)
+	notifyPopped(c, src, from)
 }
 
 // mpopArgs are LMPOP's and BLMPOP's arguments past the command (and
@@ -352,6 +383,9 @@ func cmdLMPop(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	key, popped, err := c.Store.LMPop(m.keys, int(min(m.count, maxListCount)), m.left)
+	if err == nil && key != nil {
+		notifyPopped(c, key, m.left)
+	}
 	writeMPop(c, key, popped, err)
 }
 

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"errors"
 	"math"
 
@@ -20,10 +21,17 @@ func rename(c *commands.Ctx, args [][]byte, nx bool) {
 		c.W.Error("ERR no such key")
 	case err != nil:
 		commands.WriteError(c.W, err)
-	case nx:
-		c.W.Int(commands.BoolInt(moved))
 	default:
-		c.W.OK()
+		// Renaming a key to itself changes nothing, and Redis says nothing.
+		if moved && !bytes.Equal(args[1], args[2]) {
+			c.Notify(commands.EventGeneric, "rename_from", args[1])
+			c.Notify(commands.EventGeneric, "rename_to", args[2])
+		}
+		if nx {
+			c.W.Int(commands.BoolInt(moved))
+		} else {
+			c.W.OK()
+		}
 	}
 }
 
@@ -64,6 +72,9 @@ func cmdCopy(c *commands.Ctx, args [][]byte) {
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if copied {
+		c.Notify(commands.EventGeneric, "copy_to", args[2])
 	}
 	c.W.Int(commands.BoolInt(copied))
 }

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -24,11 +25,17 @@ const maxRandomDraws = 1 << 24
 
 func cmdSAdd(c *commands.Ctx, args [][]byte) {
 	n, err := c.Store.SAdd(args[1], args[2:])
+	if err == nil && n > 0 {
+		c.Notify(commands.EventSet, "sadd", args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
 func cmdSRem(c *commands.Ctx, args [][]byte) {
 	n, err := c.Store.SRem(args[1], args[2:])
+	if err == nil && n > 0 {
+		notifyRemoved(c, commands.EventSet, "srem", args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
@@ -90,6 +97,7 @@ func cmdSPop(c *commands.Ctx, args [][]byte) {
 	switch len(args) {
 	case 2:
 		popped, err := c.Store.SPop(args[1], 1)
+		notifySPop(c, args[1], popped, err)
 		writeOneOrNil(c, popped, err)
 	case 3:
 		count, ok := resp.ParseInt(args[2])
@@ -98,9 +106,16 @@ func cmdSPop(c *commands.Ctx, args [][]byte) {
 			return
 		}
 		popped, err := c.Store.SPop(args[1], count)
+		notifySPop(c, args[1], popped, err)
 		writeSet(c, popped, err)
 	default:
 		c.W.Error(commands.ErrSyntax)
+	}
+}
+
+func notifySPop(c *commands.Ctx, key []byte, popped [][]byte, err error) {
+	if err == nil && len(popped) > 0 {
+		notifyRemoved(c, commands.EventSet, "spop", key)
 	}
 }
 
@@ -150,7 +165,19 @@ func cmdSRandMember(c *commands.Ctx, args [][]byte) {
 }
 
 func cmdSMove(c *commands.Ctx, args [][]byte) {
+	// Redis says "sadd" only if dst did not hold the member: asked
+	// first, when someone listens.
+	var inDst []bool
+	if c.Events.Classes()&commands.EventSet != 0 {
+		inDst, _ = c.Store.SIsMember(args[2], args[3:4])
+	}
 	moved, err := c.Store.SMove(args[1], args[2], args[3])
+	if err == nil && moved && !bytes.Equal(args[1], args[2]) {
+		notifyRemoved(c, commands.EventSet, "srem", args[1])
+		if len(inDst) == 0 || !inDst[0] {
+			c.Notify(commands.EventSet, "sadd", args[2])
+		}
+	}
 	writeIntOrErr(c, commands.BoolInt(moved), err)
 }
 
@@ -163,12 +190,21 @@ func setCompute(c *commands.Ctx, op engine.SetOp, keys [][]byte) {
 	writeSet(c, members, err)
 }
 
+// setStoreEvents are the events of SINTERSTORE, SUNIONSTORE, SDIFFSTORE.
+var setStoreEvents = map[engine.SetOp]string{
+	engine.SetInter: "sinterstore", engine.SetUnion: "sunionstore", engine.SetDiff: "sdiffstore",
+}
+
 func cmdSInterStore(c *commands.Ctx, args [][]byte) { setStore(c, engine.SetInter, args) }
 func cmdSUnionStore(c *commands.Ctx, args [][]byte) { setStore(c, engine.SetUnion, args) }
 func cmdSDiffStore(c *commands.Ctx, args [][]byte)  { setStore(c, engine.SetDiff, args) }
 
 func setStore(c *commands.Ctx, op engine.SetOp, args [][]byte) {
+	existed := destinationExists(c, args[1])
 	n, err := c.Store.SetStore(op, args[1], args[2:])
+	if err == nil {
+		notifyStored(c, commands.EventSet, setStoreEvents[op], args[1], n > 0, existed)
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 

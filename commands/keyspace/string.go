@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
@@ -113,6 +114,9 @@ func cmdSet(c *commands.Ctx, args [][]byte) {
 	get := opts&optGet != 0
 	set.Get = get
 	res, err := c.Store.Set(args[1], args[2], set)
+	if res.Written {
+		notifySet(c, args[1], opts&optExpiry != 0)
+	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
@@ -135,7 +139,17 @@ func setWithExpiry(c *commands.Ctx, args [][]byte, unit int64, cmd string) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	notifySet(c, args[1], true)
 	c.W.OK()
+}
+
+// notifySet sends a string write's events as Redis's setGenericCommand:
+// "set", then "expire" if it gave the key a deadline.
+func notifySet(c *commands.Ctx, key []byte, expires bool) {
+	c.Notify(commands.EventString, "set", key)
+	if expires {
+		c.Notify(commands.EventGeneric, "expire", key)
+	}
 }
 
 func cmdSetEx(c *commands.Ctx, args [][]byte)  { setWithExpiry(c, args, 1000, "setex") }
@@ -146,6 +160,9 @@ func cmdSetNX(c *commands.Ctx, args [][]byte) {
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
+	}
+	if res.Written {
+		notifySet(c, args[1], false)
 	}
 	c.W.Int(commands.BoolInt(res.Written))
 }
@@ -171,7 +188,25 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 			return
 		}
 	}
+	// The event depends on the deadline the key had, which GetEx does not
+	// say: looked up first only when someone listens.
+	var before engine.Envelope
+	generic := at != 0 || opts&optPersist != 0
+	if generic && c.Events.Classes()&commands.EventGeneric != 0 {
+		before, _ = c.Store.Peek(args[1])
+	}
 	if v, ok := c.Store.GetEx(args[1], at, opts&optPersist != 0); ok {
+		switch {
+		case !generic:
+		case opts&optPersist != 0:
+			if before.StaleUntil != 0 {
+				c.Notify(commands.EventGeneric, "persist", args[1])
+			}
+		case at <= time.Now().UnixNano():
+			c.Notify(commands.EventGeneric, "del", args[1])
+		default:
+			c.Notify(commands.EventGeneric, "expire", args[1])
+		}
 		c.W.Bulk(v)
 	} else if !wrongType(c, args[1]) {
 		c.W.Null()
@@ -180,6 +215,7 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 
 func cmdGetDel(c *commands.Ctx, args [][]byte) {
 	if v, ok := c.Store.GetDel(args[1]); ok {
+		c.Notify(commands.EventGeneric, "del", args[1])
 		c.W.Bulk(v)
 	} else if !wrongType(c, args[1]) {
 		c.W.Null()
@@ -188,6 +224,9 @@ func cmdGetDel(c *commands.Ctx, args [][]byte) {
 
 func cmdGetSet(c *commands.Ctx, args [][]byte) {
 	res, err := c.Store.Set(args[1], args[2], engine.SetOptions{Get: true})
+	if res.Written {
+		notifySet(c, args[1], false)
+	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
@@ -222,6 +261,11 @@ func msetPairs(c *commands.Ctx, args [][]byte, cond engine.Condition) (bool, boo
 		commands.WriteError(c.W, err)
 		return false, false
 	}
+	if written {
+		for i := 1; i < len(args); i += 2 {
+			notifySet(c, args[i], false)
+		}
+	}
 	return written, true
 }
 
@@ -252,6 +296,7 @@ func cmdAppend(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "append", args[1])
 	c.W.Int(int64(n))
 }
 
@@ -323,6 +368,7 @@ func cmdSetRange(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "setrange", args[1])
 	c.W.Int(int64(n))
 }
 
@@ -347,6 +393,7 @@ func incrBy(c *commands.Ctx, key []byte, delta int64) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "incrby", key)
 	c.W.Int(result)
 }
 
@@ -390,6 +437,7 @@ func cmdIncrByFloat(c *commands.Ctx, args [][]byte) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	c.Notify(commands.EventString, "incrbyfloat", args[1])
 	c.W.Bulk(v)
 }
 

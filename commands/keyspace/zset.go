@@ -227,6 +227,9 @@ func zadd(c *commands.Ctx, key []byte, opts engine.ZAddOptions, ch bool, rest []
 		pairs[j] = engine.ScoreMember{Score: score, Member: rest[2*j+1]}
 	}
 	res, err := c.Store.ZAdd(key, opts, pairs)
+	if err == nil && res.Added+res.Updated > 0 {
+		c.Notify(commands.EventZSet, listEvent(opts.Incr, "zincr", "zadd"), key)
+	}
 	switch {
 	case errors.Is(err, engine.ErrNaNScore):
 		c.W.Error(errNaN)
@@ -249,6 +252,9 @@ func cmdZIncrBy(c *commands.Ctx, args [][]byte) {
 
 func cmdZRem(c *commands.Ctx, args [][]byte) {
 	n, err := c.Store.ZRem(args[1], args[2:])
+	if err == nil && n > 0 {
+		notifyRemoved(c, commands.EventZSet, "zrem", args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
 }
 
@@ -411,7 +417,11 @@ func zrange(c *commands.Ctx, args [][]byte, call zrangeCall) {
 		return
 	}
 	if call.store {
+		existed := destinationExists(c, args[1])
 		n, err := c.Store.ZRangeStore(args[1], key, r)
+		if err == nil {
+			notifyStored(c, commands.EventZSet, "zrangestore", args[1], n > 0, existed)
+		}
 		writeIntOrErr(c, int64(n), err)
 		return
 	}
@@ -475,7 +485,23 @@ func zremrange(c *commands.Ctx, args [][]byte, by engine.ZRangeBy) {
 		return
 	}
 	n, err := c.Store.ZRemRange(args[1], r)
+	if err == nil && n > 0 {
+		notifyRemoved(c, commands.EventZSet, zremrangeEvents[by], args[1])
+	}
 	writeIntOrErr(c, int64(n), err)
+}
+
+// zremrangeEvents are the events of ZREMRANGEBYRANK, BYSCORE and BYLEX.
+var zremrangeEvents = map[engine.ZRangeBy]string{
+	engine.ZByRank: "zremrangebyrank", engine.ZByScore: "zremrangebyscore", engine.ZByLex: "zremrangebylex",
+}
+
+// notifyZPopped sends a pop's events: zpopmin or zpopmax, then "del" if
+// the set is gone.
+func notifyZPopped(c *commands.Ctx, key []byte, popped []engine.ScoreMember, highest bool) {
+	if len(popped) > 0 {
+		notifyRemoved(c, commands.EventZSet, listEvent(highest, "zpopmax", "zpopmin"), key)
+	}
 }
 
 func cmdZPopMin(c *commands.Ctx, args [][]byte) { zpop(c, args, false) }
@@ -502,6 +528,7 @@ func zpop(c *commands.Ctx, args [][]byte, highest bool) {
 		commands.WriteError(c.W, err)
 		return
 	}
+	notifyZPopped(c, args[1], popped, highest)
 	shape := flatPairs
 	if counted {
 		shape = pairsInRESP3
@@ -518,6 +545,9 @@ func cmdZMPop(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	key, popped, err := c.Store.ZPop(m.keys, m.highest, m.count)
+	if err == nil && key != nil {
+		notifyZPopped(c, key, popped, m.highest)
+	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
@@ -627,7 +657,11 @@ func cmdBZMPop(c *commands.Ctx, args [][]byte) {
 // holds a sorted set, or blocks on keys until one does (blockingTake).
 func blockingZPop(c *commands.Ctx, keys [][]byte, count int, highest bool, timeout time.Duration, reply func(key []byte, popped []engine.ScoreMember)) {
 	blockingTake(c, keys, timeout, func(keys [][]byte) ([]byte, []engine.ScoreMember, error) {
-		return c.Store.ZPop(keys, highest, count)
+		key, popped, err := c.Store.ZPop(keys, highest, count)
+		if err == nil && key != nil {
+			notifyZPopped(c, key, popped, highest)
+		}
+		return key, popped, err
 	}, reply)
 }
 
@@ -824,7 +858,11 @@ func zsetOp(c *commands.Ctx, args [][]byte, call zsetOpCall) {
 	}
 	switch {
 	case call.store:
+		existed := destinationExists(c, args[1])
 		n, err := c.Store.ZStore(args[1], op)
+		if err == nil {
+			notifyStored(c, commands.EventZSet, call.name, args[1], n > 0, existed)
+		}
 		writeIntOrErr(c, int64(n), err)
 	case call.card:
 		n, err := c.Store.ZInterCard(keys, int(min(limit, math.MaxInt32)))

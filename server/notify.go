@@ -1,0 +1,89 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
+)
+
+// keyspaceEvents are the server's keyspace notifications (Redis's
+// notify.c): the handlers send their writes' events through events
+// (commands.Ctx.Notify), and the store's listener sends the events no
+// command makes: expired, evicted, and the "set" of a key a fill stored.
+// Each goes to the local subscribers of __keyspace@0__:<key> and
+// __keyevent@0__:<event>, and of the patterns that match them, through
+// publish: it queues to their outboxes and never waits, so it is sent
+// from inside the atomic section and under a key's shard lock alike.
+// With a shared tier it stays on this replica.
+type keyspaceEvents struct {
+	events *commands.Events
+	// mu orders the changes of notify-keyspace-events, and guards
+	// listening.
+	mu sync.Mutex
+	// listening: the store's changes are consumed (consumeChanges), for
+	// classes that the store's listener sends.
+	listening bool
+}
+
+// listenedClasses are the classes the store's listener sends.
+const listenedClasses = commands.EventExpired | commands.EventEvicted | commands.EventString
+
+func (s *Server) initKeyspaceEvents(classes commands.EventClass) {
+	s.keyEvents.events = commands.NewEvents(s.publishKeyspaceEvent)
+	s.setKeyspaceEvents(classes)
+}
+
+// setKeyspaceEvents turns classes on (CONFIG SET notify-keyspace-events),
+// and the store's listener with them if they need it.
+func (s *Server) setKeyspaceEvents(classes commands.EventClass) {
+	k := &s.keyEvents
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	need := classes&listenedClasses != 0 && classes&(commands.EventKeyspace|commands.EventKeyevent) != 0
+	if need && !k.listening {
+		s.consumeChanges(1)
+	}
+	k.events.Set(classes)
+	if !need && k.listening {
+		s.consumeChanges(-1)
+	}
+	k.listening = need
+}
+
+// Channel prefixes, for database 0, the only one.
+const (
+	keyspacePrefix = "__keyspace@0__:"
+	keyeventPrefix = "__keyevent@0__:"
+)
+
+// publishKeyspaceEvent delivers event on key as Redis's
+// notifyKeyspaceEvent: on the key's channel first, then on the event's.
+func (s *Server) publishKeyspaceEvent(classes commands.EventClass, event string, key []byte) {
+	if s.pubsub.subscriberCount() == 0 {
+		return
+	}
+	ev := []byte(event)
+	if classes&commands.EventKeyspace != 0 {
+		ch := append(append(make([]byte, 0, len(keyspacePrefix)+len(key)), keyspacePrefix...), key...)
+		s.publish(subChannel, ch, ev, nil)
+	}
+	if classes&commands.EventKeyevent != 0 {
+		ch := append(append(make([]byte, 0, len(keyeventPrefix)+len(event)), keyeventPrefix...), event...)
+		s.publish(subChannel, ch, key, nil)
+	}
+}
+
+// changed is the store's listener's part for keyspace events.
+func (k *keyspaceEvents) changed(ch engine.Change) {
+	switch {
+	case ch.Kind == engine.Expired:
+		k.events.Notify(commands.EventExpired, "expired", ch.Key)
+	case ch.Kind == engine.Evicted, ch.Kind == engine.Rejected:
+		// A key the admission policy refused after its write is removed
+		// to make room, as an evicted one.
+		k.events.Notify(commands.EventEvicted, "evicted", ch.Key)
+	case ch.Kind == engine.Written && ch.Loaded:
+		k.events.Notify(commands.EventString, "set", ch.Key)
+	}
+}

@@ -6,7 +6,8 @@ import "testing"
 // configuration: a MULTI/EXEC, a transaction whose INCR fails at EXEC time
 // (the error in its own slot, the rest applied), one aborted at queue time,
 // and a WATCH another connection breaks (exec resolves null) or leaves alone;
-// then MONITOR through its monitor(), which parses the lines.
+// then MONITOR through its monitor(), which parses the lines, and keyspace
+// events through its psubscribe.
 func TestClientNodeIORedis(t *testing.T) {
 	runNodeClient(t, "node-ioredis", []string{
 		`{"client-info-resp":"3"}`,
@@ -22,7 +23,8 @@ func TestClientNodeIORedis(t *testing.T) {
 		`{"watch-exec":["OK"]}`,
 		`{"after-exec":"100"}`,
 		`{"monitor":[[["set","io:m","a \"b\"\\n\\x01"],"0","127.0.0.1"],[["eval","return redis.call('get', KEYS[1])","1","io:m"],"0","127.0.0.1"],[["get","io:m"],"0","lua"],[["echo","end"],"0","127.0.0.1"]]}`,
-		`{"del":4}`,
+		`{"keyspace-events":["set io:e","incrby io:e","hset io:h","set io:x","expire io:x","expired io:x","del io:e","del io:h","set io:done"]}`,
+		`{"del":5}`,
 	})
 }
 

@@ -2,7 +2,7 @@
 // to RESP2 only if HELLO is refused) against the server at the
 // address given: a MULTI/EXEC, a transaction with a runtime error, and an
 // optimistic WATCH transaction another connection breaks. It prints one JSON
-// line per step; resp/clients_node_test.go runs it against stampedeless and
+// line per step; server/clients_node_test.go runs it against stampedeless and
 // redis-server and requires the same lines from both.
 'use strict';
 const Redis = require('ioredis');
@@ -72,7 +72,32 @@ async function main() {
     monitor.disconnect();
     out('monitor', lines);
 
-    out('del', await redis.del('io:a', 'io:s', 'io:w', 'io:m'));
+    // Keyspace events through ioredis's psubscribe on a connection of its
+    // own, as a local cache that drops what the server changes or expires
+    // listens: another connection's writes, and a key read after it expired.
+    await redis.config('SET', 'notify-keyspace-events', 'KEA');
+    const sub = redis.duplicate();
+    const events = [];
+    const done = new Promise((resolve) => sub.on('pmessage', (pattern, channel, key) => {
+      events.push(channel.replace('__keyevent@0__:', '') + ' ' + key);
+      if (key === 'io:done') resolve();
+    }));
+    await sub.psubscribe('__keyevent@0__:*');
+    await other.set('io:e', '1');
+    await other.incr('io:e');
+    await other.hset('io:h', 'f', 'v');
+    await other.set('io:x', 'v', 'PX', 1);
+    while (await other.get('io:x') !== null) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await other.del('io:e', 'io:h');
+    await other.set('io:done', '1');
+    await done;
+    sub.disconnect();
+    await redis.config('SET', 'notify-keyspace-events', '');
+    out('keyspace-events', events);
+
+    out('del', await redis.del('io:a', 'io:s', 'io:w', 'io:m', 'io:done'));
   } finally {
     redis.disconnect();
     other.disconnect();

@@ -52,10 +52,3 @@ func Truncate(b []byte, n int) []byte {
 	}
 	return b
 }
-
-// InfoSection is a section of INFO a family adds after the server's own:
-// Write adds its "name:value" fields.
-type InfoSection struct {
-	Name  string
-	Write func(field func(name string, value any))
-}

@@ -123,3 +123,10 @@ const (
 	ChannelsSubscribe             // every one (SUBSCRIBE)
 	ChannelsPatterns              // every one, a pattern (PSUBSCRIBE)
 )
+
+// InfoSection is a section of INFO a family adds after the server's own:
+// Write adds its "name:value" fields.
+type InfoSection struct {
+	Name  string
+	Write func(field func(name string, value any))
+}

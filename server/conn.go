@@ -160,7 +160,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c.lastActive.Store(c.created.Unix())
 	c.multiLen.Store(-1)
 	c.rd.BeforeBlock = c.flush
-	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c, Events: s.keyEvents.events}
+	c.x = s.ctxFor(c)
 	return c
 }
 
@@ -312,3 +312,10 @@ func (c *Conn) ReadsAllKeys() bool { return c.user.Load().Perms().ReadsAllKeys()
 
 // InScript reports whether c is a script's (commands.Client).
 func (c *Conn) InScript() bool { return c.lua }
+
+// ctxFor is what c's handlers run with: its writer, the store, c itself and
+// the keyspace events. The one place a connection's, or a script's
+// caller's, Ctx is made.
+func (s *Server) ctxFor(c *Conn) commands.Ctx {
+	return commands.Ctx{W: c.w, Store: s.store, Client: c, Events: s.keyEvents.events}
+}

@@ -289,7 +289,7 @@ func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
 	c := &Conn{srv: s, w: &resp.Writer{}, id: client.id, created: client.created,
 		remote: client.remote, local: client.local, authed: true, lua: true}
-	c.x = commands.Ctx{W: c.w, Store: s.store, Client: c, Events: s.keyEvents.events}
+	c.x = s.ctxFor(c)
 	c.user.Store(client.user.Load())
 	c.noTouch.Store(client.noTouch.Load())
 	c.multiLen.Store(-1)

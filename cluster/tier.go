@@ -20,7 +20,7 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 		return
 	}
 	store := c.opts.Store
-	var missing [][]byte
+	var missing [][]byte // as Faults finds them
 	for _, k := range keys {
 		if _, found := store.Peek(k); !found {
 			missing = append(missing, k)
@@ -59,6 +59,20 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 		c.m.SharedLookups.WithLabelValues("hit").Inc()
 		c.storeLocal(k, e, fences[i])
 	}
+}
+
+// Faults reports whether Fault would ask Redis for any of keys: Redis is
+// up and the store lacks one.
+func (c *Client) Faults(keys [][]byte) bool {
+	if !c.up.Load() {
+		return false
+	}
+	for _, k := range keys {
+		if _, found := c.opts.Store.Peek(k); !found {
+			return true
+		}
+	}
+	return false
 }
 
 // Entry returns the shared tier's entry for key, if it has one (an

@@ -25,20 +25,19 @@ type Registry struct {
 	// Commands counts commands by name and result ("ok" or "error");
 	// commands not in the table are counted under the name "unknown".
 	Commands *prometheus.CounterVec
-	// ConnectionsAccepted counts client connections accepted, whether a
-	// goroutine of their own or the event loop (--event-loop) serves them.
+	// ConnectionsAccepted counts client connections accepted.
 	ConnectionsAccepted prometheus.Counter
 	// ConnectionsRejected counts connections refused at --max-clients.
 	ConnectionsRejected prometheus.Counter
 	// ConnectionsClosed counts closed connections by reason (see server's
 	// close reasons).
 	ConnectionsClosed *prometheus.CounterVec
-	// EventLoopHandoffs counts connections the event loop gave to a
-	// goroutine of their own, by reason (see server's handoff reasons).
-	EventLoopHandoffs *prometheus.CounterVec
-	// EventLoopReturns counts connections given back to the event loop by
-	// their goroutine once idle.
-	EventLoopReturns prometheus.Counter
+	// Parks counts commands that waited off their connection's event loop
+	// (a load, a blocked pop, the atomic section, a script, Redis).
+	Parks prometheus.Counter
+	// OutputBlocked counts the times a client's socket took less output
+	// than it was given: its input waits until it drains.
+	OutputBlocked prometheus.Counter
 	// Transactions counts EXECs by result: "exec" (ran), "watch_changed"
 	// (a watched key changed: nothing ran), "execabort" (a command was
 	// refused while queuing: nothing ran).
@@ -83,15 +82,15 @@ func New() *Registry {
 			Name:      "connections_closed_total",
 			Help:      "Client connections closed, by reason.",
 		}, []string{"reason"}),
-		EventLoopHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Parks: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace,
-			Name:      "event_loop_handoffs_total",
-			Help:      "Connections the event loop (--event-loop) handed to a goroutine of their own, by reason: command (a GETFILL waiting for the origin, a SUBSCRIBE, a CLIENT TRACKING ON, an EVAL, or a command waiting for a transaction or script), output (the client did not take its replies), end, shutdown, error.",
-		}, []string{"reason"}),
-		EventLoopReturns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:      "event_loop_parks_total",
+			Help:      "Commands that waited off their connection's event loop, which served its other connections meanwhile: a GETFILL or FILL.LEASE waiting for a load, a blocked list or sorted-set pop, a command waiting for a transaction or script, a script, a write through to Redis (--redis).",
+		}),
+		OutputBlocked: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace,
-			Name:      "event_loop_returns_total",
-			Help:      "Connections given back to the event loop by their goroutine once it had nothing left to do (after a handoff for a command or for output).",
+			Name:      "event_loop_output_blocked_total",
+			Help:      "Times a client's socket took less output than it was given; its further input waits until the socket drains, or the write timeout closes it.",
 		}),
 		Transactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
@@ -112,7 +111,7 @@ func New() *Registry {
 	r.Fill = newFill(r.prom)
 	r.Cluster = newCluster(r.prom)
 	r.prom.MustRegister(
-		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.EventLoopHandoffs, r.EventLoopReturns,
+		r.Commands, r.ConnectionsAccepted, r.ConnectionsRejected, r.ConnectionsClosed, r.Parks, r.OutputBlocked,
 		r.Transactions, r.TrackingInvalidations, r.Scripts,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -77,8 +77,7 @@ func NewReader(rd io.Reader) *Reader {
 }
 
 // SetSource makes the reader read from rd from now on, keeping what it has
-// buffered (a connection that changes hands between a goroutine and an
-// event loop).
+// buffered (a connection that moves from Go's poller to an event loop).
 func (r *Reader) SetSource(rd io.Reader) { r.rd = rd }
 
 // Received reports how many bytes the reader has read in all.

@@ -2,8 +2,8 @@
 # Drives a freshly built stampedeless with the real Redis tools: redis-cli
 # one-shot and piped, redis-cli's help (COMMAND DOCS), and redis-benchmark.
 # Fails on any unexpected reply, any benchmark error, or a server crash.
-# The server takes its flags from the environment too, so
-# STAMPEDELESS_EVENT_LOOP=true runs it all against the event loop.
+# The server takes its flags from the environment too (STAMPEDELESS_EVENT_LOOPS=1
+# runs it all against one event loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

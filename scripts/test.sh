@@ -50,9 +50,6 @@ go test -race -count=1 -p 1 $(go list ./... | grep -E "$fleet")
 # policy (they travel in a sync.Pool, which then drops items at random), so
 # the test that reads keep hot keys runs in a normal build too.
 go test -count=1 -run 'TestReadsKeepHotKeys' ./engine
-# The wire layer's tests again, every server serving from the event loop
-# (--event-loop).
-RESP_TEST_EVENT_LOOP=1 go test -race -count=1 ./server
 # Each fuzz target for 30,000 inputs beyond its seed corpus (which ran
 # above): a few seconds each, plus building each package once with the
 # fuzzer's instrumentation (FUZZTIME=2m, or another count, for longer
@@ -63,7 +60,6 @@ for target in resp:FuzzReader commands/keyspace:FuzzArgParsers commands/keyspace
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-30000x}" "./${target%%:*}"
 done
 bash scripts/integration.sh
-STAMPEDELESS_EVENT_LOOP=true bash scripts/integration.sh # the same against --event-loop
 bash scripts/demo.sh
 bash scripts/examples.sh
 bash scripts/stack.sh

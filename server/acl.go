@@ -22,9 +22,6 @@ type aclState struct {
 	// base are the denials counted when CONFIG RESETSTAT last ran, by
 	// reason: INFO reports those since, while Prometheus counts them all.
 	base [acl.NumReasons]atomic.Int64
-	// revocations counts the times connections were marked revoked, so
-	// the event loop looks for them only after one.
-	revocations atomic.Int64
 }
 
 // ErrUsersAndACLFile is returned by New for Options with both Users and
@@ -237,9 +234,8 @@ func (c *Conn) logDenialIn(context string, reason acl.Reason, object, username s
 
 // revoke closes the connections for which match is true, as Redis closes
 // those of a deleted user. self, if among them, closes after its reply.
-// The others are marked, so they run no further command, and woken: a
-// connection on a goroutine by a read deadline, one on the event loop by
-// the loop, which looks for marked connections when notified.
+// The others are marked, so they run no further command, and their loops,
+// woken, close them (parked ones once their command has answered).
 func (s *Server) revoke(self *Conn, match func(*Conn) bool) {
 	var marked []*Conn
 	for _, c := range s.clients() {
@@ -256,14 +252,8 @@ func (s *Server) revoke(self *Conn, match func(*Conn) bool) {
 	if len(marked) == 0 {
 		return
 	}
-	s.acl.revocations.Add(1)
-	s.mu.Lock()
 	for _, c := range marked {
-		c.nc.SetReadDeadline(time.Unix(1, 0))
-	}
-	s.mu.Unlock()
-	if s.loop != nil {
-		s.loop.notify()
+		c.wake()
 	}
 }
 

@@ -9,6 +9,7 @@ package server
 // blocked_clients says so, never by sleeping.
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -296,13 +297,11 @@ func blockScenarios() []blockScenario {
 
 func TestBlockingCompat(t *testing.T) {
 	redisAddr := startRedis(t)
-	for _, loop := range []bool{false, true} {
-		ts := startServer(t, Options{EventLoop: loop})
+	// One loop, and two: a waker and a blocked client on different loops.
+	for _, loops := range []int{1, 2} {
+		ts := startServer(t, Options{EventLoops: loops})
 		for _, sc := range blockScenarios() {
-			name := sc.name
-			if loop {
-				name += "/event-loop"
-			}
+			name := fmt.Sprintf("%s/loops=%d", sc.name, loops)
 			t.Run(name, func(t *testing.T) {
 				transcript := func(addr string) []string {
 					flush := dialCompat(t, addr)

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"net"
 	"sync/atomic"
-	"syscall"
 )
 
 // bufferPeakSeconds is how long rbp remembers a reply buffer's peak, as
@@ -11,9 +9,9 @@ import (
 const bufferPeakSeconds = 5
 
 // bufferStats are a connection's buffers for CLIENT LIST's qbuf,
-// qbuf-free, rbs, rbp and obl: the connection's goroutine (or the event
-// loop) copies them at each flush, once per batch, for other connections
-// to read; its own CLIENT LIST and CLIENT INFO read them live.
+// qbuf-free, rbs, rbp and obl: the connection's event loop copies them at
+// each flush, once per batch, for other connections to read; its own
+// CLIENT LIST and CLIENT INFO read them live.
 type bufferStats struct {
 	qbuf, qbufFree, rbs, rbp, obl atomic.Int64
 	peakAt                        atomic.Int64 // unix second rbp was last reset
@@ -43,24 +41,8 @@ func (s *bufferStats) snapshot() bufferValues {
 	return bufferValues{s.qbuf.Load(), s.qbufFree.Load(), s.rbs.Load(), s.rbp.Load(), s.obl.Load()}
 }
 
-// live is c's buffers now, for c's own goroutine.
+// live is c's buffers now, for c's own loop or continuation.
 func (s *bufferStats) live(c *Conn) bufferValues {
 	n := int64(c.w.Len())
 	return bufferValues{int64(c.rd.Buffered()), int64(c.rd.Free()), int64(c.w.Cap()), max(s.rbp.Load(), n), n}
-}
-
-// socketFD is nc's file descriptor, or -1 for a connection without one
-// (TLS, a pipe).
-func socketFD(nc net.Conn) int {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1
-	}
-	fd := -1
-	rc.Control(func(f uintptr) { fd = int(f) })
-	return fd
 }

@@ -26,7 +26,7 @@ func (c *Conn) resetState() {
 	// connection had queued is sent before the reply to RESET.
 	c.leavePubSub()
 	c.trackingOff()
-	c.stopPushing(true)
+	c.stopPushing()
 	c.w.SetProtocol(2)
 	c.authed = !c.srv.acl.users.AuthRequired()
 	c.user.Store(c.srv.acl.users.Default())
@@ -230,17 +230,14 @@ func parseKillFilter(c *Conn, opts [][]byte, f *killFilter) bool {
 	return true
 }
 
-// kill closes another connection. One on a goroutine of its own fails its
-// next read; one the event loop serves is handed to a goroutine to close.
-// Either way it is counted as closed by reason "killed".
+// kill closes another connection: its loop closes it, once its command
+// has answered if it waits for one, counted as closed by reason "killed".
+// One that killed itself closes after its reply (c.quit).
 func (s *Server) kill(c *Conn) {
 	s.mu.Lock()
 	c.killed = true
-	c.nc.Close()
 	s.mu.Unlock()
-	if s.loop != nil {
-		s.loop.kill(c)
-	}
+	c.wake()
 }
 
 // onOff reads CLIENT NO-EVICT's and NO-TOUCH's argument into flag.
@@ -327,8 +324,8 @@ func (c *Conn) gateReply(mark int) {
 	}
 }
 
-// gateReplyAfter is gateReply, put off while the command finishes on the
-// connection's goroutine (loopState.resume).
+// gateReplyAfter is gateReply, put off while the command finishes in its
+// continuation (Server.runContinuation).
 func (c *Conn) gateReplyAfter(mark int) {
 	if c.next.run != nil {
 		c.next.gate = true

@@ -183,12 +183,12 @@ func TestCompatFunctions(t *testing.T) {
 	})
 }
 
-// TestCompatFunctionsEventLoop: on the event loop FUNCTION LOAD and
-// RESTORE, which may wait for a script, and FCALL run off the loop and
-// answer as on a connection's goroutine.
-func TestCompatFunctionsEventLoop(t *testing.T) {
+// TestCompatFunctionsOneLoop: FUNCTION LOAD and RESTORE, which may wait
+// for a script, and FCALL run off the loop and answer the same with one
+// loop serving every connection.
+func TestCompatFunctionsOneLoop(t *testing.T) {
 	redisAddr := startRedis(t)
-	ts := startServer(t, Options{EventLoop: true})
+	ts := startServer(t, Options{EventLoops: 1})
 	for _, sc := range compatFunctionScripts() {
 		t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, 3, sc) })
 	}

@@ -17,15 +17,13 @@ import (
 )
 
 // Conn is one client connection. Its reader, writer and flags are owned by
-// the connection's goroutine; the fields CLIENT LIST reads from other
-// connections are atomic or guarded by mu.
+// its event loop, or by the goroutine of a command it waits for while the
+// loop has parked it; the fields CLIENT LIST reads from other connections
+// are atomic or guarded by mu.
 type Conn struct {
 	srv *Server
-	// nc is the connection. It is replaced, under srv.mu, each time the
-	// connection moves between the event loop and a goroutine of its own.
-	nc net.Conn
-	rd *resp.Reader
-	w  *resp.Writer
+	rd  *resp.Reader
+	w   *resp.Writer
 	// x is what c's handlers run with: its writer, the store, and c.
 	x       commands.Ctx
 	id      int64
@@ -33,9 +31,12 @@ type Conn struct {
 	// The addresses, which CLIENT LIST reads from other goroutines.
 	remote, local net.Addr
 	// ev is the event loop's state for this connection; next, the rest of
-	// a command that must wait.
+	// a command that must wait; looped: its loop runs its commands now (it
+	// is not parked, nor a script's caller), so a command that may wait
+	// must leave the wait in next (whereItMayWait).
 	ev      loopState
 	next    continuation
+	looped  bool
 	scratch [32]byte // lower-cased command names
 	authed  bool
 	quit    bool
@@ -44,9 +45,9 @@ type Conn struct {
 	lua bool
 	// monitoring: the connection is in MONITOR mode (monitor.go).
 	monitoring atomic.Bool
-	// fd is the socket's descriptor CLIENT LIST shows, -1 if it has none
-	// (TLS).
-	fd int
+	// fd is the socket's descriptor CLIENT LIST shows, -1 until its loop
+	// has it (a TLS connection's handshake).
+	fd atomic.Int64
 	// reply is CLIENT REPLY's mode (cmd_client.go); skipNext: SKIP ran,
 	// so the next command's reply is dropped.
 	reply    replyMode
@@ -54,7 +55,6 @@ type Conn struct {
 	// unixPath is the socket's path for a unix socket connection, which
 	// MONITOR shows.
 	unixPath string
-	pending  []byte // read off the socket by a disconnect watcher, not yet parsed
 	tx       transaction
 	// scriptWrites are the writes of the scripts c ran, written through
 	// to the shared tier (--redis) once the section is left.
@@ -80,7 +80,7 @@ type Conn struct {
 	subs     subscriptions
 
 	// track is the connection's CLIENT TRACKING state (tracking.go);
-	// tracked, its goroutine's copy of whether tracking is on.
+	// tracked, its loop's copy of whether tracking is on.
 	track   tracker
 	tracked bool
 	// gone: the connection has closed, for those that redirect their
@@ -110,26 +110,41 @@ type Conn struct {
 	libVer  string
 }
 
-// loopState is what the event loop keeps on a connection (loop_linux.go).
-// The loop owns it while it serves the connection, and the connection's
-// goroutine while it does.
+// loopState is what the event loop keeps on a connection (loop_linux.go),
+// the loop goroutine's alone but for attention.
 type loopState struct {
-	// fd is the socket, duplicated out of Go's poller; readable: epoll said
-	// it has input.
+	loop *eventLoop
+	// fd is the socket, duplicated out of Go's poller; sock reads and
+	// writes it; interest is what it is registered with in epoll;
+	// readable: epoll said it has input.
 	fd       int
+	sock     socket
+	interest uint32
 	readable bool
-	// backToLoop: the event loop handed this connection to its goroutine,
-	// which gives it back when it has nothing left to do.
-	backToLoop bool
-	// looped: the event loop serves this connection now.
-	looped bool
+	// outBlocked: the socket did not take all output, and input is left
+	// unread until it has, since blockedAt (or the last progress).
+	outBlocked bool
+	blockedAt  time.Time
+	// parked: a goroutine runs the command's continuation; ctx ends when
+	// the client leaves (peerGone) or the connection must close.
+	parked   bool
+	peerGone bool
+	panicked bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+	// During shutdown: the connection closes once quiet past drainBy;
+	// drained is what it had received when drainBy was last set.
+	drainBy time.Time
+	drained int64
+	// attention: another goroutine woke the loop for this connection,
+	// which the loop has not looked at yet (Conn.wake).
+	attention atomic.Bool
 }
 
-// continuation is the rest of a command that must wait, in either serving
-// mode: set by its handler (Conn.Await) or by dispatch (whereItMayWait),
-// run once the handler has returned and left the atomic section, on the
-// connection's goroutine (on the event loop, once the loop has handed the
-// connection to its goroutine).
+// continuation is the rest of a command that must wait: set by its handler
+// (Conn.Await) or by dispatch (whereItMayWait), run once the handler has
+// returned and left the atomic section, on a goroutine of its own while
+// the connection's loop has it parked (eventLoop.park).
 type continuation struct {
 	run func()
 	// counted is the command to count once it has answered.
@@ -144,32 +159,22 @@ type continuation struct {
 func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{
 		srv:     s,
-		nc:      nc,
-		w:       resp.NewWriter(nc, s.opts.WriteTimeout),
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
+	c.w = resp.NewWriter(outboxConn{c: c}, 0)
 	c.remote, c.local = peerAddrs(nc)
-	c.fd = socketFD(nc)
+	c.fd.Store(-1)
 	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
 		c.unixPath = a.Name
 	}
-	c.rd = resp.NewReader(connReader{c})
+	c.rd = resp.NewReader(loopReader{c})
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
 	c.lastActive.Store(c.created.Unix())
 	c.multiLen.Store(-1)
-	c.rd.BeforeBlock = c.flush
 	c.x = s.ctxFor(c)
 	return c
-}
-
-// flush sends the replies of a batch before the connection waits for more.
-func (c *Conn) flush() error {
-	now := time.Now()
-	c.lastActive.Store(now.Unix())
-	c.bufs.observe(c, now.Unix())
-	return c.w.FlushAt(now)
 }
 
 // Lingering after the last reply: how long, and how many bytes of further
@@ -179,25 +184,10 @@ const (
 	lingerBytes = 64 << 20
 )
 
-// closeGracefully flushes the last replies, sends FIN and discards what the
-// client still sends for a moment before closing. Closing a socket with
-// unread input makes the kernel send a reset, which can destroy replies the
-// client has not read yet, such as the error explaining why it is closed.
-func (c *Conn) closeGracefully() {
-	// As in Redis, a client that quit is no subscriber, tracks nothing
-	// and is no redirect target once it has its reply, though the socket
-	// lingers.
-	c.gone.Store(true)
-	c.srv.monitors.remove(c)
-	c.leavePubSub()
-	c.srv.tracking.disable(c)
-	c.w.Flush()
-	c.stopPushing(true)
-	lingerClose(c.nc)
-}
-
 // lingerClose sends FIN, discards input for up to lingerTime and closes
-// nc (closeGracefully).
+// nc. Closing a socket with unread input makes the kernel send a reset,
+// which can destroy replies the client has not read yet, such as the error
+// explaining why it is closed.
 func lingerClose(nc net.Conn) {
 	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
 		nc.SetReadDeadline(time.Now().Add(lingerTime))
@@ -252,7 +242,7 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, c.fd, name, age, idle, c.flagLetters(),
+		c.id, c.remote, c.local, c.fd.Load(), name, age, idle, c.flagLetters(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
 		multi, watched, b.qbuf, b.qbufFree, argvMem, multiMem, b.rbs, b.rbp, b.obl, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
@@ -270,18 +260,18 @@ func (c *Conn) NoTouch() bool { return c.noTouch.Load() }
 // MaxBulk is proto-max-bulk-len as it stands (commands.Client).
 func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }
 
-// Await runs wait after the handler, outside the atomic section, on the
-// connection's goroutine (on the event loop, once the loop has handed it
-// the connection), watching for the client to leave (commands.Client).
+// Await runs wait after the handler, outside the atomic section, on a
+// goroutine of its own while the loop has the connection parked; its ctx
+// ends if the client leaves meanwhile (commands.Client). A caller that is
+// not on a loop (a script's) runs it at once.
 func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
-	c.next.run = func() {
-		// A failed write is the writer's to report later.
-		c.flush()
-		ctx, stop := c.watchDisconnect()
-		reply := wait(ctx)
-		stop()
-		reply()
-	}
+	c.whereItMayWait(func() {
+		ctx := context.Background()
+		if c.ev.ctx != nil {
+			ctx = c.ev.ctx
+		}
+		wait(ctx)()
+	})
 }
 
 // Defer runs fn where c may wait (commands.Client): whereItMayWait.

@@ -78,11 +78,6 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		s.run(c, cmd, args)
 		ran = true
 	}
-	// CLIENT CACHING applies to the next command, or to the next
-	// transaction, as Redis's resetClient ends it.
-	if c.track.caching && !c.tx.active && counted.Name != "client" {
-		c.track.caching = false
-	}
 	if c.next.run != nil {
 		c.next.counted = counted // counted when it has answered
 		if ran && timer.on {
@@ -90,10 +85,20 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		}
 		return
 	}
+	c.endCaching(counted)
 	if ran {
 		s.observed(c, cmd, args, timer)
 	}
 	countReply(counted, c, before)
+}
+
+// endCaching ends CLIENT CACHING once the command after it has answered
+// (counted, its container if a subcommand), or the transaction after it,
+// as Redis's resetClient ends it.
+func (c *Conn) endCaching(counted *command) {
+	if c.track.caching && !c.tx.active && counted.Name != "client" {
+		c.track.caching = false
+	}
 }
 
 // run runs cmd's handler. One that reads or writes the keyspace runs
@@ -151,30 +156,28 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 }
 
 // whereItMayWait runs fn, which may wait, where the connection may wait:
-// at once on its goroutine; on the event loop, which must not wait, on the
-// goroutine the loop hands the connection to (c.next.run), with its
-// arguments copied by the caller, since the reader reuses its buffers.
+// on its event loop, which must not wait, in the continuation the loop runs
+// on a goroutine once the handler has returned (c.next.run, eventLoop.park);
+// at once off the loop (in a continuation already, or a script's caller).
+// A caller that needs the command's arguments later copies them
+// (whereItMayWaitWith), since the reader reuses its buffers.
 func (c *Conn) whereItMayWait(fn func()) {
-	if !c.ev.looped {
+	if !c.looped {
 		fn()
 		return
 	}
-	c.next.run = func() {
-		fn()
-		// fn's command may have left a wait of its own (a GETFILL that
-		// waits for its origin): it runs now, on this goroutine.
-		if next := c.next.run; next != nil {
-			c.next.run = nil
-			next()
-		}
+	if prev := c.next.run; prev != nil {
+		c.next.run = func() { prev(); fn() }
+		return
 	}
+	c.next.run = fn
 }
 
 // whereItMayWaitWith is whereItMayWait for an fn that needs the command's
 // arguments, which are copied when fn runs later, since the reader reuses
 // its buffers. It is the one way to finish a command off the event loop.
 func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
-	if c.ev.looped {
+	if c.looped {
 		args = copyArgs(args)
 	}
 	c.whereItMayWait(func() { fn(args) })

@@ -15,8 +15,8 @@ import (
 // or until a script turns busy: it is answered BUSY then, as Redis
 // answers while a script runs past busy-reply-threshold, rather than
 // waiting as long as the script runs. Nothing waits holding a lock, and
-// the event loop never waits at the gate: its commands that would finish
-// on their connection's goroutine (Conn.whereItMayWait).
+// an event loop never waits at the gate: a command that would wait
+// finishes in its connection's continuation (Conn.whereItMayWait).
 //
 // Shared waiters go first: once they wait, a new exclusive holder waits
 // for them to have entered, so a stream of transactions cannot starve

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,11 +55,6 @@ func serveListener(t testing.TB, ln net.Listener, opts Options, rt ...readthroug
 		fill = rt[0]
 	}
 	opts, fill = withReadThrough(t, opts, fill)
-	// scripts/test.sh runs this package's tests a second time with every
-	// server on the event loop.
-	if os.Getenv("RESP_TEST_EVENT_LOOP") == "1" && opts.Shared == nil {
-		opts.EventLoop = true
-	}
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -271,4 +265,9 @@ func startRedis(t testing.TB) string {
 // serves: its own and the families'.
 func servedSpecs() []*commands.Spec {
 	return append(append(commandTable(), keyspace.Commands()...), readthrough.Commands(readthrough.Options{})...)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

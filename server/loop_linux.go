@@ -1,11 +1,10 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -15,41 +14,63 @@ import (
 	"github.com/stampedeless/stampedeless/resp"
 )
 
-// eventLoop serves connections the way redis-server does: one OS thread
-// waits on epoll for sockets with input, reads each once, runs every whole
-// command read and writes the replies, with no goroutine switch between a
-// request and its reply.
+// eventLoop serves its share of the connections the way redis-server serves
+// all of them: one OS thread waits on epoll for sockets with input, reads
+// each once, runs every whole command read and writes the replies once,
+// with no goroutine switch between a request and its reply. The server runs
+// one loop per core unless told otherwise (Options.EventLoops) and gives
+// each new connection to the next loop in turn; a connection stays on its
+// loop until it closes.
 //
-// It serves only what cannot wait. A connection moves to a goroutine of its
-// own when a GETFILL must wait for the origin (Conn.resume) or when its
-// socket does not take all its replies at once; the
-// goroutine gives it back once it has answered everything the client sent.
-// A connection that ends in any way (QUIT, end of input, a protocol error,
-// a panic) or is open at shutdown leaves for good. The goroutine's path,
-// which handles all of those, takes over with nothing lost.
+// Nothing on a loop waits. A command that must (a GETFILL waiting for its
+// origin, a blocked list pop, a command waiting for the atomic section, a
+// script, a write through to the shared tier) leaves the rest of its work
+// in Conn.next; the loop parks the connection, runs that on a goroutine of
+// its own, and resumes the connection when it ends (park, resume). A
+// socket that takes less output than it is given is watched for room and
+// its input left unread until it drains (blockOutput). Messages pushed to
+// a connection by other goroutines (pub/sub, invalidations, MONITOR) are
+// queued in its outbox and sent by its loop, which they wake (Conn.wake).
 type eventLoop struct {
 	srv  *Server
 	ep   int    // epoll instance
-	wake [2]int // a pipe: adopt and Shutdown write to it to wake the loop
+	wake [2]int // a pipe written to wake the loop (post)
 
-	mu      sync.Mutex
-	adopted []*Conn // accepted, not yet registered
-	kills   []*Conn // to close, for CLIENT KILL
-	stopped bool    // the loop has handed everything on and takes no more
+	mu       sync.Mutex
+	adopted  []*Conn // accepted, not yet registered
+	attend   []*Conn // woken by another goroutine (Conn.wake)
+	resumed  []*Conn // their continuation has ended (park)
+	forcing  bool    // Shutdown's deadline passed (force)
+	signaled atomic.Bool
 
-	conns   map[int]*Conn // by file descriptor; the loop goroutine's alone
-	clients atomic.Int64  // len(conns), for INFO and metrics
-	// revocations is the server's count of revocations the loop has
-	// looked for revoked connections after (acl.go).
-	revocations int64
+	// The loop goroutine's alone.
+	conns   map[int]*Conn // by file descriptor
+	blocked int           // connections waiting for their socket to take output
+	closing bool          // the server is closing: connections drain and close
+	forced  bool          // Shutdown's deadline passed: everything closes now
+	events  []syscall.EpollEvent
+
+	// For INFO and metrics.
+	clients atomic.Int64 // len(conns)
+	waiting atomic.Int64 // connections parked on a continuation
 }
 
 // What a loop connection's reader returns when its socket has no more input
 // for now (errWouldBlock), and its flush when the socket takes no more
-// output (errOutputBlocked, which sends it to a goroutine).
+// output (errOutputBlocked).
 var (
 	errWouldBlock    = errors.New("server: would block")
 	errOutputBlocked = errors.New("server: output would block")
+)
+
+// Interest sets a connection is registered with: serving (input),
+// blocked (waiting for room to write), parked (only the client leaving,
+// and room to write when output is queued; one-shot, re-armed by the loop).
+const (
+	interestIn     = syscall.EPOLLIN
+	interestOut    = syscall.EPOLLOUT
+	interestParked = syscall.EPOLLRDHUP | syscall.EPOLLONESHOT
+	epollOneShot   = syscall.EPOLLONESHOT
 )
 
 func newEventLoop(s *Server) (*eventLoop, error) {
@@ -57,28 +78,18 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event loop: epoll_create1: %w", err)
 	}
-	l := &eventLoop{srv: s, ep: ep, conns: make(map[int]*Conn)}
+	l := &eventLoop{srv: s, ep: ep, conns: make(map[int]*Conn), events: make([]syscall.EpollEvent, 256)}
 	if err := syscall.Pipe2(l.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		syscall.Close(ep)
 		return nil, fmt.Errorf("event loop: pipe2: %w", err)
 	}
-	if err := l.watch(l.wake[0]); err != nil {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(l.wake[0])}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.wake[0], &ev); err != nil {
 		l.close()
-		return nil, err
+		return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
 	}
 	return l, nil
 }
-
-func (l *eventLoop) watch(fd int) error {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("event loop: epoll_ctl: %w", err)
-	}
-	return nil
-}
-
-// clientCount is how many connections the loop serves now.
-func (l *eventLoop) clientCount() int64 { return l.clients.Load() }
 
 func (l *eventLoop) close() {
 	syscall.Close(l.ep)
@@ -86,46 +97,44 @@ func (l *eventLoop) close() {
 	syscall.Close(l.wake[1])
 }
 
-// notify wakes the loop; a full pipe already will.
-func (l *eventLoop) notify() {
-	syscall.Write(l.wake[1], []byte{0})
-}
-
-// adopt takes an accepted connection into the loop, or serves it on a
-// goroutine if the loop cannot take it.
-func (l *eventLoop) adopt(c *Conn) {
-	if !l.take(c) {
-		go l.srv.serveConn(c, nil)
-	}
-}
-
-// take moves c into the loop and reports whether it did. Its socket is
-// duplicated out of Go's network poller, so that only the loop's epoll
-// watches it, and the net.Conn is closed. The loop takes nothing once it has
-// stopped (the server is closing: the goroutine path drains c, and Shutdown
-// has set its deadline).
-func (l *eventLoop) take(c *Conn) bool {
+// post queues c on list for the loop and wakes it; one wake per turn is
+// enough however many goroutines post.
+func (l *eventLoop) post(list *[]*Conn, c *Conn) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stopped {
-		return false
+	*list = append(*list, c)
+	l.mu.Unlock()
+	l.notify()
+}
+
+// notify wakes the loop unless a wake is already pending.
+func (l *eventLoop) notify() {
+	if !l.signaled.Swap(true) {
+		syscall.Write(l.wake[1], []byte{0})
 	}
-	fd, err := detach(c.nc)
+}
+
+// adopt takes an accepted connection into the loop: its socket is
+// duplicated out of Go's network poller, so that only the loop's epoll
+// watches it, and the net.Conn is closed.
+func (l *eventLoop) adopt(c *Conn, nc net.Conn) error {
+	fd, err := detach(nc)
 	if err != nil {
-		l.srv.log.Warn("event loop: cannot take a connection; serving it on a goroutine", "err", err)
-		return false
+		return err
 	}
 	c.ev.fd = fd
-	l.srv.mu.Lock() // Shutdown reads c.nc
-	c.nc = loopNetConn{}
-	l.srv.mu.Unlock()
+	if c.ev.sock == nil {
+		c.ev.sock = rawSocket{fd}
+	} else { // TLS, after its handshake
+		c.ev.sock.(*tlsSocket).stream.fd = fd
+		c.ev.sock.(*tlsSocket).stream.nc = nil
+	}
+	c.fd.Store(int64(fd))
+	c.ev.loop = l
 	c.rd.SetSource(loopReader{c})
-	c.rd.BeforeBlock = c.loopFlush
-	c.ev.backToLoop = false
-	c.ev.looped = true
-	l.adopted = append(l.adopted, c)
-	l.notify()
-	return true
+	c.rd.BeforeBlock = c.sendBatch
+	c.looped = true
+	l.post(&l.adopted, c)
+	return nil
 }
 
 // detach returns a duplicate of nc's socket, non-blocking and close-on-exec,
@@ -158,40 +167,57 @@ func detach(nc net.Conn) (int, error) {
 }
 
 // run is the loop goroutine. It exits once the server is closing and every
-// connection has been handed to a goroutine.
+// connection it served has closed.
 func (l *eventLoop) run() {
 	defer l.srv.wg.Done()
 	defer l.close()
 	// The loop thread does the serving; nothing else should be scheduled on
 	// it between a read and its reply.
 	runtime.LockOSThread()
-	events := make([]syscall.EpollEvent, 256)
 	for {
-		n, err := syscall.EpollWait(l.ep, events, -1)
+		timeout := -1
+		switch {
+		case l.closing:
+			timeout = int(drainWindow / 4 / time.Millisecond)
+		case l.blocked > 0:
+			timeout = 1000 // write timeouts are counted in seconds
+		}
+		n, err := syscall.EpollWait(l.ep, l.events, timeout)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
-			l.srv.log.Error("event loop: epoll_wait failed; handing its connections to goroutines", "err", err)
-			l.ejectAll()
+			// Nothing the loop serves can be served any more.
+			l.srv.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)
+			l.forced = true
+			l.closeAll()
 			return
 		}
-		for _, ev := range events[:max(n, 0)] {
+		for _, ev := range l.events[:max(n, 0)] {
 			fd := int(ev.Fd)
 			if fd == l.wake[0] {
 				l.drainWake()
 				continue
 			}
 			if c := l.conns[fd]; c != nil {
-				c.ev.readable = true
-				l.serveSafely(c)
+				l.ready(c, ev.Events)
 			}
 		}
-		if l.srv.isClosing() {
-			l.ejectAll()
+		if l.closing || l.blocked > 0 {
+			l.tick()
+		}
+		if l.closing && len(l.conns) == 0 && l.emptyInbox() {
 			return
 		}
 	}
 }
 
-// drainWake empties the wake pipe and registers adopted connections.
+// emptyInbox reports whether nothing is posted to the loop.
+func (l *eventLoop) emptyInbox() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.adopted) == 0 && len(l.attend) == 0 && len(l.resumed) == 0
+}
+
+// drainWake empties the wake pipe and handles what was posted: new
+// connections, ended continuations, connections woken by others.
 func (l *eventLoop) drainWake() {
 	var buf [64]byte
 	for {
@@ -199,170 +225,438 @@ func (l *eventLoop) drainWake() {
 			break
 		}
 	}
+	// Before taking the lists: a post after this wakes the loop again.
+	l.signaled.Store(false)
 	l.mu.Lock()
-	adopted, kills := l.adopted, l.kills
-	l.adopted, l.kills = nil, nil
+	adopted, attend, resumed := l.adopted, l.attend, l.resumed
+	l.adopted, l.attend, l.resumed = nil, nil, nil
+	l.forced = l.forced || l.forcing
 	l.mu.Unlock()
-	defer l.closeKilled(kills)
+	if !l.closing && l.srv.isClosing() {
+		l.beginClosing()
+	}
 	for _, c := range adopted {
-		if err := l.watch(c.ev.fd); err != nil {
-			l.srv.log.Warn("event loop: cannot watch a connection; serving it on a goroutine", "err", err)
-			l.eject(c, nil, handoffError)
+		ev := syscall.EpollEvent{Events: interestIn, Fd: int32(c.ev.fd)}
+		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.ev.fd, &ev); err != nil {
+			l.srv.log.Warn("event loop: cannot watch a connection; closing it", "err", err)
+			syscall.Close(c.ev.fd)
+			l.srv.finish(c, closedByClient)
 			continue
 		}
+		c.ev.interest = interestIn
 		l.conns[c.ev.fd] = c
 		l.clients.Add(1)
+		if l.closing {
+			c.ev.drainBy = time.Now().Add(drainWindow)
+		}
 		// It may have sent something before it was watched.
 		c.ev.readable = true
 		l.serveSafely(c)
 	}
-	// A connection whose user was deleted closes now, not at its next
-	// command: its goroutine closes it on errRevoked.
-	if n := l.srv.acl.revocations.Load(); n != l.revocations {
-		l.revocations = n
-		for _, c := range l.conns {
-			if c.revoked.Load() {
-				l.eject(c, errRevoked, handoffEnd)
-			}
+	for _, c := range resumed {
+		l.resume(c)
+	}
+	for _, c := range attend {
+		if l.conns[c.ev.fd] == c {
+			l.attendTo(c)
 		}
+	}
+	if l.forced {
+		l.closeAll()
 	}
 }
 
-// kill has the loop close c if it serves c (CLIENT KILL, which has marked
-// c killed). A connection that left the loop meanwhile is closed by
-// eject, or was closed by Server.kill.
-func (l *eventLoop) kill(c *Conn) {
-	l.mu.Lock()
-	l.kills = append(l.kills, c)
-	l.mu.Unlock()
-	l.notify()
-}
-
-// closeKilled hands the killed connections the loop still serves to their
-// goroutines, which close them: eject closes a killed connection's socket.
-func (l *eventLoop) closeKilled(kills []*Conn) {
-	for _, c := range kills {
-		for _, served := range l.conns {
-			if served == c {
-				l.eject(c, nil, handoffEnd)
-				break
-			}
+// ready handles what epoll reported for c.
+func (l *eventLoop) ready(c *Conn, events uint32) {
+	switch {
+	case c.ev.parked:
+		if events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+			// The client left while its command waits: it stops waiting
+			// (a load it started goes on for the others).
+			c.ev.peerGone = true
+			c.ev.cancel()
+		}
+		if events&syscall.EPOLLOUT != 0 {
+			l.sendParked(c)
+		}
+		l.armParked(c)
+		return
+	case c.ev.outBlocked:
+		if !l.drainOutput(c) {
+			return
 		}
 	}
+	c.ev.readable = events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) != 0
+	l.serveSafely(c)
 }
 
-// Reasons a connection leaves the loop, the label of
-// stampedeless_event_loop_handoffs_total. After the first two it comes back
-// (stampedeless_event_loop_returns_total) when its goroutine is idle.
-const (
-	handoffCommand  = "command"  // a GETFILL that waits for the origin
-	handoffOutput   = "output"   // the socket did not take every reply
-	handoffEnd      = "end"      // QUIT, end of input, a protocol error, a panic or CLIENT KILL
-	handoffShutdown = "shutdown" // the server is closing
-	handoffError    = "error"    // the loop could not serve it
-)
+// arm registers c for events, if that is not what it is registered for.
+func (l *eventLoop) arm(c *Conn, events uint32) {
+	if c.ev.interest == events && events&epollOneShot == 0 {
+		return
+	}
+	ev := syscall.EpollEvent{Events: events, Fd: int32(c.ev.fd)}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.ev.fd, &ev); err != nil {
+		l.srv.log.Warn("event loop: epoll_ctl failed; closing the connection", "err", err)
+	}
+	c.ev.interest = events
+}
 
-// serveSafely is serve, and a panic ends only c's connection, as on a
-// goroutine: the goroutine it is handed to answers and closes it.
+// serveSafely is serve, and a panic ends only c's connection: it is
+// answered -ERR internal error and closed.
 func (l *eventLoop) serveSafely(c *Conn) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.srv.logPanic(c, p)
-			l.eject(c, errPanicked, handoffEnd)
+			c.w.Error("ERR internal error")
+			l.drop(c, closedPanic, true)
 		}
 	}()
 	l.serve(c)
 }
 
-// serve runs the commands c has sent until its input runs out.
+// serve runs the commands c has sent until its input runs out, its socket
+// is full, or a command must wait.
 func (l *eventLoop) serve(c *Conn) {
 	for {
 		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
 		switch {
 		case errors.Is(err, errWouldBlock):
+			if l.closing && c.rd.Received() > c.ev.drained {
+				// It still sends during shutdown: it has a while longer.
+				c.ev.drained = c.rd.Received()
+				c.ev.drainBy = time.Now().Add(drainWindow)
+			}
 			return
 		case errors.Is(err, errOutputBlocked):
-			l.eject(c, nil, handoffOutput)
+			l.blockOutput(c)
 			return
 		case err != nil:
-			l.eject(c, err, handoffEnd)
+			l.readFailed(c, err)
 			return
 		}
 		l.srv.dispatch(c, args)
 		if c.next.run != nil { // a command that must wait
-			l.eject(c, nil, handoffCommand)
+			l.park(c)
 			return
 		}
 		if c.quit {
-			l.eject(c, nil, handoffEnd)
+			l.drop(c, closedQuit, true)
 			return
 		}
 		if c.w.Len() > resp.MaxRetainedReply {
-			if err := c.loopFlush(); err != nil {
-				l.eject(c, nil, handoffOutput)
+			// A long pipeline of large replies is sent as it goes.
+			if err := c.sendBatch(); err != nil {
+				if errors.Is(err, errOutputBlocked) {
+					l.blockOutput(c)
+				} else {
+					l.drop(c, closedWriteError, false)
+				}
 				return
 			}
 		}
 	}
 }
 
-// eject hands c to a goroutine of its own, with the error that ended its
-// reading, if any.
-func (l *eventLoop) eject(c *Conn, handed error, reason string) {
-	s := l.srv
-	s.metrics.EventLoopHandoffs.WithLabelValues(reason).Inc()
-	if _, ok := l.conns[c.ev.fd]; ok {
-		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.ev.fd, nil)
-		delete(l.conns, c.ev.fd)
-		l.clients.Add(-1)
+// readFailed closes c, whose input ended or could not be read.
+func (l *eventLoop) readFailed(c *Conn, err error) {
+	var pe resp.ProtocolError
+	switch dead := c.closedFor(); {
+	case dead != "":
+		l.drop(c, dead, false)
+	case errors.As(err, &pe):
+		c.w.Error("ERR " + pe.Error())
+		l.drop(c, closedProtocol, true)
+	case c.w.Err() != nil:
+		l.drop(c, closedWriteError, false)
+	default: // the client closed or reset its connection
+		l.drop(c, closedByClient, false)
 	}
-	f := os.NewFile(uintptr(c.ev.fd), "")
-	nc, err := net.FileConn(f) // a duplicate, in Go's poller
-	f.Close()
-	c.ev.fd = -1
-	if err != nil {
-		s.log.Warn("event loop: cannot hand a connection to a goroutine; closing it", "err", err)
-		s.finish(c, closedByClient)
+}
+
+// blockOutput stops reading c until its socket has taken what is queued.
+func (l *eventLoop) blockOutput(c *Conn) {
+	if !c.ev.outBlocked {
+		c.ev.outBlocked = true
+		c.ev.blockedAt = time.Now()
+		l.blocked++
+		l.srv.metrics.OutputBlocked.Inc()
+	}
+	l.arm(c, interestOut)
+}
+
+// drainOutput sends what c's socket has room for now, and reports whether
+// it took everything: c is then read again.
+func (l *eventLoop) drainOutput(c *Conn) bool {
+	before := c.queuedOutput()
+	err := c.sendBatch()
+	switch {
+	case errors.Is(err, errOutputBlocked):
+		if c.queuedOutput() < before {
+			c.ev.blockedAt = time.Now()
+		}
+		return false
+	case err != nil:
+		l.drop(c, closedWriteError, false)
+		return false
+	}
+	c.ev.outBlocked = false
+	l.blocked--
+	l.arm(c, interestIn)
+	return true
+}
+
+// park leaves c waiting for its continuation (c.next), which runs on a
+// goroutine of its own; the loop resumes c when it ends. c's replies so
+// far are queued in its outbox, so the loop may send them, and what is
+// pushed to c, while the goroutine has c's writer.
+func (l *eventLoop) park(c *Conn) {
+	c.w.Flush()
+	if err := c.sendQueued(); err != nil && !errors.Is(err, errOutputBlocked) {
+		c.w.Fail(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.ev.ctx, c.ev.cancel = ctx, cancel
+	c.ev.parked, c.ev.peerGone = true, false
+	if c.ev.outBlocked {
+		c.ev.outBlocked = false
+		l.blocked--
+	}
+	c.looped = false
+	l.waiting.Add(1)
+	l.srv.metrics.Parks.Inc()
+	l.armParked(c)
+	go l.srv.continueOffLoop(c)
+}
+
+// armParked re-arms a parked connection: for the client leaving, unless it
+// did, and for room to write, if output is queued.
+func (l *eventLoop) armParked(c *Conn) {
+	var events uint32
+	if !c.ev.peerGone {
+		events = interestParked
+	}
+	if c.queuedOutput() > 0 {
+		events |= interestOut | epollOneShot
+	}
+	if events == 0 {
+		events = epollOneShot // nothing: a disarmed registration
+	}
+	l.arm(c, events)
+}
+
+// sendParked sends a parked connection's queued output.
+func (l *eventLoop) sendParked(c *Conn) {
+	if err := c.sendQueued(); err != nil && !errors.Is(err, errOutputBlocked) {
+		c.w.Fail(err)
+	}
+}
+
+// resume takes c back from its continuation's goroutine.
+func (l *eventLoop) resume(c *Conn) {
+	c.ev.parked = false
+	c.ev.cancel()
+	c.ev.ctx, c.ev.cancel = nil, nil
+	c.looped = true
+	l.waiting.Add(-1)
+	switch {
+	case c.ev.panicked:
+		c.ev.panicked = false
+		c.w.Error("ERR internal error")
+		l.drop(c, closedPanic, true)
+		return
+	case c.next.run != nil: // its continuation left another wait
+		l.park(c)
+		return
+	case c.quit:
+		l.drop(c, closedQuit, true)
+		return
+	case c.w.Err() != nil:
+		l.drop(c, c.writeFailure(), false)
+		return
+	case l.closeIfEnded(c):
 		return
 	}
+	l.arm(c, interestIn)
+	// Its replies are sent, and the commands it pipelined meanwhile run.
+	c.ev.readable = c.ev.peerGone
+	l.serveSafely(c)
+}
+
+// attendTo handles a connection another goroutine woke: it was killed, its
+// user revoked, its outbox died, or a message was pushed to it.
+func (l *eventLoop) attendTo(c *Conn) {
+	c.ev.attention.Store(false)
+	if c.ev.parked {
+		if l.endsWhileParked(c) {
+			c.ev.cancel()
+			return
+		}
+		l.sendParked(c)
+		l.armParked(c)
+		return
+	}
+	if l.closeIfEnded(c) || c.ev.outBlocked {
+		return
+	}
+	if err := c.sendBatch(); err != nil {
+		if errors.Is(err, errOutputBlocked) {
+			l.blockOutput(c)
+		} else {
+			l.drop(c, closedWriteError, false)
+		}
+	}
+}
+
+// endsWhileParked reports whether c must close once its continuation has
+// ended: killed, revoked or past its output limit.
+func (l *eventLoop) endsWhileParked(c *Conn) bool {
+	s := l.srv
 	s.mu.Lock()
-	c.nc = nc
-	closing := s.closing
-	if c.killed && !c.quit {
-		// Killed by another client: its goroutine's first read fails, and
-		// it finishes. One that killed itself closes after its reply.
-		nc.Close()
-	}
+	killed := c.killed
 	s.mu.Unlock()
-	c.w.SetConn(nc)
-	c.rd.SetSource(connReader{c})
-	c.rd.BeforeBlock = c.flush
-	c.ev.looped = false
-	if closing {
-		nc.SetReadDeadline(time.Now().Add(drainWindow))
-	}
-	// A connection that left to wait, or to wait for its client, comes
-	// back once its goroutine has nothing left to do.
-	c.ev.backToLoop = reason == handoffCommand || reason == handoffOutput
-	go s.serveConn(c, handed)
+	return killed || c.revoked.Load() || c.closedFor() != "" || l.forced
 }
 
-// ejectAll hands every connection to a goroutine, at shutdown.
-func (l *eventLoop) ejectAll() {
-	l.mu.Lock()
-	adopted := l.adopted
-	l.adopted = nil
-	l.stopped = true
-	l.mu.Unlock()
-	for _, c := range adopted {
-		l.eject(c, nil, handoffShutdown)
+// closeIfEnded closes c if it was killed, its user revoked or its outbox
+// died, and reports whether it did.
+func (l *eventLoop) closeIfEnded(c *Conn) bool {
+	s := l.srv
+	s.mu.Lock()
+	killed := c.killed
+	s.mu.Unlock()
+	switch dead := c.closedFor(); {
+	case dead != "":
+		l.drop(c, dead, false)
+	case killed || c.revoked.Load() || l.forced:
+		l.drop(c, closedByClient, false) // finish names the reason
+	default:
+		return false
 	}
+	return true
+}
+
+// tick closes what has waited too long: at shutdown, connections that sent
+// nothing for drainWindow; always, those whose client took no output for
+// the write timeout.
+func (l *eventLoop) tick() {
+	now := time.Now()
+	timeout := l.srv.opts.WriteTimeout
 	for _, c := range l.conns {
-		l.eject(c, nil, handoffShutdown)
+		switch {
+		case c.ev.parked:
+		case c.ev.outBlocked:
+			if timeout > 0 && now.Sub(c.ev.blockedAt) >= timeout {
+				l.drop(c, closedWriteError, false)
+			}
+		case l.closing && now.After(c.ev.drainBy):
+			l.drop(c, closedByClient, true)
+		}
 	}
 }
 
-// loopReader reads a loop connection's socket once per readiness event.
+// beginClosing starts the shutdown drain: until drainWindow passes, a
+// connection still runs what its client sends, and each batch extends its
+// window, so a pipeline in flight is answered; a quiet one closes.
+func (l *eventLoop) beginClosing() {
+	l.closing = true
+	by := time.Now().Add(drainWindow)
+	for _, c := range l.conns {
+		c.ev.drainBy, c.ev.drained = by, c.rd.Received()
+	}
+}
+
+// force has the loop close every connection now: Shutdown's deadline
+// passed.
+func (l *eventLoop) force() {
+	l.mu.Lock()
+	l.forcing = true
+	l.mu.Unlock()
+	l.notify()
+}
+
+// closeAll closes every connection now (Shutdown's deadline passed); a
+// parked one is told to stop waiting and closes when it resumes.
+func (l *eventLoop) closeAll() {
+	for _, c := range l.conns {
+		if c.ev.parked {
+			c.ev.cancel()
+			continue
+		}
+		l.drop(c, closedByClient, false)
+	}
+}
+
+// drop closes c and forgets it. With graceful, its last replies are sent
+// and the socket lingers (lingerClose), on a goroutine of its own that
+// may wait for the client; without, the socket is closed at once.
+func (l *eventLoop) drop(c *Conn, reason string, graceful bool) {
+	if l.conns[c.ev.fd] != c {
+		return // dropped already
+	}
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.ev.fd, nil)
+	delete(l.conns, c.ev.fd)
+	l.clients.Add(-1)
+	if c.ev.outBlocked {
+		c.ev.outBlocked = false
+		l.blocked--
+	}
+	s := l.srv
+	if reason == closedOutputLimit {
+		s.log.Warn("client closed for overcoming its pubsub output buffer limit",
+			"client", c.remote.String(), "id", c.id, "limit", s.pubsubLimit.Load().String())
+	}
+	c.leaveServer()
+	if !graceful || c.w.Err() != nil || c.closedFor() != "" {
+		c.ev.sock = nil
+		syscall.Close(c.ev.fd)
+		s.finish(c, reason)
+		return
+	}
+	c.w.Flush()
+	out := c.out.takeAll()
+	nc, w, err := c.ev.sock.blocking()
+	c.ev.sock = nil
+	if err != nil {
+		s.finish(c, reason)
+		return
+	}
+	go func() {
+		nc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		w.Write(out)
+		lingerClose(nc)
+		s.finish(c, reason)
+	}()
+}
+
+// wake asks c's loop to look at c: a message was pushed to it, or it was
+// killed, its user revoked or its outbox closed. Any goroutine may call it;
+// one wake is pending at a time.
+func (c *Conn) wake() {
+	if c.ev.loop == nil || c.ev.attention.Swap(true) {
+		return
+	}
+	c.ev.loop.post(&c.ev.loop.attend, c)
+}
+
+// continueOffLoop runs c's continuation on the goroutine park started and
+// gives c back to its loop.
+func (s *Server) continueOffLoop(c *Conn) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logPanic(c, p)
+			c.next = continuation{}
+			c.ev.panicked = true
+		}
+		l := c.ev.loop
+		l.post(&l.resumed, c)
+	}()
+	s.runContinuation(c)
+}
+
+// loopReader reads a loop connection's socket: once per readiness event,
+// as level-triggered epoll reports input again; a TLS socket until it would
+// block, for it may have decrypted input epoll cannot see.
 type loopReader struct{ c *Conn }
 
 func (r loopReader) Read(p []byte) (int, error) {
@@ -370,65 +664,9 @@ func (r loopReader) Read(p []byte) (int, error) {
 	if !c.ev.readable {
 		return 0, errWouldBlock
 	}
-	c.ev.readable = false
-	for {
-		n, err := syscall.Read(c.ev.fd, p)
-		switch {
-		case n > 0:
-			return n, nil
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case errors.Is(err, syscall.EAGAIN):
-			return 0, errWouldBlock
-		case err == nil:
-			return 0, io.EOF
-		default:
-			return 0, err
-		}
+	n, err := c.ev.sock.Read(p)
+	if !c.ev.sock.readsAhead() || err != nil {
+		c.ev.readable = false
 	}
+	return n, err
 }
-
-// loopFlush writes a loop connection's pending replies without waiting.
-// What the socket does not take stays in the writer, and errOutputBlocked
-// sends the connection to a goroutine, whose flush waits for the client.
-func (c *Conn) loopFlush() error {
-	w := c.w
-	if w.Len() == 0 {
-		return nil
-	}
-	now := time.Now().Unix()
-	c.lastActive.Store(now)
-	c.bufs.observe(c, now)
-	sent, out := 0, w.Buffered()
-	for sent < len(out) {
-		n, err := syscall.Write(c.ev.fd, out[sent:])
-		if n > 0 {
-			sent += n
-		}
-		switch {
-		case err == nil || errors.Is(err, syscall.EINTR):
-		case errors.Is(err, syscall.EAGAIN):
-			w.Sent(sent)
-			return errOutputBlocked
-		default:
-			w.Fail(err)
-			return err
-		}
-	}
-	w.Sent(sent)
-	return nil
-}
-
-// loopNetConn stands in for a loop connection's net.Conn, which was closed
-// when its socket was taken into the loop. Only Shutdown reaches it, to set
-// a drain deadline the loop applies itself when it hands the connection on.
-type loopNetConn struct{}
-
-func (loopNetConn) Read([]byte) (int, error)         { return 0, net.ErrClosed }
-func (loopNetConn) Write([]byte) (int, error)        { return 0, net.ErrClosed }
-func (loopNetConn) Close() error                     { return nil }
-func (loopNetConn) LocalAddr() net.Addr              { return nil }
-func (loopNetConn) RemoteAddr() net.Addr             { return nil }
-func (loopNetConn) SetDeadline(time.Time) error      { return nil }
-func (loopNetConn) SetReadDeadline(time.Time) error  { return nil }
-func (loopNetConn) SetWriteDeadline(time.Time) error { return nil }

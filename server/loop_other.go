@@ -2,18 +2,45 @@
 
 package server
 
-import "errors"
+import (
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+)
 
-// eventLoop exists only on Linux; elsewhere Options.EventLoop is refused.
-type eventLoop struct{}
+// The event loops are epoll's: elsewhere New refuses to serve.
+var errNoEventLoop = errors.New("server: serving needs Linux (epoll)")
 
-func newEventLoop(*Server) (*eventLoop, error) {
-	return nil, errors.New("event loop: only on Linux")
+type eventLoop struct {
+	attend  []*Conn
+	waiting atomic.Int64
 }
 
-func (*eventLoop) adopt(*Conn)        {}
-func (*eventLoop) take(*Conn) bool    { return false }
-func (*eventLoop) notify()            {}
-func (*eventLoop) kill(*Conn)         {}
-func (*eventLoop) run()               {}
-func (*eventLoop) clientCount() int64 { return 0 }
+func newEventLoop(*Server) (*eventLoop, error) { return nil, errNoEventLoop }
+
+func (*eventLoop) adopt(*Conn, net.Conn) error { return errNoEventLoop }
+func (*eventLoop) post(*[]*Conn, *Conn)        {}
+func (*eventLoop) notify()                     {}
+func (*eventLoop) force()                      {}
+func (*eventLoop) run()                        {}
+func (*eventLoop) close()                      {}
+
+func (c *Conn) wake() {}
+
+type socket interface{ Pending() int }
+
+type tlsStream struct {
+	net.Conn
+	nc net.Conn
+	fd int
+}
+
+type tlsSocket struct {
+	conn   io.Writer
+	stream *tlsStream
+}
+
+type loopReader struct{ c *Conn }
+
+func (loopReader) Read([]byte) (int, error) { return 0, errNoEventLoop }

@@ -18,11 +18,11 @@ import (
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
-// TestEventLoopServes: with EventLoop, plain commands from many clients are
-// answered by the loop (INFO counts them there), pipelines included, and
-// every acknowledged write is read back.
+// TestEventLoopServes: plain commands from many clients, spread over two
+// loops, are answered, pipelines included, and every acknowledged write is
+// read back.
 func TestEventLoopServes(t *testing.T) {
-	ts := startServer(t, Options{EventLoop: true})
+	ts := startServer(t, Options{EventLoops: 2})
 	ctx := context.Background()
 	const clients, keys = 20, 200
 	var wg sync.WaitGroup
@@ -49,8 +49,8 @@ func TestEventLoopServes(t *testing.T) {
 	wg.Wait()
 	r := dialRaw(t, ts.addr)
 	info := r.do("INFO", "clients")
-	if !strings.Contains(info, "event_loop:1") || !strings.Contains(info, "event_loop_clients:1") {
-		t.Errorf("INFO clients with one client on the loop:\n%s", info)
+	if !strings.Contains(info, "event_loops:2") || !strings.Contains(info, "waiting_clients:0") {
+		t.Errorf("INFO clients of two loops with no command waiting:\n%s", info)
 	}
 	if n := r.do("DBSIZE"); n != ":"+strconv.Itoa(clients*keys) {
 		t.Errorf("DBSIZE = %s, want %d", n, clients*keys)
@@ -60,11 +60,12 @@ func TestEventLoopServes(t *testing.T) {
 func key(w, i int) string { return "w" + strconv.Itoa(w) + ":" + strconv.Itoa(i) }
 
 // TestEventLoopSlowReader: a client that pipelines more replies than its
-// socket takes, and reads none until it has sent everything, is handed to a
-// goroutine and gets every reply, in order; the loop keeps serving others.
+// socket takes, and reads none until it has sent everything, waits for its
+// socket to drain and gets every reply, in order; its loop, the only one,
+// keeps serving others meanwhile.
 func TestEventLoopSlowReader(t *testing.T) {
 	reg := metrics.New()
-	ts := startServer(t, Options{EventLoop: true, Metrics: reg})
+	ts := startServer(t, Options{EventLoops: 1, Metrics: reg})
 	big := strings.Repeat("v", 256<<10)
 	setup := dialRaw(t, ts.addr)
 	if got := setup.do("SET", "big", big); got != "+OK" {
@@ -85,8 +86,8 @@ func TestEventLoopSlowReader(t *testing.T) {
 		nc.Write([]byte(b.String()))
 	}()
 	// While that client's replies pile up, another is still served.
-	testwait.For(t, "the slow reader to leave the loop", func() bool {
-		return metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffOutput)) >= 1
+	testwait.For(t, "the slow reader's socket to fill", func() bool {
+		return metrics.Value(reg.OutputBlocked) >= 1
 	})
 	if got := setup.do("PING"); got != "+PONG" {
 		t.Fatalf("another client got %q while one did not read", got)
@@ -104,51 +105,58 @@ func TestEventLoopSlowReader(t *testing.T) {
 	}
 }
 
-// TestEventLoopHandsOffWaitingCommands: a GETFILL answered from the store
-// stays on the loop; one that must wait for the origin moves its connection
-// to a goroutine, which answers it and what was pipelined behind it, in
-// order, and then gives the connection back.
-func TestEventLoopHandsOffWaitingCommands(t *testing.T) {
+// TestEventLoopParksWaitingCommands: a GETFILL answered from the store runs
+// on the loop; one that must wait for the origin parks its connection while
+// the loop, the only one, serves another client; then it is answered, and
+// what was pipelined behind it, in order.
+func TestEventLoopParksWaitingCommands(t *testing.T) {
 	o := newOrigin(t)
+	o.gate = make(chan struct{})
+	o.arrived = make(chan struct{}, 10)
 	reg := metrics.New()
-	ts := startServer(t, Options{EventLoop: true, Metrics: reg})
+	ts := startServer(t, Options{EventLoops: 1, Metrics: reg})
 	r := dialRaw(t, ts.addr)
 	if got := r.do("LOADER.REGISTER", "k:", o.URL+"/{key}", "TIMEOUT", "5000"); got != "+OK" {
 		t.Fatal(got)
 	}
-	handoffs := func() float64 { return metrics.Value(reg.EventLoopHandoffs.WithLabelValues(handoffCommand)) }
-	// A miss waits for the origin.
+	parks := func() float64 { return metrics.Value(reg.Parks) }
+	// A miss waits for the origin, which waits for the gate.
 	r.send(encodeCommand("SET", "a", "1") + encodeCommand("GETFILL", "k:1", "60", "0") +
 		encodeCommand("GET", "a") + encodeCommand("PING"))
-	for i, want := range []string{"+OK", `"k:1@v0"`, `"1"`, "+PONG"} {
+	if got := r.reply(); got != "+OK" {
+		t.Fatalf("the reply before the wait = %q, want +OK", got)
+	}
+	<-o.arrived
+	other := dialRaw(t, ts.addr)
+	if got := other.do("INFO", "clients"); !strings.Contains(got, "waiting_clients:1") {
+		t.Errorf("INFO clients while a GETFILL waits:\n%s", got)
+	}
+	if got := other.do("SET", "b", "2"); got != "+OK" {
+		t.Fatalf("another client while one waits: %q", got)
+	}
+	close(o.gate)
+	for i, want := range []string{`"k:1@v0"`, `"1"`, "+PONG"} {
 		if got := r.reply(); got != want {
 			t.Fatalf("reply %d = %q, want %q", i, got, want)
 		}
 	}
-	if v := handoffs(); v != 1 {
-		t.Errorf("handoffs for a command = %v, want 1", v)
-	}
-	// The goroutine counts the return after it sent the last reply.
-	testwait.For(t, "the connection to come back to the loop", func() bool {
-		return metrics.Value(reg.EventLoopReturns) == 1
-	})
-	if info := r.do("INFO", "clients"); !strings.Contains(info, "event_loop_clients:1") {
-		t.Errorf("INFO clients after the connection came back:\n%s", info)
+	if v := parks(); v != 1 {
+		t.Errorf("parks = %v, want 1", v)
 	}
 	// A hit is answered on the loop.
 	if got := r.do("GETFILL", "k:1", "60", "0"); got != `"k:1@v0"` {
 		t.Fatalf("GETFILL hit = %q", got)
 	}
-	if v := handoffs(); v != 1 {
-		t.Errorf("a hit handed the connection off: handoffs = %v, want 1", v)
+	if v := parks(); v != 1 {
+		t.Errorf("a hit parked the connection: parks = %v, want 1", v)
 	}
-	// And a second miss leaves and comes back again, counted once.
+	// A second miss parks again.
 	if got := r.do("GETFILL", "k:2", "60", "0"); got != `"k:2@v0"` {
 		t.Fatalf("GETFILL = %q", got)
 	}
-	testwait.For(t, "the connection to come back again", func() bool {
-		return metrics.Value(reg.EventLoopReturns) == 2
-	})
+	if v := parks(); v != 2 {
+		t.Errorf("parks = %v, want 2", v)
+	}
 	if v := metrics.Value(reg.Commands.WithLabelValues("getfill", "ok")); v != 3 {
 		t.Errorf("commands_total{getfill,ok} = %v, want 3", v)
 	}

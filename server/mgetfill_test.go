@@ -15,10 +15,10 @@ import (
 	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
-// batchServer starts a server (on the event loop if loop) with the loader
+// batchServer starts a server with loops event loops and the loader
 // "k:" on plain and the batch loader "b:" of batch 100 on o.
-func batchServer(t *testing.T, o *batchorigin.Origin, plain *origin, loop bool) (*testServer, *redis.Client) {
-	ts := startServer(t, Options{EventLoop: loop})
+func batchServer(t *testing.T, o *batchorigin.Origin, plain *origin, loops int) (*testServer, *redis.Client) {
+	ts := startServer(t, Options{EventLoops: loops})
 	c := redis.NewClient(&redis.Options{Addr: ts.addr, Protocol: 2, PoolSize: 50})
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
@@ -35,10 +35,10 @@ func batchServer(t *testing.T, o *batchorigin.Origin, plain *origin, loop bool) 
 // take at most 10 origin requests, on goroutine connections and on the
 // event loop, and the reply has each key's binary value in key order.
 func TestMGetFillThousandKeys(t *testing.T) {
-	for _, loop := range []bool{false, true} {
-		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+	for _, loops := range []int{1, 2} {
+		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {
 			o := batchorigin.New(t)
-			_, c := batchServer(t, o, newOrigin(t), loop)
+			_, c := batchServer(t, o, newOrigin(t), loops)
 			args := []any{"MGETFILL", 60, 10}
 			for i := range 1000 {
 				args = append(args, fmt.Sprintf("b:%d", i))
@@ -73,7 +73,7 @@ func TestMGetFillElements(t *testing.T) {
 	o := batchorigin.New(t)
 	o.SetStatus("b:gone", http.StatusNotFound)
 	o.SetStatus("b:down", http.StatusBadGateway)
-	ts, _ := batchServer(t, o, newOrigin(t), false)
+	ts, _ := batchServer(t, o, newOrigin(t), 0)
 	r := dialRaw(t, ts.addr)
 	got := r.do("MGETFILL", "60", "10", "b:ok", "b:gone", "b:down", "k:plain", "none:x")
 	want := `["b:ok@1\x00\xff" (nil) -LOADERR b: status 502 "k:plain@v0" -NOLOADER no loader registered for key 'none:x']`
@@ -107,7 +107,7 @@ func TestMGetFillElements(t *testing.T) {
 func TestMGetFillCoalescesWithGetFill(t *testing.T) {
 	o := batchorigin.New(t)
 	o.Gate = make(chan struct{})
-	ts, c := batchServer(t, o, newOrigin(t), false)
+	ts, c := batchServer(t, o, newOrigin(t), 0)
 	ctx := context.Background()
 	one := make(chan string, 1)
 	go func() { one <- c.Do(ctx, "GETFILL", "b:hot", 60, 10).Val().(string) }()
@@ -135,7 +135,7 @@ func TestPurgeTagWire(t *testing.T) {
 	o := batchorigin.New(t)
 	o.SetTags("b:1", "user", "user:1")
 	o.SetTags("b:2", "user")
-	ts, _ := batchServer(t, o, newOrigin(t), false)
+	ts, _ := batchServer(t, o, newOrigin(t), 0)
 	r := dialRaw(t, ts.addr)
 	r.do("MGETFILL", "60", "10", "b:1", "b:2", "b:3")
 	if got := r.do("FILL.INFO", "b:1"); !strings.HasSuffix(got, `"tags" ["user" "user:1"]]`) {

@@ -55,7 +55,7 @@ func cmdMonitor(c *Conn, _ [][]byte) {
 		return
 	}
 	c.monitoring.Store(true)
-	c.whereItMayWait(c.startMonitoring)
+	c.startMonitoring()
 }
 
 // startMonitoring starts push mode, queues +OK in it and only then joins

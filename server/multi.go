@@ -16,9 +16,9 @@ const (
 	errWatchInMulti  = "ERR WATCH inside MULTI is not allowed"
 )
 
-// transaction is a connection's MULTI state. The goroutine serving the
-// connection (or the event loop, while it does) owns it; CLIENT LIST reads
-// Conn.multiLen instead.
+// transaction is a connection's MULTI state. Its event loop (or its
+// continuation, while it has the connection parked) owns it; CLIENT LIST
+// reads Conn.multiLen instead.
 type transaction struct {
 	// active: between MULTI and EXEC or DISCARD, commands are queued.
 	active bool
@@ -156,11 +156,11 @@ func cmdExec(c *Conn, _ [][]byte) {
 	}
 	s := c.srv
 	locked := false
-	if c.ev.looped {
+	if c.looped {
 		// The event loop neither waits for the section's holder nor runs
-		// a script, which may run long: the transaction then runs on the
-		// connection's goroutine.
-		if hasScript(tx.queue) || !s.gate.tryLock() {
+		// a script, which may run long, nor writes through to Redis: the
+		// transaction then runs in a continuation, off the loop.
+		if hasScript(tx.queue) || s.opts.Shared != nil || !s.gate.tryLock() {
 			c.whereItMayWait(func() { cmdExec(c, nil) })
 			return
 		}

@@ -67,6 +67,9 @@ func (k *coarseClock) stop() {
 	}
 }
 
+// unix is the time in whole seconds, as of the last tick.
+func (k *coarseClock) unix() int64 { return (k.base.UnixMicro() + k.micros.Load()) / 1e6 }
+
 func (k *coarseClock) precise() int64 { return int64(time.Since(k.base) / time.Microsecond) }
 
 // callTimer is when a command started, on the clock its observers need.
@@ -190,8 +193,8 @@ func redactedArgs(cmd *command, args [][]byte) [][]byte {
 	return out
 }
 
-// resumedCall is a command that finishes on the connection's goroutine
-// (loopState.resume), observed once it has.
+// resumedCall is a command that finishes in its connection's continuation
+// (Server.runContinuation), observed once it has.
 type resumedCall struct {
 	cmd  *command
 	args [][]byte

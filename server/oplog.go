@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -25,13 +24,12 @@ func (s *Server) logRefused(kind, msg string, attrs ...any) {
 	s.log.Warn(msg, append(attrs, "refusals", n)...)
 }
 
-// noteReadError logs a TLS connection whose handshake failed (a plain
+// noteHandshakeError logs a TLS connection whose handshake failed (a plain
 // client on the TLS port, an untrusted certificate), which the client
 // alone would otherwise know of. A client that leaves before sending
 // anything is not a failure.
-func (s *Server) noteReadError(c *Conn, err error) {
-	tc, ok := c.nc.(*tls.Conn)
-	if !ok || tc.ConnectionState().HandshakeComplete || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+func (s *Server) noteHandshakeError(c *Conn, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return
 	}
 	s.logRefused(refusedTLS, "TLS handshake failed", "client", c.remote.String(), "err", err.Error())

@@ -75,45 +75,48 @@ func (l OutputLimit) reached(n, now int64, softSince *int64) bool {
 	return now-*softSince > int64(l.SoftTime/time.Second)
 }
 
-// outbox is a connection's output while it is in push mode (while it is
-// subscribed, or tracks keys: CLIENT TRACKING): the replies its own goroutine writes and the messages other
-// goroutines push to it are queued here whole, and one writer goroutine
-// sends the queue. A push therefore never lands inside a reply, and both
-// keep the order they were queued in. The queue is bounded by the server's
-// OutputLimit: past it the connection is closed and the queue dropped, so a
-// subscriber that does not read cannot grow the server's memory.
+// outbox is a connection's queued output: what its event loop has still
+// to send besides the replies in its writer. In push mode (while it is
+// subscribed, tracks keys or monitors) every reply goes through it: the
+// connection's writer flushes into it (outboxConn), and the messages other
+// goroutines push (Conn.push) are queued here whole, so a push never lands
+// inside a reply and both keep the order they were queued in. Outside push
+// mode it holds only what a flush queued while the connection waited
+// (eventLoop.park) and what its socket did not take of that.
 //
-// The connection's goroutine starts push mode (startPushing), owns the
-// writer goroutine and waits for it (stopPushing) before the connection
-// leaves push mode or closes. Nothing here does I/O under mu: the writer
-// takes the queue under it and sends it after; setting a deadline is not
-// I/O.
+// In push mode the queue is bounded by the server's OutputLimit: past it
+// the connection is closed and the queue dropped, so a subscriber that
+// does not read cannot grow the server's memory. Nothing here does I/O
+// under mu: the loop takes the queue under it and sends it after.
 type outbox struct {
 	mu sync.Mutex
 	// w holds the queue; pushes are encoded in its protocol, which
 	// follows the connection's replies (a HELLO changes it from the point
 	// in the stream where its reply is queued).
 	w resp.Writer
-	// sending is how many bytes the writer has taken and not yet sent;
+	// sending is how many bytes the loop has taken and not yet sent;
 	// they count toward the limit.
 	sending int
-	// on: the connection is in push mode. closing: the writer sends what
-	// is queued and exits. dead, if not empty, is why the connection is
-	// being closed (a close reason); nothing is queued or sent any more.
-	on, closing bool
-	dead        string
-	softSince   int64
-	peak        peakWindow
-	nc          net.Conn      // the socket the writer sends on
-	wake        chan struct{} // one pending signal: the writer has something to do
+	// on: the connection is in push mode. dead, if not empty, is why the
+	// connection is being closed (a close reason); nothing is queued or
+	// sent any more.
+	on        bool
+	dead      string
+	softSince int64
+	peak      peakWindow
+
+	// batch is what the loop took from w and is sending; its loop's
+	// alone, as is the socket.
+	batch []byte
+	sent  int
 }
 
 // errOutboxClosed is a reply flush's error once the outbox is dead.
 var errOutboxClosed = errors.New("server: connection closed for its output buffer or a write error")
 
-// outboxConn stands in for the socket in the Writer of a connection in
-// push mode: a Flush queues the replies in the outbox. The connection's
-// goroutine alone uses it.
+// outboxConn is the connection a Writer of a connection flushes to: a
+// Flush queues the replies in the outbox, which the loop sends. The
+// connection's loop, or the goroutine of its continuation, alone uses it.
 type outboxConn struct {
 	net.Conn
 	c *Conn
@@ -129,9 +132,10 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 	}
 	o.w.Raw(b)
 	o.w.SetProtocol(c.w.Protocol())
-	o.checkLimit(c)
+	if o.on {
+		o.checkLimit(c)
+	}
 	o.mu.Unlock()
-	o.signal()
 	if c.tracked {
 		// Invalidations held back until these replies were queued.
 		c.releaseTracked()
@@ -141,62 +145,37 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 
 func (outboxConn) SetWriteDeadline(time.Time) error { return nil }
 
-// startPushing puts c in push mode and starts its writer goroutine; it is
-// a no-op in push mode already. Replies c has written and not yet flushed
-// are queued at its next flush, before anything pushed after that.
-// c must be on a goroutine of its own, not on the event loop.
+// startPushing puts c in push mode; it is a no-op in push mode already.
+// Replies c has written and not yet sent are queued first, before
+// anything pushed from now on.
 func (c *Conn) startPushing() {
-	if c.pushDone != nil {
-		return
-	}
 	o := &c.out
 	o.mu.Lock()
-	o.on, o.closing, o.dead, o.softSince = true, false, "", 0
-	o.nc = c.nc
-	o.w.SetProtocol(c.w.Protocol())
-	if o.wake == nil {
-		o.wake = make(chan struct{}, 1)
+	if o.on {
+		o.mu.Unlock()
+		return
 	}
+	o.on, o.dead, o.softSince = true, "", 0
+	o.w.SetProtocol(c.w.Protocol())
 	o.mu.Unlock()
-	c.w.SetConn(outboxConn{Conn: c.nc, c: c})
-	c.pushDone = make(chan struct{})
-	go o.send(c.pushDone, c.srv.opts.WriteTimeout)
+	c.w.Flush()
 }
 
-// pushing reports whether c is in push mode; for c's goroutine.
-func (c *Conn) pushing() bool { return c.pushDone != nil }
+// pushing reports whether c is in push mode.
+func (c *Conn) pushing() bool {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	return c.out.on
+}
 
-// stopPushing ends push mode: with drain, the writer first sends what is
-// queued (the client's pending replies); without, the caller has closed
-// the socket or the outbox is dead, and what is queued is dropped. It
-// returns once the writer goroutine has exited.
-func (c *Conn) stopPushing(drain bool) {
-	if c.pushDone == nil {
-		return
-	}
-	if drain {
-		c.w.Flush()
-	}
+// stopPushing ends push mode: nothing more is pushed to c. What is queued
+// is still sent, before c's later replies.
+func (c *Conn) stopPushing() {
+	c.w.Flush()
 	o := &c.out
 	o.mu.Lock()
-	o.closing = true
-	if !drain {
-		o.w.Swap(nil)
-	}
-	o.mu.Unlock()
-	o.signal()
-	<-c.pushDone
-	c.pushDone = nil
-	o.mu.Lock()
 	o.on = false
-	dead := o.dead
-	o.w.Swap(nil)
-	o.sending = 0
 	o.mu.Unlock()
-	c.w.SetConn(c.nc)
-	if dead != "" {
-		c.w.Fail(errOutboxClosed)
-	}
 }
 
 // closedFor is the close reason of a connection whose outbox died, or "".
@@ -208,28 +187,28 @@ func (c *Conn) closedFor() string {
 
 // push queues an out-of-band message for c, written by fn in c's protocol
 // (fn must write one whole reply, such as a Writer.Push and its elements),
-// and reports whether it was queued: it is not if c is not in push mode,
-// is leaving it, or is being closed. Any goroutine may call it; fn runs
-// under c's outbox lock and must not block. A message pushed by one
-// goroutine reaches c after those it pushed before, and a reply c has
-// queued before the push comes before it.
+// and reports whether it was queued: it is not if c is not in push mode or
+// is being closed. Any goroutine may call it; fn runs under c's outbox lock
+// and must not block. A message pushed by one goroutine reaches c after
+// those it pushed before, and a reply c has queued before the push comes
+// before it. c's loop is woken to send it.
 func (c *Conn) push(fn func(w *resp.Writer)) bool {
 	o := &c.out
 	o.mu.Lock()
-	if !o.on || o.closing || o.dead != "" {
+	if !o.on || o.dead != "" {
 		o.mu.Unlock()
 		return false
 	}
 	fn(&o.w)
 	o.checkLimit(c)
 	o.mu.Unlock()
-	o.signal()
+	c.wake()
 	return true
 }
 
 // checkLimit closes c if its queue broke the limit, as Redis closes a
-// client past its output buffer limit: the queue is dropped, and the
-// writer is interrupted and closes the socket. Called with o.mu held.
+// client past its output buffer limit: the queue is dropped, and c's loop
+// closes the socket. Called with o.mu held.
 func (o *outbox) checkLimit(c *Conn) {
 	s := c.srv
 	now := time.Now().Unix()
@@ -240,63 +219,114 @@ func (o *outbox) checkLimit(c *Conn) {
 	}
 	o.dead = closedOutputLimit
 	o.w.Swap(nil)
-	o.nc.SetWriteDeadline(time.Now()) // wakes a writer blocked on a client that does not read
 	s.outputLimitCloses.Add(1)
+	c.wake()
 }
 
-// signal wakes the writer; a signal already pending will do.
-func (o *outbox) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
+// empty reports whether nothing is queued: c's writer may then send its
+// replies itself (sendBatch).
+func (o *outbox) empty() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.on && o.w.Len() == 0 && o.sent == len(o.batch)
+}
+
+// takeAll takes everything queued, for a connection that closes.
+func (o *outbox) takeAll() []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := append(o.batch[o.sent:], o.w.Buffered()...)
+	o.batch, o.sent, o.sending = nil, 0, 0
+	o.w.Swap(nil)
+	return out
+}
+
+// sendBatch sends c's replies and queued output without waiting: the
+// reader's BeforeBlock, once per batch of commands. It returns
+// errOutputBlocked when the socket took less than all of it; what it did
+// not take is sent when the socket has room.
+func (c *Conn) sendBatch() error {
+	now := c.srv.clock.unix()
+	c.lastActive.Store(now)
+	c.bufs.observe(c, now)
+	if c.w.Len() == 0 {
+		return c.sendQueued()
 	}
+	if !c.out.empty() {
+		c.w.Flush() // after what is queued
+		return c.sendQueued()
+	}
+	n, err := c.ev.sock.Write(c.w.Buffered())
+	c.w.Sent(n)
+	return c.sendFailed(err)
 }
 
-// send is the writer goroutine: it sends the queue until the connection
-// leaves push mode or the outbox dies, and closes done when it exits. When
-// the outbox dies it closes the socket, which ends the connection's
-// reading too.
-func (o *outbox) send(done chan struct{}, timeout time.Duration) {
-	defer close(done)
-	var batch []byte
-	var deadline time.Time
+// sendQueued sends c's outbox, and what its socket holds back (TLS),
+// without waiting and without touching c's writer, which the goroutine of
+// a parked connection's continuation may be writing.
+func (c *Conn) sendQueued() error {
+	sock := c.ev.sock
+	if sock.Pending() > 0 {
+		if err := sock.FlushPending(); err != nil {
+			return c.sendFailed(err)
+		}
+	}
+	o := &c.out
 	for {
 		o.mu.Lock()
-		for o.w.Len() == 0 && !o.closing && o.dead == "" {
-			o.mu.Unlock()
-			<-o.wake
-			o.mu.Lock()
-		}
-		if o.dead != "" || o.w.Len() == 0 {
-			dead, nc := o.dead != "", o.nc
-			o.mu.Unlock()
-			if dead {
-				nc.Close()
+		if o.sent == len(o.batch) {
+			if o.w.Len() == 0 || o.dead != "" {
+				o.sending = 0
+				o.mu.Unlock()
+				return nil
 			}
-			return
+			o.batch, o.sent = o.w.Swap(o.batch), 0
 		}
-		batch = o.w.Swap(batch)
+		batch := o.batch[o.sent:]
 		o.sending = len(batch)
-		// Under mu, so that a limit's interrupting deadline, set under mu
-		// too, is never overwritten by this one.
-		if now := time.Now(); timeout > 0 && now.Add(timeout-time.Second).After(deadline) {
-			deadline = now.Add(timeout)
-			o.nc.SetWriteDeadline(deadline)
-		}
-		nc := o.nc
 		o.mu.Unlock()
-		_, err := nc.Write(batch)
+		n, err := sock.Write(batch)
 		o.mu.Lock()
-		o.sending = 0
-		if err != nil && o.dead == "" {
-			o.dead = closedWriteError
-			o.w.Swap(nil)
+		o.sent += n
+		o.sending = len(o.batch) - o.sent + sock.Pending()
+		if o.sent == len(o.batch) && cap(o.batch) > resp.MaxRetainedReply {
+			o.batch, o.sent = nil, 0
 		}
 		o.mu.Unlock()
-		if cap(batch) > resp.MaxRetainedReply {
-			batch = nil
+		if err != nil {
+			return c.sendFailed(err)
 		}
 	}
+}
+
+// sendFailed is a send's error: errOutputBlocked for a full socket, the
+// socket's error (the writer fails with it) for a broken one.
+func (c *Conn) sendFailed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errWouldBlock):
+		return errOutputBlocked
+	default:
+		c.w.Fail(err)
+		return err
+	}
+}
+
+// queuedOutput is how many bytes c has to send: its outbox's, its
+// socket's, and its writer's when its loop has it.
+func (c *Conn) queuedOutput() int {
+	o := &c.out
+	o.mu.Lock()
+	n := o.w.Len() + len(o.batch) - o.sent
+	o.mu.Unlock()
+	if c.ev.sock != nil {
+		n += c.ev.sock.Pending()
+	}
+	if c.looped {
+		n += c.w.Len()
+	}
+	return n
 }
 
 // outputBuffer is c's queued output for CLIENT LIST's omem, and its

@@ -52,8 +52,8 @@ type subscribers struct {
 	conns map[*Conn]struct{}
 }
 
-// subscriptions are one connection's. The connection's goroutine changes
-// them holding pubsub.mu; counts are also read by other connections
+// subscriptions are one connection's. The connection's loop (or its
+// continuation) changes them holding pubsub.mu; counts are also read by other connections
 // (CLIENT LIST).
 type subscriptions struct {
 	names  [subKinds]map[string]struct{}
@@ -122,14 +122,8 @@ func (p *pubsub) remove(c *Conn, kind subKind, name string) {
 
 // subscribe implements SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE: one
 // confirmation per name, each with the count after it. The connection
-// enters push mode, on a goroutine of its own: on the event loop it is
-// handed to one first, which subscribes.
+// enters push mode.
 func (c *Conn) subscribe(kind subKind, names [][]byte) {
-	c.whereItMayWaitWith(names, func(names [][]byte) { c.subscribeHere(kind, names) })
-}
-
-// subscribeHere is subscribe on the connection's goroutine.
-func (c *Conn) subscribeHere(kind subKind, names [][]byte) {
 	c.startPushing()
 	p := &c.srv.pubsub
 	p.mu.Lock()
@@ -170,7 +164,7 @@ func (c *Conn) unsubscribe(kind subKind, names [][]byte) {
 	}
 	p.mu.Unlock()
 	if c.subs.total() == 0 && !c.tracked {
-		c.stopPushing(true)
+		c.stopPushing()
 	}
 }
 
@@ -293,6 +287,12 @@ func cmdSPublish(c *Conn, args [][]byte) { c.publish(subShard, args[1], args[2])
 // this replica's: the others' are not known when it is sent.
 func (c *Conn) publish(kind subKind, channel, message []byte) {
 	s := c.srv
+	if s.opts.Shared != nil && c.looped {
+		// The message goes to the other replicas through Redis: off the
+		// loop, and before the reply, as the reply's count is sent.
+		c.whereItMayWaitWith([][]byte{channel, message}, func(a [][]byte) { c.publish(kind, a[0], a[1]) })
+		return
+	}
 	n, mine := s.publish(kind, channel, message, c)
 	if s.opts.Shared != nil {
 		b := broadcast{channel: channel, message: message, sharded: kind == subShard}

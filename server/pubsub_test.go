@@ -352,41 +352,6 @@ func TestPubSubShutdownDrains(t *testing.T) {
 	sub.expectClosed()
 }
 
-// TestPubSubEventLoop: on the event loop, a connection that subscribes
-// moves to a goroutine of its own and comes back once it has no
-// subscription left.
-func TestPubSubEventLoop(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the event loop is Linux only")
-	}
-	ts := startServer(t, Options{EventLoop: true})
-	admin := ts.client(t)
-	loopClients := func() string { return infoField(t, admin, "clients", "event_loop_clients") }
-	sub := dialRaw(t, ts.addr)
-	testwait.For(t, "both connections on the loop", func() bool { return loopClients() == "2" })
-	sub.send(encodeCommand("GET", "k") + encodeCommand("SUBSCRIBE", "a", "b"))
-	if got := sub.reply() + sub.reply() + sub.reply(); got != `(nil)["subscribe" "a" :1]["subscribe" "b" :2]` {
-		t.Fatal(got)
-	}
-	if got := loopClients(); got != "1" {
-		t.Fatalf("event_loop_clients = %s with a subscriber; want 1", got)
-	}
-	if n, err := admin.Publish(context.Background(), "b", "m").Result(); err != nil || n != 1 {
-		t.Fatalf("PUBLISH = %d, %v", n, err)
-	}
-	if got := sub.reply(); got != `["message" "b" "m"]` {
-		t.Fatal(got)
-	}
-	sub.send(encodeCommand("UNSUBSCRIBE"))
-	if got := sub.reply() + sub.reply(); got != `["unsubscribe" "a" :1]["unsubscribe" "b" :0]` {
-		t.Fatal(got)
-	}
-	testwait.For(t, "the connection back on the loop", func() bool { return loopClients() == "2" })
-	if got := sub.do("GET", "k"); got != "(nil)" {
-		t.Fatal(got)
-	}
-}
-
 // TestPubSubConcurrent runs publishers, subscribers that come and go, and
 // PUBSUB and CLIENT LIST at once (for -race), and checks that a subscriber
 // that stays gets one publisher's messages in order.

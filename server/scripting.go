@@ -24,8 +24,9 @@ import (
 // Past the busy threshold the engine turns busy: dispatch answers BUSY
 // to every command but the few Redis allows, the commands waiting at the
 // gate are woken to answer BUSY too, and SCRIPT KILL, which needs no
-// section, stops the script. On the event loop a script runs on its
-// connection's goroutine, so the loop goes on answering the others.
+// section, stops the script. A script runs in its connection's
+// continuation, off its event loop, so the loop goes on answering the
+// others.
 
 // Defaults of the scripting options: busy-reply-threshold's is Redis's.
 const (
@@ -134,8 +135,8 @@ func (s *Server) fcall(c *Conn, args [][]byte, readOnly bool) {
 // inSection runs a script or function (run) holding the section
 // exclusively. Inside EXEC the section is held already and it runs at
 // once. Otherwise it takes the section exclusively, waiting for its
-// holder; on the event loop it does both on the connection's goroutine,
-// so that a long script does not stop the loop.
+// holder; it does both in the connection's continuation, off its event
+// loop, so that a long script does not stop the loop.
 func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 	if c.tx.inSection {
 		run(args)
@@ -242,8 +243,8 @@ func cmdScript(c *Conn, args [][]byte) {
 
 // cmdFunction answers the FUNCTION subcommands. LOAD and RESTORE run a
 // library's top level in the engine's interpreter, which waits for a
-// running script: on the event loop they run where the connection may
-// wait; inside EXEC no script can be running.
+// running script: they run where the connection may wait; inside EXEC no
+// script can be running.
 func cmdFunction(c *Conn, args [][]byte) {
 	s := c.srv
 	answer := func(args [][]byte) {

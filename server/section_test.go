@@ -66,11 +66,11 @@ func (r *rawConn) tryDo(args ...string) (string, error) {
 // used to hang EXEC and, with it, every later keyspace command of every
 // client.
 func TestPurgeTagSoftInsideExec(t *testing.T) {
-	for _, loop := range []bool{false, true} {
-		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+	for _, loops := range []int{1, 2} {
+		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {
 			o := batchorigin.New(t)
 			o.SetTags("b:1", "user")
-			ts, _ := batchServer(t, o, newOrigin(t), loop)
+			ts, _ := batchServer(t, o, newOrigin(t), loops)
 			r := dialRaw(t, ts.addr)
 			r.doWithin("GETFILL", "b:1", "60", "10")
 			r.send(encodeCommand("MULTI") + encodeCommand("PURGE.TAG", "SOFT", "user") +
@@ -95,9 +95,9 @@ func TestPurgeTagSoftInsideExec(t *testing.T) {
 // while its handler held it: with an exclusive holder waiting between the
 // two, neither could go on, and the keyspace stopped for every client.
 func TestFillSetRacingExec(t *testing.T) {
-	for _, loop := range []bool{false, true} {
-		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
-			ts := startServer(t, Options{EventLoop: loop})
+	for _, loops := range []int{1, 2} {
+		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {
+			ts := startServer(t, Options{EventLoops: loops})
 			const rounds = 200
 			var wg sync.WaitGroup
 			for w := range 4 {

@@ -1,13 +1,9 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"runtime"
 	"time"
-
-	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Close reasons, the label of stampedeless_connections_closed_total.
@@ -27,120 +23,38 @@ const (
 	closedRevoked = "acl_revoked"
 )
 
-// errPanicked is the error the event loop hands over with a connection whose
-// command panicked; the goroutine answers and closes it.
-var errPanicked = errors.New("server: command panicked")
-
-// serveConn serves c on its own goroutine until it closes. handed is the
-// error that ended the event loop's reading of c, if it had c first; a
-// command it left to wait is in c.next.run.
-func (s *Server) serveConn(c *Conn, handed error) {
-	reason := closedByClient
-	returned := false // to the event loop, which serves c from now on
-	defer func() {
-		if returned {
-			return
-		}
-		if p := recover(); p != nil {
-			reason = closedPanic
-			s.logPanic(c, p)
-		}
-		if reason == closedPanic {
-			c.w.Error("ERR internal error")
-			c.w.Flush()
-		}
-		// No message is pushed to c once it has left; its writer goroutine
-		// ends once the socket is closed, and what it had queued is lost
-		// with the connection.
-		s.monitors.remove(c)
-		c.leavePubSub()
-		s.tracking.disable(c)
-		c.nc.Close()
-		c.stopPushing(false)
-		s.keepPeak(c)
-		if reason == closedOutputLimit {
-			s.log.Warn("client closed for overcoming its pubsub output buffer limit",
-				"client", c.remote.String(), "id", c.id, "limit", s.pubsubLimit.Load().String())
-		}
-		s.finish(c, reason)
-	}()
-	var drained int64 // bytes received when the drain deadline last passed
-	for {
-		if c.quit {
-			reason = closedQuit
-			c.closeGracefully()
-			return
-		}
-		if c.next.run != nil {
-			resume, counted, before := c.next.run, c.next.counted, c.w.Len()
-			call := c.next.call
-			c.next.run, c.next.counted, c.next.call = nil, nil, nil
-			timer := s.startCall()
-			resume()
-			if call != nil {
-				s.observed(c, call.cmd, call.args, timer)
-			}
-			countReply(counted, c, before)
-			if c.next.gate {
-				c.next.gate = false
-				c.gateReply(before)
-			}
-		}
-		err := handed
-		handed = nil
-		// Input the reader holds, or the disconnect watcher read off the
-		// socket, is this goroutine's to serve first.
-		if err == nil && c.ev.backToLoop && !c.pushing() && c.rd.Buffered() == 0 && len(c.pending) == 0 {
-			if err := c.flush(); err != nil {
-				reason = c.writeFailure()
-				return
-			}
-			if s.loop.take(c) {
-				s.metrics.EventLoopReturns.Inc()
-				returned = true
-				return
-			}
-			c.ev.backToLoop = false
-		}
-		var args [][]byte
-		if err == nil {
-			args, err = c.rd.ReadCommand(c.limits(), c.authenticated())
-		}
-		if err != nil {
-			s.noteReadError(c, err)
-			var pe resp.ProtocolError
-			var ne net.Error
-			dead := c.closedFor()
-			switch {
-			case dead != "":
-				reason = dead
-			case errors.Is(err, errPanicked):
-				reason = closedPanic
-			case errors.As(err, &pe):
-				reason = closedProtocol
-				c.w.Error("ERR " + pe.Error())
-				c.closeGracefully()
-			case c.w.Err() != nil:
-				reason = closedWriteError
-			case errors.As(err, &ne) && ne.Timeout() && s.isClosing():
-				if c.rd.Received() > drained {
-					drained = c.rd.Received()
-					c.nc.SetReadDeadline(time.Now().Add(drainWindow))
-					continue
-				}
-				c.closeGracefully()
-			}
-			return
-		}
-		s.dispatch(c, args)
-		// A long pipeline of large replies is sent as it goes, not held.
-		if c.w.Len() > resp.MaxRetainedReply {
-			if c.w.Flush() != nil {
-				reason = c.writeFailure()
-				return
-			}
-		}
+// runContinuation runs the rest of a command that had to wait (c.next),
+// on the goroutine its loop started for it (eventLoop.park), and counts and
+// observes the command once it has answered.
+func (s *Server) runContinuation(c *Conn) {
+	resume, counted, before := c.next.run, c.next.counted, c.w.Len()
+	call, gate := c.next.call, c.next.gate
+	c.next = continuation{}
+	timer := s.startCall()
+	resume()
+	if call != nil {
+		s.observed(c, call.cmd, call.args, timer)
 	}
+	if counted != nil {
+		c.endCaching(counted)
+		countReply(counted, c, before)
+	}
+	if gate {
+		c.gateReply(before)
+	}
+}
+
+// leaveServer ends what a closing connection holds beside its socket: no
+// message is pushed to it, it is no subscriber, tracks nothing and is no
+// redirect target any more.
+func (c *Conn) leaveServer() {
+	s := c.srv
+	c.gone.Store(true)
+	s.monitors.remove(c)
+	c.leavePubSub()
+	s.tracking.disable(c)
+	c.stopPushing()
+	s.keepPeak(c)
 }
 
 // writeFailure is the close reason of a connection whose reply could not

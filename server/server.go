@@ -8,9 +8,10 @@
 // header pins a core), no panic recovery, no write deadline and no accept
 // back-off, so this package owns the connection loop.
 //
-// A connection is served by a goroutine of its own, or, with
-// Options.EventLoop on Linux, by one epoll loop thread for as long as it
-// sends only commands that cannot wait (loop_linux.go).
+// Connections are served by event loops, one per core unless
+// Options.EventLoops says otherwise, each an epoll thread as redis-server's;
+// a command that must wait leaves the rest of its work to a goroutine while
+// its connection is parked (loop_linux.go).
 //
 // A command that reads or writes keys runs inside the store's atomic
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
@@ -22,9 +23,11 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,12 +124,10 @@ type Options struct {
 	// sent, as Redis's notify-keyspace-events (commands.ParseEventClasses);
 	// zero: none. CONFIG SET notify-keyspace-events changes them.
 	NotifyKeyspaceEvents commands.EventClass
-	// EventLoop serves connections from one epoll loop thread, as
-	// redis-server does, instead of a goroutine each (Linux only; not with
-	// Shared, whose commands wait on Redis). A connection moves to a
-	// goroutine of its own while a command waits or while it does not read
-	// its replies, and then comes back.
-	EventLoop bool
+	// EventLoops is how many event loops serve the connections, each an
+	// OS thread (Linux only); zero or less: one per CPU Go may use
+	// (GOMAXPROCS).
+	EventLoops int
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -181,7 +182,9 @@ type Server struct {
 	closing   bool
 	wg        sync.WaitGroup // one per connection, and the event loop's
 
-	loop *eventLoop // nil unless Options.EventLoop
+	// loops serve the connections; accept gives each to the next in turn.
+	loops    []*eventLoop
+	nextLoop atomic.Uint64
 
 	pubsub      pubsub
 	keyEvents   keyspaceEvents
@@ -204,10 +207,6 @@ type Server struct {
 
 // ErrNoStore is returned by New without Options.Store.
 var ErrNoStore = errors.New("server: Options.Store is required")
-
-// ErrEventLoopShared is returned by New for Options with both EventLoop and
-// Shared.
-var ErrEventLoopShared = errors.New("server: the event loop cannot serve a shared tier: its commands wait on Redis")
 
 // New returns a Server for opts.
 func New(opts Options) (*Server, error) {
@@ -280,20 +279,11 @@ func New(opts Options) (*Server, error) {
 		return float64(s.deniedConns.Load())
 	})
 	s.registerTrackingMetrics()
-	if opts.EventLoop {
-		if opts.Shared != nil {
-			return nil, ErrEventLoopShared
-		}
-		loop, err := newEventLoop(s)
-		if err != nil {
-			return nil, err
-		}
-		s.loop = loop
-		s.wg.Add(1)
-		go loop.run()
+	if err := s.startLoops(opts.EventLoops); err != nil {
+		return nil, err
 	}
-	s.metrics.Gauge("event_loop_clients", "Client connections served by the event loop (--event-loop); the others have a goroutine each.", func() float64 {
-		return float64(s.eventLoopClients())
+	s.metrics.Gauge("waiting_clients", "Client connections parked on a command that waits (a load, a blocked pop, the atomic section, a script, Redis), off their event loop.", func() float64 {
+		return float64(s.waitingClients())
 	})
 	if opts.Shared != nil {
 		opts.Shared.Relay(s.relay)
@@ -312,7 +302,10 @@ func orDefault[T int | int64](v, def T) T {
 // Serve accepts connections on l until Shutdown, and returns ErrServerClosed
 // then. Temporary accept errors (such as running out of file descriptors)
 // are retried with a growing delay instead of spinning.
-func (s *Server) Serve(l net.Listener) error {
+func (s *Server) Serve(l net.Listener) error { return s.serve(l, nil) }
+
+// serve is Serve, speaking TLS with tlsConfig if it is not nil.
+func (s *Server) serve(l net.Listener, tlsConfig *tls.Config) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -340,7 +333,7 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		delay = 0
-		s.accept(nc)
+		s.accept(nc, tlsConfig)
 	}
 }
 
@@ -350,7 +343,7 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-func (s *Server) accept(nc net.Conn) {
+func (s *Server) accept(nc net.Conn, tlsConfig *tls.Config) {
 	s.connectionsSeen.Add(1)
 	s.mu.Lock()
 	if s.closing {
@@ -386,11 +379,44 @@ func (s *Server) accept(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
-	if s.loop != nil && !isTLS(nc) {
-		s.loop.adopt(c)
+	if tlsConfig != nil {
+		go s.handshake(c, nc, tlsConfig)
 		return
 	}
-	go s.serveConn(c, nil)
+	s.adopt(c, nc)
+}
+
+// startLoops starts n event loops, or one per CPU Go may use.
+func (s *Server) startLoops(n int) error {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	for range n {
+		l, err := newEventLoop(s)
+		if err != nil {
+			for _, l := range s.loops {
+				l.close()
+			}
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	s.wg.Add(n)
+	for _, l := range s.loops {
+		go l.run()
+	}
+	return nil
+}
+
+// adopt gives an accepted connection to the next event loop, which serves
+// it until it closes.
+func (s *Server) adopt(c *Conn, nc net.Conn) {
+	l := s.loops[(s.nextLoop.Add(1)-1)%uint64(len(s.loops))]
+	if err := l.adopt(c, nc); err != nil {
+		s.log.Warn("event loop: cannot take a connection; closing it", "err", err)
+		nc.Close()
+		s.finish(c, closedByClient)
+	}
 }
 
 func (s *Server) isClosing() bool {
@@ -399,12 +425,21 @@ func (s *Server) isClosing() bool {
 	return s.closing
 }
 
-// eventLoopClients is how many connections the event loop serves now.
-func (s *Server) eventLoopClients() int64 {
-	if s.loop == nil {
-		return 0
+// waitingClients is how many connections are parked on a command that
+// waits.
+func (s *Server) waitingClients() int64 {
+	var n int64
+	for _, l := range s.loops {
+		n += l.waiting.Load()
 	}
-	return s.loop.clientCount()
+	return n
+}
+
+// notifyLoops wakes every event loop, to look at the server's state.
+func (s *Server) notifyLoops() {
+	for _, l := range s.loops {
+		l.notify()
+	}
 }
 
 func (s *Server) connectedClients() int {
@@ -424,17 +459,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.Close()
 	}
-	// A read deadline wakes connections waiting for requests. Until it
-	// passes, a connection still reads what its client already sent, and it
-	// extends the deadline while requests keep arriving, so a pipeline in
-	// flight is answered; a quiet connection closes when it passes.
-	for c := range s.conns {
-		c.nc.SetReadDeadline(time.Now().Add(drainWindow))
-	}
 	s.mu.Unlock()
-	if s.loop != nil {
-		s.loop.notify() // it hands its connections to goroutines and exits
-	}
+	// Each loop drains its connections: until drainWindow passes, a
+	// connection still runs what its client sends, and each batch extends
+	// its window, so a pipeline in flight is answered; a quiet connection
+	// closes when it passes (eventLoop.beginClosing).
+	s.notifyLoops()
 
 	done := make(chan struct{})
 	go func() {
@@ -448,11 +478,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// A script still running is stopped, written or not, as
 		// SHUTDOWN NOSAVE stops it: its connection can then finish.
 		s.scripts.eng.Close()
-		s.mu.Lock()
-		for c := range s.conns {
-			c.nc.Close()
+		for _, l := range s.loops {
+			l.force()
 		}
-		s.mu.Unlock()
 		<-done
 		return ctx.Err()
 	}

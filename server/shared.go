@@ -18,6 +18,9 @@ type Shared interface {
 	// store lacks them. It is called outside the atomic section and
 	// enters it for its writes.
 	Fault(ctx context.Context, keys [][]byte)
+	// Faults reports whether Fault would ask the shared tier for any of
+	// keys: a command that needs none of them runs on its event loop.
+	Faults(keys [][]byte) bool
 	// Written pushes the store's state of keys (value or absence) to the
 	// shared tier and drops them from the other replicas.
 	Written(ctx context.Context, keys [][]byte)
@@ -76,6 +79,11 @@ func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.Own }
 // written through after. The shared tier's I/O is outside the atomic
 // section the handler runs in.
 func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
+	if c.looped && (cmd.Flags&commands.Write != 0 || s.opts.Shared.Faults(cmd.faultKeys(args))) {
+		// It waits on Redis: off the loop.
+		c.whereItMayWaitWith(args, func(args [][]byte) { s.runShared(c, cmd, args) })
+		return
+	}
 	ctx := context.Background()
 	if keys := cmd.faultKeys(args); len(keys) > 0 {
 		s.opts.Shared.Fault(ctx, keys)

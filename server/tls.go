@@ -3,22 +3,38 @@ package server
 import (
 	"crypto/tls"
 	"net"
+	"time"
 )
 
 // ServeTLS accepts connections on l as Serve does, speaking TLS with cfg
-// (whose GetConfigForClient may hand out reloaded certificates). TLS
-// connections are commands.Always served by a goroutine each, never by the event
-// loop, which reads and writes raw sockets.
+// (whose GetConfigForClient may hand out reloaded certificates). The
+// handshake runs on a goroutine of its own, which may wait for the client
+// up to handshakeTimeout; the connection then joins an event loop, where
+// crypto/tls reads and writes its socket without waiting (tlsSocket).
 func (s *Server) ServeTLS(l net.Listener, cfg *tls.Config) error {
-	return s.Serve(tlsListener{tls.NewListener(l, cfg)})
+	return s.serve(tlsListener{l}, cfg)
 }
+
+// handshakeTimeout bounds a TLS handshake, so that a client that connects
+// and says nothing does not hold a goroutine for good.
+const handshakeTimeout = 10 * time.Second
 
 // tlsListener marks a listener as TLS, so that the port of the plain
 // listener is the one CONFIG GET port and INFO report.
 type tlsListener struct{ net.Listener }
 
-// isTLS reports whether nc is a TLS connection.
-func isTLS(nc net.Conn) bool {
-	_, ok := nc.(*tls.Conn)
-	return ok
+// handshake runs c's TLS handshake on nc, then gives c to an event loop.
+func (s *Server) handshake(c *Conn, nc net.Conn, cfg *tls.Config) {
+	stream := &tlsStream{nc: nc, fd: -1}
+	conn := tls.Server(stream, cfg)
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := conn.Handshake(); err != nil {
+		s.noteHandshakeError(c, err)
+		nc.Close()
+		s.finish(c, closedByClient)
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	c.ev.sock = &tlsSocket{conn: conn, stream: stream}
+	s.adopt(c, nc)
 }

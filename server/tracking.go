@@ -108,7 +108,7 @@ type tracking struct {
 
 // tracker is one connection's tracking state. Its fields are guarded by mu,
 // since the listener reads them from any goroutine, except caching, which
-// the connection's goroutine alone uses.
+// the connection's loop (or continuation) alone uses.
 type tracker struct {
 	mu sync.Mutex
 	on bool
@@ -196,9 +196,8 @@ type trackOptions struct {
 }
 
 // enable turns tracking on for c, or changes its modes, as Redis's
-// enableTracking: BCAST prefixes add to those c has. c's goroutine (or the
-// event loop serving c) calls it; c must be in push mode, or enter it
-// before its next command.
+// enableTracking: BCAST prefixes add to those c has. c's event loop (or
+// its continuation) calls it; c must be in push mode.
 func (tr *tracking) enable(c *Conn, o trackOptions) {
 	t := &c.track
 	defer tr.lock(t)()
@@ -786,8 +785,7 @@ func (t *tracker) info() trackInfo {
 // cmdClientTracking implements CLIENT TRACKING ON|OFF [REDIRECT id]
 // [PREFIX prefix ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP] with Redis 7's
 // checks and errors, in its order: the options first (OFF checks them
-// too), then ON's combinations. A connection on the event loop leaves it
-// for a goroutine of its own: tracking needs push mode.
+// too), then ON's combinations. Tracking puts the connection in push mode.
 func cmdClientTracking(c *Conn, args [][]byte) {
 	var o trackOptions
 	var redir int64
@@ -832,10 +830,7 @@ func cmdClientTracking(c *Conn, args [][]byte) {
 			c.w.Error(errText)
 			return
 		}
-		// On the event loop push mode starts on the goroutine the loop
-		// hands c to, before c's next command; the reply is written now,
-		// which keeps a CLIENT TRACKING inside EXEC in its place.
-		c.whereItMayWait(c.startPushing)
+		c.startPushing()
 		c.srv.tracking.enable(c, o)
 		c.w.OK()
 	case resp.EqualFold(args[2], "off"):
@@ -877,7 +872,7 @@ func (c *Conn) trackingOff() {
 	c.w.Flush()
 	c.srv.tracking.disable(c)
 	if c.subs.total() == 0 {
-		c.stopPushing(true)
+		c.stopPushing()
 	}
 }
 

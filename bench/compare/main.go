@@ -64,7 +64,7 @@ type options struct {
 	maxMem        string
 	procs         int // GOMAXPROCS for stampedeless; 0 leaves Go's default
 	floor         bool
-	loop          bool // stampedeless --event-loop
+	loops         int // stampedeless --event-loops (0: its default)
 	// baseline is another stampedeless binary (an earlier commit's, say)
 	// measured in the same rounds, to show a change did not slow it.
 	baseline string
@@ -109,7 +109,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.dataSize, "d", 100, "redis-benchmark -d and memory-test value size in bytes")
 	fs.IntVar(&o.random, "r", 1000000, "redis-benchmark -r for the random-keyspace configurations")
 	fs.StringVar(&o.maxMem, "max-memory", "4gb", "stampedeless --max-memory (large enough that nothing is evicted)")
-	fs.BoolVar(&o.loop, "event-loop", false, "run stampedeless with --event-loop (one epoll thread) instead of a goroutine per connection")
+	fs.IntVar(&o.loops, "event-loops", 0, "run stampedeless with --event-loops N (0: its default, one per CPU)")
 	fs.StringVar(&o.baseline, "baseline", "", "another stampedeless binary (go build -o of an earlier commit) measured in the same rounds of the speed test, to compare builds")
 	fs.BoolVar(&o.floor, "floor", true, "also measure bench/floor, a minimal Go server, as the floor Go's runtime sets on this machine")
 	fs.IntVar(&o.procs, "gomaxprocs", 0, "GOMAXPROCS for stampedeless (0: Go's default, one per core); 1 matches redis-server's single thread")

@@ -60,8 +60,8 @@ func (h *harness) startBuild(ctx context.Context, name, bin, maxMem string) (*se
 	return h.startServer(ctx, name, func(port int) (string, []string) {
 		args := []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 			"--metrics-addr", "", "--max-memory", maxMem, "--log-level", "warn"}
-		if h.opts.loop {
-			args = append(args, "--event-loop")
+		if h.opts.loops > 0 {
+			args = append(args, "--event-loops", strconv.Itoa(h.opts.loops))
 		}
 		return bin, args
 	})

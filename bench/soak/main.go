@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ type options struct {
 	duration       time.Duration
 	redis          bool
 	replicas       int
-	eventLoop      bool
+	eventLoops     int
 	maxMemory      int64
 	churnMaxMemory int64
 	fillKeys       int
@@ -64,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to drive load and faults")
 	fs.BoolVar(&o.redis, "redis", false, "fleet mode: -replicas servers sharing a real redis-server, which is killed and stopped")
 	fs.IntVar(&o.replicas, "replicas", 3, "with -redis: how many servers share the redis-server")
-	fs.BoolVar(&o.eventLoop, "event-loop", false, "run the servers with --event-loop (not with -redis)")
+	fs.IntVar(&o.eventLoops, "event-loops", 0, "run the servers with --event-loops N (0: their default, one per CPU)")
 	maxMem := fs.String("max-memory", "256mb", "--max-memory of the servers that take the mixed load (far above what it stores)")
 	churnMem := fs.String("churn-max-memory", "32mb", "--max-memory of the churn server, which lives at its bound")
 	fs.IntVar(&o.fillKeys, "fill-keys", 200, "distinct GETFILL keys")
@@ -106,8 +107,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-duration must be at least 5s")
 	case o.redis && o.replicas < 1:
 		return o, errors.New("-replicas must be at least 1")
-	case o.redis && o.eventLoop:
-		return o, errors.New("-event-loop does not apply with -redis (the server refuses --event-loop with --redis)")
 	case o.fillKeys < 1 || o.clients < 1:
 		return o, errors.New("-fill-keys and -clients must be at least 1")
 	case o.loaderTimeout < 100*time.Millisecond:
@@ -270,8 +269,8 @@ func (h *harness) start(ctx context.Context) error {
 		h.logf("redis-server pid %d on %s", h.redis.Pid(), h.redis.Addr())
 		extra = append(extra, "--redis", "redis://"+h.redis.Addr())
 	}
-	if h.o.eventLoop {
-		extra = append(extra, "--event-loop")
+	if h.o.eventLoops > 0 {
+		extra = append(extra, "--event-loops", strconv.Itoa(h.o.eventLoops))
 	}
 	n := 1
 	if h.o.redis {
@@ -288,8 +287,8 @@ func (h *harness) start(ctx context.Context) error {
 		}
 	}
 	var churnExtra []string
-	if h.o.eventLoop {
-		churnExtra = append(churnExtra, "--event-loop")
+	if h.o.eventLoops > 0 {
+		churnExtra = append(churnExtra, "--event-loops", strconv.Itoa(h.o.eventLoops))
 	}
 	var err error
 	if h.churn, err = h.startServer(ctx, "stampedeless-churn", h.o.churnMaxMemory, churnExtra...); err != nil {

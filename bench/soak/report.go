@@ -199,8 +199,8 @@ func (h *harness) printHeader(ctx context.Context, root string, ran time.Duratio
 	if h.o.redis {
 		mode = fmt.Sprintf("%d replicas sharing a redis-server (--redis)", h.o.replicas)
 	}
-	if h.o.eventLoop {
-		mode += ", --event-loop"
+	if h.o.eventLoops > 0 {
+		mode += fmt.Sprintf(", --event-loops %d", h.o.eventLoops)
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(h.out, "## soak: %v, %s\n\n", ran.Round(time.Second), mode)

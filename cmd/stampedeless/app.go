@@ -63,8 +63,8 @@ func serveFlags() []cli.Flag {
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.StringFlag{Name: "notify-keyspace-events", EnvVars: env("notify-keyspace-events"),
 			Usage: "the keyspace notifications sent on __keyspace@0__:<key> and __keyevent@0__:<event>, Redis's notify-keyspace-events letters (\"Ex\": expired keys' events; \"KEA\": every event on both channels); empty: none"},
-		&cli.BoolFlag{Name: "event-loop", EnvVars: env("event-loop"),
-			Usage: "serve connections from one epoll thread, as redis-server does, instead of a goroutine each (Linux; not with --redis); a connection moves to a goroutine while GETFILL waits, while it runs a script or waits for one, or while it does not read its replies"},
+		&cli.IntFlag{Name: "event-loops", EnvVars: env("event-loops"),
+			Usage: "how many event loops serve the connections, each an epoll thread as redis-server's, new connections given to each in turn; 0: one per CPU (GOMAXPROCS)"},
 		&cli.DurationFlag{Name: "lua-time-limit", Value: server.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
 			Usage: "how long a script runs before other clients are answered BUSY and SCRIPT KILL may stop it, as Redis's busy-reply-threshold (CONFIG SET busy-reply-threshold, in ms); 0: never"},
 		&cli.IntFlag{Name: "max-scripts", Value: server.DefaultMaxScripts, EnvVars: env("max-scripts"),
@@ -276,9 +276,6 @@ func parseConfig(c *cli.Context) (config, error) {
 	} else if c.Int("fleet-max-concurrent-fills") > 0 {
 		return cfg, errors.New("--fleet-max-concurrent-fills needs --redis")
 	}
-	if c.Bool("event-loop") && c.String("redis") != "" {
-		return cfg, errors.New("--event-loop does not apply with --redis: its commands wait on Redis")
-	}
 	// The store, the Filler and the fleet compare the deadlines each other
 	// set: they run on one clock.
 	clock := time.Now
@@ -317,7 +314,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		Logger:            logger,
 		LogLevel:          level,
 		Version:           version,
-		EventLoop:         c.Bool("event-loop"),
+		EventLoops:        c.Int("event-loops"),
 		ProtectedMode:     protected,
 		LuaTimeLimit:      luaTimeLimit,
 		MaxScripts:        c.Int("max-scripts"),

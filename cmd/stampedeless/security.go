@@ -28,7 +28,7 @@ func securityFlags() []cli.Flag {
 		&cli.StringFlag{Name: "protected-mode", Value: "yes", EnvVars: env("protected-mode"),
 			Usage: "yes: while no password is set (--requirepass), refuse clients not from loopback or the unix socket with Redis's -DENIED reply; no: serve everyone who can connect"},
 		&cli.StringFlag{Name: "tls-port", EnvVars: env("tls-port"),
-			Usage: "also serve the Redis protocol over TLS on this port, on the host of --addr (127.0.0.1 if --addr is empty), or on host:port (empty or 0: no TLS); served by a goroutine per connection, not the event loop"},
+			Usage: "also serve the Redis protocol over TLS on this port, on the host of --addr (127.0.0.1 if --addr is empty), or on host:port (empty or 0: no TLS)"},
 		&cli.StringFlag{Name: "tls-cert-file", EnvVars: env("tls-cert-file"),
 			Usage: "PEM certificate (chain) of the TLS port; also the client certificate for a rediss:// --redis. Reloaded on SIGHUP"},
 		&cli.StringFlag{Name: "tls-key-file", EnvVars: env("tls-key-file"),

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// socket is a connection's byte stream as its event loop uses it: nothing
+// here waits. Read returns errWouldBlock when the socket has no input now;
+// Write may take fewer bytes than given and return errWouldBlock when the
+// socket is full. A TLS socket encrypts what it is given at once and keeps
+// the ciphertext the socket did not take (Pending), sent by FlushPending.
+type socket interface {
+	Read(p []byte) (int, error)
+	Write(p []byte) (int, error)
+	Pending() int
+	FlushPending() error
+	// readsAhead: the socket may hold input that epoll does not see (a
+	// TLS record decrypted ahead), so a read must go on until it would
+	// block.
+	readsAhead() bool
+	// blocking returns a net.Conn on a duplicate of the descriptor, in
+	// Go's poller, for the last replies and the linger of a connection
+	// the loop closes (Conn.finishClosing), and a writer for those
+	// replies: the connection itself, or its TLS stream over it.
+	blocking() (net.Conn, io.Writer, error)
+}
+
+// rawSocket is a plain TCP or unix socket, non-blocking.
+type rawSocket struct{ fd int }
+
+func (s rawSocket) Read(p []byte) (int, error) { return readFD(s.fd, p) }
+
+func (s rawSocket) Write(p []byte) (int, error) { return writeFD(s.fd, p) }
+
+func (rawSocket) Pending() int        { return 0 }
+func (rawSocket) FlushPending() error { return nil }
+func (rawSocket) readsAhead() bool    { return false }
+
+func (s rawSocket) blocking() (net.Conn, io.Writer, error) {
+	nc, err := fileConn(s.fd)
+	return nc, nc, err
+}
+
+// readFD reads fd once: errWouldBlock when it has nothing now, io.EOF at
+// the end of its input.
+func readFD(fd int, p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(fd, p)
+		switch {
+		case n > 0:
+			return n, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return 0, errWouldBlock
+		case err == nil:
+			return 0, io.EOF
+		default:
+			return 0, err
+		}
+	}
+}
+
+// writeFD writes p to fd until the socket takes no more: fewer bytes and
+// errWouldBlock then.
+func writeFD(fd int, p []byte) (int, error) {
+	sent := 0
+	for sent < len(p) {
+		n, err := syscall.Write(fd, p[sent:])
+		if n > 0 {
+			sent += n
+		}
+		switch {
+		case err == nil || errors.Is(err, syscall.EINTR):
+		case errors.Is(err, syscall.EAGAIN):
+			return sent, errWouldBlock
+		default:
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+// fileConn is a net.Conn on a duplicate of fd, in Go's poller; fd is
+// closed.
+func fileConn(fd int) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), "")
+	defer f.Close() // fd; the net.Conn has a duplicate
+	return net.FileConn(f)
+}
+
+// tlsSocket is a TLS connection served by an event loop: crypto/tls over a
+// stream (tlsStream) that reads and writes the raw socket without waiting.
+type tlsSocket struct {
+	conn   *tls.Conn
+	stream *tlsStream
+}
+
+// errTLSWouldBlock is what tlsStream's Read returns when the socket has no
+// input now; crypto/tls keeps a partial record and returns the error,
+// which a temporary net.Error does not make sticky.
+var errTLSWouldBlock net.Error = tlsWouldBlock{}
+
+type tlsWouldBlock struct{}
+
+func (tlsWouldBlock) Error() string   { return "server: tls read would block" }
+func (tlsWouldBlock) Timeout() bool   { return true }
+func (tlsWouldBlock) Temporary() bool { return true }
+
+func (s *tlsSocket) Read(p []byte) (int, error) {
+	n, err := s.conn.Read(p)
+	if n == 0 && errors.Is(err, errTLSWouldBlock) {
+		return 0, errWouldBlock
+	}
+	return n, err
+}
+
+// Write encrypts p whole; what the socket does not take waits in the
+// stream (Pending). crypto/tls makes any write error permanent, so the
+// stream never reports a full socket to it.
+func (s *tlsSocket) Write(p []byte) (int, error) {
+	n, err := s.conn.Write(p)
+	if err == nil && s.stream.Pending() > 0 {
+		return n, errWouldBlock
+	}
+	return n, err
+}
+
+func (s *tlsSocket) Pending() int        { return s.stream.Pending() }
+func (s *tlsSocket) FlushPending() error { return s.stream.flush() }
+func (s *tlsSocket) readsAhead() bool    { return true }
+
+func (s *tlsSocket) blocking() (net.Conn, io.Writer, error) {
+	nc, err := fileConn(s.stream.fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The ciphertext already encrypted goes first, then the rest through
+	// TLS, both waiting for the client now.
+	pending := s.stream.out
+	s.stream.out, s.stream.fd, s.stream.nc = nil, -1, nc
+	if _, err := nc.Write(pending); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, s.conn, nil
+}
+
+// tlsStream is the transport under a TLS connection. During the handshake,
+// which runs before the connection joins a loop, and at its close it is
+// nc, which waits; on the loop it is the raw descriptor fd, which does not:
+// a read that would block returns errTLSWouldBlock, and what the socket
+// does not take of a write is kept in out and sent by flush.
+type tlsStream struct {
+	nc  net.Conn
+	fd  int
+	out []byte
+}
+
+func (t *tlsStream) Read(p []byte) (int, error) {
+	if t.nc != nil {
+		return t.nc.Read(p)
+	}
+	n, err := readFD(t.fd, p)
+	if errors.Is(err, errWouldBlock) {
+		return 0, errTLSWouldBlock
+	}
+	return n, err
+}
+
+func (t *tlsStream) Write(p []byte) (int, error) {
+	if t.nc != nil {
+		return t.nc.Write(p)
+	}
+	if len(t.out) == 0 {
+		n, err := writeFD(t.fd, p)
+		if err != nil && !errors.Is(err, errWouldBlock) {
+			return n, err
+		}
+		p = p[n:]
+	}
+	t.out = append(t.out, p...)
+	return len(p), nil
+}
+
+// Pending is the ciphertext the socket has not taken yet.
+func (t *tlsStream) Pending() int { return len(t.out) }
+
+func (t *tlsStream) flush() error {
+	if len(t.out) == 0 {
+		return nil
+	}
+	n, err := writeFD(t.fd, t.out)
+	t.out = t.out[n:]
+	if len(t.out) == 0 {
+		t.out = nil
+	}
+	return err
+}
+
+func (t *tlsStream) Close() error {
+	if t.nc != nil {
+		return t.nc.Close()
+	}
+	return nil
+}
+
+func (t *tlsStream) LocalAddr() net.Addr  { return t.addr(net.Conn.LocalAddr) }
+func (t *tlsStream) RemoteAddr() net.Addr { return t.addr(net.Conn.RemoteAddr) }
+
+func (t *tlsStream) addr(of func(net.Conn) net.Addr) net.Addr {
+	if t.nc != nil {
+		return of(t.nc)
+	}
+	return nil
+}
+
+func (t *tlsStream) SetDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetDeadline(d)
+	}
+	return nil
+}
+
+func (t *tlsStream) SetReadDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetReadDeadline(d)
+	}
+	return nil
+}
+
+func (t *tlsStream) SetWriteDeadline(d time.Time) error {
+	if t.nc != nil {
+		return t.nc.SetWriteDeadline(d)
+	}
+	return nil
+}

@@ -41,30 +41,32 @@ import (
 
 // options are the parsed command-line flags.
 type options struct {
-	rounds        int
-	n             int // requests per test at -P 1; -P 16 runs use n*pipelineScale
-	memKeys       int
-	hashKeys      int
-	hashMem       bool
-	zsetMem       bool
-	persist       bool
-	persistKeys   int
-	persistRounds int
-	bgsave        bool
-	zsetSize      int
-	only          string
-	memory        bool
-	speed         bool
-	quick         bool
-	raw           bool
-	timeout       time.Duration
-	clients       int
-	dataSize      int
-	random        int
-	maxMem        string
-	procs         int // GOMAXPROCS for stampedeless; 0 leaves Go's default
-	floor         bool
-	loops         int // stampedeless --event-loops (0: its default)
+	rounds          int
+	n               int // requests per test at -P 1; -P 16 runs use n*pipelineScale
+	memKeys         int
+	hashKeys        int
+	hashMem         bool
+	zsetMem         bool
+	persist         bool
+	persistKeys     int
+	persistRounds   int
+	bgsave          bool
+	zsetSize        int
+	only            string
+	memory          bool
+	speed           bool
+	quick           bool
+	raw             bool
+	timeout         time.Duration
+	clients         int
+	dataSize        int
+	random          int
+	maxMem          string
+	procs           int // GOMAXPROCS for stampedeless; 0 leaves Go's default
+	floor           bool
+	loops           int  // stampedeless --event-loops (0: its default)
+	fill            bool // the read-through test (fillTest)
+	stampedeClients int
 	// baseline is another stampedeless binary (an earlier commit's, say)
 	// measured in the same rounds, to show a change did not slow it.
 	baseline string
@@ -102,6 +104,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.persistRounds, "persist-rounds", 3, "SAVEs and restarts of each server in the snapshot test, alternating; medians are shown")
 	fs.BoolVar(&o.bgsave, "bgsave", true, "run the BGSAVE test: GET p99 with -persist-keys keys, without and during back-to-back BGSAVEs")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
+	fs.BoolVar(&o.fill, "fill", true, "run the read-through test: GETFILL hits against GET of one key, and a stampede of -stampede-clients on one cold key")
+	fs.IntVar(&o.stampedeClients, "stampede-clients", 10000, "connections of the stampede (each needs a descriptor in both processes: ulimit -n)")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound on the whole run; children are killed when it passes")
@@ -146,6 +150,9 @@ func parseFlags(args []string) (options, error) {
 		}
 		if !set["rounds"] {
 			o.rounds = 1
+		}
+		if !set["stampede-clients"] {
+			o.stampedeClients = 200
 		}
 		if !set["keys"] {
 			o.memKeys = 20000
@@ -317,7 +324,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

@@ -218,9 +218,10 @@ func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []st
 // the test's own args, for about requests requests, and parses its CSV
 // output.
 func (h *harness) benchmarkArgs(ctx context.Context, s *server, testArgs []string, requests int) (map[string]sample, time.Duration, error) {
+	// --csv before the test's args, which may end with a command of its
+	// own that takes the rest of the line.
 	args := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port),
-		"-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize)}, testArgs...)
-	args = append(args, "--csv")
+		"-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize), "--csv"}, testArgs...)
 	var tests []string
 	for i := 0; i+1 < len(testArgs); i++ {
 		if testArgs[i] == "-t" {

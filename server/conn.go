@@ -260,18 +260,25 @@ func (c *Conn) NoTouch() bool { return c.noTouch.Load() }
 // MaxBulk is proto-max-bulk-len as it stands (commands.Client).
 func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }
 
-// Await runs wait after the handler, outside the atomic section, on a
-// goroutine of its own while the loop has the connection parked; its ctx
-// ends if the client leaves meanwhile (commands.Client). A caller that is
-// not on a loop (a script's) runs it at once.
+// Await runs wait after the handler has returned and left the atomic
+// section, in the connection's continuation, off its event loop; its ctx
+// ends if the client leaves meanwhile (commands.Client). Even in a
+// continuation already (a command that waited for the section) it waits
+// only once the handler has returned: the continuation runs it next
+// (Server.runContinuation), never under the section the handler holds.
 func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
-	c.whereItMayWait(func() {
+	next := func() {
 		ctx := context.Background()
 		if c.ev.ctx != nil {
 			ctx = c.ev.ctx
 		}
 		wait(ctx)()
-	})
+	}
+	if prev := c.next.run; prev != nil {
+		c.next.run = func() { prev(); next() }
+		return
+	}
+	c.next.run = next
 }
 
 // Defer runs fn where c may wait (commands.Client): whereItMayWait.

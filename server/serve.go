@@ -32,6 +32,12 @@ func (s *Server) runContinuation(c *Conn) {
 	c.next = continuation{}
 	timer := s.startCall()
 	resume()
+	// What it left to wait for once its handler returned (Conn.Await).
+	for c.next.run != nil {
+		next := c.next.run
+		c.next.run = nil
+		next()
+	}
 	if call != nil {
 		s.observed(c, call.cmd, call.args, timer)
 	}

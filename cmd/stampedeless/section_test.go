@@ -88,7 +88,7 @@ func TestSectionNeverHangs(t *testing.T) {
 		args     []string
 	}{
 		{"default", 1, nil},
-		{"event-loop", 1, []string{"--event-loop"}},
+		{"one-loop", 1, []string{"--event-loops", "1"}},
 		{"fleet", 2, nil},
 	}
 	for _, mode := range modes {

@@ -571,6 +571,9 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if changed {
 		s.feeder.queue(h, s.hashCostLocked(sh, h))
 	}
+	if !found && err == nil {
+		s.notifyQuiet(Created, r.key)
+	}
 	return err
 }
 

@@ -416,6 +416,7 @@ func writeCommandDocs(c *Conn, cmd *command) {
 	c.w.BulkString(complexity(cmd))
 	if len(args) > 0 {
 		c.w.BulkString("arguments")
+		numberKeyArgs(args, cmd.keySpecs(), &keyArgCounter{})
 		writeDocArgs(c, args)
 	}
 }
@@ -435,6 +436,36 @@ type docArg struct {
 	optional bool
 	multiple bool
 	args     []docArg
+	// keySpec is the index of the key spec of a key argument, plus one
+	// (0: none).
+	keySpec int
+}
+
+// keyArgCounter is where numberKeyArgs is in a command's key specs.
+type keyArgCounter struct {
+	next    int // the spec of the next key argument
+	pattern int // the spec of the patterns, plus one, once one had it
+}
+
+// numberKeyArgs gives the key arguments, in their order, the key specs of
+// the command: the n-th key argument the n-th spec, the ones past the
+// last spec the last (LCS's key1 and key2 are its one); and the patterns
+// that name keys (SORT's BY and GET), the unknown spec they come to.
+func numberKeyArgs(args []docArg, specs []commands.KeySpec, at *keyArgCounter) {
+	for i := range args {
+		switch a := &args[i]; {
+		case len(specs) == 0:
+		case a.typ == "key":
+			a.keySpec = min(at.next, len(specs)-1) + 1
+			at.next++
+		case a.typ == "pattern" && at.pattern > 0:
+			a.keySpec = at.pattern
+		case a.typ == "pattern" && at.next < len(specs) && specs[at.next].Unknown:
+			at.next++
+			a.keySpec, at.pattern = at.next, at.next
+		}
+		numberKeyArgs(args[i].args, specs, at)
+	}
 }
 
 // writeDocArgs writes an argument list: an array of maps, each argument's
@@ -444,6 +475,9 @@ func writeDocArgs(c *Conn, args []docArg) {
 	for _, a := range args {
 		n := 2
 		if a.token != "" {
+			n++
+		}
+		if a.keySpec > 0 {
 			n++
 		}
 		var flags []string
@@ -464,6 +498,10 @@ func writeDocArgs(c *Conn, args []docArg) {
 		c.w.BulkString(a.name)
 		c.w.BulkString("type")
 		c.w.BulkString(a.typ)
+		if a.keySpec > 0 {
+			c.w.BulkString("key_spec_index")
+			c.w.Int(int64(a.keySpec - 1))
+		}
 		if a.token != "" {
 			c.w.BulkString("token")
 			c.w.BulkString(a.token)
@@ -632,7 +670,7 @@ func isClose(t string) bool { return t == "]" || t == ")" }
 func plainArg(name string) docArg {
 	typ := "string"
 	switch name {
-	case "key", "key1", "key2", "newkey", "destkey", "source", "destination":
+	case "key", "key1", "key2", "newkey", "destkey", "source", "destination", "sourcekey", "src", "dst":
 		typ = "key"
 	case "pattern":
 		typ = "pattern"

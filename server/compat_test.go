@@ -1329,6 +1329,15 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 			slices.Sort(out)
 			return out
 		}
+		// COMMAND DOCS: which key spec each key argument has, in order.
+		rd, err1 := p.redis.do("COMMAND", "DOCS", cmd.Name)
+		od, err2 := p.ours.do("COMMAND", "DOCS", cmd.Name)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("COMMAND DOCS %s: %v %v", cmd.Name, err1, err2)
+		}
+		if w, g := docKeySpecIndexes(rd), docKeySpecIndexes(od); !slices.Equal(w, g) {
+			t.Errorf("COMMAND DOCS %s: key_spec_index: redis %v, ours %v", cmd.Name, w, g)
+		}
 		// A command with subcommands (CONFIG, CLIENT, COMMAND) has its
 		// flags on each subcommand in Redis, which our table does not have.
 		if len(re) > 9 && len(re[9].elems) > 0 {
@@ -1338,6 +1347,29 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 			t.Errorf("COMMAND INFO %s: flags: redis %v, ours %v (all of Redis's: %s)", cmd.Name, rf, of, re[2])
 		}
 	}
+}
+
+// docKeySpecIndexes are the key_spec_index values of a COMMAND DOCS
+// reply's arguments, nested ones included, in their order.
+func docKeySpecIndexes(r compatReply) []string {
+	var out []string
+	var walk func(m compatReply)
+	walk = func(m compatReply) {
+		for i := 0; i+1 < len(m.elems); i += 2 {
+			switch m.elems[i].str {
+			case "key_spec_index":
+				out = append(out, m.elems[i+1].str)
+			case "arguments":
+				for _, a := range m.elems[i+1].elems {
+					walk(a)
+				}
+			}
+		}
+	}
+	for i := 1; i < len(r.elems); i += 2 {
+		walk(r.elems[i])
+	}
+	return out
 }
 
 // TestCompatShape checks the replies that differ between the servers by

@@ -245,6 +245,11 @@ func TestListenerCreatedAndMissed(t *testing.T) {
 		}, []string{"created l", "written l", "written l"}},
 		{"pfmerge into a missing key", func() { s.PFMerge([]byte("p"), b("q")) },
 			[]string{"missed p", "missed q", "created p", "written p"}},
+		// A fenced write of no load is the shared tier's copy of a key that
+		// exists elsewhere; a fill creates its key.
+		{"a copy", func() { mustSet(t, s, "c", "v", SetOptions{Fence: s.Fence([]byte("c"))}) }, []string{"written c"}},
+		{"a fill", func() { mustSet(t, s, "f", "v", SetOptions{Fence: s.Fence([]byte("f")), Loaded: true}) },
+			[]string{"created f", "written f"}},
 	}
 	changes := s.Changes()
 	for _, st := range steps {
@@ -253,8 +258,8 @@ func TestListenerCreatedAndMissed(t *testing.T) {
 			t.Errorf("%s: listener told %q, want %q", st.name, got, st.want)
 		}
 	}
-	// Written k, k, k and 1, m and k's removal, l twice, p.
-	if got := s.Changes() - changes; got != 9 {
-		t.Errorf("Changes counted %d, want 9", got)
+	// Written k, k, k and 1, m and k's removal, l twice, p, c, f.
+	if got := s.Changes() - changes; got != 11 {
+		t.Errorf("Changes counted %d, want 11", got)
 	}
 }

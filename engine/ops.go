@@ -356,7 +356,14 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	if r.obj != nil {
 		r.value = s.holdLocked(sh, r.obj, heapCharge(r.value))
 	}
-	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+	var err error
+	if opts.Fence != nil && !opts.Loaded {
+		// A fenced write of no load is a copy from the shared tier.
+		err = s.storeCopyLocked(sh, h, sl, found, r)
+	} else {
+		err = s.storeLocked(sh, h, sl, found, r)
+	}
+	if err != nil {
 		sh.dropNewLocked(&r)
 		return SetResult{}, err
 	}

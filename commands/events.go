@@ -24,10 +24,10 @@ const (
 	EventExpired                         // x: a key removed past its deadline
 	EventEvicted                         // e: a key removed to make room
 	EventStream                          // t: taken and shown; there are no streams
-	EventKeyMiss                         // m: taken and shown; reads do not notify
+	EventKeyMiss                         // m: keymiss, a read of a missing key
 	eventLoaded                          // Redis's modules only
 	EventModule                          // d: taken and shown; there are no modules
-	EventNew                             // n: taken and shown; a new key does not notify
+	EventNew                             // n: new, a key created
 
 	// EventAll is the A of notify-keyspace-events: every class of event
 	// but m and n.

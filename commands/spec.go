@@ -23,6 +23,10 @@ type Spec struct {
 	// Key positions for COMMAND INFO: first and last argument index that
 	// is a key (last -1: to the end) and the step between keys.
 	FirstKey, LastKey, Step int
+	// KeySpecs are Redis 7's key specs of the command, as COMMAND INFO
+	// shows them and COMMAND GETKEYSANDFLAGS reads their flags. Unset, one
+	// is derived from FirstKey, LastKey, Step and Access.
+	KeySpecs []KeySpec
 
 	Handler Handler
 
@@ -129,4 +133,75 @@ const (
 type InfoSection struct {
 	Name  string
 	Write func(field func(name string, value any))
+}
+
+// KeySpec is one of Redis 7's key specs, as COMMAND INFO shows it: the
+// flags of the keys it finds, where the search for them begins
+// (begin_search) and how they are found from there (find_keys).
+//
+// The search begins at argument Index; or, with Keyword, after the first
+// Keyword found searching from argument StartFrom (from the end when
+// negative); with neither, it is unknown. From there the keys are a
+// range, LastKey (relative to the first key; -1 the last argument, -2 the
+// one before) every Step, Limit saying which part of what remains when
+// LastKey is -1 (0 and 1: all, 2: half); or, with KeyNum, a count at
+// argument NumKeys (relative to the beginning) of keys starting at
+// FirstKey, every Step. Unknown makes both unknown, as SORT's BY, GET and
+// STORE keys are. A zero Step is 1.
+type KeySpec struct {
+	Notes string
+	Flags KeySpecFlags
+
+	Index     int
+	Keyword   string
+	StartFrom int
+
+	LastKey, Step, Limit int
+	KeyNum               bool
+	NumKeys, FirstKey    int
+
+	Unknown bool
+}
+
+// KeyAt is the key spec of the single key at argument index.
+func KeyAt(index int, flags KeySpecFlags) KeySpec { return KeySpec{Flags: flags, Index: index} }
+
+// KeySpecFlags are a key spec's flags (Redis's CMD_KEY_*): K and Redis's
+// name.
+type KeySpecFlags uint16
+
+// The flags, in the order COMMAND INFO writes them.
+const (
+	KRO            KeySpecFlags = 1 << iota // read only
+	KRW                                     // read and write
+	KOW                                     // overwritten without being read
+	KRM                                     // removed
+	KAccess                                 // the value is returned, copied or used
+	KUpdate                                 // the value is changed
+	KInsert                                 // something is added to the value
+	KDelete                                 // something is removed from the value
+	KNotKey                                 // a key name, though no key is read or written (SUBSCRIBE's channel)
+	KIncomplete                             // the spec may not find every key
+	KVariableFlags                          // a call's flags depend on its arguments
+)
+
+// KeySpecFlagNames are the flags' names, as COMMAND INFO writes them.
+var KeySpecFlagNames = []struct {
+	Flag KeySpecFlags
+	Name string
+}{
+	{KRO, "RO"}, {KRW, "RW"}, {KOW, "OW"}, {KRM, "RM"}, {KAccess, "access"}, {KUpdate, "update"},
+	{KInsert, "insert"}, {KDelete, "delete"}, {KNotKey, "not_key"}, {KIncomplete, "incomplete"},
+	{KVariableFlags, "variable_flags"},
+}
+
+// Names are the flags' names, in COMMAND INFO's order.
+func (f KeySpecFlags) Names() []string {
+	var out []string
+	for _, n := range KeySpecFlagNames {
+		if f&n.Flag != 0 {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }

@@ -138,15 +138,48 @@ func (s *Store) stampOf(key []byte) (stamp uint32, found bool) {
 	sh := s.shardOf(h)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	sl, ok := s.findLocked(sh, h, key)
-	if !ok || sl.rec.stale != 0 && sl.rec.expiredAt(s.now()) {
+	sl, ok := s.unexpiredLocked(sh, h, key)
+	if !ok {
 		return 0, false
 	}
 	return sh.index.Stamp(sl.pos), true
+}
+
+// unexpiredLocked finds key in sh if it is live, leaving a key past its
+// deadline where it is; the caller holds sh.mu.
+func (s *Store) unexpiredLocked(sh *shard, h uint64, key []byte) (slot, bool) {
+	sl, ok := s.findLocked(sh, h, key)
+	return sl, ok && (sl.rec.stale == 0 || !sl.rec.expiredAt(s.now()))
 }
 
 // has reports whether key is live, without an access.
 func (s *Store) has(key []byte) bool {
 	_, found := s.stampOf(key)
 	return found
+}
+
+// SetAccess sets key's access stamp as RESTORE's IDLETIME and FREQ do
+// (Redis's objectSetLRUOrLFU): with allkeys-lfu, freq (0 to 255) becomes
+// the counter, as of this minute; with another policy, the last access
+// becomes idle seconds ago, no earlier than the clock's zero. A negative
+// value is one not given, and the one the policy does not keep is
+// ignored. It reports whether key is live.
+func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
+	lfu := s.EvictionPolicy() == AllKeysLFU
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sl, ok := s.unexpiredLocked(sh, h, key)
+	if !ok {
+		return false
+	}
+	now := s.clockSeconds()
+	switch {
+	case lfu && freq >= 0:
+		sh.index.SetStamp(sl.pos, lfuStamp(now, uint32(min(freq, lfuCounterMax))))
+	case !lfu && idle >= 0:
+		sh.index.SetStamp(sl.pos, uint32(max(int64(now)-idle, 0)))
+	}
+	return true
 }

@@ -98,15 +98,29 @@ func (s *Store) editStringsLocked(keys [][]byte, at []stringAt, fn func([]string
 // countReads counts the first n keys' lookups as reads, as GET counts its
 // key: a hit for a live key of any type (noted by the eviction policy), a
 // miss for another. Redis's PFCOUNT and PFMERGE look their keys up as
-// reads, one by one until one fails.
-func (s *Store) countReads(keys [][]byte, at []stringAt, n int) {
+// reads, one by one until one fails. With told, the misses were
+// reported already (missesOf).
+func (s *Store) countReads(keys [][]byte, at []stringAt, n int, told bool) {
 	for i, k := range keys[:min(n, len(at))] {
 		h := s.hash(k)
-		if at[i].found {
+		switch {
+		case at[i].found:
 			s.shardOf(h).hits.Add(1)
 			s.noteRead(h)
-		} else {
+		case told:
 			s.shardOf(h).misses.Add(1)
+		default:
+			s.missed(s.shardOf(h), k)
+		}
+	}
+}
+
+// missesOf reports the misses among the first n of keys, for PFMERGE,
+// which reads them all before it creates its destination.
+func (s *Store) missesOf(keys [][]byte, at []stringAt, n int) {
+	for i, k := range keys[:min(n, len(at))] {
+		if !at[i].found {
+			s.notifyQuiet(Missed, k)
 		}
 	}
 }
@@ -152,7 +166,7 @@ func (s *Store) PFCount(keys [][]byte) (card int64, err error) {
 			return nil, false, nil
 		})
 	}
-	s.countReads(keys, at, looked)
+	s.countReads(keys, at, looked, false)
 	return card, err
 }
 
@@ -160,17 +174,19 @@ func (s *Store) PFCount(keys [][]byte) (card int64, err error) {
 // into dst, creating it if missing. dst is dense if any of them is.
 func (s *Store) PFMerge(dst []byte, srcs [][]byte) error {
 	keys := append([][]byte{dst}, srcs...)
-	looked := len(keys)
+	looked, told := len(keys), false
 	at, err := s.editStrings(keys, func(at []stringAt) ([]byte, bool, error) {
 		var m hll.Max
 		dense, n, err := mergeAll(&m, at)
 		if looked = n; err != nil {
 			return nil, false, err
 		}
+		s.missesOf(keys, at, n)
+		told = true
 		next, err := m.Store(at[0].value, dense, s.sparseMax())
 		return next, err == nil, err
 	})
-	s.countReads(keys, at, looked)
+	s.countReads(keys, at, looked, told)
 	return err
 }
 

@@ -321,15 +321,25 @@ func (s *Store) LMove(src, dst []byte, fromLeft, toLeft bool) (elem []byte, foun
 }
 
 func (s *Store) lmoveLocked(src, dst []byte, fromLeft, toLeft bool) ([]byte, bool, error) {
-	if _, found, err := s.readCollLocked(src, TypeList); err != nil || !found {
+	if _, found, err := s.lookupCollLocked(src, TypeList); err != nil || !found {
 		return nil, false, err
 	}
-	if _, _, err := s.readCollLocked(dst, TypeList); err != nil {
+	if _, _, err := s.lookupCollLocked(dst, TypeList); err != nil {
 		return nil, false, err
 	}
 	limit := s.nodeLimit()
 	var elem []byte
 	hs, hd := s.hash(src), s.hash(dst)
+	if bytes.Equal(src, dst) {
+		// One write: the list is never empty, so never removed and made
+		// again (Redis sends no "new" for a rotation).
+		err := s.writeCollLocked(s.shardOf(hs), hs, src, TypeList, func(cur collection, _ bool) (collection, collChange, error) {
+			next, popped := listPop(cur, 1, fromLeft, limit)
+			elem = popped[0]
+			return listPush(next, [][]byte{elem}, toLeft, limit), collStore, nil
+		})
+		return elem, err == nil, err
+	}
 	err := s.writeCollLocked(s.shardOf(hs), hs, src, TypeList, func(cur collection, _ bool) (collection, collChange, error) {
 		next, popped := listPop(cur, 1, fromLeft, limit)
 		elem = popped[0]
@@ -362,7 +372,7 @@ func (s *Store) LMPop(keys [][]byte, count int, left bool) (key []byte, popped [
 func (s *Store) lmpopLocked(keys [][]byte, count int, left bool) ([]byte, [][]byte, error) {
 	limit := s.nodeLimit()
 	for _, k := range keys {
-		_, found, err := s.readCollLocked(k, TypeList)
+		_, found, err := s.lookupCollLocked(k, TypeList)
 		if err != nil {
 			return nil, nil, err
 		}

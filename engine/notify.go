@@ -31,6 +31,15 @@ const (
 	// the store had no copy: a reader that misses here reads the key from
 	// elsewhere, and what it gets has changed.
 	Invalidated
+	// Created: a write is about to add key, which was not live (Redis's
+	// dbAdd, its "new" event): told before that write's Written, and not
+	// counted in Changes. RENAME's and COPY's destination is created even
+	// when it replaces a key, as Redis deletes it first.
+	Created
+	// Missed: a read found no live key (Redis's lookupKeyRead miss, its
+	// "keymiss" event), counted in keyspace_misses and not in Changes. No
+	// shard lock is held.
+	Missed
 )
 
 // Change is one change to what a reader of a key would get.
@@ -86,6 +95,20 @@ func (s *Store) notifyLoaded(key []byte) {
 	if l := s.listener.Load(); l != nil {
 		(*l)(Change{Kind: Written, Key: key, Loaded: true})
 	}
+}
+
+// notifyQuiet tells the listener, if any, of a Created or Missed, which
+// are no change of a value.
+func (s *Store) notifyQuiet(kind ChangeKind, key []byte) {
+	if s.listener.Load() != nil {
+		s.tell(kind, key)
+	}
+}
+
+// missed counts a read of key in sh that found no live key.
+func (s *Store) missed(sh *shard, key []byte) {
+	sh.misses.Add(1)
+	s.notifyQuiet(Missed, key)
 }
 
 // Changes counts the store's changes since it was made: every write and

@@ -11,15 +11,20 @@ import (
 	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
-// changeLog is a listener that records what it is told.
+// changeLog is a listener that records what it is told: the changes,
+// and with quiet the notices of keys created and reads missed too.
 type changeLog struct {
-	mu  sync.Mutex
-	got []string
+	mu    sync.Mutex
+	got   []string
+	quiet bool
 }
 
 func (l *changeLog) listen(ch Change) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.quiet && (ch.Kind == Created || ch.Kind == Missed) {
+		return
+	}
 	l.got = append(l.got, fmt.Sprintf("%s %s", kindName(ch.Kind), ch.Key))
 }
 
@@ -34,7 +39,8 @@ func (l *changeLog) take() []string {
 
 func kindName(k ChangeKind) string {
 	return map[ChangeKind]string{Written: "written", Deleted: "deleted", Expired: "expired",
-		Evicted: "evicted", Rejected: "rejected", Flushed: "flushed", Invalidated: "invalidated"}[k]
+		Evicted: "evicted", Rejected: "rejected", Flushed: "flushed", Invalidated: "invalidated",
+		Created: "created", Missed: "missed"}[k]
 }
 
 // TestListenerHearsEveryChange runs each kind of write and removal and
@@ -180,7 +186,11 @@ func TestListenerHearsThePolicy(t *testing.T) {
 func TestLoadedWritesSaySo(t *testing.T) {
 	s, _ := newClockStore(t)
 	var got []string
-	s.Listen(func(ch Change) { got = append(got, fmt.Sprintf("%s %s %v", kindName(ch.Kind), ch.Key, ch.Loaded)) })
+	s.Listen(func(ch Change) {
+		if ch.Kind != Created {
+			got = append(got, fmt.Sprintf("%s %s %v", kindName(ch.Kind), ch.Key, ch.Loaded))
+		}
+	})
 	mustSet(t, s, "a", "v", SetOptions{Loaded: true})
 	mustSet(t, s, "b", "v", SetOptions{})
 	mustSet(t, s, "a", "w", SetOptions{Loaded: true, Condition: IfAbsent}) // not written: not told
@@ -196,5 +206,60 @@ func TestLoadedWritesSaySo(t *testing.T) {
 	deleted = nil
 	if n := s.DeleteEach([][]byte{[]byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 0 || deleted != nil {
 		t.Fatalf("DeleteEach of a missing key: %d, %v", n, deleted)
+	}
+}
+
+// TestListenerCreatedAndMissed: a write that adds a key is told as Created
+// before its Written, where Redis's dbAdd is (RENAME's destination even
+// when it replaced one), and a read that finds nothing as Missed, where
+// Redis's lookupKeyRead misses; neither counts as a change.
+func TestListenerCreatedAndMissed(t *testing.T) {
+	s, _ := newClockStore(t)
+	log := changeLog{quiet: true}
+	s.Listen(log.listen)
+	b := func(keys ...string) [][]byte {
+		out := make([][]byte, len(keys))
+		for i, k := range keys {
+			out[i] = []byte(k)
+		}
+		return out
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"set", func() { set(t, s, "k", "v") }, []string{"created k", "written k"}},
+		{"set again", func() { set(t, s, "k", "w") }, []string{"written k"}},
+		{"get a missing key", func() { s.Get([]byte("nope")) }, []string{"missed nope"}},
+		{"get a live key", func() { s.Get([]byte("k")) }, nil},
+		{"mset", func() { s.SetMulti(b("k", "m", "1", "2"), Always) }, []string{"written k", "created 1", "written 1"}},
+		{"rename over a key", func() { s.Rename([]byte("k"), []byte("m"), false) },
+			[]string{"created m", "written m", "deleted k"}},
+		{"lookup without touch", func() { s.LookupNoTouch([]byte("nope")) }, []string{"missed nope"}},
+		{"inspect", func() { s.Inspect([]byte("nope")) }, nil},
+		{"count a miss", func() { s.CountMiss([]byte("x")) }, []string{"missed x"}},
+		{"rotate a list of one", func() {
+			s.LPush([]byte("l"), b("a"), true, false)
+			s.LMove([]byte("l"), []byte("l"), true, false)
+		}, []string{"created l", "written l", "written l"}},
+		{"pfmerge into a missing key", func() { s.PFMerge([]byte("p"), b("q")) },
+			[]string{"missed p", "missed q", "created p", "written p"}},
+		// A fenced write of no load is the shared tier's copy of a key that
+		// exists elsewhere; a fill creates its key.
+		{"a copy", func() { mustSet(t, s, "c", "v", SetOptions{Fence: s.Fence([]byte("c"))}) }, []string{"written c"}},
+		{"a fill", func() { mustSet(t, s, "f", "v", SetOptions{Fence: s.Fence([]byte("f")), Loaded: true}) },
+			[]string{"created f", "written f"}},
+	}
+	changes := s.Changes()
+	for _, st := range steps {
+		st.do()
+		if got := log.take(); !slices.Equal(got, st.want) {
+			t.Errorf("%s: listener told %q, want %q", st.name, got, st.want)
+		}
+	}
+	// Written k, k, k and 1, m and k's removal, l twice, p, c, f.
+	if got := s.Changes() - changes; got != 11 {
+		t.Errorf("Changes counted %d, want 11", got)
 	}
 }

@@ -104,7 +104,7 @@ func (s *Store) readAt(sh *shard, h uint64, key []byte, mode readMode, fn func(r
 	sh.mu.RLock()
 	r := s.readLocked(sh, h, key, mode, fn)
 	sh.mu.RUnlock()
-	s.afterRead(sh, h, mode, r)
+	s.afterRead(sh, h, key, mode, r)
 	return r.found, r.expired
 }
 
@@ -140,7 +140,7 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 // afterRead does what mode asks of a read once the shard's lock is
 // released: an expired key is removed and counts as a miss, but is not
 // reported to the eviction policy.
-func (s *Store) afterRead(sh *shard, h uint64, mode readMode, r readResult) {
+func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r readResult) {
 	if r.expired && mode&readExpires != 0 {
 		s.expireIfStill(sh, h, r.loc)
 	}
@@ -148,7 +148,7 @@ func (s *Store) afterRead(sh *shard, h uint64, mode readMode, r readResult) {
 		if r.found || r.otherType {
 			sh.hits.Add(1)
 		} else {
-			sh.misses.Add(1)
+			s.missed(sh, key)
 		}
 	}
 	if !r.expired && mode&readNotes != 0 {
@@ -213,7 +213,7 @@ func (s *Store) ReadMulti(keys [][]byte, mode ReadMode, fn func(i int, t Type, v
 	}
 	unlockShards(shards, (*sync.RWMutex).RUnlock)
 	for i, h := range hashes {
-		s.afterRead(s.shardOf(h), h, mode, results[i])
+		s.afterRead(s.shardOf(h), h, keys[i], mode, results[i])
 	}
 	return live
 }
@@ -356,7 +356,14 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	if r.obj != nil {
 		r.value = s.holdLocked(sh, r.obj, heapCharge(r.value))
 	}
-	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+	var err error
+	if opts.Fence != nil && !opts.Loaded {
+		// A fenced write of no load is a copy from the shared tier.
+		err = s.storeCopyLocked(sh, h, sl, found, r)
+	} else {
+		err = s.storeLocked(sh, h, sl, found, r)
+	}
+	if err != nil {
 		sh.dropNewLocked(&r)
 		return SetResult{}, err
 	}
@@ -843,7 +850,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 	sh.mu.Unlock()
 	s.feeder.feed()
 	if !found {
-		sh.misses.Add(1)
+		s.missed(sh, key)
 		return nil, false
 	}
 	sh.hits.Add(1)

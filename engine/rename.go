@@ -61,7 +61,7 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 		if found {
 			srcShard.hits.Add(1)
 		} else {
-			srcShard.misses.Add(1)
+			s.missed(srcShard, src)
 		}
 	}
 	if !found {
@@ -91,6 +91,10 @@ func (s *Store) transferLocked(src, dst []byte, move bool, write func(to, same b
 	if err := s.storeLocked(dstShard, hd, to, toFound, r); err != nil {
 		dstShard.dropNewLocked(&r)
 		return err
+	}
+	if toFound {
+		// Redis deletes the destination and adds it anew.
+		s.notifyQuiet(Created, dst)
 	}
 	// WATCH and client-side caching see both keys change, as Redis
 	// signals both for RENAME.

@@ -179,11 +179,11 @@ func (s *Store) SMove(src, dst, member []byte) (moved bool, err error) {
 }
 
 func (s *Store) smoveLocked(src, dst, member []byte) (bool, error) {
-	from, found, err := s.readCollLocked(src, TypeSet)
+	from, found, err := s.lookupCollLocked(src, TypeSet)
 	if err != nil || !found {
 		return false, err
 	}
-	if _, _, err := s.readCollLocked(dst, TypeSet); err != nil {
+	if _, _, err := s.lookupCollLocked(dst, TypeSet); err != nil {
 		return false, err
 	}
 	if bytes.Equal(src, dst) {

@@ -171,7 +171,7 @@ func (s *Store) sortLocked(key, dst []byte, q SortQuery, by sortPattern, gets []
 		}
 		c = sh.collectionOf(&sl.rec)
 	} else {
-		sh.misses.Add(1)
+		s.missed(sh, key)
 	}
 	noSort := q.NoSort
 	alpha := q.Alpha
@@ -384,7 +384,7 @@ func (s *Store) sortLookupLocked(p sortPattern, elem []byte) ([]byte, bool) {
 	sh := s.shardOf(h)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	if !found {
-		sh.misses.Add(1)
+		s.missed(sh, key)
 		return nil, false
 	}
 	sh.hits.Add(1)

@@ -566,7 +566,18 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // storeLocked writes a record for r.key in sh, replacing the one in old if
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
 // writing, and must call s.feeder.feed after releasing it.
+// A key it adds is told as Created.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
+	err := s.storeCopyLocked(sh, h, old, found, r)
+	if !found && err == nil {
+		s.notifyQuiet(Created, r.key)
+	}
+	return err
+}
+
+// storeCopyLocked is storeLocked of a copy of a key that is elsewhere
+// (the shared tier's), which is no key created.
+func (s *Store) storeCopyLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	changed, err := s.placeLocked(sh, h, old, found, r)
 	if changed {
 		s.feeder.queue(h, s.hashCostLocked(sh, h))

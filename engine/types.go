@@ -283,11 +283,27 @@ func (s *Store) readCollLocked(key []byte, t Type) (c collection, found bool, er
 	sh := s.shardOf(h)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	if !found {
-		sh.misses.Add(1)
+		s.missed(sh, key)
 		return collection{}, false, nil
 	}
 	sh.hits.Add(1)
 	if sl.rec.typ() != t {
+		return collection{}, false, ErrWrongType
+	}
+	return sh.collectionOf(&sl.rec), true, nil
+}
+
+// lookupCollLocked is readCollLocked as Redis's lookupKeyWrite, for a
+// key the command writes (LMOVE's, SMOVE's, the pops'): neither a hit nor
+// a miss is counted.
+func (s *Store) lookupCollLocked(key []byte, t Type) (c collection, found bool, err error) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sl, found := s.liveKeyLocked(sh, h, key)
+	switch {
+	case !found:
+		return collection{}, false, nil
+	case sl.rec.typ() != t:
 		return collection{}, false, ErrWrongType
 	}
 	return sh.collectionOf(&sl.rec), true, nil

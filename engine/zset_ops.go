@@ -548,7 +548,7 @@ func (s *Store) zsetOpLocked(op ZSetOp, limit int) ([]zent, error) {
 		sh := s.shardOf(h)
 		sl, found := s.liveKeyLocked(sh, h, k)
 		if !found {
-			sh.misses.Add(1)
+			s.missed(sh, k)
 			continue
 		}
 		sh.hits.Add(1)

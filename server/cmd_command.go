@@ -149,13 +149,18 @@ func getKeys(c *Conn, args [][]byte, flags bool) {
 }
 
 // keySpecFlags are Redis 7's key spec flags of cmd's i-th key in a call
-// with args, derived from what the ACL knows of it (keyUse): RO access
-// for a key read, OW update for one written without being read, RW access
-// update for both, RO for one neither (EXISTS, TYPE); a source that
-// RENAME and the moves take away is RW access delete, and PFMERGE's
-// destination RW access insert. Redis's own specs say more for some
-// commands (DEL's RM delete, LPUSH's and SADD's insert): docs/commands.md.
+// with args: those of the key spec that finds it (specOfKey), as Redis's
+// getKeysFromCommandWithSpecs; where no spec says (a command without
+// specs, one whose flags vary with the call, one whose specs cannot find
+// every key: SET, SORT, EVAL's own), derived from what the ACL knows of
+// it (keyUse): RO access for a key read, OW update for one written
+// without being read, RW access update for both, RO for one neither; a
+// source that RENAME and the moves take away is RW access delete, and
+// PFMERGE's destination RW access insert.
 func (cmd *command) keySpecFlags(args [][]byte, i int) []string {
+	if spec, ok := cmd.specOfKey(args, i); ok {
+		return spec.Flags.Names()
+	}
 	read, write := cmd.keyUse(args, i)
 	switch {
 	case cmd.Access == commands.KeysRename && i == 0:
@@ -170,6 +175,161 @@ func (cmd *command) keySpecFlags(args [][]byte, i int) []string {
 		return []string{"RO", "access"}
 	}
 	return []string{"RO"}
+}
+
+// keySpecs are cmd's key specs: its Spec's, or one derived from its key
+// positions and access (keySpecFlags), or none for a command without keys.
+func (cmd *command) keySpecs() []commands.KeySpec {
+	if cmd.KeySpecs != nil || cmd.FirstKey <= 0 {
+		return cmd.KeySpecs
+	}
+	// The access of a call without arguments: a VarAccess reads them.
+	sp := *cmd.Spec
+	sp.VarAccess = nil
+	plain := command{Spec: &sp}
+	var flags commands.KeySpecFlags
+	for _, name := range plain.keySpecFlags(nil, 0) {
+		for _, f := range commands.KeySpecFlagNames {
+			if f.Name == name {
+				flags |= f.Flag
+			}
+		}
+	}
+	last := cmd.LastKey
+	if last > 0 {
+		last -= cmd.FirstKey
+	}
+	return []commands.KeySpec{{Flags: flags, Index: cmd.FirstKey, LastKey: last, Step: cmd.Step}}
+}
+
+// specOfKey finds the key spec of cmd that finds its i-th key in a call
+// with args, walking its specs in order as Redis does; ok is false when
+// a spec is unknown or incomplete, or its flags vary, and for a command
+// whose Spec states none.
+func (cmd *command) specOfKey(args [][]byte, i int) (commands.KeySpec, bool) {
+	n := 0
+	for _, ks := range cmd.KeySpecs {
+		if ks.Unknown || ks.Flags&(commands.KIncomplete|commands.KVariableFlags) != 0 {
+			return commands.KeySpec{}, false
+		}
+		found := specKeys(ks, args)
+		if i < n+found {
+			return ks, true
+		}
+		n += found
+	}
+	return commands.KeySpec{}, false
+}
+
+// specKeys counts the keys ks finds in args, as Redis's
+// getKeysUsingKeySpecs: none if its search runs out of the arguments.
+func specKeys(ks commands.KeySpec, args [][]byte) int {
+	first := ks.Index
+	if ks.Keyword != "" {
+		first = keywordStart(ks, args)
+	}
+	if first <= 0 || first >= len(args) {
+		return 0
+	}
+	step := max(ks.Step, 1)
+	var last int
+	switch {
+	case ks.KeyNum:
+		if first+ks.NumKeys >= len(args) {
+			return 0
+		}
+		n, ok := resp.ParseInt(args[first+ks.NumKeys])
+		if !ok || n < 0 {
+			return 0
+		}
+		first += ks.FirstKey
+		last = first + int(n-1)*step
+	case ks.LastKey >= 0:
+		last = first + ks.LastKey
+	default:
+		last = len(args) + ks.LastKey
+		if ks.Limit > 1 {
+			last = first + (last-first+1)/ks.Limit - 1
+		}
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	if last < first {
+		return 0
+	}
+	return (last-first)/step + 1
+}
+
+// keywordStart is the argument after ks's keyword, searched for from its
+// StartFrom, or 0 if it is not there.
+func keywordStart(ks commands.KeySpec, args [][]byte) int {
+	start, end, dir := ks.StartFrom, len(args), 1
+	if start < 0 {
+		start, end, dir = len(args)+start, 0, -1
+	}
+	for j := start; j != end && j > 0 && j < len(args); j += dir {
+		if resp.EqualFold(args[j], ks.Keyword) {
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// writeKeySpecs writes key specs as COMMAND INFO does: a set of maps.
+func writeKeySpecs(c *Conn, specs []commands.KeySpec) {
+	c.w.Set(len(specs))
+	for _, ks := range specs {
+		n := 3
+		if ks.Notes != "" {
+			n++
+			c.w.Map(n)
+			c.w.BulkString("notes")
+			c.w.BulkString(ks.Notes)
+		} else {
+			c.w.Map(n)
+		}
+		c.w.BulkString("flags")
+		writeStatusSet(c, ks.Flags.Names()...)
+		step := int64(max(ks.Step, 1))
+		c.w.BulkString("begin_search")
+		switch {
+		case ks.Unknown:
+			writeSearch(c, "unknown")
+		case ks.Keyword != "":
+			writeSearch(c, "keyword", "keyword", ks.Keyword, "startfrom", int64(ks.StartFrom))
+		default:
+			writeSearch(c, "index", "index", int64(ks.Index))
+		}
+		c.w.BulkString("find_keys")
+		switch {
+		case ks.Unknown:
+			writeSearch(c, "unknown")
+		case ks.KeyNum:
+			writeSearch(c, "keynum", "keynumidx", int64(ks.NumKeys), "firstkey", int64(ks.FirstKey), "keystep", step)
+		default:
+			writeSearch(c, "range", "lastkey", int64(ks.LastKey), "keystep", step, "limit", int64(ks.Limit))
+		}
+	}
+}
+
+// writeSearch writes a key spec's begin_search or find_keys: its type and
+// its spec, a map of the name and value pairs in fields.
+func writeSearch(c *Conn, typ string, fields ...any) {
+	c.w.Map(2)
+	c.w.BulkString("type")
+	c.w.BulkString(typ)
+	c.w.BulkString("spec")
+	c.w.Map(len(fields) / 2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		c.w.BulkString(fields[i].(string))
+		switch v := fields[i+1].(type) {
+		case string:
+			c.w.BulkString(v)
+		case int64:
+			c.w.Int(v)
+		}
+	}
 }
 
 func (s *Server) sortedCommands() []*command {
@@ -218,7 +378,7 @@ func writeCommandInfo(c *Conn, cmd *command) {
 	}
 	writeStatusSet(c, cats...)
 	c.w.Set(0) // tips
-	c.w.Set(0) // key specs
+	writeKeySpecs(c, cmd.keySpecs())
 	if len(cmd.subcommands) == 0 {
 		c.w.Set(0)
 		return
@@ -256,6 +416,7 @@ func writeCommandDocs(c *Conn, cmd *command) {
 	c.w.BulkString(complexity(cmd))
 	if len(args) > 0 {
 		c.w.BulkString("arguments")
+		numberKeyArgs(args, cmd.keySpecs(), &keyArgCounter{})
 		writeDocArgs(c, args)
 	}
 }
@@ -275,6 +436,36 @@ type docArg struct {
 	optional bool
 	multiple bool
 	args     []docArg
+	// keySpec is the index of the key spec of a key argument, plus one
+	// (0: none).
+	keySpec int
+}
+
+// keyArgCounter is where numberKeyArgs is in a command's key specs.
+type keyArgCounter struct {
+	next    int // the spec of the next key argument
+	pattern int // the spec of the patterns, plus one, once one had it
+}
+
+// numberKeyArgs gives the key arguments, in their order, the key specs of
+// the command: the n-th key argument the n-th spec, the ones past the
+// last spec the last (LCS's key1 and key2 are its one); and the patterns
+// that name keys (SORT's BY and GET), the unknown spec they come to.
+func numberKeyArgs(args []docArg, specs []commands.KeySpec, at *keyArgCounter) {
+	for i := range args {
+		switch a := &args[i]; {
+		case len(specs) == 0:
+		case a.typ == "key":
+			a.keySpec = min(at.next, len(specs)-1) + 1
+			at.next++
+		case a.typ == "pattern" && at.pattern > 0:
+			a.keySpec = at.pattern
+		case a.typ == "pattern" && at.next < len(specs) && specs[at.next].Unknown:
+			at.next++
+			a.keySpec, at.pattern = at.next, at.next
+		}
+		numberKeyArgs(args[i].args, specs, at)
+	}
 }
 
 // writeDocArgs writes an argument list: an array of maps, each argument's
@@ -284,6 +475,9 @@ func writeDocArgs(c *Conn, args []docArg) {
 	for _, a := range args {
 		n := 2
 		if a.token != "" {
+			n++
+		}
+		if a.keySpec > 0 {
 			n++
 		}
 		var flags []string
@@ -304,6 +498,10 @@ func writeDocArgs(c *Conn, args []docArg) {
 		c.w.BulkString(a.name)
 		c.w.BulkString("type")
 		c.w.BulkString(a.typ)
+		if a.keySpec > 0 {
+			c.w.BulkString("key_spec_index")
+			c.w.Int(int64(a.keySpec - 1))
+		}
 		if a.token != "" {
 			c.w.BulkString("token")
 			c.w.BulkString(a.token)
@@ -472,7 +670,7 @@ func isClose(t string) bool { return t == "]" || t == ")" }
 func plainArg(name string) docArg {
 	typ := "string"
 	switch name {
-	case "key", "key1", "key2", "newkey", "destkey", "source", "destination":
+	case "key", "key1", "key2", "newkey", "destkey", "source", "destination", "sourcekey", "src", "dst":
 		typ = "key"
 	case "pattern":
 		typ = "pattern"

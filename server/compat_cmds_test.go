@@ -672,3 +672,54 @@ func TestCmdsNoTouch(t *testing.T) {
 		t.Errorf("reads under NO-TOUCH counted %d hits, want 5", got)
 	}
 }
+
+// TestCompatCmdsRestoreAccess: RESTORE's FREQ and IDLETIME set what OBJECT
+// FREQ and IDLETIME then read, whichever of them the policy keeps, as
+// Redis's objectSetLRUOrLFU; the other is accepted and ignored.
+func TestCompatCmdsRestoreAccess(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		p.flush(t)
+		var steps [][]string
+		step := func(args ...string) { steps = append(steps, args) }
+		for _, c := range []*compatConn{p.redis, p.ours} {
+			if r, err := c.do("SET", "src", "v"); err != nil || r.String() != "+OK" {
+				t.Fatalf("SET: %v %v", r, err)
+			}
+		}
+		payload, err := p.ours.do("DUMP", "src")
+		if err != nil || payload.kind != '$' {
+			t.Fatalf("DUMP: %v %v", payload, err)
+		}
+		pl := payload.str
+		step("RESTORE", "f", "0", pl, "FREQ", "100")
+		step("OBJECT", "FREQ", "f")
+		step("RESTORE", "f0", "0", pl, "FREQ", "0")
+		step("OBJECT", "FREQ", "f0")
+		step("RESTORE", "f255", "0", pl, "FREQ", "255")
+		step("OBJECT", "FREQ", "f255")
+		step("RESTORE", "f", "0", pl, "REPLACE", "FREQ", "3")
+		step("OBJECT", "FREQ", "f")
+		step("RESTORE", "i", "0", pl, "IDLETIME", "1000")
+		step("OBJECT", "FREQ", "i")
+		step("CONFIG", "SET", "maxmemory-policy", "noeviction")
+		step("RESTORE", "i2", "0", pl, "IDLETIME", "1000")
+		step("OBJECT", "IDLETIME", "i2")
+		step("RESTORE", "i3", "0", pl, "IDLETIME", "0")
+		step("OBJECT", "IDLETIME", "i3")
+		step("RESTORE", "i4", "0", pl, "FREQ", "50")
+		step("OBJECT", "IDLETIME", "i4")
+		step("OBJECT", "FREQ", "i4")
+		step("RESTORE", "i2", "0", pl, "REPLACE", "IDLETIME", "86400")
+		step("OBJECT", "IDLETIME", "i2")
+		step("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+		for _, args := range steps {
+			want, got := p.redis.run(compatExact, args), p.ours.run(compatExact, args)
+			if want != got {
+				t.Errorf("%.40q: redis %s, ours %s", args, want, got)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ package server
 // render the same as Redis's, in RESP2 and RESP3 (pushes).
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -386,4 +387,56 @@ func TestCompatNotifyOwnWrites(t *testing.T) {
 		psN(0, 5, "SET a 2 EX 100"),
 		ps(0, "GET a"),
 	}})
+}
+
+// TestCompatNotifyNewAndMiss: with n and m on, every script above sends
+// Redis's "new" where it creates a key and "keymiss" where it reads one
+// that is missing, each in its place among the others; a script of reads
+// of missing keys, of every type and every shape of lookup, sends
+// keymiss where Redis's lookupKeyRead misses, and not for the writes that
+// find no key, for OBJECT or for a blocked client's wait.
+func TestCompatNotifyNewAndMiss(t *testing.T) {
+	redisAddr, oursAddr := startNotifyServers(t, "KEA")
+	var scripts []notifyScript
+	for _, sc := range notifyScripts() {
+		if sc.classes != "KEA" {
+			continue
+		}
+		sc.classes = "KEAnm"
+		// MSET's and SMOVE's new keys are told before their other events
+		// (docs/commands.md): compared in "new alone", without the others.
+		sc.cmds = slices.DeleteFunc(slices.Clone(sc.cmds), func(c string) bool {
+			return strings.HasPrefix(c, "MSET") || strings.HasPrefix(c, "SMOVE")
+		})
+		scripts = append(scripts, sc)
+	}
+	scripts = append(scripts,
+		notifyScript{name: "reads of missing keys", classes: "KEm", cmds: []string{
+			"GET nope", "MGET a b c", "SET a 1", "MGET a b", "EXISTS a b", "TYPE nope", "STRLEN nope", "GETRANGE nope 0 1",
+			"GETEX nope", "GETDEL nope", "GETBIT nope 1", "BITCOUNT nope", "BITPOS nope 1", "BITFIELD_RO nope GET u8 0",
+			"HGET nope f", "HGETALL nope", "HEXISTS nope f", "HLEN nope", "HMGET nope a b", "HRANDFIELD nope",
+			"LRANGE nope 0 -1", "LLEN nope", "LINDEX nope 0", "LPOS nope a", "LPOP nope", "RPOPLPUSH nope d",
+			"SMEMBERS nope", "SCARD nope", "SISMEMBER nope a", "SMISMEMBER nope a", "SRANDMEMBER nope", "SPOP nope",
+			"SINTER a nope", "SUNION nope nope2", "SINTERCARD 2 nope nope2", "SINTERSTORE d nope nope2", "SMOVE nope d m",
+			"ZRANGE nope 0 -1", "ZSCORE nope m", "ZCARD nope", "ZRANK nope m", "ZUNION 2 nope nope2", "ZINTERCARD 1 nope",
+			"ZRANDMEMBER nope", "ZPOPMIN nope", "ZUNIONSTORE d 2 nope nope2", "ZRANGESTORE d nope 0 -1",
+			"PFCOUNT nope nope2", "PFMERGE d nope", "LCS nope nope2", "DUMP nope", "TTL nope", "PTTL nope", "EXPIRETIME nope",
+			"TOUCH nope a", "OBJECT ENCODING nope", "OBJECT FREQ nope", "COPY nope d", "RENAME nope d", "EXPIRE nope 10",
+			"PERSIST nope", "DEL nope", "INCR n", "APPEND ap x", "SETRANGE sr 0 x", "LPUSHX nope x", "SETNX nx v",
+			"SORT nope", "RPUSH l 2 1", "SORT l BY w_* GET o_* GET #", "SORT_RO nope",
+			"EVAL return(redis.call('get','ev')) 0", "MULTI", "GET m1", "HGET m2 f", "EXEC", "CLIENT NO-EVICT on",
+		}},
+		notifyScript{name: "blocked wait", classes: "KEm", blocked: "BLPOP q 0", cmds: []string{"RPUSH q x"}},
+		notifyScript{name: "new alone", classes: "En", cmds: []string{
+			"SET a 1", "SET a 2", "DEL a", "SET a 1", "RENAME a b", "SET c 1", "RENAME b c", "COPY c d", "COPY c d REPLACE",
+			"LPUSH l x", "LPUSH l y", "HSET h f v", "SADD s m", "ZADD z 1 m", "PFADD p x", "SETBIT b 1 1", "INCR i",
+			"INCRBYFLOAT f 1", "APPEND ap x", "SETRANGE sr 1 x", "MSET m1 1 m2 2 c 3", "MSETNX m3 1", "GETSET g v",
+			"SINTERSTORE si s s", "SUNIONSTORE si s", "ZUNIONSTORE zu 1 z", "SMOVE s s2 m", "LMOVE l l2 LEFT LEFT",
+			"RPOPLPUSH l2 l2", "HSETNX hn f v", "ZRANGESTORE zr z 0 -1", "BITFIELD bf SET u8 0 1", "SETEX se 10 v",
+			"LINSERT nope BEFORE a b", "SINTERSTORE e1 nope s", "EVAL redis.call('set','ev','1') 0",
+			"BITOP OR bo b", "PFMERGE pm p", "RESTORE r 0 {dump:c}", "RESTORE r 0 {dump:c} REPLACE", "SORT l STORE so",
+			"SET ex v EX 100", "SET ex v XX", "SET nx v NX", "HINCRBY hi f 1", "ZINCRBY zi 1 m", "GET gone",
+		}},
+	)
+	runNotifyScripts(t, redisAddr, oursAddr, scripts)
 }

@@ -1158,10 +1158,22 @@ func compatScripts() []compatScript {
 			cs("COMMAND GETKEYS flushall sync"), cs("COMMAND GETKEYS client id"), cs("COMMAND GETKEYS watch a b"),
 			cs("COMMAND GETKEYS hset h f v"), cs("COMMAND GETKEYS sinterstore d a b"),
 		}},
-		// The keys' flags, derived from what the ACL knows of each key:
-		// the commands where that says what Redis's key specs say, and
-		// GETKEYS's errors (docs/commands.md names those it does not).
+		// The keys' flags, from each command's key specs, and where a call's
+		// flags vary (SET, SORT) from what it does; GETKEYS's errors.
 		{name: "command-getkeysandflags", steps: []compatStep{
+			cs("COMMAND GETKEYSANDFLAGS del a b"), cs("COMMAND GETKEYSANDFLAGS unlink a"), cs("COMMAND GETKEYSANDFLAGS expire a 1"),
+			cs("COMMAND GETKEYSANDFLAGS persist a"), cs("COMMAND GETKEYSANDFLAGS hset h f v"), cs("COMMAND GETKEYSANDFLAGS zadd z 1 m"),
+			cs("COMMAND GETKEYSANDFLAGS lpush l a"), cs("COMMAND GETKEYSANDFLAGS sadd s a"), cs("COMMAND GETKEYSANDFLAGS append a v"),
+			cs("COMMAND GETKEYSANDFLAGS smove a b m"), cs("COMMAND GETKEYSANDFLAGS lmove a b LEFT RIGHT"), cs("COMMAND GETKEYSANDFLAGS lpop l"),
+			cs("COMMAND GETKEYSANDFLAGS getdel a"), cs("COMMAND GETKEYSANDFLAGS msetnx a 1 b 2"), cs("COMMAND GETKEYSANDFLAGS object encoding a"),
+			cs("COMMAND GETKEYSANDFLAGS memory usage a"), cs("COMMAND GETKEYSANDFLAGS blpop a b 0"), cs("COMMAND GETKEYSANDFLAGS lmpop 2 a b LEFT"),
+			cs("COMMAND GETKEYSANDFLAGS blmpop 0 2 a b LEFT"), cs("COMMAND GETKEYSANDFLAGS zinterstore d 2 a b"), cs("COMMAND GETKEYSANDFLAGS zinter 2 a b"),
+			cs("COMMAND GETKEYSANDFLAGS sinterstore d a b"), cs("COMMAND GETKEYSANDFLAGS zrangestore d s 0 1"), cs("COMMAND GETKEYSANDFLAGS watch a b"),
+			cs("COMMAND GETKEYSANDFLAGS sort l STORE d"), cs("COMMAND GETKEYSANDFLAGS sort l BY w_* GET o_*"), cs("COMMAND GETKEYSANDFLAGS sort_ro l"),
+			cs("COMMAND GETKEYSANDFLAGS evalsha x 2 a b"), cs("COMMAND GETKEYSANDFLAGS fcall f 1 a"), cs("COMMAND GETKEYSANDFLAGS pfcount a b"),
+			cs("COMMAND GETKEYSANDFLAGS bitfield b GET u8 0"), cs("COMMAND GETKEYSANDFLAGS bitfield_ro b GET u8 0"), cs("COMMAND GETKEYSANDFLAGS linsert l BEFORE a b"),
+			cs("COMMAND GETKEYSANDFLAGS rpoplpush a b"), cs("COMMAND GETKEYSANDFLAGS renamenx a b"), cs("COMMAND GETKEYSANDFLAGS restore a 0 x"),
+			cs("COMMAND GETKEYSANDFLAGS spublish ch m"), cs("COMMAND GETKEYSANDFLAGS ssubscribe a b"), cs("COMMAND GETKEYSANDFLAGS sintercard 1 a LIMIT 1"),
 			cs("COMMAND GETKEYSANDFLAGS"), cs("COMMAND GETKEYSANDFLAGS get"), cs("COMMAND GETKEYSANDFLAGS nosuch a"),
 			cs("COMMAND GETKEYSANDFLAGS ping x"), cs("COMMAND GETKEYSANDFLAGS mset a 1 b"),
 			cs("COMMAND GETKEYSANDFLAGS get k"), cs("COMMAND GETKEYSANDFLAGS set k v"), cs("COMMAND GETKEYSANDFLAGS set k v GET"),
@@ -1249,7 +1261,9 @@ func TestCompatCommandInfo(t *testing.T) {
 
 // compatCommandInfo compares COMMAND INFO of every command: the type of
 // each of the ten elements (RESP3 has sets among them), name, arity, key
-// positions and the flags our server knows of.
+// positions, key specs (every flag, begin_search, find_keys, notes) and
+// the flags our server knows of; and of each subcommand, its arity,
+// categories and key specs.
 func compatCommandInfo(t *testing.T, p compatPair) {
 	known := make(map[string]bool)
 	for _, f := range commands.FlagNames {
@@ -1281,8 +1295,9 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 				t.Errorf("COMMAND INFO %s: element %d's type: redis %s, ours %s", cmd.Name, i, re[i], oe[i])
 			}
 		}
-		// Element 6 is the ACL categories, which ACL rules and ACL CAT use.
-		for _, i := range []int{0, 1, 3, 4, 5, 6} {
+		// Element 6 is the ACL categories, which ACL rules and ACL CAT use;
+		// 8 the key specs.
+		for _, i := range []int{0, 1, 3, 4, 5, 6, 8} {
 			if re[i].String() != oe[i].String() {
 				t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", cmd.Name, i, re[i], oe[i])
 			}
@@ -1298,7 +1313,7 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 				t.Logf("%s: not a Redis 7.0 subcommand; skipped", sub.elems[0].str)
 				continue
 			}
-			for _, i := range []int{1, 6} {
+			for _, i := range []int{1, 6, 8} {
 				if rs.elems[i].String() != sub.elems[i].String() {
 					t.Errorf("COMMAND INFO %s: element %d: redis %s, ours %s", sub.elems[0].str, i, rs.elems[i], sub.elems[i])
 				}
@@ -1314,6 +1329,15 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 			slices.Sort(out)
 			return out
 		}
+		// COMMAND DOCS: which key spec each key argument has, in order.
+		rd, err1 := p.redis.do("COMMAND", "DOCS", cmd.Name)
+		od, err2 := p.ours.do("COMMAND", "DOCS", cmd.Name)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("COMMAND DOCS %s: %v %v", cmd.Name, err1, err2)
+		}
+		if w, g := docKeySpecIndexes(rd), docKeySpecIndexes(od); !slices.Equal(w, g) {
+			t.Errorf("COMMAND DOCS %s: key_spec_index: redis %v, ours %v", cmd.Name, w, g)
+		}
 		// A command with subcommands (CONFIG, CLIENT, COMMAND) has its
 		// flags on each subcommand in Redis, which our table does not have.
 		if len(re) > 9 && len(re[9].elems) > 0 {
@@ -1323,6 +1347,29 @@ func compatCommandInfo(t *testing.T, p compatPair) {
 			t.Errorf("COMMAND INFO %s: flags: redis %v, ours %v (all of Redis's: %s)", cmd.Name, rf, of, re[2])
 		}
 	}
+}
+
+// docKeySpecIndexes are the key_spec_index values of a COMMAND DOCS
+// reply's arguments, nested ones included, in their order.
+func docKeySpecIndexes(r compatReply) []string {
+	var out []string
+	var walk func(m compatReply)
+	walk = func(m compatReply) {
+		for i := 0; i+1 < len(m.elems); i += 2 {
+			switch m.elems[i].str {
+			case "key_spec_index":
+				out = append(out, m.elems[i+1].str)
+			case "arguments":
+				for _, a := range m.elems[i+1].elems {
+					walk(a)
+				}
+			}
+		}
+	}
+	for i := 1; i < len(r.elems); i += 2 {
+		walk(r.elems[i])
+	}
+	return out
 }
 
 // TestCompatShape checks the replies that differ between the servers by

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,6 +194,65 @@ var configParams = []configParam{
 			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
 		},
 		set: setOutputLimits},
+	// What the server listens on, chosen at start (--addr, --tls-port,
+	// --unixsocket): CONFIG SET takes only what it is.
+	{name: "bind", get: func(s *Server) string { return s.listening().bind },
+		set: onlyCurrent(func(s *Server) string { return s.listening().bind }, "binds at start (--addr)")},
+	{name: "tls-port", get: func(s *Server) string { return strconv.Itoa(s.listening().tlsPort) },
+		set: onlyCurrent(func(s *Server) string { return strconv.Itoa(s.listening().tlsPort) }, "opens its TLS port at start (--tls-port)")},
+	{name: "unixsocket", get: func(s *Server) string { return s.listening().unixSocket }},
+	{name: "aclfile", get: func(s *Server) string { return s.opts.ACLFile }},
+	// Fixed here: the expiry sweeper runs every 100 ms (hz 10), and the
+	// LFU counter has Redis's default factor and decay.
+	{name: "hz", get: func(*Server) string { return "10" }, set: onlyCurrent(func(*Server) string { return "10" }, "sweeps expired keys every 100 ms")},
+	{name: "lfu-log-factor", get: func(*Server) string { return "10" }, set: onlyCurrent(func(*Server) string { return "10" }, "keeps Redis's default LFU counter")},
+	{name: "lfu-decay-time", get: func(*Server) string { return "1" }, set: onlyCurrent(func(*Server) string { return "1" }, "keeps Redis's default LFU counter")},
+}
+
+// onlyCurrent accepts setting a parameter to the value it has, and refuses
+// another, saying why the server cannot change it.
+func onlyCurrent(get func(*Server) string, why string) func(*Server, string) error {
+	return func(s *Server, v string) error {
+		if cur := get(s); v != cur {
+			return fmt.Errorf("stampedeless %s; only %q is accepted", why, cur)
+		}
+		return nil
+	}
+}
+
+// listenAddrs are what the server listens on, as bind, tls-port and
+// unixsocket show them.
+type listenAddrs struct {
+	bind       string
+	tlsPort    int
+	unixSocket string
+}
+
+func (s *Server) listening() listenAddrs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var la listenAddrs
+	var hosts []string
+	for _, l := range s.listeners {
+		switch a := l.Addr().(type) {
+		case *net.UnixAddr:
+			la.unixSocket = a.Name
+		case *net.TCPAddr:
+			if _, ok := l.(tlsListener); ok {
+				la.tlsPort = a.Port
+				continue
+			}
+			host := a.IP.String()
+			if a.IP.IsUnspecified() {
+				host = "*"
+			}
+			if !slices.Contains(hosts, host) {
+				hosts = append(hosts, host)
+			}
+		}
+	}
+	la.bind = strings.Join(hosts, " ")
+	return la
 }
 
 // getBusyThreshold and setBusyThreshold are busy-reply-threshold and its

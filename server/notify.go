@@ -10,7 +10,9 @@ import (
 // keyspaceEvents are the server's keyspace notifications (Redis's
 // notify.c): the handlers send their writes' events through events
 // (commands.Ctx.Notify), and the store's listener sends the events no
-// command makes: expired, evicted, and the "set" of a key a fill stored.
+// command makes: expired, evicted, the "set" of a key a fill stored, and
+// the "new" of a key created and the "keymiss" of a read that missed,
+// which the store sees where Redis's dbAdd and lookupKeyRead do.
 // Each goes to the local subscribers of __keyspace@0__:<key> and
 // __keyevent@0__:<event>, and of the patterns that match them, through
 // publish: it queues to their outboxes and never waits, so it is sent
@@ -27,7 +29,8 @@ type keyspaceEvents struct {
 }
 
 // listenedClasses are the classes the store's listener sends.
-const listenedClasses = commands.EventExpired | commands.EventEvicted | commands.EventString
+const listenedClasses = commands.EventExpired | commands.EventEvicted | commands.EventString |
+	commands.EventNew | commands.EventKeyMiss
 
 func (s *Server) initKeyspaceEvents(classes commands.EventClass) {
 	s.keyEvents.events = commands.NewEvents(s.publishKeyspaceEvent)
@@ -85,5 +88,10 @@ func (k *keyspaceEvents) changed(ch engine.Change) {
 		k.events.Notify(commands.EventEvicted, "evicted", ch.Key)
 	case ch.Kind == engine.Written && ch.Loaded:
 		k.events.Notify(commands.EventString, "set", ch.Key)
+	case ch.Kind == engine.Created:
+		// Told before the write's own event, as Redis's dbAdd is.
+		k.events.Notify(commands.EventNew, "new", ch.Key)
+	case ch.Kind == engine.Missed:
+		k.events.Notify(commands.EventKeyMiss, "keymiss", ch.Key)
 	}
 }

@@ -148,6 +148,9 @@ type Server struct {
 	blocked blockRegistry
 	// listCompressDepth is list-compress-depth, shown but not applied.
 	listCompressDepth atomic.Int64
+	// inertConfig holds the values CONFIG SET gave the Redis parameters
+	// that govern nothing here (config_inert.go).
+	inertConfig inertValues
 	// refusals rate-limits the log lines of refused clients, by kind
 	// (oplog.go).
 	refusals lograte.Limiter

@@ -221,6 +221,11 @@ func (s *Server) consumeChanges(delta int) {
 // the server that consume changes. It runs under the changed key's shard
 // lock and must stay quick (engine.Listener).
 func (s *Server) keyChanged(ch engine.Change) {
+	if ch.Kind == engine.Created || ch.Kind == engine.Missed {
+		// No value changed: only keyspace events tell of them.
+		s.keyEvents.changed(ch)
+		return
+	}
 	s.watches.changed(ch)
 	s.tracking.changed(ch)
 	s.blocked.keyWritten(ch)

@@ -642,3 +642,21 @@ func signedOverflow(value, incr int64, width uint64, behaviour int) (int64, bool
 	}
 	return signExtend(uint64(value)+uint64(incr), width), true
 }
+
+// bitfieldKeys is BITFIELD's access, as Redis's bitfieldGetKeys finds it:
+// a read of the key when every operation is a GET (or OVERFLOW), else a
+// read and write; a malformed one counts as a write.
+func bitfieldKeys(args [][]byte) commands.KeyAccess {
+	for i := 2; i < len(args); i++ {
+		rest := len(args) - i - 1
+		switch {
+		case resp.EqualFold(args[i], "get") && rest >= 2:
+			i += 2
+		case resp.EqualFold(args[i], "overflow") && rest >= 1:
+			i++
+		default:
+			return commands.KeysReadWrite
+		}
+	}
+	return commands.KeysRead
+}

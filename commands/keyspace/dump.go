@@ -14,6 +14,7 @@ import (
 func cmdDump(c *commands.Ctx, args [][]byte) {
 	payload, found := persist.Dump(c.Store, args[1])
 	if !found {
+		c.Store.CountMiss(args[1])
 		c.W.Null()
 		return
 	}
@@ -23,10 +24,11 @@ func cmdDump(c *commands.Ctx, args [][]byte) {
 // cmdRestore implements RESTORE key ttl serialized-value [REPLACE]
 // [ABSTTL] [IDLETIME seconds] [FREQ frequency], checking in Redis's order
 // (restoreCommand): the options, the key's existence, the TTL, the
-// payload's footer, its value. IDLETIME and FREQ are checked and then
-// ignored: the key starts as a new one (OBJECT IDLETIME and FREQ).
+// payload's footer, its value. IDLETIME or FREQ, whichever the eviction
+// policy keeps, sets the key's access stamp (OBJECT IDLETIME and FREQ).
 func cmdRestore(c *commands.Ctx, args [][]byte) {
 	replace, absTTL, idle, freq := false, false, false, false
+	idleTime, frequency := int64(-1), int64(-1)
 	for j := 4; j < len(args); j++ {
 		more := j+1 < len(args)
 		switch {
@@ -44,7 +46,7 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 				c.W.Error("ERR Invalid IDLETIME value, must be >= 0")
 				return
 			}
-			idle = true
+			idle, idleTime = true, n
 			j++
 		case resp.EqualFold(args[j], "freq") && more && !idle:
 			n, ok := resp.ParseInt(args[j+1])
@@ -56,7 +58,7 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 				c.W.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
 				return
 			}
-			freq = true
+			freq, frequency = true, n
 			j++
 		default:
 			c.W.Error(commands.ErrSyntax)
@@ -112,6 +114,9 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 		}
 		commands.WriteError(c.W, err)
 		return
+	}
+	if idle || freq {
+		c.Store.SetAccess(key, idleTime, frequency)
 	}
 	c.Notify(commands.EventGeneric, "restore", key)
 	c.W.OK()

@@ -28,12 +28,16 @@ func cmdDel(c *commands.Ctx, args [][]byte) {
 	c.W.Int(int64(n))
 }
 
+// EXISTS and TYPE count their lookups, as Redis's lookupKeyRead with
+// LOOKUP_NOTOUCH: a hit or a miss (a keymiss event), no access.
 func cmdExists(c *commands.Ctx, args [][]byte) {
-	c.W.Int(int64(c.Store.ReadMulti(args[1:], 0, func(int, engine.Type, []byte, bool) {})))
+	c.W.Int(int64(c.Store.ReadMulti(args[1:], engine.ReadCounts, func(int, engine.Type, []byte, bool) {})))
 }
 
 func cmdType(c *commands.Ctx, args [][]byte) {
-	if t, ok := c.Store.TypeOf(args[1]); ok {
+	t, found := engine.Type(0), false
+	c.Store.ReadMulti(args[1:2], engine.ReadCounts, func(_ int, typ engine.Type, _ []byte, ok bool) { t, found = typ, ok })
+	if found {
 		c.W.Status(t.String())
 	} else {
 		c.W.Status("none")
@@ -41,7 +45,7 @@ func cmdType(c *commands.Ctx, args [][]byte) {
 }
 
 func cmdTouch(c *commands.Ctx, args [][]byte) {
-	c.W.Int(int64(c.Store.ReadMulti(args[1:], engine.ReadNotes, func(int, engine.Type, []byte, bool) {})))
+	c.W.Int(int64(c.Store.ReadMulti(args[1:], engine.ReadNotes|engine.ReadCounts, func(int, engine.Type, []byte, bool) {})))
 }
 
 // expireCommand implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT. As in
@@ -109,7 +113,8 @@ func cmdPExpireAt(c *commands.Ctx, args [][]byte) { expireCommand(c, args, 1, tr
 // without a deadline, else what value computes from the stale deadline in
 // Unix milliseconds.
 func ttlReply(c *commands.Ctx, key []byte, value func(deadlineMs int64) int64) {
-	env, ok := c.Store.Peek(key)
+	// Counted, without an access, as Redis's LOOKUP_NOTOUCH.
+	env, ok := c.Store.LookupNoTouch(key)
 	switch {
 	case !ok:
 		c.W.Int(-2)

@@ -106,7 +106,7 @@ func cmdLRange(c *commands.Ctx, args [][]byte) {
 // cmdLIndex implements LINDEX key index: the key is looked at before the
 // index is parsed, as in Redis.
 func cmdLIndex(c *commands.Ctx, args [][]byte) {
-	if !listKeyOK(c, args[1], (*resp.Writer).Null) {
+	if !listKeyOK(c, args[1], func(w *resp.Writer) { c.Store.CountMiss(args[1]); w.Null() }) {
 		return
 	}
 	i, ok := resp.ParseInt(args[2])

@@ -28,7 +28,7 @@ func objectEncoding(v []byte) string {
 // objectLookup finds OBJECT's key without making it more likely to stay,
 // as Redis looks it up, or replies nil.
 func objectLookup(c *commands.Ctx, key []byte) (engine.Envelope, bool) {
-	env, ok := c.Store.LookupNoTouch(key)
+	env, ok := c.Store.Inspect(key)
 	if !ok {
 		c.W.Null()
 	}

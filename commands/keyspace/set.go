@@ -169,7 +169,11 @@ func cmdSMove(c *commands.Ctx, args [][]byte) {
 	// first, when someone listens.
 	var inDst []bool
 	if c.Events.Classes()&commands.EventSet != 0 {
-		inDst, _ = c.Store.SIsMember(args[2], args[3:4])
+		// Only of a live dst: SMOVE's lookup of it is no read to count
+		// a miss of (a keymiss).
+		if _, ok := c.Store.TypeOf(args[2]); ok {
+			inDst, _ = c.Store.SIsMember(args[2], args[3:4])
+		}
 	}
 	moved, err := c.Store.SMove(args[1], args[2], args[3])
 	if err == nil && moved && !bytes.Equal(args[1], args[2]) {

@@ -218,6 +218,7 @@ func cmdGetDel(c *commands.Ctx, args [][]byte) {
 		c.Notify(commands.EventGeneric, "del", args[1])
 		c.W.Bulk(v)
 	} else if !wrongType(c, args[1]) {
+		c.Store.CountMiss(args[1])
 		c.W.Null()
 	}
 }
@@ -301,7 +302,13 @@ func cmdAppend(c *commands.Ctx, args [][]byte) {
 }
 
 func cmdStrlen(c *commands.Ctx, args [][]byte) {
-	if env, _ := c.Store.Peek(args[1]); env.Type != engine.TypeString {
+	env, _ := c.Store.LookupNoTouch(args[1])
+	writeLen(c, env)
+}
+
+// writeLen writes the length of env's string, or the wrong-type error.
+func writeLen(c *commands.Ctx, env engine.Envelope) {
+	if env.Type != engine.TypeString {
 		c.W.Error(commands.ErrWrongType)
 	} else {
 		c.W.Int(int64(len(env.Value)))
@@ -352,8 +359,10 @@ func cmdSetRange(c *commands.Ctx, args [][]byte) {
 	}
 	patch := args[3]
 	if len(patch) == 0 {
-		// Redis neither creates nor changes the key for an empty patch.
-		cmdStrlen(c, args)
+		// Redis neither creates nor changes the key for an empty patch,
+		// and its lookup is a write's, no read to count.
+		env, _ := c.Store.Peek(args[1])
+		writeLen(c, env)
 		return
 	}
 	if offset > c.Client.MaxBulk()-int64(len(patch)) { // not offset+len: that can overflow

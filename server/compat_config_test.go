@@ -1,0 +1,82 @@
+package server
+
+// CONFIG against redis-server 7.0: every parameter Redis has is here, and
+// each that governs nothing here takes and refuses what Redis does, with
+// its error texts, and reads back as Redis's.
+
+import (
+	"slices"
+	"testing"
+)
+
+// configDiffers are the parameters whose values differ by nature: what
+// each server was started with, or listens on, or what this one fixes
+// (docs/commands.md). CONFIG SET of them is compared elsewhere.
+var configDiffers = map[string]bool{
+	"bind": true, "port": true, "dir": true, "databases": true, "maxmemory": true, "maxmemory-policy": true,
+	"save": true, "hz": true, "lfu-log-factor": true, "lfu-decay-time": true, "tls-port": true,
+	"unixsocket": true, "aclfile": true, "logfile": true, "pidfile": true, "daemonize": true, "protected-mode": true,
+}
+
+// TestCompatConfigEveryParameter: CONFIG GET * names the same parameters
+// on both servers, with the same values but for configDiffers; and for
+// each parameter that governs nothing here, CONFIG SET of a range of
+// values (good, bad, out of range, other kinds') answers as Redis does,
+// and CONFIG GET reads back the same.
+func TestCompatConfigEveryParameter(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		all := func(c *compatConn) map[string]string {
+			r, err := c.do("CONFIG", "GET", "*")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := make(map[string]string)
+			for i := 0; i+1 < len(r.elems); i += 2 {
+				m[r.elems[i].str] = r.elems[i+1].String()
+			}
+			return m
+		}
+		want, got := all(p.redis), all(p.ours)
+		for name, v := range want {
+			g, ok := got[name]
+			switch {
+			case !ok:
+				t.Errorf("CONFIG GET *: %s missing (redis: %s)", name, v)
+			case g != v && !configDiffers[name]:
+				t.Errorf("CONFIG GET %s: redis %s, ours %s", name, v, g)
+			}
+		}
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				t.Errorf("CONFIG GET *: %s is not Redis 7.0's", name)
+			}
+		}
+	})
+	// The matrix in RESP2: the replies are simple strings and errors, and
+	// CONFIG GET's map is compared above in both protocols.
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	values := []string{"YES", "no", "zzbad", "-1", "0", "1", "99", "100", "65535", "65536", "2147483648",
+		"9223372036854775807", "1mb", "2GB", "10%", "everysec", "ALWAYS", "allchannels", "swapdb", "hostname",
+		"50 99", "1 2 3", "-100 0 2001", "0 200", "a b c", "", "{title} {port}", "{title}", "x{{y}}", "{nope}", "{port", "a}b", "a-b.c"}
+	var names []string
+	for i := range inertParams {
+		names = append(names, inertParams[i].name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if configDiffers[name] || name == "oom-score-adj" {
+			// oom-score-adj: Redis applies it to its own process.
+			continue
+		}
+		for _, v := range values {
+			for _, args := range [][]string{{"CONFIG", "SET", name, v}, {"CONFIG", "GET", name}} {
+				if w, g := p.redis.run(compatExact, args), p.ours.run(compatExact, args); w != g {
+					t.Errorf("%q: redis %s, ours %s", args, w, g)
+				}
+			}
+		}
+	}
+}

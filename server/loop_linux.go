@@ -182,7 +182,10 @@ func (l *eventLoop) run() {
 		case l.blocked > 0:
 			timeout = 1000 // write timeouts are counted in seconds
 		}
-		n, err := syscall.EpollWait(l.ep, l.events, timeout)
+		n, err := pollNow(l.ep, l.events), error(nil)
+		if n == 0 {
+			n, err = syscall.EpollWait(l.ep, l.events, timeout)
+		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			// Nothing the loop serves can be served any more.
 			l.srv.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)

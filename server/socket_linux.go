@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // socket is a connection's byte stream as its event loop uses it: nothing
@@ -50,19 +51,22 @@ func (s rawSocket) blocking() (net.Conn, io.Writer, error) {
 // readFD reads fd once: errWouldBlock when it has nothing now, io.EOF at
 // the end of its input.
 func readFD(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for {
-		n, err := syscall.Read(fd, p)
+		n, errno := rawSyscall(syscall.SYS_READ, fd, unsafe.Pointer(&p[0]), len(p))
 		switch {
 		case n > 0:
 			return n, nil
-		case errors.Is(err, syscall.EINTR):
+		case errno == syscall.EINTR:
 			continue
-		case errors.Is(err, syscall.EAGAIN):
+		case errno == syscall.EAGAIN:
 			return 0, errWouldBlock
-		case err == nil:
+		case errno == 0:
 			return 0, io.EOF
 		default:
-			return 0, err
+			return 0, errno
 		}
 	}
 }
@@ -72,19 +76,44 @@ func readFD(fd int, p []byte) (int, error) {
 func writeFD(fd int, p []byte) (int, error) {
 	sent := 0
 	for sent < len(p) {
-		n, err := syscall.Write(fd, p[sent:])
+		n, errno := rawSyscall(syscall.SYS_WRITE, fd, unsafe.Pointer(&p[sent]), len(p)-sent)
 		if n > 0 {
 			sent += n
 		}
-		switch {
-		case err == nil || errors.Is(err, syscall.EINTR):
-		case errors.Is(err, syscall.EAGAIN):
+		switch errno {
+		case 0, syscall.EINTR:
+		case syscall.EAGAIN:
 			return sent, errWouldBlock
 		default:
-			return sent, err
+			return sent, errno
 		}
 	}
 	return sent, nil
+}
+
+// rawSyscall makes a read or write of n bytes at p on a non-blocking
+// descriptor without telling Go's scheduler, as syscall.Read and Write
+// do: the call never blocks, so nothing needs this thread's P meanwhile,
+// and the scheduler's bookkeeping around a call (and the handoff of the P
+// to another thread when a call seems slow) costs more than the call.
+func rawSyscall(trap uintptr, fd int, p unsafe.Pointer, n int) (int, syscall.Errno) {
+	r, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(p), uintptr(n))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), 0
+}
+
+// pollNow is epoll_wait that does not wait, made as rawSyscall makes its
+// calls: a loop busy with work finds its next events without the
+// scheduler's handoff, and waits (syscall.EpollWait) only when there are
+// none.
+func pollNow(ep int, events []syscall.EpollEvent) int {
+	r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if errno != 0 {
+		return 0
+	}
+	return int(r)
 }
 
 // fileConn is a net.Conn on a duplicate of fd, in Go's poller; fd is

@@ -64,7 +64,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "notify-keyspace-events", EnvVars: env("notify-keyspace-events"),
 			Usage: "the keyspace notifications sent on __keyspace@0__:<key> and __keyevent@0__:<event>, Redis's notify-keyspace-events letters (\"Ex\": expired keys' events; \"KEA\": every event on both channels); empty: none"},
 		&cli.IntFlag{Name: "event-loops", EnvVars: env("event-loops"),
-			Usage: "how many event loops serve the connections, each an epoll thread as redis-server's, new connections given to each in turn; 0: one per CPU (GOMAXPROCS)"},
+			Usage: "how many event loops serve the connections, each an epoll thread as redis-server's, new connections given to each in turn; 0: one per two CPUs (GOMAXPROCS/2, at least 1), leaving a core beside each loop for the kernel's side of its sockets and Go's runtime"},
 		&cli.DurationFlag{Name: "lua-time-limit", Value: server.DefaultLuaTimeLimit, EnvVars: env("lua-time-limit"),
 			Usage: "how long a script runs before other clients are answered BUSY and SCRIPT KILL may stop it, as Redis's busy-reply-threshold (CONFIG SET busy-reply-threshold, in ms); 0: never"},
 		&cli.IntFlag{Name: "max-scripts", Value: server.DefaultMaxScripts, EnvVars: env("max-scripts"),

@@ -55,14 +55,6 @@ type eventLoop struct {
 	waiting atomic.Int64 // connections parked on a continuation
 }
 
-// What a loop connection's reader returns when its socket has no more input
-// for now (errWouldBlock), and its flush when the socket takes no more
-// output (errOutputBlocked).
-var (
-	errWouldBlock    = errors.New("server: would block")
-	errOutputBlocked = errors.New("server: output would block")
-)
-
 // Interest sets a connection is registered with: serving (input),
 // blocked (waiting for room to write), parked (only the client leaving,
 // and room to write when output is queued; one-shot, re-armed by the loop).
@@ -167,7 +159,7 @@ func detach(nc net.Conn) (int, error) {
 }
 
 // run is the loop goroutine. It exits once the server is closing and every
-// connection it served has closed.
+// connection of the server has closed.
 func (l *eventLoop) run() {
 	defer l.srv.wg.Done()
 	defer l.close()
@@ -206,7 +198,10 @@ func (l *eventLoop) run() {
 		if l.closing || l.blocked > 0 {
 			l.tick()
 		}
-		if l.closing && len(l.conns) == 0 && l.emptyInbox() {
+		// A connection accepted before the close, or shaking hands
+		// (TLS), may still come to this loop: it goes once the server
+		// has none left.
+		if l.closing && len(l.conns) == 0 && l.emptyInbox() && l.srv.connectedClients() == 0 {
 			return
 		}
 	}

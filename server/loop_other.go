@@ -28,8 +28,6 @@ func (*eventLoop) close()                      {}
 
 func (c *Conn) wake() {}
 
-type socket interface{ Pending() int }
-
 type tlsStream struct {
 	net.Conn
 	nc net.Conn
@@ -40,6 +38,13 @@ type tlsSocket struct {
 	conn   io.Writer
 	stream *tlsStream
 }
+
+func (*tlsSocket) Read([]byte) (int, error)               { return 0, errNoEventLoop }
+func (*tlsSocket) Write([]byte) (int, error)              { return 0, errNoEventLoop }
+func (*tlsSocket) Pending() int                           { return 0 }
+func (*tlsSocket) FlushPending() error                    { return errNoEventLoop }
+func (*tlsSocket) readsAhead() bool                       { return false }
+func (*tlsSocket) blocking() (net.Conn, io.Writer, error) { return nil, nil, errNoEventLoop }
 
 type loopReader struct{ c *Conn }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/memsize"
@@ -109,6 +110,18 @@ type outbox struct {
 	// alone, as is the socket.
 	batch []byte
 	sent  int
+
+	// queued and pushMode mirror, for a look without the lock, how many
+	// bytes w and batch hold and on; settled under mu by every change.
+	queued   atomic.Int64
+	pushMode atomic.Bool
+}
+
+// settle updates the mirrors of the queue's length and push mode; o.mu is
+// held.
+func (o *outbox) settle() {
+	o.queued.Store(int64(o.w.Len() + len(o.batch) - o.sent))
+	o.pushMode.Store(o.on)
 }
 
 // errOutboxClosed is a reply flush's error once the outbox is dead.
@@ -135,6 +148,7 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 	if o.on {
 		o.checkLimit(c)
 	}
+	o.settle()
 	o.mu.Unlock()
 	if c.tracked {
 		// Invalidations held back until these replies were queued.
@@ -157,16 +171,13 @@ func (c *Conn) startPushing() {
 	}
 	o.on, o.dead, o.softSince = true, "", 0
 	o.w.SetProtocol(c.w.Protocol())
+	o.settle()
 	o.mu.Unlock()
 	c.w.Flush()
 }
 
 // pushing reports whether c is in push mode.
-func (c *Conn) pushing() bool {
-	c.out.mu.Lock()
-	defer c.out.mu.Unlock()
-	return c.out.on
-}
+func (c *Conn) pushing() bool { return c.out.pushMode.Load() }
 
 // stopPushing ends push mode: nothing more is pushed to c. What is queued
 // is still sent, before c's later replies.
@@ -175,6 +186,7 @@ func (c *Conn) stopPushing() {
 	o := &c.out
 	o.mu.Lock()
 	o.on = false
+	o.settle()
 	o.mu.Unlock()
 }
 
@@ -201,6 +213,7 @@ func (c *Conn) push(fn func(w *resp.Writer)) bool {
 	}
 	fn(&o.w)
 	o.checkLimit(c)
+	o.settle()
 	o.mu.Unlock()
 	c.wake()
 	return true
@@ -219,17 +232,16 @@ func (o *outbox) checkLimit(c *Conn) {
 	}
 	o.dead = closedOutputLimit
 	o.w.Swap(nil)
+	o.settle()
 	s.outputLimitCloses.Add(1)
 	c.wake()
 }
 
-// empty reports whether nothing is queued: c's writer may then send its
-// replies itself (sendBatch).
-func (o *outbox) empty() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return !o.on && o.w.Len() == 0 && o.sent == len(o.batch)
-}
+// empty reports whether nothing is queued and c is not in push mode: c's
+// writer may then send its replies itself (sendBatch). The loop alone
+// takes from the queue, and only c's loop or continuation puts replies in
+// it outside push mode, so the mirrors are exact for the loop.
+func (o *outbox) empty() bool { return !o.pushMode.Load() && o.queued.Load() == 0 }
 
 // takeAll takes everything queued, for a connection that closes.
 func (o *outbox) takeAll() []byte {
@@ -238,6 +250,7 @@ func (o *outbox) takeAll() []byte {
 	out := append(o.batch[o.sent:], o.w.Buffered()...)
 	o.batch, o.sent, o.sending = nil, 0, 0
 	o.w.Swap(nil)
+	o.settle()
 	return out
 }
 
@@ -272,11 +285,15 @@ func (c *Conn) sendQueued() error {
 		}
 	}
 	o := &c.out
+	if o.queued.Load() == 0 {
+		return nil
+	}
 	for {
 		o.mu.Lock()
 		if o.sent == len(o.batch) {
 			if o.w.Len() == 0 || o.dead != "" {
 				o.sending = 0
+				o.settle()
 				o.mu.Unlock()
 				return nil
 			}
@@ -292,6 +309,7 @@ func (c *Conn) sendQueued() error {
 		if o.sent == len(o.batch) && cap(o.batch) > resp.MaxRetainedReply {
 			o.batch, o.sent = nil, 0
 		}
+		o.settle()
 		o.mu.Unlock()
 		if err != nil {
 			return c.sendFailed(err)
@@ -316,10 +334,7 @@ func (c *Conn) sendFailed(err error) error {
 // queuedOutput is how many bytes c has to send: its outbox's, its
 // socket's, and its writer's when its loop has it.
 func (c *Conn) queuedOutput() int {
-	o := &c.out
-	o.mu.Lock()
-	n := o.w.Len() + len(o.batch) - o.sent
-	o.mu.Unlock()
+	n := int(c.out.queued.Load())
 	if c.ev.sock != nil {
 		n += c.ev.sock.Pending()
 	}

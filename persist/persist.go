@@ -29,15 +29,16 @@ type SaveResult struct {
 // previous file or the new one whole. The temporary file is removed if
 // the save fails.
 func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err error) {
-	return save(st, path, now, false)
+	return save(st, nil, path, now, false)
 }
 
-// save is Save; with paced, it works at most about half the time, resting
+// save is Save, with rt's state beside the keys if rt is not nil; with
+// paced, it works at most about half the time, resting
 // after each shard as long as the shard took to copy and write: a
 // background save then takes about twice as long and leaves the server
 // most of the machine (on two cores, one unpaced save took half of what
 // the server's replies had, and its GETs' p99 tripled).
-func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveResult, err error) {
+func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bool) (res SaveResult, err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "temp-*.rdb")
 	if err != nil {
@@ -65,8 +66,15 @@ func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveRes
 			if !entryOf(&items[i], &e) {
 				continue
 			}
-			if items[i].Type == engine.TypeString && hasFillState(&items[i]) {
-				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(&items[i])}); err != nil {
+			if it := &items[i]; it.Type == engine.TypeString && hasFillState(it) {
+				// The tags are looked up after the shard's lock is released:
+				// a key filled again since has other tags, and is saved
+				// without any (its old fill no longer has a record).
+				var tags []string
+				if rt != nil && it.Fill != nil {
+					tags = rt.TagsOf(string(it.Key), *it.Fill)
+				}
+				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(it, tags)}); err != nil {
 					return err
 				}
 			}
@@ -79,6 +87,9 @@ func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveRes
 		}
 		return nil
 	})
+	if err == nil && rt != nil {
+		err = writeMissing(w, rt, now)
+	}
 	if err == nil {
 		err = w.Close()
 	}
@@ -162,6 +173,10 @@ type LoadOptions struct {
 	// keys loaded and the bytes read so far.
 	Progress      func(keys int, read, size int64)
 	ProgressEvery int
+	// ReadThrough, if not nil, is given the read-through state the file
+	// holds beside its keys (tags, keys missing at the origin) once the
+	// load has succeeded; nil skips it.
+	ReadThrough ReadThrough
 }
 
 // LoadResult is what a load found.
@@ -199,8 +214,14 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	res.Size = fi.Size()
 	// The fill state of the key that follows, if its AUX field came last.
 	var pending fillState
-	onAux := func(a rdb.AuxField) error {
+	var missing []missingKey
+	onAux := func(a rdb.AuxField) (err error) {
 		pending = fillState{}
+		if a.Key == missingAux && opts.ReadThrough != nil {
+			if missing, err = decodeMissing(a.Value, missing); err != nil {
+				return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+			}
+		}
 		if a.Key != fillAux {
 			return nil
 		}
@@ -268,6 +289,16 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	if werr != nil {
 		return res, fmt.Errorf("persist: loading %s: %w", path, werr)
 	}
+	// Only a whole load's: a caller that discards a half-loaded store
+	// must not be left with its tags.
+	if rt := opts.ReadThrough; rt != nil {
+		for _, t := range w.tagged {
+			rt.RestoreTags(t.key, t.fill, t.tags)
+		}
+		for _, m := range missing {
+			rt.RestoreMissing(m.key, time.Unix(0, m.until), now)
+		}
+	}
 	return res, nil
 }
 
@@ -304,6 +335,14 @@ type loadWriter struct {
 	keys    int
 	skipped map[string]int // what put could not hold, with SkipUnsupported
 	failed  atomic.Bool    // an error stopped the writes: the reader stops too
+	tagged  []taggedKey    // the origin's tags of the keys written, for opts.ReadThrough
+}
+
+// taggedKey is a loaded key's fill and the origin's tags of it.
+type taggedKey struct {
+	key  string
+	fill engine.FillMeta
+	tags []string
 }
 
 // run writes the batches from full, each returned to free once written,
@@ -339,6 +378,9 @@ func (w *loadWriter) write(b *loadBatch) error {
 		if e.Kind == rdb.KindString {
 			opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
 			withFill(&le.fill, e, &opts)
+			if opts.Fill != nil && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
+				w.tagged = append(w.tagged, taggedKey{key: string(e.Key), fill: *opts.Fill, tags: le.fill.tags})
+			}
 			w.items = append(w.items, engine.LoadItem{Key: e.Key, Value: e.Value,
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})
 			continue

@@ -369,7 +369,8 @@ func runServe(c *cli.Context) error {
 	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
-	readThrough := readthrough.Options{Filler: swr.New(cfg.fill), Loaders: loaders, Metrics: reg.Fill, Logger: log,
+	filler := swr.New(cfg.fill)
+	readThrough := readthrough.Options{Filler: filler, Loaders: loaders, Metrics: reg.Fill, Logger: log,
 		LoaderCommands: cfg.loaderCommands}
 	cfg.server.Commands = append(keyspace.Commands(), readthrough.Commands(readThrough)...)
 	cfg.server.InfoSections = readthrough.InfoSections(readThrough)
@@ -377,7 +378,7 @@ func runServe(c *cli.Context) error {
 	shutdownAsked := make(chan struct{})
 	var askShutdown sync.Once
 	cfg.server.Shutdown = func() { askShutdown.Do(func() { close(shutdownAsked) }) }
-	saver, err := cfg.persist.load(store, log)
+	saver, err := cfg.persist.load(store, filler, log)
 	if err != nil {
 		return err
 	}

@@ -47,11 +47,13 @@ func parsePersist(c *cli.Context) (persistConfig, error) {
 	return pc, nil
 }
 
-// load makes the Saver and loads its file into store before the server
-// serves: a missing file is an empty start, a bad one stops the start
-// (or is set aside by --rdb-start-empty-if-corrupt).
-func (pc persistConfig) load(store *engine.Store, log *slog.Logger) (*persist.Saver, error) {
+// load makes the Saver and loads its file into store, and rt's state
+// beside it, before the server serves: a missing file is an empty start,
+// a bad one stops the start (or is set aside by
+// --rdb-start-empty-if-corrupt).
+func (pc persistConfig) load(store *engine.Store, rt persist.ReadThrough, log *slog.Logger) (*persist.Saver, error) {
 	saver := persist.NewSaver(store, pc.path, pc.points, log)
+	saver.SetReadThrough(rt)
 	if !saver.Enabled() {
 		return saver, nil
 	}

@@ -1,39 +1,80 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 )
 
-// LoadItem is one string key for Loader.Strings, with what Set would be
-// given for it.
+// LoadItem is one key for Loader.Write: a string with what Set would be
+// given for it, or a collection with its members.
 type LoadItem struct {
-	Key, Value []byte
+	Key []byte
+	// Type is the key's type; the zero Type is a string, whose value is
+	// Value. A hash's fields and values are in Pairs (field, value,
+	// field...), a set's members and a list's elements (head first) in
+	// Members, a sorted set's members in Scored.
+	Type    Type
+	Value   []byte
+	Pairs   [][]byte
+	Members [][]byte
+	Scored  []ScoreMember
 	// FreshUntil and StaleUntil are unix nanoseconds, 0 for none; a zero
-	// FreshUntil is StaleUntil, as in SetOptions.
+	// FreshUntil is StaleUntil, as in SetOptions. A collection has one
+	// deadline, StaleUntil.
 	FreshUntil, StaleUntil int64
-	Fill                   *FillMeta
+	Fill                   *FillMeta // a string's only
 }
 
+// ErrDuplicateMember is Loader.Write's error for a hash, set or sorted set
+// whose members repeat: a snapshot that holds one is corrupt (Redis's
+// loader refuses it too).
+var ErrDuplicateMember = errors.New("engine: a collection's members repeat")
+
+// ErrEmptyCollection is Loader.Write's error for a collection without
+// members, which no key holds.
+var ErrEmptyCollection = errors.New("engine: a collection without members")
+
 // Loader writes the keys of a snapshot into the store at the start, far
-// faster than a Set per key: each batch takes a shard's lock once for all
-// of its keys in that shard, the indexes are sized for the keys to come,
-// and the eviction policy learns of the keys after the load, in the
-// background (Done). A Loader is not safe for concurrent use.
+// faster than a Set (or an HSet, SAdd... and an Expire) per key: each
+// batch takes a shard's lock once for all of its keys in that shard, a
+// collection is built whole before it is placed, the indexes are sized
+// for the keys to come, and the eviction policy is told of the keys by a
+// goroutine of the Loader's, a chunk at a time while the next batches are
+// written, instead of by each writer. Done waits for it: once Done
+// returns, ristretto knows every key written, as after a Set of each. A
+// Loader is not safe for concurrent use.
 //
 // Telling ristretto of a key costs more than everything else a load does
 // per key (three lookups or inserts in its maps of every key, on two
-// goroutines: 1M keys loaded in 0.6-1.3 s were told to it in 1.6-4.8 s
-// more on a busy 2-core machine), so a load that waited for it would take
-// two to four times as long. Until it has learnt of a key, ristretto cannot evict it; the
-// load tells it of every key at once (Strings) if they pass the memory
-// bound, so the bound holds as it does for Set.
+// goroutines): told after the load, in the background, 1M keys loaded in
+// 0.6-1.3 s were known to it 1.6-4.8 s later on a busy 2-core machine,
+// and a server that served meanwhile near its bound could not evict what
+// ristretto did not know yet: it passed the bound, or ristretto, learning
+// of the loaded keys late, turned them away for the new writes it had
+// heard of first. Told alongside, the load takes the time of the slower
+// of the two on two cores, and a snapshot past the bound is evicted down
+// to it while it loads, as Sets would be (past the bound, Write tells
+// ristretto of its keys itself before it returns).
 type Loader struct {
 	s      *Store
-	hashes []uint64 // of the batch's keys
-	order  []int32  // the batch's items by shard
-	unfed  []uint64 // hashes whose cost changed, not yet sent to ristretto
+	hashes []uint64     // of the batch's keys
+	order  []int32      // the batch's items by shard
+	built  []collection // the batch's collections, by item (strings: none)
+	unfed  []uint64     // hashes whose cost changed, not yet handed to the feed
+	// The feed: chunks of hashes to tell ristretto of go to toFeed, and
+	// come back emptied on spare. Started by the first chunk; Done closes
+	// toFeed and waits for fed.
+	toFeed chan []uint64
+	spare  chan []uint64
+	fed    chan struct{}
 }
+
+// loadFeedChunks is how many chunks of hashes a load's feed holds: the
+// writer fills one while the feed sends another, and waits when the feed
+// falls behind.
+const loadFeedChunks = 3
 
 // NewLoader returns a Loader for about keys keys (a snapshot's count,
 // which the file may overstate: at most what the memory bound holds at
@@ -53,11 +94,28 @@ func (s *Store) NewLoader(keys int) *Loader {
 	return &Loader{s: s}
 }
 
-// Strings writes items as Set with no condition writes them, in order (a
-// key that repeats keeps its last value). It copies their bytes. An error
-// (ErrTooLarge, ErrOOM) stops the batch where it happened.
-func (l *Loader) Strings(items []LoadItem) error {
+// Write writes items as Set with no condition writes a string, and a
+// collection as if its key were deleted, the collection written with all
+// of its members by one HSet, SAdd, ZAdd or RPUSH and given its deadline,
+// in order (a key that repeats keeps its last value). It copies their
+// bytes. An error (ErrDuplicateMember, ErrTooLarge, ErrOOM) stops the
+// batch where it happened.
+func (l *Loader) Write(items []LoadItem) error {
 	s := l.s
+	// The collections are built before any lock is taken: a shard's lock
+	// is then held only to place them.
+	l.built = slices.Grow(l.built[:0], len(items))[:len(items)]
+	for i := range items {
+		if items[i].Type == TypeString {
+			l.built[i] = collection{}
+			continue
+		}
+		c, err := s.buildCollection(&items[i])
+		if err != nil {
+			return fmt.Errorf("key %q: %w", items[i].Key, err)
+		}
+		l.built[i] = c
+	}
 	var starts [numShards + 1]int32 // where each shard's items begin in order
 	l.hashes = l.hashes[:0]
 	for i := range items {
@@ -84,13 +142,16 @@ func (l *Loader) Strings(items []LoadItem) error {
 		err := l.writeLocked(sh, items, l.order[starts[n]:starts[n+1]])
 		sh.mu.Unlock()
 		if err != nil {
+			clear(l.built) // the heap objects not placed are garbage
 			return err
 		}
 	}
+	clear(l.built)
 	if s.overBound() {
 		s.feedHashes(l.unfed)
 		l.unfed = l.unfed[:0]
 	}
+	l.handOff(false)
 	return nil
 }
 
@@ -105,14 +166,26 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 		if fresh == 0 {
 			fresh = it.StaleUntil
 		}
-		r := makeNewRecord(it.Key, it.Value, fresh, it.StaleUntil, it.Fill)
+		var r newRecord
+		if it.Type == TypeString {
+			r = makeNewRecord(it.Key, it.Value, fresh, it.StaleUntil, it.Fill)
+		} else {
+			c := l.built[i]
+			r = newRecord{tag: makeTag(it.Type, heldInRecord), key: it.Key, value: c.blob, fresh: it.StaleUntil, stale: it.StaleUntil}
+			if c.obj != nil {
+				r.tag = makeTag(it.Type, heapHeld)
+				r.value = s.holdLocked(sh, c.obj, c.charge)
+			}
+		}
 		if err := s.admit(r.cost()); err != nil {
+			sh.dropNewLocked(&r)
 			return err
 		}
 		sl, found := s.liveKeyLocked(sh, h, r.key)
 		sh.wroteLocked(r.key)
 		changed, err := s.placeLocked(sh, h, sl, found, r)
 		if err != nil {
+			sh.dropNewLocked(&r)
 			return err
 		}
 		if changed {
@@ -128,22 +201,45 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 // one chunk at most.
 const loadFeedChunk = 4096
 
-// Done starts telling ristretto of the loaded keys, on a goroutine of the
-// store's, and returns at once: the keys are served meanwhile, and Sync
-// waits for it.
-func (l *Loader) Done() {
-	s, hashes := l.s, l.unfed
-	l.unfed = nil
-	if len(hashes) == 0 {
+// handOff gives the feed what unfed holds, if that is a chunk or more
+// (any, with all).
+func (l *Loader) handOff(all bool) {
+	if len(l.unfed) == 0 || len(l.unfed) < loadFeedChunk && !all {
 		return
 	}
-	s.loadFeeds.Add(1)
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer s.loadFeeds.Done()
-		s.feedHashes(hashes)
-	}()
+	if l.toFeed == nil {
+		l.toFeed, l.spare, l.fed = make(chan []uint64, loadFeedChunks), make(chan []uint64, loadFeedChunks+1), make(chan struct{})
+		for range loadFeedChunks {
+			l.spare <- make([]uint64, 0, 2*loadFeedChunk)
+		}
+		s := l.s
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			defer close(l.fed)
+			for hashes := range l.toFeed {
+				s.feedHashes(hashes)
+				l.spare <- hashes[:0]
+			}
+		}()
+	}
+	l.toFeed <- l.unfed
+	l.unfed = <-l.spare
+}
+
+// Done tells ristretto of the keys not yet told and returns once it has
+// applied what it was told of every key written (Store.Sync's promise for
+// the Loader's keys). It must be called once the last batch is written,
+// whether or not the load succeeded.
+func (l *Loader) Done() {
+	l.handOff(true)
+	if l.toFeed != nil {
+		close(l.toFeed)
+		<-l.fed
+		l.toFeed = nil
+	}
+	l.unfed = nil
+	l.s.Sync()
 }
 
 // feedHashes tells ristretto the cost of the keys of each hash, as the
@@ -166,8 +262,47 @@ func (s *Store) feedHashes(hashes []uint64) {
 		s.feeder.send(chunk)
 		s.feeder.sendMu.Unlock()
 		hashes = hashes[n:]
-		// In the background, after a load, the server is serving: let
-		// the replies that became ready meanwhile go first.
+		// Beside the load's writes, or beside the server's replies: let
+		// the goroutines that became ready meanwhile go first.
 		runtime.Gosched()
 	}
+}
+
+// buildCollection is the collection of it, a hash, set, sorted set or
+// list, as its one write (HSet, SAdd, ZAdd, RPUSH) into a missing key
+// would make it.
+func (s *Store) buildCollection(it *LoadItem) (collection, error) {
+	var c collection
+	if len(it.Pairs) < 2 && len(it.Members) == 0 && len(it.Scored) == 0 {
+		return c, ErrEmptyCollection
+	}
+	distinct := true
+	switch it.Type {
+	case TypeHash:
+		e := editHash(collection{}, s.hashLimits())
+		for i := 0; i+1 < len(it.Pairs); i += 2 {
+			distinct = e.set(it.Pairs[i], it.Pairs[i+1]) && distinct
+		}
+		c, _ = e.done()
+	case TypeSet:
+		var added int
+		c, added = setAdd(collection{}, it.Members, s.IntsetLimit())
+		distinct = added == len(it.Members)
+	case TypeZSet:
+		e := editZSet(collection{}, s.zsetLimits())
+		for _, m := range it.Scored {
+			e.set(m.Member, m.Score)
+		}
+		distinct = e.view().card() == len(it.Scored)
+		c, _ = e.result()
+	case TypeList:
+		c = listPush(collection{}, it.Members, false, s.nodeLimit())
+	default:
+		return c, ErrWrongType
+	}
+
+	if !distinct {
+		return collection{}, ErrDuplicateMember
+	}
+	return c, nil
 }

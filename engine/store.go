@@ -206,10 +206,6 @@ type Store struct {
 	stop   chan struct{}
 	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
-
-	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go), in
-	// bg too.
-	loadFeeds sync.WaitGroup
 }
 
 // listpackConfig is a pair of Redis's *-max-listpack-entries and
@@ -440,7 +436,6 @@ func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 // until the next write. Serving never needs it; tests and benchmarks that
 // count evictions do.
 func (s *Store) Sync() {
-	s.loadFeeds.Wait()
 	// ristretto's callbacks queue removals while it applies the changes;
 	// send those too.
 	for {

@@ -198,9 +198,10 @@ var ErrUnsupported = errors.New("persist: unsupported type")
 // A file that does not exist is os.ErrNotExist.
 //
 // The file is read on the caller's goroutine and written into st on
-// another, a batch of keys at a time (engine.Loader): each takes about
-// half of a load's work. The eviction policy learns of the keys after
-// Load returns, in the background (see engine.Loader.Done).
+// another, a batch of keys at a time (engine.Loader), collections as
+// strings; the eviction policy is told of the keys on a third while the
+// load goes on, and knows every key when Load returns (see
+// engine.Loader).
 func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res LoadResult, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -333,9 +334,10 @@ type loadWriter struct {
 	loader  *engine.Loader
 	items   []engine.LoadItem
 	keys    int
-	skipped map[string]int // what put could not hold, with SkipUnsupported
-	failed  atomic.Bool    // an error stopped the writes: the reader stops too
-	tagged  []taggedKey    // the origin's tags of the keys written, for opts.ReadThrough
+	skipped map[string]int       // what put could not hold, with SkipUnsupported
+	failed  atomic.Bool          // an error stopped the writes: the reader stops too
+	tagged  []taggedKey          // the origin's tags of the keys written, for opts.ReadThrough
+	scored  []engine.ScoreMember // the sorted sets' members of w.items
 }
 
 // taggedKey is a loaded key's fill and the origin's tags of it.
@@ -385,22 +387,33 @@ func (w *loadWriter) write(b *loadBatch) error {
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})
 			continue
 		}
-		// A collection is written as any write is, after the strings
-		// before it.
-		if err := w.flush(); err != nil {
-			return err
-		}
-		if err := put(w.st, e, at, nil); err != nil {
-			var u *rdb.UnsupportedError
-			if errors.As(err, &u) && w.opts.SkipUnsupported {
-				w.skipped[u.Type]++
+		it := engine.LoadItem{Key: e.Key, StaleUntil: at}
+		switch e.Kind {
+		case rdb.KindHash:
+			it.Type, it.Pairs = engine.TypeHash, e.Pairs
+		case rdb.KindSet:
+			it.Type, it.Members = engine.TypeSet, e.Members
+		case rdb.KindList:
+			it.Type, it.Members = engine.TypeList, e.Members
+		case rdb.KindZSet:
+			from := len(w.scored)
+			for _, m := range e.Scored {
+				w.scored = append(w.scored, engine.ScoreMember{Member: m.Member, Score: m.Score})
+			}
+			it.Type, it.Scored = engine.TypeZSet, w.scored[from:len(w.scored):len(w.scored)]
+		default:
+			if w.opts.SkipUnsupported {
+				w.skipped[e.Kind.String()]++
 				continue
 			}
-			return fmt.Errorf("key %q: %w", e.Key, err)
+			return fmt.Errorf("%w: %w", ErrUnsupported, &rdb.UnsupportedError{Key: string(e.Key), Type: e.Kind.String()})
 		}
-		w.keys++
+		w.items = append(w.items, it)
 	}
 	if err := w.flush(); err != nil {
+		if errors.Is(err, engine.ErrDuplicateMember) {
+			return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+		}
 		return err
 	}
 	if w.opts.Progress != nil && w.opts.ProgressEvery > 0 && w.keys/w.opts.ProgressEvery != (w.keys-b.n)/w.opts.ProgressEvery {
@@ -409,16 +422,16 @@ func (w *loadWriter) write(b *loadBatch) error {
 	return nil
 }
 
-// flush writes the strings gathered in w.items.
+// flush writes the keys gathered in w.items.
 func (w *loadWriter) flush() error {
 	if len(w.items) == 0 {
 		return nil
 	}
-	if err := w.loader.Strings(w.items); err != nil {
+	if err := w.loader.Write(w.items); err != nil {
 		return err
 	}
 	w.keys += len(w.items)
-	w.items = w.items[:0]
+	w.items, w.scored = w.items[:0], w.scored[:0]
 	return nil
 }
 

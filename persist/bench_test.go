@@ -101,4 +101,3 @@ func BenchmarkLoadCollections(b *testing.B) {
 		b.StartTimer()
 	}
 }
-

@@ -350,10 +350,11 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
 	}
+	var fleet *cluster.Client
 	if cfg.redis != nil {
 		redis.SetLogger(cluster.NewRedisLogger(log))
 		cfg.cluster.Redis, cfg.cluster.Store, cfg.cluster.Metrics = redis.NewUniversalClient(cfg.redis), store, reg.Cluster
-		fleet, err := cluster.New(cfg.cluster)
+		fleet, err = cluster.New(cfg.cluster)
 		if err != nil {
 			return err
 		}
@@ -381,6 +382,9 @@ func runServe(c *cli.Context) error {
 	saver, err := cfg.persist.load(store, filler, log)
 	if err != nil {
 		return err
+	}
+	if fleet != nil {
+		reconcileSnapshot(c.Context, fleet, store, log)
 	}
 	cfg.server.Saver = saver
 	srv, err := server.New(cfg.server)

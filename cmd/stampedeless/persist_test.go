@@ -273,3 +273,82 @@ func TestRestartKeepsTagsAndMissing(t *testing.T) {
 		t.Errorf("origin calls for f:tagged: %d, want one before the restart and one after the purge", n)
 	}
 }
+
+// In --redis mode, a replica restarted from its snapshot does not serve a
+// key another replica wrote or deleted while it was down: the keys the
+// shared tier no longer holds as the snapshot does are dropped before it
+// serves, and read from the shared tier again; the others are served from
+// the snapshot. Three replicas, one real redis-server.
+func TestFleetRestartFromSnapshot(t *testing.T) {
+	shared := redistest.Start(t)
+	origin := newFleetOrigin(t)
+	ctx := context.Background()
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	start := func(i int) (*replicaProc, *exec.Cmd) {
+		addr := redistest.FreeAddr(t)
+		cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--redis", shared.Addr(), "--redis-timeout", "2s",
+			"--dir", dirs[i], "--loader", "k:="+origin.URL+"/{key}")
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		t.Cleanup(func() { rdb.Close() })
+		return &replicaProc{addr: addr, rdb: rdb, pid: cmd.Process.Pid, kill: func() { cmd.Process.Kill() }}, cmd
+	}
+	f := &fleet{origin: origin}
+	var cmds []*exec.Cmd
+	for i := range dirs {
+		r, cmd := start(i)
+		f.replicas, cmds = append(f.replicas, r), append(cmds, cmd)
+	}
+	f.waitJoined(t)
+	f.report(t)
+	a, c := f.replicas[0].rdb, f.replicas[2].rdb
+	for _, k := range []string{"same", "changed", "deleted", "expired"} {
+		if err := a.Set(ctx, k, "v1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.PExpire(ctx, "expired", time.Hour)
+	filled := a.Do(ctx, "GETFILL", "k:filled", 3600, 3600).Val()
+	// C holds a copy of each.
+	for _, k := range []string{"same", "changed", "deleted", "expired", "k:filled"} {
+		if err := c.Get(ctx, k).Err(); err != nil {
+			t.Fatalf("GET %s on C: %v", k, err)
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 5 {
+		t.Fatalf("C holds %d keys before its restart, want 5", n)
+	}
+	c.Do(ctx, "SHUTDOWN") // saves; its reply is the connection closing
+	waitExit(t, cmds[2], "SHUTDOWN")
+
+	// While C is down: a write, a delete, a new deadline, a refill.
+	a.Set(ctx, "changed", "v2", 0)
+	a.Del(ctx, "deleted")
+	a.PExpire(ctx, "expired", 2*time.Hour)
+	a.Set(ctx, "k:filled", "written", 0)
+	calls := origin.calls.Load()
+
+	r, _ := start(2)
+	f.replicas[2] = r
+	f.waitJoined(t)
+	c = r.rdb
+	if n := c.DBSize(ctx).Val(); n != 1 {
+		t.Errorf("C holds %d keys from its snapshot, want 1 (the one no other replica changed)", n)
+	}
+	for k, want := range map[string]string{"same": "v1", "changed": "v2", "k:filled": "written"} {
+		if got, err := c.Get(ctx, k).Result(); err != nil || got != want {
+			t.Errorf("GET %s on the restarted replica: %q %v, want %q", k, got, err, want)
+		}
+	}
+	if n := c.Exists(ctx, "deleted").Val(); n != 0 {
+		t.Error("the restarted replica serves a key deleted while it was down")
+	}
+	if got, want := c.PExpireTime(ctx, "expired").Val(), a.PExpireTime(ctx, "expired").Val(); got != want {
+		t.Errorf("the restarted replica's deadline of expired: %v, want %v", got, want)
+	}
+	if n := origin.calls.Load(); n != calls {
+		t.Errorf("%d origin calls after the restart, want none", n-calls)
+	}
+	if filled == "written" {
+		t.Fatal("the fill was not the origin's")
+	}
+}

@@ -40,41 +40,30 @@ var ErrEmptyCollection = errors.New("engine: a collection without members")
 // faster than a Set (or an HSet, SAdd... and an Expire) per key: each
 // batch takes a shard's lock once for all of its keys in that shard, a
 // collection is built whole before it is placed, the indexes are sized
-// for the keys to come, and the eviction policy is told of the keys by a
-// goroutine of the Loader's, a chunk at a time while the next batches are
-// written, instead of by each writer. Done waits for it: once Done
-// returns, ristretto knows every key written, as after a Set of each. A
-// Loader is not safe for concurrent use.
+// for the keys to come, and the eviction policy learns of the keys after
+// the load, in the background (Done). A Loader is not safe for concurrent
+// use.
 //
 // Telling ristretto of a key costs more than everything else a load does
 // per key (three lookups or inserts in its maps of every key, on two
-// goroutines): told after the load, in the background, 1M keys loaded in
-// 0.6-1.3 s were known to it 1.6-4.8 s later on a busy 2-core machine,
-// and a server that served meanwhile near its bound could not evict what
-// ristretto did not know yet: it passed the bound, or ristretto, learning
-// of the loaded keys late, turned them away for the new writes it had
-// heard of first. Told alongside, the load takes the time of the slower
-// of the two on two cores, and a snapshot past the bound is evicted down
-// to it while it loads, as Sets would be (past the bound, Write tells
-// ristretto of its keys itself before it returns).
+// goroutines: 1M keys loaded in 0.6-1.3 s were told to it in 1.6-4.8 s
+// more on a busy 2-core machine), so a load that waited for it would take
+// two to four times as long (measured: a restart of 1M keys until PING
+// went from 2.1-2.5 s to 11-20 s, against redis-server's 3.4-6.0 s). Until
+// it has learnt of a key, ristretto cannot evict it, and what it has not
+// learnt of it does not count against its bound: a store past its bound
+// meanwhile would pass it, or ristretto would turn the loaded keys away
+// for the writes it heard of first. So a write that leaves the store over
+// its bound while the feed runs waits for the feed to end (feeder.feed),
+// and the load tells ristretto of every key at once (Write) if they pass
+// the bound: eviction is always decided knowing every key.
 type Loader struct {
 	s      *Store
 	hashes []uint64     // of the batch's keys
 	order  []int32      // the batch's items by shard
 	built  []collection // the batch's collections, by item (strings: none)
-	unfed  []uint64     // hashes whose cost changed, not yet handed to the feed
-	// The feed: chunks of hashes to tell ristretto of go to toFeed, and
-	// come back emptied on spare. Started by the first chunk; Done closes
-	// toFeed and waits for fed.
-	toFeed chan []uint64
-	spare  chan []uint64
-	fed    chan struct{}
+	unfed  []uint64     // hashes whose cost changed, not yet sent to ristretto
 }
-
-// loadFeedChunks is how many chunks of hashes a load's feed holds: the
-// writer fills one while the feed sends another, and waits when the feed
-// falls behind.
-const loadFeedChunks = 3
 
 // NewLoader returns a Loader for about keys keys (a snapshot's count,
 // which the file may overstate: at most what the memory bound holds at
@@ -151,7 +140,6 @@ func (l *Loader) Write(items []LoadItem) error {
 		s.feedHashes(l.unfed)
 		l.unfed = l.unfed[:0]
 	}
-	l.handOff(false)
 	return nil
 }
 
@@ -201,45 +189,25 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 // one chunk at most.
 const loadFeedChunk = 4096
 
-// handOff gives the feed what unfed holds, if that is a chunk or more
-// (any, with all).
-func (l *Loader) handOff(all bool) {
-	if len(l.unfed) == 0 || len(l.unfed) < loadFeedChunk && !all {
+// Done starts telling ristretto of the loaded keys, on a goroutine of the
+// store's, and returns at once: the keys are served meanwhile, a write
+// that leaves the store over its bound waits for the feed to end, and Sync
+// waits for it.
+func (l *Loader) Done() {
+	s, hashes := l.s, l.unfed
+	l.unfed = nil
+	if len(hashes) == 0 {
 		return
 	}
-	if l.toFeed == nil {
-		l.toFeed, l.spare, l.fed = make(chan []uint64, loadFeedChunks), make(chan []uint64, loadFeedChunks+1), make(chan struct{})
-		for range loadFeedChunks {
-			l.spare <- make([]uint64, 0, 2*loadFeedChunk)
-		}
-		s := l.s
-		s.bg.Add(1)
-		go func() {
-			defer s.bg.Done()
-			defer close(l.fed)
-			for hashes := range l.toFeed {
-				s.feedHashes(hashes)
-				l.spare <- hashes[:0]
-			}
-		}()
-	}
-	l.toFeed <- l.unfed
-	l.unfed = <-l.spare
-}
-
-// Done tells ristretto of the keys not yet told and returns once it has
-// applied what it was told of every key written (Store.Sync's promise for
-// the Loader's keys). It must be called once the last batch is written,
-// whether or not the load succeeded.
-func (l *Loader) Done() {
-	l.handOff(true)
-	if l.toFeed != nil {
-		close(l.toFeed)
-		<-l.fed
-		l.toFeed = nil
-	}
-	l.unfed = nil
-	l.s.Sync()
+	s.loadFeeding.Add(1)
+	s.loadFeeds.Add(1)
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.loadFeeds.Done()
+		defer s.loadFeeding.Add(-1)
+		s.feedHashes(hashes)
+	}()
 }
 
 // feedHashes tells ristretto the cost of the keys of each hash, as the
@@ -262,8 +230,8 @@ func (s *Store) feedHashes(hashes []uint64) {
 		s.feeder.send(chunk)
 		s.feeder.sendMu.Unlock()
 		hashes = hashes[n:]
-		// Beside the load's writes, or beside the server's replies: let
-		// the goroutines that became ready meanwhile go first.
+		// In the background, after a load, the server is serving: let
+		// the replies that became ready meanwhile go first.
 		runtime.Gosched()
 	}
 }

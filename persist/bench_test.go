@@ -22,8 +22,8 @@ func benchStore(b *testing.B) *engine.Store {
 	return st
 }
 
-// BenchmarkLoad loads a snapshot of 200,000 strings of 100 bytes, until
-// they are served and the eviction policy knows them.
+// BenchmarkLoad loads a snapshot of 200,000 strings of 100 bytes (until
+// they are served; the eviction policy learns of them after).
 func BenchmarkLoad(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "dump.rdb")
 	if _, err := Save(benchStore(b), path, time.Now()); err != nil {

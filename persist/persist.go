@@ -199,9 +199,8 @@ var ErrUnsupported = errors.New("persist: unsupported type")
 //
 // The file is read on the caller's goroutine and written into st on
 // another, a batch of keys at a time (engine.Loader), collections as
-// strings; the eviction policy is told of the keys on a third while the
-// load goes on, and knows every key when Load returns (see
-// engine.Loader).
+// strings. The eviction policy learns of the keys after Load returns, in
+// the background (see engine.Loader.Done).
 func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res LoadResult, err error) {
 	f, err := os.Open(path)
 	if err != nil {

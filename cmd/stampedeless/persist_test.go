@@ -278,16 +278,28 @@ func TestRestartKeepsTagsAndMissing(t *testing.T) {
 // key another replica wrote or deleted while it was down: the keys the
 // shared tier no longer holds as the snapshot does are dropped before it
 // serves, and read from the shared tier again; the others are served from
-// the snapshot. Three replicas, one real redis-server.
+// the snapshot. Three replicas, on a real redis-server and on a Redis
+// Cluster (the check's script is loaded on every master).
 func TestFleetRestartFromSnapshot(t *testing.T) {
-	shared := redistest.Start(t)
+	t.Run("redis-server", func(t *testing.T) {
+		s := redistest.Start(t)
+		testFleetRestartFromSnapshot(t, []string{"--redis", s.Addr()})
+	})
+	t.Run("redis-cluster", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3)
+		testFleetRestartFromSnapshot(t, []string{"--redis", c.Addrs()})
+	})
+}
+
+func testFleetRestartFromSnapshot(t *testing.T, redisArgs []string) {
 	origin := newFleetOrigin(t)
 	ctx := context.Background()
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	start := func(i int) (*replicaProc, *exec.Cmd) {
 		addr := redistest.FreeAddr(t)
-		cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--redis", shared.Addr(), "--redis-timeout", "2s",
-			"--dir", dirs[i], "--loader", "k:="+origin.URL+"/{key}")
+		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis-timeout", "2s",
+			"--dir", dirs[i], "--loader", "k:=" + origin.URL + "/{key}"}, redisArgs...)
+		cmd := startBinary(t, nil, args...)
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
 		return &replicaProc{addr: addr, rdb: rdb, pid: cmd.Process.Pid, kill: func() { cmd.Process.Kill() }}, cmd

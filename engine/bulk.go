@@ -49,7 +49,7 @@ var ErrEmptyCollection = errors.New("engine: a collection without members")
 // goroutines: 1M keys loaded in 0.6-1.3 s were told to it in 1.6-4.8 s
 // more on a busy 2-core machine), so a load that waited for it would take
 // two to four times as long (measured: a restart of 1M keys until PING
-// went from 2.1-2.5 s to 11-20 s, against redis-server's 3.4-6.0 s). Until
+// went from 2.1-2.5 s to 14-20 s, against redis-server's 3.4-6.0 s). Until
 // it has learnt of a key, ristretto cannot evict it, and what it has not
 // learnt of it does not count against its bound: a store past its bound
 // meanwhile would pass it, or ristretto would turn the loaded keys away

@@ -48,6 +48,9 @@ type feeder struct {
 	// cost passes the bound by at most that slack, whatever the size of
 	// the values waiting (feedBacklog changes of 4 KB values are 16 MiB).
 	farOver func() bool
+	// loading, if set, is called by every feed first: it waits for the
+	// feeds of loaded keys when the store is over its bound (see Loader).
+	loading func()
 
 	mu      sync.Mutex // guards ops
 	ops     []policyOp
@@ -85,8 +88,13 @@ func (f *feeder) queue(h uint64, cost int64) {
 // feed sends the queued changes. If another goroutine is sending, it
 // returns at once unless the backlog is long or the store far over its
 // bound: the sender looks again for changes after it is done. Far over,
-// it waits once for ristretto to apply what was sent.
+// it waits once for ristretto to apply what was sent. Over the bound while
+// loaded keys are still being told to ristretto, it first waits for that
+// (loading).
 func (f *feeder) feed() {
+	if f.loading != nil {
+		f.loading()
+	}
 	for f.pending.Load() > 0 {
 		if !f.sendMu.TryLock() {
 			if f.pending.Load() < feedBacklog && !f.isFarOver() {

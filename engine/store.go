@@ -208,8 +208,9 @@ type Store struct {
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
 
 	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go), in
-	// bg too.
-	loadFeeds sync.WaitGroup
+	// bg too; loadFeeding counts them, for a cheap look in feeder.feed.
+	loadFeeds   sync.WaitGroup
+	loadFeeding atomic.Int32
 }
 
 // listpackConfig is a pair of Redis's *-max-listpack-entries and
@@ -298,6 +299,7 @@ func New(opts Options) (*Store, error) {
 	s.feeder.closed = &s.closed
 	s.feeder.over = s.overBound
 	s.feeder.farOver = s.farOverBound
+	s.feeder.loading = s.waitLoadFeedIfOver
 	if s.ownsProcess {
 		s.chargeBaseline()
 	}
@@ -482,6 +484,16 @@ func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 // of them, so that it must evict (never under noeviction).
 func (s *Store) overBound() bool {
 	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
+}
+
+// waitLoadFeedIfOver waits, if the store is over its bound, for the feeds
+// of loaded keys to ristretto to end (Loader.Done): ristretto must know
+// every key before it chooses what to evict, and keys it has not heard of
+// do not count against its bound.
+func (s *Store) waitLoadFeedIfOver() {
+	if s.loadFeeding.Load() > 0 && s.overBound() {
+		s.loadFeeds.Wait()
+	}
 }
 
 // farOverBound reports whether the entries cost more than ristretto may

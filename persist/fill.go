@@ -22,11 +22,15 @@ func hasFillState(it *engine.SnapshotItem) bool {
 	return it.Fill != nil || it.FreshUntil != 0 && it.FreshUntil != it.StaleUntil
 }
 
-// encodeFill is the fillAux value of it: a format byte, the fresh
-// deadline, the load time, then the loader, ETag, Last-Modified and key,
-// each with its length.
-func encodeFill(it *engine.SnapshotItem) string {
+// encodeFill is the fillAux value of it with the origin's tags: a format
+// byte (1, or 2 with tags), the fresh deadline, the load time, then the
+// loader, ETag, Last-Modified, with format 2 the count of tags and each
+// tag, and the key, each string with its length but the key.
+func encodeFill(it *engine.SnapshotItem, tags []string) string {
 	b := []byte{1}
+	if len(tags) > 0 {
+		b[0] = 2
+	}
 	b = binary.AppendVarint(b, it.FreshUntil)
 	var f engine.FillMeta
 	if it.Fill != nil {
@@ -34,10 +38,29 @@ func encodeFill(it *engine.SnapshotItem) string {
 	}
 	b = binary.AppendUvarint(b, uint64(f.LoadTime))
 	for _, s := range []string{f.Loader, f.ETag, f.LastModified} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
+		b = appendField(b, s)
+	}
+	if len(tags) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(tags)))
+		for _, t := range tags {
+			b = appendField(b, t)
+		}
 	}
 	return string(append(b, it.Key...))
+}
+
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// readField reads a string appendField wrote at the head of b, and returns
+// the rest of b.
+func readField(b []byte) (string, []byte, bool) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l > uint64(len(b)-n) {
+		return "", nil, false
+	}
+	return string(b[n : n+int(l)]), b[n+int(l):], true
 }
 
 // fillState is a decoded fillAux value.
@@ -45,15 +68,17 @@ type fillState struct {
 	key   string
 	fresh int64
 	fill  *engine.FillMeta // nil if the key had none
+	tags  []string         // the origin's tags of the fill (format 2)
 }
 
 var errFillAux = errors.New("malformed " + fillAux + " field")
 
 func decodeFill(v string) (fillState, error) {
 	b := []byte(v)
-	if len(b) == 0 || b[0] != 1 {
+	if len(b) == 0 || b[0] != 1 && b[0] != 2 {
 		return fillState{}, errFillAux
 	}
+	format := b[0]
 	b = b[1:]
 	fresh, n := binary.Varint(b)
 	if n <= 0 {
@@ -67,14 +92,29 @@ func decodeFill(v string) (fillState, error) {
 	b = b[n:]
 	var strs [3]string
 	for i := range strs {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || l > uint64(len(b)-n) {
+		var ok bool
+		if strs[i], b, ok = readField(b); !ok {
 			return fillState{}, errFillAux
 		}
-		strs[i] = string(b[n : n+int(l)])
-		b = b[n+int(l):]
 	}
-	st := fillState{key: string(b), fresh: fresh}
+	var tags []string
+	if format == 2 {
+		count, n := binary.Uvarint(b)
+		// A tag takes at least its length's byte: a count past what is
+		// left is a lie, refused before anything is made for it.
+		if n <= 0 || count == 0 || count > uint64(len(b)-n) {
+			return fillState{}, errFillAux
+		}
+		b = b[n:]
+		tags = make([]string, count)
+		for i := range tags {
+			var ok bool
+			if tags[i], b, ok = readField(b); !ok {
+				return fillState{}, errFillAux
+			}
+		}
+	}
+	st := fillState{key: string(b), fresh: fresh, tags: tags}
 	if load != 0 || strs != [3]string{} {
 		st.fill = &engine.FillMeta{Loader: strs[0], ETag: strs[1], LastModified: strs[2], LoadTime: time.Duration(load)}
 	}

@@ -3,12 +3,14 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/rdb"
 )
 
 // A load whose writes the store refuses stops with the store's error, the
@@ -46,5 +48,43 @@ func TestLoadStopsOnRefusedWrite(t *testing.T) {
 	}
 	if n := small.Len(); n == 0 || n >= keys || res.Keys > n {
 		t.Errorf("%d keys in the full store, %d reported loaded, of %d", n, res.Keys, keys)
+	}
+}
+
+// A file whose hash, set or sorted set repeats a member is corrupt, as
+// Redis's loader finds it; a list may repeat its elements.
+func TestLoadRefusesRepeatedMembers(t *testing.T) {
+	dir := t.TempDir()
+	for _, e := range []rdb.Entry{
+		{Kind: rdb.KindSet, Members: bs("a", "b", "a")},
+		{Kind: rdb.KindHash, Pairs: bs("f", "1", "f", "2")},
+		{Kind: rdb.KindZSet, Scored: []rdb.Scored{{Member: []byte("m"), Score: 1}, {Member: []byte("m"), Score: 2}}},
+		{Kind: rdb.KindList, Members: bs("a", "a")},
+	} {
+		e.Key = []byte("k")
+		path := filepath.Join(dir, e.Kind.String()+".rdb")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := rdb.NewWriter(f)
+		w.Header(nil)
+		w.SelectDB(0, 1, 0)
+		w.Write(&e)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		st := newStore(t)
+		_, err = Load(st, path, time.Now(), LoadOptions{})
+		if e.Kind == rdb.KindList {
+			if err != nil || st.Len() != 1 {
+				t.Errorf("a list with a repeated element: %v, %d keys", err, st.Len())
+			}
+			continue
+		}
+		if !errors.Is(err, rdb.ErrCorrupt) || !errors.Is(err, engine.ErrDuplicateMember) {
+			t.Errorf("a %s with a repeated member loaded with %v", e.Kind, err)
+		}
 	}
 }

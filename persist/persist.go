@@ -29,15 +29,16 @@ type SaveResult struct {
 // previous file or the new one whole. The temporary file is removed if
 // the save fails.
 func Save(st *engine.Store, path string, now time.Time) (res SaveResult, err error) {
-	return save(st, path, now, false)
+	return save(st, nil, path, now, false)
 }
 
-// save is Save; with paced, it works at most about half the time, resting
+// save is Save, with rt's state beside the keys if rt is not nil; with
+// paced, it works at most about half the time, resting
 // after each shard as long as the shard took to copy and write: a
 // background save then takes about twice as long and leaves the server
 // most of the machine (on two cores, one unpaced save took half of what
 // the server's replies had, and its GETs' p99 tripled).
-func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveResult, err error) {
+func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bool) (res SaveResult, err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "temp-*.rdb")
 	if err != nil {
@@ -65,8 +66,15 @@ func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveRes
 			if !entryOf(&items[i], &e) {
 				continue
 			}
-			if items[i].Type == engine.TypeString && hasFillState(&items[i]) {
-				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(&items[i])}); err != nil {
+			if it := &items[i]; it.Type == engine.TypeString && hasFillState(it) {
+				// The tags are looked up after the shard's lock is released:
+				// a key filled again since has other tags, and is saved
+				// without any (its old fill no longer has a record).
+				var tags []string
+				if rt != nil && it.Fill != nil {
+					tags = rt.TagsOf(string(it.Key), *it.Fill)
+				}
+				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(it, tags)}); err != nil {
 					return err
 				}
 			}
@@ -79,6 +87,9 @@ func save(st *engine.Store, path string, now time.Time, paced bool) (res SaveRes
 		}
 		return nil
 	})
+	if err == nil && rt != nil {
+		err = writeMissing(w, rt, now)
+	}
 	if err == nil {
 		err = w.Close()
 	}
@@ -162,6 +173,10 @@ type LoadOptions struct {
 	// keys loaded and the bytes read so far.
 	Progress      func(keys int, read, size int64)
 	ProgressEvery int
+	// ReadThrough, if not nil, is given the read-through state the file
+	// holds beside its keys (tags, keys missing at the origin) once the
+	// load has succeeded; nil skips it.
+	ReadThrough ReadThrough
 }
 
 // LoadResult is what a load found.
@@ -183,9 +198,9 @@ var ErrUnsupported = errors.New("persist: unsupported type")
 // A file that does not exist is os.ErrNotExist.
 //
 // The file is read on the caller's goroutine and written into st on
-// another, a batch of keys at a time (engine.Loader): each takes about
-// half of a load's work. The eviction policy learns of the keys after
-// Load returns, in the background (see engine.Loader.Done).
+// another, a batch of keys at a time (engine.Loader), collections as
+// strings. The eviction policy learns of the keys after Load returns, in
+// the background (see engine.Loader.Done).
 func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res LoadResult, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -199,8 +214,14 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	res.Size = fi.Size()
 	// The fill state of the key that follows, if its AUX field came last.
 	var pending fillState
-	onAux := func(a rdb.AuxField) error {
+	var missing []missingKey
+	onAux := func(a rdb.AuxField) (err error) {
 		pending = fillState{}
+		if a.Key == missingAux && opts.ReadThrough != nil {
+			if missing, err = decodeMissing(a.Value, missing); err != nil {
+				return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+			}
+		}
 		if a.Key != fillAux {
 			return nil
 		}
@@ -268,6 +289,16 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	if werr != nil {
 		return res, fmt.Errorf("persist: loading %s: %w", path, werr)
 	}
+	// Only a whole load's: a caller that discards a half-loaded store
+	// must not be left with its tags.
+	if rt := opts.ReadThrough; rt != nil {
+		for _, t := range w.tagged {
+			rt.RestoreTags(t.key, t.fill, t.tags)
+		}
+		for _, m := range missing {
+			rt.RestoreMissing(m.key, time.Unix(0, m.until), now)
+		}
+	}
 	return res, nil
 }
 
@@ -302,8 +333,17 @@ type loadWriter struct {
 	loader  *engine.Loader
 	items   []engine.LoadItem
 	keys    int
-	skipped map[string]int // what put could not hold, with SkipUnsupported
-	failed  atomic.Bool    // an error stopped the writes: the reader stops too
+	skipped map[string]int       // what put could not hold, with SkipUnsupported
+	failed  atomic.Bool          // an error stopped the writes: the reader stops too
+	tagged  []taggedKey          // the origin's tags of the keys written, for opts.ReadThrough
+	scored  []engine.ScoreMember // the sorted sets' members of w.items
+}
+
+// taggedKey is a loaded key's fill and the origin's tags of it.
+type taggedKey struct {
+	key  string
+	fill engine.FillMeta
+	tags []string
 }
 
 // run writes the batches from full, each returned to free once written,
@@ -339,26 +379,40 @@ func (w *loadWriter) write(b *loadBatch) error {
 		if e.Kind == rdb.KindString {
 			opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
 			withFill(&le.fill, e, &opts)
+			if opts.Fill != nil && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
+				w.tagged = append(w.tagged, taggedKey{key: string(e.Key), fill: *opts.Fill, tags: le.fill.tags})
+			}
 			w.items = append(w.items, engine.LoadItem{Key: e.Key, Value: e.Value,
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})
 			continue
 		}
-		// A collection is written as any write is, after the strings
-		// before it.
-		if err := w.flush(); err != nil {
-			return err
-		}
-		if err := put(w.st, e, at, nil); err != nil {
-			var u *rdb.UnsupportedError
-			if errors.As(err, &u) && w.opts.SkipUnsupported {
-				w.skipped[u.Type]++
+		it := engine.LoadItem{Key: e.Key, StaleUntil: at}
+		switch e.Kind {
+		case rdb.KindHash:
+			it.Type, it.Pairs = engine.TypeHash, e.Pairs
+		case rdb.KindSet:
+			it.Type, it.Members = engine.TypeSet, e.Members
+		case rdb.KindList:
+			it.Type, it.Members = engine.TypeList, e.Members
+		case rdb.KindZSet:
+			from := len(w.scored)
+			for _, m := range e.Scored {
+				w.scored = append(w.scored, engine.ScoreMember{Member: m.Member, Score: m.Score})
+			}
+			it.Type, it.Scored = engine.TypeZSet, w.scored[from:len(w.scored):len(w.scored)]
+		default:
+			if w.opts.SkipUnsupported {
+				w.skipped[e.Kind.String()]++
 				continue
 			}
-			return fmt.Errorf("key %q: %w", e.Key, err)
+			return fmt.Errorf("%w: %w", ErrUnsupported, &rdb.UnsupportedError{Key: string(e.Key), Type: e.Kind.String()})
 		}
-		w.keys++
+		w.items = append(w.items, it)
 	}
 	if err := w.flush(); err != nil {
+		if errors.Is(err, engine.ErrDuplicateMember) {
+			return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+		}
 		return err
 	}
 	if w.opts.Progress != nil && w.opts.ProgressEvery > 0 && w.keys/w.opts.ProgressEvery != (w.keys-b.n)/w.opts.ProgressEvery {
@@ -367,16 +421,16 @@ func (w *loadWriter) write(b *loadBatch) error {
 	return nil
 }
 
-// flush writes the strings gathered in w.items.
+// flush writes the keys gathered in w.items.
 func (w *loadWriter) flush() error {
 	if len(w.items) == 0 {
 		return nil
 	}
-	if err := w.loader.Strings(w.items); err != nil {
+	if err := w.loader.Write(w.items); err != nil {
 		return err
 	}
 	w.keys += len(w.items)
-	w.items = w.items[:0]
+	w.items, w.scored = w.items[:0], w.scored[:0]
 	return nil
 }
 

@@ -62,6 +62,7 @@ var (
 // saving is off: nothing is ever written.
 type Saver struct {
 	st   *engine.Store
+	rt   ReadThrough // nil: the store's keys alone
 	path string
 	log  *slog.Logger
 	now  func() time.Time
@@ -90,6 +91,10 @@ func NewSaver(st *engine.Store, path string, points []SavePoint, log *slog.Logge
 	now := time.Now()
 	return &Saver{st: st, path: path, log: log, now: time.Now, points: points, lastSave: now, lastOK: true, dirtyAt: st.Changes()}
 }
+
+// SetReadThrough makes the saves and the load keep rt's state beside the
+// keys. It must be called before Load and any save.
+func (s *Saver) SetReadThrough(rt ReadThrough) { s.rt = rt }
 
 // Enabled reports whether saves are written at all (--dir was given).
 func (s *Saver) Enabled() bool { return s.path != "" }
@@ -128,7 +133,7 @@ func (s *Saver) begin() error {
 func (s *Saver) run(background bool) error {
 	start := s.now()
 	dirty := s.st.Changes()
-	res, err := save(s.st, s.path, start, background)
+	res, err := save(s.st, s.rt, s.path, start, background)
 	dur := s.now().Sub(start)
 	s.mu.Lock()
 	s.lastTry = start
@@ -293,6 +298,9 @@ func (s *Saver) Info() Info {
 func (s *Saver) Load(opts LoadOptions) (LoadResult, error) {
 	if !s.Enabled() {
 		return LoadResult{}, nil
+	}
+	if opts.ReadThrough == nil {
+		opts.ReadThrough = s.rt
 	}
 	res, err := Load(s.st, s.path, s.now(), opts)
 	s.mu.Lock()

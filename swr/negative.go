@@ -42,11 +42,16 @@ func (c *negativeCache) current(flushes uint64) bool {
 
 // rememberMissing records that the origin said key does not exist.
 func (f *Filler) rememberMissing(key string, now time.Time) {
+	f.remember(key, now.Add(f.opts.NegativeTTL), now)
+}
+
+// remember records key as missing at the origin until until.
+func (f *Filler) remember(key string, until, now time.Time) {
 	c, flushes := f.negative, f.opts.Store.Flushes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.current(flushes) {
-		c.keys.Put(key, f.opts.Store.Fence([]byte(key)), now.Add(f.opts.NegativeTTL), now)
+		c.keys.Put(key, f.opts.Store.Fence([]byte(key)), until, now)
 	}
 }
 

@@ -347,10 +347,11 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("--loader %s=%s: %w", l.Prefix, l.URL, err)
 		}
 	}
+	var fleet *cluster.Client
 	if cfg.redis != nil {
 		redis.SetLogger(cluster.NewRedisLogger(log))
 		cfg.cluster.Redis, cfg.cluster.Store, cfg.cluster.Metrics = redis.NewUniversalClient(cfg.redis), store, reg.Cluster
-		fleet, err := cluster.New(cfg.cluster)
+		fleet, err = cluster.New(cfg.cluster)
 		if err != nil {
 			return err
 		}
@@ -366,7 +367,8 @@ func runServe(c *cli.Context) error {
 	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
-	readThrough := readthrough.Options{Filler: swr.New(cfg.fill), Loaders: loaders, Metrics: reg.Fill, Logger: log,
+	filler := swr.New(cfg.fill)
+	readThrough := readthrough.Options{Filler: filler, Loaders: loaders, Metrics: reg.Fill, Logger: log,
 		LoaderCommands: cfg.loaderCommands}
 	cfg.server.Commands = append(keyspace.Commands(), readthrough.Commands(readThrough)...)
 	cfg.server.InfoSections = readthrough.InfoSections(readThrough)
@@ -374,9 +376,12 @@ func runServe(c *cli.Context) error {
 	shutdownAsked := make(chan struct{})
 	var askShutdown sync.Once
 	cfg.server.Shutdown = func() { askShutdown.Do(func() { close(shutdownAsked) }) }
-	saver, err := cfg.persist.load(store, log)
+	saver, err := cfg.persist.load(store, filler, log)
 	if err != nil {
 		return err
+	}
+	if fleet != nil {
+		reconcileSnapshot(c.Context, fleet, store, log)
 	}
 	cfg.server.Saver = saver
 	srv, err := server.New(cfg.server)

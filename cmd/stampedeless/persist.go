@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampedeless/stampedeless/cluster"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/rdb"
@@ -47,11 +49,13 @@ func parsePersist(c *cli.Context) (persistConfig, error) {
 	return pc, nil
 }
 
-// load makes the Saver and loads its file into store before the server
-// serves: a missing file is an empty start, a bad one stops the start
-// (or is set aside by --rdb-start-empty-if-corrupt).
-func (pc persistConfig) load(store *engine.Store, log *slog.Logger) (*persist.Saver, error) {
+// load makes the Saver and loads its file into store, and rt's state
+// beside it, before the server serves: a missing file is an empty start,
+// a bad one stops the start (or is set aside by
+// --rdb-start-empty-if-corrupt).
+func (pc persistConfig) load(store *engine.Store, rt persist.ReadThrough, log *slog.Logger) (*persist.Saver, error) {
 	saver := persist.NewSaver(store, pc.path, pc.points, log)
+	saver.SetReadThrough(rt)
 	if !saver.Enabled() {
 		return saver, nil
 	}
@@ -90,4 +94,23 @@ func (pc persistConfig) load(store *engine.Store, log *slog.Logger) (*persist.Sa
 	log.Info("snapshot loaded", "path", pc.path, "keys", res.Keys, "expired_dropped", res.Expired,
 		"skipped", res.Skipped, "bytes", res.Size, "took", time.Since(start))
 	return saver, nil
+}
+
+// reconcileSnapshot drops, in --redis mode, the keys a snapshot loaded that
+// the shared tier no longer holds as the snapshot does: another replica
+// wrote, deleted or refilled them while this one was down and could not
+// hear of it. It runs before the server serves; with Redis down the
+// snapshot is served as it is, as during an outage.
+func reconcileSnapshot(ctx context.Context, fleet *cluster.Client, store *engine.Store, log *slog.Logger) {
+	if store.Len() == 0 {
+		return
+	}
+	start := time.Now()
+	checked, dropped, err := fleet.Reconcile(ctx)
+	if err != nil {
+		log.Warn("the snapshot could not all be checked against the shared tier; a key another replica changed while this one was down may be served as the snapshot holds it until it expires or is written",
+			"checked", checked, "dropped", dropped, "err", err)
+		return
+	}
+	log.Info("snapshot checked against the shared tier", "keys", checked, "dropped_changed_elsewhere", dropped, "took", time.Since(start))
 }

@@ -180,3 +180,192 @@ func TestRestartKeepsReadThroughState(t *testing.T) {
 		t.Errorf("origin calls after the restart: %d, want one refresh of the stale key", n-2)
 	}
 }
+
+// What GETFILL keeps outside the store survives a restart: PURGE.TAG finds
+// a key loaded from the snapshot by the origin's Surrogate-Key, and a key
+// the origin answered 404 for is still remembered as missing for
+// --negative-ttl, without another origin call. redis-server loads the same
+// file with the values and deadlines alone, and redis-check-rdb passes it.
+func TestRestartKeepsTagsAndMissing(t *testing.T) {
+	var tagged, gone atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/f:tagged":
+			n := tagged.Add(1)
+			w.Header().Set("Surrogate-Key", "product:1 all")
+			fmt.Fprintf(w, "tagged#%d", n)
+		case "/f:gone":
+			gone.Add(1)
+			http.NotFound(w, r)
+		default:
+			t.Errorf("origin asked for %s", r.URL.Path)
+		}
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	ctx := context.Background()
+	start := func() (*redis.Client, *exec.Cmd) {
+		addr := redistest.FreeAddr(t)
+		cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--dir", dir, "--negative-ttl", "1h",
+			"--loader", "f:="+origin.URL+"/{key}")
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { c.Close() })
+		return c, cmd
+	}
+	c, cmd := start()
+	first, err := c.Do(ctx, "GETFILL", "f:tagged", 3600, 3600).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "GETFILL", "f:gone", 3600, 3600).Err(); err != redis.Nil {
+		t.Fatalf("GETFILL of a 404: %v, want nil", err)
+	}
+	deadline := c.PExpireTime(ctx, "f:tagged").Val()
+	c.Do(ctx, "SHUTDOWN", "SAVE") // its reply is the connection closing
+	waitExit(t, cmd, "SHUTDOWN SAVE")
+	if a, b := tagged.Load(), gone.Load(); a != 1 || b != 1 {
+		t.Fatalf("origin calls before the restart: %d and %d, want 1 each", a, b)
+	}
+
+	// redis-server takes the same file: the value and its deadline.
+	path := filepath.Join(dir, "dump.rdb")
+	out, err := exec.Command(redistest.Binary(t, "redis-check-rdb"), path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RDB looks OK!") {
+		t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+	}
+	rdir := t.TempDir()
+	if b, err := os.ReadFile(path); err != nil || os.WriteFile(filepath.Join(rdir, "dump.rdb"), b, 0o600) != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.Start(t, "--dir", rdir, "--dbfilename", "dump.rdb")
+	rc := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rc.Close()
+	if got := rc.Get(ctx, "f:tagged").Val(); got != first {
+		t.Errorf("redis-server loaded f:tagged as %q, want %q", got, first)
+	}
+	if got := rc.PExpireTime(ctx, "f:tagged").Val(); got != deadline {
+		t.Errorf("redis-server loaded f:tagged's deadline as %v, want %v", got, deadline)
+	}
+	if n := rc.DBSize(ctx).Val(); n != 1 {
+		t.Errorf("redis-server loaded %d keys, want 1", n)
+	}
+
+	c, _ = start()
+	if err := c.Do(ctx, "GETFILL", "f:gone", 3600, 3600).Err(); err != redis.Nil {
+		t.Errorf("GETFILL of the 404 after the restart: %v, want nil", err)
+	}
+	if n := gone.Load(); n != 1 {
+		t.Errorf("the origin was asked for the missing key again after the restart: %d calls", n)
+	}
+	if got := c.Do(ctx, "GETFILL", "f:tagged", 3600, 3600).Val(); got != first {
+		t.Errorf("f:tagged after the restart: %v, want %q from the snapshot", got, first)
+	}
+	if n, err := c.Do(ctx, "PURGE.TAG", "product:1").Int(); err != nil || n != 1 {
+		t.Fatalf("PURGE.TAG product:1 after the restart = %d, %v; want the key loaded from the snapshot", n, err)
+	}
+	if n := c.Exists(ctx, "f:tagged").Val(); n != 0 {
+		t.Error("f:tagged outlived its purge")
+	}
+	if got := c.Do(ctx, "GETFILL", "f:tagged", 3600, 3600).Val(); got != "tagged#2" {
+		t.Errorf("f:tagged after its purge: %v, want a new fill", got)
+	}
+	if n := tagged.Load(); n != 2 {
+		t.Errorf("origin calls for f:tagged: %d, want one before the restart and one after the purge", n)
+	}
+}
+
+// In --redis mode, a replica restarted from its snapshot does not serve a
+// key another replica wrote or deleted while it was down: the keys the
+// shared tier no longer holds as the snapshot does are dropped before it
+// serves, and read from the shared tier again; the others are served from
+// the snapshot. Three replicas, on a real redis-server and on a Redis
+// Cluster (the check's script is loaded on every master).
+func TestFleetRestartFromSnapshot(t *testing.T) {
+	t.Run("redis-server", func(t *testing.T) {
+		s := redistest.Start(t)
+		testFleetRestartFromSnapshot(t, []string{"--redis", s.Addr()})
+	})
+	t.Run("redis-cluster", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3)
+		testFleetRestartFromSnapshot(t, []string{"--redis", c.Addrs()})
+	})
+}
+
+func testFleetRestartFromSnapshot(t *testing.T, redisArgs []string) {
+	origin := newFleetOrigin(t)
+	ctx := context.Background()
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	start := func(i int) (*replicaProc, *exec.Cmd) {
+		addr := redistest.FreeAddr(t)
+		args := append([]string{"--addr", addr, "--metrics-addr", "", "--redis-timeout", "2s",
+			"--dir", dirs[i], "--loader", "k:=" + origin.URL + "/{key}"}, redisArgs...)
+		cmd := startBinary(t, nil, args...)
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		t.Cleanup(func() { rdb.Close() })
+		return &replicaProc{addr: addr, rdb: rdb, pid: cmd.Process.Pid, kill: func() { cmd.Process.Kill() }}, cmd
+	}
+	f := &fleet{origin: origin}
+	var cmds []*exec.Cmd
+	for i := range dirs {
+		r, cmd := start(i)
+		f.replicas, cmds = append(f.replicas, r), append(cmds, cmd)
+	}
+	f.waitJoined(t)
+	f.report(t)
+	a, c := f.replicas[0].rdb, f.replicas[2].rdb
+	for _, k := range []string{"same", "changed", "deleted", "expired"} {
+		if err := a.Set(ctx, k, "v1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.PExpire(ctx, "expired", time.Hour)
+	// Values past what is checked by sending them back (by a digest).
+	big := strings.Repeat("b", 5000)
+	a.Set(ctx, "big:same", big, 0)
+	a.Set(ctx, "big:changed", big, 0)
+	filled := a.Do(ctx, "GETFILL", "k:filled", 3600, 3600).String()
+	// C holds a copy of each.
+	for _, k := range []string{"same", "changed", "deleted", "expired", "k:filled", "big:same", "big:changed"} {
+		if err := c.Get(ctx, k).Err(); err != nil {
+			t.Fatalf("GET %s on C: %v", k, err)
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 7 {
+		t.Fatalf("C holds %d keys before its restart, want 7", n)
+	}
+	c.Do(ctx, "SHUTDOWN") // saves; its reply is the connection closing
+	waitExit(t, cmds[2], "SHUTDOWN")
+
+	// While C is down: a write, a delete, a new deadline, a refill.
+	a.Set(ctx, "changed", "v2", 0)
+	a.Del(ctx, "deleted")
+	a.PExpire(ctx, "expired", 2*time.Hour)
+	a.Set(ctx, "k:filled", "written", 0)
+	a.Set(ctx, "big:changed", big+"!", 0)
+	calls := origin.calls.Load()
+
+	r, _ := start(2)
+	f.replicas[2] = r
+	f.waitJoined(t)
+	c = r.rdb
+	if n := c.DBSize(ctx).Val(); n != 2 {
+		t.Errorf("C holds %d keys from its snapshot, want 2 (those no other replica changed)", n)
+	}
+	for k, want := range map[string]string{"same": "v1", "changed": "v2", "k:filled": "written", "big:same": big, "big:changed": big + "!"} {
+		if got, err := c.Get(ctx, k).Result(); err != nil || got != want {
+			t.Errorf("GET %s on the restarted replica: %.40q %v, want %.40q", k, got, err, want)
+		}
+	}
+	if n := c.Exists(ctx, "deleted").Val(); n != 0 {
+		t.Error("the restarted replica serves a key deleted while it was down")
+	}
+	if got, want := c.PExpireTime(ctx, "expired").Val(), a.PExpireTime(ctx, "expired").Val(); got != want {
+		t.Errorf("the restarted replica's deadline of expired: %v, want %v", got, want)
+	}
+	if n := origin.calls.Load(); n != calls {
+		t.Errorf("%d origin calls after the restart, want none", n-calls)
+	}
+	if !strings.Contains(filled, "k:filled#") {
+		t.Errorf("the fill before the restart: %q", filled)
+	}
+}

@@ -124,3 +124,13 @@ func (m *Map[V]) Clear() {
 // Len reports how many entries are held, expired ones not yet dropped
 // included.
 func (m *Map[V]) Len() int { return len(m.m) }
+
+// Each calls fn with each entry that has not expired at now, its value and
+// its deadline, in no order, until fn returns false. fn must not change m.
+func (m *Map[V]) Each(now time.Time, fn func(key string, v V, until time.Time) bool) {
+	for k, it := range m.m {
+		if now.Before(it.until) && !fn(k, it.v, it.until) {
+			return
+		}
+	}
+}

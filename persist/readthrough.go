@@ -1,0 +1,95 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/rdb"
+)
+
+// ReadThrough is the read-through state that lives outside the store and
+// that a snapshot keeps beside its keys (swr.Filler implements it): the
+// origin's tags of each filled key, which PURGE.TAG looks up, and the keys
+// the origin recently said do not exist (--negative-ttl). A save or load
+// without one neither writes nor reads it; a file's fields of it are then
+// skipped. Its methods are called with no lock of the store held.
+type ReadThrough interface {
+	// TagsOf returns the origin's tags of key if its entry is the fill
+	// fill, nil if it has none.
+	TagsOf(key string, fill engine.FillMeta) []string
+	// RestoreTags records tags as those of key, whose entry is now the
+	// fill fill.
+	RestoreTags(key string, fill engine.FillMeta, tags []string)
+	// EachMissing calls fn with each key remembered at now as missing at
+	// the origin, and the end of that memory, until fn returns an error,
+	// which it returns.
+	EachMissing(now time.Time, fn func(key string, until time.Time) error) error
+	// RestoreMissing remembers key as missing at the origin until until.
+	RestoreMissing(key string, until, now time.Time)
+}
+
+// missingAux names the AUX fields that carry the keys remembered as
+// missing at the origin: a format byte (1), then for each key the end of
+// its memory (unix nanoseconds, a varint) and the key with its length.
+// They come after the last key, at most missingAuxBytes each; redis-server
+// ignores them.
+const (
+	missingAux      = "stampedeless-missing"
+	missingAuxBytes = 64 << 10
+)
+
+var errMissingAux = errors.New("malformed " + missingAux + " field")
+
+// writeMissing writes rt's keys remembered as missing at now to w.
+func writeMissing(w *rdb.Writer, rt ReadThrough, now time.Time) error {
+	b := []byte{1}
+	put := func() error {
+		if len(b) == 1 {
+			return nil
+		}
+		err := w.Aux(rdb.AuxField{Key: missingAux, Value: string(b)})
+		b = b[:1]
+		return err
+	}
+	err := rt.EachMissing(now, func(key string, until time.Time) error {
+		b = appendField(binary.AppendVarint(b, until.UnixNano()), key)
+		if len(b) >= missingAuxBytes {
+			return put()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return put()
+}
+
+// missingKey is a key remembered as missing at the origin, as a file holds
+// it.
+type missingKey struct {
+	key   string
+	until int64 // unix nanoseconds
+}
+
+// decodeMissing appends the keys of a missingAux value to to.
+func decodeMissing(v string, to []missingKey) ([]missingKey, error) {
+	b := []byte(v)
+	if len(b) == 0 || b[0] != 1 {
+		return to, errMissingAux
+	}
+	for b = b[1:]; len(b) > 0; {
+		until, n := binary.Varint(b)
+		if n <= 0 {
+			return to, errMissingAux
+		}
+		var key string
+		var ok bool
+		if key, b, ok = readField(b[n:]); !ok {
+			return to, errMissingAux
+		}
+		to = append(to, missingKey{key, until})
+	}
+	return to, nil
+}

@@ -1,0 +1,145 @@
+package persist
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/swr"
+)
+
+// missingOf is every key f remembers as missing at now, with the end of
+// its memory in milliseconds.
+func missingOf(t *testing.T, f *swr.Filler, now time.Time) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	f.EachMissing(now, func(key string, until time.Time) error {
+		out[key] = until.UnixMilli()
+		return nil
+	})
+	return out
+}
+
+// The origin's tags of the filled keys and the keys it said are missing
+// are saved beside the keys and come back into another Filler on load;
+// redis-server loads the same file with every key, value and deadline,
+// and redis-check-rdb passes it.
+func TestReadThroughStateSaved(t *testing.T) {
+	st := newStore(t)
+	fill(t, st)
+	now := time.Now()
+	f := swr.New(swr.Options{Store: st, NegativeTTL: time.Hour})
+	freshFill := engine.FillMeta{Loader: "api:", ETag: `"v1"`, LastModified: "Tue, 01 Dec 2026 10:00:00 GMT", LoadTime: 42 * time.Millisecond}
+	f.RestoreTags("fill:fresh", freshFill, []string{"product:1", "all"})
+	f.RestoreTags("fill:stale", engine.FillMeta{Loader: "api:"}, []string{"all"})
+	// More than one AUX field's worth (missingAuxBytes).
+	gone := map[string]int64{"api:gone": now.Add(time.Minute).UnixMilli()}
+	for i := range 300 {
+		gone[fmt.Sprintf("api:%03d:%s", i, strings.Repeat("x", 300))] = now.Add(time.Hour).UnixMilli()
+	}
+	for k, until := range gone {
+		f.RestoreMissing(k, time.UnixMilli(until), now)
+	}
+	// A key written since the origin said it was missing is not.
+	f.RestoreMissing("api:back", now.Add(time.Hour), now)
+	st.Set([]byte("api:back"), []byte("v"), engine.SetOptions{})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	if _, err := save(st, f, path, now, false); err != nil {
+		t.Fatal(err)
+	}
+
+	back := newStore(t)
+	g := swr.New(swr.Options{Store: back, NegativeTTL: time.Hour})
+	if _, err := Load(back, path, now, LoadOptions{ReadThrough: g}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "loaded", describe(t, st), describe(t, back))
+	for key, want := range map[string][]string{"fill:fresh": {"product:1", "all"}, "fill:stale": {"all"}, "s": nil} {
+		env, _ := back.Peek([]byte(key))
+		var got []string
+		if env.Fill != nil {
+			got = g.TagsOf(key, *env.Fill)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("tags of %s after the load: %q, want %q", key, got, want)
+		}
+	}
+	if got := missingOf(t, g, now); !reflect.DeepEqual(got, gone) {
+		t.Errorf("missing after the load: %v, want %v", got, gone)
+	}
+	// Loaded without a ReadThrough, the same file holds the same keys.
+	plain := newStore(t)
+	if _, err := Load(plain, path, now, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "loaded without read-through state", describe(t, st), describe(t, plain))
+
+	out, err := exec.Command(redistest.Binary(t, "redis-check-rdb"), path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RDB looks OK!") {
+		t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+	}
+	srv := redistest.Start(t, "--dir", dir, "--dbfilename", "dump.rdb")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	compare(t, "redis-server", describe(t, st), describeRedis(t, c))
+	if n := c.DBSize(context.Background()).Val(); n != int64(st.Len()) {
+		t.Errorf("redis-server holds %d keys, the store %d", n, st.Len())
+	}
+}
+
+// A restart with a shorter --negative-ttl remembers a key as missing at
+// most that long; one whose memory ended while the server was down is
+// forgotten.
+func TestMissingRestoredWithinTTL(t *testing.T) {
+	st := newStore(t)
+	now := time.Now()
+	f := swr.New(swr.Options{Store: st, NegativeTTL: time.Hour})
+	f.RestoreMissing("long", now.Add(time.Hour), now)
+	f.RestoreMissing("short", now.Add(time.Second), now)
+	path := filepath.Join(t.TempDir(), "dump.rdb")
+	if _, err := save(st, f, path, now, false); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(2 * time.Second)
+	back := newStore(t)
+	g := swr.New(swr.Options{Store: back, NegativeTTL: time.Minute})
+	if _, err := Load(back, path, later, LoadOptions{ReadThrough: g}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"long": later.Add(time.Minute).UnixMilli()}
+	if got := missingOf(t, g, later); !reflect.DeepEqual(got, want) {
+		t.Errorf("missing after the load: %v, want %v", got, want)
+	}
+}
+
+// The AUX fields of read-through state are hostile input as the rest of
+// the file is: any bytes decode or are refused, and what encodeFill wrote
+// decodes to what it was given.
+func FuzzReadThroughAux(f *testing.F) {
+	it := engine.SnapshotItem{Key: []byte("k"), Envelope: engine.Envelope{FreshUntil: 12345, Fill: &engine.FillMeta{Loader: "api:", ETag: `"e"`, LoadTime: 7}}}
+	f.Add(encodeFill(&it, nil))
+	f.Add(encodeFill(&it, []string{"a", "bb"}))
+	f.Add(string([]byte{1, 2, 0, 3, 'k', 'e', 'y'}))
+	f.Add(string([]byte{2, 0, 0, 0, 0, 0, 200, 1}))
+	f.Fuzz(func(t *testing.T, v string) {
+		if st, err := decodeFill(v); err == nil && len(st.tags) > len(v) {
+			t.Fatalf("%d tags from %d bytes", len(st.tags), len(v))
+		}
+		decodeMissing(v, nil)
+		tags := strings.Fields(v)
+		st, err := decodeFill(encodeFill(&engine.SnapshotItem{Key: []byte(v), Envelope: engine.Envelope{Fill: &engine.FillMeta{ETag: v, LoadTime: 1}}}, tags))
+		if err != nil || st.key != v || st.fill == nil || st.fill.ETag != v || len(st.tags) != len(tags) {
+			t.Fatalf("round trip of %q: %+v %v", v, st, err)
+		}
+	})
+}

@@ -435,12 +435,24 @@ func (v listView) at(i int) []byte {
 // elems are copies of the elements from start to stop, inclusive, both
 // within the list.
 func (v listView) elems(start, stop int) [][]byte {
-	out := make([][]byte, 0, stop-start+1)
+	// The copies share one allocation: LRANGE of 100 elements made 101.
+	size := 0
 	v.each(start, func(i int, e []byte) bool {
 		if i > stop {
 			return false
 		}
-		out = append(out, slices.Clone(e))
+		size += len(e)
+		return true
+	})
+	buf := make([]byte, 0, size)
+	out := make([][]byte, 0, max(stop-start+1, 0))
+	v.each(start, func(i int, e []byte) bool {
+		if i > stop {
+			return false
+		}
+		at := len(buf)
+		buf = append(buf, e...)
+		out = append(out, buf[at:len(buf):len(buf)])
 		return true
 	})
 	return out

@@ -337,12 +337,26 @@ func (s *Store) processLimit() int64 {
 }
 
 // processBudget is what Go's runtime and the arena together may hold when
-// the store owns the process: all it may hold (processTotal), less what is
-// resident outside their count: the binary's pages (about 14 MiB, read
+// the store owns the process: what it aims to hold (processAim), less what
+// is resident outside their count: the binary's pages (about 14 MiB, read
 // from /proc where there is one) and 2 MiB for the rest.
 func (s *Store) processBudget() int64 {
-	return s.processTotal() - fileResident() - 2<<20
+	return s.processAim() - fileResident() - 2<<20
 }
+
+// processAim is the resident set the store steers the process to: its
+// promise (processTotal) less peakSlack.
+func (s *Store) processAim() int64 { return s.processTotal() - s.peakSlack() }
+
+// peakSlack is how far below its promise the process aims, so that its
+// peak keeps the promise too: Go's memory limit is soft (the collector
+// takes at most half the CPU, and the heap grows past the limit while it
+// would need more) and the pressure (chargeDrift) is measured every
+// 100 ms, so under a churn of writes the resident set swings a few MiB
+// past where it is steered. Aimed at the promise less a thirty-second of
+// the bound, the typed churn's sorted sets peaked 4 to 6 MiB past it at a
+// 32 MiB bound: an eighth of the bound, at least 4 MiB.
+func (s *Store) peakSlack() int64 { return max(s.bound()/8, 4<<20) }
 
 // processTotal is the resident memory the process may take in all when
 // the store owns it: 1.15 times MaxMemory plus 24 MiB (the bound docs/operations.md

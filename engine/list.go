@@ -223,10 +223,27 @@ func (o *listObject) clone() heapObject {
 	return c
 }
 
+// nextChunk is a new chunk beside full, a chunk that had no room left,
+// its buffer as big as full's, with all its room at the front or the back:
+// a list that fills chunks grows by whole ones, where doubling a buffer up
+// to full's size would allocate it about twice.
+func nextChunk(full *listChunk, front bool) *listChunk {
+	ch := &listChunk{buf: make([]byte, len(full.buf))}
+	if front {
+		ch.lo, ch.hi = len(ch.buf), len(ch.buf)
+	}
+	return ch
+}
+
 func (o *listObject) pushBack(e []byte, limit listNodeLimit) {
 	l := entryLen(len(e))
-	if len(o.chunks) == 0 || !o.chunks[len(o.chunks)-1].fits(l, limit) {
+	switch {
+	case len(o.chunks) == 0:
 		o.chunks = append(o.chunks, &listChunk{})
+	case !o.chunks[len(o.chunks)-1].fits(l, limit):
+		ch := nextChunk(o.chunks[len(o.chunks)-1], false)
+		o.chunks = append(o.chunks, ch)
+		o.bytes += int64(len(ch.buf))
 	}
 	ch := o.chunks[len(o.chunks)-1]
 	before := len(ch.buf)
@@ -237,8 +254,13 @@ func (o *listObject) pushBack(e []byte, limit listNodeLimit) {
 
 func (o *listObject) pushFront(e []byte, limit listNodeLimit) {
 	l := entryLen(len(e))
-	if len(o.chunks) == 0 || !o.chunks[0].fits(l, limit) {
-		o.chunks = slices.Insert(o.chunks, 0, &listChunk{})
+	switch {
+	case len(o.chunks) == 0:
+		o.chunks = append(o.chunks, &listChunk{})
+	case !o.chunks[0].fits(l, limit):
+		ch := nextChunk(o.chunks[0], true)
+		o.chunks = slices.Insert(o.chunks, 0, ch)
+		o.bytes += int64(len(ch.buf))
 	}
 	ch := o.chunks[0]
 	before := len(ch.buf)
@@ -413,12 +435,24 @@ func (v listView) at(i int) []byte {
 // elems are copies of the elements from start to stop, inclusive, both
 // within the list.
 func (v listView) elems(start, stop int) [][]byte {
-	out := make([][]byte, 0, stop-start+1)
+	// The copies share one allocation: LRANGE of 100 elements made 101.
+	size := 0
 	v.each(start, func(i int, e []byte) bool {
 		if i > stop {
 			return false
 		}
-		out = append(out, slices.Clone(e))
+		size += len(e)
+		return true
+	})
+	buf := make([]byte, 0, size)
+	out := make([][]byte, 0, max(stop-start+1, 0))
+	v.each(start, func(i int, e []byte) bool {
+		if i > stop {
+			return false
+		}
+		at := len(buf)
+		buf = append(buf, e...)
+		out = append(out, buf[at:len(buf):len(buf)])
 		return true
 	})
 	return out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -244,5 +245,58 @@ func TestListGrowsOntoHeap(t *testing.T) {
 	}
 	if onHeap(s, "l") {
 		t.Fatal("a list of one short element stayed on the heap")
+	}
+}
+
+// listObjectOf is the heap list at key, read under its shard's lock.
+func listObjectOf(t *testing.T, s *Store, key string) (o *listObject) {
+	t.Helper()
+	s.read([]byte(key), 0, func(r record) {
+		sh := s.shardOf(s.hash([]byte(key)))
+		if c := sh.collectionOf(&r); c.obj != nil {
+			o = c.obj.(*listObject)
+		}
+	})
+	if o == nil {
+		t.Fatalf("%s is no heap list", key)
+	}
+	return o
+}
+
+// TestListGrowsByWholeChunks: a long list pushed at either end allocates
+// its chunks about once (a chunk beside a full one starts at its size,
+// rather than doubling up to it, which allocated each about twice), and
+// is charged the buffers it holds.
+func TestListGrowsByWholeChunks(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates for itself")
+	}
+	s := newStore(t, Options{})
+	elems := make([][]byte, 1000)
+	for i := range elems {
+		elems[i] = fmt.Appendf(nil, "member:%07d", i)
+	}
+	for _, left := range []bool{false, true} {
+		key := fmt.Sprintf("l%v", left)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range 100 {
+			if _, err := s.LPush([]byte(key), elems, left, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		o := listObjectOf(t, s, key)
+		var bufs int64
+		for _, ch := range o.chunks {
+			bufs += int64(len(ch.buf))
+		}
+		if o.bytes != bufs {
+			t.Errorf("left %v: the list counts %d bytes of buffers, holds %d", left, o.bytes, bufs)
+		}
+		if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > bufs*13/10 {
+			t.Errorf("left %v: 100,000 pushes allocated %d bytes for %d bytes of chunks", left, alloc, bufs)
+		}
 	}
 }

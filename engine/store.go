@@ -344,7 +344,7 @@ func (s *Store) chargeBaseline() {
 // live objects and those holes pass Go's memory limit stays past it
 // however often the collector runs. So the charge also counts the
 // pressure: how far the process's resident set passed its promise
-// (processTotal, less the slack of overSlack), or where there is no /proc
+// (processAim: processTotal less peakSlack), or where there is no /proc
 // what Go's runtime and the arena hold their budget (processBudget), half
 // of it added up while it is passed, so that
 // eviction frees objects until the holes are reused or released, and
@@ -363,7 +363,7 @@ func (s *Store) chargeDrift() {
 	// 8 MiB past the resident set at a 64 MiB bound.
 	over := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
 	if rss, _, ok := memsize.Resident(); ok {
-		over = rss - (s.processTotal() - s.overSlack())
+		over = rss - s.processAim()
 	}
 	if over > 0 {
 		s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -142,23 +143,28 @@ func eachBlobEntry(b []byte, fn func(zent) bool) {
 }
 
 // decodeZSet is the members of a listpack blob, aliasing it.
-func decodeZSet(b []byte) []zent {
+func decodeZSet(b []byte) []zent { return decodeZSetInto(nil, b) }
+
+// decodeZSetInto is decodeZSet appending to ents[:0].
+func decodeZSetInto(ents []zent, b []byte) []zent {
 	n := 0
 	eachBlobEntry(b, func(zent) bool { n++; return true })
 	// Room for one more: ZADD of a new member inserts without copying.
-	ents := make([]zent, 0, n+1)
+	ents = slices.Grow(ents[:0], n+1)
 	eachBlobEntry(b, func(e zent) bool { ents = append(ents, e); return true })
 	return ents
 }
 
 // encodeZSet is the listpack blob of ents, in order.
-func encodeZSet(ents []zent) []byte {
+func encodeZSet(ents []zent) []byte { return encodeZSetInto(nil, ents) }
+
+// encodeZSetInto is encodeZSet written over buf[:0].
+func encodeZSetInto(buf []byte, ents []zent) []byte {
 	size := 1
 	for _, e := range ents {
 		size += 8 + uvarintLen(uint64(len(e.member))) + len(e.member)
 	}
-	b := make([]byte, 1, size)
-	b[0] = zsetKindListpack
+	b := append(slices.Grow(buf[:0], size), zsetKindListpack)
 	for _, e := range ents {
 		// A listpack holds a score as text, and reads "-0" back as the
 		// integer 0: Redis's small sets lose the sign of zero.
@@ -327,14 +333,51 @@ type zsetEditor struct {
 	obj     *zsetObject
 	lim     zsetLimits
 	changed bool
+	scratch *zsetScratch // where ents and the new blob are built, if not nil
 }
 
-func editZSet(c collection, l zsetLimits) *zsetEditor {
-	v := viewZSet(c)
-	if v.obj != nil {
-		return &zsetEditor{obj: v.obj, lim: l}
+// zsetScratch is the memory a listpack's edit decodes into and encodes
+// into. Without it every ZADD to a small set leaves its decoded slice and
+// its new blob behind (both about the size of the set: 88% of what a
+// churn of ZADDs allocates), which the store copies into the arena at
+// once; under churn that garbage outruns the collector and carries the
+// process past its bound. A scratch is used by one write at a time, and
+// given back once the store has copied the blob.
+type zsetScratch struct {
+	ents []zent
+	blob []byte
+}
+
+var zsetScratchPool = sync.Pool{New: func() any { return new(zsetScratch) }}
+
+// getZSetScratch is a scratch for one write; putZSetScratch gives it back
+// once nothing of the write's blob is kept.
+func getZSetScratch() *zsetScratch { return zsetScratchPool.Get().(*zsetScratch) }
+
+func putZSetScratch(sc *zsetScratch) {
+	// The members alias arena records and blobs: drop them, and drop
+	// buffers past what a listpack's edit needs.
+	clear(sc.ents[:cap(sc.ents)])
+	if cap(sc.ents) > 4*DefaultZSetListpackEntries || cap(sc.blob) > 64<<10 {
+		return
 	}
-	return &zsetEditor{ents: v.list(), lim: l}
+	sc.ents, sc.blob = sc.ents[:0], sc.blob[:0]
+	zsetScratchPool.Put(sc)
+}
+
+func editZSet(c collection, l zsetLimits) *zsetEditor { return editZSetIn(c, l, nil) }
+
+// editZSetIn is editZSet building a listpack's edit in sc (nil: fresh
+// memory); the caller keeps sc until the result is stored.
+func editZSetIn(c collection, l zsetLimits, sc *zsetScratch) *zsetEditor {
+	if c.obj != nil {
+		return &zsetEditor{obj: c.obj.(*zsetObject), lim: l}
+	}
+	if sc == nil {
+		return &zsetEditor{ents: decodeZSet(c.blob), lim: l}
+	}
+	sc.ents = decodeZSetInto(sc.ents, c.blob)
+	return &zsetEditor{ents: sc.ents, lim: l, scratch: sc}
 }
 
 func (e *zsetEditor) view() *zsetView { return &zsetView{ents: e.ents, decoded: true, obj: e.obj} }
@@ -432,6 +475,11 @@ func (e *zsetEditor) result() (collection, collChange) {
 		return collection{}, collDelete
 	case e.obj != nil:
 		return collection{obj: e.obj, charge: e.obj.charge()}, collStore
+	}
+	if e.scratch != nil {
+		e.scratch.ents = e.ents // grown past the scratch's, maybe: keep it
+		e.scratch.blob = encodeZSetInto(e.scratch.blob, e.ents)
+		return collection{blob: e.scratch.blob}, collStore
 	}
 	return collection{blob: encodeZSet(e.ents)}, collStore
 }

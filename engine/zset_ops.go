@@ -36,11 +36,15 @@ type ZAddResult struct {
 // unless opts.XX, as ZADD does (Redis's zsetAdd for each pair in turn).
 func (s *Store) ZAdd(key []byte, opts ZAddOptions, pairs []ScoreMember) (res ZAddResult, err error) {
 	lim := s.zsetLimits()
+	// The new blob is built in sc, which the store copies into the arena
+	// before writeColl returns.
+	sc := getZSetScratch()
+	defer putZSetScratch(sc)
 	err = s.writeColl(key, TypeZSet, func(cur collection, exists bool) (collection, collChange, error) {
 		if !exists && opts.XX {
 			return cur, collUnchanged, nil
 		}
-		e := editZSet(cur, lim)
+		e := editZSetIn(cur, lim, sc)
 		for _, p := range pairs {
 			score := p.Score
 			old, has := e.view().score(p.Member)

@@ -52,6 +52,9 @@ type options struct {
 	persistRounds   int
 	bgsave          bool
 	zsetSize        int
+	collections     bool // the collections test (collections.go)
+	listMem         bool
+	listSize        int
 	only            string
 	memory          bool
 	speed           bool
@@ -99,6 +102,9 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.hashKeys, "hash-keys", 1000000, "hashes loaded by the hash memory test")
 	fs.BoolVar(&o.zsetMem, "zset-memory", true, "run the memory test of one big sorted set")
 	fs.IntVar(&o.zsetSize, "zset-members", 1000000, "members of the sorted-set memory test's set, a multiple of 1000")
+	fs.BoolVar(&o.collections, "collections", true, "run the collections test: LPUSH, LPOP, LRANGE_100, ZADD, ZPOPMIN and ZRANGE throughput side by side with redis-server")
+	fs.BoolVar(&o.listMem, "list-memory", true, "run the memory test of one big list")
+	fs.IntVar(&o.listSize, "list-elements", 1000000, "elements of the list memory test's list, a multiple of 1000")
 	fs.BoolVar(&o.persist, "persistence", true, "run the snapshot test: SAVE and a restart from the file, side by side with redis-server's")
 	fs.IntVar(&o.persistKeys, "persist-keys", 1000000, "keys of -d bytes the snapshot test saves and loads")
 	fs.IntVar(&o.persistRounds, "persist-rounds", 3, "SAVEs and restarts of each server in the snapshot test, alternating; medians are shown")
@@ -163,6 +169,9 @@ func parseFlags(args []string) (options, error) {
 		if !set["zset-members"] {
 			o.zsetSize = 20000
 		}
+		if !set["list-elements"] {
+			o.listSize = 20000
+		}
 		if !set["persist-keys"] {
 			o.persistKeys = 20000
 		}
@@ -186,6 +195,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-hash-keys must be between 1 and 9999999")
 	case o.zsetSize < 1000 || o.zsetSize%1000 != 0 || o.zsetSize > 9999999:
 		return o, errors.New("-zset-members must be a multiple of 1000 below 10000000")
+	case o.listSize < 1000 || o.listSize%1000 != 0 || o.listSize > 9999999:
+		return o, errors.New("-list-elements must be a multiple of 1000 below 10000000")
 	case o.memKeys < 1 || o.memKeys > 99999999:
 		return o, errors.New("-keys must be between 1 and 99999999")
 	case o.dataSize < 1:
@@ -324,7 +335,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

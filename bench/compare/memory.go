@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -23,10 +22,25 @@ type memResult struct {
 	load                  time.Duration
 	info                  map[string]string
 	pipeErrs, pipeReplies int64
+	usedBefore            int64 // INFO used_memory before the load
 }
 
 func (m memResult) perKey(keys int) float64 {
 	return float64(m.rssAfter-m.rssBefore) / float64(keys)
+}
+
+// usedAfter is INFO used_memory after the load, 0 if unknown.
+func (m memResult) usedAfter() int64 {
+	v, _ := strconv.ParseInt(m.info["used_memory"], 10, 64)
+	return v
+}
+
+// usedPerKey is the growth of used_memory per key, 0 if unknown.
+func (m memResult) usedPerKey(keys int) float64 {
+	if m.usedBefore <= 0 || m.usedAfter() <= 0 {
+		return 0
+	}
+	return float64(m.usedAfter()-m.usedBefore) / float64(keys)
 }
 
 // memLoad is what a memory test loads: keys written by write (the RESP
@@ -39,6 +53,11 @@ type memLoad struct {
 	keys            int
 	replies, dbsize int // 0: keys
 	write           func(w io.Writer) error
+	// purge sends MEMORY PURGE before each read of used_memory (after
+	// the RSS's): stampedeless's used_memory is its live heap as of its
+	// last collection, which PURGE runs; redis-server's jemalloc purges
+	// its dirty pages, which used_memory does not count.
+	purge bool
 }
 
 func orKeys(n, keys int) int {
@@ -94,6 +113,12 @@ func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (m
 	if m.rssBefore, err = s.rssBytes(); err != nil {
 		return m, err
 	}
+	if s.Name != floorName { // it has no INFO
+		h.purge(ctx, s, load)
+		if info, err := s.info(ctx, "memory"); err == nil {
+			m.usedBefore, _ = strconv.ParseInt(info["used_memory"], 10, 64)
+		}
+	}
 	h.logf("memory: loading %s into %s (RSS before %.1f MiB)", load.what, s.Name, mib(m.rssBefore))
 	start := time.Now()
 	m.pipeErrs, m.pipeReplies, err = h.pipe(ctx, s, keys, load.write)
@@ -144,12 +169,23 @@ func (h *harness) measureMemory(ctx context.Context, s *server, load memLoad) (m
 		return m, err
 	}
 	if s.Name != floorName { // it has no INFO
+		h.purge(ctx, s, load)
 		if m.info, err = s.info(ctx, "memory"); err != nil {
 			h.note("INFO memory on %s: %v", s.Name, err)
 		}
 	}
 	h.logf("memory: %s DBSIZE %d, RSS %.1f MiB, load %.1fs", s.Name, m.dbsize, mib(m.rssAfter), m.load.Seconds())
 	return m, nil
+}
+
+// purge sends MEMORY PURGE to s if load asks for it.
+func (h *harness) purge(ctx context.Context, s *server, load memLoad) {
+	if !load.purge {
+		return
+	}
+	if _, err := s.do(ctx, "MEMORY", "PURGE"); err != nil {
+		h.note("MEMORY PURGE on %s: %v", s.Name, err)
+	}
 }
 
 var pipeSummary = regexp.MustCompile(`errors:\s*(\d+),\s*replies:\s*(\d+)`)
@@ -277,43 +313,13 @@ func (h *harness) hashMemoryTest(ctx context.Context) error {
 // stampedeless's counted B+tree and map on the Go heap.
 func (h *harness) zsetMemoryTest(ctx context.Context) error {
 	members := h.opts.zsetSize
-	const batch = 1000
 	results, err := h.measureEach(ctx, false, memLoad{what: fmt.Sprintf("one sorted set of %d members", members),
-		keys: members, replies: members / batch, dbsize: 1,
-		write: func(w io.Writer) error {
-			bw := bufio.NewWriterSize(w, 1<<20)
-			rng := rand.New(rand.NewPCG(1, 2))
-			args := make([][]byte, 2, 2+2*batch)
-			args[0], args[1] = []byte("ZADD"), []byte("zset")
-			for i := 0; i < members; i += batch {
-				args = args[:2]
-				for j := i; j < i+batch; j++ {
-					args = append(args, strconv.AppendFloat(nil, rng.Float64()*1e6, 'g', -1, 64), fmt.Appendf(nil, "member:%07d", j))
-				}
-				writeCommand(bw, args...)
-			}
-			return bw.Flush()
-		}})
+		keys: members, replies: members / collBatch, dbsize: 1, purge: true,
+		write: func(w io.Writer) error { return zsetMembers(w, members) }})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(h.out, "\n### Memory after one sorted set of %d members (ZADD of 1,000 members of 14 bytes at a time, random scores)\n\n", members)
-	fmt.Fprintln(h.out, "| server | RSS before MiB | RSS after MiB | peak RSS MiB | RSS bytes/member | used_memory MiB | load s |")
-	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|")
-	byName := map[string]memResult{}
-	for _, m := range results {
-		byName[m.server] = m
-		used := "n/a"
-		if v, err := strconv.ParseInt(m.info["used_memory"], 10, 64); err == nil {
-			used = fmt.Sprintf("%.1f", mib(v))
-		}
-		fmt.Fprintf(h.out, "| %s | %.1f | %.1f | %.1f | %.0f | %s | %.1f |\n",
-			m.server, mib(m.rssBefore), mib(m.rssAfter), mib(m.peak), m.perKey(members), used, m.load.Seconds())
-	}
-	if r, s := byName[redisName], byName[stampName]; r.perKey(members) > 0 {
-		ratio := s.perKey(members) / r.perKey(members)
-		fmt.Fprintf(h.out, "\nRSS bytes/member ratio stampedeless/redis-server: **%.2f** %s (target ≤ 1.5).\n", ratio, mark(ratio <= 1.5))
-	}
+	h.printElementMemory(fmt.Sprintf("one sorted set of %d members (ZADD of 1,000 members of 14 bytes at a time, random scores)", members), "member", members, results)
 	return nil
 }
 

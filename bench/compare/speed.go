@@ -224,8 +224,7 @@ func (h *harness) benchmark(ctx context.Context, s *server, c config, tests []st
 // the test's own args, for about requests requests, and parses its CSV
 // output.
 func (h *harness) benchmarkArgs(ctx context.Context, s *server, testArgs []string, requests int) (map[string]sample, time.Duration, error) {
-	// --csv before the test's args, which may end with a command of its
-	// own that takes the rest of the line.
+	// --csv before the test's args, which may end in a command to run.
 	args := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port),
 		"-c", strconv.Itoa(h.opts.clients), "-d", strconv.Itoa(h.opts.dataSize), "--csv"}, testArgs...)
 	var tests []string
@@ -361,6 +360,17 @@ func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sa
 	fmt.Fprintf(h.out, "\n### Throughput and p99 latency\n\n")
 	fmt.Fprintf(h.out, "`redis-benchmark -t %s -c %d -d %d`, -n %d at -P 1 and %d at -P 16, \"random\" = `-r %d`; median of %d rounds, servers taking turns to go first.\n\n",
 		strings.Join(tests, ","), h.opts.clients, h.opts.dataSize, h.opts.n, h.opts.n*pipelineScale, h.opts.random, h.opts.rounds)
+	h.printSpeedRows(cfgs, tests, results, func(c config) float64 {
+		if c.pipeline > 1 {
+			return rpsTargetP16
+		}
+		return rpsTargetP1
+	})
+}
+
+// printSpeedRows prints the table of tests in cfgs, redis-server's and
+// stampedeless's medians side by side, each rps ratio against target's.
+func (h *harness) printSpeedRows(cfgs []config, tests []string, results map[key][]sample, target func(config) float64) {
 	fmt.Fprintln(h.out, "| test | -P | keys | redis-server rps | stampedeless rps | rps ratio | target | redis-server p99 ms | stampedeless p99 ms | p99 ratio (target ≤ 1.5) |")
 	fmt.Fprintln(h.out, "|---|---:|---|---:|---:|---:|---|---:|---:|---:|")
 	for _, c := range cfgs {
@@ -369,10 +379,7 @@ func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sa
 			rs, ss := results[key{redisName, t, c}], results[key{stampName, t, c}]
 			rRPS, sRPS := median(field(rs, func(s sample) float64 { return s.rps })), median(field(ss, func(s sample) float64 { return s.rps }))
 			rP99, sP99 := median(field(rs, func(s sample) float64 { return s.p99 })), median(field(ss, func(s sample) float64 { return s.p99 }))
-			target := rpsTargetP1
-			if c.pipeline > 1 {
-				target = rpsTargetP16
-			}
+			target := target(c)
 			rpsRatio, p99Ratio := "n/a", "n/a"
 			if rRPS > 0 && sRPS > 0 {
 				rpsRatio = fmt.Sprintf("%.2f %s", sRPS/rRPS, mark(sRPS/rRPS >= target))

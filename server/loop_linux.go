@@ -226,10 +226,15 @@ func (l *eventLoop) drainWake() {
 	// Before taking the lists: a post after this wakes the loop again.
 	l.signaled.Store(false)
 	l.mu.Lock()
-	adopted, attend, resumed := l.adopted, l.attend, l.resumed
-	l.adopted, l.attend, l.resumed = nil, nil, nil
+	adopted, attend, resumed := takeSome(&l.adopted), takeSome(&l.attend), takeSome(&l.resumed)
+	more := len(l.adopted)+len(l.attend)+len(l.resumed) > 0
 	l.forced = l.forced || l.forcing
 	l.mu.Unlock()
+	if more {
+		// The rest next turn, after the sockets epoll reports: a
+		// stampede's thousands of answers do not hold up the others.
+		l.notify()
+	}
 	if !l.closing && l.srv.isClosing() {
 		l.beginClosing()
 	}
@@ -262,6 +267,22 @@ func (l *eventLoop) drainWake() {
 	if l.forced {
 		l.closeAll()
 	}
+}
+
+// turnShare bounds the connections of each posted list a loop turn takes,
+// so that one turn's work, and the wait of a socket behind it, stays short.
+const turnShare = 256
+
+// takeSome takes up to turnShare connections from the front of list.
+func takeSome(list *[]*Conn) []*Conn {
+	l := *list
+	if len(l) <= turnShare {
+		*list = nil
+		return l
+	}
+	taken := l[:turnShare:turnShare]
+	*list = l[turnShare:]
+	return taken
 }
 
 // ready handles what epoll reported for c.

@@ -55,11 +55,12 @@ func (h *harness) startBaseline(ctx context.Context) (*server, error) {
 	return h.startBuild(ctx, baseName, h.opts.baseline, h.opts.maxMem)
 }
 
-// startBuild starts the stampedeless binary bin under name.
-func (h *harness) startBuild(ctx context.Context, name, bin, maxMem string) (*server, error) {
+// startBuild starts the stampedeless binary bin under name, with the
+// extra flags given.
+func (h *harness) startBuild(ctx context.Context, name, bin, maxMem string, extra ...string) (*server, error) {
 	return h.startServer(ctx, name, func(port int) (string, []string) {
-		args := []string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			"--metrics-addr", "", "--max-memory", maxMem, "--log-level", "warn"}
+		args := append([]string{"--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			"--metrics-addr", "", "--max-memory", maxMem, "--log-level", "warn"}, extra...)
 		if h.opts.loops > 0 {
 			args = append(args, "--event-loops", strconv.Itoa(h.opts.loops))
 		}

@@ -33,7 +33,8 @@ func (h *harness) fillTest(ctx context.Context) error {
 		fmt.Fprint(w, value)
 	}))
 	defer origin.Close()
-	s, err := h.startStampedeless(ctx)
+	// Room for the stampede's clients and the test's own two.
+	s, err := h.startBuild(ctx, stampName, h.bin, h.opts.maxMem, "--max-clients", strconv.Itoa(h.opts.stampedeClients+10))
 	if err != nil {
 		return err
 	}

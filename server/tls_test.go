@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,9 +17,9 @@ import (
 	"github.com/stampedeless/stampedeless/internal/tlsfiles"
 )
 
-// TestServeTLS: go-redis with a client certificate is served over TLS, by
-// a goroutine even when the server has an event loop; a client without a
-// certificate fails the handshake.
+// TestServeTLS: go-redis with a client certificate is served over TLS, on
+// the event loops as plain clients are; a client without a certificate
+// fails the handshake.
 func TestServeTLS(t *testing.T) {
 	ca := testcerts.New(t)
 	server, client := ca.Server("server"), ca.Client("client")
@@ -61,5 +64,78 @@ func TestServeTLS(t *testing.T) {
 	var alert tls.AlertError
 	if err == nil || !errors.As(err, &alert) && !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("PING without a client certificate: %v, want a TLS alert", err)
+	}
+}
+
+// TestTLSSlowReaderAndWaits: over TLS, a client that pipelines far more
+// replies than the socket holds, reading none until it has sent them all,
+// gets every one in order (the loop keeps the ciphertext the socket did
+// not take and sends it as the socket drains), and a command that waits
+// (BLPOP, parked off the loop) is answered over the same TLS stream.
+func TestTLSSlowReaderAndWaits(t *testing.T) {
+	ca := testcerts.New(t)
+	server, client := ca.Server("server"), ca.Client("client")
+	files, err := tlsfiles.Load(tlsfiles.Files{CertFile: server.CertFile, KeyFile: server.KeyFile, CAFile: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, Options{EventLoops: 1})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ts.ServeTLS(ln, files.Server())
+	cert, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *tls.Conn {
+		c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}, ServerName: "localhost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	big := strings.Repeat("v", 512<<10)
+	if got := dialRaw(t, ts.addr).do("SET", "big", big); got != "+OK" {
+		t.Fatal(got)
+	}
+	slow := dial()
+	const n = 60 // 30 MiB of replies
+	sent := make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(encodeCommand("GET", "big"))
+			b.WriteString(encodeCommand("ECHO", strconv.Itoa(i)))
+		}
+		_, err := slow.Write([]byte(b.String()))
+		sent <- err
+	}()
+	// Another TLS client waits on the loop's other side meanwhile.
+	waiter := dial()
+	if _, err := waiter.Write([]byte(encodeCommand("BLPOP", "q", "0"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := dialRaw(t, ts.addr).do("RPUSH", "q", "x"); got != ":1" {
+		t.Fatal(got)
+	}
+	waiter.SetReadDeadline(time.Now().Add(time.Minute))
+	if got, err := readReply(bufio.NewReader(waiter)); err != nil || got != `["q" "x"]` {
+		t.Fatalf("BLPOP over TLS = %q, %v", got, err)
+	}
+	br := bufio.NewReaderSize(slow, 1<<20)
+	slow.SetReadDeadline(time.Now().Add(time.Minute))
+	for i := range n {
+		if v, err := readReply(br); err != nil || v != strconv.Quote(big) {
+			t.Fatalf("reply %d to GET over TLS: %d bytes, %v", i, len(v), err)
+		}
+		if e, err := readReply(br); err != nil || e != strconv.Quote(strconv.Itoa(i)) {
+			t.Fatalf("reply %d to ECHO over TLS: %q, %v", i, e, err)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/commands/keyspace"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -220,9 +221,8 @@ func TestStreamingOversizeBulkRefusedAtHeader(t *testing.T) {
 }
 
 func TestPanicInHandlerClosesOnlyThatConnection(t *testing.T) {
-	ts := startServer(t, Options{})
-	ts.table["boom"] = &command{Spec: &commands.Spec{Name: "boom", Arity: 1, Handler: func(*commands.Ctx, [][]byte) { panic("boom") }},
-		counters: ts.unknown}
+	// In the table before the server serves: its loops read the table.
+	ts := startServer(t, Options{Commands: append(keyspace.Commands(), &commands.Spec{Name: "boom", Arity: 1, Handler: func(*commands.Ctx, [][]byte) { panic("boom") }})})
 	ctx := context.Background()
 	bystander := ts.clientRESP2(t)
 	r := dialRaw(t, ts.addr)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,7 +91,123 @@ func (h *harness) fillTest(ctx context.Context) error {
 	if calls.Load() != 1 {
 		h.note("GETFILL hits called the origin %d times; want 1 (the first fill)", calls.Load())
 	}
-	return h.stampede(ctx, s, &calls, delay)
+	if err := h.stampede(ctx, s, &calls, delay); err != nil {
+		return err
+	}
+	return h.restartFill(ctx)
+}
+
+// restartFill is a restart that is not a stampede: keys filled through
+// GETFILL, some fresh and some past their TTL within their grace, are
+// saved (SAVE), the server is killed and started again on the same --dir,
+// and clients read every key at once. Keys that were fresh cost no origin
+// call; each stale key costs one, its refresh.
+func (h *harness) restartFill(ctx context.Context) error {
+	const keys = 1000 // of each kind
+	var mu sync.Mutex
+	calls := map[string]int{}
+	value := strings.Repeat("v", h.opts.dataSize)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		fmt.Fprint(w, value)
+	}))
+	defer origin.Close()
+	dir, err := os.MkdirTemp(h.tmp, "restart-fill-")
+	if err != nil {
+		return err
+	}
+	args := []string{"--dir", dir, "--loader", "r:=" + origin.URL + "/{key}"}
+	s, err := h.startBuild(ctx, stampName, h.bin, h.opts.maxMem, args...)
+	if err != nil {
+		return err
+	}
+	c, err := dialRESP(s.Addr())
+	if err != nil {
+		s.Stop()
+		return err
+	}
+	for i := range keys {
+		// Fresh for an hour; fresh for a second, then an hour of grace.
+		for _, cmd := range [][]string{{"GETFILL", fmt.Sprintf("r:fresh:%d", i), "3600", "3600"}, {"GETFILL", fmt.Sprintf("r:stale:%d", i), "1", "3600"}} {
+			if r, err := c.do(cmd...); err != nil || !strings.HasPrefix(r, "$") {
+				c.Close()
+				s.Stop()
+				return fmt.Errorf("restart test: %s: %q %v", strings.Join(cmd, " "), r, err)
+			}
+		}
+	}
+	if err := sleep(ctx, 1500*time.Millisecond); err != nil {
+		return err
+	}
+	r, err := c.do("SAVE")
+	c.Close()
+	s.Stop() // a kill: the restart loads what SAVE wrote
+	if err != nil || r != "+OK" {
+		return fmt.Errorf("restart test: SAVE: %q %v", r, err)
+	}
+	mu.Lock()
+	clear(calls)
+	mu.Unlock()
+	s, err = h.startBuild(ctx, stampName, h.bin, h.opts.maxMem, args...)
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	// Every key read by 20 clients at once, right after the start.
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for w := range 20 {
+		wg.Go(func() {
+			c, err := dialRESP(s.Addr())
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			defer c.Close()
+			for i := range keys {
+				k := (i + w*keys/20) % keys
+				for _, key := range []string{fmt.Sprintf("r:fresh:%d", k), fmt.Sprintf("r:stale:%d", k)} {
+					if r, err := c.do("GETFILL", key, "3600", "3600"); err != nil || !strings.HasPrefix(r, "$") {
+						failed.Add(1)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The stale keys' refreshes run in the background: wait for them.
+	count := func() (fresh, stale, most int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for path, n := range calls {
+			if strings.Contains(path, ":fresh:") {
+				fresh += n
+			} else {
+				stale += n
+			}
+			most = max(most, n)
+		}
+		return fresh, stale, most
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if _, stale, _ := count(); stale >= keys {
+			break
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if err := sleep(ctx, 200*time.Millisecond); err != nil { // any call past the one per key
+		return err
+	}
+	fresh, stale, most := count()
+	fmt.Fprintf(h.out, "\n### A restart under reads: %d fresh and %d stale keys (GETFILL), SAVE, a kill, a start on the same --dir, 20 clients reading every key\n\n", keys, keys)
+	fmt.Fprintln(h.out, "| origin calls for fresh keys (target 0) | for stale keys (target 1 each) | most for one key | reads that failed |")
+	fmt.Fprintln(h.out, "|---:|---:|---:|---:|")
+	fmt.Fprintf(h.out, "| %d %s | %d %s | %d | %d |\n", fresh, mark(fresh == 0), stale, mark(stale == keys && most <= 1), most, failed.Load())
+	return nil
 }
 
 // stampede sends GETFILL of one cold key from -stampede-clients connections

@@ -42,7 +42,8 @@ func TestLoaderAllowList(t *testing.T) {
 	if got := r.do("LOADER.REGISTER", "out:", outside.URL+"/{key}"); got != "+OK" {
 		t.Fatalf("LOADER.REGISTER inside the allow-list = %s", got)
 	}
-	// A name is resolved to be checked (on the event loop, by a goroutine).
+	// A name is resolved to be checked (in the command's continuation, off
+	// its event loop).
 	_, port, _ := strings.Cut(hostOf(outside), ":")
 	if got := r.do("LOADER.REGISTER", "name:", "http://localhost:"+port+"/{key}"); got != "+OK" {
 		t.Fatalf("LOADER.REGISTER of a name resolving inside the allow-list = %s", got)

@@ -32,8 +32,8 @@ func batchServer(t *testing.T, o *batchorigin.Origin, plain *origin, loops int) 
 }
 
 // TestMGetFillThousandKeys: 1,000 missing keys of a batch loader of 100
-// take at most 10 origin requests, on goroutine connections and on the
-// event loop, and the reply has each key's binary value in key order.
+// take at most 10 origin requests, with one event loop and with two, and
+// the reply has each key's binary value in key order.
 func TestMGetFillThousandKeys(t *testing.T) {
 	for _, loops := range []int{1, 2} {
 		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {

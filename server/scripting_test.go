@@ -96,8 +96,7 @@ func TestScriptCacheBoundAndInfo(t *testing.T) {
 
 // TestScriptIsAtomic: a command sent while a script runs waits at the
 // section's gate and sees only what the script left, never a state in
-// between, with a goroutine per connection and on the event loop. The
-// script goes on once a client subscribes to "go", which needs no
+// between, though it waits parked off its event loop. The script goes on once a client subscribes to "go", which needs no
 // section.
 func TestScriptIsAtomic(t *testing.T) {
 	ts := startServer(t, Options{})

@@ -18,9 +18,9 @@ import (
 // all of them: one OS thread waits on epoll for sockets with input, reads
 // each once, runs every whole command read and writes the replies once,
 // with no goroutine switch between a request and its reply. The server runs
-// one loop per core unless told otherwise (Options.EventLoops) and gives
-// each new connection to the next loop in turn; a connection stays on its
-// loop until it closes.
+// DefaultEventLoops loops unless told otherwise (Options.EventLoops) and
+// gives each new connection to the next loop in turn; a connection stays on
+// its loop until it closes.
 //
 // Nothing on a loop waits. A command that must (a GETFILL waiting for its
 // origin, a blocked list pop, a command waiting for the atomic section, a

@@ -8,8 +8,8 @@
 // header pins a core), no panic recovery, no write deadline and no accept
 // back-off, so this package owns the connection loop.
 //
-// Connections are served by event loops, one per core unless
-// Options.EventLoops says otherwise, each an epoll thread as redis-server's;
+// Connections are served by event loops (DefaultEventLoops unless
+// Options.EventLoops says otherwise), each an epoll thread as redis-server's;
 // a command that must wait leaves the rest of its work to a goroutine while
 // its connection is parked (loop_linux.go).
 //

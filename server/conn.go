@@ -156,6 +156,15 @@ type continuation struct {
 	gate bool
 }
 
+// then adds fn to the rest of the command, after what is there already.
+func (k *continuation) then(fn func()) {
+	if prev := k.run; prev != nil {
+		k.run = func() { prev(); fn() }
+		return
+	}
+	k.run = fn
+}
+
 func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{
 		srv:     s,
@@ -274,11 +283,7 @@ func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
 		}
 		wait(ctx)()
 	}
-	if prev := c.next.run; prev != nil {
-		c.next.run = func() { prev(); next() }
-		return
-	}
-	c.next.run = next
+	c.next.then(next)
 }
 
 // Defer runs fn where c may wait (commands.Client): whereItMayWait.

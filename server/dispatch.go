@@ -166,11 +166,7 @@ func (c *Conn) whereItMayWait(fn func()) {
 		fn()
 		return
 	}
-	if prev := c.next.run; prev != nil {
-		c.next.run = func() { prev(); fn() }
-		return
-	}
-	c.next.run = fn
+	c.next.then(fn)
 }
 
 // whereItMayWaitWith is whereItMayWait for an fn that needs the command's

@@ -50,9 +50,9 @@ type eventLoop struct {
 	forced  bool          // Shutdown's deadline passed: everything closes now
 	events  []syscall.EpollEvent
 
-	// For INFO and metrics.
-	clients atomic.Int64 // len(conns)
-	waiting atomic.Int64 // connections parked on a continuation
+	// waiting counts the connections parked on a continuation, for INFO
+	// and metrics.
+	waiting atomic.Int64
 }
 
 // Interest sets a connection is registered with: serving (input),
@@ -248,7 +248,6 @@ func (l *eventLoop) drainWake() {
 		}
 		c.ev.interest = interestIn
 		l.conns[c.ev.fd] = c
-		l.clients.Add(1)
 		if l.closing {
 			c.ev.drainBy = time.Now().Add(drainWindow)
 		}
@@ -507,8 +506,8 @@ func (l *eventLoop) resume(c *Conn) {
 func (l *eventLoop) attendTo(c *Conn) {
 	c.ev.attention.Store(false)
 	if c.ev.parked {
-		if l.endsWhileParked(c) {
-			c.ev.cancel()
+		if _, ended := l.ended(c); ended {
+			c.ev.cancel() // it closes once its continuation has ended
 			return
 		}
 		l.sendParked(c)
@@ -527,32 +526,28 @@ func (l *eventLoop) attendTo(c *Conn) {
 	}
 }
 
-// endsWhileParked reports whether c must close once its continuation has
-// ended: killed, revoked or past its output limit.
-func (l *eventLoop) endsWhileParked(c *Conn) bool {
+// ended reports whether c must close, and why: its outbox died (the
+// reason is the outbox's), it was killed, its user revoked, or Shutdown's
+// deadline passed (closedByClient: finish names the reason).
+func (l *eventLoop) ended(c *Conn) (reason string, ended bool) {
+	if dead := c.closedFor(); dead != "" {
+		return dead, true
+	}
 	s := l.srv
 	s.mu.Lock()
 	killed := c.killed
 	s.mu.Unlock()
-	return killed || c.revoked.Load() || c.closedFor() != "" || l.forced
+	return closedByClient, killed || c.revoked.Load() || l.forced
 }
 
-// closeIfEnded closes c if it was killed, its user revoked or its outbox
-// died, and reports whether it did.
+// closeIfEnded closes c if it must close (ended), and reports whether it
+// did.
 func (l *eventLoop) closeIfEnded(c *Conn) bool {
-	s := l.srv
-	s.mu.Lock()
-	killed := c.killed
-	s.mu.Unlock()
-	switch dead := c.closedFor(); {
-	case dead != "":
-		l.drop(c, dead, false)
-	case killed || c.revoked.Load() || l.forced:
-		l.drop(c, closedByClient, false) // finish names the reason
-	default:
-		return false
+	reason, ended := l.ended(c)
+	if ended {
+		l.drop(c, reason, false)
 	}
-	return true
+	return ended
 }
 
 // tick closes what has waited too long: at shutdown, connections that sent
@@ -615,7 +610,6 @@ func (l *eventLoop) drop(c *Conn, reason string, graceful bool) {
 	}
 	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.ev.fd, nil)
 	delete(l.conns, c.ev.fd)
-	l.clients.Add(-1)
 	if c.ev.outBlocked {
 		c.ev.outBlocked = false
 		l.blocked--

@@ -117,14 +117,18 @@ func (r *record) fillMeta() *FillMeta {
 	if len(r.fill) == 0 {
 		return nil
 	}
+	// One copy of the encoding, whose parts the strings share: a GETFILL
+	// hit reads the metadata each time, and it was four allocations.
+	all := string(r.fill)
 	var parts [3]string
-	b := r.fill
+	at := 0
 	for i := range parts {
-		n, m := binary.Uvarint(b)
-		parts[i] = string(b[m : m+int(n)])
-		b = b[m+int(n):]
+		n, m := binary.Uvarint(r.fill[at:])
+		at += m
+		parts[i] = all[at : at+int(n)]
+		at += int(n)
 	}
-	load, _ := binary.Uvarint(b)
+	load, _ := binary.Uvarint(r.fill[at:])
 	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
 }
 

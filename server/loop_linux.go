@@ -678,6 +678,11 @@ func (r loopReader) Read(p []byte) (int, error) {
 		return 0, errWouldBlock
 	}
 	n, err := c.ev.sock.Read(p)
+	if n > 0 {
+		// The commands just read run at this time: one reading for a
+		// pipeline of them (internal/clock).
+		c.srv.clock.Read()
+	}
 	if !c.ev.sock.readsAhead() || err != nil {
 		c.ev.readable = false
 	}

@@ -2,11 +2,10 @@ package server
 
 import (
 	"bytes"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/internal/clock"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -17,64 +16,16 @@ import (
 // it calls. Commands refused before they run (unknown, arity, ACL, queued
 // by MULTI) are not observed.
 
-// coarseResolution is how often the coarse clock ticks. A command timed
-// by it is timed to this resolution, which is enough for thresholds of a
-// millisecond or more (the slow log's default is 10 ms); a lower
-// threshold is served by reading the monotonic clock, which costs tens of
-// nanoseconds per read on a virtual machine: more than a GET's share of
-// dispatch can spare (BenchmarkDispatchGetSlowlog).
-const coarseResolution = time.Millisecond
-
-// coarseClock is a monotonic clock in microseconds since base, read with
-// one atomic load. Its goroutine ticks while the server serves (start,
-// stop).
-type coarseClock struct {
-	base   time.Time
-	micros atomic.Int64
-	once   sync.Once
-	done   chan struct{}
-}
-
-func (k *coarseClock) init() {
-	k.base = time.Now()
-	k.done = make(chan struct{})
-}
-
-// start starts the ticking goroutine, once; stop ends it.
-func (k *coarseClock) start() {
-	k.once.Do(func() {
-		go func() {
-			t := time.NewTicker(coarseResolution)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					k.micros.Store(k.precise())
-				case <-k.done:
-					return
-				}
-			}
-		}()
-	})
-}
-
-func (k *coarseClock) stop() {
-	k.start() // so that the goroutine exists to be stopped, and is not started after
-	select {
-	case <-k.done:
-	default:
-		close(k.done)
-	}
-}
-
-// unix is the time in whole seconds, as of the last tick.
-func (k *coarseClock) unix() int64 { return (k.base.UnixMicro() + k.micros.Load()) / 1e6 }
-
-func (k *coarseClock) precise() int64 { return int64(time.Since(k.base) / time.Microsecond) }
+// A command is timed on the server's clock (internal/clock), whose
+// reading is at most about clock.Resolution old, which is enough for
+// thresholds of a millisecond or more (the slow log's default is 10 ms); a
+// lower threshold is served by a reading of its own, which costs tens of
+// nanoseconds on a virtual machine: more than a GET's share of dispatch
+// can spare (BenchmarkDispatchGetSlowlog).
 
 // callTimer is when a command started, on the clock its observers need.
 type callTimer struct {
-	at      int64 // µs on the coarse or the precise clock
+	at      int64 // Unix µs, the clock's last reading or (precise) a new one
 	precise bool
 	timed   bool // at was read: the slow log or the latency monitor is on
 	on      bool // someone observes commands: the slow log, latency or a monitor
@@ -87,18 +38,19 @@ func (s *Server) startCall() callTimer {
 	if t < 0 && s.latency.threshold.Load() == 0 {
 		return callTimer{on: s.monitors.n.Load() > 0} // no clock: MONITOR reads its own
 	}
-	if t >= 0 && t < int64(coarseResolution/time.Microsecond) {
-		return callTimer{at: s.clock.precise(), precise: true, timed: true, on: true}
+	if t >= 0 && t < int64(clock.Resolution/time.Microsecond) {
+		return callTimer{at: s.clock.Read() / 1e3, precise: true, timed: true, on: true}
 	}
-	return callTimer{at: s.clock.micros.Load(), timed: true, on: true}
+	return callTimer{at: s.clock.Nanos() / 1e3, timed: true, on: true}
 }
 
 // elapsed is the µs since the timer started.
 func (s *Server) elapsed(t callTimer) int64 {
+	now := s.clock.Nanos()
 	if t.precise {
-		return s.clock.precise() - t.at
+		now = s.clock.Read()
 	}
-	return s.clock.micros.Load() - t.at
+	return max(now/1e3-t.at, 0) // the wall clock may have stepped back
 }
 
 // observed tells the monitors, the slow log and the latency monitor about

@@ -259,7 +259,7 @@ func (o *outbox) takeAll() []byte {
 // errOutputBlocked when the socket took less than all of it; what it did
 // not take is sent when the socket has room.
 func (c *Conn) sendBatch() error {
-	now := c.srv.clock.unix()
+	now := c.srv.clock.Nanos() / 1e9
 	c.lastActive.Store(now)
 	c.bufs.observe(c, now)
 	if c.w.Len() == 0 {

@@ -37,6 +37,7 @@ import (
 	"github.com/stampedeless/stampedeless/resp"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/clock"
 	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/metrics"
 )
@@ -91,6 +92,11 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// Metrics receives the server's metrics. If nil, a private registry.
 	Metrics *metrics.Registry
+	// Clock is the server's clock, which its event loops read once per
+	// batch of commands; give the store, the Filler and the fleet its Now,
+	// so that they cost no read of the system clock. If nil, the server
+	// makes one of its own, stopped at Shutdown.
+	Clock *clock.Clock
 	// Version is stampedeless's own version, reported by INFO.
 	Version string
 	// Shared, if not nil, is the tier shared with other replicas (--redis).
@@ -202,7 +208,9 @@ type Server struct {
 	// commands for them (observe.go).
 	slowlog slowlog
 	latency latencyMonitor
-	clock   coarseClock
+	clock   *clock.Clock
+	// ownClock: the server made its clock and stops it at Shutdown.
+	ownClock bool
 	// monitors are the connections in MONITOR mode (monitor.go).
 	monitors monitors
 }
@@ -237,7 +245,10 @@ func New(opts Options) (*Server, error) {
 	}
 	s.watches.srv = s
 	s.slowlog.init()
-	s.clock.init()
+	s.clock = opts.Clock
+	if s.clock == nil {
+		s.clock, s.ownClock = clock.New(), true
+	}
 	s.tracking.init(s)
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)
@@ -316,7 +327,6 @@ func (s *Server) serve(l net.Listener, tlsConfig *tls.Config) error {
 	}
 	s.listeners = append(s.listeners, l)
 	s.mu.Unlock()
-	s.clock.start()
 
 	var delay time.Duration
 	for {
@@ -466,7 +476,9 @@ func (s *Server) connectedClients() int {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
-	s.clock.stop()
+	if s.ownClock {
+		s.clock.Stop()
+	}
 	for _, l := range s.listeners {
 		l.Close()
 	}

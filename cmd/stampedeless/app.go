@@ -23,6 +23,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands/keyspace"
 	"github.com/stampedeless/stampedeless/commands/readthrough"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/clock"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
@@ -276,10 +277,6 @@ func parseConfig(c *cli.Context) (config, error) {
 	} else if c.Int("fleet-max-concurrent-fills") > 0 {
 		return cfg, errors.New("--fleet-max-concurrent-fills needs --redis")
 	}
-	// The store, the Filler and the fleet compare the deadlines each other
-	// set: they run on one clock.
-	clock := time.Now
-	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now = clock, clock, clock
 	outputLimit, err := server.ParseOutputLimit(c.String("pubsub-output-buffer-limit"))
 	if err != nil {
 		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
@@ -331,6 +328,13 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	log := cfg.server.Logger
+
+	// The store, the Filler and the fleet compare the deadlines each other
+	// set: they run on one clock, the server's, which its event loops read
+	// once per batch of commands.
+	clk := clock.New()
+	defer clk.Stop()
+	cfg.store.Now, cfg.fill.Now, cfg.cluster.Now, cfg.server.Clock = clk.Now, clk.Now, clk.Now, clk
 
 	store, err := engine.New(cfg.store)
 	if err != nil {

@@ -206,10 +206,10 @@ func parseCursor(b []byte) (uint64, bool) {
 	return u, ok
 }
 
-// nowMillis is the current time in Unix milliseconds. Deadlines are set on
-// whole milliseconds, as Redis keeps them, so PTTL right after PX 1000
-// reads 1000.
-func nowMillis() int64 { return time.Now().UnixMilli() }
+// nowMillis is the time on the store's clock (the one keys expire by) in
+// Unix milliseconds. Deadlines are set on whole milliseconds, as Redis
+// keeps them, so PTTL right after PX 1000 reads 1000.
+func nowMillis(c *commands.Ctx) int64 { return c.Store.Now().UnixMilli() }
 
 // expiryArg turns an expiry argument into a deadline in Unix nanoseconds.
 // unit is the argument's unit in milliseconds (1000 for seconds, 1 for
@@ -218,8 +218,9 @@ func nowMillis() int64 { return time.Now().UnixMilli() }
 // getExpireMillisecondsOrReply); without it any value is taken and one in
 // the past deletes the key, as the EXPIRE family does (expireGenericCommand).
 // Either way a value whose conversion to milliseconds overflows is invalid.
-// It returns the error to reply, if any, with cmd's name in it.
-func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int64, string) {
+// It returns the error to reply, if any, with cmd's name in it. now is the
+// time in Unix milliseconds (nowMillis) that a duration counts from.
+func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string, now int64) (int64, string) {
 	n, ok := resp.ParseInt(arg)
 	if !ok {
 		return 0, commands.ErrNotInteger
@@ -230,7 +231,6 @@ func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string) (int
 	}
 	ms := n * unit
 	if !absolute {
-		now := nowMillis()
 		if ms > math.MaxInt64-now {
 			return 0, invalid
 		}

@@ -99,7 +99,7 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 		// Past the store's last deadline (2262) is far enough.
 		ttl = min(ttl, engine.MaxDeadlineMillis)
 		if !absTTL {
-			ttl = min(ttl+nowMillis(), engine.MaxDeadlineMillis)
+			ttl = min(ttl+nowMillis(c), engine.MaxDeadlineMillis)
 		}
 		at = max(ttl, 1) * int64(time.Millisecond)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
@@ -66,7 +67,7 @@ func FuzzArgParsers(f *testing.F) {
 
 		for _, unit := range []int64{1, 1000} {
 			for _, absolute := range []bool{false, true} {
-				at, errText := expiryArg(b, unit, absolute, true, "set")
+				at, errText := expiryArg(b, unit, absolute, true, "set", time.Now().UnixMilli())
 				if errText == "" && (at <= 0 || at > engine.MaxDeadlineMillis*1e6) {
 					t.Errorf("expiryArg(%q, %d, %v) = %d", s, unit, absolute, at)
 				}

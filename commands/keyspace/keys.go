@@ -54,12 +54,12 @@ func expireCommand(c *commands.Ctx, args [][]byte, unit int64, absolute bool, na
 	cond, errText := expireCondition(args[3:])
 	if errText == "" {
 		var at int64
-		if at, errText = expiryArg(args[2], unit, absolute, false, name); errText == "" {
+		if at, errText = expiryArg(args[2], unit, absolute, false, name, nowMillis(c)); errText == "" {
 			ok := c.Store.Expire(args[1], at, cond)
 			if ok {
 				// A deadline already past deletes the key, as Redis's
 				// checkAlreadyExpired.
-				if at <= time.Now().UnixNano() {
+				if at <= c.Store.Now().UnixNano() {
 					c.Notify(commands.EventGeneric, "del", args[1])
 				} else {
 					c.Notify(commands.EventGeneric, "expire", args[1])
@@ -126,11 +126,11 @@ func ttlReply(c *commands.Ctx, key []byte, value func(deadlineMs int64) int64) {
 }
 
 func cmdTTL(c *commands.Ctx, args [][]byte) {
-	ttlReply(c, args[1], func(ms int64) int64 { return (max(ms-nowMillis(), 0) + 500) / 1000 })
+	ttlReply(c, args[1], func(ms int64) int64 { return (max(ms-nowMillis(c), 0) + 500) / 1000 })
 }
 
 func cmdPTTL(c *commands.Ctx, args [][]byte) {
-	ttlReply(c, args[1], func(ms int64) int64 { return max(ms-nowMillis(), 0) })
+	ttlReply(c, args[1], func(ms int64) int64 { return max(ms-nowMillis(c), 0) })
 }
 
 func cmdExpireTime(c *commands.Ctx, args [][]byte) {

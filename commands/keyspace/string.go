@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
@@ -82,12 +81,12 @@ func stringOptions(args [][]byte, set bool) (opts int, expiry []byte, ok bool) {
 }
 
 // expiryDeadline reads the value of SET's or GETEX's expiry option.
-func expiryDeadline(opts int, value []byte, cmd string) (int64, string) {
+func expiryDeadline(c *commands.Ctx, opts int, value []byte, cmd string) (int64, string) {
 	unit := int64(1000)
 	if opts&(optPX|optPXAT) != 0 {
 		unit = 1
 	}
-	return expiryArg(value, unit, opts&(optEXAT|optPXAT) != 0, true, cmd)
+	return expiryArg(value, unit, opts&(optEXAT|optPXAT) != 0, true, cmd, nowMillis(c))
 }
 
 // cmdSet implements SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL].
@@ -106,7 +105,7 @@ func cmdSet(c *commands.Ctx, args [][]byte) {
 	}
 	if opts&optExpiry != 0 {
 		var errText string
-		if set.StaleUntil, errText = expiryDeadline(opts, expiry, "set"); errText != "" {
+		if set.StaleUntil, errText = expiryDeadline(c, opts, expiry, "set"); errText != "" {
 			c.W.Error(errText)
 			return
 		}
@@ -130,7 +129,7 @@ func cmdSet(c *commands.Ctx, args [][]byte) {
 }
 
 func setWithExpiry(c *commands.Ctx, args [][]byte, unit int64, cmd string) {
-	at, errText := expiryArg(args[2], unit, false, true, cmd)
+	at, errText := expiryArg(args[2], unit, false, true, cmd, nowMillis(c))
 	if errText != "" {
 		c.W.Error(errText)
 		return
@@ -177,7 +176,7 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 	var at int64
 	if opts&optExpiry != 0 {
 		var errText string
-		if at, errText = expiryDeadline(opts, expiry, "getex"); errText != "" {
+		if at, errText = expiryDeadline(c, opts, expiry, "getex"); errText != "" {
 			// Redis looks the key up before it reads the value: a
 			// missing key is nil whatever the value.
 			if _, exists := c.Store.Peek(args[1]); !exists {
@@ -202,7 +201,7 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 			if before.StaleUntil != 0 {
 				c.Notify(commands.EventGeneric, "persist", args[1])
 			}
-		case at <= time.Now().UnixNano():
+		case at <= c.Store.Now().UnixNano():
 			c.Notify(commands.EventGeneric, "del", args[1])
 		default:
 			c.Notify(commands.EventGeneric, "expire", args[1])

@@ -74,8 +74,9 @@ func lfuCounter(stamp, now uint32) uint32 {
 }
 
 // accessedLocked records an access to the key in the slot at pos; the
-// caller holds sh.mu, for reading or writing.
-func (s *Store) accessedLocked(sh *shard, pos int) {
+// caller holds sh.mu, for reading or writing. hot reports whether the key's
+// LFU counter is at least hotCounter.
+func (s *Store) accessedLocked(sh *shard, pos int) (hot bool) {
 	old := sh.index.Stamp(pos)
 	now := s.clockSeconds()
 	next := now
@@ -88,10 +89,12 @@ func (s *Store) accessedLocked(sh *shard, pos int) {
 			}
 		}
 		next = lfuStamp(now, counter)
+		hot = counter >= hotCounter
 	}
 	if next != old {
 		sh.index.SetStamp(pos, next)
 	}
+	return hot
 }
 
 // Redis's errors for OBJECT IDLETIME under an LFU policy, and OBJECT FREQ

@@ -106,7 +106,7 @@ func (s *Store) countReads(keys [][]byte, at []stringAt, n int, told bool) {
 		switch {
 		case at[i].found:
 			s.shardOf(h).hits.Add(1)
-			s.noteRead(h)
+			s.noteRead(h, false)
 		case told:
 			s.shardOf(h).misses.Add(1)
 		default:

@@ -279,7 +279,7 @@ func (s *Store) sweep(interval time.Duration) {
 				// of (Section).
 				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i]) })
 			}
-			s.feeder.feed()
+			s.feeder.flush()
 			s.kickCompactor()
 			if s.ownsProcess {
 				s.chargeDrift()

@@ -116,6 +116,7 @@ type readResult struct {
 	// of a key of another type as a hit.
 	otherType bool
 	loc       slab.Loc // the expired record's
+	hot       bool     // its LFU counter is at least hotCounter (noteRead)
 }
 
 // readLocked finds key in sh, whose read lock the caller holds, and calls fn
@@ -131,10 +132,11 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 		return readResult{otherType: true}
 	}
 	fn(sl.rec)
+	hot := false
 	if mode&readNotes != 0 {
-		s.accessedLocked(sh, sl.pos)
+		hot = s.accessedLocked(sh, sl.pos)
 	}
-	return readResult{found: true}
+	return readResult{found: true, hot: hot}
 }
 
 // afterRead does what mode asks of a read once the shard's lock is
@@ -152,7 +154,7 @@ func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r read
 		}
 	}
 	if !r.expired && mode&readNotes != 0 {
-		s.noteRead(h)
+		s.noteRead(h, r.hot)
 	}
 }
 

@@ -104,6 +104,19 @@ const EntryOverhead = 208
 // and one in four 0.788.
 const readSampleEvery = 1
 
+// A key whose LFU counter (access.go) is at least hotCounter has had a
+// thousand reads or more in the last minutes (the counter climbs
+// logarithmically, by one in (counter-5)*10+1 reads, and falls by one a
+// minute); only one of its reads in hotSampleEvery is reported to
+// ristretto's sketch. Its counters stop at 15 and halve every NumCounters
+// reports, so such a key stays at the top of the sketch on a sixteenth of
+// its reads, and a hot key's GET (one key, pipelined) no longer spends a
+// seventh of its time telling ristretto what it knows.
+const (
+	hotCounter     = 20
+	hotSampleEvery = 16
+)
+
 // readBatch is how many reports of reads ristretto gathers (per P) before
 // its goroutine applies them to the sketch. A batch not yet full when the
 // collector clears sync.Pool's stripes is lost, a few hundred reads now and
@@ -729,8 +742,15 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 }
 
 // noteRead reports, one time in readSampleEvery, a read of the key with
-// hash h to the eviction policy.
-func (s *Store) noteRead(h uint64) {
+// hash h to the eviction policy; of a hot key (hot: its LFU counter is at
+// least hotCounter), one time in hotSampleEvery.
+func (s *Store) noteRead(h uint64, hot bool) {
+	if hot {
+		if rand.Uint32()%hotSampleEvery == 0 {
+			s.policy.Get(h)
+		}
+		return
+	}
 	if readSampleEvery == 1 || rand.Uint32()%readSampleEvery == 0 {
 		s.policy.Get(h)
 	}

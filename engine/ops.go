@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
@@ -249,6 +250,44 @@ func (s *Store) Get(key []byte) ([]byte, bool) {
 func (s *Store) View(key []byte, fn func(value []byte)) bool {
 	found, _ := s.read(key, readString, func(r record) { fn(r.value) })
 	return found
+}
+
+// An EntryView is a live string entry as Store.ViewEntry shows it, under
+// its shard's read lock: Value lies in the arena, valid only during the
+// call.
+type EntryView struct {
+	Value                  []byte
+	FreshUntil, StaleUntil int64
+	fill                   []byte // the record's encoded FillMeta
+}
+
+// LoadTime is how long the fill that stored the entry took (its
+// FillMeta's), 0 if no fill did.
+func (v EntryView) LoadTime() time.Duration { return fillLoadTime(v.fill) }
+
+// ViewEntry calls fn with key's entry, if it is a live string, under the
+// shard's read lock and without a copy, and returns what fn returns. A read
+// fn accepts counts as GET's does (a hit, an access, reported to the
+// eviction policy); one it declines, or a key missing, expired or of
+// another type, counts as nothing and changes nothing, for the caller to
+// read again its usual way: so a read-through hit is answered with no copy
+// and anything else is counted once.
+func (s *Store) ViewEntry(key []byte, fn func(EntryView) bool) bool {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	accepted, hot := false, false
+	sh.mu.RLock()
+	if sl, ok := s.findLocked(sh, h, key); ok && sl.rec.isString() && !sl.rec.expiredAt(s.now()) {
+		rec := &sl.rec
+		if accepted = fn(EntryView{Value: rec.value, FreshUntil: rec.fresh, StaleUntil: rec.stale, fill: rec.fill}); accepted {
+			hot = s.accessedLocked(sh, sl.pos)
+		}
+	}
+	sh.mu.RUnlock()
+	if accepted {
+		s.afterRead(sh, h, key, readCounts|readNotes, readResult{found: true, hot: hot})
+	}
+	return accepted
 }
 
 // AppendValue appends the value of key, if it is live, to dst and returns

@@ -132,6 +132,20 @@ func (r *record) fillMeta() *FillMeta {
 	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
 }
 
+// fillLoadTime is the LoadTime of an encoded FillMeta, read without the
+// rest.
+func fillLoadTime(b []byte) time.Duration {
+	if len(b) == 0 {
+		return 0
+	}
+	for range 3 { // Loader, ETag, LastModified
+		n, m := binary.Uvarint(b)
+		b = b[m+int(n):]
+	}
+	load, _ := binary.Uvarint(b)
+	return time.Duration(load)
+}
+
 // envelope copies r out of the arena; only a string's value is copied.
 func (r *record) envelope() Envelope {
 	env := Envelope{Type: r.typ(), FreshUntil: r.fresh, StaleUntil: r.stale, Fill: r.fillMeta()}

@@ -1056,3 +1056,44 @@ func TestReadsKeepHotKeys(t *testing.T) {
 		t.Errorf("only %d of %d hot keys survived %d keys written once", kept, hot, churn)
 	}
 }
+
+// ViewEntry shows a live string where it lies; a read its function
+// declines, or of a key missing, past its deadline or of another type,
+// counts as nothing and calls nothing.
+func TestViewEntry(t *testing.T) {
+	s, clk := newClockStore(t)
+	now := clk.Now().UnixNano()
+	fill := &FillMeta{Loader: "l:", ETag: `"e"`, LoadTime: 7 * time.Millisecond}
+	if _, err := s.Set([]byte("f"), []byte("value"), SetOptions{FreshUntil: now + 10, StaleUntil: now + 20, Fill: fill}); err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, s, "plain", "p", SetOptions{})
+	mustSet(t, s, "gone", "g", SetOptions{FreshUntil: now + 1, StaleUntil: now + 1})
+	if _, err := s.SAdd([]byte("set"), [][]byte{[]byte("m")}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(1)
+
+	var seen EntryView
+	var value string
+	if !s.ViewEntry([]byte("f"), func(e EntryView) bool { seen, value = e, string(e.Value); return true }) {
+		t.Fatal("ViewEntry of a live string: not shown")
+	}
+	if value != "value" || seen.FreshUntil != now+10 || seen.StaleUntil != now+20 || seen.LoadTime() != 7*time.Millisecond {
+		t.Fatalf("ViewEntry showed %q fresh %d stale %d load %v", value, seen.FreshUntil, seen.StaleUntil, seen.LoadTime())
+	}
+	if st := s.Stats(); st.Hits != 1 || st.Misses != 0 {
+		t.Fatalf("after an accepted view: hits %d misses %d, want 1 and 0", st.Hits, st.Misses)
+	}
+	if s.ViewEntry([]byte("plain"), func(e EntryView) bool { return e.LoadTime() != 0 }) {
+		t.Fatal("a key no fill stored has a load time")
+	}
+	for _, key := range []string{"missing", "gone", "set"} {
+		if s.ViewEntry([]byte(key), func(EntryView) bool { t.Errorf("%s shown", key); return true }) {
+			t.Errorf("ViewEntry(%s) = true", key)
+		}
+	}
+	if st := s.Stats(); st.Hits != 1 || st.Misses != 0 {
+		t.Fatalf("after declined and missing views: hits %d misses %d, want 1 and 0", st.Hits, st.Misses)
+	}
+}

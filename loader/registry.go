@@ -369,14 +369,19 @@ func (r *Registry) publishLocked() {
 
 // Lookup returns the loader with the longest prefix of key. It costs one
 // map lookup per distinct prefix length, not one per loader.
-func (r *Registry) Lookup(key string) (*Loader, bool) {
+func (r *Registry) Lookup(key string) (*Loader, bool) { return lookup(r, key) }
+
+// LookupBytes is Lookup of a key as the wire gives it, with no copy.
+func (r *Registry) LookupBytes(key []byte) (*Loader, bool) { return lookup(r, key) }
+
+func lookup[K string | []byte](r *Registry, key K) (*Loader, bool) {
 	t := r.table.Load()
 	if t == nil {
 		return nil, false
 	}
 	for _, n := range t.lengths {
 		if n <= len(key) {
-			if l, ok := t.byPrefix[key[:n]]; ok {
+			if l, ok := t.byPrefix[string(key[:n])]; ok {
 				return l, true
 			}
 		}

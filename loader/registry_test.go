@@ -44,6 +44,18 @@ func TestRegistryLongestPrefix(t *testing.T) {
 		if got := lookup(key); got != want {
 			t.Errorf("Lookup(%q) = %s, want %s", key, got, want)
 		}
+		got := "<none>"
+		if l, ok := r.LookupBytes([]byte(key)); ok {
+			got = l.Prefix()
+		}
+		if got != want {
+			t.Errorf("LookupBytes(%q) = %s, want %s", key, got, want)
+		}
+	}
+	// A GETFILL hit looks its loader up from the wire's bytes: no copy.
+	key := []byte("user:admin:42")
+	if n := testing.AllocsPerRun(100, func() { r.LookupBytes(key) }); n != 0 {
+		t.Errorf("LookupBytes allocates %v times", n)
 	}
 
 	// The empty prefix catches what nothing longer does.

@@ -45,8 +45,15 @@ func TestEarlyRefreshPolicy(t *testing.T) {
 // TestEarlyRefreshOnePerKey: fresh reads near the deadline, with a random
 // source that says "refresh early", are answered with the fresh value at
 // once and start exactly one refresh for the key while it runs; with EARLY
-// off for the read, or a source that never says so, none.
+// off for the read, or a source that never says so, none. The same holds
+// for reads answered through ServeFresh, a GETFILL hit's way.
 func TestEarlyRefreshOnePerKey(t *testing.T) {
+	for _, via := range []string{"Get", "ServeFresh"} {
+		t.Run(via, func(t *testing.T) { testEarlyRefreshOnePerKey(t, via == "ServeFresh") })
+	}
+}
+
+func testEarlyRefreshOnePerKey(t *testing.T, serveFresh bool) {
 	clock := fakeclock.New()
 	var calls atomic.Int64
 	gate := make(chan struct{})
@@ -77,6 +84,13 @@ func TestEarlyRefreshOnePerKey(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if serveFresh {
+					var got string
+					if !f.ServeFresh(req, []byte(req.Key), func(v []byte) { got = string(v) }) || got != "v1" {
+						t.Errorf("fresh read: ServeFresh gave %q; want v1 at once", got)
+					}
+					return
+				}
 				if ans, err := f.Get(ctx, req); err != nil || string(ans.Value) != "v1" {
 					t.Errorf("fresh read: %q, %v; want v1 at once", ans.Value, err)
 				}

@@ -246,6 +246,52 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
 }
 
+// ServeFresh answers a read-through read of key whose entry is fresh
+// (Decide's Serve) as Start would, but hands the value to write under the
+// store's read lock, with no copy (write must not keep it), and reports
+// whether it did. It answers nothing else: a key with no loader, or not
+// fresh, is declined uncounted (engine.Store.ViewEntry), for Start to
+// answer. req is the read's Request but for its Key, which is key (req.Key
+// is ignored); a read that refreshes early is served here and starts its
+// refresh as Start's does. So a GETFILL hit costs neither a copy of its
+// value nor of its key.
+func (f *Filler) ServeFresh(req Request, key []byte, write func(value []byte)) bool {
+	ld, ok := f.opts.Loaders.LookupBytes(key)
+	if !ok {
+		return false
+	}
+	now := f.now().UnixNano()
+	beta := f.beta(req)
+	refresh := false
+	served := f.opts.Store.ViewEntry(key, func(e engine.EntryView) bool {
+		if e.FreshUntil != 0 && now >= e.FreshUntil || e.StaleUntil != 0 && now >= e.StaleUntil {
+			return false // Decide's Serve only: see Start
+		}
+		refresh = beta > 0 && EarlyRefresh(e.FreshUntil, e.LoadTime(), now, beta, f.opts.Rand())
+		write(e.Value)
+		return true
+	})
+	if !served {
+		return false
+	}
+	f.answered(ld.Prefix(), AnswerFresh)
+	if refresh {
+		f.refreshEarly(ld, req, key)
+	}
+	return true
+}
+
+// refreshEarly starts the early refresh ServeFresh chose, off the store's
+// lock, with the entry's validators read again (Peek, uncounted).
+func (f *Filler) refreshEarly(ld *loader.Loader, req Request, key []byte) {
+	env, found := f.opts.Store.Peek(key)
+	if !found {
+		return
+	}
+	req.Key = string(key)
+	f.refresh(ld, req, env, env.FreshUntil)
+}
+
 // withoutLoader answers a read of key, which no loader covers: a present
 // key's value (fresh or within its grace, which no refresh can renew), as
 // only a miss needs a loader; else ErrNoLoader, or ErrWrongType for a key

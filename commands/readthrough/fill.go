@@ -30,7 +30,7 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	if !ok {
 		return
 	}
-	req := swr.Request{Key: string(args[1]), TTL: ttl, Grace: grace, Timeout: -1}
+	req := swr.Request{TTL: ttl, Grace: grace, Timeout: -1}
 	if len(args) > 4 {
 		if req.Timeout, req.Early, ok = getFillOptions(c, args[4:]); !ok {
 			return
@@ -39,6 +39,11 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	// Inside EXEC nothing may wait: the answer is the store's, or
 	// -TIMEOUT while the load starts (TIMEOUT 0).
 	req.InSection = c.Client.InSection()
+	// A fresh hit is written where it lies; the rest needs the request.
+	if f.opts.Filler.ServeFresh(req, args[1], c.W.Bulk) {
+		return
+	}
+	req.Key = string(args[1])
 	ans, pending, err := f.opts.Filler.Start(req)
 	if pending != nil && req.InSection {
 		ans, err = pending.Wait(context.Background())

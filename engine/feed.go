@@ -80,6 +80,8 @@ type feeder struct {
 	// ristretto to drain first.
 	setSince map[uint64]struct{}
 	risky    map[uint64]struct{}
+	// lastOf is send's scratch: the index of each hash's last change.
+	lastOf map[uint64]int
 	// regrow holds the hashes whose new cost was sent, while over, as a
 	// plain update because they were Set since ristretto last drained,
 	// with that cost: after the next drain they are removed and Set anew
@@ -166,10 +168,23 @@ func (f *feeder) send(ops []policyOp) {
 	if f.setSince == nil {
 		f.setSince, f.risky, f.regrow = map[uint64]struct{}{}, map[uint64]struct{}{}, map[uint64]int64{}
 	}
+	// Only the last change of a hash in ops is sent: it decides what
+	// becomes of the hash, and two Sets of a hash ristretto has not yet
+	// applied are two new items to it, the second of which it rejects; if
+	// a Del of the hash is sent in between, its store no longer holds the
+	// hash when the rejection comes, and onReject would remove the key
+	// written after. (A hot list's pushes are also one change each.)
+	if len(ops) > 1 {
+		if f.lastOf == nil {
+			f.lastOf = make(map[uint64]int, len(ops))
+		}
+		clear(f.lastOf)
+		for i, op := range ops {
+			f.lastOf[op.h] = i
+		}
+	}
 	for i, op := range ops {
-		if i+1 < len(ops) && ops[i+1].h == op.h {
-			// The next change of the hash decides what becomes of it
-			// (a hot list's pushes: one change each).
+		if len(ops) > 1 && f.lastOf[op.h] != i {
 			continue
 		}
 		if f.sent >= feedWaitEvery {

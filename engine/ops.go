@@ -397,6 +397,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	if r.obj != nil {
 		r.value = s.holdLocked(sh, r.obj, heapCharge(r.value))
 	}
+	r.outside = true // Set's key and value are its caller's
 	var err error
 	if opts.Fence != nil && !opts.Loaded {
 		// A fenced write of no load is a copy from the shared tier.
@@ -448,7 +449,9 @@ func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 		sh := s.shardOf(h)
 		sl, found := s.liveKeyLocked(sh, h, key)
 		sh.wroteLocked(key)
-		if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, pairs[i+1], 0, 0, nil)); err != nil {
+		r := makeNewRecord(key, pairs[i+1], 0, 0, nil)
+		r.outside = true
+		if err := s.storeLocked(sh, h, sl, found, r); err != nil {
 			return false, err
 		}
 		s.notify(Written, key)
@@ -552,7 +555,9 @@ func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, val
 	sh.wroteLocked(key)
 	// The value is no longer the origin's, so the fill's validators must
 	// not renew it on a later revalidation: the record has no fill.
-	if err := s.storeLocked(sh, h, sl, found, makeNewRecord(key, value, sl.rec.fresh, sl.rec.stale, nil)); err != nil {
+	r := makeNewRecord(key, value, sl.rec.fresh, sl.rec.stale, nil)
+	r.outside = true // value is not the old record's (cloned above)
+	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
 		return nil, err
 	}
 	s.notify(Written, key)

@@ -168,6 +168,9 @@ type newRecord struct {
 	fillLen      int // encoded length of fill
 	// grow, if set, builds the value in the block instead of value (Grow).
 	grow *growth
+	// outside: key and value lie outside the arena (a client's write), so
+	// the record may be written over the one it replaces (overwriteLocked).
+	outside bool
 }
 
 // growth is a string value Grow builds in its new block: old, then zeros

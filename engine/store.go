@@ -626,6 +626,11 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if r.valueLen() > maxRecordValue {
 		return false, ErrTooLarge
 	}
+	if found && r.outside && r.grow == nil && !old.rec.onHeap() && !r.onHeap() {
+		if b := s.arena.Block(old.loc); len(b) == r.size() {
+			return s.overwriteLocked(sh, old, b, r), nil
+		}
+	}
 	loc, err := s.arena.Alloc(r.size(), r.write)
 	if err != nil {
 		return false, err
@@ -657,6 +662,28 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	}
 	s.kickCompactor()
 	return !found || cost != oldCost, nil
+}
+
+// overwriteLocked writes r over the record in old, whose block b is
+// exactly r's size: a SET of a value as long as the one it replaces (a
+// counter, a session, a pipelined SET of one key) takes no block from the
+// arena, frees none and leaves compaction nothing to do. Readers hold the
+// shard's read lock, so nobody sees the bytes change. r's key and value
+// must lie outside the arena (newRecord.outside), or writing could
+// overwrite them before they are copied. It reports whether the cost
+// changed, as placeLocked does.
+func (s *Store) overwriteLocked(sh *shard, old slot, b []byte, r newRecord) (changed bool) {
+	oldCost, cost := old.rec.cost(), r.cost()
+	if (old.rec.stale != 0) != (r.stale != 0) {
+		if r.stale != 0 {
+			sh.volatile++
+		} else {
+			sh.volatile--
+		}
+	}
+	r.write(b)
+	s.used.Add(cost - oldCost)
+	return cost != oldCost
 }
 
 // setDeadlinesLocked changes the deadlines of the record in sl, in place if

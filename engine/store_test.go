@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
@@ -1096,4 +1097,55 @@ func TestViewEntry(t *testing.T) {
 	if st := s.Stats(); st.Hits != 1 || st.Misses != 0 {
 		t.Fatalf("after declined and missing views: hits %d misses %d, want 1 and 0", st.Hits, st.Misses)
 	}
+}
+
+// A SET of a value as long as the one it replaces is written over it: no
+// block taken or freed (the arena's live bytes and mappings stay), and
+// every reader sees the new value, deadlines and counts as for any write.
+func TestOverwriteInPlace(t *testing.T) {
+	s, clk := newClockStore(t)
+	mustSet(t, s, "k", "aaaa", SetOptions{})
+	loc := func() slab.Loc {
+		sh := s.shardOf(s.hash([]byte("k")))
+		sh.mu.RLock()
+		defer sh.mu.RUnlock()
+		sl, _ := s.findLocked(sh, s.hash([]byte("k")), []byte("k"))
+		return sl.loc
+	}
+	before, live := loc(), s.arena.Live()
+	for _, v := range []string{"bbbb", "cccc"} {
+		mustSet(t, s, "k", v, SetOptions{})
+		if got, ok := s.Get([]byte("k")); !ok || string(got) != v {
+			t.Fatalf("after SET k %s: GET = %q, %v", v, got, ok)
+		}
+		if loc() != before || s.arena.Live() != live {
+			t.Fatalf("SET k %s moved the record (%v to %v) or changed the arena's live bytes (%d to %d)", v, before, loc(), live, s.arena.Live())
+		}
+	}
+	// A longer value needs a new block.
+	mustSet(t, s, "k", "eeeee", SetOptions{})
+	if loc() == before {
+		t.Fatal("a longer value was written over the old block")
+	}
+	now := clk.Now().UnixNano()
+	// Same size with deadlines both times: in place, and the shard's
+	// count of keys with deadlines stays right (checkInvariants).
+	mustSet(t, s, "t", "xx", SetOptions{FreshUntil: now + 10, StaleUntil: now + 10})
+	mustSet(t, s, "t", "yy", SetOptions{FreshUntil: now + 20, StaleUntil: now + 30})
+	if env, _ := s.Lookup([]byte("t")); string(env.Value) != "yy" || env.FreshUntil != now+20 || env.StaleUntil != now+30 {
+		t.Fatalf("in place with deadlines: %+v", env)
+	}
+	// A deadline's 16 bytes for 16 of value: the same size, in place,
+	// and the key now counts among those with deadlines.
+	mustSet(t, s, "v", strings.Repeat("a", 20), SetOptions{})
+	mustSet(t, s, "v", "bbbb", SetOptions{FreshUntil: now + 30, StaleUntil: now + 30})
+	checkInvariants(t, s)
+	clk.advance(31)
+	if _, ok := s.Get([]byte("v")); ok {
+		t.Fatal("v kept past the deadline written in place")
+	}
+	if _, ok := s.Get([]byte("t")); ok {
+		t.Fatal("the key overwritten in place did not expire at its new deadline")
+	}
+	checkInvariants(t, s)
 }

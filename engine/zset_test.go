@@ -3,7 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -176,5 +179,75 @@ func TestZAddListpackGarbage(t *testing.T) {
 	got, err := s.ZRange(key, ZRange{By: ZByRank, Start: 0, Stop: -1, Limit: -1})
 	if err != nil || len(got) != 100 {
 		t.Fatalf("ZRange: %d members, %v", len(got), err)
+	}
+}
+
+// TestZSetHeapAddPopModel runs ZADD (new members and new scores) and
+// ZPOPMIN/ZPOPMAX of random counts on sorted sets big enough for the heap
+// form against a model kept sorted, comparing every reply and the whole
+// set: the heap set's add, rescore and pop paths.
+func TestZSetHeapAddPopModel(t *testing.T) {
+	s := newStore(t, Options{})
+	rng := rand.New(rand.NewPCG(21, 7))
+	key := []byte("z")
+	model := map[string]float64{}
+	sorted := func() []ScoreMember {
+		out := make([]ScoreMember, 0, len(model))
+		for m, sc := range model {
+			out = append(out, ScoreMember{Member: []byte(m), Score: sc})
+		}
+		slices.SortFunc(out, func(a, b ScoreMember) int {
+			return zcmp(zent{member: string(a.Member), score: a.Score}, zent{member: string(b.Member), score: b.Score})
+		})
+		return out
+	}
+	for step := range 3000 {
+		if rng.IntN(3) > 0 || len(model) < 2*DefaultZSetListpackEntries {
+			var pairs []ScoreMember
+			added, updated := 0, 0
+			seen := map[string]bool{}
+			for range 1 + rng.IntN(4) {
+				m := "m" + strconv.Itoa(rng.IntN(600))
+				sc := float64(rng.IntN(50))
+				if seen[m] {
+					continue
+				}
+				seen[m] = true
+				old, had := model[m]
+				switch {
+				case !had:
+					added++
+				case old != sc:
+					updated++
+				}
+				model[m] = sc
+				pairs = append(pairs, ScoreMember{Member: []byte(m), Score: sc})
+			}
+			res, err := s.ZAdd(key, ZAddOptions{}, pairs)
+			if err != nil || res.Added != added || res.Updated != updated {
+				t.Fatalf("step %d: ZADD %v: %+v %v, want added %d updated %d", step, pairs, res, err, added, updated)
+			}
+		} else {
+			highest, count := rng.IntN(2) == 0, rng.IntN(4)
+			want := sorted()
+			if highest {
+				slices.Reverse(want)
+			}
+			want = want[:min(count, len(want))]
+			_, got, err := s.ZPop([][]byte{key}, highest, count)
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("step %d: ZPOP highest=%v count %d = %v %v, want %v", step, highest, count, got, err, want)
+			}
+			for _, p := range want {
+				delete(model, string(p.Member))
+			}
+		}
+		all, err := s.ZRange(key, ZRange{By: ZByRank, Start: 0, Stop: -1, Limit: -1})
+		if err != nil || fmt.Sprint(all) != fmt.Sprint(sorted()) {
+			t.Fatalf("step %d: set %v %v, want %v", step, all, err, sorted())
+		}
+	}
+	if enc, _ := s.Encoding(key); enc != "skiplist" {
+		t.Fatalf("encoding %q: the test did not reach the heap form", enc)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"unsafe"
 	"errors"
 	"maps"
 	"math"
@@ -253,6 +254,36 @@ func (s *Store) ZRange(key []byte, r ZRange) (out []ScoreMember, err error) {
 		out = v.entries(from, to, r.Rev)
 	})
 	return out, err
+}
+
+// ScoredWriter takes a range of a sorted set's members as the engine
+// walks them: first how many there are, then each with its score, in the
+// range's order.
+type ScoredWriter interface {
+	Count(n int)
+	Member(m []byte, score float64)
+}
+
+// ZRangeTo writes to w the members of the sorted set at key in r, as
+// ZRange returns them (none if key is missing), without copying them
+// first: ZRANGE writes them straight into its reply. w runs under the
+// key's shard's read lock, as View's fn: it must be quick, must not keep
+// or modify the members and must not call the store. On an error w is not
+// called.
+func (s *Store) ZRangeTo(key []byte, r ZRange, w ScoredWriter) error {
+	found, err := s.readColl(key, TypeZSet, func(c collection) {
+		v := viewZSet(c)
+		from, to := r.span(v)
+		w.Count(max(to-from, 0))
+		v.walk(from, to, r.Rev, func(e zent) bool {
+			w.Member(unsafe.Slice(unsafe.StringData(e.member), len(e.member)), e.score)
+			return true
+		})
+	})
+	if err == nil && !found {
+		w.Count(0)
+	}
+	return err
 }
 
 // ZCount is the number of members of the sorted set at key within r's

@@ -251,3 +251,66 @@ func TestZSetHeapAddPopModel(t *testing.T) {
 		t.Fatalf("encoding %q: the test did not reach the heap form", enc)
 	}
 }
+
+// scoredCollector is a ScoredWriter that keeps copies of what it is given.
+type scoredCollector struct {
+	counts []int // each Count's n
+	got    []ScoreMember
+}
+
+func (c *scoredCollector) Count(n int) { c.counts = append(c.counts, n) }
+
+func (c *scoredCollector) Member(m []byte, score float64) {
+	if len(c.counts) == 0 {
+		panic("Member before Count")
+	}
+	c.got = append(c.got, ScoreMember{Member: slices.Clone(m), Score: score})
+}
+
+// TestZRangeToAsZRange: ZRangeTo writes what ZRange returns, its count
+// first, for ranges by rank, score and lex, forward and reversed, with
+// limits, in a listpack and on the heap; a missing key writes an empty
+// range, a key of another type nothing.
+func TestZRangeToAsZRange(t *testing.T) {
+	s := newStore(t, Options{})
+	rng := rand.New(rand.NewPCG(21, 9))
+	for _, n := range []int{40, 600} {
+		key := []byte("z" + strconv.Itoa(n))
+		for i := range n {
+			m := []byte("m" + strconv.Itoa(i))
+			if _, err := s.ZAdd(key, ZAddOptions{}, []ScoreMember{{Member: m, Score: float64(rng.IntN(n / 4))}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := range 300 {
+			r := ZRange{By: ZRangeBy(rng.IntN(3)), Rev: rng.IntN(2) == 0, Limit: -1}
+			switch r.By {
+			case ZByRank:
+				r.Start, r.Stop = int64(rng.IntN(2*n)-n), int64(rng.IntN(2*n)-n)
+			case ZByScore:
+				a, b := float64(rng.IntN(n/4)), float64(rng.IntN(n/4))
+				r.Min, r.Max = ScoreBound{Value: min(a, b), Excl: rng.IntN(2) == 0}, ScoreBound{Value: max(a, b)}
+				r.Offset, r.Limit = int64(rng.IntN(5)), int64(rng.IntN(20)-2)
+			case ZByLex:
+				r.LexMin, r.LexMax = LexBound{Inf: -1}, LexBound{Value: []byte("m" + strconv.Itoa(rng.IntN(n)))}
+			}
+			want, err := s.ZRange(key, r)
+			var w scoredCollector
+			errTo := s.ZRangeTo(key, r, &w)
+			if fmt.Sprint(w.counts, w.got, errTo) != fmt.Sprint([]int{len(want)}, want, err) {
+				t.Fatalf("set of %d, step %d, %+v: ZRangeTo %v %v %v, ZRange %v %v", n, step, r, w.counts, w.got, errTo, want, err)
+			}
+		}
+	}
+	var w scoredCollector
+	if err := s.ZRangeTo([]byte("none"), ZRange{Stop: -1, Limit: -1}, &w); err != nil || fmt.Sprint(w.counts, w.got) != "[0] []" {
+		t.Fatalf("missing key: %v %v %v", err, w.counts, w.got)
+	}
+	if _, err := s.Set([]byte("str"), []byte("v"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w = scoredCollector{}
+	if err := s.ZRangeTo([]byte("str"), ZRange{Stop: -1, Limit: -1}, &w); err != ErrWrongType || w.counts != nil {
+		t.Fatalf("string key: %v %v", err, w.counts)
+	}
+}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"unsafe"
 	"errors"
 	"maps"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // The operations of the sorted-set commands, under Redis's names. Each is

@@ -37,13 +37,21 @@ type ZAddResult struct {
 // unless opts.XX, as ZADD does (Redis's zsetAdd for each pair in turn).
 func (s *Store) ZAdd(key []byte, opts ZAddOptions, pairs []ScoreMember) (res ZAddResult, err error) {
 	lim := s.zsetLimits()
-	// The new blob is built in sc, which the store copies into the arena
-	// before writeColl returns.
-	sc := getZSetScratch()
-	defer putZSetScratch(sc)
+	// A listpack's new blob is built in sc, which the store copies into
+	// the arena before writeColl returns. A heap set takes none: giving
+	// one back clears what a listpack's edit left in it, at every ZADD.
+	var sc *zsetScratch
+	defer func() {
+		if sc != nil {
+			putZSetScratch(sc)
+		}
+	}()
 	err = s.writeColl(key, TypeZSet, func(cur collection, exists bool) (collection, collChange, error) {
 		if !exists && opts.XX {
 			return cur, collUnchanged, nil
+		}
+		if cur.obj == nil {
+			sc = getZSetScratch()
 		}
 		e := editZSetIn(cur, lim, sc)
 		for _, p := range pairs {

@@ -95,6 +95,42 @@ func (s *Store) LRange(key []byte, start, stop int64) (elems [][]byte, err error
 	return elems, err
 }
 
+// ElemWriter takes a range of a list's elements as the engine walks
+// them: first how many there are, then each in order. *resp.Writer is
+// one, so LRANGE writes the elements straight into its reply.
+type ElemWriter interface {
+	Array(n int)
+	Bulk(e []byte)
+}
+
+// LRangeTo writes to w the elements of the list at key from start to
+// stop, inclusive, as LRange returns them (none if key is missing), without
+// copying them first. w runs under the key's shard's read lock, as View's
+// fn: it must be quick, must not keep or modify the elements and must not
+// call the store. On an error w is not called.
+func (s *Store) LRangeTo(key []byte, start, stop int64, w ElemWriter) error {
+	found, err := s.readColl(key, TypeList, func(c collection) {
+		v := viewList(c)
+		from, to, ok := listRange(start, stop, v.len())
+		if !ok {
+			w.Array(0)
+			return
+		}
+		w.Array(to - from + 1)
+		v.each(from, func(i int, e []byte) bool {
+			if i > to {
+				return false
+			}
+			w.Bulk(e)
+			return true
+		})
+	})
+	if err == nil && !found {
+		w.Array(0)
+	}
+	return err
+}
+
 // listIndex is index i of a list of n elements as an index from the head;
 // ok is false past either end.
 func listIndex(i int64, n int) (int, bool) {

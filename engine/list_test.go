@@ -75,12 +75,14 @@ func TestListModel(t *testing.T) {
 				case 4:
 					start, stop := idx(), idx()
 					r, err := s.LRange([]byte(k), start, stop)
-					got = fmt.Sprint(r, err)
+					var w elemCollector
+					errTo := s.LRangeTo([]byte(k), start, stop, &w)
+					got = fmt.Sprint(r, err, "to", w.elems, w.arrays, errTo)
 					var exp [][]byte
 					if from, to, ok := listRange(start, stop, len(cur)); ok {
 						exp = cur[from : to+1]
 					}
-					want = fmt.Sprint(exp, nil)
+					want = fmt.Sprint(exp, nil, "to", exp, []int{len(exp)}, nil)
 				case 5:
 					i, e := idx(), elem()
 					err := s.LSet([]byte(k), i, e)
@@ -298,5 +300,37 @@ func TestListGrowsByWholeChunks(t *testing.T) {
 		if alloc := int64(after.TotalAlloc - before.TotalAlloc); alloc > bufs*13/10 {
 			t.Errorf("left %v: 100,000 pushes allocated %d bytes for %d bytes of chunks", left, alloc, bufs)
 		}
+	}
+}
+
+// elemCollector is an ElemWriter that keeps copies of what it is given.
+type elemCollector struct {
+	arrays []int // each Array's n
+	elems  [][]byte
+}
+
+func (c *elemCollector) Array(n int) { c.arrays = append(c.arrays, n) }
+
+func (c *elemCollector) Bulk(e []byte) {
+	if len(c.arrays) == 0 {
+		panic("Bulk before Array")
+	}
+	c.elems = append(c.elems, slices.Clone(e))
+}
+
+// TestLRangeToMissingAndWrongType: a missing key writes one empty array,
+// a key of another type writes nothing and returns ErrWrongType.
+func TestLRangeToMissingAndWrongType(t *testing.T) {
+	s := newStore(t, Options{})
+	var w elemCollector
+	if err := s.LRangeTo([]byte("none"), 0, -1, &w); err != nil || fmt.Sprint(w.arrays, w.elems) != "[0] []" {
+		t.Fatalf("missing key: %v %v %q", err, w.arrays, w.elems)
+	}
+	if _, err := s.Set([]byte("str"), []byte("v"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w = elemCollector{}
+	if err := s.LRangeTo([]byte("str"), 0, -1, &w); err != ErrWrongType || w.arrays != nil || w.elems != nil {
+		t.Fatalf("string key: %v %v %q", err, w.arrays, w.elems)
 	}
 }

@@ -93,10 +93,66 @@ func (o *zsetObject) remove(m string) bool {
 	if !ok {
 		return false
 	}
-	o.tree.remove(zent{member: m, score: s})
-	delete(o.scores, m)
-	o.bytes -= int64(len(m))
+	o.removeEnt(zent{member: m, score: s})
 	return true
+}
+
+// removeEnt takes out e, a member with its score.
+func (o *zsetObject) removeEnt(e zent) {
+	o.tree.remove(e)
+	delete(o.scores, e.member)
+	o.bytes -= int64(len(e.member))
+}
+
+// add adds m, which is not a member, with the score s; m may alias
+// anything.
+func (o *zsetObject) add(m []byte, s float64) {
+	ms := string(m)
+	o.scores[ms] = s
+	o.bytes += int64(len(ms))
+	o.tree.insert(zent{member: ms, score: s})
+}
+
+// rescore moves the member m from the score old to s; m may alias
+// anything, the set keeps its own string.
+func (o *zsetObject) rescore(m []byte, old, s float64) {
+	had, ok := o.tree.remove(zent{member: unsafe.String(unsafe.SliceData(m), len(m)), score: old})
+	if !ok {
+		// Not a member after all: the caller read its score wrong.
+		o.set(string(m), s)
+		return
+	}
+	o.scores[had.member] = s
+	o.tree.insert(zent{member: had.member, score: s})
+}
+
+// pop removes the n members (at most its size) of the lowest scores, or
+// of the highest, and returns copies of them in that order, their bytes
+// in one allocation: ZPOPMIN and ZPOPMAX without a rank's search, and one
+// lookup of each member where remove takes two.
+func (o *zsetObject) pop(n int, highest bool) []ScoreMember {
+	size := o.tree.len()
+	n = min(n, size)
+	from, to := 0, n
+	if highest {
+		from, to = size-n, size
+	}
+	ents := make([]zent, 0, n)
+	bytes := 0
+	o.tree.walk(from, to, highest, func(e zent) bool {
+		ents = append(ents, e)
+		bytes += len(e.member)
+		return true
+	})
+	buf := make([]byte, 0, bytes)
+	out := make([]ScoreMember, len(ents))
+	for i, e := range ents {
+		at := len(buf)
+		buf = append(buf, e.member...)
+		out[i] = ScoreMember{Member: buf[at:len(buf):len(buf)], Score: e.score}
+		o.removeEnt(e)
+	}
+	return out
 }
 
 // zsetView reads a sorted set in either form. A listpack is decoded only
@@ -419,6 +475,27 @@ func (e *zsetEditor) set(m []byte, s float64) {
 		}
 	}
 	e.obj.set(string(m), s)
+}
+
+// add is set for a member m the caller found not to be one.
+func (e *zsetEditor) add(m []byte, s float64) {
+	if e.obj == nil {
+		e.set(m, s)
+		return
+	}
+	e.changed = true
+	e.obj.add(m, s)
+}
+
+// rescore is set for a member m the caller found with the score old, a
+// score other than s.
+func (e *zsetEditor) rescore(m []byte, old, s float64) {
+	if e.obj == nil {
+		e.set(m, s)
+		return
+	}
+	e.changed = true
+	e.obj.rescore(m, old, s)
 }
 
 func (e *zsetEditor) toHeap() {

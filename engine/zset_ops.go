@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // The operations of the sorted-set commands, under Redis's names. Each is
@@ -36,13 +37,21 @@ type ZAddResult struct {
 // unless opts.XX, as ZADD does (Redis's zsetAdd for each pair in turn).
 func (s *Store) ZAdd(key []byte, opts ZAddOptions, pairs []ScoreMember) (res ZAddResult, err error) {
 	lim := s.zsetLimits()
-	// The new blob is built in sc, which the store copies into the arena
-	// before writeColl returns.
-	sc := getZSetScratch()
-	defer putZSetScratch(sc)
+	// A listpack's new blob is built in sc, which the store copies into
+	// the arena before writeColl returns. A heap set takes none: giving
+	// one back clears what a listpack's edit left in it, at every ZADD.
+	var sc *zsetScratch
+	defer func() {
+		if sc != nil {
+			putZSetScratch(sc)
+		}
+	}()
 	err = s.writeColl(key, TypeZSet, func(cur collection, exists bool) (collection, collChange, error) {
 		if !exists && opts.XX {
 			return cur, collUnchanged, nil
+		}
+		if cur.obj == nil {
+			sc = getZSetScratch()
 		}
 		e := editZSetIn(cur, lim, sc)
 		for _, p := range pairs {
@@ -64,11 +73,13 @@ func (s *Store) ZAdd(key []byte, opts ZAddOptions, pairs []ScoreMember) (res ZAd
 			res.Processed++
 			res.Score = score
 			switch {
+			// The score just read spares the heap set its lookups: a new
+			// member cost three and an insert, now one.
 			case !has:
-				e.set(p.Member, score)
+				e.add(p.Member, score)
 				res.Added++
 			case score != old:
-				e.set(p.Member, score)
+				e.rescore(p.Member, old, score)
 				res.Updated++
 			}
 		}
@@ -253,6 +264,36 @@ func (s *Store) ZRange(key []byte, r ZRange) (out []ScoreMember, err error) {
 	return out, err
 }
 
+// ScoredWriter takes a range of a sorted set's members as the engine
+// walks them: first how many there are, then each with its score, in the
+// range's order.
+type ScoredWriter interface {
+	Count(n int)
+	Member(m []byte, score float64)
+}
+
+// ZRangeTo writes to w the members of the sorted set at key in r, as
+// ZRange returns them (none if key is missing), without copying them
+// first: ZRANGE writes them straight into its reply. w runs under the
+// key's shard's read lock, as View's fn: it must be quick, must not keep
+// or modify the members and must not call the store. On an error w is not
+// called.
+func (s *Store) ZRangeTo(key []byte, r ZRange, w ScoredWriter) error {
+	found, err := s.readColl(key, TypeZSet, func(c collection) {
+		v := viewZSet(c)
+		from, to := r.span(v)
+		w.Count(max(to-from, 0))
+		v.walk(from, to, r.Rev, func(e zent) bool {
+			w.Member(unsafe.Slice(unsafe.StringData(e.member), len(e.member)), e.score)
+			return true
+		})
+	})
+	if err == nil && !found {
+		w.Count(0)
+	}
+	return err
+}
+
 // ZCount is the number of members of the sorted set at key within r's
 // score or lex bounds (ZCOUNT, ZLEXCOUNT).
 func (s *Store) ZCount(key []byte, r ZRange) (n int, err error) {
@@ -327,6 +368,16 @@ func (s *Store) ZPop(keys [][]byte, highest bool, count int) (key []byte, popped
 	pop := func(cur collection, exists bool) (collection, collChange, error) {
 		if !exists {
 			return cur, collUnchanged, nil
+		}
+		if o, ok := cur.obj.(*zsetObject); ok {
+			popped = o.pop(count, highest)
+			switch {
+			case len(popped) == 0:
+				return cur, collUnchanged, nil
+			case o.tree.len() == 0:
+				return collection{}, collDelete, nil
+			}
+			return collection{obj: o, charge: o.charge()}, collStore, nil
 		}
 		e := editZSet(cur, s.zsetLimits())
 		v := e.view()

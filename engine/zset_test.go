@@ -3,7 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -176,5 +179,141 @@ func TestZAddListpackGarbage(t *testing.T) {
 	got, err := s.ZRange(key, ZRange{By: ZByRank, Start: 0, Stop: -1, Limit: -1})
 	if err != nil || len(got) != 100 {
 		t.Fatalf("ZRange: %d members, %v", len(got), err)
+	}
+}
+
+// TestZSetHeapAddPopModel runs ZADD (new members and new scores) and
+// ZPOPMIN/ZPOPMAX of random counts on sorted sets big enough for the heap
+// form against a model kept sorted, comparing every reply and the whole
+// set: the heap set's add, rescore and pop paths.
+func TestZSetHeapAddPopModel(t *testing.T) {
+	s := newStore(t, Options{})
+	rng := rand.New(rand.NewPCG(21, 7))
+	key := []byte("z")
+	model := map[string]float64{}
+	sorted := func() []ScoreMember {
+		out := make([]ScoreMember, 0, len(model))
+		for m, sc := range model {
+			out = append(out, ScoreMember{Member: []byte(m), Score: sc})
+		}
+		slices.SortFunc(out, func(a, b ScoreMember) int {
+			return zcmp(zent{member: string(a.Member), score: a.Score}, zent{member: string(b.Member), score: b.Score})
+		})
+		return out
+	}
+	for step := range 2001 {
+		if rng.IntN(3) > 0 || len(model) < 2*DefaultZSetListpackEntries {
+			var pairs []ScoreMember
+			added, updated := 0, 0
+			seen := map[string]bool{}
+			for range 1 + rng.IntN(4) {
+				m := "m" + strconv.Itoa(rng.IntN(600))
+				sc := float64(rng.IntN(50))
+				if seen[m] {
+					continue
+				}
+				seen[m] = true
+				old, had := model[m]
+				switch {
+				case !had:
+					added++
+				case old != sc:
+					updated++
+				}
+				model[m] = sc
+				pairs = append(pairs, ScoreMember{Member: []byte(m), Score: sc})
+			}
+			res, err := s.ZAdd(key, ZAddOptions{}, pairs)
+			if err != nil || res.Added != added || res.Updated != updated {
+				t.Fatalf("step %d: ZADD %v: %+v %v, want added %d updated %d", step, pairs, res, err, added, updated)
+			}
+		} else {
+			highest, count := rng.IntN(2) == 0, rng.IntN(4)
+			want := sorted()
+			if highest {
+				slices.Reverse(want)
+			}
+			want = want[:min(count, len(want))]
+			_, got, err := s.ZPop([][]byte{key}, highest, count)
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("step %d: ZPOP highest=%v count %d = %v %v, want %v", step, highest, count, got, err, want)
+			}
+			for _, p := range want {
+				delete(model, string(p.Member))
+			}
+		}
+		if step%50 != 0 {
+			continue
+		}
+		all, err := s.ZRange(key, ZRange{By: ZByRank, Start: 0, Stop: -1, Limit: -1})
+		if err != nil || fmt.Sprint(all) != fmt.Sprint(sorted()) {
+			t.Fatalf("step %d: set %v %v, want %v", step, all, err, sorted())
+		}
+	}
+	if enc, _ := s.Encoding(key); enc != "skiplist" {
+		t.Fatalf("encoding %q: the test did not reach the heap form", enc)
+	}
+}
+
+// scoredCollector is a ScoredWriter that keeps copies of what it is given.
+type scoredCollector struct {
+	counts []int // each Count's n
+	got    []ScoreMember
+}
+
+func (c *scoredCollector) Count(n int) { c.counts = append(c.counts, n) }
+
+func (c *scoredCollector) Member(m []byte, score float64) {
+	if len(c.counts) == 0 {
+		panic("Member before Count")
+	}
+	c.got = append(c.got, ScoreMember{Member: slices.Clone(m), Score: score})
+}
+
+// TestZRangeToAsZRange: ZRangeTo writes what ZRange returns, its count
+// first, for ranges by rank, score and lex, forward and reversed, with
+// limits, in a listpack and on the heap; a missing key writes an empty
+// range, a key of another type nothing.
+func TestZRangeToAsZRange(t *testing.T) {
+	s := newStore(t, Options{})
+	rng := rand.New(rand.NewPCG(21, 9))
+	for _, n := range []int{40, 600} {
+		key := []byte("z" + strconv.Itoa(n))
+		for i := range n {
+			m := []byte("m" + strconv.Itoa(i))
+			if _, err := s.ZAdd(key, ZAddOptions{}, []ScoreMember{{Member: m, Score: float64(rng.IntN(n / 4))}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := range 300 {
+			r := ZRange{By: ZRangeBy(rng.IntN(3)), Rev: rng.IntN(2) == 0, Limit: -1}
+			switch r.By {
+			case ZByRank:
+				r.Start, r.Stop = int64(rng.IntN(2*n)-n), int64(rng.IntN(2*n)-n)
+			case ZByScore:
+				a, b := float64(rng.IntN(n/4)), float64(rng.IntN(n/4))
+				r.Min, r.Max = ScoreBound{Value: min(a, b), Excl: rng.IntN(2) == 0}, ScoreBound{Value: max(a, b)}
+				r.Offset, r.Limit = int64(rng.IntN(5)), int64(rng.IntN(20)-2)
+			case ZByLex:
+				r.LexMin, r.LexMax = LexBound{Inf: -1}, LexBound{Value: []byte("m" + strconv.Itoa(rng.IntN(n)))}
+			}
+			want, err := s.ZRange(key, r)
+			var w scoredCollector
+			errTo := s.ZRangeTo(key, r, &w)
+			if fmt.Sprint(w.counts, w.got, errTo) != fmt.Sprint([]int{len(want)}, want, err) {
+				t.Fatalf("set of %d, step %d, %+v: ZRangeTo %v %v %v, ZRange %v %v", n, step, r, w.counts, w.got, errTo, want, err)
+			}
+		}
+	}
+	var w scoredCollector
+	if err := s.ZRangeTo([]byte("none"), ZRange{Stop: -1, Limit: -1}, &w); err != nil || fmt.Sprint(w.counts, w.got) != "[0] []" {
+		t.Fatalf("missing key: %v %v %v", err, w.counts, w.got)
+	}
+	if _, err := s.Set([]byte("str"), []byte("v"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w = scoredCollector{}
+	if err := s.ZRangeTo([]byte("str"), ZRange{Stop: -1, Limit: -1}, &w); err != ErrWrongType || w.counts != nil {
+		t.Fatalf("string key: %v %v", err, w.counts)
 	}
 }

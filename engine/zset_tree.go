@@ -133,8 +133,16 @@ func (n *znode) walk(from, to int, rev bool, fn func(zent) bool) bool {
 		if a < b && !k.walk(a, b, rev, fn) {
 			return false
 		}
+		// Stop at the range's end rather than look at every child:
+		// ZPOPMIN's walk of one member looked at all of them, level by
+		// level, a tenth of its time.
 		if !rev {
 			lo += k.size
+			if lo >= to {
+				break
+			}
+		} else if lo <= from {
+			break
 		}
 	}
 	return true

@@ -64,7 +64,12 @@ func TestZTreeAgainstSortedSlice(t *testing.T) {
 			lo, hi := rng.IntN(len(model)), rng.IntN(len(model)+1)
 			var back []zent
 			tr.walk(lo, hi, true, func(e zent) bool { back = append(back, e); return true })
+			var fwd []zent
+			tr.walk(lo, hi, false, func(e zent) bool { fwd = append(fwd, e); return true })
 			if lo < hi {
+				if !slices.Equal(fwd, model[lo:hi]) {
+					t.Fatalf("walk %d..%d differs", lo, hi)
+				}
 				want := slices.Clone(model[lo:hi])
 				slices.Reverse(want)
 				if !slices.Equal(back, want) {

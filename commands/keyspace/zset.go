@@ -319,26 +319,50 @@ const (
 // writeScored replies members in shape, as Redis's zrange and zpop
 // replies.
 func writeScored(c *commands.Ctx, ents []engine.ScoreMember, shape scoredShape) {
-	switch {
-	case shape == membersOnly:
-		c.W.Array(len(ents))
-		for _, e := range ents {
-			c.W.Bulk(e.Member)
-		}
-		return
-	case shape == nestedPairs || shape == pairsInRESP3 && c.W.Protocol() == 3:
-		c.W.Array(len(ents))
-		for _, e := range ents {
-			c.W.Array(2)
-			c.W.Bulk(e.Member)
-			c.W.Double(e.Score)
-		}
-		return
-	}
-	c.W.Array(2 * len(ents))
+	w := scoredReply{w: c.W, shape: shape.on(c.W)}
+	w.Count(len(ents))
 	for _, e := range ents {
-		c.W.Bulk(e.Member)
-		c.W.Double(e.Score)
+		w.Member(e.Member, e.Score)
+	}
+}
+
+// on is shape as written on w: pairsInRESP3 becomes nestedPairs or
+// flatPairs by w's protocol.
+func (shape scoredShape) on(w *resp.Writer) scoredShape {
+	switch {
+	case shape != pairsInRESP3:
+		return shape
+	case w.Protocol() == 3:
+		return nestedPairs
+	}
+	return flatPairs
+}
+
+// scoredReply writes members in a shape (not pairsInRESP3: see on) as
+// they come, an engine.ScoredWriter.
+type scoredReply struct {
+	w     *resp.Writer
+	shape scoredShape
+}
+
+func (r *scoredReply) Count(n int) {
+	if r.shape == flatPairs {
+		n *= 2
+	}
+	r.w.Array(n)
+}
+
+func (r *scoredReply) Member(m []byte, score float64) {
+	switch r.shape {
+	case membersOnly:
+		r.w.Bulk(m)
+	case nestedPairs:
+		r.w.Array(2)
+		r.w.Bulk(m)
+		r.w.Double(score)
+	default:
+		r.w.Bulk(m)
+		r.w.Double(score)
 	}
 }
 
@@ -425,12 +449,12 @@ func zrange(c *commands.Ctx, args [][]byte, call zrangeCall) {
 		writeIntOrErr(c, int64(n), err)
 		return
 	}
-	ents, err := c.Store.ZRange(key, r)
-	if err != nil {
+	// The members go straight from the set into the reply, not through
+	// copies.
+	w := &scoredReply{w: c.W, shape: shapeOf(withScores).on(c.W)}
+	if err := c.Store.ZRangeTo(key, r, w); err != nil {
 		commands.WriteError(c.W, err)
-		return
 	}
-	writeScored(c, ents, shapeOf(withScores))
 }
 
 // parseRange reads r's bounds from lo and hi by r.By, replying the error

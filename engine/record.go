@@ -92,7 +92,7 @@ func parseRecord(p []byte) record {
 		r.room = int(binary.LittleEndian.Uint32(p[end-roomTail:]))
 		end -= roomTail + r.room
 	}
-	r.value = p[off:end]
+	r.value = p[off:end:end] // an append to it must not write into the room
 	return r
 }
 

@@ -25,7 +25,9 @@ import (
 // PERSIST and GETEX copy nothing; a key that had no deadline gets a new
 // record with room for them. A string that Grow lengthened past its
 // record gets one with room to grow into (flagRoom), as Redis's sds
-// strings do, so that APPEND, SETRANGE and SETBIT change it in place.
+// strings do, so that APPEND, SETRANGE and SETBIT change it in place; a
+// compact collection's blob a write lengthens gets room too (types.go,
+// blobRoom), so that later writes rewrite it in place.
 const (
 	flagDeadlines = 1 << iota // fresh and stale deadlines follow the lengths
 	flagFill                  // fill metadata follows the key
@@ -90,7 +92,7 @@ func parseRecord(p []byte) record {
 		r.room = int(binary.LittleEndian.Uint32(p[end-roomTail:]))
 		end -= roomTail + r.room
 	}
-	r.value = p[off:end]
+	r.value = p[off:end:end] // an append to it must not write into the room
 	return r
 }
 

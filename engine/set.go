@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -433,8 +434,9 @@ func newSetOf(members [][]byte, maxIntset int64) collection {
 // compact: the blob with the new members appended, as the general path
 // would build it, without copying every member and a map of them first
 // (at a few KB a SADD, that garbage was most of the sets churn's
-// allocation). ok is false where the general path must decide.
-func appendCompact(v setView, members [][]byte) (c collection, added int, ok bool) {
+// allocation), built in sc if not nil. ok is false where the general path
+// must decide.
+func appendCompact(v setView, members [][]byte, sc *setScratch) (c collection, added int, ok bool) {
 	const fewMembers = 8
 	if len(v.blob) == 0 || v.blob[0] != setKindStrings || len(members) > fewMembers {
 		return collection{}, 0, false
@@ -461,17 +463,50 @@ func appendCompact(v setView, members [][]byte) (c collection, added int, ok boo
 	for _, m := range fresh[:n] {
 		size += uvarintLen(uint64(len(m))) + len(m)
 	}
-	b := append(make([]byte, 0, size), v.blob...)
+	var b []byte
+	if sc != nil {
+		b = slices.Grow(sc.blob[:0], size)
+	} else {
+		b = make([]byte, 0, size)
+	}
+	b = append(b, v.blob...)
 	for _, m := range fresh[:n] {
 		b = appendSetMember(b, m)
 	}
+	if sc != nil {
+		sc.blob = b
+	}
 	return collection{blob: b}, n, true
+}
+
+// setScratch is the memory SADD builds a compact set's new blob in, which
+// the store copies into the set's record (in place while its room lasts)
+// before the scratch is reused: a fresh blob a SADD was the size of the
+// set, 1.4 KB a SADD to a set of 128 members, all garbage at once.
+type setScratch struct{ blob []byte }
+
+var setScratchPool = sync.Pool{New: func() any { return new(setScratch) }}
+
+func getSetScratch() *setScratch { return setScratchPool.Get().(*setScratch) }
+
+// putSetScratch gives sc back once nothing of the write's blob is kept.
+func putSetScratch(sc *setScratch) {
+	if cap(sc.blob) > 64<<10 {
+		return
+	}
+	setScratchPool.Put(sc)
 }
 
 // setAdd is c with members added, and how many of them were new; an
 // intset stays one up to maxIntset members. A heap set changes in place; a
 // blob is rewritten.
 func setAdd(c collection, members [][]byte, maxIntset int64) (collection, int) {
+	return setAddIn(c, members, maxIntset, nil)
+}
+
+// setAddIn is setAdd building a compact set of strings's new blob in sc
+// (nil: fresh memory); the caller keeps sc until the result is stored.
+func setAddIn(c collection, members [][]byte, maxIntset int64, sc *setScratch) (collection, int) {
 	v := viewSet(c)
 	if v.obj != nil {
 		added := 0
@@ -505,7 +540,7 @@ func setAdd(c collection, members [][]byte, maxIntset int64) (collection, int) {
 			}
 		}
 	}
-	if c, added, ok := appendCompact(v, members); ok {
+	if c, added, ok := appendCompact(v, members, sc); ok {
 		return c, added
 	}
 	// A hash table from here on: the members so far, then the new ones.

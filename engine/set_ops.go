@@ -17,9 +17,12 @@ import (
 // were not in it yet.
 func (s *Store) SAdd(key []byte, members [][]byte) (int, error) {
 	var added int
+	// The scratch is given back once writeColl has copied the blob.
+	sc := getSetScratch()
+	defer putSetScratch(sc)
 	err := s.writeColl(key, TypeSet, func(cur collection, _ bool) (collection, collChange, error) {
 		var next collection
-		next, added = setAdd(cur, members, s.IntsetLimit())
+		next, added = setAddIn(cur, members, s.IntsetLimit(), sc)
 		if added == 0 {
 			return cur, collUnchanged, nil
 		}

@@ -536,9 +536,18 @@ func listPush(c collection, elems [][]byte, left bool, limit listNodeLimit) coll
 // listPop is c with count elements (at most its length) removed from its
 // head (left) or tail, and copies of them in the order they were popped.
 func listPop(c collection, count int, left bool, limit listNodeLimit) (collection, [][]byte) {
+	return listPopInto(c, count, left, limit, nil)
+}
+
+// listPopInto is listPop appending the popped elements to dst[:0] when
+// it has room for them (LPopOne's array on its stack).
+func listPopInto(c collection, count int, left bool, limit listNodeLimit, dst [][]byte) (collection, [][]byte) {
 	v := viewList(c)
 	count = min(count, v.len())
-	popped := make([][]byte, 0, count)
+	popped := dst[:0]
+	if cap(popped) < count {
+		popped = make([][]byte, 0, count)
+	}
 	if v.obj != nil {
 		for range count {
 			if left {

@@ -58,6 +58,23 @@ func (s *Store) LPop(key []byte, count int, left bool) (popped [][]byte, found b
 	return popped, found, err
 }
 
+// LPopOne is LPop of one element, as LPOP and RPOP without a count pop:
+// the element, with no slice around it to allocate.
+func (s *Store) LPopOne(key []byte, left bool) (elem []byte, found bool, err error) {
+	limit := s.nodeLimit()
+	var one [1][]byte
+	err = s.shrinkColl(key, TypeList, func(cur collection, exists bool) (collection, collChange, error) {
+		found = exists
+		if !exists {
+			return cur, collUnchanged, nil
+		}
+		next, popped := listPopInto(cur, 1, left, limit, one[:0])
+		elem = popped[0] // a list is never empty
+		return next, listChange(next), nil
+	})
+	return elem, found, err
+}
+
 // LLen is the length of the list at key, 0 if it is missing.
 func (s *Store) LLen(key []byte) (n int, err error) {
 	_, err = s.readColl(key, TypeList, func(c collection) { n = viewList(c).len() })

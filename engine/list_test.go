@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -332,5 +333,38 @@ func TestLRangeToMissingAndWrongType(t *testing.T) {
 	w = elemCollector{}
 	if err := s.LRangeTo([]byte("str"), 0, -1, &w); err != ErrWrongType || w.arrays != nil || w.elems != nil {
 		t.Fatalf("string key: %v %v %q", err, w.arrays, w.elems)
+	}
+}
+
+// LPopOne pops what LPop of one pops, from a compact list and from one
+// held on the heap, and deletes the list it empties.
+func TestLPopOne(t *testing.T) {
+	s := newStore(t, Options{})
+	for _, n := range []int{3, 5000} { // in its record, and on the heap
+		elems := make([][]byte, n)
+		for i := range elems {
+			elems[i] = []byte(fmt.Sprintf("e%d", i))
+		}
+		if _, err := s.LPush([]byte("l"), elems, false, false); err != nil {
+			t.Fatal(err)
+		}
+		if e, found, err := s.LPopOne([]byte("l"), true); err != nil || !found || string(e) != "e0" {
+			t.Fatalf("n=%d: LPopOne left = %q, %v, %v; want e0", n, e, found, err)
+		}
+		if e, found, err := s.LPopOne([]byte("l"), false); err != nil || !found || string(e) != fmt.Sprintf("e%d", n-1) {
+			t.Fatalf("n=%d: LPopOne right = %q, %v, %v; want e%d", n, e, found, err, n-1)
+		}
+		for range n - 2 {
+			if _, found, err := s.LPopOne([]byte("l"), true); err != nil || !found {
+				t.Fatalf("n=%d: LPopOne = %v, %v", n, found, err)
+			}
+		}
+		if _, found, _ := s.LPopOne([]byte("l"), true); found {
+			t.Fatalf("n=%d: the emptied list is still there", n)
+		}
+	}
+	mustSet(t, s, "str", "v", SetOptions{})
+	if _, _, err := s.LPopOne([]byte("str"), true); !errors.Is(err, ErrWrongType) {
+		t.Fatalf("LPopOne of a string: %v, want ErrWrongType", err)
 	}
 }

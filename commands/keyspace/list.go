@@ -44,6 +44,21 @@ func listPop(c *commands.Ctx, args [][]byte, left bool) {
 			return
 		}
 	}
+	if len(args) == 2 {
+		elem, found, err := c.Store.LPopOne(args[1], left)
+		if err == nil && found {
+			notifyPopped(c, args[1], left)
+		}
+		switch {
+		case err != nil:
+			commands.WriteError(c.W, err)
+		case !found:
+			c.W.Null()
+		default:
+			c.W.Bulk(elem)
+		}
+		return
+	}
 	popped, found, err := c.Store.LPop(args[1], int(min(count, maxListCount)), left)
 	if err == nil && len(popped) > 0 {
 		notifyPopped(c, args[1], left)
@@ -51,10 +66,6 @@ func listPop(c *commands.Ctx, args [][]byte, left bool) {
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
-	case len(args) == 2 && !found:
-		c.W.Null()
-	case len(args) == 2:
-		c.W.Bulk(popped[0])
 	case !found:
 		c.W.NullArray()
 	default:

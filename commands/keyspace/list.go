@@ -44,28 +44,26 @@ func listPop(c *commands.Ctx, args [][]byte, left bool) {
 			return
 		}
 	}
-	if len(args) == 2 {
-		elem, found, err := c.Store.LPopOne(args[1], left)
-		if err == nil && found {
-			notifyPopped(c, args[1], left)
-		}
-		switch {
-		case err != nil:
-			commands.WriteError(c.W, err)
-		case !found:
-			c.W.Null()
-		default:
-			c.W.Bulk(elem)
-		}
-		return
+	single := len(args) == 2
+	var elem []byte
+	var popped [][]byte
+	var found bool
+	var err error
+	if single { // one element, with no slice around it to allocate
+		elem, found, err = c.Store.LPopOne(args[1], left)
+	} else {
+		popped, found, err = c.Store.LPop(args[1], int(min(count, maxListCount)), left)
 	}
-	popped, found, err := c.Store.LPop(args[1], int(min(count, maxListCount)), left)
-	if err == nil && len(popped) > 0 {
+	if err == nil && found && (single || len(popped) > 0) {
 		notifyPopped(c, args[1], left)
 	}
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
+	case single && !found:
+		c.W.Null()
+	case single:
+		c.W.Bulk(elem)
 	case !found:
 		c.W.NullArray()
 	default:

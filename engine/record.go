@@ -120,32 +120,34 @@ func (r *record) fillMeta() *FillMeta {
 		return nil
 	}
 	// One copy of the encoding, whose parts the strings share: a GETFILL
-	// hit reads the metadata each time, and it was four allocations.
+	// hit read the metadata each time, and it was four allocations.
 	all := string(r.fill)
-	var parts [3]string
-	at := 0
-	for i := range parts {
-		n, m := binary.Uvarint(r.fill[at:])
-		at += m
-		parts[i] = all[at : at+int(n)]
-		at += int(n)
-	}
-	load, _ := binary.Uvarint(r.fill[at:])
-	return &FillMeta{Loader: parts[0], ETag: parts[1], LastModified: parts[2], LoadTime: time.Duration(load)}
+	at, load := fillParts(r.fill)
+	return &FillMeta{Loader: all[at[0][0]:at[0][1]], ETag: all[at[1][0]:at[1][1]],
+		LastModified: all[at[2][0]:at[2][1]], LoadTime: load}
 }
 
-// fillLoadTime is the LoadTime of an encoded FillMeta, read without the
-// rest.
+// fillParts splits an encoded FillMeta (not empty): where its Loader, ETag
+// and LastModified lie in b, and its LoadTime.
+func fillParts(b []byte) (at [3][2]int, load time.Duration) {
+	off := 0
+	for i := range at {
+		n, m := binary.Uvarint(b[off:])
+		off += m
+		at[i] = [2]int{off, off + int(n)}
+		off += int(n)
+	}
+	l, _ := binary.Uvarint(b[off:])
+	return at, time.Duration(l)
+}
+
+// fillLoadTime is the LoadTime of an encoded FillMeta, 0 for none.
 func fillLoadTime(b []byte) time.Duration {
 	if len(b) == 0 {
 		return 0
 	}
-	for range 3 { // Loader, ETag, LastModified
-		n, m := binary.Uvarint(b)
-		b = b[m+int(n):]
-	}
-	load, _ := binary.Uvarint(b)
-	return time.Duration(load)
+	_, load := fillParts(b)
+	return load
 }
 
 // envelope copies r out of the arena; only a string's value is copied.

@@ -674,16 +674,22 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 // changed, as placeLocked does.
 func (s *Store) overwriteLocked(sh *shard, old slot, b []byte, r newRecord) (changed bool) {
 	oldCost, cost := old.rec.cost(), r.cost()
-	if (old.rec.stale != 0) != (r.stale != 0) {
-		if r.stale != 0 {
-			sh.volatile++
-		} else {
-			sh.volatile--
-		}
-	}
+	sh.staleChangedLocked(old.rec.stale, r.stale)
 	r.write(b)
 	s.used.Add(cost - oldCost)
 	return cost != oldCost
+}
+
+// staleChangedLocked keeps sh.volatile, its count of keys with a
+// deadline, when a record written in place has its stale deadline go from
+// was to is. The caller holds sh.mu for writing.
+func (sh *shard) staleChangedLocked(was, is int64) {
+	switch {
+	case was == 0 && is != 0:
+		sh.volatile++
+	case was != 0 && is == 0:
+		sh.volatile--
+	}
 }
 
 // setDeadlinesLocked changes the deadlines of the record in sl, in place if
@@ -695,13 +701,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 	if sl.rec.deadlines == 0 {
 		return s.storeLocked(sh, h, sl, true, sl.rec.renewed(fresh, stale))
 	}
-	if (sl.rec.stale != 0) != (stale != 0) {
-		if stale != 0 {
-			sh.volatile++
-		} else {
-			sh.volatile--
-		}
-	}
+	sh.staleChangedLocked(sl.rec.stale, stale)
 	// Readers hold the shard's read lock, so nobody sees the bytes change.
 	putDeadlines(s.arena.Block(sl.loc)[sl.rec.deadlines:], fresh, stale)
 	return nil

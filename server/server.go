@@ -245,10 +245,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.watches.srv = s
 	s.slowlog.init()
-	s.clock = opts.Clock
-	if s.clock == nil {
-		s.clock, s.ownClock = clock.New(), true
-	}
 	s.tracking.init(s)
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)
@@ -292,7 +288,16 @@ func New(opts Options) (*Server, error) {
 		return float64(s.deniedConns.Load())
 	})
 	s.registerTrackingMetrics()
+	// Last before the loops, which read it: a New that fails leaves no
+	// clock of its own ticking.
+	s.clock = opts.Clock
+	if s.clock == nil {
+		s.clock, s.ownClock = clock.New(), true
+	}
 	if err := s.startLoops(opts.EventLoops); err != nil {
+		if s.ownClock {
+			s.clock.Stop()
+		}
 		return nil, err
 	}
 	s.metrics.Gauge("waiting_clients", "Client connections parked on a command that waits (a load, a blocked pop, the atomic section, a script, Redis), off their event loop.", func() float64 {

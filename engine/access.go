@@ -73,28 +73,41 @@ func lfuCounter(stamp, now uint32) uint32 {
 	return 0
 }
 
-// accessedLocked records an access to the key in the slot at pos; the
-// caller holds sh.mu, for reading or writing. hot reports whether the key's
-// LFU counter is at least hotCounter.
-func (s *Store) accessedLocked(sh *shard, pos int) (hot bool) {
+// An access is what an access did to a key's LFU counter, which decides
+// whether noteRead reports the read to ristretto.
+type access uint8
+
+const (
+	accessPlain access = iota // the counter stayed, below hotCounter
+	accessGrew                // the counter grew, and is below hotCounter
+	accessHot                 // the counter is at least hotCounter
+)
+
+// accessedLocked records an access to the key in the slot at pos and says
+// what it did to the key's LFU counter (accessPlain unless allkeys-lfu);
+// the caller holds sh.mu, for reading or writing.
+func (s *Store) accessedLocked(sh *shard, pos int) access {
 	old := sh.index.Stamp(pos)
 	now := s.clockSeconds()
-	next := now
+	next, kind := now, accessPlain
 	if s.EvictionPolicy() == AllKeysLFU {
 		counter := lfuCounter(old, now)
 		if counter < lfuCounterMax {
 			base := max(int(counter)-lfuInitVal, 0)
 			if rand.Float64() < 1/float64(base*lfuLogFactor+1) {
 				counter++
+				kind = accessGrew
 			}
 		}
 		next = lfuStamp(now, counter)
-		hot = counter >= hotCounter
+		if counter >= hotCounter {
+			kind = accessHot
+		}
 	}
 	if next != old {
 		sh.index.SetStamp(pos, next)
 	}
-	return hot
+	return kind
 }
 
 // Redis's errors for OBJECT IDLETIME under an LFU policy, and OBJECT FREQ

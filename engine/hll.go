@@ -106,7 +106,7 @@ func (s *Store) countReads(keys [][]byte, at []stringAt, n int, told bool) {
 		switch {
 		case at[i].found:
 			s.shardOf(h).hits.Add(1)
-			s.noteRead(h, false)
+			s.noteRead(h, true, accessPlain)
 		case told:
 			s.shardOf(h).misses.Add(1)
 		default:

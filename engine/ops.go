@@ -117,7 +117,7 @@ type readResult struct {
 	// of a key of another type as a hit.
 	otherType bool
 	loc       slab.Loc // the expired record's
-	hot       bool     // its LFU counter is at least hotCounter (noteRead)
+	access    access   // what the read did to the key's LFU counter (noteRead)
 }
 
 // readLocked finds key in sh, whose read lock the caller holds, and calls fn
@@ -133,11 +133,11 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 		return readResult{otherType: true}
 	}
 	fn(sl.rec)
-	hot := false
+	r := readResult{found: true}
 	if mode&readNotes != 0 {
-		hot = s.accessedLocked(sh, sl.pos)
+		r.access = s.accessedLocked(sh, sl.pos)
 	}
-	return readResult{found: true, hot: hot}
+	return r
 }
 
 // afterRead does what mode asks of a read once the shard's lock is
@@ -155,7 +155,7 @@ func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r read
 		}
 	}
 	if !r.expired && mode&readNotes != 0 {
-		s.noteRead(h, r.hot)
+		s.noteRead(h, r.found, r.access)
 	}
 }
 
@@ -275,17 +275,17 @@ func (v EntryView) LoadTime() time.Duration { return fillLoadTime(v.fill) }
 func (s *Store) ViewEntry(key []byte, fn func(EntryView) bool) bool {
 	h := s.hash(key)
 	sh := s.shardOf(h)
-	accepted, hot := false, false
+	accepted, kind := false, accessPlain
 	sh.mu.RLock()
 	if sl, ok := s.findLocked(sh, h, key); ok && sl.rec.isString() && !sl.rec.expiredAt(s.now()) {
 		rec := &sl.rec
 		if accepted = fn(EntryView{Value: rec.value, FreshUntil: rec.fresh, StaleUntil: rec.stale, fill: rec.fill}); accepted {
-			hot = s.accessedLocked(sh, sl.pos)
+			kind = s.accessedLocked(sh, sl.pos)
 		}
 	}
 	sh.mu.RUnlock()
 	if accepted {
-		s.afterRead(sh, h, key, readCounts|readNotes, readResult{found: true, hot: hot})
+		s.afterRead(sh, h, key, readCounts|readNotes, readResult{found: true, access: kind})
 	}
 	return accepted
 }

@@ -768,11 +768,25 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 	})
 }
 
-// noteRead reports, one time in readSampleEvery, a read of the key with
-// hash h to the eviction policy; of a hot key (hot: its LFU counter is at
-// least hotCounter), one time in hotSampleEvery.
-func (s *Store) noteRead(h uint64, hot bool) {
-	if hot {
+// noteRead reports a read of the key with hash h to the eviction policy;
+// found says the key was there, and kind what the read did to its LFU
+// counter. Once the entries cost half of what ristretto may keep
+// (readsMatter), every read is reported, hit or miss (as ristretto's own
+// Get does), one time in readSampleEvery, and a hot key's one time in
+// hotSampleEvery. Below that, only a read that grew the key's counter is:
+// the counter grows on a key's first reads and ever more rarely after
+// (logarithmically), so the sketch still ranks the keys read before the
+// store fills by how often they were read, and a scan that fills the
+// store does not push them out, at a few reports a key instead of one a
+// read.
+func (s *Store) noteRead(h uint64, found bool, kind access) {
+	if !s.readsMatter() {
+		if found && kind == accessGrew {
+			s.policy.Get(h)
+		}
+		return
+	}
+	if kind == accessHot {
 		if rand.Uint32()%hotSampleEvery == 0 {
 			s.policy.Get(h)
 		}
@@ -781,6 +795,20 @@ func (s *Store) noteRead(h uint64, hot bool) {
 	if readSampleEvery == 1 || rand.Uint32()%readSampleEvery == 0 {
 		s.policy.Get(h)
 	}
+}
+
+// readsMatter reports whether every read is worth telling ristretto of:
+// once the entries cost half of what it may keep (policyMaxCost; never
+// under noeviction or without a bound). Reads feed only its frequency
+// sketch, which it consults only past the bound, to choose what to evict
+// or refuse; a report costs a lookup in ristretto's own map of every key,
+// a fifth of a GET of random keys. The sketch forgets old reports anyway
+// (it halves its counters every NumCounters of them), so it decides by
+// the reads from about half the bound on. used moves with every write:
+// this is two loads of words the writers share, where a report is a miss
+// in a map as large as the keyspace.
+func (s *Store) readsMatter() bool {
+	return s.used.Load() >= s.policyMaxCost()/2
 }
 
 // onReject runs on ristretto's goroutine when it refuses an item.

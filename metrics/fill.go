@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,12 +61,15 @@ type Fill struct {
 	TagsDropped  *prometheus.CounterVec
 	TagEvictions prometheus.Counter
 
-	// answers holds Answers' counters by answerKey: every GETFILL reply
-	// counts one, and finding the counter of a label pair in the vector
-	// hashes both labels under its lock (a twentieth of a pipelined hit's
-	// time). Loaders are never removed from the vectors, so neither are
-	// they from here.
-	answers sync.Map
+	// answers holds Answers' counters by answerKey, copied on write:
+	// every GETFILL reply counts one, and finding the counter of a label
+	// pair in the vector hashes both labels under its lock (a twentieth of
+	// a pipelined hit's time), as a sync.Map hashes them through an
+	// interface; a map of the pair is read with its own hash and no lock.
+	// Loaders are never removed from the vectors, so neither are they
+	// from here, and new pairs are rare: a loader's first answer of a kind.
+	answers   atomic.Pointer[map[answerKey]prometheus.Counter]
+	answersMu sync.Mutex // held while answers is copied
 }
 
 type answerKey struct{ loader, kind string }
@@ -131,9 +136,31 @@ func (f *Fill) ObserveLoad(loader, result string, d time.Duration) {
 // Answer counts one GETFILL reply.
 func (f *Fill) Answer(loader, kind string) {
 	k := answerKey{loader, kind}
-	c, ok := f.answers.Load(k)
-	if !ok {
-		c, _ = f.answers.LoadOrStore(k, f.Answers.WithLabelValues(loader, kind))
+	if m := f.answers.Load(); m != nil {
+		if c, ok := (*m)[k]; ok {
+			c.Inc()
+			return
+		}
 	}
-	c.(prometheus.Counter).Inc()
+	f.newAnswer(k).Inc()
+}
+
+// newAnswer returns the counter of k, adding it to answers.
+func (f *Fill) newAnswer(k answerKey) prometheus.Counter {
+	f.answersMu.Lock()
+	defer f.answersMu.Unlock()
+	old := f.answers.Load()
+	if old != nil {
+		if c, ok := (*old)[k]; ok {
+			return c
+		}
+	}
+	m := map[answerKey]prometheus.Counter{}
+	if old != nil {
+		m = maps.Clone(*old)
+	}
+	c := f.Answers.WithLabelValues(k.loader, k.kind)
+	m[k] = c
+	f.answers.Store(&m)
+	return c
 }

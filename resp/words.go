@@ -1,7 +1,7 @@
 package resp
 
 // EqualFold reports whether b equals the lower-case ASCII word s, ignoring case.
-func EqualFold(b []byte, s string) bool {
+func EqualFold[S ~string | ~[]byte](b []byte, s S) bool {
 	if len(b) != len(s) {
 		return false
 	}

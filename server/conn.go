@@ -34,10 +34,14 @@ type Conn struct {
 	// a command that must wait; looped: its loop runs its commands now (it
 	// is not parked, nor a script's caller), so a command that may wait
 	// must leave the wait in next (whereItMayWait).
-	ev      loopState
-	next    continuation
-	looped  bool
-	scratch [32]byte // lower-cased command names
+	ev     loopState
+	next   continuation
+	looped bool
+	// scratch holds the lower-cased name of the command looked up last
+	// (its first lastLen bytes), and lastCmd that command, nil if unknown.
+	scratch [32]byte
+	lastLen int
+	lastCmd *command
 	authed  bool
 	quit    bool
 	// lua marks the connection a script's commands run on (scriptCaller),

@@ -53,6 +53,7 @@ type options struct {
 	bgsave          bool
 	zsetSize        int
 	collections     bool // the collections test (collections.go)
+	defaultList     bool // redis-benchmark's default list (defaults.go)
 	listMem         bool
 	listSize        int
 	only            string
@@ -103,6 +104,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.zsetMem, "zset-memory", true, "run the memory test of one big sorted set")
 	fs.IntVar(&o.zsetSize, "zset-members", 1000000, "members of the sorted-set memory test's set, a multiple of 1000")
 	fs.BoolVar(&o.collections, "collections", true, "run the collections test: LPUSH, LPOP, LRANGE_100, ZADD, ZPOPMIN and ZRANGE throughput side by side with redis-server")
+	fs.BoolVar(&o.defaultList, "default-list", true, "run redis-benchmark's default list (no -t: PING_INLINE to MSET) side by side with redis-server, with each test's server CPU per request")
 	fs.BoolVar(&o.listMem, "list-memory", true, "run the memory test of one big list")
 	fs.IntVar(&o.listSize, "list-elements", 1000000, "elements of the list memory test's list, a multiple of 1000")
 	fs.BoolVar(&o.persist, "persistence", true, "run the snapshot test: SAVE and a restart from the file, side by side with redis-server's")
@@ -335,7 +337,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

@@ -166,6 +166,9 @@ func (l *eventLoop) run() {
 	// The loop thread does the serving; nothing else should be scheduled on
 	// it between a read and its reply.
 	runtime.LockOSThread()
+	runningLoops.Add(1)
+	defer runningLoops.Add(-1)
+	procs := int32(runtime.GOMAXPROCS(0))
 	for {
 		timeout := -1
 		switch {
@@ -174,10 +177,7 @@ func (l *eventLoop) run() {
 		case l.blocked > 0:
 			timeout = 1000 // write timeouts are counted in seconds
 		}
-		n, err := pollNow(l.ep, l.events), error(nil)
-		if n == 0 {
-			n, err = syscall.EpollWait(l.ep, l.events, timeout)
-		}
+		n, err := l.wait(procs, timeout)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			// Nothing the loop serves can be served any more.
 			l.srv.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)
@@ -206,6 +206,27 @@ func (l *eventLoop) run() {
 		}
 	}
 }
+
+// wait waits up to timeout milliseconds (-1: no limit) for the loop's
+// events. While the process runs fewer loops than Go has Ps, the loop
+// waits keeping its own (waitHoldingP: see there), as whatever else runs
+// (the collector, continuations, a test's clients) has a P no loop can
+// take; otherwise (--event-loops as many as the cores, or several servers
+// in one process, as in tests) it waits as a system call, first checking
+// for events without one (pollNow).
+func (l *eventLoop) wait(procs int32, timeout int) (int, error) {
+	if runningLoops.Load() < procs {
+		return waitHoldingP(l.ep, l.events, timeout)
+	}
+	if n := pollNow(l.ep, l.events); n > 0 {
+		return n, nil
+	}
+	return syscall.EpollWait(l.ep, l.events, timeout)
+}
+
+// runningLoops counts the event loops running in the process, of every
+// server.
+var runningLoops atomic.Int32
 
 // emptyInbox reports whether nothing is posted to the loop.
 func (l *eventLoop) emptyInbox() bool {

@@ -95,6 +95,35 @@ func pollNow(ep int, events []syscall.EpollEvent) int {
 	return int(r)
 }
 
+// waitHoldingP is epoll_wait (timeout in milliseconds, -1 for none) made
+// as rawSyscall makes its calls, although it may wait: the loop's thread
+// keeps its P while it sleeps in the kernel. syscall.EpollWait tells the
+// scheduler it is in a system call, and each such call (tens of thousands a
+// second on a busy loop) wakes Go's monitor thread to check it, every 20
+// µs instead of every 10 ms; pollNow before it, which spares that when
+// events are ready, is a second epoll_wait when none are. Kept by the
+// loop, the P cannot run anything else meanwhile, so the loop does this
+// only while the process runs fewer loops than Go has Ps (the rest of the
+// process runs on the others: eventLoop.wait). The runtime sees the loop as running and stops it for
+// the collector with a signal, which ends the wait (EINTR); the wait also
+// ends within holdingWaitMax, so that even with asynchronous preemption
+// off (GODEBUG=asyncpreemptoff=1) nothing waits longer than that for it.
+func waitHoldingP(ep int, events []syscall.EpollEvent, timeout int) (int, error) {
+	if timeout < 0 || timeout > holdingWaitMax {
+		timeout = holdingWaitMax
+	}
+	r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
+}
+
+// holdingWaitMax is the longest waitHoldingP waits, in milliseconds: the
+// scheduler's own limit on a goroutine running without a pause (10 ms,
+// after which it asks it to yield anyway).
+const holdingWaitMax = 10
+
 // fileConn is a net.Conn on a duplicate of fd, in Go's poller; fd is
 // closed.
 func fileConn(fd int) (net.Conn, error) {

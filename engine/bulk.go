@@ -69,6 +69,9 @@ type Loader struct {
 // which the file may overstate: at most what the memory bound holds at
 // EntryOverhead each is believed).
 func (s *Store) NewLoader(keys int) *Loader {
+	// A load tells ristretto of its keys whatever the store's size: it
+	// must know of those already here too.
+	s.tellAll()
 	keys = int(min(int64(keys), s.bound()/EntryOverhead))
 	if keys > 0 {
 		// Keys fall into shards unevenly: a little room above the mean.

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/ristretto/v2"
+	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
 const (
@@ -269,4 +270,80 @@ func (f *feeder) drop() {
 	f.pending.Store(0)
 	f.mu.Unlock()
 	clear(f.regrow)
+}
+
+// Until the entries cost half of what ristretto may keep (pastHalf),
+// ristretto is told nothing of them: within its bound it has nothing to
+// choose, and telling it of a new key costs three lookups or inserts in
+// its maps of every key and an allocation, on two goroutines: a third of
+// a SET of a new key. A store that reaches half its bound tells it of
+// every key at once (tellAll), in the background as a load's keys are
+// told (Loader.Done): a write that takes the store past its bound
+// meanwhile waits for that to end (feeder.loading), so ristretto evicts
+// knowing every key; from then on every change is queued as it is made,
+// whatever the store's size. The half leaves room for as many bytes
+// again as the store holds while ristretto learns of them.
+
+// queueCostLocked queues the cost of the keys with hash h for ristretto,
+// once it is told of every key. The caller holds the lock of h's shard.
+func (s *Store) queueCostLocked(sh *shard, h uint64) {
+	if s.told.Load() {
+		s.feeder.queue(h, s.hashCostLocked(sh, h))
+	}
+}
+
+// feed sends ristretto what writes queued (feeder.feed) once it is told of
+// every key, and until then starts telling it if the store is past half
+// its bound. Every write calls it after releasing its shard's lock.
+func (s *Store) feed() {
+	if s.told.Load() {
+		s.feeder.feed()
+		return
+	}
+	s.tellIfPastHalf()
+}
+
+// pastHalf reports whether the entries cost half of what ristretto may
+// keep (policyMaxCost; never under noeviction or without a bound).
+func (s *Store) pastHalf() bool {
+	return s.used.Load() >= s.policyMaxCost()/2
+}
+
+// tellIfPastHalf starts telling ristretto of every key if it is not told
+// and the store is past half its bound.
+func (s *Store) tellIfPastHalf() {
+	if !s.told.Load() && s.pastHalf() {
+		s.tellAll()
+	}
+}
+
+// tellAll starts telling ristretto of every key, once: from when it
+// starts, every change is queued too, and each shard's keys are sent as
+// a load's are (feedHashes), so whichever of the two ristretto hears
+// last, it holds what the index holds. It returns at once; Sync waits
+// for it.
+func (s *Store) tellAll() {
+	if !s.told.CompareAndSwap(false, true) {
+		return
+	}
+	s.loadFeeding.Add(1)
+	s.loadFeeds.Add(1)
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.loadFeeds.Done()
+		defer s.loadFeeding.Add(-1)
+		var hashes []uint64
+		for i := range s.shards {
+			sh := &s.shards[i]
+			hashes = hashes[:0]
+			sh.mu.RLock()
+			sh.index.Range(func(_ int, loc slab.Loc) bool {
+				hashes = append(hashes, s.hash(recordKey(s.arena.Block(loc))))
+				return true
+			})
+			sh.mu.RUnlock()
+			s.feedHashes(hashes)
+		}
+	}()
 }

@@ -112,7 +112,7 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	return found
 }
 

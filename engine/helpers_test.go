@@ -136,6 +136,8 @@ func checkInvariants(t testing.TB, s *Store) {
 	// while the invariants are read.
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
+	// Below half its bound ristretto is told of no key (feed.go).
+	told := s.told.Load()
 	var total, recordBytes int64
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -154,7 +156,7 @@ func checkInvariants(t testing.TB, s *Store) {
 			if rec.stale != 0 {
 				volatile++
 			}
-			if _, ok := s.policy.GetTTL(h); !ok {
+			if _, ok := s.policy.GetTTL(h); told && !ok {
 				t.Errorf("key %q (hash %#x) is in the index but not in ristretto", k, h)
 			}
 			total += rec.cost()
@@ -170,7 +172,7 @@ func checkInvariants(t testing.TB, s *Store) {
 	if st.Cost != total {
 		t.Errorf("Stats().Cost = %d, entries in the indexes cost %d", st.Cost, total)
 	}
-	if s.EvictionPolicy() == AllKeysLFU {
+	if told && s.EvictionPolicy() == AllKeysLFU {
 		if charged := s.policy.MaxCost() - s.policy.RemainingCost(); charged != total {
 			t.Errorf("ristretto is charged %d bytes, entries in the indexes cost %d", charged, total)
 		}

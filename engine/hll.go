@@ -68,7 +68,7 @@ func (s *Store) editStrings(keys [][]byte, fn func(at []stringAt) (next []byte, 
 	shards := s.lockShards(keys, 1)
 	err := s.editStringsLocked(keys, at, fn)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feeder.feed()
+	s.feed()
 	for i := range at {
 		at[i].value = nil
 	}

@@ -222,7 +222,7 @@ func (s *Store) Flush(async bool) {
 		s.policy.Clear()
 		s.quiet.Store(false)
 		s.feeder.sendMu.Unlock()
-		s.feeder.feed()
+		s.feed()
 	}
 	if !async {
 		clear()
@@ -280,6 +280,8 @@ func (s *Store) sweep(interval time.Duration) {
 				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i]) })
 			}
 			s.feeder.flush()
+			s.tellIfPastHalf() // a charge may have moved the bound
+
 			s.kickCompactor()
 			if s.ownsProcess {
 				s.chargeDrift()
@@ -306,13 +308,13 @@ func (s *Store) evictOver() {
 		found := false
 		sh.index.RangeFrom(rand.IntN(max(sh.index.Slots(), 1)), func(_ int, loc slab.Loc) bool {
 			h := s.hash(recordKey(s.arena.Block(loc)))
-			s.feeder.queue(h, s.hashCostLocked(sh, h))
+			s.queueCostLocked(sh, h)
 			found = true
 			return false
 		})
 		sh.mu.Unlock()
 		if found {
-			s.feeder.feed()
+			s.feed()
 			return
 		}
 	}

@@ -230,7 +230,7 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 		s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))})
 	}
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 }
 
 // Get returns a copy of the value of key if it is a live string. A key of
@@ -370,7 +370,7 @@ func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	res, err := s.setLocked(sh, h, r, opts)
-	s.feeder.feed()
+	s.feed()
 	return res, err
 }
 
@@ -430,7 +430,7 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	shards := s.lockShards(pairs, 2)
 	ok, err := s.setMultiLocked(pairs, cond)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feeder.feed()
+	s.feed()
 	return ok, err
 }
 
@@ -507,7 +507,7 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 	}
 	h := s.hash(key)
 	value, err := s.updateLocked(s.shardOf(h), h, key, fn)
-	s.feeder.feed()
+	s.feed()
 	return value, err
 }
 
@@ -583,7 +583,7 @@ func (s *Store) Grow(key []byte, size func(old []byte, exists bool) (int, error)
 	}
 	h := s.hash(key)
 	n, err := s.growLocked(s.shardOf(h), h, key, size, edit)
-	s.feeder.feed()
+	s.feed()
 	return n, err
 }
 
@@ -681,7 +681,7 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	if get {
 		if sl, found := s.liveKeyLocked(sh, h, key); found && !sl.rec.isString() {
 			sh.mu.Unlock()
-			s.feeder.feed()
+			s.feed()
 			return nil, false
 		}
 	}
@@ -691,7 +691,7 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	}
 	found := s.removeKeyLocked(sh, h, key, kind, old)
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	return value, found
 }
 
@@ -727,12 +727,12 @@ func (s *Store) DeleteEach(keys [][]byte, deleted func(i int)) int {
 		}
 	}
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feeder.feed()
+	s.feed()
 	return n
 }
 
 // removeKeyLocked is remove's critical section: the caller holds sh.mu for
-// writing and must call s.feeder.feed after releasing it. If the key is
+// writing and must call s.feed after releasing it. If the key is
 // live, its value is handed to old, if not nil, before the record is freed.
 func (s *Store) removeKeyLocked(sh *shard, h uint64, key []byte, kind ChangeKind, old func([]byte)) bool {
 	// A delete wins over a fill in progress even when the key is absent:
@@ -775,7 +775,7 @@ func (s *Store) DropStale(key []byte) bool {
 		s.notify(Invalidated, key)
 	}
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	return stale
 }
 
@@ -822,7 +822,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	return ok
 }
 
@@ -855,7 +855,7 @@ func (s *Store) Persist(key []byte) bool {
 		s.notify(Written, key)
 	}
 	sh.mu.Unlock()
-	s.feeder.feed() // for an expiry liveKeyLocked found
+	s.feed() // for an expiry liveKeyLocked found
 	return ok
 }
 
@@ -894,7 +894,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		}
 	}
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	if !found {
 		s.missed(sh, key)
 		return nil, false

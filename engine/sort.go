@@ -141,7 +141,7 @@ func (s *Store) Sort(key, dst []byte, q SortQuery) (SortResult, error) {
 	}
 	res, err := s.sortLocked(key, dst, q, by, gets)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feeder.feed()
+	s.feed()
 	return res, err
 }
 

@@ -227,10 +227,12 @@ type Store struct {
 	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
 	closed atomic.Bool    // Close was called; ristretto no longer takes items
 
-	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go), in
-	// bg too; loadFeeding counts them, for a cheap look in feeder.feed.
+	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go) and
+	// tellAll's, in bg too; loadFeeding counts them, for a cheap look in
+	// feeder.feed. told: ristretto is told of every key (see feed).
 	loadFeeds   sync.WaitGroup
 	loadFeeding atomic.Int32
+	told        atomic.Bool
 }
 
 // listpackConfig is a pair of Redis's *-max-listpack-entries and
@@ -482,6 +484,7 @@ func (s *Store) Sync() {
 func (s *Store) SetMaxMemory(n int64) {
 	s.maxMemory.Store(max(n, 0))
 	s.policy.UpdateMaxCost(s.policyMaxCost())
+	s.tellIfPastHalf()
 }
 
 // Charge counts delta bytes (negative: given back) that a user of the
@@ -501,6 +504,7 @@ func (s *Store) EvictionPolicy() EvictionPolicy { return EvictionPolicy(s.evictW
 func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
 	s.evictWith.Store(uint32(p))
 	s.policy.UpdateMaxCost(s.policyMaxCost())
+	s.tellIfPastHalf()
 }
 
 // overBound reports whether the entries cost more than ristretto may keep
@@ -600,7 +604,7 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 
 // storeLocked writes a record for r.key in sh, replacing the one in old if
 // found, and queues the new cost for ristretto. The caller holds sh.mu for
-// writing, and must call s.feeder.feed after releasing it.
+// writing, and must call s.feed after releasing it.
 // A key it adds is told as Created.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	err := s.storeCopyLocked(sh, h, old, found, r)
@@ -615,7 +619,7 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 func (s *Store) storeCopyLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	changed, err := s.placeLocked(sh, h, old, found, r)
 	if changed {
-		s.feeder.queue(h, s.hashCostLocked(sh, h))
+		s.queueCostLocked(sh, h)
 	}
 	return err
 }
@@ -710,7 +714,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 // removeLocked takes the entry in sl out of sh and frees its record,
 // telling no listener. Each kind of removal (delete, expire, evict, drop)
 // has its own function that calls it and says why. The caller holds sh.mu
-// for writing and must call s.feeder.feed after releasing it, unless it is
+// for writing and must call s.feed after releasing it, unless it is
 // ristretto's goroutine.
 func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	sh.index.Delete(sl.pos)
@@ -720,7 +724,7 @@ func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	}
 	s.used.Add(-sl.rec.cost())
 	s.arena.Free(sl.loc)
-	s.feeder.queue(h, s.hashCostLocked(sh, h))
+	s.queueCostLocked(sh, h)
 	s.kickCompactor()
 }
 
@@ -771,7 +775,7 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 // noteRead reports a read of the key with hash h to the eviction policy;
 // found says the key was there, and kind what the read did to its LFU
 // counter. Once the entries cost half of what ristretto may keep
-// (readsMatter), every read is reported, hit or miss (as ristretto's own
+// (pastHalf), every read is reported, hit or miss (as ristretto's own
 // Get does), one time in readSampleEvery, and a hot key's one time in
 // hotSampleEvery. Below that, only a read that grew the key's counter is:
 // the counter grows on a key's first reads and ever more rarely after
@@ -780,7 +784,7 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 // store does not push them out, at a few reports a key instead of one a
 // read.
 func (s *Store) noteRead(h uint64, found bool, kind access) {
-	if !s.readsMatter() {
+	if !s.pastHalf() {
 		if found && kind == accessGrew {
 			s.policy.Get(h)
 		}
@@ -797,19 +801,6 @@ func (s *Store) noteRead(h uint64, found bool, kind access) {
 	}
 }
 
-// readsMatter reports whether every read is worth telling ristretto of:
-// once the entries cost half of what it may keep (policyMaxCost; never
-// under noeviction or without a bound). Reads feed only its frequency
-// sketch, which it consults only past the bound, to choose what to evict
-// or refuse; a report costs a lookup in ristretto's own map of every key,
-// a fifth of a GET of random keys. The sketch forgets old reports anyway
-// (it halves its counters every NumCounters of them), so it decides by
-// the reads from about half the bound on. used moves with every write:
-// this is two loads of words the writers share, where a report is a miss
-// in a map as large as the keyspace.
-func (s *Store) readsMatter() bool {
-	return s.used.Load() >= s.policyMaxCost()/2
-}
 
 // onReject runs on ristretto's goroutine when it refuses an item.
 func (s *Store) onReject(item *ristretto.Item[struct{}]) {

@@ -1042,8 +1042,8 @@ func TestReadsKeepHotKeys(t *testing.T) {
 				}
 			}
 			settle(s)
-			if got, want := s.readsMatter(), tc.filler > 0; got != want {
-				t.Fatalf("readsMatter() = %v with %d keys of %d, want %v", got, tc.filler+hot, bound, want)
+			if got, want := s.pastHalf(), tc.filler > 0; got != want {
+				t.Fatalf("pastHalf() = %v with %d keys of %d, want %v", got, tc.filler+hot, bound, want)
 			}
 			for range reads {
 				for i := range hot {

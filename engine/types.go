@@ -198,7 +198,7 @@ func (s *Store) shrinkColl(key []byte, t Type, fn func(cur collection, exists bo
 	sh.mu.Lock()
 	err := s.writeCollLocked(sh, h, key, t, fn)
 	sh.mu.Unlock()
-	s.feeder.feed()
+	s.feed()
 	return err
 }
 
@@ -365,7 +365,7 @@ func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key [
 	// The record's value aliases the arena: its cost reads the new charge.
 	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))
 	s.used.Add(sl.rec.cost() - old)
-	s.feeder.queue(h, s.hashCostLocked(sh, h))
+	s.queueCostLocked(sh, h)
 	s.notify(Written, key)
 }
 

@@ -801,7 +801,6 @@ func (s *Store) noteRead(h uint64, found bool, kind access) {
 	}
 }
 
-
 // onReject runs on ristretto's goroutine when it refuses an item.
 func (s *Store) onReject(item *ristretto.Item[struct{}]) {
 	if s.quiet.Load() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"sync"
 
 	"github.com/stampedeless/stampedeless/internal/glob"
 )
@@ -233,20 +234,62 @@ func importHash(b []byte) (collection, bool) {
 }
 
 func encodeHash(flat [][]byte, table bool) []byte {
-	size := 1
-	for _, s := range flat {
-		size += binary.MaxVarintLen32 + len(s)
-	}
-	b := make([]byte, 1, size)
-	b[0] = hashHeaderListpack
+	return appendHash(make([]byte, 0, hashSize(flat)), flat, table)
+}
+
+// appendHash appends the compact encoding of flat to b.
+func appendHash(b []byte, flat [][]byte, table bool) []byte {
+	header := hashHeaderListpack
 	if table {
-		b[0] = hashHeaderHashtable
+		header = hashHeaderHashtable
 	}
+	b = append(b, header)
 	for _, s := range flat {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	return b
+}
+
+// hashSize is the length of flat's compact encoding.
+func hashSize(flat [][]byte) int {
+	size := 1
+	for _, s := range flat {
+		size += uvarintLen(uint64(len(s))) + len(s)
+	}
+	return size
+}
+
+// hashScratch is the memory a record-held hash's edit lists its fields
+// in and encodes its new blob in. Without it an HSET of one 4 KB field to
+// a new key left its list and an encoding of the hash behind (the
+// encoding, made before done knew the hash goes to the heap, the size of
+// the hash: half of what the typed churn's 4 KB hashes allocated), and an
+// HSET of 200 fields two thirds of what it allocated; where one kind of
+// value replaces another that garbage is the heap's growth while the
+// collector, at the process's memory limit, falls behind. A scratch is
+// used by one write at a time, and given back once the store has copied
+// the blob.
+type hashScratch struct {
+	flat [][]byte
+	blob []byte
+}
+
+var hashScratchPool = sync.Pool{New: func() any { return new(hashScratch) }}
+
+// getHashScratch is a scratch for one write; putHashScratch gives it back
+// once nothing of the write's blob is kept.
+func getHashScratch() *hashScratch { return hashScratchPool.Get().(*hashScratch) }
+
+func putHashScratch(sc *hashScratch) {
+	// The fields alias arena records and the command's arguments: drop
+	// them, and drop buffers past what a listpack's edit needs.
+	clear(sc.flat[:cap(sc.flat)])
+	if cap(sc.flat) > 4*DefaultHashListpackEntries || cap(sc.blob) > 64<<10 {
+		return
+	}
+	sc.flat, sc.blob = sc.flat[:0], sc.blob[:0]
+	hashScratchPool.Put(sc)
 }
 
 // hashEdit is a hash being changed by one command under its shard's write
@@ -258,13 +301,21 @@ type hashEdit struct {
 	table   bool     // Redis would report "hashtable"
 	lim     hashLimits
 	changed bool
+	scratch *hashScratch // where flat and the new blob are built, if not nil
 }
 
-func editHash(c collection, l hashLimits) *hashEdit {
+func editHash(c collection, l hashLimits) *hashEdit { return editHashIn(c, l, nil) }
+
+// editHashIn is editHash building a record-held hash's edit in sc (nil:
+// fresh memory); the caller keeps sc until the result is stored.
+func editHashIn(c collection, l hashLimits, sc *hashScratch) *hashEdit {
 	if h, ok := c.obj.(*hashTable); ok {
 		return &hashEdit{heap: h, table: true, lim: l}
 	}
-	e := &hashEdit{table: len(c.blob) > 0 && c.blob[0] == hashHeaderHashtable, lim: l}
+	e := &hashEdit{table: len(c.blob) > 0 && c.blob[0] == hashHeaderHashtable, lim: l, scratch: sc}
+	if sc != nil {
+		e.flat = sc.flat[:0]
+	}
 	eachPair(c.blob, func(f, v []byte) bool {
 		e.flat = append(e.flat, f, v)
 		return true
@@ -343,27 +394,37 @@ func (e *hashEdit) done() (collection, collChange) {
 	if int64(e.len()) > e.lim.entries {
 		e.table = true
 	}
-	blob := encodeHash(e.flat, e.table)
-	if e.table && len(blob) > hashInRecordMax {
+	if e.scratch != nil {
+		e.scratch.flat = e.flat // it may have grown: kept for the next write
+	}
+	if e.table && hashSize(e.flat) > hashInRecordMax {
 		h := newHashTable(e.len())
 		for i := 0; i < len(e.flat); i += 2 {
 			h.set(e.flat[i], e.flat[i+1])
 		}
 		return collection{obj: h, charge: h.charge()}, collStore
 	}
-	return collection{blob: blob}, collStore
+	if e.scratch == nil {
+		return collection{blob: encodeHash(e.flat, e.table)}, collStore
+	}
+	e.scratch.blob = appendHash(e.scratch.blob[:0], e.flat, e.table)
+	return collection{blob: e.scratch.blob}, collStore
 }
 
 // editHashKey runs fn on key's hash under its shard's write lock and
 // stores what fn made of it.
 func (s *Store) editHashKey(key []byte, fn func(e *hashEdit) error) error {
-	return s.writeColl(key, TypeHash, hashEditor(s.hashLimits(), fn))
+	sc := getHashScratch()
+	defer putHashScratch(sc)
+	return s.writeColl(key, TypeHash, hashEditor(s.hashLimits(), sc, fn))
 }
 
-// hashEditor is the writeColl function that edits a hash with fn.
-func hashEditor(l hashLimits, fn func(e *hashEdit) error) func(collection, bool) (collection, collChange, error) {
+// hashEditor is the writeColl function that edits a hash with fn, a
+// record-held one in sc, which the caller gives back once writeColl has
+// returned.
+func hashEditor(l hashLimits, sc *hashScratch, fn func(e *hashEdit) error) func(collection, bool) (collection, collChange, error) {
 	return func(cur collection, _ bool) (collection, collChange, error) {
-		e := editHash(cur, l)
+		e := editHashIn(cur, l, sc)
 		if err := fn(e); err != nil || !e.changed {
 			return collection{}, collUnchanged, err
 		}
@@ -419,7 +480,9 @@ func (s *Store) HUpdate(key, field []byte, fn func(old []byte, exists bool) ([]b
 // hash left empty is removed.
 func (s *Store) HDel(key []byte, fields [][]byte) (removed int, err error) {
 	// Only removes: it runs over the bound under noeviction, as in Redis.
-	err = s.shrinkColl(key, TypeHash, hashEditor(s.hashLimits(), func(e *hashEdit) error {
+	sc := getHashScratch()
+	defer putHashScratch(sc)
+	err = s.shrinkColl(key, TypeHash, hashEditor(s.hashLimits(), sc, func(e *hashEdit) error {
 		for _, f := range fields {
 			if e.del(f) {
 				removed++

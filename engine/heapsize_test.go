@@ -289,7 +289,7 @@ func TestBigValuesWaitForEviction(t *testing.T) {
 }
 
 // TestChargeEvictsWithoutWrites: when the bytes charged beside the entries
-// rise (the drift charge, measured as often as the sweeper runs) and no
+// rise (the drift charge, measured every 10 ms) and no
 // write follows, the entries are still evicted down to what the bound
 // leaves them: ristretto evicts only to admit a new hash.
 func TestChargeEvictsWithoutWrites(t *testing.T) {

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"math"
 	"math/rand/v2"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -283,10 +281,6 @@ func (s *Store) sweep(interval time.Duration) {
 			s.tellIfPastHalf() // a charge may have moved the bound
 
 			s.kickCompactor()
-			if s.ownsProcess {
-				s.chargeDrift()
-				debug.SetMemoryLimit(s.processLimit())
-			}
 			s.evictOver()
 		}
 	}
@@ -319,59 +313,6 @@ func (s *Store) evictOver() {
 		}
 	}
 }
-
-// processLimit is the soft memory limit for Go's runtime when the store owns
-// the process: its budget (processBudget) less the arena's mappings, which
-// are outside the runtime's count. What the limit leaves the runtime is
-// what the entries' charges expect on Go's heap (EntryOverhead covers each
-// one's index slot and ristretto bookkeeping, a heap object's charge is
-// what it holds) plus a margin for garbage. It has no floor but a token
-// one: a floor above what the bound leaves (there was one of 32 MiB) lets
-// the heap grow past the bound at small bounds, and a limit below what the
-// runtime holds live only makes the collector work harder (Go caps it at
-// half the CPU) while the process is over its bound anyway; chargeDrift
-// then evicts.
-func (s *Store) processLimit() int64 {
-	if s.MaxMemory() == 0 {
-		return math.MaxInt64 // no bound, so no limit: Go's default
-	}
-	return max(s.processBudget()-s.arena.Mapped(), minProcessLimit)
-}
-
-// processBudget is what Go's runtime and the arena together may hold when
-// the store owns the process: what it aims to hold (processAim), less what
-// is resident outside their count: the binary's pages (about 14 MiB, read
-// from /proc where there is one) and 2 MiB for the rest.
-func (s *Store) processBudget() int64 {
-	return s.processAim() - fileResident() - 2<<20
-}
-
-// processAim is the resident set the store steers the process to: its
-// promise (processTotal) less peakSlack.
-func (s *Store) processAim() int64 { return s.processTotal() - s.peakSlack() }
-
-// peakSlack is how far below its promise the process aims, so that its
-// peak keeps the promise too: Go's memory limit is soft (the collector
-// takes at most half the CPU, and the heap grows past the limit while it
-// would need more) and the pressure (chargeDrift) is measured every
-// 100 ms, so under a churn of writes the resident set swings a few MiB
-// past where it is steered. Aimed at the promise less a thirty-second of
-// the bound, the typed churn's sorted sets peaked 4 to 6 MiB past it at a
-// 32 MiB bound: an eighth of the bound, at least 4 MiB.
-func (s *Store) peakSlack() int64 { return max(s.bound()/8, 4<<20) }
-
-// processTotal is the resident memory the process may take in all when
-// the store owns it: 1.15 times MaxMemory plus 24 MiB (the bound docs/operations.md
-// promises).
-func (s *Store) processTotal() int64 {
-	if s.MaxMemory() == 0 {
-		return unbounded
-	}
-	return s.MaxMemory() + s.MaxMemory()*15/100 + 24<<20
-}
-
-// minProcessLimit is processLimit's token floor.
-const minProcessLimit = 4 << 20
 
 func (s *Store) sweepShard(sh *shard) {
 	const sample, rounds = 20, 16

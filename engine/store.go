@@ -60,7 +60,6 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
-	"github.com/stampedeless/stampedeless/internal/memsize"
 )
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
@@ -155,7 +154,7 @@ type Options struct {
 	ExpireInterval time.Duration
 	// OwnsProcess says the store is what the process's memory is for: New
 	// charges what the process holds on Go's heap before any key against
-	// the bound (chargeBaseline), and as often as the sweeper runs, it sets
+	// the bound (chargeBaseline), and every 10 ms (watchMemory) it sets
 	// Go's soft memory limit (runtime/debug.SetMemoryLimit) to what the
 	// process may take besides the store's arena, so that garbage cannot
 	// carry the process past the bound (see processLimit). Leave it unset
@@ -179,9 +178,14 @@ type Store struct {
 	external  atomic.Int64  // bytes charged with Charge, drift included
 	// drift is the part of external that chargeDrift charges: what the
 	// process holds beyond what its entries and users are charged, and
-	// pressure, its part for the process being past its budget. Only the
-	// sweeper changes them.
+	// pressure, its part for the process being past its budget. Only
+	// watchMemory changes them.
 	drift, pressure int64
+	// holes is Go's heap's free room in its in-use spans, as chargeDrift
+	// last read it (peakSlack); squeezed, that the process is near its aim
+	// (the compactor then wins back more).
+	holes    atomic.Int64
+	squeezed atomic.Bool
 
 	feeder feeder
 
@@ -336,6 +340,10 @@ func New(opts Options) (*Store, error) {
 	s.bg.Add(2)
 	go s.sweep(interval)
 	go s.compactor()
+	if s.ownsProcess {
+		s.bg.Add(1)
+		go s.watchMemory(interval)
+	}
 	return s, nil
 }
 
@@ -349,61 +357,6 @@ func (s *Store) chargeBaseline() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
 	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
-}
-
-// chargeDrift charges, for a store that owns its process, what the
-// process holds beyond what is charged: Go's live heap and the arena's
-// live records, less the entries' costs and the bytes charged with Charge.
-// EntryOverhead is an average (ristretto's and the index's maps hold
-// between a quarter and all of their slots: under churn Go's maps fill
-// with deleted slots and grow as if the keys were more), and the process
-// holds what no entry is charged for (connections' buffers, scripts,
-// ristretto's queue); so that what the process holds stays within the
-// bound, the entries get the bound less that too. The charge rises to the
-// measure at once and falls halfway to it on each call (a burst's
-// transient buffers are not charged for long), at most half the bound.
-//
-// The live heap is not all the process holds: when one kind of value
-// replaces another, the freed objects leave Go's spans of their size
-// classes partly empty, which the new values cannot use, and a heap whose
-// live objects and those holes pass Go's memory limit stays past it
-// however often the collector runs. So the charge also counts the
-// pressure: how far the process's resident set passed its promise
-// (processAim: processTotal less peakSlack), or where there is no /proc
-// what Go's runtime and the arena hold their budget (processBudget), half
-// of it added up while it is passed, so that
-// eviction frees objects until the holes are reused or released, and
-// decayed while it is not.
-func (s *Store) chargeDrift() {
-	samples := []metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-	}
-	metrics.Read(samples)
-	held := int64(samples[0].Value.Uint64()) + s.arena.Live()
-	charged := s.used.Load() + s.external.Load() - s.drift
-	// The resident set where /proc tells it: Go's own count of what it
-	// holds takes in metadata it has reserved but not touched, about
-	// 8 MiB past the resident set at a 64 MiB bound.
-	over := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
-	if rss, _, ok := memsize.Resident(); ok {
-		over = rss - s.processAim()
-	}
-	if over > 0 {
-		s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)
-	} else {
-		s.pressure -= s.pressure / 16
-	}
-	want := min(max(held-charged, 0)+s.pressure, s.MaxMemory()/2)
-	delta := want - s.drift
-	if delta < 0 {
-		delta /= 2
-	}
-	if delta != 0 {
-		s.drift += delta
-		s.Charge(delta)
-	}
 }
 
 // numCounters sizes ristretto's frequency sketch: one counter per 64 bytes

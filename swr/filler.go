@@ -390,7 +390,7 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 	// Not for a caller that holds the section (no Redis I/O under it) or
 	// that asked not to wait (TIMEOUT 0).
 	if action == Load && f.opts.Fleet != nil && !p.req.InSection && ctx.Err() == nil {
-		env, action = p.fleetEntry()
+		env, action = p.fleetEntry(ctx)
 	}
 	kind := AnswerStale
 	switch action {
@@ -408,13 +408,33 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 }
 
 // fleetEntry is the fleet's entry for the caller's key as an envelope, and
-// what Decide says of it (Load: none, or none servable).
-func (p *Pending) fleetEntry() (engine.Envelope, Action) {
-	// Bounded by the Fleet's own timeout, not the caller's context: a
+// what Decide says of it (Load: none, or none servable, or none before
+// ctx, the caller's wait, ended).
+func (p *Pending) fleetEntry(ctx context.Context) (engine.Envelope, Action) {
+	// Asked with the Fleet's own timeout, not the caller's context: a
 	// caller who leaves meanwhile must not count as the fleet not
-	// answering (cluster marks Redis down on such an error).
-	e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
-	if err != nil || !found || e.Missing || e.Type != engine.TypeString {
+	// answering (cluster marks Redis down on such an error). But the
+	// caller waits no longer than its own wait: with Redis stalled, a
+	// GETFILL with TIMEOUT 50 was answered after the Fleet's 250 ms. The
+	// goroutine ends when the Fleet answers or its timeout passes.
+	type answer struct {
+		e     FleetEntry
+		found bool
+		err   error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
+		ch <- answer{e, found, err}
+	}()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-ctx.Done():
+		return engine.Envelope{}, Load
+	}
+	e := a.e
+	if a.err != nil || !a.found || e.Missing || e.Type != engine.TypeString {
 		return engine.Envelope{}, Load
 	}
 	env := engine.Envelope{Value: e.Value, FreshUntil: e.FreshUntil, StaleUntil: e.StaleUntil}

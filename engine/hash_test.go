@@ -67,7 +67,7 @@ func TestHashEncodingThresholds(t *testing.T) {
 	hset(t, s, "cache", "data", strings.Repeat("d", hashInRecordMax))
 	wantEncoding(t, s, "cache", "hashtable")
 	if !onHeap(s, "cache") {
-		t.Fatal("a hash of a 1 KB value is not on the heap")
+		t.Fatal("a hash of a value of hashInRecordMax bytes is not on the heap")
 	}
 	// A long field converts too, HUpdate's as HSet's (Redis's hashTypeSet).
 	if _, err := s.HUpdate([]byte("n"), []byte(strings.Repeat("f", 65)), func([]byte, bool) ([]byte, error) { return []byte("1"), nil }); err != nil {
@@ -277,13 +277,13 @@ func TestHashMemoryBound(t *testing.T) {
 // little beyond what the hash holds (no encoding of it made and dropped,
 // its list of fields built in a scratch), so that a churn of such hashes
 // does not outrun the collector at the process's memory limit. Before,
-// one 4 KB field allocated 9.4 KB, and 200 fields of 100 bytes 84 KB for
-// a hash that holds 33.
+// one 4 KB field allocated 9.4 KB (a field past hashInRecordMax is on the
+// heap now), and 200 fields of 100 bytes 84 KB for a hash that holds 33.
 func TestHSetGarbage(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector drops sync.Pool's items at random")
 	}
-	big := [][]byte{[]byte("data"), bytes.Repeat([]byte("v"), 4096)}
+	big := [][]byte{[]byte("data"), bytes.Repeat([]byte("v"), 2*hashInRecordMax)}
 	var many [][]byte
 	for j := range 200 {
 		many = append(many, fmt.Appendf(nil, "f:%d", j), bytes.Repeat([]byte("v"), 100))
@@ -291,7 +291,7 @@ func TestHSetGarbage(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		pairs [][]byte
-	}{{"one 4 KB field", big}, {"200 fields", many}} {
+	}{{"one field past hashInRecordMax", big}, {"200 fields", many}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, Options{MaxMemory: 1 << 30})
 			const runs = 200

@@ -202,6 +202,14 @@ func (l *Loader) Done() {
 	if len(hashes) == 0 {
 		return
 	}
+	s.feedInBackground(func() { s.feedHashes(hashes) })
+}
+
+// feedInBackground runs feed, a feed of keys to ristretto (a load's, or
+// tellAll's), on a goroutine of the store's: a write that leaves the
+// store over its bound meanwhile waits for it (waitLoadFeedIfOver), and
+// Sync waits for it.
+func (s *Store) feedInBackground(feed func()) {
 	s.loadFeeding.Add(1)
 	s.loadFeeds.Add(1)
 	s.bg.Add(1)
@@ -209,7 +217,7 @@ func (l *Loader) Done() {
 		defer s.bg.Done()
 		defer s.loadFeeds.Done()
 		defer s.loadFeeding.Add(-1)
-		s.feedHashes(hashes)
+		feed()
 	}()
 }
 

@@ -326,13 +326,7 @@ func (s *Store) tellAll() {
 	if !s.told.CompareAndSwap(false, true) {
 		return
 	}
-	s.loadFeeding.Add(1)
-	s.loadFeeds.Add(1)
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer s.loadFeeds.Done()
-		defer s.loadFeeding.Add(-1)
+	s.feedInBackground(func() {
 		var hashes []uint64
 		for i := range s.shards {
 			sh := &s.shards[i]
@@ -345,5 +339,5 @@ func (s *Store) tellAll() {
 			sh.mu.RUnlock()
 			s.feedHashes(hashes)
 		}
-	}()
+	})
 }

@@ -16,35 +16,56 @@ import (
 // resident set keeps the promise of docs/operations.md (processTotal) at
 // its peak too.
 
-// memoryWatchEvery is how often watchMemory reads the resident set. Where
-// one kind of value replaces another (the typed churn's sets, then 4 KB
-// hashes), the resident set rose 3 to 6 MiB in the 100 ms between two of
-// the sweeper's ticks, which the charge then met only after the peak.
-// A read (/proc/self/statm, runtime/metrics, Go's memory limit set) took
-// 13 µs on the 2-core bench machine: a hundred a second are 0.13% of a
-// core.
+// memoryWatchEvery is how often watchMemory reads the resident set near
+// the store's aim. Where one kind of value replaces another (the typed
+// churn's sets, then 4 KB hashes), the resident set rose 3 to 6 MiB in the
+// 100 ms between two of the sweeper's ticks, which the charge then met
+// only after the peak. A read (/proc/self/statm, runtime/metrics, Go's
+// memory limit set) took 13 µs on the 2-core bench machine: a hundred a
+// second are 0.13% of a core.
 const memoryWatchEvery = 10 * time.Millisecond
 
+// memoryWatchFar is how often it reads it while the process is far below
+// its aim (watchNear): each of the hundred wakings a second is a timer
+// firing in Go's scheduler (a futex call and a switch), which a serving
+// process far from its bound (the speed benchmarks') has no use for.
+const memoryWatchFar = 100 * time.Millisecond
+
+// watchNear is how far below its aim the process is near it: a quarter of
+// the aim, at least 32 MiB, more than a process can grow in memoryWatchFar
+// (a 32 MiB bound's process is always near).
+func watchNear(aim int64) int64 { return max(aim/4, 32<<20) }
+
 // watchMemory keeps a store that owns its process within its promise
-// until the store closes: every memoryWatchEvery (or interval, the
-// sweeper's, if shorter) it charges the drift (chargeDrift), sets Go's
-// memory limit to what the arena leaves (processLimit) and wakes the
-// compactor if there is enough to win back; every interval the pressure
-// takes a step (its rise and decay are per 100 ms).
+// until the store closes: every memoryWatchEvery (memoryWatchFar while the
+// process is far below its aim; never less often than interval, the
+// sweeper's) it charges the drift (chargeDrift), sets Go's memory limit to
+// what the arena leaves (processLimit) and wakes the compactor if there
+// is enough to win back; every interval the pressure takes a step (its
+// rise and decay are per 100 ms).
 func (s *Store) watchMemory(interval time.Duration) {
 	defer s.bg.Done()
-	every := min(interval, memoryWatchEvery)
-	steps := max(int(interval/every), 1)
-	t := time.NewTicker(every)
+	t := time.NewTimer(min(interval, memoryWatchEvery))
 	defer t.Stop()
-	for n := 0; ; n++ {
+	lastStep := time.Now()
+	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
-			s.chargeDrift(n%steps == 0)
+		case now := <-t.C:
+			// The timer is set again after each read, so a step is
+			// taken when one is due give or take half a watch.
+			step := now.Sub(lastStep) >= interval-memoryWatchEvery/2
+			if step {
+				lastStep = now
+			}
+			every := memoryWatchFar
+			if s.chargeDrift(step) {
+				every = memoryWatchEvery
+			}
 			debug.SetMemoryLimit(s.processLimit())
 			s.kickCompactor()
+			t.Reset(min(interval, every))
 		}
 	}
 }
@@ -82,8 +103,9 @@ func (s *Store) watchMemory(interval time.Duration) {
 //     cannot fill room the old one's holes have taken.
 //
 // It also records the heap's holes (peakSlack) and whether the process is
-// within squeezeMargin of its aim (the compactor's squeeze).
-func (s *Store) chargeDrift(step bool) {
+// within squeezeMargin of its aim (the compactor's squeeze), and reports
+// whether it is near its aim (watchNear).
+func (s *Store) chargeDrift(step bool) (near bool) {
 	samples := []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/memory/classes/total:bytes"},
@@ -97,11 +119,15 @@ func (s *Store) chargeDrift(step bool) {
 	// The resident set where /proc tells it: Go's own count of what it
 	// holds takes in metadata it has reserved but not touched, about
 	// 8 MiB past the resident set at a 64 MiB bound.
-	over := int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
+	aim := s.processAim()
+	var over int64
 	if rss, _, ok := memsize.Resident(); ok {
-		over = rss - s.processAim()
+		over = rss - aim
+	} else {
+		over = int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
 	}
 	s.squeezed.Store(over > -squeezeMargin)
+	near = over > -watchNear(aim)
 	if step {
 		if over > 0 {
 			s.pressure = min(s.pressure+over/2, s.MaxMemory()/2)
@@ -112,7 +138,7 @@ func (s *Store) chargeDrift(step bool) {
 	delta := driftCharge(s.MaxMemory(), held, charged, s.pressure, over) - s.drift
 	if delta < 0 {
 		if !step {
-			return
+			return near
 		}
 		delta /= 2
 	}
@@ -120,6 +146,7 @@ func (s *Store) chargeDrift(step bool) {
 		s.drift += delta
 		s.Charge(delta)
 	}
+	return near
 }
 
 // driftCharge is the drift charge chargeDrift aims at, for a bound, what

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,12 @@ func TestReadIsTheSystemClock(t *testing.T) {
 func TestTicks(t *testing.T) {
 	c := New()
 	defer c.Stop()
+	waitForTick(t, c)
+}
+
+// waitForTick waits for c to move with no reader asking, for up to 10 s.
+func waitForTick(t *testing.T, c *Clock) {
+	t.Helper()
 	start := c.Nanos()
 	deadline := time.Now().Add(10 * time.Second)
 	for c.Nanos() == start {
@@ -87,4 +94,37 @@ func TestStopTwice(t *testing.T) {
 	if c.Read() == 0 {
 		t.Fatal("Read after Stop")
 	}
+}
+
+// While another goroutine keeps the clock fresh, the Clock's own goroutine
+// rests: it wakes far less often than once a Resolution, as it does
+// alone.
+func TestRestsWhileKept(t *testing.T) {
+	c := New()
+	defer c.Stop()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.Read()
+				runtime.Gosched()
+			}
+		}
+	}()
+	const span = 300 * time.Millisecond
+	before := c.wakes.Load()
+	time.Sleep(span)
+	kept := c.wakes.Load() - before
+	close(stop)
+	<-done
+	// Alone it would take span/Resolution = 300; resting, span/restWhileKept = 30.
+	if limit := int64(span / Resolution / 2); kept > limit {
+		t.Fatalf("the goroutine woke %d times in %v while another kept the clock, want at most %d", kept, span, limit)
+	}
+	waitForTick(t, c) // left alone again, it ticks
 }

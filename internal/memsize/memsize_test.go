@@ -1,6 +1,11 @@
 package memsize
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for _, tt := range []struct {
@@ -41,4 +46,36 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Parse(Format(%d)) = %d, %v", n, back, err)
 		}
 	}
+}
+
+// Resident reads the kept file again each time: it agrees with a fresh
+// read of /proc/self/statm, and sees memory the process touches after the
+// first call.
+func TestResident(t *testing.T) {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skip("no /proc here")
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		t.Fatalf("statm %q: %v", data, err)
+	}
+	total, file, ok := Resident()
+	if !ok || total <= 0 || file <= 0 || file > total {
+		t.Fatalf("Resident = %d, %d, %v", total, file, ok)
+	}
+	if want := resident * int64(os.Getpagesize()); total < want/2 || total > want*2 {
+		t.Fatalf("Resident total %d, statm's resident %d", total, want)
+	}
+	touched := make([]byte, 64<<20)
+	for i := range touched {
+		if i%4096 == 0 {
+			touched[i] = 1
+		}
+	}
+	again, _, ok := Resident()
+	if !ok || again < total+32<<20 {
+		t.Fatalf("after touching 64 MiB, Resident %d (was %d)", again, total)
+	}
+	runtime.KeepAlive(touched)
 }

@@ -14,7 +14,9 @@ const testNames = "origin.test,one.test,two.test,fallback.test,flag.test,cmd.tes
 
 func TestRegistryLongestPrefix(t *testing.T) {
 	r := NewRegistry(Options{Allow: allowing(t, testNames)})
-	for _, p := range []string{"user:", "user:admin:", "u", "order:"} {
+	// "user:" and "item:" share a length (the table's map); the others
+	// are alone at theirs (compared with their one prefix).
+	for _, p := range []string{"user:", "user:admin:", "u", "order:", "item:"} {
 		if err := r.Register(Config{Prefix: p, URL: "http://origin.test/" + p + "{key}"}); err != nil {
 			t.Fatalf("Register(%q): %v", p, err)
 		}
@@ -36,6 +38,9 @@ func TestRegistryLongestPrefix(t *testing.T) {
 		"us":             "u",
 		"order:7":        "order:",
 		"order":          "<none>",
+		"item:9":         "item:",
+		"item":           "<none>",
+		"itemx9":         "<none>",
 		"":               "<none>",
 		"product:1":      "<none>",
 		"USER:42":        "<none>",

@@ -68,11 +68,18 @@ type Fill struct {
 	// interface; a map of the pair is read with its own hash and no lock.
 	// Loaders are never removed from the vectors, so neither are they
 	// from here, and new pairs are rare: a loader's first answer of a kind.
-	answers   atomic.Pointer[map[answerKey]prometheus.Counter]
-	answersMu sync.Mutex // held while answers is copied
+	answers    atomic.Pointer[map[answerKey]*answer]
+	answersMu  sync.Mutex             // held while answers is copied
+	lastAnswer atomic.Pointer[answer] // the pair Answer counted last
 }
 
 type answerKey struct{ loader, kind string }
+
+// answer is a pair's counter.
+type answer struct {
+	key     answerKey
+	counter prometheus.Counter
+}
 
 // newFill makes the read-through metrics and registers them.
 func newFill(reg *prometheus.Registry) *Fill {
@@ -136,31 +143,41 @@ func (f *Fill) ObserveLoad(loader, result string, d time.Duration) {
 // Answer counts one GETFILL reply.
 func (f *Fill) Answer(loader, kind string) {
 	k := answerKey{loader, kind}
+	// The last pair answered: a run of hits of one loader compares two
+	// strings the caller passes from the same places (a loader's prefix,
+	// a constant kind), which Go finds equal by their pointers.
+	if a := f.lastAnswer.Load(); a != nil && a.key == k {
+		a.counter.Inc()
+		return
+	}
 	if m := f.answers.Load(); m != nil {
-		if c, ok := (*m)[k]; ok {
-			c.Inc()
+		if a, ok := (*m)[k]; ok {
+			f.lastAnswer.Store(a)
+			a.counter.Inc()
 			return
 		}
 	}
-	f.newAnswer(k).Inc()
+	a := f.newAnswer(k)
+	f.lastAnswer.Store(a)
+	a.counter.Inc()
 }
 
 // newAnswer returns the counter of k, adding it to answers.
-func (f *Fill) newAnswer(k answerKey) prometheus.Counter {
+func (f *Fill) newAnswer(k answerKey) *answer {
 	f.answersMu.Lock()
 	defer f.answersMu.Unlock()
 	old := f.answers.Load()
 	if old != nil {
-		if c, ok := (*old)[k]; ok {
-			return c
+		if a, ok := (*old)[k]; ok {
+			return a
 		}
 	}
-	m := map[answerKey]prometheus.Counter{}
+	m := map[answerKey]*answer{}
 	if old != nil {
 		m = maps.Clone(*old)
 	}
-	c := f.Answers.WithLabelValues(k.loader, k.kind)
-	m[k] = c
+	a := &answer{key: k, counter: f.Answers.WithLabelValues(k.loader, k.kind)}
+	m[k] = a
 	f.answers.Store(&m)
-	return c
+	return a
 }

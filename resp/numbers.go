@@ -48,6 +48,18 @@ func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 1 && b[0] == '0' {
 		return 0, true
 	}
+	// The usual argument, a positive number of at most 18 digits, cannot
+	// overflow: no check per digit.
+	if n := len(b); n > 0 && n <= 18 && b[0] > '0' && b[0] <= '9' {
+		var v int64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int64(c-'0')
+		}
+		return v, true
+	}
 	return signed(b, func(digits []byte) (uint64, bool) {
 		if len(digits) == 0 || digits[0] == '0' {
 			return 0, false

@@ -179,14 +179,16 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 		if r.buf[r.r] != '*' {
 			return r.parseInline()
 		}
-		line, ok := r.line(r.r)
+		count, line, ok := r.shortHeader(r.r)
 		if !ok {
-			if r.w-r.r > maxInline {
-				return nil, 0, ProtocolError("too big mbulk count string")
+			if line, ok = r.line(r.r); !ok {
+				if r.w-r.r > maxInline {
+					return nil, 0, ProtocolError("too big mbulk count string")
+				}
+				return nil, 0, nil
 			}
-			return nil, 0, nil
+			count, ok = parseInt(r.buf[r.r+1 : r.r+line])
 		}
-		count, ok := parseInt(r.buf[r.r+1 : r.r+line])
 		switch {
 		case !ok || count > math.MaxInt32 || count > int64(lim.MaxArgs):
 			return nil, 0, ProtocolError("invalid multibulk length")
@@ -209,14 +211,16 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 		if r.buf[at] != '$' {
 			return nil, 0, ProtocolError(fmt.Sprintf("expected '$', got '%c'", r.buf[at]))
 		}
-		line, ok := r.line(at)
+		n, line, ok := r.shortHeader(at)
 		if !ok {
-			if r.w-at > maxInline {
-				return nil, 0, ProtocolError("too big bulk count string")
+			if line, ok = r.line(at); !ok {
+				if r.w-at > maxInline {
+					return nil, 0, ProtocolError("too big bulk count string")
+				}
+				return nil, 0, nil
 			}
-			return nil, 0, nil
+			n, ok = parseInt(r.buf[at+1 : at+line])
 		}
-		n, ok := parseInt(r.buf[at+1 : at+line])
 		switch {
 		case !ok || n < 0 || n > lim.MaxBulk:
 			return nil, 0, ProtocolError("invalid bulk length")
@@ -241,6 +245,27 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 	r.r += r.pos
 	r.argc = 0
 	return r.args, 0, nil
+}
+
+// shortHeader is line and parseInt of the usual header at buf[at:] (its
+// type byte first) in one pass: up to 18 digits, no leading zero, then
+// '\r' and a byte after it. ok is false for anything else (a sign, a
+// longer number, an incomplete or bad line), which the two then read and
+// judge as before.
+func (r *Reader) shortHeader(at int) (n int64, line int, ok bool) {
+	i := at + 1
+	for end := min(r.w-1, at+1+18); i < end; i++ {
+		c := r.buf[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	digits := i - at - 1
+	if i >= r.w-1 || r.buf[i] != '\r' || digits == 0 || digits > 1 && r.buf[at+1] == '0' {
+		return 0, 0, false
+	}
+	return n, i - at, true
 }
 
 // line returns the length of the header line at buf[at:] up to its "\r\n".

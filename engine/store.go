@@ -155,12 +155,11 @@ type Options struct {
 	// OwnsProcess says the store is what the process's memory is for: New
 	// charges what the process holds on Go's heap before any key against
 	// the bound (chargeBaseline), and every 10 ms near the bound
-	// (watchMemory) it sets
-	// Go's soft memory limit (runtime/debug.SetMemoryLimit) to what the
-	// process may take besides the store's arena, so that garbage cannot
-	// carry the process past the bound (see processLimit). Leave it unset
-	// where the store is one part of a larger program, or where GOMEMLIMIT
-	// is set.
+	// (watchMemory) it sets Go's soft memory limit
+	// (runtime/debug.SetMemoryLimit) to what the process may take besides
+	// the store's arena, so that garbage cannot carry the process past
+	// the bound (see processLimit). Leave it unset where the store is one
+	// part of a larger program, or where GOMEMLIMIT is set.
 	OwnsProcess bool
 }
 

@@ -7,7 +7,8 @@ import (
 
 // statm is /proc/self/statm, opened once: each Resident is then one pread,
 // where opening it each time cost ten system calls (Go's poller tries,
-// and fails, to take a /proc file), read every 10 ms by a bounded store.
+// and fails, to take a /proc file), read every 10 ms by a store near its
+// bound.
 var statm struct {
 	once sync.Once
 	f    *os.File // nil where /proc cannot tell

@@ -100,6 +100,11 @@ func (o *zsetObject) remove(m string) bool {
 // removeEnt takes out e, a member with its score.
 func (o *zsetObject) removeEnt(e zent) {
 	o.tree.remove(e)
+	o.forget(e)
+}
+
+// forget drops e, already out of the tree, from the member index.
+func (o *zsetObject) forget(e zent) {
 	delete(o.scores, e.member)
 	o.bytes -= int64(len(e.member))
 }
@@ -128,29 +133,29 @@ func (o *zsetObject) rescore(m []byte, old, s float64) {
 
 // pop removes the n members (at most its size) of the lowest scores, or
 // of the highest, and returns copies of them in that order, their bytes
-// in one allocation: ZPOPMIN and ZPOPMAX without a rank's search, and one
-// lookup of each member where remove takes two.
+// in one allocation: ZPOPMIN and ZPOPMAX take the tree's first or last
+// rank, with no search, and one lookup of each member where remove takes
+// two.
 func (o *zsetObject) pop(n int, highest bool) []ScoreMember {
-	size := o.tree.len()
-	n = min(n, size)
-	from, to := 0, n
-	if highest {
-		from, to = size-n, size
-	}
-	ents := make([]zent, 0, n)
+	n = min(n, o.tree.len())
+	out := make([]ScoreMember, n)
+	members := make([]string, n)
 	bytes := 0
-	o.tree.walk(from, to, highest, func(e zent) bool {
-		ents = append(ents, e)
+	for i := range n {
+		rank := 0
+		if highest {
+			rank = o.tree.len() - 1
+		}
+		e := o.tree.removeAt(rank)
+		o.forget(e)
+		members[i], out[i].Score = e.member, e.score
 		bytes += len(e.member)
-		return true
-	})
+	}
 	buf := make([]byte, 0, bytes)
-	out := make([]ScoreMember, len(ents))
-	for i, e := range ents {
+	for i, m := range members {
 		at := len(buf)
-		buf = append(buf, e.member...)
-		out[i] = ScoreMember{Member: buf[at:len(buf):len(buf)], Score: e.score}
-		o.removeEnt(e)
+		buf = append(buf, m...)
+		out[i].Member = buf[at:len(buf):len(buf)]
 	}
 	return out
 }

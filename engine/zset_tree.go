@@ -260,6 +260,36 @@ func (n *znode) remove(e zent) (zent, bool) {
 	return had, true
 }
 
+// removeAt takes out the member of rank i, 0 <= i < len, and returns it:
+// ZPOPMIN and ZPOPMAX descend by the nodes' counts, with no comparison.
+func (t *ztree) removeAt(i int) zent {
+	had := t.root.removeAt(i)
+	switch {
+	case t.root.size == 0:
+		t.root = nil
+	case t.root.kids != nil && len(t.root.kids) == 1:
+		t.root = t.root.kids[0]
+	}
+	return had
+}
+
+func (n *znode) removeAt(i int) zent {
+	n.size--
+	if n.kids == nil {
+		had := n.ents[i]
+		n.ents = slices.Delete(n.ents, i, i+1)
+		return had
+	}
+	k := 0
+	for i >= n.kids[k].size {
+		i -= n.kids[k].size
+		k++
+	}
+	had := n.kids[k].removeAt(i)
+	n.rebalance(k)
+	return had
+}
+
 // rebalance merges kids[i] with a neighbour, or moves members between
 // them, if it has fallen below a quarter full.
 func (n *znode) rebalance(i int) {

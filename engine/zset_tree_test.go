@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestZTreeAgainstSortedSlice runs random inserts and removals, with many
-// ties and runs in order (the leaf-split shortcut), against a sorted
-// slice, checking ranks, lookups by rank, walks and the nodes' counts.
+// TestZTreeAgainstSortedSlice runs random inserts and removals (by member
+// and by rank), with many ties and runs in order (the leaf-split
+// shortcut), against a sorted slice, checking ranks, lookups by rank,
+// walks and the nodes' counts.
 func TestZTreeAgainstSortedSlice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var tr ztree
@@ -38,7 +39,12 @@ func TestZTreeAgainstSortedSlice(t *testing.T) {
 		}
 		i, found := slices.BinarySearchFunc(model, e, zcmp)
 		if rng.IntN(5) < 2 || found {
-			if found {
+			if found && step%2 == 0 {
+				if got := tr.removeAt(i); got != e {
+					t.Fatalf("removeAt(%d) = %v, want %v", i, got, e)
+				}
+				model = slices.Delete(model, i, i+1)
+			} else if found {
 				if _, ok := tr.remove(e); !ok {
 					t.Fatalf("remove %v: not found", e)
 				}
@@ -81,10 +87,25 @@ func TestZTreeAgainstSortedSlice(t *testing.T) {
 	check()
 	for len(model) > 0 {
 		i := rng.IntN(len(model))
-		if _, ok := tr.remove(model[i]); !ok {
-			t.Fatalf("remove %v failed", model[i])
+		if len(model)%2 == 0 {
+			if _, ok := tr.remove(model[i]); !ok {
+				t.Fatalf("remove %v failed", model[i])
+			}
+		} else {
+			switch len(model) % 3 { // ZPOPMIN's end, ZPOPMAX's, any rank
+			case 0:
+				i = 0
+			case 1:
+				i = len(model) - 1
+			}
+			if got := tr.removeAt(i); got != model[i] {
+				t.Fatalf("removeAt(%d) = %v, want %v", i, got, model[i])
+			}
 		}
 		model = slices.Delete(model, i, i+1)
+		if len(model)%499 == 0 {
+			check()
+		}
 	}
 	check()
 	if tr.root != nil {

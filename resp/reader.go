@@ -65,9 +65,9 @@ type Reader struct {
 	inlineBuf []byte
 
 	// BeforeBlock, if set, is called each time the reader is about to wait
-	// for the network. The server flushes pending replies there, so a
-	// pipeline gets one write per batch and a client never waits for a
-	// reply the server is holding.
+	// for the network. The server schedules the pending replies' write
+	// there (at the end of its loop's turn), so a pipeline gets one write
+	// per batch and a client never waits for a reply the server is holding.
 	BeforeBlock func() error
 }
 

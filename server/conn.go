@@ -125,6 +125,8 @@ type loopState struct {
 	sock     socket
 	interest uint32
 	readable bool
+	// sendDue: c is in its loop's list of replies to send this turn.
+	sendDue bool
 	// outBlocked: the socket did not take all output, and input is left
 	// unread until it has, since blockedAt (or the last progress).
 	outBlocked bool

@@ -16,7 +16,8 @@ import (
 
 // eventLoop serves its share of the connections the way redis-server serves
 // all of them: one OS thread waits on epoll for sockets with input, reads
-// each once, runs every whole command read and writes the replies once,
+// each once, runs every whole command read and, once every socket it was
+// told of has been read, writes each connection's replies once (sendDue),
 // with no goroutine switch between a request and its reply. The server runs
 // DefaultEventLoops loops unless told otherwise (Options.EventLoops) and
 // gives each new connection to the next loop in turn; a connection stays on
@@ -46,6 +47,7 @@ type eventLoop struct {
 	// The loop goroutine's alone.
 	conns   map[int]*Conn // by file descriptor
 	blocked int           // connections waiting for their socket to take output
+	due     []*Conn       // served this turn, their replies not yet sent
 	closing bool          // the server is closing: connections drain and close
 	forced  bool          // Shutdown's deadline passed: everything closes now
 	events  []syscall.EpollEvent
@@ -123,7 +125,7 @@ func (l *eventLoop) adopt(c *Conn, nc net.Conn) error {
 	c.fd.Store(int64(fd))
 	c.ev.loop = l
 	c.rd.SetSource(loopReader{c})
-	c.rd.BeforeBlock = c.sendBatch
+	c.rd.BeforeBlock = c.sendLater
 	c.looped = true
 	l.post(&l.adopted, c)
 	return nil
@@ -197,6 +199,7 @@ func (l *eventLoop) run() {
 				l.ready(c, ev.Events)
 			}
 		}
+		l.sendDue()
 		if l.closing || l.blocked > 0 {
 			l.tick()
 		}
@@ -385,16 +388,9 @@ func (l *eventLoop) serve(c *Conn) {
 			l.drop(c, closedQuit, true)
 			return
 		}
-		if c.w.Len() > resp.MaxRetainedReply {
+		if c.w.Len() > resp.MaxRetainedReply && !l.send(c) {
 			// A long pipeline of large replies is sent as it goes.
-			if err := c.sendBatch(); err != nil {
-				if errors.Is(err, errOutputBlocked) {
-					l.blockOutput(c)
-				} else {
-					l.drop(c, closedWriteError, false)
-				}
-				return
-			}
+			return
 		}
 	}
 }
@@ -540,13 +536,51 @@ func (l *eventLoop) attendTo(c *Conn) {
 	if l.closeIfEnded(c) || c.ev.outBlocked {
 		return
 	}
-	if err := c.sendBatch(); err != nil {
-		if errors.Is(err, errOutputBlocked) {
-			l.blockOutput(c)
-		} else {
-			l.drop(c, closedWriteError, false)
+	l.send(c)
+}
+
+// send sends c's replies, and reports whether the socket took them all: if
+// not, c is left waiting for room (blockOutput) or dropped.
+func (l *eventLoop) send(c *Conn) bool {
+	err := c.sendBatch()
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errOutputBlocked):
+		l.blockOutput(c)
+	default:
+		l.drop(c, closedWriteError, false)
+	}
+	return false
+}
+
+// sendLater is a loop connection's reader's BeforeBlock: c's replies so
+// far go out at the end of the loop turn (sendDue), after every socket
+// epoll reported is read, as redis-server writes in beforeSleep. A
+// pipelining client woken by the first reply then finds the others'
+// replies there too: one epoll_wait of the load generator's for many
+// sockets, where writing each as it was served made it wake for each.
+func (c *Conn) sendLater() error {
+	if !c.ev.sendDue {
+		c.ev.sendDue = true
+		l := c.ev.loop
+		l.due = append(l.due, c)
+	}
+	return nil
+}
+
+// sendDue sends the replies of the connections served this turn, except
+// those that closed, parked (their outbox is theirs to send) or wait for
+// room (drainOutput sends for them).
+func (l *eventLoop) sendDue() {
+	for i, c := range l.due {
+		l.due[i] = nil
+		c.ev.sendDue = false
+		if l.conns[c.ev.fd] == c && !c.ev.parked && !c.ev.outBlocked {
+			l.send(c)
 		}
 	}
+	l.due = l.due[:0]
 }
 
 // ended reports whether c must close, and why: its outbox died (the

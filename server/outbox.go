@@ -254,8 +254,8 @@ func (o *outbox) takeAll() []byte {
 	return out
 }
 
-// sendBatch sends c's replies and queued output without waiting: the
-// reader's BeforeBlock, once per batch of commands. It returns
+// sendBatch sends c's replies and queued output without waiting: once per
+// loop turn for a connection served in it (sendDue). It returns
 // errOutputBlocked when the socket took less than all of it; what it did
 // not take is sent when the socket has room.
 func (c *Conn) sendBatch() error {

@@ -184,11 +184,14 @@ type Server struct {
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 
-	mu        sync.Mutex // protects listeners, conns and closing
+	mu        sync.Mutex // protects listeners, conns, shaking and closing
 	listeners []net.Listener
 	conns     map[*Conn]struct{}
-	closing   bool
-	wg        sync.WaitGroup // one per connection, and the event loop's
+	// shaking are the sockets of the TLS handshakes under way, which
+	// Shutdown's deadline cuts (cutHandshakes).
+	shaking map[net.Conn]struct{}
+	closing bool
+	wg      sync.WaitGroup // one per connection, and the event loop's
 
 	// loops serve the connections; accept gives each to the next in turn.
 	loops    []*eventLoop
@@ -394,6 +397,12 @@ func (s *Server) accept(nc net.Conn, tlsConfig *tls.Config) {
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
+	if tlsConfig != nil {
+		if s.shaking == nil {
+			s.shaking = make(map[net.Conn]struct{})
+		}
+		s.shaking[nc] = struct{}{}
+	}
 	s.mu.Unlock()
 	s.metrics.ConnectionsAccepted.Inc()
 	if tlsConfig != nil {
@@ -506,6 +515,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// A script still running is stopped, written or not, as
 		// SHUTDOWN NOSAVE stops it: its connection can then finish.
 		s.scripts.eng.Close()
+		s.cutHandshakes()
 		for _, l := range s.loops {
 			l.force()
 		}

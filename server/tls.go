@@ -19,6 +19,17 @@ func (s *Server) ServeTLS(l net.Listener, cfg *tls.Config) error {
 // and says nothing does not hold a goroutine for good.
 const handshakeTimeout = 10 * time.Second
 
+// cutHandshakes ends the TLS handshakes under way: past Shutdown's
+// deadline a client that connected and said nothing does not hold the
+// server for the rest of its handshakeTimeout.
+func (s *Server) cutHandshakes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for nc := range s.shaking {
+		nc.SetDeadline(time.Now())
+	}
+}
+
 // tlsListener marks a listener as TLS, so that the port of the plain
 // listener is the one CONFIG GET port and INFO report.
 type tlsListener struct{ net.Listener }
@@ -28,7 +39,11 @@ func (s *Server) handshake(c *Conn, nc net.Conn, cfg *tls.Config) {
 	stream := &tlsStream{nc: nc, fd: -1}
 	conn := tls.Server(stream, cfg)
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	if err := conn.Handshake(); err != nil {
+	err := conn.Handshake()
+	s.mu.Lock()
+	delete(s.shaking, nc)
+	s.mu.Unlock()
+	if err != nil {
 		s.noteHandshakeError(c, err)
 		nc.Close()
 		s.finish(c, closedByClient)

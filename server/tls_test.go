@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -137,5 +138,53 @@ func TestTLSSlowReaderAndWaits(t *testing.T) {
 	}
 	if err := <-sent; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShutdownCutsHandshakes: past Shutdown's deadline, a client that
+// connected to the TLS port and sent nothing is closed at once, and
+// Shutdown returns, instead of both waiting out the handshake's own
+// timeout.
+func TestShutdownCutsHandshakes(t *testing.T) {
+	ca := testcerts.New(t)
+	server := ca.Server("server")
+	files, err := tlsfiles.Load(tlsfiles.Files{CertFile: server.CertFile, KeyFile: server.KeyFile, CAFile: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeTLS(ln, files.Server())
+	silent, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The server has it once INFO counts it beside this client.
+	plain := srv.client(t)
+	for !strings.Contains(plain.Info(context.Background(), "clients").Val(), "connected_clients:2") {
+		time.Sleep(time.Millisecond)
+	}
+	plain.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	// Well inside handshakeTimeout: without the cut both wait for it.
+	silent.SetReadDeadline(time.Now().Add(handshakeTimeout / 2))
+	if n, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the silent client read %d bytes, %v; want the server to close it", n, err)
+	}
+	select {
+	case err := <-shut:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown = %v, want its deadline's error", err)
+		}
+	case <-time.After(handshakeTimeout / 2):
+		t.Fatal("Shutdown still waits for the handshake")
 	}
 }

@@ -18,29 +18,36 @@ import (
 	"github.com/stampedeless/stampedeless/internal/tlsfiles"
 )
 
-// TestServeTLS: go-redis with a client certificate is served over TLS, on
-// the event loops as plain clients are; a client without a certificate
-// fails the handshake.
-func TestServeTLS(t *testing.T) {
+// startTLSServer starts a server for the test, as startServer does, and
+// serves TLS too, requiring client certificates: it returns the TLS
+// port's address and a client's configuration with a certificate.
+func startTLSServer(t *testing.T, opts Options) (ts *testServer, tlsAddr string, client *tls.Config) {
+	t.Helper()
 	ca := testcerts.New(t)
-	server, client := ca.Server("server"), ca.Client("client")
+	server, cc := ca.Server("server"), ca.Client("client")
 	files, err := tlsfiles.Load(tlsfiles.Files{CertFile: server.CertFile, KeyFile: server.KeyFile, CAFile: ca.File})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := startServer(t, Options{})
+	ts = startServer(t, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go plain.ServeTLS(ln, files.Server())
-
-	cert, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
+	go ts.ServeTLS(ln, files.Server())
+	cert, err := tls.LoadX509KeyPair(cc.CertFile, cc.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2,
-		TLSConfig: &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}, ServerName: "localhost"}})
+	return ts, ln.Addr().String(), &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}, ServerName: "localhost"}
+}
+
+// TestServeTLS: go-redis with a client certificate is served over TLS, on
+// the event loops as plain clients are; a client without a certificate
+// fails the handshake.
+func TestServeTLS(t *testing.T) {
+	plain, tlsAddr, clientTLS := startTLSServer(t, Options{})
+	c := redis.NewClient(&redis.Options{Addr: tlsAddr, Protocol: 2, TLSConfig: clientTLS})
 	defer c.Close()
 	ctx := context.Background()
 	if err := c.Set(ctx, "k", "over tls", 0).Err(); err != nil {
@@ -58,10 +65,11 @@ func TestServeTLS(t *testing.T) {
 		t.Errorf("CONFIG GET port = %v, want the plain port %s", c.ConfigGet(ctx, "port").Val(), want)
 	}
 
-	noCert := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1,
-		TLSConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "localhost"}})
+	noCertTLS := clientTLS.Clone()
+	noCertTLS.Certificates = nil
+	noCert := redis.NewClient(&redis.Options{Addr: tlsAddr, Protocol: 2, MaxRetries: -1, TLSConfig: noCertTLS})
 	defer noCert.Close()
-	err = noCert.Ping(ctx).Err()
+	err := noCert.Ping(ctx).Err()
 	var alert tls.AlertError
 	if err == nil || !errors.As(err, &alert) && !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("PING without a client certificate: %v, want a TLS alert", err)
@@ -74,24 +82,9 @@ func TestServeTLS(t *testing.T) {
 // not take and sends it as the socket drains), and a command that waits
 // (BLPOP, parked off the loop) is answered over the same TLS stream.
 func TestTLSSlowReaderAndWaits(t *testing.T) {
-	ca := testcerts.New(t)
-	server, client := ca.Server("server"), ca.Client("client")
-	files, err := tlsfiles.Load(tlsfiles.Files{CertFile: server.CertFile, KeyFile: server.KeyFile, CAFile: ca.File})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := startServer(t, Options{EventLoops: 1})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ts.ServeTLS(ln, files.Server())
-	cert, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, tlsAddr, clientTLS := startTLSServer(t, Options{EventLoops: 1})
 	dial := func() *tls.Conn {
-		c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}, ServerName: "localhost"})
+		c, err := tls.Dial("tcp", tlsAddr, clientTLS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,19 +139,8 @@ func TestTLSSlowReaderAndWaits(t *testing.T) {
 // Shutdown returns, instead of both waiting out the handshake's own
 // timeout.
 func TestShutdownCutsHandshakes(t *testing.T) {
-	ca := testcerts.New(t)
-	server := ca.Server("server")
-	files, err := tlsfiles.Load(tlsfiles.Files{CertFile: server.CertFile, KeyFile: server.KeyFile, CAFile: ca.File})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, Options{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.ServeTLS(ln, files.Server())
-	silent, err := net.Dial("tcp", ln.Addr().String())
+	srv, tlsAddr, _ := startTLSServer(t, Options{})
+	silent, err := net.Dial("tcp", tlsAddr)
 	if err != nil {
 		t.Fatal(err)
 	}

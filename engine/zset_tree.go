@@ -230,13 +230,19 @@ func (t *ztree) remove(e zent) (zent, bool) {
 	if !ok {
 		return zent{}, false
 	}
+	t.shrinkRoot()
+	return had, true
+}
+
+// shrinkRoot drops an emptied root, or a root left with one child, after
+// a removal.
+func (t *ztree) shrinkRoot() {
 	switch {
 	case t.root.size == 0:
 		t.root = nil
 	case t.root.kids != nil && len(t.root.kids) == 1:
 		t.root = t.root.kids[0]
 	}
-	return had, true
 }
 
 func (n *znode) remove(e zent) (zent, bool) {
@@ -264,12 +270,7 @@ func (n *znode) remove(e zent) (zent, bool) {
 // ZPOPMIN and ZPOPMAX descend by the nodes' counts, with no comparison.
 func (t *ztree) removeAt(i int) zent {
 	had := t.root.removeAt(i)
-	switch {
-	case t.root.size == 0:
-		t.root = nil
-	case t.root.kids != nil && len(t.root.kids) == 1:
-		t.root = t.root.kids[0]
-	}
+	t.shrinkRoot()
 	return had
 }
 

@@ -388,8 +388,8 @@ func (l *eventLoop) serve(c *Conn) {
 			l.drop(c, closedQuit, true)
 			return
 		}
+		// A long pipeline of large replies is sent as it goes.
 		if c.w.Len() > resp.MaxRetainedReply && !l.send(c) {
-			// A long pipeline of large replies is sent as it goes.
 			return
 		}
 	}

@@ -185,6 +185,10 @@ type originCheck struct {
 	keys, calls int
 	violations  []callViolation
 	excused     int // pairs that would violate but meet a Redis fault
+	// stalled are pairs inside a cooldown by less than the origin may have
+	// seen the first call late, the server or the soak process short of a
+	// CPU as it came.
+	stalled int
 	// httpRetries are calls that came at once after a reset: Go's
 	// http.Transport sends a GET again when a kept-alive connection fails
 	// before the first byte of the response.
@@ -203,7 +207,12 @@ type originCheck struct {
 // second.start] meets one of the windows are excused and counted apart:
 // the fleet's coordination lives in Redis, and while it is away (or a
 // holder is slower than its lease) replicas load on their own by design.
-func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Duration, windows []window) originCheck {
+// A pair inside a cooldown by no more than startLag(first) is counted
+// apart too: the server's loader timer starts before its request reaches
+// the origin, so a hang ends for the server loaderTimeout after an instant
+// earlier than first.start, by as long as the server or the origin (the
+// soak process) waited for a CPU in between.
+func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Duration, windows []window, startLag func(originCall) time.Duration) originCheck {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	res := originCheck{keys: len(o.calls), counts: o.counts}
@@ -240,10 +249,12 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Du
 					break // the HTTP client's retry of a call Close cut
 				}
 				var why string
+				var short time.Duration // how far inside the cooldown d began
 				switch {
 				case d.start.Before(end):
 					why = "two calls of the key at once"
 				case failedLoad && d.start.Before(end.Add(minCooldown-tolerance)):
+					short = end.Add(minCooldown - tolerance).Sub(d.start)
 					why = fmt.Sprintf("%v after a failure, inside the cooldown (at least %v)", d.start.Sub(end).Round(time.Millisecond), minCooldown)
 				default:
 					continue
@@ -253,6 +264,10 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Du
 				}
 				if excused(c.start.Add(-lead), d.start, windows) {
 					res.excused++
+					continue
+				}
+				if short > 0 && startLag != nil && startLag(c) >= short {
+					res.stalled++
 					continue
 				}
 				inCD++

@@ -15,9 +15,11 @@ func call(from, to int, f originFault) originCall {
 	return originCall{start: at(from), end: at(to), fault: f}
 }
 
-func checkCalls(calls map[string][]originCall, windows ...window) originCheck {
+func checkCalls(calls map[string][]originCall, stalls []stall, windows ...window) originCheck {
 	o := &faultyOrigin{calls: calls, closing: at(1e6)}
-	return o.check(minCooldown, cooldownTolerance, 1350*time.Millisecond, time.Second, windows)
+	m := &stallMonitor{stalls: stalls}
+	lag := func(c originCall) time.Duration { return m.within(c.start.Add(-time.Second), c.start) }
+	return o.check(minCooldown, cooldownTolerance, 1350*time.Millisecond, time.Second, windows, lag)
 }
 
 func TestOriginCheck(t *testing.T) {
@@ -25,10 +27,12 @@ func TestOriginCheck(t *testing.T) {
 		name       string
 		calls      []originCall
 		windows    []window
+		stalls     []stall // of the soak process
 		violations int
 		why        string // in the first violation
 		retries    int
 		excused    int
+		stalled    int
 	}{
 		{name: "one call per ttl", calls: []originCall{
 			call(0, 10, faultNone), call(1000, 1010, faultNone), call(2000, 2500, faultSpike)}},
@@ -58,12 +62,23 @@ func TestOriginCheck(t *testing.T) {
 			windows: []window{{from: at(100), to: at(200)}}, excused: 1},
 		{name: "a Redis fault long before is no excuse", calls: []originCall{call(5000, 5001, fault500), call(5300, 5310, faultNone)},
 			windows: []window{{from: at(0), to: at(2000)}}, violations: 1, why: "inside the cooldown"},
+		// A soak's own run: the next call came 725 ms after the hang's
+		// timeout counted from when the origin saw it; the origin had stalled
+		// as the hang's request came.
+		{name: "a hang seen late by a stalled origin", calls: []originCall{call(0, 1060, faultHang), call(1725, 1730, faultNone)},
+			stalls: []stall{{end: at(0), d: 243 * time.Millisecond}}, stalled: 1},
+		{name: "a stall shorter than the shortfall is no excuse", calls: []originCall{call(0, 1060, faultHang), call(1725, 1730, faultNone)},
+			stalls: []stall{{end: at(0), d: 20 * time.Millisecond}}, violations: 1, why: "inside the cooldown"},
+		{name: "a stall after the first call began is no excuse", calls: []originCall{call(0, 1060, faultHang), call(1725, 1730, faultNone)},
+			stalls: []stall{{end: at(500), d: 243 * time.Millisecond}}, violations: 1, why: "inside the cooldown"},
+		{name: "a stall never excuses two calls at once", calls: []originCall{call(0, 500, faultSpike), call(400, 410, faultNone)},
+			stalls: []stall{{end: at(400), d: 400 * time.Millisecond}}, violations: 1, why: "at once"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := checkCalls(map[string][]originCall{"k": tc.calls}, tc.windows...)
-			if len(res.violations) != tc.violations || res.httpRetries != tc.retries || res.excused != tc.excused {
-				t.Fatalf("violations %d, retries %d, excused %d; want %d, %d, %d: %v",
-					len(res.violations), res.httpRetries, res.excused, tc.violations, tc.retries, tc.excused, res.violations)
+			res := checkCalls(map[string][]originCall{"k": tc.calls}, tc.stalls, tc.windows...)
+			if len(res.violations) != tc.violations || res.httpRetries != tc.retries || res.excused != tc.excused || res.stalled != tc.stalled {
+				t.Fatalf("violations %d, retries %d, excused %d, stalled %d; want %d, %d, %d, %d: %v",
+					len(res.violations), res.httpRetries, res.excused, res.stalled, tc.violations, tc.retries, tc.excused, tc.stalled, res.violations)
 			}
 			if tc.violations > 0 && !strings.Contains(res.violations[0].why, tc.why) {
 				t.Errorf("violation %q, want it to say %q", res.violations[0].why, tc.why)

@@ -24,6 +24,21 @@ const (
 	rssSlack          = 24 << 20
 )
 
+// startLag is how late the origin may have seen call c begin after its
+// server started the loader's timer: how long, in the loader's timeout
+// before c.start, the soak process (the origin's) stalled and the server's
+// threads waited for a CPU.
+func (h *harness) startLag(c originCall) time.Duration {
+	from := c.start.Add(-h.o.loaderTimeout)
+	lag := h.stalls.within(from, c.start)
+	for _, s := range h.servers() {
+		if s.Name == c.replica {
+			lag += s.cpuWait.within(from, c.start)
+		}
+	}
+	return lag
+}
+
 // cut sums the connections cut mid-command.
 func (f *faultCounts) cut() int64 {
 	return f.halfCommand.Load() + f.halfPipeline.Load() + f.fillAbandon.Load() + f.subscribeRST.Load() + f.bigBulkCut.Load()
@@ -85,8 +100,8 @@ func (h *harness) report(ctx context.Context, root string, ran time.Duration) bo
 		"0", overdue == 0 && h.t.commands.Load() > 0, true})
 	add(row{"GETFILL values of another key", fmt.Sprint(h.t.fillWrongValue.Load()), "0", h.t.fillWrongValue.Load() == 0, true})
 
-	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.o.loaderTimeout, h.windows())
-	res = fmt.Sprintf("max %d (%d calls of %d keys", oc.maxCalls, oc.calls, oc.keys)
+	oc := h.origin.check(minCooldown, cooldownTolerance, h.leaseTTL(), h.o.loaderTimeout, h.windows(), h.startLag)
+	res = fmt.Sprintf("max %d (%d calls of %d keys; %d pairs inside a cooldown by less than the CPU waits before the first call", oc.maxCalls, oc.calls, oc.keys, oc.stalled)
 	if h.o.redis {
 		res += fmt.Sprintf("; %d pairs excused by Redis faults, %d spans in which a replica saw Redis errors or %d lease takeovers and lease-wait fallbacks",
 			oc.excused, h.redisErrWindows.Load(), h.takeoverWindows.Load())

@@ -22,7 +22,7 @@ func (c *Client) Fault(ctx context.Context, keys [][]byte) {
 	store := c.opts.Store
 	var missing [][]byte // as Faults finds them
 	for _, k := range keys {
-		if _, found := store.Peek(k); !found {
+		if !c.local(k) {
 			missing = append(missing, k)
 		}
 	}
@@ -68,11 +68,18 @@ func (c *Client) Faults(keys [][]byte) bool {
 		return false
 	}
 	for _, k := range keys {
-		if _, found := c.opts.Store.Peek(k); !found {
+		if !c.local(k) {
 			return true
 		}
 	}
 	return false
+}
+
+// local reports whether the local store has key live, reading neither its
+// value nor a counter: the shared tier's check before every read.
+func (c *Client) local(key []byte) bool {
+	_, found := c.opts.Store.TypeOf(key)
+	return found
 }
 
 // Entry returns the shared tier's entry for key, if it has one (an

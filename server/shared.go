@@ -56,6 +56,12 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 		last = len(args) + last
 	}
 	step := max(cmd.Step, 1)
+	if step == 1 {
+		// Contiguous keys are args's own: no copy, for GET on the shared
+		// tier's hot path. Capped, so that an append copies.
+		last = min(last, len(args)-1)
+		return args[cmd.FirstKey : last+1 : last+1]
+	}
 	keys := make([][]byte, 0, (last-cmd.FirstKey)/step+1)
 	for i := cmd.FirstKey; i <= last && i < len(args); i += step {
 		keys = append(keys, args[i])
@@ -79,13 +85,16 @@ func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.Own }
 // written through after. The shared tier's I/O is outside the atomic
 // section the handler runs in.
 func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
-	if c.looped && (cmd.Flags&commands.Write != 0 || s.opts.Shared.Faults(cmd.faultKeys(args))) {
+	keys := cmd.faultKeys(args)
+	if c.looped && (cmd.Flags&commands.Write != 0 || s.opts.Shared.Faults(keys)) {
 		// It waits on Redis: off the loop.
 		c.whereItMayWaitWith(args, func(args [][]byte) { s.runShared(c, cmd, args) })
 		return
 	}
 	ctx := context.Background()
-	if keys := cmd.faultKeys(args); len(keys) > 0 {
+	// On the loop Faults found nothing to copy: a read of local keys, the
+	// tier's common case, asks the store once before it runs.
+	if !c.looped && len(keys) > 0 {
 		s.opts.Shared.Fault(ctx, keys)
 	}
 	before := c.w.Len()

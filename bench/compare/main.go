@@ -70,6 +70,7 @@ type options struct {
 	floor           bool
 	loops           int  // stampedeless --event-loops (0: its default)
 	fill            bool // the read-through test (fillTest)
+	shared          bool // GET hits with --redis (sharedTest)
 	stampedeClients int
 	// baseline is another stampedeless binary (an earlier commit's, say)
 	// measured in the same rounds, to show a change did not slow it.
@@ -113,6 +114,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.bgsave, "bgsave", true, "run the BGSAVE test: GET p99 with -persist-keys keys, without and during back-to-back BGSAVEs")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
 	fs.BoolVar(&o.fill, "fill", true, "run the read-through test: GETFILL hits against GET of one key, and a stampede of -stampede-clients on one cold key")
+	fs.BoolVar(&o.shared, "shared", true, "run the shared-tier test: GET hits served locally by stampedeless --redis (on a redis-server of its own) against redis-server's GET")
 	fs.IntVar(&o.stampedeClients, "stampede-clients", 10000, "connections of the stampede (each needs a descriptor in both processes: ulimit -n)")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
@@ -337,7 +339,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.fill, h.fillTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.shared, h.sharedTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

@@ -55,6 +55,9 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 	if last < 0 {
 		last = len(args) + last
 	}
+	if last < cmd.FirstKey {
+		return nil
+	}
 	step := max(cmd.Step, 1)
 	if step == 1 {
 		// Contiguous keys are args's own: no copy, for GET on the shared

@@ -32,7 +32,13 @@ type server struct{ *child.Server }
 // startRedis starts a fresh redis-server with persistence off and the
 // extra configuration given, e.g. "--maxmemory", "64mb".
 func (h *harness) startRedis(ctx context.Context, extra ...string) (*server, error) {
-	return h.startServer(ctx, redisName, func(port int) (string, []string) {
+	return h.startRedisNamed(ctx, redisName, extra...)
+}
+
+// startRedisNamed is startRedis under another name, for a second
+// redis-server in one test.
+func (h *harness) startRedisNamed(ctx context.Context, name string, extra ...string) (*server, error) {
+	return h.startServer(ctx, name, func(port int) (string, []string) {
 		return "redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no"}, extra...)
 	})

@@ -20,10 +20,7 @@ const sharedKeys = 10000
 // the replica holds must not cost a round trip to Redis, nor more work
 // than a replica on its own does.
 func (h *harness) sharedTest(ctx context.Context) error {
-	tier, err := h.startServer(ctx, "redis-tier", func(port int) (string, []string) {
-		return "redis-server", []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--daemonize", "no"}
-	})
+	tier, err := h.startRedisNamed(ctx, "redis-tier")
 	if err != nil {
 		return err
 	}
@@ -51,17 +48,12 @@ func (h *harness) sharedTest(ctx context.Context) error {
 		random   bool
 	}
 	rows := []row{{1, false}, {1, true}, {16, false}, {16, true}}
-	type result struct {
-		smp []sample
-		cpu []float64 // µs per request
+	type cell struct {
+		server string
+		row    row
 	}
-	results := map[string]map[row]*result{}
-	for _, s := range servers {
-		results[s.Name] = map[row]*result{}
-		for _, r := range rows {
-			results[s.Name][r] = &result{}
-		}
-	}
+	samples := map[cell][]sample{}
+	cpu := map[cell][]float64{} // µs per request
 	for round := range h.opts.rounds {
 		order := append(slices.Clone(servers[round%2:]), servers[:round%2]...)
 		for _, r := range rows {
@@ -85,12 +77,12 @@ func (h *harness) sharedTest(ctx context.Context) error {
 					}
 					continue
 				}
-				res := results[s.Name][r]
+				k := cell{s.Name, r}
 				if smp, ok := got["GET"]; ok {
-					res.smp = append(res.smp, smp)
+					samples[k] = append(samples[k], smp)
 				}
 				if after, ok := processCPU(s.Pid()); ok && cpuOK {
-					res.cpu = append(res.cpu, float64(after-before)/float64(time.Microsecond)/float64(n))
+					cpu[k] = append(cpu[k], float64(after-before)/float64(time.Microsecond)/float64(n))
 				}
 			}
 		}
@@ -102,17 +94,17 @@ func (h *harness) sharedTest(ctx context.Context) error {
 	fmt.Fprintln(h.out, "| -P | keys | redis-server rps | stampedeless rps | ratio | p99 ratio | CPU/req redis-server µs | stampedeless µs | ratio |")
 	fmt.Fprintln(h.out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		a, b := results[ref.Name][r], results[st.Name][r]
-		if len(a.smp) == 0 || len(b.smp) == 0 {
+		a, b := cell{ref.Name, r}, cell{st.Name, r}
+		if len(samples[a]) == 0 || len(samples[b]) == 0 {
 			continue
 		}
-		sa, sb := medianSample(a.smp), medianSample(b.smp)
+		sa, sb := medianSample(samples[a]), medianSample(samples[b])
 		keys := "single"
 		if r.random {
 			keys = "random"
 		}
 		ratio := sb.rps / sa.rps
-		cpuA, cpuB := median(a.cpu), median(b.cpu)
+		cpuA, cpuB := median(cpu[a]), median(cpu[b])
 		cpuCell := "–"
 		if cpuA > 0 {
 			cpuCell = fmt.Sprintf("%.2f %s", cpuB/cpuA, mark(cpuB/cpuA <= cpuTarget))

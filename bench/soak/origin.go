@@ -266,7 +266,7 @@ func (o *faultyOrigin) check(minCooldown, tolerance, lead, loaderTimeout time.Du
 					res.excused++
 					continue
 				}
-				if short > 0 && startLag != nil && startLag(c) >= short {
+				if short > 0 && startLag(c) >= short {
 					res.stalled++
 					continue
 				}

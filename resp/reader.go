@@ -179,7 +179,7 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 		if r.buf[r.r] != '*' {
 			return r.parseInline()
 		}
-		count, line, ok := r.shortHeader(r.r)
+		count, line, ok := shortHeader(r.buf[r.r:r.w])
 		if !ok {
 			if line, ok = r.line(r.r); !ok {
 				if r.w-r.r > maxInline {
@@ -203,6 +203,11 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 		r.offs = r.offs[:0]
 		r.declared = 0
 	}
+	if len(r.offs) == 0 {
+		if args, ok := r.whole(lim, authenticated); ok {
+			return args, 0, nil
+		}
+	}
 	for len(r.offs) < 2*r.argc {
 		at := r.r + r.pos
 		if at >= r.w {
@@ -211,7 +216,7 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 		if r.buf[at] != '$' {
 			return nil, 0, ProtocolError(fmt.Sprintf("expected '$', got '%c'", r.buf[at]))
 		}
-		n, line, ok := r.shortHeader(at)
+		n, line, ok := shortHeader(r.buf[at:r.w])
 		if !ok {
 			if line, ok = r.line(at); !ok {
 				if r.w-at > maxInline {
@@ -247,25 +252,57 @@ func (r *Reader) parse(lim Limits, authenticated bool) ([][]byte, int, error) {
 	return r.args, 0, nil
 }
 
-// shortHeader is line and parseInt of the usual header at buf[at:] (its
-// type byte first) in one pass: up to 18 digits, no leading zero, then
-// '\r' and a byte after it. ok is false for anything else (a sign, a
+// whole parses, in one pass, the arguments of a command whose header has
+// been read, when they are all in the buffer with short headers and within
+// the limits: the usual command of a pipelined batch. It returns false,
+// the reader where it was, for anything else, which parse's resumable loop
+// then parses or refuses.
+func (r *Reader) whole(lim Limits, authenticated bool) ([][]byte, bool) {
+	buf := r.buf[r.r:r.w]
+	maxBulk := lim.MaxBulk
+	if !authenticated {
+		maxBulk = min(maxBulk, unauthMaxBulk)
+	}
+	args := r.args[:0]
+	pos, declared := r.pos, int64(0)
+	for range r.argc {
+		if pos >= len(buf) || buf[pos] != '$' {
+			return nil, false
+		}
+		n, line, ok := shortHeader(buf[pos:])
+		declared += n
+		start := pos + line + 2
+		end := start + int(n)
+		if !ok || n > maxBulk || declared > lim.MaxQuery || end+2 > len(buf) {
+			return nil, false
+		}
+		args = append(args, buf[start:end])
+		pos = end + 2
+	}
+	r.args = args
+	r.r += pos
+	r.argc = 0
+	return args, true
+}
+
+// shortHeader is line and parseInt of the usual header at the start of b
+// (its type byte first) in one pass: up to 18 digits, no leading zero,
+// then '\r' and a byte after it. ok is false for anything else (a sign, a
 // longer number, an incomplete or bad line), which the two then read and
 // judge as before.
-func (r *Reader) shortHeader(at int) (n int64, line int, ok bool) {
-	i := at + 1
-	for end := min(r.w-1, at+1+18); i < end; i++ {
-		c := r.buf[i]
+func shortHeader(b []byte) (n int64, line int, ok bool) {
+	i := 1
+	for end := min(len(b)-1, 1+18); i < end; i++ {
+		c := b[i]
 		if c < '0' || c > '9' {
 			break
 		}
 		n = n*10 + int64(c-'0')
 	}
-	digits := i - at - 1
-	if i >= r.w-1 || r.buf[i] != '\r' || digits == 0 || digits > 1 && r.buf[at+1] == '0' {
+	if i >= len(b)-1 || b[i] != '\r' || i == 1 || i > 2 && b[1] == '0' {
 		return 0, 0, false
 	}
-	return n, i - at, true
+	return n, i, true
 }
 
 // line returns the length of the header line at buf[at:] up to its "\r\n".

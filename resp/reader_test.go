@@ -261,7 +261,7 @@ func TestShortHeader(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &Reader{buf: []byte(c), w: len(c)}
-		n, line, ok := r.shortHeader(0)
+		n, line, ok := shortHeader(r.buf)
 		if !ok {
 			continue
 		}
@@ -273,8 +273,7 @@ func TestShortHeader(t *testing.T) {
 	}
 	for c, want := range map[string]bool{"$5\r\n": true, "*2\r\n": true, "$0\r\n": true, "$5\r": false,
 		"$5": false, "$05\r\n": false, "$-1\r\n": false, "$\r\n": false, "$1234567890123456789\r\n": false} {
-		r := &Reader{buf: []byte(c), w: len(c)}
-		if _, _, ok := r.shortHeader(0); ok != want {
+		if _, _, ok := shortHeader([]byte(c)); ok != want {
 			t.Errorf("shortHeader(%q) ok = %v, want %v", c, ok, want)
 		}
 	}

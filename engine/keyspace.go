@@ -317,12 +317,15 @@ func (s *Store) evictOver() {
 func (s *Store) sweepShard(sh *shard) {
 	const sample, rounds = 20, 16
 	for range rounds {
-		now := s.now()
 		sh.mu.Lock()
 		if sh.volatile == 0 {
 			sh.mu.Unlock()
 			return
 		}
+		// Read only where a key may expire: a clock no one reads sleeps
+		// (internal/clock), and a sweep of shards without deadlines would
+		// wake it ten times a second.
+		now := s.now()
 		// Persistent keys are skipped but still bound the walk, so a shard
 		// of mostly persistent keys is not scanned end to end. The walk
 		// resumes where the last one stopped.

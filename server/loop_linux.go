@@ -173,6 +173,7 @@ func (l *eventLoop) run() {
 	runningLoops.Add(1)
 	defer runningLoops.Add(-1)
 	procs := int32(runtime.GOMAXPROCS(0))
+	emptyWaits := 0 // in a row
 	for {
 		timeout := -1
 		switch {
@@ -181,7 +182,12 @@ func (l *eventLoop) run() {
 		case l.blocked > 0:
 			timeout = 1000 // write timeouts are counted in seconds
 		}
-		n, err := l.wait(procs, timeout)
+		n, err := l.wait(procs, timeout, emptyWaits >= restAfter)
+		if n > 0 {
+			emptyWaits = 0
+		} else {
+			emptyWaits++
+		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			// Nothing the loop serves can be served any more.
 			l.srv.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)
@@ -218,9 +224,12 @@ func (l *eventLoop) run() {
 // (the collector, continuations, a test's clients) has a P no loop can
 // take; otherwise (--event-loops as many as the cores, or several servers
 // in one process, as in tests) it waits as a system call, first checking
-// for events without one (pollNow).
-func (l *eventLoop) wait(procs int32, timeout int) (int, error) {
-	if runningLoops.Load() < procs {
+// for events without one (pollNow). A resting loop, one that has found
+// nothing for a while, also waits as a system call when it has no
+// timeout: holding its P, it would wake every 10 ms (holdingWaitMax, and
+// Go's monitor's signal), which made most of an idle server's wakings.
+func (l *eventLoop) wait(procs int32, timeout int, resting bool) (int, error) {
+	if runningLoops.Load() < procs && !(resting && timeout < 0) {
 		return waitHoldingP(l.ep, l.events, timeout)
 	}
 	if n := pollNow(l.ep, l.events); n > 0 {
@@ -228,6 +237,10 @@ func (l *eventLoop) wait(procs int32, timeout int) (int, error) {
 	}
 	return syscall.EpollWait(l.ep, l.events, timeout)
 }
+
+// restAfter is how many empty waits in a row (of up to holdingWaitMax
+// each) make a loop resting (eventLoop.wait).
+const restAfter = 10
 
 // runningLoops counts the event loops running in the process, of every
 // server.

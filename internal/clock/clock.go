@@ -11,6 +11,11 @@
 // goroutine every Resolution while no one else does; so a reader is never
 // more than about Resolution behind the system clock (restWhileKept just
 // after the others stop), and a pipeline of commands costs one reading.
+//
+// A clock no one reads is not kept: after sleepAfter looks with no reader
+// the goroutine sleeps, and the next reader takes a reading itself and
+// wakes it. An idle server so wakes a few dozen times a second rather
+// than a thousand (redis-server's is ten: its hz).
 package clock
 
 import (
@@ -40,20 +45,34 @@ const restWhileKept = 10 * time.Millisecond
 // microseconds between them; a real step (an operator's, NTP's) is followed.
 const stepBack = time.Second
 
+// sleepAfter is how many of its goroutine's looks in a row must find the
+// clock unread for it to sleep until a reader comes.
+const sleepAfter = 10
+
+// A Clock's state, as its goroutine and its readers see it.
+const (
+	unread   int32 = iota // no one read the clock since the goroutine last looked
+	read                  // someone did
+	sleeping              // the goroutine sleeps until a reader wakes it
+)
+
 // A Clock is the time as of its last reading. Make one with New and stop
 // it with Stop; it is safe for concurrent use.
 type Clock struct {
 	nanos atomic.Int64 // the last reading, Unix nanoseconds
+	state atomic.Int32 // unread, read or sleeping
 	wakes atomic.Int64 // how often the Clock's goroutine woke
+	wake  chan struct{}
 	done  chan struct{}
 	stop  sync.Once
 }
 
 // New returns a Clock holding a reading of the system clock, whose
-// goroutine takes another every Resolution until Stop.
+// goroutine takes another every Resolution while it is read, until Stop.
 func New() *Clock {
-	c := &Clock{done: make(chan struct{})}
+	c := &Clock{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.Read()
+	c.state.Store(read)
 	go c.tick()
 	return c
 }
@@ -62,6 +81,7 @@ func (c *Clock) tick() {
 	t := time.NewTimer(Resolution)
 	defer t.Stop()
 	var mine int64 // the goroutine's own last reading
+	unreadLooks := 0
 	for {
 		select {
 		case <-t.C:
@@ -69,6 +89,16 @@ func (c *Clock) tick() {
 			return
 		}
 		c.wakes.Add(1)
+		if c.state.Swap(unread) != unread {
+			unreadLooks = 0
+		} else if unreadLooks++; unreadLooks >= sleepAfter && c.state.CompareAndSwap(unread, sleeping) {
+			select {
+			case <-c.wake: // firstRead took a reading and set read
+			case <-c.done:
+				return
+			}
+			unreadLooks = 0
+		}
 		wait := Resolution
 		if last := c.nanos.Load(); last != mine && time.Now().UnixNano()-last < int64(Resolution) {
 			wait = restWhileKept // someone else read it within the last Resolution
@@ -85,10 +115,29 @@ func (c *Clock) Stop() { c.stop.Do(func() { close(c.done) }) }
 
 // Now is the time of the last reading. It has no monotonic reading: what
 // is measured with it is measured on the wall clock, as deadlines are.
-func (c *Clock) Now() time.Time { return time.Unix(0, c.nanos.Load()) }
+func (c *Clock) Now() time.Time { return time.Unix(0, c.Nanos()) }
 
 // Nanos is the last reading, in Unix nanoseconds.
-func (c *Clock) Nanos() int64 { return c.nanos.Load() }
+func (c *Clock) Nanos() int64 {
+	if c.state.Load() != read {
+		c.firstRead()
+	}
+	return c.nanos.Load()
+}
+
+// firstRead marks the clock read since its goroutine last looked; if the
+// goroutine sleeps, the reading it stopped at may be old, so firstRead
+// takes one before it wakes the goroutine.
+func (c *Clock) firstRead() {
+	if c.state.Load() == sleeping {
+		c.Read()
+		if c.state.CompareAndSwap(sleeping, read) {
+			c.wake <- struct{}{}
+		}
+		return
+	}
+	c.state.CompareAndSwap(unread, read)
+}
 
 // Read takes a reading of the system clock, which every reader sees from
 // then on, and returns the clock's time: the reading, or a later one

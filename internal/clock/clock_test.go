@@ -32,10 +32,16 @@ func TestTicks(t *testing.T) {
 func waitForTick(t *testing.T, c *Clock) {
 	t.Helper()
 	start := c.Nanos()
+	waitFor(t, "the clock to tick", func() bool { return c.Nanos() != start })
+}
+
+// waitFor polls cond every Resolution until it holds, for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Nanos() == start {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("the clock did not tick in 10 s")
+			t.Fatalf("waited 10 s for %s", what)
 		}
 		time.Sleep(Resolution)
 	}
@@ -127,4 +133,61 @@ func TestRestsWhileKept(t *testing.T) {
 		t.Fatalf("the goroutine woke %d times in %v while another kept the clock, want at most %d", kept, span, limit)
 	}
 	waitForTick(t, c) // left alone again, it ticks
+}
+
+// waitForSleep waits for c's goroutine to sleep, without reading c.
+func waitForSleep(t *testing.T, c *Clock) {
+	t.Helper()
+	waitFor(t, "the unread clock's goroutine to sleep", func() bool { return c.state.Load() == sleeping })
+}
+
+// Unread, the clock's goroutine sleeps; the next reader gets a reading
+// of its own, not the one the goroutine stopped at, and wakes it.
+func TestSleepsUnread(t *testing.T) {
+	c := New()
+	defer c.Stop()
+	waitForSleep(t, c)
+	wakes := c.wakes.Load()
+	time.Sleep(20 * Resolution)
+	if got := c.wakes.Load(); got != wakes {
+		t.Fatalf("asleep, the goroutine woke %d times", got-wakes)
+	}
+	before := time.Now().UnixNano()
+	if got := c.Nanos(); got < before {
+		t.Fatalf("the first read after a sleep = %d, before it began %d: the stale reading", got, before)
+	}
+	// Woken, it looks again (and may sleep again).
+	waitFor(t, "a reader to wake the sleeping goroutine", func() bool { return c.wakes.Load() != wakes })
+}
+
+// Many readers at once wake a sleeping clock once, and none blocks.
+func TestManyWakeASleepingClock(t *testing.T) {
+	c := New()
+	defer c.Stop()
+	for range 3 {
+		waitForSleep(t, c)
+		before := time.Now().UnixNano()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if got := c.Now().UnixNano(); got < before {
+					t.Errorf("a reader of the woken clock got %d, before the wake %d", got, before)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// A stopped clock still answers readers, asleep or not.
+func TestReadAfterStopWhileAsleep(t *testing.T) {
+	c := New()
+	waitForSleep(t, c)
+	c.Stop()
+	before := time.Now().UnixNano()
+	if c.Nanos() < before || c.Nanos() < before {
+		t.Fatal("a stopped clock that slept did not take a reading for its reader")
+	}
 }

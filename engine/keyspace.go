@@ -272,10 +272,14 @@ func (s *Store) sweep(interval time.Duration) {
 			if s.sweptClock {
 				s.tickClock()
 			}
+			// One reading for the whole sweep: a clock read rarely does
+			// not wake (internal/clock), and a key that expires during
+			// the sweep's few microseconds goes at the next.
+			now := s.now()
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half
 				// of (Section).
-				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i]) })
+				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i], now) })
 			}
 			s.feeder.flush()
 			s.tellIfPastHalf() // a charge may have moved the bound
@@ -314,7 +318,7 @@ func (s *Store) evictOver() {
 	}
 }
 
-func (s *Store) sweepShard(sh *shard) {
+func (s *Store) sweepShard(sh *shard, now int64) {
 	const sample, rounds = 20, 16
 	for range rounds {
 		sh.mu.Lock()
@@ -322,10 +326,6 @@ func (s *Store) sweepShard(sh *shard) {
 			sh.mu.Unlock()
 			return
 		}
-		// Read only where a key may expire: a clock no one reads sleeps
-		// (internal/clock), and a sweep of shards without deadlines would
-		// wake it ten times a second.
-		now := s.now()
 		// Persistent keys are skipped but still bound the walk, so a shard
 		// of mostly persistent keys is not scanned end to end. The walk
 		// resumes where the last one stopped.

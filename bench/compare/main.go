@@ -71,6 +71,8 @@ type options struct {
 	loops           int  // stampedeless --event-loops (0: its default)
 	fill            bool // the read-through test (fillTest)
 	shared          bool // GET hits with --redis (sharedTest)
+	idle            bool // CPU at rest (idleTest)
+	idleFor         time.Duration
 	stampedeClients int
 	// baseline is another stampedeless binary (an earlier commit's, say)
 	// measured in the same rounds, to show a change did not slow it.
@@ -115,6 +117,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
 	fs.BoolVar(&o.fill, "fill", true, "run the read-through test: GETFILL hits against GET of one key, and a stampede of -stampede-clients on one cold key")
 	fs.BoolVar(&o.shared, "shared", true, "run the shared-tier test: GET hits served locally by stampedeless --redis (on a redis-server of its own) against redis-server's GET")
+	fs.BoolVar(&o.idle, "idle", true, "run the idle test: each server's CPU over -idle-for holding 1,000 keys with a TTL and one silent client")
+	fs.DurationVar(&o.idleFor, "idle-for", 30*time.Second, "span of the idle test")
 	fs.IntVar(&o.stampedeClients, "stampede-clients", 10000, "connections of the stampede (each needs a descriptor in both processes: ulimit -n)")
 	fs.BoolVar(&o.quick, "quick", false, "smoke test: tiny -n, 1 round, small memory test (explicit -n/-rounds/-keys still win)")
 	fs.BoolVar(&o.raw, "raw", false, "also print every individual run")
@@ -185,12 +189,17 @@ func parseFlags(args []string) (options, error) {
 		if !set["zipf-reads"] {
 			o.zipfReads = 300000
 		}
+		if !set["idle-for"] {
+			o.idleFor = 3 * time.Second
+		}
 	}
 	switch {
 	case o.rounds < 1:
 		return o, errors.New("-rounds must be at least 1")
 	case o.n < 1:
 		return o, errors.New("-n must be at least 1")
+	case o.idleFor < time.Second:
+		return o, errors.New("-idle-for must be at least 1s")
 	case o.persistKeys < 1 || o.persistKeys > 99999999:
 		return o, errors.New("-persist-keys must be between 1 and 99999999")
 	case o.persistRounds < 1:
@@ -339,7 +348,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.fill, h.fillTest}, {h.opts.shared, h.sharedTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.shared, h.sharedTest}, {h.opts.idle, h.idleTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

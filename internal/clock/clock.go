@@ -13,9 +13,11 @@
 // after the others stop), and a pipeline of commands costs one reading.
 //
 // A clock no one reads is not kept: after sleepAfter looks with no reader
-// the goroutine sleeps, and the next reader takes a reading itself and
-// wakes it. An idle server so wakes a few dozen times a second rather
-// than a thousand (redis-server's is ten: its hz).
+// the goroutine sleeps. A reader then takes a reading itself, and wakes
+// the goroutine only when readers come often (two within Resolution): an
+// idle server's timers, reading the time ten times a second, leave it
+// asleep, and the server wakes a few dozen times a second rather than a
+// thousand (redis-server: ten, its hz).
 package clock
 
 import (
@@ -47,7 +49,7 @@ const stepBack = time.Second
 
 // sleepAfter is how many of its goroutine's looks in a row must find the
 // clock unread for it to sleep until a reader comes.
-const sleepAfter = 10
+const sleepAfter = 3
 
 // A Clock's state, as its goroutine and its readers see it.
 const (
@@ -61,10 +63,13 @@ const (
 type Clock struct {
 	nanos atomic.Int64 // the last reading, Unix nanoseconds
 	state atomic.Int32 // unread, read or sleeping
-	wakes atomic.Int64 // how often the Clock's goroutine woke
-	wake  chan struct{}
-	done  chan struct{}
-	stop  sync.Once
+	// asleepRead is the last reading a reader took while the goroutine
+	// slept.
+	asleepRead atomic.Int64
+	wakes      atomic.Int64 // how often the Clock's goroutine woke
+	wake       chan struct{}
+	done       chan struct{}
+	stop       sync.Once
 }
 
 // New returns a Clock holding a reading of the system clock, whose
@@ -93,7 +98,7 @@ func (c *Clock) tick() {
 			unreadLooks = 0
 		} else if unreadLooks++; unreadLooks >= sleepAfter && c.state.CompareAndSwap(unread, sleeping) {
 			select {
-			case <-c.wake: // firstRead took a reading and set read
+			case <-c.wake: // firstRead set read
 			case <-c.done:
 				return
 			}
@@ -125,18 +130,19 @@ func (c *Clock) Nanos() int64 {
 	return c.nanos.Load()
 }
 
-// firstRead marks the clock read since its goroutine last looked; if the
-// goroutine sleeps, the reading it stopped at may be old, so firstRead
-// takes one before it wakes the goroutine.
+// firstRead marks the clock read since its goroutine last looked. While
+// the goroutine sleeps the reading it stopped at may be old, so firstRead
+// takes one, and wakes the goroutine if the last reader to take one did
+// so within Resolution: readers come often enough to keep the clock for.
 func (c *Clock) firstRead() {
-	if c.state.Load() == sleeping {
-		c.Read()
-		if c.state.CompareAndSwap(sleeping, read) {
-			c.wake <- struct{}{}
-		}
+	if c.state.Load() != sleeping {
+		c.state.CompareAndSwap(unread, read)
 		return
 	}
-	c.state.CompareAndSwap(unread, read)
+	now := c.Read()
+	if now-c.asleepRead.Swap(now) < int64(Resolution) && c.state.CompareAndSwap(sleeping, read) {
+		c.wake <- struct{}{}
+	}
 }
 
 // Read takes a reading of the system clock, which every reader sees from

@@ -141,8 +141,10 @@ func waitForSleep(t *testing.T, c *Clock) {
 	waitFor(t, "the unread clock's goroutine to sleep", func() bool { return c.state.Load() == sleeping })
 }
 
-// Unread, the clock's goroutine sleeps; the next reader gets a reading
-// of its own, not the one the goroutine stopped at, and wakes it.
+// Unread, the clock's goroutine sleeps. A reader then gets a reading of
+// its own, not the one the goroutine stopped at; one reader alone (a
+// timer's, now and then) leaves it asleep, and readers coming often wake
+// it.
 func TestSleepsUnread(t *testing.T) {
 	c := New()
 	defer c.Stop()
@@ -156,8 +158,17 @@ func TestSleepsUnread(t *testing.T) {
 	if got := c.Nanos(); got < before {
 		t.Fatalf("the first read after a sleep = %d, before it began %d: the stale reading", got, before)
 	}
-	// Woken, it looks again (and may sleep again).
-	waitFor(t, "a reader to wake the sleeping goroutine", func() bool { return c.wakes.Load() != wakes })
+	if c.state.Load() != sleeping {
+		t.Fatal("one reader woke the sleeping goroutine")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.state.Load() == sleeping {
+		if time.Now().After(deadline) {
+			t.Fatal("readers reading without a pause did not wake the goroutine in 10 s")
+		}
+		c.Nanos()
+	}
+	waitFor(t, "the woken goroutine to look", func() bool { return c.wakes.Load() != wakes })
 }
 
 // Many readers at once wake a sleeping clock once, and none blocks.

@@ -88,6 +88,9 @@ type feeder struct {
 	// with that cost: after the next drain they are removed and Set anew
 	// if the store is still over.
 	regrow map[uint64]int64
+	// sentSinceClear: something was sent since ristretto was last
+	// cleared (Store.Flush).
+	sentSinceClear bool
 }
 
 // queue records a change. The caller holds the lock of h's shard.
@@ -192,6 +195,7 @@ func (f *feeder) send(ops []policyOp) {
 			f.drain()
 		}
 		f.sent++
+		f.sentSinceClear = true
 		// The last op sent for a hash decides what becomes of it.
 		delete(f.regrow, op.h)
 		if op.cost < 0 {

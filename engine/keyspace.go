@@ -217,7 +217,11 @@ func (s *Store) Flush(async bool) {
 	s.compactMu.Unlock()
 	s.notify(Flushed, nil)
 	clear := func() {
-		s.policy.Clear()
+		// Nothing told since the last Clear, nothing to clear.
+		if told := s.readSinceClear.Swap(false); told || s.feeder.sentSinceClear {
+			s.policy.Clear()
+			s.feeder.sentSinceClear = false
+		}
 		s.quiet.Store(false)
 		s.feeder.sendMu.Unlock()
 		s.feed()

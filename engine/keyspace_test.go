@@ -379,6 +379,35 @@ func TestFlush(t *testing.T) {
 	}
 }
 
+// Flush clears ristretto of what it was told since the last Flush, and
+// skips the clear when it was told nothing: an empty store's FLUSHALL
+// does not walk ristretto's sketch.
+func TestFlushClearsThePolicyWhenTold(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20, ExpireInterval: noSweep})
+	inPolicy := func(key string) bool {
+		s.policy.Wait()
+		_, ok := s.policy.GetTTL(s.hash([]byte(key)))
+		return ok
+	}
+	s.tellAll() // below half the bound ristretto is told nothing otherwise
+	for round := range 3 {
+		key := fmt.Sprintf("k%d", round)
+		set(t, s, key, "v")
+		s.feeder.flush()
+		if !inPolicy(key) {
+			t.Fatalf("round %d: ristretto does not hold %q after its write", round, key)
+		}
+		s.Flush(false)
+		if inPolicy(key) {
+			t.Fatalf("round %d: ristretto still holds %q after Flush", round, key)
+		}
+		if s.feeder.sentSinceClear || s.readSinceClear.Load() {
+			t.Fatalf("round %d: told since the clear right after it", round)
+		}
+		s.Flush(false) // nothing told: no clear, and nothing left to clear
+	}
+}
+
 func TestFlushWithConcurrentWriters(t *testing.T) {
 	// Writes racing with flushes must leave no entry ristretto does not
 	// know about, and no orphan in ristretto.

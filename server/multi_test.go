@@ -329,16 +329,18 @@ func TestMultiKeyCommandsAreAtomic(t *testing.T) {
 		readWhileWriting(t, tt.name, rs, func() error {
 			for i := range writes {
 				var err error
-				switch i % 4 {
-				case 0, 1:
+				switch {
+				case i%4 < 2, i%4 == 3 && i%40 != 3:
 					var pairs []any
 					for _, k := range keys {
 						pairs = append(pairs, k, i)
 					}
 					err = w.MSet(ctx, pairs...).Err()
-				case 2:
+				case i%4 == 2:
 					err = w.Del(ctx, keys...).Err()
-				case 3:
+				default:
+					// One write in 40: under the race detector a
+					// FLUSHALL clearing ristretto's sketch takes 70 ms.
 					err = w.FlushAll(ctx).Err()
 				}
 				if err != nil {

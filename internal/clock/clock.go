@@ -55,12 +55,12 @@ const sleepAfter = 3
 
 // sleepingLook is how often a sleeping Clock's goroutine looks whether
 // readers came: the longest they take readings of their own.
-const sleepingLook = 250 * time.Millisecond
+const sleepingLook = 100 * time.Millisecond
 
 // resumeReads is how many readings readers must have taken since a
 // sleeping goroutine's last look for it to take up its ticks again; the
-// expiry sweep alone takes one a pass, ten a second.
-const resumeReads = 8
+// expiry sweep alone takes one a pass.
+const resumeReads = 4
 
 // A Clock's state, as its goroutine and its readers see it.
 const (

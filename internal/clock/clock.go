@@ -13,13 +13,11 @@
 // after the others stop), and a pipeline of commands costs one reading.
 //
 // A clock no one reads is not kept: after sleepAfter looks with no reader
-// the goroutine sleeps, looking only every sleepingLook. Meanwhile every
-// reader takes a reading of its own, and the goroutine's next look, seeing
-// that readers came (resumeReads of them: not a timer's one), takes up
-// its ticks again. A reader never wakes it:
-// waking a goroutine on the way to an answer cost a request after a pause
-// tens of microseconds. An idle server so wakes a few dozen times a second
-// rather than a thousand (redis-server: ten, its hz).
+// the goroutine sleeps. A reader then takes a reading itself, and wakes
+// the goroutine only when readers come often (two within Resolution): an
+// idle server's timers, reading the time ten times a second, leave it
+// asleep, and the server wakes a few dozen times a second rather than a
+// thousand (redis-server: ten, its hz).
 package clock
 
 import (
@@ -50,23 +48,14 @@ const restWhileKept = 10 * time.Millisecond
 const stepBack = time.Second
 
 // sleepAfter is how many of its goroutine's looks in a row must find the
-// clock unread for it to sleep.
+// clock unread for it to sleep until a reader comes.
 const sleepAfter = 3
-
-// sleepingLook is how often a sleeping Clock's goroutine looks whether
-// readers came: the longest they take readings of their own.
-const sleepingLook = 100 * time.Millisecond
-
-// resumeReads is how many readings readers must have taken since a
-// sleeping goroutine's last look for it to take up its ticks again; the
-// expiry sweep alone takes one a pass.
-const resumeReads = 4
 
 // A Clock's state, as its goroutine and its readers see it.
 const (
 	unread   int32 = iota // no one read the clock since the goroutine last looked
 	read                  // someone did
-	sleeping              // the goroutine sleeps; readers take their own readings
+	sleeping              // the goroutine sleeps until a reader wakes it
 )
 
 // A Clock is the time as of its last reading. Make one with New and stop
@@ -74,18 +63,19 @@ const (
 type Clock struct {
 	nanos atomic.Int64 // the last reading, Unix nanoseconds
 	state atomic.Int32 // unread, read or sleeping
-	// asleepReads counts the readings readers took since the sleeping
-	// goroutine last looked.
-	asleepReads atomic.Int64
-	wakes       atomic.Int64 // how often the Clock's goroutine woke
-	done        chan struct{}
-	stop        sync.Once
+	// asleepRead is the last reading a reader took while the goroutine
+	// slept.
+	asleepRead atomic.Int64
+	wakes      atomic.Int64 // how often the Clock's goroutine woke
+	wake       chan struct{}
+	done       chan struct{}
+	stop       sync.Once
 }
 
 // New returns a Clock holding a reading of the system clock, whose
 // goroutine takes another every Resolution while it is read, until Stop.
 func New() *Clock {
-	c := &Clock{done: make(chan struct{})}
+	c := &Clock{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.Read()
 	c.state.Store(read)
 	go c.tick()
@@ -104,24 +94,15 @@ func (c *Clock) tick() {
 			return
 		}
 		c.wakes.Add(1)
-		switch {
-		case c.state.Load() == sleeping:
-			if c.asleepReads.Swap(0) < resumeReads {
-				t.Reset(sleepingLook)
-				continue
-			}
-			// Readers came: a fresh reading before they see the state
-			// that has them read it, then the ticks again.
-			mine = c.Read()
-			c.state.Store(read)
+		if c.state.Swap(unread) != unread {
 			unreadLooks = 0
-		case c.state.Swap(unread) != unread:
-			unreadLooks = 0
-		default:
-			if unreadLooks++; unreadLooks >= sleepAfter && c.state.CompareAndSwap(unread, sleeping) {
-				t.Reset(sleepingLook)
-				continue
+		} else if unreadLooks++; unreadLooks >= sleepAfter && c.state.CompareAndSwap(unread, sleeping) {
+			select {
+			case <-c.wake: // firstRead set read
+			case <-c.done:
+				return
 			}
+			unreadLooks = 0
 		}
 		wait := Resolution
 		if last := c.nanos.Load(); last != mine && time.Now().UnixNano()-last < int64(Resolution) {
@@ -144,21 +125,24 @@ func (c *Clock) Now() time.Time { return time.Unix(0, c.Nanos()) }
 // Nanos is the last reading, in Unix nanoseconds.
 func (c *Clock) Nanos() int64 {
 	if c.state.Load() != read {
-		return c.firstRead()
+		c.firstRead()
 	}
 	return c.nanos.Load()
 }
 
-// firstRead is Nanos for a reader the goroutine has not seen: it marks
-// the clock read since the goroutine last looked, and while the goroutine
-// sleeps, when the last reading may be old, takes one.
-func (c *Clock) firstRead() int64 {
+// firstRead marks the clock read since its goroutine last looked. While
+// the goroutine sleeps the reading it stopped at may be old, so firstRead
+// takes one, and wakes the goroutine if the last reader to take one did
+// so within Resolution: readers come often enough to keep the clock for.
+func (c *Clock) firstRead() {
 	if c.state.Load() != sleeping {
 		c.state.CompareAndSwap(unread, read)
-		return c.nanos.Load()
+		return
 	}
-	c.asleepReads.Add(1)
-	return c.Read()
+	now := c.Read()
+	if now-c.asleepRead.Swap(now) < int64(Resolution) && c.state.CompareAndSwap(sleeping, read) {
+		c.wake <- struct{}{}
+	}
 }
 
 // Read takes a reading of the system clock, which every reader sees from

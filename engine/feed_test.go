@@ -11,11 +11,7 @@ import (
 // complete picture.
 func TestFeedBatchesWithinBound(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 8 << 20, ExpireInterval: noSweep})
-	held := func(key string) bool {
-		s.policy.Wait()
-		_, ok := s.policy.GetTTL(s.hash([]byte(key)))
-		return ok
-	}
+	held := func(key string) bool { return policyHolds(s, key) }
 	// Below half the bound ristretto is told nothing until it is told of
 	// every key (TestToldFromHalfTheBound); here it is, from the start.
 	s.tellAll()
@@ -59,11 +55,7 @@ func TestToldFromHalfTheBound(t *testing.T) {
 	const keys = 1000
 	value := string(make([]byte, 100))
 	s := newStore(t, Options{MaxMemory: 4 * keys * entryCost(9, len(value)), ExpireInterval: noSweep})
-	held := func(key string) bool {
-		s.policy.Wait()
-		_, ok := s.policy.GetTTL(s.hash([]byte(key)))
-		return ok
-	}
+	held := func(key string) bool { return policyHolds(s, key) }
 	for i := range keys {
 		mustSet(t, s, fmt.Sprintf("key:%05d", i), value, SetOptions{})
 	}

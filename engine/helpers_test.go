@@ -104,6 +104,14 @@ func wantMiss(t testing.TB, s *Store, key string) {
 // so far, and with it every eviction and rejection those caused.
 func settle(s *Store) { s.Sync() }
 
+// policyHolds reports whether ristretto holds key, once it has applied
+// what it was sent.
+func policyHolds(s *Store, key string) bool {
+	s.policy.Wait()
+	_, ok := s.policy.GetTTL(s.hash([]byte(key)))
+	return ok
+}
+
 // liveCost sums the cost of the records in the indexes.
 func liveCost(s *Store) (entries int, cost int64) {
 	for i := range s.shards {

@@ -218,7 +218,7 @@ func (s *Store) Flush(async bool) {
 	s.notify(Flushed, nil)
 	clear := func() {
 		// Nothing told since the last Clear, nothing to clear.
-		if told := s.readSinceClear.Swap(false); told || s.feeder.sentSinceClear {
+		if s.readSinceClear.Swap(false) || s.feeder.sentSinceClear {
 			s.policy.Clear()
 			s.feeder.sentSinceClear = false
 		}
@@ -276,9 +276,10 @@ func (s *Store) sweep(interval time.Duration) {
 			if s.sweptClock {
 				s.tickClock()
 			}
-			// One reading for the whole sweep: a clock read rarely does
-			// not wake (internal/clock), and a key that expires during
-			// the sweep's few microseconds goes at the next.
+			// One reading for the whole sweep: a lone reading of a
+			// sleeping clock leaves it asleep (internal/clock), and a key
+			// that expires during the sweep's few microseconds goes at
+			// the next.
 			now := s.now()
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half

@@ -384,11 +384,7 @@ func TestFlush(t *testing.T) {
 // does not walk ristretto's sketch.
 func TestFlushClearsThePolicyWhenTold(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 64 << 20, ExpireInterval: noSweep})
-	inPolicy := func(key string) bool {
-		s.policy.Wait()
-		_, ok := s.policy.GetTTL(s.hash([]byte(key)))
-		return ok
-	}
+	inPolicy := func(key string) bool { return policyHolds(s, key) }
 	s.tellAll() // below half the bound ristretto is told nothing otherwise
 	for round := range 3 {
 		key := fmt.Sprintf("k%d", round)

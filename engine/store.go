@@ -229,7 +229,8 @@ type Store struct {
 	// readSinceClear: a read was reported to ristretto since it was last
 	// cleared. With the feeder's sentSinceClear it spares a FLUSHALL of
 	// an empty store ristretto's Clear, which walks its whole sketch
-	// (about a millisecond at a 1 GB bound).
+	// (about a millisecond at any bound from 256 MB, where the sketch
+	// stops growing).
 	readSinceClear atomic.Bool
 
 	stop   chan struct{}

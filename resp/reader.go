@@ -134,25 +134,14 @@ func (l Limits) withDefaults() Limits {
 // command in progress needs in all; it only caps how far the buffer grows
 // ahead of the data.
 func (r *Reader) fill(need int) error {
-	if r.r == r.w {
-		r.r, r.w = 0, 0
-		if len(r.buf) > maxIdleBuf && r.argc == 0 {
-			r.buf = make([]byte, readSize)
+	if len(r.settle()) == 0 {
+		size := 2 * len(r.buf)
+		if need > len(r.buf) && need < size {
+			size = need
 		}
-	}
-	if r.w == len(r.buf) {
-		if r.r > 0 {
-			r.w = copy(r.buf, r.buf[r.r:r.w])
-			r.r = 0
-		} else {
-			size := 2 * len(r.buf)
-			if need > len(r.buf) && need < size {
-				size = need
-			}
-			buf := make([]byte, size)
-			copy(buf, r.buf[:r.w])
-			r.buf = buf
-		}
+		buf := make([]byte, size)
+		copy(buf, r.buf[:r.w])
+		r.buf = buf
 	}
 	if r.BeforeBlock != nil {
 		if err := r.BeforeBlock(); err != nil {
@@ -169,6 +158,37 @@ func (r *Reader) fill(need int) error {
 		err = io.ErrNoProgress
 	}
 	return err
+}
+
+// settle makes room at the end of the buffer without growing it: a
+// drained buffer starts over (smaller, if it grew), a full one moves its
+// unreturned bytes to the front. It returns the room, empty when unreturned
+// bytes fill the whole buffer.
+func (r *Reader) settle() []byte {
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if len(r.buf) > maxIdleBuf && r.argc == 0 {
+			r.buf = make([]byte, readSize)
+		}
+	}
+	if r.w == len(r.buf) && r.r > 0 {
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	return r.buf[r.w:]
+}
+
+// Room returns the part of the buffer the next read fills, for a caller
+// that reads the source itself (an event loop reading many sockets in one
+// system call) and reports what it read with Filled. It is empty when the
+// buffer is full of a command in progress: ReadCommand then grows it as
+// the command needs.
+func (r *Reader) Room() []byte { return r.settle() }
+
+// Filled records that n bytes were read into Room's slice.
+func (r *Reader) Filled(n int) {
+	r.w += n
+	r.received += int64(n)
 }
 
 // parse tries to complete a command from buf[r:w]. It returns the command,

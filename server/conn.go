@@ -120,11 +120,16 @@ type loopState struct {
 	loop *eventLoop
 	// fd is the socket, duplicated out of Go's poller; sock reads and
 	// writes it; interest is what it is registered with in epoll;
-	// readable: epoll said it has input.
+	// readable: epoll said it has input, which the next read reads.
 	fd       int
 	sock     socket
 	interest uint32
 	readable bool
+	// received: this turn's read was made with the others' (receive),
+	// which set readable; readErr is what that read ended in (the end of
+	// input, a socket error), for the reader's next read to return.
+	received bool
+	readErr  error
 	// sendDue: c is in its loop's list of replies to send this turn.
 	sendDue bool
 	// outBlocked: the socket did not take all output, and input is left

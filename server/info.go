@@ -89,11 +89,22 @@ func (s *Server) infoServer(b *infoBuilder) {
 	b.field("redis_mode", "standalone")
 	b.field("os", runtime.GOOS+" "+runtime.GOARCH)
 	b.field("arch_bits", strconv.Itoa(32<<(^uint(0)>>63)))
+	b.field("multiplexing_api", s.multiplexingAPI())
 	b.field("go_version", runtime.Version())
 	b.field("process_id", os.Getpid())
 	b.field("tcp_port", s.port())
 	b.field("uptime_in_seconds", uptime)
 	b.field("uptime_in_days", uptime/86400)
+}
+
+// multiplexingAPI is INFO's multiplexing_api: what the event loops wait
+// with, and whether they batch their reads and writes through io_uring
+// (all of them do, or none, unless a ring failed).
+func (s *Server) multiplexingAPI() string {
+	if s.uringLoops.Load() > 0 {
+		return "epoll+io_uring"
+	}
+	return "epoll"
 }
 
 // port is the TCP port of the first listener, or 0.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/uring"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -51,6 +53,11 @@ type eventLoop struct {
 	closing bool          // the server is closing: connections drain and close
 	forced  bool          // Shutdown's deadline passed: everything closes now
 	events  []syscall.EpollEvent
+	// ring makes a turn's reads, and its writes, in one system call each
+	// (receive, sendDue); nil where io_uring is off or unavailable, and
+	// each is its own. batch is the connections in the ring now.
+	ring  *uring.Ring
+	batch []*Conn
 
 	// waiting counts the connections parked on a continuation, for INFO
 	// and metrics.
@@ -82,13 +89,29 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		l.close()
 		return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
 	}
+	if !s.opts.NoURing {
+		l.ring, err = uring.New(ringEntries)
+		if err != nil {
+			s.log.Info("event loop: no io_uring; each socket read and write is a system call of its own", "err", err)
+		} else {
+			s.uringLoops.Add(1)
+		}
+	}
 	return l, nil
 }
+
+// ringEntries is how many reads or writes a loop's ring makes in one
+// system call: as many as one epoll_wait reports.
+const ringEntries = 256
 
 func (l *eventLoop) close() {
 	syscall.Close(l.ep)
 	syscall.Close(l.wake[0])
 	syscall.Close(l.wake[1])
+	if l.ring != nil {
+		l.ring.Close()
+		l.srv.uringLoops.Add(-1)
+	}
 }
 
 // post queues c on list for the loop and wakes it; one wake per turn is
@@ -194,6 +217,9 @@ func (l *eventLoop) run() {
 			l.forced = true
 			l.closeAll()
 			return
+		}
+		if l.ring != nil && n > 1 {
+			l.receive(l.events[:n])
 		}
 		for _, ev := range l.events[:max(n, 0)] {
 			fd := int(ev.Fd)
@@ -323,6 +349,73 @@ func takeSome(list *[]*Conn) []*Conn {
 	return taken
 }
 
+// readableEvents are the epoll events after which a read finds input or
+// the end of it.
+const readableEvents = syscall.EPOLLIN | syscall.EPOLLHUP | syscall.EPOLLERR | syscall.EPOLLRDHUP
+
+// receive makes, in one system call, the first read of every connection in
+// events that ready will serve, into its reader's buffer; ready then serves
+// what was read. At pipeline depth 1 a read per connection was half of a
+// loop turn's system calls. Connections that wait (parked, or for room to
+// write), TLS ones (whose reads decrypt) and those whose reader has no
+// room read for themselves, as before.
+func (l *eventLoop) receive(events []syscall.EpollEvent) {
+	batch := l.batch[:0]
+	for _, ev := range events {
+		c := l.conns[int(ev.Fd)]
+		if c == nil || c.ev.parked || c.ev.outBlocked || ev.Events&readableEvents == 0 {
+			continue
+		}
+		if _, plain := c.ev.sock.(rawSocket); !plain {
+			continue
+		}
+		room := c.rd.Room()
+		if len(room) == 0 || l.ring.Recv(c.ev.fd, room, uint64(len(batch))) != nil {
+			continue
+		}
+		batch = append(batch, c)
+	}
+	read := false
+	err := l.ring.Submit(func(i uint64, res int32) {
+		c := batch[i]
+		if syscall.Errno(-res) == syscall.ECANCELED {
+			return // not made: ready serves c as epoll said
+		}
+		c.ev.received = true
+		switch {
+		case res > 0:
+			c.rd.Filled(int(res))
+			read = true
+			// A full buffer: the socket may hold more, which serve reads.
+			c.ev.readable = c.rd.Free() == 0
+		case res == 0:
+			c.ev.readErr, c.ev.readable = io.EOF, true
+		case syscall.Errno(-res) == syscall.EAGAIN:
+			c.ev.readable = false
+		default:
+			c.ev.readErr, c.ev.readable = syscall.Errno(-res), true
+		}
+	})
+	clear(batch)
+	l.batch = batch[:0]
+	if read {
+		// The commands just read run at this time (loopReader.Read).
+		l.srv.clock.Read()
+	}
+	if err != nil {
+		l.ringFailed(err)
+	}
+}
+
+// ringFailed turns the loop's ring off: from now on each read and write is
+// its own system call.
+func (l *eventLoop) ringFailed(err error) {
+	l.srv.log.Warn("event loop: io_uring failed; each socket read and write is a system call of its own from now on", "err", err)
+	l.ring.Close()
+	l.ring = nil
+	l.srv.uringLoops.Add(-1)
+}
+
 // ready handles what epoll reported for c.
 func (l *eventLoop) ready(c *Conn, events uint32) {
 	switch {
@@ -343,7 +436,11 @@ func (l *eventLoop) ready(c *Conn, events uint32) {
 			return
 		}
 	}
-	c.ev.readable = events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) != 0
+	if c.ev.received {
+		c.ev.received = false // readable says what the read left
+	} else {
+		c.ev.readable = events&readableEvents != 0
+	}
 	l.serveSafely(c)
 }
 
@@ -554,8 +651,10 @@ func (l *eventLoop) attendTo(c *Conn) {
 
 // send sends c's replies, and reports whether the socket took them all: if
 // not, c is left waiting for room (blockOutput) or dropped.
-func (l *eventLoop) send(c *Conn) bool {
-	err := c.sendBatch()
+func (l *eventLoop) send(c *Conn) bool { return l.sent(c, c.sendBatch()) }
+
+// sent handles the end of a send of c's replies, as send.
+func (l *eventLoop) sent(c *Conn, err error) bool {
 	switch {
 	case err == nil:
 		return true
@@ -584,16 +683,48 @@ func (c *Conn) sendLater() error {
 
 // sendDue sends the replies of the connections served this turn, except
 // those that closed, parked (their outbox is theirs to send) or wait for
-// room (drainOutput sends for them).
+// room (drainOutput sends for them). With a ring, the plain writes
+// (sendsPlainly) are made in one system call, and what a socket did not
+// take is sent again as any send is (and then waits for room).
 func (l *eventLoop) sendDue() {
+	batch := l.batch[:0]
+	together := l.ring != nil && len(l.due) > 1
 	for i, c := range l.due {
 		l.due[i] = nil
 		c.ev.sendDue = false
-		if l.conns[c.ev.fd] == c && !c.ev.parked && !c.ev.outBlocked {
-			l.send(c)
+		if l.conns[c.ev.fd] != c || c.ev.parked || c.ev.outBlocked {
+			continue
 		}
+		if !together || !c.sendsPlainly() || l.ring.Send(c.ev.fd, c.w.Buffered(), uint64(len(batch))) != nil {
+			l.send(c)
+			continue
+		}
+		c.noteSend()
+		batch = append(batch, c)
 	}
 	l.due = l.due[:0]
+	if len(batch) == 0 {
+		return
+	}
+	err := l.ring.Submit(func(i uint64, res int32) {
+		c := batch[i]
+		switch {
+		case res >= 0:
+			c.w.Sent(int(res))
+			if c.w.Len() > 0 {
+				l.send(c)
+			}
+		case syscall.Errno(-res) == syscall.EAGAIN, syscall.Errno(-res) == syscall.ECANCELED:
+			l.send(c) // what it can take now, or wait for room
+		default:
+			l.sent(c, c.sendFailed(syscall.Errno(-res)))
+		}
+	})
+	if err != nil {
+		l.ringFailed(err)
+	}
+	clear(batch)
+	l.batch = batch[:0]
 }
 
 // ended reports whether c must close, and why: its outbox died (the
@@ -744,6 +875,10 @@ type loopReader struct{ c *Conn }
 
 func (r loopReader) Read(p []byte) (int, error) {
 	c := r.c
+	if err := c.ev.readErr; err != nil { // what the loop's receive found
+		c.ev.readErr, c.ev.readable = nil, false
+		return 0, err
+	}
 	if !c.ev.readable {
 		return 0, errWouldBlock
 	}

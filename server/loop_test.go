@@ -5,16 +5,19 @@ package server
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampedeless/stampedeless/internal/testwait"
+	"github.com/stampedeless/stampedeless/internal/uring"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -159,5 +162,93 @@ func TestEventLoopParksWaitingCommands(t *testing.T) {
 	}
 	if v := metrics.Value(reg.Commands.WithLabelValues("getfill", "ok")); v != 3 {
 		t.Errorf("commands_total{getfill,ok} = %v, want 3", v)
+	}
+}
+
+// TestLoopTurnsBatchTheirSockets: many connections ready in the same turn
+// are read, and answered, together (through io_uring where the kernel
+// allows it, a system call each with it off): slow readers' long
+// pipelines answered in order, the replies their sockets could not take
+// sent as they drain; clients that send and shut their side at once
+// answered before their connections close; and INFO says how the loops
+// make their reads and writes.
+func TestLoopTurnsBatchTheirSockets(t *testing.T) {
+	ring, err := uring.New(1)
+	if err == nil {
+		ring.Close()
+	}
+	for _, off := range []bool{false, true} {
+		t.Run("io-uring="+strconv.FormatBool(!off), func(t *testing.T) {
+			ts := startServer(t, Options{NoURing: off})
+			r := dialRaw(t, ts.addr)
+			want := "epoll+io_uring"
+			if off || err != nil {
+				want = "epoll"
+			}
+			if info := r.do("INFO", "server"); !strings.Contains(info, "multiplexing_api:"+want+`\r\n`) {
+				t.Errorf("INFO server with io_uring %v (available: %v) lacks multiplexing_api:%s:\n%s", !off, err == nil, want, info)
+			}
+			value := strings.Repeat("v", 100)
+			if got := r.do("SET", "k", value); got != "+OK" {
+				t.Fatalf("SET k: %s", got)
+			}
+			// Each client pipelines far more replies than its small
+			// receive buffer holds before it reads one, so the loop
+			// finds many sockets ready at once, and each turn's replies
+			// (a read's worth, under resp.MaxRetainedReply: the turn's
+			// end sends them) overfill the sockets, then go as they drain.
+			const clients, gets = 10, 20000
+			dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+				return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
+			}}
+			conns := make([]*rawConn, clients)
+			for i := range conns {
+				nc, err := dialer.Dial("tcp", ts.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns[i] = wrapRaw(t, nc)
+				// A slow reader: a few bytes per read.
+				conns[i].br = bufio.NewReaderSize(nc, 16)
+			}
+			pipeline := strings.Repeat(encodeCommand("GET", "k"), gets)
+			var wg sync.WaitGroup
+			for w, c := range conns {
+				// Written while the replies are read: the loop stops
+				// reading a client whose socket is full.
+				wg.Go(func() { io.WriteString(c.nc, pipeline) })
+				wg.Go(func() {
+					for i := range gets {
+						if s, _ := readReply(c.br); s != strconv.Quote(value) {
+							t.Errorf("client %d, GET %d: %.40q", w, i, s)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			// Each sends a command and shuts its side at once: the read
+			// finds the command and the end of input together.
+			for w := range conns {
+				c := dialRaw(t, ts.addr)
+				conns[w] = c
+			}
+			for _, c := range conns {
+				wg.Go(func() {
+					c.send(encodeCommand("INCR", "ended"))
+					c.nc.(*net.TCPConn).CloseWrite()
+				})
+			}
+			wg.Wait()
+			for w, c := range conns {
+				if s, err := readReply(c.br); err != nil || !strings.HasPrefix(s, ":") {
+					t.Errorf("client %d, INCR before its end of input: %q, %v", w, s, err)
+				}
+				c.expectClosed()
+			}
+			if got := r.do("GET", "ended"); got != strconv.Quote(strconv.Itoa(clients)) {
+				t.Errorf("GET ended = %s, want %d: every INCR before an end of input ran", got, clients)
+			}
+		})
 	}
 }

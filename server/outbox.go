@@ -259,9 +259,7 @@ func (o *outbox) takeAll() []byte {
 // errOutputBlocked when the socket took less than all of it; what it did
 // not take is sent when the socket has room.
 func (c *Conn) sendBatch() error {
-	now := c.srv.clock.Nanos() / 1e9
-	c.lastActive.Store(now)
-	c.bufs.observe(c, now)
+	c.noteSend()
 	if c.w.Len() == 0 {
 		return c.sendQueued()
 	}
@@ -272,6 +270,23 @@ func (c *Conn) sendBatch() error {
 	n, err := c.ev.sock.Write(c.w.Buffered())
 	c.w.Sent(n)
 	return c.sendFailed(err)
+}
+
+// noteSend stamps c active now and observes its output buffer, as each
+// send does.
+func (c *Conn) noteSend() {
+	now := c.srv.clock.Nanos() / 1e9
+	c.lastActive.Store(now)
+	c.bufs.observe(c, now)
+}
+
+// sendsPlainly reports whether c's next send is its writer's replies
+// alone, written straight to a plain socket (what sendBatch does first when
+// nothing is queued before them), so its loop may make it with the
+// others' in one system call (eventLoop.sendDue).
+func (c *Conn) sendsPlainly() bool {
+	_, plain := c.ev.sock.(rawSocket)
+	return plain && c.w.Len() > 0 && c.out.empty()
 }
 
 // sendQueued sends c's outbox, and what its socket holds back (TLS),

@@ -133,6 +133,11 @@ type Options struct {
 	// EventLoops is how many event loops serve the connections, each an
 	// OS thread (Linux only); zero or less: DefaultEventLoops.
 	EventLoops int
+	// NoURing turns io_uring off: each event loop then makes each
+	// socket read and write as a system call of its own, where with it
+	// a loop makes all of a turn's reads in one, and all its writes in
+	// another (Linux only; without io_uring, as if set).
+	NoURing bool
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -196,6 +201,9 @@ type Server struct {
 	// loops serve the connections; accept gives each to the next in turn.
 	loops    []*eventLoop
 	nextLoop atomic.Uint64
+	// uringLoops counts the loops with an io_uring (eventLoop.ring), for
+	// INFO's multiplexing_api.
+	uringLoops atomic.Int32
 
 	pubsub      pubsub
 	keyEvents   keyspaceEvents

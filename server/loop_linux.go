@@ -727,6 +727,15 @@ func (l *eventLoop) sendDue() {
 	l.batch = batch[:0]
 }
 
+// sendsPlainly reports whether c's next send is its writer's replies
+// alone, written straight to a plain socket (what sendBatch does first when
+// nothing is queued before them), so its loop may make it with the
+// others' in one system call (eventLoop.sendDue).
+func (c *Conn) sendsPlainly() bool {
+	_, plain := c.ev.sock.(rawSocket)
+	return plain && c.w.Len() > 0 && c.out.empty()
+}
+
 // ended reports whether c must close, and why: its outbox died (the
 // reason is the outbox's), it was killed, its user revoked, or Shutdown's
 // deadline passed (closedByClient: finish names the reason).

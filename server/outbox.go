@@ -280,15 +280,6 @@ func (c *Conn) noteSend() {
 	c.bufs.observe(c, now)
 }
 
-// sendsPlainly reports whether c's next send is its writer's replies
-// alone, written straight to a plain socket (what sendBatch does first when
-// nothing is queued before them), so its loop may make it with the
-// others' in one system call (eventLoop.sendDue).
-func (c *Conn) sendsPlainly() bool {
-	_, plain := c.ev.sock.(rawSocket)
-	return plain && c.w.Len() > 0 && c.out.empty()
-}
-
 // sendQueued sends c's outbox, and what its socket holds back (TLS),
 // without waiting and without touching c's writer, which the goroutine of
 // a parked connection's continuation may be writing.

@@ -134,7 +134,7 @@ func (l Limits) withDefaults() Limits {
 // command in progress needs in all; it only caps how far the buffer grows
 // ahead of the data.
 func (r *Reader) fill(need int) error {
-	if len(r.settle()) == 0 {
+	if len(r.Room()) == 0 {
 		size := 2 * len(r.buf)
 		if need > len(r.buf) && need < size {
 			size = need
@@ -160,11 +160,14 @@ func (r *Reader) fill(need int) error {
 	return err
 }
 
-// settle makes room at the end of the buffer without growing it: a
-// drained buffer starts over (smaller, if it grew), a full one moves its
-// unreturned bytes to the front. It returns the room, empty when unreturned
-// bytes fill the whole buffer.
-func (r *Reader) settle() []byte {
+// Room makes room at the end of the buffer without growing it (a drained
+// buffer starts over, smaller if it grew; a full one moves its unreturned
+// bytes to the front) and returns it: what the next read fills, for fill
+// and for a caller that reads the source itself (an event loop reading
+// many sockets in one system call) and reports what it read with Filled.
+// It is empty when the buffer is full of a command in progress:
+// ReadCommand then grows it as the command needs.
+func (r *Reader) Room() []byte {
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 		if len(r.buf) > maxIdleBuf && r.argc == 0 {
@@ -177,13 +180,6 @@ func (r *Reader) settle() []byte {
 	}
 	return r.buf[r.w:]
 }
-
-// Room returns the part of the buffer the next read fills, for a caller
-// that reads the source itself (an event loop reading many sockets in one
-// system call) and reports what it read with Filled. It is empty when the
-// buffer is full of a command in progress: ReadCommand then grows it as
-// the command needs.
-func (r *Reader) Room() []byte { return r.settle() }
 
 // Filled records that n bytes were read into Room's slice.
 func (r *Reader) Filled(n int) {

@@ -90,7 +90,9 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
 	}
 	if !s.opts.NoURing {
-		l.ring, err = uring.New(ringEntries)
+		// As many reads or writes per system call as one epoll_wait
+		// reports sockets.
+		l.ring, err = uring.New(uint32(len(l.events)))
 		if err != nil {
 			s.log.Info("event loop: no io_uring; each socket read and write is a system call of its own", "err", err)
 		} else {
@@ -99,10 +101,6 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 	}
 	return l, nil
 }
-
-// ringEntries is how many reads or writes a loop's ring makes in one
-// system call: as many as one epoll_wait reports.
-const ringEntries = 256
 
 func (l *eventLoop) close() {
 	syscall.Close(l.ep)

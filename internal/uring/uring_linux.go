@@ -90,7 +90,10 @@ var ErrFull = errors.New("uring: submission queue full")
 
 // New returns a Ring with room for entries operations per Submit (a power
 // of two, at most 4096), or an error when the kernel has no io_uring or
-// does not allow it (a seccomp filter, io_uring_disabled).
+// does not allow it (a seccomp filter, io_uring_disabled). The setup
+// flags it asks for need Linux 5.19 (older kernels refuse them), and
+// every io_uring from 5.6 on has the send and receive operations, so a
+// Ring that exists never has an operation refused as unknown.
 func New(entries uint32) (*Ring, error) {
 	p := params{flags: setupSubmitAll | setupCoopTaskrun}
 	fd, _, errno := syscall.Syscall(sysSetup, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)

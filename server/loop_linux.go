@@ -473,6 +473,7 @@ func (l *eventLoop) serve(c *Conn) {
 	for {
 		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
 		switch {
+		case err == nil: // the common case, first: no errors.Is calls per command
 		case errors.Is(err, errWouldBlock):
 			if l.closing && c.rd.Received() > c.ev.drained {
 				// It still sends during shutdown: it has a while longer.
@@ -483,7 +484,7 @@ func (l *eventLoop) serve(c *Conn) {
 		case errors.Is(err, errOutputBlocked):
 			l.blockOutput(c)
 			return
-		case err != nil:
+		default:
 			l.readFailed(c, err)
 			return
 		}

@@ -7,33 +7,34 @@ import (
 )
 
 // Each key has an access stamp, 32 bits beside its index slot
-// (slab.Index's stamps: 4 bytes a slot, about 6 a key), which OBJECT
-// IDLETIME and OBJECT FREQ read, kept as Redis keeps its objects' lru
-// field, by the eviction policy in force when the key is accessed:
+// (slab.Index's stamps: 4 bytes a slot, about 6 a key), which eviction
+// (evict.go), OBJECT IDLETIME and OBJECT FREQ read, kept as Redis keeps its
+// objects' lru field, by the eviction policy in force when the key is
+// accessed:
 //
-//   - with allkeys-lfu, the minute of the last access (24 bits) and Redis's
-//     logarithmic access counter (8 bits): it starts at lfuInitVal, grows
-//     by one on an access with probability 1/((counter-lfuInitVal)*
-//     lfuLogFactor+1), and loses one for each lfuDecayMinutes without one;
+//   - with an LFU policy, the minute of the last access (24 bits) and
+//     Redis's logarithmic access counter (8 bits): it starts at lfuInitVal,
+//     grows by one on an access with probability 1/((counter-lfuInitVal)*
+//     lfu-log-factor+1), and loses one for each lfu-decay-time minutes
+//     without one;
 //   - otherwise, the second of the last access.
 //
 // A read that reports itself to the eviction policy (GET, not OBJECT,
 // TOUCH yes) and a write's lookup of its key (liveKeyLocked) are accesses;
 // a new key starts as a fresh one. As in Redis, a stamp written under one
 // policy reads as nonsense under the other for a while after CONFIG SET
-// maxmemory-policy switches them. ristretto's own frequency sketch is not
-// exposed; the counter is the store's.
+// maxmemory-policy switches them. With an LFU policy every access, and
+// every read of a missing key, is also counted in the store's frequency
+// sketch (countAccess), which remembers keys the store no longer holds.
 //
 // A read writes the stamp only when it changes (its second or minute
 // passed, or the counter grew), so the readers of a hot key do not all
 // write its cache line. The clock is the sweeper's (clock), not a call of
 // time.Now per read.
 const (
-	lfuInitVal      = 5  // Redis's LFU_INIT_VAL
-	lfuLogFactor    = 10 // Redis's lfu-log-factor default
-	lfuDecayMinutes = 1  // Redis's lfu-decay-time default
-	lfuCounterMax   = 255
-	lfuMinuteMask   = 1<<24 - 1
+	lfuInitVal    = 5 // Redis's LFU_INIT_VAL
+	lfuCounterMax = 255
+	lfuMinuteMask = 1<<24 - 1
 )
 
 // clockSeconds is the access clock, in unix seconds: the sweeper's, set
@@ -52,7 +53,7 @@ func (s *Store) tickClock() { s.clock.Store(uint32(time.Now().Unix())) }
 // freshStamp is the stamp of a key just created.
 func (s *Store) freshStamp() uint32 {
 	now := s.clockSeconds()
-	if s.EvictionPolicy() == AllKeysLFU {
+	if s.EvictionPolicy().LFU() {
 		return lfuStamp(now, lfuInitVal)
 	}
 	return now
@@ -62,68 +63,69 @@ func lfuStamp(now uint32, counter uint32) uint32 {
 	return (now/60&lfuMinuteMask)<<8 | counter
 }
 
+// lfuElapsedMinutes is how many minutes passed between the LFU stamp's
+// last access and now, as Redis's LFUTimeElapsed.
+func lfuElapsedMinutes(stamp, now uint32) uint32 {
+	return (now/60 - stamp>>8) & lfuMinuteMask
+}
+
 // lfuCounter is the counter of stamp at now, decayed for the minutes since
 // its last access, as Redis's LFUDecrAndReturn.
-func lfuCounter(stamp, now uint32) uint32 {
+func (s *Store) lfuCounter(stamp, now uint32) uint32 {
 	counter := stamp & 0xff
-	elapsed := (now/60 - stamp>>8) & lfuMinuteMask
-	if periods := elapsed / lfuDecayMinutes; periods < counter {
+	decay := uint32(s.params.Load().LFUDecayTime)
+	if decay == 0 {
+		return counter
+	}
+	if periods := lfuElapsedMinutes(stamp, now) / decay; periods < counter {
 		return counter - periods
 	}
 	return 0
 }
 
-// An access is what an access did to a key's LFU counter, which decides
-// whether noteRead reports the read to ristretto.
-type access uint8
-
-const (
-	accessPlain access = iota // the counter stayed, below hotCounter
-	accessGrew                // the counter grew, and is below hotCounter
-	accessHot                 // the counter is at least hotCounter
-)
-
-// accessedLocked records an access to the key in the slot at pos and says
-// what it did to the key's LFU counter (accessPlain unless allkeys-lfu);
-// the caller holds sh.mu, for reading or writing.
-func (s *Store) accessedLocked(sh *shard, pos int) access {
+// accessedLocked records an access to the key in the slot at pos; the
+// caller holds sh.mu, for reading or writing.
+func (s *Store) accessedLocked(sh *shard, pos int) {
 	old := sh.index.Stamp(pos)
 	now := s.clockSeconds()
-	next, kind := now, accessPlain
-	if s.EvictionPolicy() == AllKeysLFU {
-		counter := lfuCounter(old, now)
+	next := now
+	if s.EvictionPolicy().LFU() {
+		counter := s.lfuCounter(old, now)
 		if counter < lfuCounterMax {
 			base := max(int(counter)-lfuInitVal, 0)
-			if rand.Float64() < 1/float64(base*lfuLogFactor+1) {
+			if rand.Float64() < 1/float64(base*s.params.Load().LFULogFactor+1) {
 				counter++
-				kind = accessGrew
 			}
 		}
 		next = lfuStamp(now, counter)
-		if counter >= hotCounter {
-			kind = accessHot
-		}
 	}
 	if next != old {
 		sh.index.SetStamp(pos, next)
 	}
-	return kind
+}
+
+// countAccess counts an access to the key with hash h, held or not, in the
+// frequency sketch of the LFU policies.
+func (s *Store) countAccess(h uint64) {
+	if s.EvictionPolicy().LFU() {
+		s.sketch.Increment(h)
+	}
 }
 
 // Redis's errors for OBJECT IDLETIME under an LFU policy, and OBJECT FREQ
 // under another: the stamps hold one or the other.
 var (
-	// ErrLFUSelected is OBJECT IDLETIME's error with allkeys-lfu.
+	// ErrLFUSelected is OBJECT IDLETIME's error with an LFU policy.
 	ErrLFUSelected = errors.New("An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 	// ErrLFUNotSelected is OBJECT FREQ's error without it.
 	ErrLFUNotSelected = errors.New("An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 )
 
 // IdleTime is how long ago key was last accessed, in whole seconds, as
-// OBJECT IDLETIME answers; found is false if key is missing. With
-// allkeys-lfu it is ErrLFUSelected, as in Redis.
+// OBJECT IDLETIME answers; found is false if key is missing. With an LFU
+// policy it is ErrLFUSelected, as in Redis.
 func (s *Store) IdleTime(key []byte) (seconds int64, found bool, err error) {
-	if s.EvictionPolicy() == AllKeysLFU {
+	if s.EvictionPolicy().LFU() {
 		return 0, s.has(key), ErrLFUSelected
 	}
 	stamp, found := s.stampOf(key)
@@ -135,17 +137,17 @@ func (s *Store) IdleTime(key []byte) (seconds int64, found bool, err error) {
 }
 
 // AccessFrequency is the key's logarithmic access counter, as OBJECT FREQ
-// answers; found is false if key is missing. Without allkeys-lfu it is
+// answers; found is false if key is missing. Without an LFU policy it is
 // ErrLFUNotSelected, as in Redis.
 func (s *Store) AccessFrequency(key []byte) (freq int64, found bool, err error) {
-	if s.EvictionPolicy() != AllKeysLFU {
+	if !s.EvictionPolicy().LFU() {
 		return 0, s.has(key), ErrLFUNotSelected
 	}
 	stamp, found := s.stampOf(key)
 	if !found {
 		return 0, false, nil
 	}
-	return int64(lfuCounter(stamp, s.clockSeconds())), true, nil
+	return int64(s.lfuCounter(stamp, s.clockSeconds())), true, nil
 }
 
 // stampOf is the stamp of key, if it is live, without an access.
@@ -175,13 +177,13 @@ func (s *Store) has(key []byte) bool {
 }
 
 // SetAccess sets key's access stamp as RESTORE's IDLETIME and FREQ do
-// (Redis's objectSetLRUOrLFU): with allkeys-lfu, freq (0 to 255) becomes
+// (Redis's objectSetLRUOrLFU): with an LFU policy, freq (0 to 255) becomes
 // the counter, as of this minute; with another policy, the last access
 // becomes idle seconds ago, no earlier than the clock's zero. A negative
 // value is one not given, and the one the policy does not keep is
 // ignored. It reports whether key is live.
 func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
-	lfu := s.EvictionPolicy() == AllKeysLFU
+	lfu := s.EvictionPolicy().LFU()
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.Lock()

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 )
 
@@ -39,39 +38,21 @@ var ErrEmptyCollection = errors.New("engine: a collection without members")
 // Loader writes the keys of a snapshot into the store at the start, far
 // faster than a Set (or an HSet, SAdd... and an Expire) per key: each
 // batch takes a shard's lock once for all of its keys in that shard, a
-// collection is built whole before it is placed, the indexes are sized
-// for the keys to come, and the eviction policy learns of the keys after
-// the load, in the background (Done). A Loader is not safe for concurrent
-// use.
-//
-// Telling ristretto of a key costs more than everything else a load does
-// per key (three lookups or inserts in its maps of every key, on two
-// goroutines: 1M keys loaded in 0.6-1.3 s were told to it in 1.6-4.8 s
-// more on a busy 2-core machine), so a load that waited for it would take
-// two to four times as long (measured: a restart of 1M keys until PING
-// went from 2.1-2.5 s to 14-20 s, against redis-server's 3.4-6.0 s). Until
-// it has learnt of a key, ristretto cannot evict it, and what it has not
-// learnt of it does not count against its bound: a store past its bound
-// meanwhile would pass it, or ristretto would turn the loaded keys away
-// for the writes it heard of first. So a write that leaves the store over
-// its bound while the feed runs waits for the feed to end (feeder.feed),
-// and the load tells ristretto of every key at once (Write) if they pass
-// the bound: eviction is always decided knowing every key.
+// collection is built whole before it is placed, and the indexes are
+// sized for the keys to come. A load into a store past its bound evicts
+// after each batch, as a write would before it. A Loader is not safe for
+// concurrent use.
 type Loader struct {
 	s      *Store
 	hashes []uint64     // of the batch's keys
 	order  []int32      // the batch's items by shard
 	built  []collection // the batch's collections, by item (strings: none)
-	unfed  []uint64     // hashes whose cost changed, not yet sent to ristretto
 }
 
 // NewLoader returns a Loader for about keys keys (a snapshot's count,
 // which the file may overstate: at most what the memory bound holds at
 // EntryOverhead each is believed).
 func (s *Store) NewLoader(keys int) *Loader {
-	// A load tells ristretto of its keys whatever the store's size: it
-	// must know of those already here too.
-	s.tellAll()
 	keys = int(min(int64(keys), s.bound()/EntryOverhead))
 	if keys > 0 {
 		// Keys fall into shards unevenly: a little room above the mean.
@@ -139,16 +120,15 @@ func (l *Loader) Write(items []LoadItem) error {
 		}
 	}
 	clear(l.built)
-	if s.overBound() {
-		s.feedHashes(l.unfed)
-		l.unfed = l.unfed[:0]
+	if s.overBound(0) && s.EvictionPolicy() != NoEviction {
+		// The next batch is refused with ErrOOM if nothing can go.
+		_ = s.makeRoom(forBound, 0)
 	}
 	return nil
 }
 
 // writeLocked writes the items at idx, all of shard sh, whose lock the
-// caller holds for writing. Their changes are kept for ristretto in
-// l.unfed, not queued (the sweeper sends the queue every 100 ms).
+// caller holds for writing.
 func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 	s := l.s
 	for _, i := range idx {
@@ -168,83 +148,19 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 				r.value = s.holdLocked(sh, c.obj, c.charge)
 			}
 		}
-		if err := s.admit(r.cost()); err != nil {
+		if err := s.admitLocked(r.cost()); err != nil {
 			sh.dropNewLocked(&r)
 			return err
 		}
 		sl, found := s.liveKeyLocked(sh, h, r.key)
 		sh.wroteLocked(r.key)
-		changed, err := s.placeLocked(sh, h, sl, found, r)
-		if err != nil {
+		if err := s.placeLocked(sh, h, sl, found, r); err != nil {
 			sh.dropNewLocked(&r)
 			return err
-		}
-		if changed {
-			l.unfed = append(l.unfed, h)
 		}
 		s.notify(Written, r.key)
 	}
 	return nil
-}
-
-// loadFeedChunk is how many loaded keys are told to ristretto at a time,
-// holding the feeder's lock: a writer that must send meanwhile waits for
-// one chunk at most.
-const loadFeedChunk = 4096
-
-// Done starts telling ristretto of the loaded keys, on a goroutine of the
-// store's, and returns at once: the keys are served meanwhile, a write
-// that leaves the store over its bound waits for the feed to end, and Sync
-// waits for it.
-func (l *Loader) Done() {
-	s, hashes := l.s, l.unfed
-	l.unfed = nil
-	if len(hashes) == 0 {
-		return
-	}
-	s.feedInBackground(func() { s.feedHashes(hashes) })
-}
-
-// feedInBackground runs feed, a feed of keys to ristretto (a load's, or
-// tellAll's), on a goroutine of the store's: a write that leaves the
-// store over its bound meanwhile waits for it (waitLoadFeedIfOver), and
-// Sync waits for it.
-func (s *Store) feedInBackground(feed func()) {
-	s.loadFeeding.Add(1)
-	s.loadFeeds.Add(1)
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer s.loadFeeds.Done()
-		defer s.loadFeeding.Add(-1)
-		feed()
-	}()
-}
-
-// feedHashes tells ristretto the cost of the keys of each hash, as the
-// index holds them when it is sent. Each cost is read under its shard's
-// lock while no other change is being sent, so that whether a write of the
-// same key (queued as writes are) is sent before or after it, ristretto
-// is left with the index's last word (see feeder).
-func (s *Store) feedHashes(hashes []uint64) {
-	chunk := make([]policyOp, 0, min(len(hashes), loadFeedChunk))
-	for len(hashes) > 0 && !s.closed.Load() {
-		n := min(len(hashes), loadFeedChunk)
-		s.feeder.sendMu.Lock()
-		chunk = chunk[:0]
-		for _, h := range hashes[:n] {
-			sh := s.shardOf(h)
-			sh.mu.RLock()
-			chunk = append(chunk, policyOp{h, s.hashCostLocked(sh, h)})
-			sh.mu.RUnlock()
-		}
-		s.feeder.send(chunk)
-		s.feeder.sendMu.Unlock()
-		hashes = hashes[n:]
-		// In the background, after a load, the server is serving: let
-		// the replies that became ready meanwhile go first.
-		runtime.Gosched()
-	}
 }
 
 // buildCollection is the collection of it, a hash, set, sorted set or

@@ -79,7 +79,6 @@ func TestExpiryLazy(t *testing.T) {
 		t.Errorf("Expired = %d, counted twice", st.Expired)
 	}
 	wantValue(t, s, "p", "persistent")
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -123,7 +122,6 @@ func TestExpiredKeyIsAbsentForWrites(t *testing.T) {
 	if st := s.Stats(); st.Expired != 6 {
 		t.Errorf("Expired = %d, want 6", st.Expired)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -219,7 +217,6 @@ func TestExpireConditions(t *testing.T) {
 			}
 		})
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -260,7 +257,6 @@ func TestExpireInThePastDeletes(t *testing.T) {
 	if n := s.Len(); n != 2 {
 		t.Errorf("Len() = %d, want 2", n)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -309,7 +305,6 @@ func TestPersist(t *testing.T) {
 	}
 	clk.advance(time.Hour)
 	wantValue(t, s, "k", "v")
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -354,7 +349,6 @@ func TestGetEx(t *testing.T) {
 	if v, ok := s.GetEx([]byte("k"), 0, true); ok || v != nil {
 		t.Errorf("GetEx(persist) of a missing key = %q, %v", v, ok)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -393,7 +387,6 @@ func TestKeepTTL(t *testing.T) {
 	if n := s.Volatile(); n != 0 {
 		t.Errorf("Volatile() = %d", n)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -458,7 +451,6 @@ func TestVolatileCountThroughTransitions(t *testing.T) {
 			s.GetEx([]byte(k), clk.in(time.Hour), false)
 		}
 	}
-	settle(s)
 	checkInvariants(t, s)
 	if n := s.Volatile(); n != 50*4 {
 		t.Errorf("Volatile() = %d, want 200", n)
@@ -482,7 +474,6 @@ func TestVolatileCountThroughTransitions(t *testing.T) {
 	if !slices.Equal(got, live) {
 		t.Errorf("Keys() = %d keys, want %d", len(got), len(live))
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -546,11 +537,9 @@ func TestExpiryRacesWithWriters(t *testing.T) {
 		return n == s.Len()
 	}
 	testwait.For(t, "the sweeper to remove every expired key", swept)
-	settle(s)
 	checkInvariants(t, s)
 	clk.advance(time.Hour)
 	testwait.For(t, "the sweeper to remove every expired key", swept)
-	settle(s)
 	checkInvariants(t, s)
 	if n := s.Volatile(); n != 0 {
 		t.Errorf("Volatile() = %d an hour after the last write", n)

@@ -112,7 +112,6 @@ func (s *Store) DeleteFenced(f *Fence) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feed()
 	return found
 }
 

@@ -252,7 +252,6 @@ func TestHashMemoryBound(t *testing.T) {
 	for i := range 20000 {
 		hset(t, s, fmt.Sprint("k", i), "absexp", "-1", "sldexp", "-1", "data", strings.Repeat("d", 100))
 	}
-	settle(s)
 	st := s.Stats()
 	if st.Cost > st.MaxCost {
 		t.Fatalf("cost %d past the bound %d", st.Cost, st.MaxCost)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -145,7 +146,6 @@ func TestGrowthInPlaceEvicts(t *testing.T) {
 			}
 		}
 	}
-	settle(s)
 	if _, cost := liveCost(s); cost > bound {
 		t.Errorf("the entries cost %d bytes, over the bound of %d", cost, bound)
 	}
@@ -270,38 +270,47 @@ func TestDriftCharged(t *testing.T) {
 	runtime.KeepAlive(held)
 }
 
-// TestBigValuesWaitForEviction: a writer of big values to new keys cannot
-// carry the store past its bound by more than its slack while ristretto
-// catches up (feedBacklog changes of 4 KB values would be 16 MiB).
-func TestBigValuesWaitForEviction(t *testing.T) {
+// TestOneWriterStaysWithinTheBound: a write makes room for its entry
+// before it writes, so one writer of big values to new keys never carries
+// the store past its bound, while it does fill it.
+func TestOneWriterStaysWithinTheBound(t *testing.T) {
 	const bound = 8 << 20
 	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: noSweep})
 	value := string(make([]byte, 4096))
-	worst := int64(0)
+	worst := int64(math.MinInt64)
 	for i := range underRace(20000, 5000) {
 		set(t, s, "k"+strconv.Itoa(i), value)
-		worst = max(worst, s.used.Load()-s.policyMaxCost())
+		worst = max(worst, s.Stats().Cost-bound)
 	}
-	if limit := s.overSlack() + entryCost(8, len(value)); worst > limit {
-		t.Errorf("the entries passed the bound by %d bytes, want at most %d", worst, limit)
+	if limit := -entryCost(6, len(value)); worst > 0 || worst < limit {
+		t.Errorf("the entries came to %d bytes of the bound at most, want 0 to %d below it", worst, -limit)
 	}
 	checkInvariants(t, s)
 }
 
 // TestChargeEvictsWithoutWrites: when the bytes charged beside the entries
-// rise (the drift charge, measured every 10 ms) and no
-// write follows, the entries are still evicted down to what the bound
-// leaves them: ristretto evicts only to admit a new hash.
+// rise (the drift charge, measured every 10 ms) and no write follows, the
+// sweeper evicts the entries down to what the bound leaves them, but never
+// a key accessed in the last seconds.
 func TestChargeEvictsWithoutWrites(t *testing.T) {
 	const bound = 1 << 20
-	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: time.Millisecond})
+	clk := newFakeClock()
+	s := newStore(t, Options{MaxMemory: bound, ExpireInterval: noSweep, Policy: AllKeysLRU, Now: clk.Now})
 	value := string(make([]byte, 1000))
 	for i := range 2000 {
 		set(t, s, "k"+strconv.Itoa(i), value)
 	}
-	settle(s)
+	keys := s.Len()
 	s.Charge(bound / 4)
-	testwait.For(t, "the entries to be evicted within the bound", func() bool { return s.used.Load() <= s.policyMaxCost() })
+	_ = s.makeRoom(forSweep, 0)
+	if !s.overBound(0) || s.Len() != keys {
+		t.Fatalf("the sweeper evicted %d keys written in the last second", keys-s.Len())
+	}
+	clk.advance(recentSeconds * time.Second)
+	_ = s.makeRoom(forSweep, 0)
+	if s.overBound(0) {
+		t.Fatalf("the sweeper left the store over its bound: %+v", s.Stats())
+	}
 	s.Charge(-bound / 4) // checkInvariants counts the entries alone
 	checkInvariants(t, s)
 }

@@ -68,7 +68,7 @@ func (s *Store) editStrings(keys [][]byte, fn func(at []stringAt) (next []byte, 
 	shards := s.lockShards(keys, 1)
 	err := s.editStringsLocked(keys, at, fn)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
+	s.grown(s.hash(keys[0])) // PFADD's key, PFMERGE's destination
 	for i := range at {
 		at[i].value = nil
 	}
@@ -106,7 +106,7 @@ func (s *Store) countReads(keys [][]byte, at []stringAt, n int, told bool) {
 		switch {
 		case at[i].found:
 			s.shardOf(h).hits.Add(1)
-			s.noteRead(h, true, accessPlain)
+			s.countAccess(h)
 		case told:
 			s.shardOf(h).misses.Add(1)
 		default:

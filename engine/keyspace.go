@@ -202,44 +202,20 @@ func (s *Store) RandomKey() (string, bool) {
 func (s *Store) Flushes() uint64 { return s.flushes.Load() }
 
 // Flush removes every key (FLUSHALL). The keys are gone for every reader,
-// and their records unmapped, when it returns; with async, ristretto's
-// bookkeeping of them is cleared in the background, as FLUSHALL ASYNC frees
-// memory lazily. Writes meanwhile are queued for ristretto until it is done.
+// and their records unmapped, when it returns, async or not: the store's
+// memory is outside Go's heap, so there is nothing left to free lazily.
+// The frequency sketch forgets them too.
 func (s *Store) Flush(async bool) {
 	s.flushes.Add(1)
-	// ristretto reports every item Clear drops, and those of the flushed
-	// keys that it evicts or rejects meanwhile: none is in the index any
-	// more, and a key written after the flush is not the one reported.
-	s.quiet.Store(true)
 	s.compactMu.Lock()
-	s.feeder.sendMu.Lock()
 	s.dropAll()
 	s.compactMu.Unlock()
+	s.evictor.clear()
+	s.sketch.Clear()
 	s.notify(Flushed, nil)
-	clear := func() {
-		// Nothing told since the last Clear, nothing to clear.
-		if s.readSinceClear.Swap(false) || s.feeder.sentSinceClear {
-			s.policy.Clear()
-			s.feeder.sentSinceClear = false
-		}
-		s.quiet.Store(false)
-		s.feeder.sendMu.Unlock()
-		s.feed()
-	}
-	if !async {
-		clear()
-		return
-	}
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		clear()
-	}()
 }
 
-// dropAll empties every shard and the arena, and forgets the changes queued
-// for ristretto. The caller holds compactMu and feeder.sendMu, and clears
-// ristretto.
+// dropAll empties every shard and the arena. The caller holds compactMu.
 func (s *Store) dropAll() {
 	for i := range s.shards {
 		s.shards[i].mu.Lock()
@@ -253,7 +229,6 @@ func (s *Store) dropAll() {
 	}
 	s.arena.Reset()
 	s.used.Store(0)
-	s.feeder.drop()
 	for i := range s.shards {
 		s.shards[i].mu.Unlock()
 	}
@@ -261,9 +236,8 @@ func (s *Store) dropAll() {
 
 // sweep removes expired entries in the background, sampling each shard the
 // way Redis's active expiry does: keep going while a quarter of a sample was
-// expired, but never hold one shard's lock for long. It also sends
-// ristretto the changes its callbacks queued, which nothing else might send
-// soon.
+// expired, but never hold one shard's lock for long. It also sizes the
+// frequency sketch to the key count.
 func (s *Store) sweep(interval time.Duration) {
 	defer s.bg.Done()
 	t := time.NewTicker(interval)
@@ -286,39 +260,12 @@ func (s *Store) sweep(interval time.Duration) {
 				// of (Section).
 				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i], now) })
 			}
-			s.feeder.flush()
-			s.tellIfPastHalf() // a charge may have moved the bound
-
+			s.sizeSketch()
+			if s.overBound(0) {
+				// Eviction is a write no atomic batch may see half of.
+				s.section.Shared(0, func() { _ = s.makeRoom(forSweep, 0) })
+			}
 			s.kickCompactor()
-			s.evictOver()
-		}
-	}
-}
-
-// evictOver makes ristretto evict while the entries cost more than it may
-// keep and no write comes to make it: it evicts only to admit a hash it
-// does not hold, and the bound it keeps to falls without a write when the
-// drift charge rises. One live key's cost is sent again, which while over
-// the feeder sends as the hash's removal and a new Set (feeder.over).
-func (s *Store) evictOver() {
-	if !s.overBound() {
-		return
-	}
-	start := rand.IntN(numShards)
-	for i := range numShards {
-		sh := &s.shards[(start+i)%numShards]
-		sh.mu.Lock()
-		found := false
-		sh.index.RangeFrom(rand.IntN(max(sh.index.Slots(), 1)), func(_ int, loc slab.Loc) bool {
-			h := s.hash(recordKey(s.arena.Block(loc)))
-			s.queueCostLocked(sh, h)
-			found = true
-			return false
-		})
-		sh.mu.Unlock()
-		if found {
-			s.feed()
-			return
 		}
 	}
 }
@@ -366,17 +313,17 @@ func (s *Store) sweepShard(sh *shard, now int64) {
 
 // Stats is a snapshot of the store's counters.
 type Stats struct {
-	Hits     int64 // reads that found a live key
-	Misses   int64 // reads that did not
-	Evicted  int64 // entries removed by ristretto's eviction policy
-	Rejected int64 // new entries ristretto's admission policy refused after the write was acknowledged
-	Expired  int64 // entries removed because their deadline passed
-	Cost     int64 // bytes charged against MaxMemory, Charge's included
-	MaxCost  int64 // the memory bound
+	Hits    int64 // reads that found a live key
+	Misses  int64 // reads that did not
+	Evicted int64 // entries removed to keep the memory bound
+	Expired int64 // entries removed because their deadline passed
+	Cost    int64 // bytes charged against MaxMemory, Charge's included
+	MaxCost int64 // the memory bound
 
 	ArenaBytes     int64 // memory mapped for records (outside Go's heap)
 	ArenaLiveBytes int64 // bytes of live records in it; the rest awaits compaction
 	IndexBytes     int64 // memory of the shards' indexes (on Go's heap)
+	SketchBytes    int64 // memory of the LFU policies' frequency sketch (on Go's heap)
 	Compactions    int64 // arena segments compacted
 }
 
@@ -384,13 +331,13 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{
 		Evicted:        s.evicted.Load(),
-		Rejected:       s.rejected.Load(),
 		Expired:        s.expired.Load(),
 		Cost:           s.used.Load() + s.external.Load(),
 		MaxCost:        s.MaxMemory(),
 		ArenaBytes:     s.arena.Mapped(),
 		ArenaLiveBytes: s.arena.Live(),
 		Compactions:    s.compactions.Load(),
+		SketchBytes:    int64(s.sketch.Bytes()),
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]

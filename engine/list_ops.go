@@ -369,7 +369,7 @@ func (s *Store) LMove(src, dst []byte, fromLeft, toLeft bool) (elem []byte, foun
 	shards := s.lockShards([][]byte{src, dst}, 1)
 	elem, found, err = s.lmoveLocked(src, dst, fromLeft, toLeft)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
+	s.grown(s.hash(dst))
 	return elem, found, err
 }
 
@@ -418,7 +418,6 @@ func (s *Store) LMPop(keys [][]byte, count int, left bool) (key []byte, popped [
 	shards := s.lockShards(keys, 1)
 	key, popped, err = s.lmpopLocked(keys, count, left)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	return key, popped, err
 }
 

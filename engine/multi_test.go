@@ -119,6 +119,5 @@ func TestDeleteMulti(t *testing.T) {
 	}
 	wantMiss(t, s, "a")
 	wantMiss(t, s, "b")
-	settle(s)
 	checkInvariants(t, s)
 }

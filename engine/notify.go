@@ -20,9 +20,6 @@ const (
 	Expired
 	// Evicted: the eviction policy removed the key to make room.
 	Evicted
-	// Rejected: the admission policy refused a new key after its write was
-	// acknowledged, and it was removed.
-	Rejected
 	// Flushed: every key was removed (FLUSHALL); Change.Key is nil.
 	Flushed
 	// Invalidated: the key's value changed elsewhere (with --redis,
@@ -57,7 +54,8 @@ type Change struct {
 //   - It is called synchronously, by the goroutine that made the change,
 //     before the call that made it returns: once a write has returned, the
 //     listener has been told. Eviction and admission changes come from
-//     ristretto's goroutine, expiry from a reader or the sweeper.
+//     the write that made room for itself, expiry from a reader or the
+//     sweeper.
 //   - A key's change is reported while the key's shard lock is held, so the
 //     changes of one key arrive in the order they were made. Flushed is
 //     reported with no lock held, once every key is gone.

@@ -117,7 +117,6 @@ type readResult struct {
 	// of a key of another type as a hit.
 	otherType bool
 	loc       slab.Loc // the expired record's
-	access    access   // what the read did to the key's LFU counter (noteRead)
 }
 
 // readLocked finds key in sh, whose read lock the caller holds, and calls fn
@@ -135,14 +134,14 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 	fn(sl.rec)
 	r := readResult{found: true}
 	if mode&readNotes != 0 {
-		r.access = s.accessedLocked(sh, sl.pos)
+		s.accessedLocked(sh, sl.pos)
 	}
 	return r
 }
 
 // afterRead does what mode asks of a read once the shard's lock is
 // released: an expired key is removed and counts as a miss, but is not
-// reported to the eviction policy.
+// counted by the eviction policy; a key missing or live is (countAccess).
 func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r readResult) {
 	if r.expired && mode&readExpires != 0 {
 		s.expireIfStill(sh, h, r.loc)
@@ -155,7 +154,7 @@ func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r read
 		}
 	}
 	if !r.expired && mode&readNotes != 0 {
-		s.noteRead(h, r.found, r.access)
+		s.countAccess(h)
 	}
 }
 
@@ -230,7 +229,6 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 		s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))})
 	}
 	sh.mu.Unlock()
-	s.feed()
 }
 
 // Get returns a copy of the value of key if it is a live string. A key of
@@ -275,17 +273,17 @@ func (v EntryView) LoadTime() time.Duration { return fillLoadTime(v.fill) }
 func (s *Store) ViewEntry(key []byte, fn func(EntryView) bool) bool {
 	h := s.hash(key)
 	sh := s.shardOf(h)
-	accepted, kind := false, accessPlain
+	accepted := false
 	sh.mu.RLock()
 	if sl, ok := s.findLocked(sh, h, key); ok && sl.rec.isString() && !sl.rec.expiredAt(s.now()) {
 		rec := &sl.rec
 		if accepted = fn(EntryView{Value: rec.value, FreshUntil: rec.fresh, StaleUntil: rec.stale, fill: rec.fill}); accepted {
-			kind = s.accessedLocked(sh, sl.pos)
+			s.accessedLocked(sh, sl.pos)
 		}
 	}
 	sh.mu.RUnlock()
 	if accepted {
-		s.afterRead(sh, h, key, readCounts|readNotes, readResult{found: true, access: kind})
+		s.afterRead(sh, h, key, readCounts|readNotes, readResult{found: true})
 	}
 	return accepted
 }
@@ -336,6 +334,7 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 	}
 	if ok {
 		s.accessedLocked(sh, sl.pos)
+		s.countAccess(h)
 	}
 	return sl, ok
 }
@@ -370,7 +369,6 @@ func (s *Store) set(key, value []byte, opts *SetOptions) (SetResult, error) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	res, err := s.setLocked(sh, h, r, opts)
-	s.feed()
 	return res, err
 }
 
@@ -430,7 +428,6 @@ func (s *Store) SetMulti(pairs [][]byte, cond Condition) (bool, error) {
 	shards := s.lockShards(pairs, 2)
 	ok, err := s.setMultiLocked(pairs, cond)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	return ok, err
 }
 
@@ -511,7 +508,7 @@ func (s *Store) Update(key []byte, fn func(old []byte, exists bool) ([]byte, err
 	}
 	h := s.hash(key)
 	value, err := s.updateLocked(s.shardOf(h), h, key, fn)
-	s.feed()
+	s.grown(h)
 	return value, err
 }
 
@@ -549,7 +546,7 @@ func (s *Store) updateLocked(sh *shard, h uint64, key []byte, fn func([]byte, bo
 // whose write lock the caller holds, keeping its deadlines: the write of a
 // read-modify-write of a string.
 func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, value []byte) ([]byte, error) {
-	if err := s.admit(entryCost(len(key), len(value))); err != nil {
+	if err := s.admitLocked(entryCost(len(key), len(value))); err != nil {
 		return nil, err
 	}
 	if found && aliases(value, sl.rec.value) {
@@ -587,7 +584,7 @@ func (s *Store) Grow(key []byte, size func(old []byte, exists bool) (int, error)
 	}
 	h := s.hash(key)
 	n, err := s.growLocked(s.shardOf(h), h, key, size, edit)
-	s.feed()
+	s.grown(h)
 	return n, err
 }
 
@@ -612,7 +609,7 @@ func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bo
 	if n > maxRecordValue {
 		return 0, ErrTooLarge
 	}
-	if err := s.admit(entryCost(len(key), n)); err != nil {
+	if err := s.admitLocked(entryCost(len(key), n)); err != nil {
 		return 0, err
 	}
 	sh.wroteLocked(key)
@@ -685,7 +682,6 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	if get {
 		if sl, found := s.liveKeyLocked(sh, h, key); found && !sl.rec.isString() {
 			sh.mu.Unlock()
-			s.feed()
 			return nil, false
 		}
 	}
@@ -695,7 +691,6 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 	}
 	found := s.removeKeyLocked(sh, h, key, kind, old)
 	sh.mu.Unlock()
-	s.feed()
 	return value, found
 }
 
@@ -731,7 +726,6 @@ func (s *Store) DeleteEach(keys [][]byte, deleted func(i int)) int {
 		}
 	}
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	return n
 }
 
@@ -779,7 +773,6 @@ func (s *Store) DropStale(key []byte) bool {
 		s.notify(Invalidated, key)
 	}
 	sh.mu.Unlock()
-	s.feed()
 	return stale
 }
 
@@ -826,7 +819,6 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 		}
 	}
 	sh.mu.Unlock()
-	s.feed()
 	return ok
 }
 
@@ -859,7 +851,6 @@ func (s *Store) Persist(key []byte) bool {
 		s.notify(Written, key)
 	}
 	sh.mu.Unlock()
-	s.feed() // for an expiry liveKeyLocked found
 	return ok
 }
 
@@ -898,7 +889,6 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 		}
 	}
 	sh.mu.Unlock()
-	s.feed()
 	if !found {
 		s.missed(sh, key)
 		return nil, false

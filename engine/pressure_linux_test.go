@@ -42,7 +42,6 @@ func TestPressureCharged(t *testing.T) {
 			set(t, s, "k"+strconv.Itoa(i%8000), value)
 			i++
 		}
-		settle(s)
 	}
 	for range 40 {
 		write()

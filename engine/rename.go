@@ -46,7 +46,6 @@ func (s *Store) Copy(src, dst []byte, replace bool) (bool, error) {
 // ErrNoSuchKey if src is not live.
 func (s *Store) transfer(src, dst []byte, move bool, write func(to, same bool) bool) error {
 	err := s.transferLocked(src, dst, move, write)
-	s.feed()
 	return err
 }
 

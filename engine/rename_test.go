@@ -34,7 +34,6 @@ func TestRenameMovesValueDeadlinesAndFill(t *testing.T) {
 	if n := s.Volatile(); n != 1 {
 		t.Fatalf("Volatile = %d, want 1", n)
 	}
-	settle(s)
 	checkInvariants(t, s)
 
 	// Back again: a key without a deadline replaces one with.
@@ -45,7 +44,6 @@ func TestRenameMovesValueDeadlinesAndFill(t *testing.T) {
 	if env, _ := s.Peek([]byte(dst)); env.StaleUntil != 0 || env.Fill != nil {
 		t.Fatalf("the replaced key's deadline or fill stayed: %+v", env)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -79,7 +77,6 @@ func TestRenameCases(t *testing.T) {
 		t.Fatalf("RENAMENX onto an expired key = %v, %v", moved, err)
 	}
 	wantValue(t, s, "c", "1")
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -116,7 +113,6 @@ func TestCopyIsIndependent(t *testing.T) {
 	if n := s.Volatile(); n != 2 {
 		t.Fatalf("Volatile = %d, want 2", n)
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 
@@ -194,7 +190,6 @@ func TestRenameConcurrent(t *testing.T) {
 			seen[string(v)] = true
 		}
 	}
-	settle(s)
 	checkInvariants(t, s)
 }
 

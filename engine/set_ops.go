@@ -177,7 +177,7 @@ func (s *Store) SMove(src, dst, member []byte) (moved bool, err error) {
 	shards := s.lockShards([][]byte{src, dst}, 1)
 	moved, err = s.smoveLocked(src, dst, member)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
+	s.grown(s.hash(dst))
 	return moved, err
 }
 
@@ -227,7 +227,6 @@ func (s *Store) SetCompute(op SetOp, keys [][]byte) ([][]byte, error) {
 	shards := s.lockShards(keys, 1)
 	members, err := s.setOpLocked(op, keys, 0)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed() // for the keys found expired
 	return members, err
 }
 
@@ -242,7 +241,7 @@ func (s *Store) SetStore(op SetOp, dst []byte, keys [][]byte) (int, error) {
 	shards := s.lockShards(append([][]byte{dst}, keys...), 1)
 	n, err := s.setStoreLocked(op, dst, keys)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
+	s.grown(s.hash(dst))
 	return n, err
 }
 
@@ -268,7 +267,6 @@ func (s *Store) SInterCard(keys [][]byte, limit int) (int, error) {
 	shards := s.lockShards(keys, 1)
 	members, err := s.setOpLocked(SetInter, keys, limit)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	return len(members), err
 }
 

@@ -388,7 +388,6 @@ func TestSetMemoryBoundAndNoEviction(t *testing.T) {
 			t.Fatalf("SAdd: %v", err)
 		}
 	}
-	settle(s)
 	if st := s.Stats(); st.Cost > 1<<20 {
 		t.Fatalf("cost %d is past the bound", st.Cost)
 	}

@@ -141,7 +141,9 @@ func (s *Store) Sort(key, dst []byte, q SortQuery) (SortResult, error) {
 	}
 	res, err := s.sortLocked(key, dst, q, by, gets)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
+	if dst != nil {
+		s.grown(s.hash(dst))
+	}
 	return res, err
 }
 

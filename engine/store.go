@@ -15,25 +15,14 @@
 // AppendValue, hand them to a function under the shard's read lock without
 // copying.
 //
-// # Read-your-writes
+// # Eviction
 //
-// ristretto applies writes asynchronously and may drop them under
-// contention. The store therefore does not read through ristretto at all: the
-// index is the authoritative copy of every live key, updated under the
-// shard's lock before a write returns, so a write is visible to every later
-// read on any goroutine. ristretto is used for what it is good at, deciding
-// what to keep: it knows each key by its 64-bit hash with a cost and nothing
-// else (no second copy of key or value), a sample of reads feeds its
-// frequency sketch (see readSampleEvery), and its eviction and admission
-// callbacks remove keys from the index and free their records.
-//
-// Every change of the index that ristretto must know of is queued, in the
-// order the shard's lock saw it, and sent to ristretto in that order by one
-// goroutine at a time (feed); so ristretto's last word on a hash is always
-// the index's. ristretto drops a Set when its buffer is full, and drops an
-// update of a key it holds silently; the feeder waits for ristretto to drain
-// every feedWaitEvery sends, so its buffer is never full and nothing is
-// dropped.
+// The store chooses what to evict itself, as Redis does, over what it
+// already keeps: the access stamp beside each key's index slot and, for the
+// LFU policies, a frequency sketch of about a byte and a half a key
+// (evict.go). A write that finds the store over its bound evicts before it
+// changes anything, on its own goroutine; nothing is queued, and a write is
+// visible to every later read on any goroutine once it returns.
 //
 // # Changes and atomic batches
 //
@@ -46,20 +35,17 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"hash/maphash"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/ristretto/v2"
-
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
+	"github.com/stampedeless/stampedeless/engine/internal/tinylfu"
 )
 
 // DefaultMaxMemory is the memory bound used when Options.MaxMemory is zero.
@@ -75,53 +61,14 @@ const NoMaxMemory = -1
 const unbounded = math.MaxInt64 / 4
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
-// and value (and fill metadata): the record's header in the arena (7), the
-// entry's share of its shard's index (about 25: 8 bytes a slot and its
-// 4-byte access stamp, access.go, measured 25.2 a key at a million keys;
-// 17 before the stamps), ristretto's bookkeeping of
-// its hash (about 156: its store slot and its policy's cost slot), and 20
-// for the collector: ristretto's maps are on Go's heap, and with the
-// process's memory limit (Options.OwnsProcess) the collector needs room
-// above them or it runs without pause. Measured with bench/policymem and
-// bench/compare; bench/README.md's results have the breakdown. That
-// is the cost as keys are added; under a churn of new keys ristretto's
-// maps fill with deleted slots and grow as if the keys were three times
-// as many (at a 64 MiB bound, 156,000 keys: its store 210 bytes a key, its
-// policy's costs 43, the index 27 before its access stamps), and the drift charge (chargeDrift)
-// counts the difference.
-const EntryOverhead = 208
-
-// readSampleEvery: one read in this many, picked at random, is reported to
-// ristretto's frequency sketch, hit or miss (as ristretto's own Get does).
-// A report is a second lookup of the key's hash, in ristretto's own store.
-// Reporting one read in four saved about a sixth of the CPU of a GET of
-// random keys when the store kept whole entries in ristretto, but it costs
-// precision the bound cannot spare: on bench/compare's hit-ratio trace at a
-// 64 MiB bound (and 180 bytes of EntryOverhead), with the sketch at one
-// counter per 64 bytes of bound every read reported reached a hit ratio of
-// 0.793 and one in two 0.788; at one counter per 32 bytes, every read 0.804
-// and one in four 0.788.
-const readSampleEvery = 1
-
-// A key whose LFU counter (access.go) is at least hotCounter has had a
-// thousand reads or more in the last minutes (the counter climbs
-// logarithmically, by one in (counter-5)*10+1 reads, and falls by one a
-// minute); only one of its reads in hotSampleEvery is reported to
-// ristretto's sketch. Its counters stop at 15 and halve every NumCounters
-// reports, so such a key stays at the top of the sketch on a sixteenth of
-// its reads, and a hot key's GET (one key, pipelined) no longer spends a
-// seventh of its time telling ristretto what it knows.
-const (
-	hotCounter     = 20
-	hotSampleEvery = 16
-)
-
-// readBatch is how many reports of reads ristretto gathers (per P) before
-// its goroutine applies them to the sketch. A batch not yet full when the
-// collector clears sync.Pool's stripes is lost, a few hundred reads now and
-// then: nothing the sketch, which halves its counters every NumCounters
-// reads, would notice.
-const readBatch = 1024
+// and value (and fill metadata): the record's header in the arena (7) and
+// the room the arena's size classes leave after a record (about 9 for
+// records of 100 to 200 bytes), the entry's share of its shard's index
+// (8 bytes a slot and its 4-byte access stamp, at a load between 3/8 and
+// 3/4: 25.2 a key measured at a million keys), and the frequency sketch's
+// share (1.5 to 3 bytes a key). Measured with bench/policymem; bench/README.md
+// has the breakdown.
+const EntryOverhead = 44
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so
 // SCAN can walk the hash space in order.
@@ -133,9 +80,10 @@ const (
 // ErrTooLarge is returned by writes whose entry alone would exceed the memory bound.
 var ErrTooLarge = errors.New("engine: entry larger than max memory")
 
-// ErrOOM is returned by writes under the noeviction policy while the store
-// holds more than its memory bound.
-var ErrOOM = errors.New("engine: used memory over max memory and eviction disabled")
+// ErrOOM is returned by writes while the store holds more than its memory
+// bound and eviction cannot make room: under noeviction, or under a
+// volatile policy with no key with a deadline.
+var ErrOOM = errors.New("engine: used memory over max memory and nothing to evict")
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
@@ -146,6 +94,8 @@ type Options struct {
 	// Policy is what happens when MaxMemory is reached; the zero value is
 	// AllKeysLFU.
 	Policy EvictionPolicy
+	// Eviction tunes the policy; the zero value is Redis's defaults.
+	Eviction EvictionParams
 	// Now returns the current time. If nil, time.Now is used. Tests set it to
 	// move time without sleeping.
 	Now func() time.Time
@@ -169,7 +119,6 @@ type Store struct {
 	shards  [numShards]shard
 	seed    maphash.Seed
 	arena   slab.Arena
-	policy  *ristretto.Cache[uint64, struct{}]
 	nowFunc func() time.Time
 
 	maxMemory atomic.Int64
@@ -187,17 +136,19 @@ type Store struct {
 	holes    atomic.Int64
 	squeezed atomic.Bool
 
-	feeder feeder
+	evictor evictor
+	// sketch counts accesses for the LFU policies (evict.go), sized by
+	// the sweeper to the key count (sizeSketch).
+	sketch tinylfu.Sketch
+	params atomic.Pointer[EvictionParams]
 
 	// compactMu is held while a segment is being compacted, so Flush and
 	// Close never unmap one under the compactor.
 	compactMu   sync.Mutex
 	compactKick chan struct{}
 
-	// Counters not kept per shard because the policy goroutine or the sweeper
-	// own them.
-	evicted     atomic.Int64 // entries removed by ristretto's eviction
-	rejected    atomic.Int64 // new entries refused by ristretto's admission policy
+	// Counters not kept per shard because eviction or the sweeper own them.
+	evicted     atomic.Int64 // entries removed to keep the bound
 	expired     atomic.Int64 // entries removed because their stale deadline passed
 	flushes     atomic.Uint64
 	compactions atomic.Int64 // segments compacted
@@ -222,27 +173,9 @@ type Store struct {
 	changes  atomic.Uint64            // counted by notify
 	section  Section                  // the atomic section (section.go)
 
-	// quiet makes ristretto's callbacks ignore what they are told: while
-	// Flush clears ristretto and after Close, ristretto reports every item
-	// it drops, and the index no longer holds them.
-	quiet atomic.Bool
-	// readSinceClear: a read was reported to ristretto since it was last
-	// cleared. With the feeder's sentSinceClear it spares a FLUSHALL of
-	// an empty store ristretto's Clear, which walks its whole sketch
-	// (about a millisecond at any bound from 256 MB, where the sketch
-	// stops growing).
-	readSinceClear atomic.Bool
-
 	stop   chan struct{}
 	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
-	closed atomic.Bool    // Close was called; ristretto no longer takes items
-
-	// loadFeeds are the feeds of loaded keys to ristretto (bulk.go) and
-	// tellAll's, in bg too; loadFeeding counts them, for a cheap look in
-	// feeder.feed. told: ristretto is told of every key (see feed).
-	loadFeeds   sync.WaitGroup
-	loadFeeding atomic.Int32
-	told        atomic.Bool
+	closed atomic.Bool    // Close was called
 }
 
 // listpackConfig is a pair of Redis's *-max-listpack-entries and
@@ -308,33 +241,13 @@ func New(opts Options) (*Store, error) {
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
+	s.SetEvictionParams(opts.Eviction)
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
 	s.SetIntsetLimit(DefaultIntsetEntries)
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	s.lists.size.Store(ListMaxListpackSize)
-	policy, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
-		// Without a bound nothing is evicted and the sketch is idle; it is
-		// sized for the default bound, in case CONFIG SET sets one later.
-		NumCounters: numCounters(cmp.Or(maxCost, DefaultMaxMemory)),
-		MaxCost:     s.policyMaxCost(),
-		// Reads reach the sketch in batches of this many per P, each a
-		// channel send that wakes ristretto's goroutine: at 64 (ristretto's
-		// advice) the wakes were a twentieth of a pipelined GET's time.
-		BufferItems:        readBatch,
-		IgnoreInternalCost: true, // EntryOverhead already covers it
-		OnEvict:            s.onEvict,
-		OnReject:           s.onReject,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.policy = policy
-	s.feeder.policy = policy
-	s.feeder.closed = &s.closed
-	s.feeder.over = s.overBound
-	s.feeder.farOver = s.farOverBound
-	s.feeder.loading = s.waitLoadFeedIfOver
+	s.sizeSketch()
 	if s.ownsProcess {
 		s.chargeBaseline()
 	}
@@ -354,10 +267,9 @@ func New(opts Options) (*Store, error) {
 }
 
 // chargeBaseline charges what the process holds on Go's heap before any
-// key, ristretto's sketch (about 4 bytes a counter) included, as Redis's
-// used_memory counts its own baseline against maxmemory: the entries get
-// the bound less it. At most a quarter of the bound is charged so, so
-// that a tiny bound still holds keys.
+// key, as Redis's used_memory counts its own baseline against maxmemory:
+// the entries get the bound less it. At most a quarter of the bound is
+// charged so, so that a tiny bound still holds keys.
 func (s *Store) chargeBaseline() {
 	runtime.GC()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -365,29 +277,45 @@ func (s *Store) chargeBaseline() {
 	s.Charge(min(int64(live[0].Value.Uint64()), s.MaxMemory()/4))
 }
 
-// numCounters sizes ristretto's frequency sketch: one counter per 64 bytes
-// of capacity, about five per expected entry of a small value (ristretto
-// advises ten), bounded so an empty server stays small. The sketch halves
-// its counts after as many reports as it has counters, so this is also how
-// long it remembers: more counters raise the hit ratio (one per 32 bytes:
-// 0.804 instead of 0.793 on bench/compare's trace), but a counter costs
-// about 3.2 bytes (4 bits in each of the sketch's 4 rows, and its
-// doorkeeper's Bloom filter), all allocated up front and outside the
-// entries' charges: here 5% of the bound, and 13 MiB at the cap of 4M
-// counters.
-func numCounters(maxCost int64) int64 {
-	n := maxCost / 64
-	return min(max(n, 1<<12), 1<<22)
+// sizeSketch sizes the frequency sketch to the key count, while an LFU
+// policy and a bound are in force, and frees it otherwise. It is sized up
+// as soon as the keys outgrow it and down only when they are a quarter of
+// it, so a count that wavers does not make it forget, and it is never
+// smaller than the keys the bound holds at their current mean cost.
+func (s *Store) sizeSketch() {
+	if !s.EvictionPolicy().LFU() || s.MaxMemory() == 0 {
+		s.sketch.Resize(0)
+		return
+	}
+	keys := s.indexed()
+	c := s.sketch.Capacity()
+	if want := tinylfu.CapacityFor(keys); c == 0 || want > c || want*4 < c {
+		s.sketch.Resize(max(keys, 1))
+	}
 }
 
-// policyMaxCost is the bound ristretto enforces: what the memory bound
-// leaves the entries beside the bytes Charge counted (at least one byte), or
-// none under noeviction, where writes are refused instead.
-func (s *Store) policyMaxCost() int64 {
-	if s.EvictionPolicy() == NoEviction {
-		return math.MaxInt64 / 4
+// indexed is how many keys the indexes hold, those past their deadline
+// and not yet swept included: Len without reading a record.
+func (s *Store) indexed() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		n += sh.index.Len()
+		sh.mu.RUnlock()
 	}
-	return max(s.bound()-s.external.Load(), 1)
+	return n
+}
+
+// growSketchLocked grows the frequency sketch, if there is one, as soon as
+// the keys outgrow it, between the sweeper's looks: a sketch too small for
+// its keys ages them too fast (it halves its counts every ten increments
+// per key of its capacity). A shard's count times the shards is the key
+// count, near enough. The caller holds sh.mu.
+func (s *Store) growSketchLocked(sh *shard) {
+	if c := s.sketch.Capacity(); c > 0 && sh.index.Len()*numShards > c {
+		s.sketch.Resize(sh.index.Len() * numShards)
+	}
 }
 
 // bound is the memory bound the store enforces: MaxMemory, or with no
@@ -406,14 +334,8 @@ func (s *Store) Close() {
 	s.closed.Store(true)
 	close(s.stop)
 	s.bg.Wait()
-	s.quiet.Store(true)
 	s.compactMu.Lock()
-	// No feeder is sending while ristretto closes its buffer; later ones
-	// find it closed.
-	s.feeder.sendMu.Lock()
-	s.policy.Close()
 	s.dropAll()
-	s.feeder.sendMu.Unlock()
 	s.compactMu.Unlock()
 }
 
@@ -421,100 +343,89 @@ func (s *Store) Close() {
 // Redis's maxmemory reports it).
 func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 
-// Sync waits until the eviction policy has applied every write made before
-// the call, and every removal it caused, so Stats and the keyspace hold still
-// until the next write. Serving never needs it; tests and benchmarks that
-// count evictions do.
-func (s *Store) Sync() {
-	s.loadFeeds.Wait()
-	// ristretto's callbacks queue removals while it applies the changes;
-	// send those too.
+// SetMaxMemory changes the memory bound at run time; a store over the new
+// bound evicts down to it before SetMaxMemory returns (as Redis's CONFIG
+// SET maxmemory does), unless the policy is noeviction. Zero (or less)
+// removes the bound, as CONFIG SET maxmemory 0 does in Redis.
+func (s *Store) SetMaxMemory(n int64) {
+	s.maxMemory.Store(max(n, 0))
+	s.sizeSketch()
+	if s.overBound(0) {
+		_ = s.makeRoom(forBound, 0) // ErrOOM: writes are refused until keys go
+	}
+}
+
+// Charge counts delta bytes (negative: given back) that a user of the
+// store keeps on its entries' behalf, outside the store (swr's tag index),
+// against the memory bound: entries get what the bound leaves, and the
+// next write evicts if that shrank. Under noeviction they count towards
+// the use that refuses writes.
+func (s *Store) Charge(delta int64) { s.external.Add(delta) }
+
+// EvictionPolicy returns what the store does when it reaches MaxMemory.
+func (s *Store) EvictionPolicy() EvictionPolicy { return EvictionPolicy(s.evictWith.Load()) }
+
+// SetEvictionPolicy changes the eviction policy at run time. Candidates
+// already chosen under the old one are forgotten, and the sketch is made
+// or freed.
+func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
+	s.evictWith.Store(uint32(p))
+	s.evictor.clear()
+	s.sizeSketch()
+}
+
+// EvictionParams are Redis's parameters of eviction, which CONFIG SET
+// changes at run time. The zero value is Redis's defaults.
+type EvictionParams struct {
+	// Samples is maxmemory-samples: keys sampled per eviction round, at
+	// least 1 (default 5).
+	Samples int
+	// Tenacity is maxmemory-eviction-tenacity: how long a write may
+	// evict, 0 to 100 (default 10, 500 µs; 100: no limit).
+	Tenacity int
+	// LFULogFactor is lfu-log-factor: how many accesses the LFU counter
+	// (OBJECT FREQ) takes to grow, at least 0 (default 10).
+	LFULogFactor int
+	// LFUDecayTime is lfu-decay-time: the minutes after which an unaccessed
+	// LFU counter loses one, 0 for never (default 1).
+	LFUDecayTime int
+}
+
+// DefaultEvictionParams are Redis's defaults.
+var DefaultEvictionParams = EvictionParams{Samples: 5, Tenacity: 10, LFULogFactor: 10, LFUDecayTime: 1}
+
+// SetEvictionParams sets the parameters of eviction, each brought within
+// its range; the zero EvictionParams sets Redis's defaults.
+func (s *Store) SetEvictionParams(p EvictionParams) {
+	if p == (EvictionParams{}) {
+		p = DefaultEvictionParams
+	}
+	p.Samples = min(max(p.Samples, 1), math.MaxInt32)
+	p.Tenacity = min(max(p.Tenacity, 0), 100)
+	p.LFULogFactor = min(max(p.LFULogFactor, 0), math.MaxInt32)
+	p.LFUDecayTime = min(max(p.LFUDecayTime, 0), math.MaxInt32)
+	s.params.Store(&p)
+}
+
+// TuneEviction changes the parameters of eviction with fn, which is given
+// the ones in force; calls that race each keep the other's change.
+func (s *Store) TuneEviction(fn func(*EvictionParams)) {
 	for {
-		s.feeder.sync()
-		if s.feeder.pending.Load() == 0 {
+		old := s.params.Load()
+		p := *old
+		fn(&p)
+		if p == (EvictionParams{}) {
+			p.Samples = 1 // a change to all zeros is no request for the defaults
+		}
+		if s.params.CompareAndSwap(old, &p) {
+			s.SetEvictionParams(p)
 			return
 		}
 	}
 }
 
-// SetMaxMemory changes the memory bound at run time; shrinking it makes
-// ristretto evict as new entries arrive. Zero (or less) removes the bound,
-// as CONFIG SET maxmemory 0 does in Redis.
-func (s *Store) SetMaxMemory(n int64) {
-	s.maxMemory.Store(max(n, 0))
-	s.policy.UpdateMaxCost(s.policyMaxCost())
-	s.tellIfPastHalf()
-}
-
-// Charge counts delta bytes (negative: given back) that a user of the
-// store keeps on its entries' behalf, outside the store (swr's tag index),
-// against the memory bound: entries get what the bound leaves, and
-// ristretto evicts as new entries arrive if that shrank. Under noeviction
-// they count towards the use that refuses writes.
-func (s *Store) Charge(delta int64) {
-	s.external.Add(delta)
-	s.policy.UpdateMaxCost(s.policyMaxCost())
-}
-
-// EvictionPolicy returns what the store does when it reaches MaxMemory.
-func (s *Store) EvictionPolicy() EvictionPolicy { return EvictionPolicy(s.evictWith.Load()) }
-
-// SetEvictionPolicy changes the eviction policy at run time.
-func (s *Store) SetEvictionPolicy(p EvictionPolicy) {
-	s.evictWith.Store(uint32(p))
-	s.policy.UpdateMaxCost(s.policyMaxCost())
-	s.tellIfPastHalf()
-}
-
-// overBound reports whether the entries cost more than ristretto may keep
-// of them, so that it must evict (never under noeviction).
-func (s *Store) overBound() bool {
-	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()
-}
-
-// waitLoadFeedIfOver waits, if the store is over its bound, for the feeds
-// of loaded keys to ristretto to end (Loader.Done): ristretto must know
-// every key before it chooses what to evict, and keys it has not heard of
-// do not count against its bound.
-func (s *Store) waitLoadFeedIfOver() {
-	if s.loadFeeding.Load() > 0 && s.overBound() {
-		s.loadFeeds.Wait()
-	}
-}
-
-// farOverBound reports whether the entries cost more than ristretto may
-// keep of them by more than overSlack.
-func (s *Store) farOverBound() bool {
-	return s.EvictionPolicy() != NoEviction && s.used.Load() > s.policyMaxCost()+s.overSlack()
-}
-
-// overSlack is how far the entries may pass what ristretto may keep before
-// writers wait for it to evict: a thirty-second of the bound, at least
-// 1 MiB (the bound's promise leaves the process 15% of it and 24 MiB).
-func (s *Store) overSlack() int64 { return max(s.bound()/32, 1<<20) }
-
-// admit returns the error a write of an entry costing cost gets before it
-// changes anything: ErrTooLarge if the entry alone exceeds the bound, ErrOOM
-// if eviction is off and the store is already over it (Redis refuses
-// writes then, whatever their size).
-func (s *Store) admit(cost int64) error {
-	if err := s.fits(cost); err != nil {
-		return err
-	}
-	if s.EvictionPolicy() == NoEviction && s.used.Load()+s.external.Load() > s.bound() {
-		return ErrOOM
-	}
-	return nil
-}
-
-// fits returns ErrTooLarge if an entry costing cost alone exceeds the
-// bound.
-func (s *Store) fits(cost int64) error {
-	if cost > s.bound() {
-		return ErrTooLarge
-	}
-	return nil
-}
+// EvictionParams returns the parameters of eviction in force.
+func (s *Store) EvictionParams() EvictionParams { return *s.params.Load() }
 
 func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
 
@@ -562,9 +473,8 @@ func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 }
 
 // storeLocked writes a record for r.key in sh, replacing the one in old if
-// found, and queues the new cost for ristretto. The caller holds sh.mu for
-// writing, and must call s.feed after releasing it.
-// A key it adds is told as Created.
+// found. The caller holds sh.mu for writing. A key it adds is told as
+// Created.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	err := s.storeCopyLocked(sh, h, old, found, r)
 	if !found && err == nil {
@@ -576,27 +486,23 @@ func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 // storeCopyLocked is storeLocked of a copy of a key that is elsewhere
 // (the shared tier's), which is no key created.
 func (s *Store) storeCopyLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	changed, err := s.placeLocked(sh, h, old, found, r)
-	if changed {
-		s.queueCostLocked(sh, h)
-	}
-	return err
+	return s.placeLocked(sh, h, old, found, r)
 }
 
-// placeLocked is storeLocked but for telling ristretto: changed reports
-// whether the cost of hash h changed, so that ristretto must learn it.
-func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) (changed bool, err error) {
+// placeLocked writes r's record as storeLocked does, telling no listener.
+func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	if r.valueLen() > maxRecordValue {
-		return false, ErrTooLarge
+		return ErrTooLarge
 	}
 	if found && r.outside && r.grow == nil && !old.rec.onHeap() && !r.onHeap() {
 		if b := s.arena.Block(old.loc); len(b) == r.size() {
-			return s.overwriteLocked(sh, old, b, r), nil
+			s.overwriteLocked(sh, old, b, r)
+			return nil
 		}
 	}
 	loc, err := s.arena.Alloc(r.size(), r.write)
 	if err != nil {
-		return false, err
+		return err
 	}
 	cost := r.cost()
 	var oldCost int64
@@ -616,15 +522,17 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	} else {
 		if !sh.index.Insert(tagOf(h), loc, s.freshStamp()) {
 			s.arena.Free(loc)
-			return false, ErrTooLarge
+			return ErrTooLarge
 		}
 		s.used.Add(cost)
+		s.countAccess(h)
+		s.growSketchLocked(sh)
 	}
 	if r.stale != 0 {
 		sh.volatile++
 	}
 	s.kickCompactor()
-	return !found || cost != oldCost, nil
+	return nil
 }
 
 // overwriteLocked writes r over the record in old, whose block b is
@@ -633,14 +541,11 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 // arena, frees none and leaves compaction nothing to do. Readers hold the
 // shard's read lock, so nobody sees the bytes change. r's key and value
 // must lie outside the arena (newRecord.outside), or writing could
-// overwrite them before they are copied. It reports whether the cost
-// changed, as placeLocked does.
-func (s *Store) overwriteLocked(sh *shard, old slot, b []byte, r newRecord) (changed bool) {
-	oldCost, cost := old.rec.cost(), r.cost()
+// overwrite them before they are copied.
+func (s *Store) overwriteLocked(sh *shard, old slot, b []byte, r newRecord) {
 	sh.staleChangedLocked(old.rec.stale, r.stale)
+	s.used.Add(r.cost() - old.rec.cost())
 	r.write(b)
-	s.used.Add(cost - oldCost)
-	return cost != oldCost
 }
 
 // staleChangedLocked keeps sh.volatile, its count of keys with a
@@ -673,8 +578,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 // removeLocked takes the entry in sl out of sh and frees its record,
 // telling no listener. Each kind of removal (delete, expire, evict, drop)
 // has its own function that calls it and says why. The caller holds sh.mu
-// for writing and must call s.feed after releasing it, unless it is
-// ristretto's goroutine.
+// for writing.
 func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	sh.index.Delete(sl.pos)
 	sh.freeHeapLocked(&sl.rec)
@@ -683,7 +587,6 @@ func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	}
 	s.used.Add(-sl.rec.cost())
 	s.arena.Free(sl.loc)
-	s.queueCostLocked(sh, h)
 	s.kickCompactor()
 }
 
@@ -704,22 +607,6 @@ func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind
 	s.removeLocked(sh, h, sl)
 }
 
-// hashCostLocked is what ristretto must be charged for hash h: the summed
-// cost of the keys in sh with that full hash (two keys share one only by a
-// 64-bit collision), or -1, meaning ristretto must forget h.
-func (s *Store) hashCostLocked(sh *shard, h uint64) int64 {
-	var cost int64
-	found := false
-	s.eachWithHashLocked(sh, h, func(sl slot) {
-		cost += sl.rec.cost()
-		found = true
-	})
-	if !found {
-		return -1
-	}
-	return cost
-}
-
 // eachWithHashLocked calls fn for every key in sh whose hash is h. fn must
 // not change the index.
 func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
@@ -729,89 +616,4 @@ func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 		}
 		return true
 	})
-}
-
-// noteRead reports a read of the key with hash h to the eviction policy;
-// found says the key was there, and kind what the read did to its LFU
-// counter. Once the entries cost half of what ristretto may keep
-// (pastHalf), every read is reported, hit or miss (as ristretto's own
-// Get does), one time in readSampleEvery, and a hot key's one time in
-// hotSampleEvery. Below that, only a read that grew the key's counter is:
-// the counter grows on a key's first reads and ever more rarely after
-// (logarithmically), so the sketch still ranks the keys read before the
-// store fills by how often they were read, and a scan that fills the
-// store does not push them out, at a few reports a key instead of one a
-// read.
-func (s *Store) noteRead(h uint64, found bool, kind access) {
-	if !s.pastHalf() {
-		if found && kind == accessGrew {
-			s.policyGet(h)
-		}
-		return
-	}
-	if kind == accessHot {
-		if rand.Uint32()%hotSampleEvery == 0 {
-			s.policyGet(h)
-		}
-		return
-	}
-	if readSampleEvery == 1 || rand.Uint32()%readSampleEvery == 0 {
-		s.policyGet(h)
-	}
-}
-
-// policyGet reports a read of hash h to ristretto, and that it was told
-// one since its last Clear.
-func (s *Store) policyGet(h uint64) {
-	if !s.readSinceClear.Load() {
-		s.readSinceClear.Store(true)
-	}
-	s.policy.Get(h)
-}
-
-// onReject runs on ristretto's goroutine when it refuses an item.
-func (s *Store) onReject(item *ristretto.Item[struct{}]) {
-	if s.quiet.Load() {
-		return
-	}
-	// ristretto also reports a second Set of a hash that was still queued
-	// as a rejection, after applying its cost. That key is stored; keep it.
-	if _, stored := s.policy.GetTTL(item.Key); stored {
-		return
-	}
-	s.rejected.Add(s.evictHash(item.Key, Rejected))
-}
-
-// onEvict runs on ristretto's goroutine for every hash its policy evicts.
-func (s *Store) onEvict(item *ristretto.Item[struct{}]) {
-	if s.quiet.Load() {
-		return
-	}
-	s.evicted.Add(s.evictHash(item.Key, Evicted))
-}
-
-// evictHash removes the keys with hash h because ristretto no longer holds
-// it, tells the listener why, and returns how many it removed. It runs on the goroutine that drains
-// ristretto's buffer, so it must not send to ristretto: the removal it
-// queues (for a write of h that ristretto has yet to see) is sent by the
-// next feed.
-func (s *Store) evictHash(h uint64, why ChangeKind) int64 {
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	var n int64
-	for {
-		var victim slot
-		found := false
-		s.eachWithHashLocked(sh, h, func(sl slot) {
-			if !found {
-				victim, found = sl, true
-			}
-		})
-		if !found {
-			return n
-		}
-		s.removeTellingLocked(sh, h, victim, why)
-		n++
-	}
 }

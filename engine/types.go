@@ -186,7 +186,9 @@ func (s *Store) writeColl(key []byte, t Type, fn func(cur collection, exists boo
 	if err := s.admit(0); err != nil {
 		return err
 	}
-	return s.shrinkColl(key, t, fn)
+	err := s.shrinkColl(key, t, fn)
+	s.grown(s.hash(key))
+	return err
 }
 
 // shrinkColl is writeColl without its admission check, for the writes
@@ -198,12 +200,11 @@ func (s *Store) shrinkColl(key []byte, t Type, fn func(cur collection, exists bo
 	sh.mu.Lock()
 	err := s.writeCollLocked(sh, h, key, t, fn)
 	sh.mu.Unlock()
-	s.feed()
 	return err
 }
 
 // writeCollLocked is writeColl for a caller holding sh's write lock (for
-// commands of several keys, with lockShards); the caller feeds ristretto
+// commands of several keys, with lockShards); the caller calls grown
 // after unlocking.
 func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func(collection, bool) (collection, collChange, error)) error {
 	sl, found := s.liveKeyLocked(sh, h, key)
@@ -365,7 +366,6 @@ func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key [
 	// The record's value aliases the arena: its cost reads the new charge.
 	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))
 	s.used.Add(sl.rec.cost() - old)
-	s.queueCostLocked(sh, h)
 	s.notify(Written, key)
 }
 

@@ -329,7 +329,7 @@ func (s *Store) ZRangeStore(dst, src []byte, r ZRange) (int, error) {
 		return 0, err
 	}
 	shards := s.lockShards([][]byte{dst, src}, 1)
-	defer s.feed()
+	defer s.grown(s.hash(dst)) // after the unlock below
 	defer unlockShards(shards, (*sync.RWMutex).Unlock)
 	c, found, err := s.readCollLocked(src, TypeZSet)
 	if err != nil {
@@ -398,7 +398,6 @@ func (s *Store) ZPop(keys [][]byte, highest bool, count int) (key []byte, popped
 		return keys[0], popped, nil
 	}
 	shards := s.lockShards(keys, 1)
-	defer s.feed()
 	defer unlockShards(shards, (*sync.RWMutex).Unlock)
 	for _, k := range keys {
 		h := s.hash(k)
@@ -554,7 +553,6 @@ func (s *Store) ZCompute(op ZSetOp) ([]ScoreMember, error) {
 	shards := s.lockShards(op.Keys, 1)
 	ents, err := s.zsetOpLocked(op, 0)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	out := make([]ScoreMember, len(ents))
 	for i, e := range ents {
 		out[i] = ScoreMember{Member: []byte(e.member), Score: e.score}
@@ -569,7 +567,7 @@ func (s *Store) ZStore(dst []byte, op ZSetOp) (int, error) {
 		return 0, err
 	}
 	shards := s.lockShards(append([][]byte{dst}, op.Keys...), 1)
-	defer s.feed()
+	defer s.grown(s.hash(dst)) // after the unlock below
 	defer unlockShards(shards, (*sync.RWMutex).Unlock)
 	ents, err := s.zsetOpLocked(op, 0)
 	if err != nil {
@@ -584,7 +582,6 @@ func (s *Store) ZInterCard(keys [][]byte, limit int) (int, error) {
 	shards := s.lockShards(keys, 1)
 	ents, err := s.zsetOpLocked(ZSetOp{Op: SetInter, Keys: keys}, limit)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
-	s.feed()
 	return len(ents), err
 }
 

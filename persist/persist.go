@@ -359,9 +359,6 @@ func (w *loadWriter) run(full <-chan *loadBatch, free chan<- *loadBatch) error {
 		}
 		free <- b
 	}
-	if w.loader != nil {
-		w.loader.Done()
-	}
 	return err
 }
 

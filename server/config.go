@@ -45,15 +45,24 @@ var configParams = []configParam{
 		get: func(s *Server) string { return s.store.EvictionPolicy().String() },
 		set: func(s *Server, v string) error {
 			p, err := engine.ParseEvictionPolicy(v)
-			switch {
-			case errors.Is(err, engine.ErrUnsupportedPolicy):
-				return errors.New("stampedeless supports allkeys-lfu and noeviction only")
-			case err != nil:
-				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+			if err != nil {
+				return errors.New("argument(s) must be one of the following: " + strings.Join(engine.PolicyNames(), ", "))
 			}
 			s.store.SetEvictionPolicy(p)
 			return nil
 		}},
+	{name: "maxmemory-samples",
+		get: func(s *Server) string { return strconv.Itoa(s.store.EvictionParams().Samples) },
+		set: evictionParam(1, math.MaxInt32, func(p *engine.EvictionParams, n int) { p.Samples = n })},
+	{name: "maxmemory-eviction-tenacity",
+		get: func(s *Server) string { return strconv.Itoa(s.store.EvictionParams().Tenacity) },
+		set: evictionParam(0, 100, func(p *engine.EvictionParams, n int) { p.Tenacity = n })},
+	{name: "lfu-log-factor",
+		get: func(s *Server) string { return strconv.Itoa(s.store.EvictionParams().LFULogFactor) },
+		set: evictionParam(0, math.MaxInt32, func(p *engine.EvictionParams, n int) { p.LFULogFactor = n })},
+	{name: "lfu-decay-time",
+		get: func(s *Server) string { return strconv.Itoa(s.store.EvictionParams().LFUDecayTime) },
+		set: evictionParam(0, math.MaxInt32, func(p *engine.EvictionParams, n int) { p.LFUDecayTime = n })},
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 		set: func(s *Server, v string) error {
@@ -202,11 +211,21 @@ var configParams = []configParam{
 		set: onlyCurrent(func(s *Server) string { return strconv.Itoa(s.listening().tlsPort) }, "opens its TLS port at start (--tls-port)")},
 	{name: "unixsocket", get: func(s *Server) string { return s.listening().unixSocket }},
 	{name: "aclfile", get: func(s *Server) string { return s.opts.ACLFile }},
-	// Fixed here: the expiry sweeper runs every 100 ms (hz 10), and the
-	// LFU counter has Redis's default factor and decay.
+	// Fixed here: the expiry sweeper runs every 100 ms (hz 10).
 	{name: "hz", get: func(*Server) string { return "10" }, set: onlyCurrent(func(*Server) string { return "10" }, "sweeps expired keys every 100 ms")},
-	{name: "lfu-log-factor", get: func(*Server) string { return "10" }, set: onlyCurrent(func(*Server) string { return "10" }, "keeps Redis's default LFU counter")},
-	{name: "lfu-decay-time", get: func(*Server) string { return "1" }, set: onlyCurrent(func(*Server) string { return "1" }, "keeps Redis's default LFU counter")},
+}
+
+// evictionParam sets one of the store's EvictionParams to an integer
+// between lo and hi.
+func evictionParam(lo, hi int64, set func(*engine.EvictionParams, int)) func(*Server, string) error {
+	return func(s *Server, v string) error {
+		n, err := configInteger(v, lo, hi)
+		if err != nil {
+			return err
+		}
+		s.store.TuneEviction(func(p *engine.EvictionParams) { set(p, int(n)) })
+		return nil
+	}
 }
 
 // onlyCurrent accepts setting a parameter to the value it has, and refuses
@@ -468,7 +487,6 @@ func (s *Server) statsSinceReset() engine.Stats {
 		st.Hits -= base.Hits
 		st.Misses -= base.Misses
 		st.Evicted -= base.Evicted
-		st.Rejected -= base.Rejected
 		st.Expired -= base.Expired
 	}
 	return st

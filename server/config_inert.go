@@ -315,8 +315,6 @@ var inertParams = []inertParam{
 	{name: "logfile", value: ""},
 	{name: "masterauth", value: "", check: inertString},
 	{name: "masteruser", value: "", check: inertString},
-	{name: "maxmemory-eviction-tenacity", value: "10", check: inertInt(0, 100)},
-	{name: "maxmemory-samples", value: "5", check: inertInt(1, math.MaxInt32)},
 	{name: "min-replicas-max-lag", value: "10", check: inertInt(0, math.MaxInt32)},
 	{name: "min-replicas-to-write", value: "0", check: inertInt(0, math.MaxInt32)},
 	{name: "min-slaves-max-lag", alias: "min-replicas-max-lag", value: "10", check: inertInt(0, math.MaxInt32)},

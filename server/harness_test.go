@@ -87,9 +87,7 @@ func withDefaults(t testing.TB, opts Options) Options {
 func withReadThrough(t testing.TB, opts Options, rt readthrough.Options) (Options, readthrough.Options) {
 	t.Helper()
 	if opts.Store == nil {
-		// 64 MiB: room for every test, and a quarter of the largest
-		// ristretto sketch, which each FLUSHALL clears (under the race
-		// detector, a sixth of the package's time at 256 MiB).
+		// 64 MiB: room for every test.
 		store, err := engine.New(engine.Options{MaxMemory: 64 << 20})
 		if err != nil {
 			t.Fatal(err)

@@ -195,10 +195,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("total_commands_processed", s.commandsTotal.Load())
 	b.field("rejected_connections", s.rejectedConns.Load())
 	b.field("expired_keys", st.Expired)
-	// Redis counts every key lost to memory pressure as evicted; ristretto
-	// also loses new keys at admission, which are counted here and below.
-	b.field("evicted_keys", st.Evicted+st.Rejected)
-	b.field("rejected_keys", st.Rejected)
+	b.field("evicted_keys", st.Evicted)
 	b.field("keyspace_hits", st.Hits)
 	b.field("keyspace_misses", st.Misses)
 	b.field("pubsub_channels", s.pubsub.count(subChannel))

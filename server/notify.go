@@ -82,9 +82,7 @@ func (k *keyspaceEvents) changed(ch engine.Change) {
 	switch {
 	case ch.Kind == engine.Expired:
 		k.events.Notify(commands.EventExpired, "expired", ch.Key)
-	case ch.Kind == engine.Evicted, ch.Kind == engine.Rejected:
-		// A key the admission policy refused after its write is removed
-		// to make room, as an evicted one.
+	case ch.Kind == engine.Evicted:
 		k.events.Notify(commands.EventEvicted, "evicted", ch.Key)
 	case ch.Kind == engine.Written && ch.Loaded:
 		k.events.Notify(commands.EventString, "set", ch.Key)

@@ -68,8 +68,8 @@ func TestPipelineAndInline(t *testing.T) {
 	}
 }
 
-// TestPipelinedOverwrite is the case ristretto gets wrong on its own: two
-// Sets of a new key before it is applied keep the first value.
+// TestPipelinedOverwrite: two pipelined Sets of a new key and a GET read
+// the second value.
 func TestPipelinedOverwrite(t *testing.T) {
 	ts := startServer(t, Options{})
 	r := dialRaw(t, ts.addr)
@@ -421,15 +421,13 @@ func TestEvictionIsCountedAndVisible(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	store.Sync()
 	if st := store.Stats(); st.Cost > st.MaxCost {
 		t.Fatalf("cost %d over the bound %d", st.Cost, st.MaxCost)
 	}
 	info := c.Info(ctx, "stats").Val()
-	var evicted, rejected int
+	var evicted int
 	for _, line := range strings.Split(info, "\r\n") {
 		fmt.Sscanf(line, "evicted_keys:%d", &evicted)
-		fmt.Sscanf(line, "rejected_keys:%d", &rejected)
 	}
 	if evicted == 0 {
 		t.Fatalf("INFO evicted_keys = 0 after writing %d keys into 1 MiB:\n%s", n, info)

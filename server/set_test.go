@@ -53,7 +53,6 @@ func fillPastBound(t *testing.T, want string, add func(key string) []string) *ra
 			t.Fatalf("writing c:%d: %s", i, got)
 		}
 	}
-	store.Sync()
 	if st := store.Stats(); st.Cost > bound {
 		t.Fatalf("collections cost %d past the bound %d", st.Cost, bound)
 	}

@@ -54,14 +54,13 @@ const (
 	invWrite     = iota // a write, DEL, a fill or refresh that stored a value
 	invExpired          // the key expired
 	invEvicted          // the eviction policy removed it
-	invRejected         // the admission policy refused it
 	invFlush            // FLUSHALL or FLUSHDB (one null per client)
 	invReplica          // another replica wrote it (--redis)
 	invTableFull        // dropped from a full tracking table
 	invReasons
 )
 
-var invReasonNames = [invReasons]string{"write", "expired", "evicted", "rejected", "flush", "replica", "table_full"}
+var invReasonNames = [invReasons]string{"write", "expired", "evicted", "flush", "replica", "table_full"}
 
 // tracking is the server's tracking state: the table of keys tracking
 // clients read, the BCAST prefixes, and the clients with tracking on.
@@ -585,8 +584,6 @@ func (tr *tracking) changed(ch engine.Change) {
 		reason = invExpired
 	case engine.Evicted:
 		reason = invEvicted
-	case engine.Rejected:
-		reason = invRejected
 	case engine.Invalidated:
 		reason = invReplica
 	default:

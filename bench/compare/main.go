@@ -86,6 +86,7 @@ type options struct {
 	churnTypes             string // its workloads
 	churnBounds            string // its bounds
 	zipfKeys, zipfReads    int
+	hitWorkloads           string // the hit-ratio test's, by name
 	scaleKeys              []int
 }
 
@@ -132,7 +133,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.floor, "floor", true, "also measure bench/floor, a minimal Go server, as the floor Go's runtime sets on this machine")
 	fs.IntVar(&o.procs, "gomaxprocs", 0, "GOMAXPROCS for stampedeless (0: Go's default, one per core); 1 matches redis-server's single thread")
 	fs.BoolVar(&o.churn, "churn", true, "run the churn test: random SETs, many times what fits, at -bound")
-	fs.BoolVar(&o.hitRatio, "hit-ratio", true, "run the hit-ratio test: a Zipf trace of GETs (SET on a miss) at -bound")
+	fs.BoolVar(&o.hitRatio, "hit-ratio", true, "run the hit-ratio test: each of -hit-workloads' traces of GETs (SET on a miss) at -bound")
+	fs.StringVar(&o.hitWorkloads, "hit-workloads", "zipf-0.99,zipf-0.9,zipf-0.7,scan,loop,recency,shift", "comma-separated workloads of the hit-ratio test (bench/internal/trace)")
 	fs.BoolVar(&o.scale, "scale", false, "run the GET latency test with -scale-keys keys resident (10,000,000 keys take several GiB)")
 	fs.StringVar(&o.boundMem, "bound", "64mb", "memory bound of the churn and hit-ratio tests (stampedeless --max-memory, redis-server maxmemory)")
 	fs.IntVar(&o.churnSets, "churn-sets", 3000000, "SETs of the churn test")
@@ -140,8 +142,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.churnTypes, "churn-types", "strings,sets,hashes,fields,lists,zsets,mixed", "comma-separated workloads of the typed churn")
 	fs.StringVar(&o.churnBounds, "churn-bounds", "32mb,64mb", "comma-separated bounds of the typed churn")
 	fs.IntVar(&o.churnKeys, "churn-keys", 10000000, "keyspace the churn test's SETs draw from")
-	fs.IntVar(&o.zipfKeys, "zipf-keys", 2000000, "keys of the hit-ratio test's Zipf distribution")
-	fs.IntVar(&o.zipfReads, "zipf-reads", 6000000, "GETs of the hit-ratio trace")
+	fs.IntVar(&o.zipfKeys, "zipf-keys", 2000000, "key space of the hit-ratio test's traces")
+	fs.IntVar(&o.zipfReads, "zipf-reads", 6000000, "GETs of each hit-ratio trace")
 	scaleKeys := fs.String("scale-keys", "100000,10000000", "comma-separated key counts of the -scale test")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -55,7 +55,15 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "max-memory", Value: "1gb", EnvVars: env("max-memory"),
 			Usage: "memory bound for keys and values (bytes, or with a unit: 512mb, 2gb, as Redis's maxmemory); past it keys are evicted; 0: no bound"},
 		&cli.StringFlag{Name: "maxmemory-policy", Value: "allkeys-lfu", EnvVars: env("maxmemory-policy"),
-			Usage: "what happens at --max-memory: allkeys-lfu evicts the least frequently used keys, noeviction refuses writes with -OOM"},
+			Usage: "what happens at --max-memory, as Redis's maxmemory-policy: allkeys-lfu evicts the least frequently used keys (by a TinyLFU sketch), allkeys-lru the least recently used, allkeys-random any; volatile-lru, volatile-lfu, volatile-random and volatile-ttl (nearest deadline) only keys with a TTL; noeviction refuses writes with -OOM"},
+		&cli.IntFlag{Name: "maxmemory-samples", Value: engine.DefaultEvictionParams.Samples, EnvVars: env("maxmemory-samples"),
+			Usage: "keys sampled per eviction round, as Redis's (more: closer to exact LRU/LFU, more CPU per eviction)"},
+		&cli.IntFlag{Name: "maxmemory-eviction-tenacity", Value: engine.DefaultEvictionParams.Tenacity, EnvVars: env("maxmemory-eviction-tenacity"),
+			Usage: "how long one write may evict, 0 to 100, as Redis's (10: 500 µs; 100: no limit)"},
+		&cli.IntFlag{Name: "lfu-log-factor", Value: engine.DefaultEvictionParams.LFULogFactor, EnvVars: env("lfu-log-factor"),
+			Usage: "how many accesses the LFU counter (OBJECT FREQ) takes to grow, as Redis's"},
+		&cli.IntFlag{Name: "lfu-decay-time", Value: engine.DefaultEvictionParams.LFUDecayTime, EnvVars: env("lfu-decay-time"),
+			Usage: "minutes after which an unaccessed LFU counter loses one (0: never), as Redis's"},
 		&cli.StringFlag{Name: "max-value-size", Value: "512mb", EnvVars: env("max-value-size"),
 			Usage: "largest bulk string or value accepted, as Redis's proto-max-bulk-len"},
 		&cli.IntFlag{Name: "max-clients", Value: server.DefaultMaxClients, EnvVars: env("max-clients"),
@@ -224,13 +232,27 @@ func parseConfig(c *cli.Context) (config, error) {
 	cfg.pprof = c.Bool("pprof")
 	policy, err := engine.ParseEvictionPolicy(c.String("maxmemory-policy"))
 	if err != nil {
-		return cfg, fmt.Errorf("--maxmemory-policy: want allkeys-lfu or noeviction, got %q", c.String("maxmemory-policy"))
+		return cfg, fmt.Errorf("--maxmemory-policy: want one of %s; got %q", strings.Join(engine.PolicyNames(), ", "), c.String("maxmemory-policy"))
 	}
 	if maxMemory == 0 {
 		maxMemory = engine.NoMaxMemory // Redis's maxmemory 0
 	}
 	// The store bounds the process's memory unless GOMEMLIMIT does.
-	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
+	eviction := engine.EvictionParams{
+		Samples:      c.Int("maxmemory-samples"),
+		Tenacity:     c.Int("maxmemory-eviction-tenacity"),
+		LFULogFactor: c.Int("lfu-log-factor"),
+		LFUDecayTime: c.Int("lfu-decay-time"),
+	}
+	switch {
+	case eviction.Samples < 1:
+		return cfg, fmt.Errorf("--maxmemory-samples: want 1 or more, got %d", eviction.Samples)
+	case eviction.Tenacity < 0 || eviction.Tenacity > 100:
+		return cfg, fmt.Errorf("--maxmemory-eviction-tenacity: want 0 to 100, got %d", eviction.Tenacity)
+	case eviction.LFULogFactor < 0 || eviction.LFUDecayTime < 0:
+		return cfg, errors.New("--lfu-log-factor and --lfu-decay-time: want 0 or more")
+	}
+	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, Eviction: eviction, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
 	case readthrough.LoaderCommandsNo, readthrough.LoaderCommandsYes, readthrough.LoaderCommandsLocal:
 	default:

@@ -28,6 +28,8 @@ func registerStoreMetrics(r *metrics.Registry, s *engine.Store) {
 		})
 	r.Gauge("memory_index_bytes", "Memory of the store's key indexes.",
 		stat(func(st engine.Stats) int64 { return st.IndexBytes }))
+	r.Gauge("memory_sketch_bytes", "Memory of the LFU eviction policies' frequency sketch.",
+		stat(func(st engine.Stats) int64 { return st.SketchBytes }))
 	r.Counter("arena_compactions_total", "Arena segments whose live records were moved so the segment could be unmapped.",
 		stat(func(st engine.Stats) int64 { return st.Compactions }))
 	r.Counter("keyspace_hits_total", "Reads that found a live key.",
@@ -36,8 +38,6 @@ func registerStoreMetrics(r *metrics.Registry, s *engine.Store) {
 		stat(func(st engine.Stats) int64 { return st.Misses }))
 	r.Counter("evicted_keys_total", "Keys removed by the eviction policy to stay under --max-memory.",
 		stat(func(st engine.Stats) int64 { return st.Evicted }))
-	r.Counter("rejected_keys_total", "Acknowledged writes of new keys that the admission policy refused because memory was full (INFO counts them in evicted_keys as well).",
-		stat(func(st engine.Stats) int64 { return st.Rejected }))
 	r.Counter("expired_keys_total", "Keys removed because their deadline passed.",
 		stat(func(st engine.Stats) int64 { return st.Expired }))
 }

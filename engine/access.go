@@ -108,7 +108,7 @@ func (s *Store) accessedLocked(sh *shard, pos int) {
 // frequency sketch of the LFU policies.
 func (s *Store) countAccess(h uint64) {
 	if s.EvictionPolicy().LFU() {
-		s.sketch.Increment(h)
+		s.sketch.Increment(keyBits(h))
 	}
 }
 

@@ -56,13 +56,24 @@ const (
 	evictFruitless = 64
 )
 
-// candidate is a key an eviction round sampled: its hash, its record's
-// location when sampled (so that finding it again needs no key) and its
-// score, higher is evicted first.
+// candidate is a key an eviction round sampled: the top 32 bits of its
+// hash (its shard's and its index slot's tag: keyBits), its record's
+// location when sampled, which with them finds its slot again without the
+// key, and its score, higher is evicted first.
 type candidate struct {
 	score uint64
-	h     uint64
+	key   uint32
 	loc   slab.Loc
+}
+
+// keyBits is the part of a key's hash its shard and index slot know: the
+// shard's bits and the tag, the top 32 bits. The frequency sketch counts
+// keys by it, so that eviction scores a key from its slot alone.
+func keyBits(h uint64) uint32 { return uint32(h >> 32) }
+
+// shardAndTag are the shard and index tag of a candidate's key.
+func (c candidate) shardAndTag() (shard int, tag uint32) {
+	return int(c.key >> slab.TagBits), c.key & (1<<slab.TagBits - 1)
 }
 
 // evictor is the state eviction keeps across writes. Its lock is taken
@@ -267,7 +278,7 @@ func (s *Store) evictOne(p EvictionPolicy, minIdle uint32, kept uint64) evictOut
 		return nothingToEvict
 	}
 	if p.random() {
-		if len(e.sample) > 0 && e.sample[0].h != kept && s.evictCandidate(p, e.sample[0], false) {
+		if len(e.sample) > 0 && s.evictCandidate(p, e.sample[0], false, kept) {
 			return evictedKey
 		}
 		return raced
@@ -278,7 +289,7 @@ func (s *Store) evictOne(p EvictionPolicy, minIdle uint32, kept uint64) evictOut
 	for len(e.pool) > 0 {
 		c := e.pool[len(e.pool)-1]
 		e.pool = e.pool[:len(e.pool)-1]
-		if c.h != kept && s.evictCandidate(p, c, true) {
+		if s.evictCandidate(p, c, true, kept) {
 			return evictedKey
 		}
 	}
@@ -289,7 +300,7 @@ func (s *Store) evictOne(p EvictionPolicy, minIdle uint32, kept uint64) evictOut
 // better candidates; a key already there takes its new score.
 func (e *evictor) insert(c candidate) {
 	for i, o := range e.pool {
-		if o.h == c.h && o.loc == c.loc {
+		if o.key == c.key && o.loc == c.loc {
 			e.pool = append(e.pool[:i], e.pool[i+1:]...)
 			break
 		}
@@ -318,29 +329,36 @@ func (e *evictor) clear() {
 
 // sampleKeys appends up to n keys p may evict, idle for minIdle seconds or
 // more, with their scores, from consecutive slots of one shard, the first
-// from a random one that holds such keys; none if no shard does.
+// from a random one that holds such keys; none if no shard does. The allkeys
+// policies score a key from its index slot alone (its tag, its location and
+// its access stamp), reading no record: a record is a cache miss, and
+// reading five of them an eviction cost more than the write it made room
+// for. The volatile ones read the record for its deadline.
 func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle uint32) []candidate {
 	start := rand.IntN(numShards)
 	nowSec := s.clockSeconds()
 	now := s.now()
 	for i := range numShards {
-		sh := &s.shards[(start+i)%numShards]
+		shard := (start + i) % numShards
+		sh := &s.shards[shard]
 		sh.mu.RLock()
 		if sh.index.Len() == 0 || (p.volatile() && sh.volatile == 0) {
 			sh.mu.RUnlock()
 			continue
 		}
 		sh.index.RangeFrom(rand.IntN(sh.index.Slots()), func(pos int, loc slab.Loc) bool {
-			rec := parseRecord(s.arena.Block(loc))
-			if p.volatile() && rec.stale == 0 {
-				return true
+			var stale int64
+			if p.volatile() {
+				if stale = recordStale(s.arena.Block(loc)); stale == 0 {
+					return true
+				}
 			}
 			stamp := sh.index.Stamp(pos)
 			if minIdle > 0 && idleSeconds(p, stamp, nowSec) < minIdle {
 				return true
 			}
-			h := s.hash(rec.key)
-			into = append(into, candidate{score: s.score(p, stamp, &rec, h, nowSec, now), h: h, loc: loc})
+			key := uint32(shard)<<slab.TagBits | sh.index.Tag(pos)
+			into = append(into, candidate{score: s.score(p, stamp, stale, key, nowSec, now), key: key, loc: loc})
 			return len(into) < n
 		})
 		sh.mu.RUnlock()
@@ -359,16 +377,17 @@ func idleSeconds(p EvictionPolicy, stamp, nowSec uint32) uint32 {
 	return nowSec - stamp
 }
 
-// score is how much p would rather evict the key of rec, hash h and access
-// stamp stamp, than others: a key past its deadline first of all.
-func (s *Store) score(p EvictionPolicy, stamp uint32, rec *record, h uint64, nowSec uint32, now int64) uint64 {
-	if rec.stale != 0 && rec.expiredAt(now) {
+// score is how much p would rather evict a key than others, from its access
+// stamp, its stale deadline (read for the volatile policies only: 0
+// otherwise) and its keyBits: a key past its deadline first of all.
+func (s *Store) score(p EvictionPolicy, stamp uint32, stale int64, key uint32, nowSec uint32, now int64) uint64 {
+	if stale != 0 && stale <= now {
 		return math.MaxUint64
 	}
 	jitter := uint64(rand.Uint32() & 0xff)
 	switch {
 	case p == VolatileTTL:
-		return ^uint64(rec.stale) // the nearer, the higher; below MaxUint64
+		return ^uint64(stale) // the nearer, the higher; below MaxUint64
 	case p.LFU():
 		// The sketch's count on a log scale (0, 1, 2-3, 4-7, 8-15, 16):
 		// keys a count or two apart are as frequent, and Redis's counter,
@@ -376,7 +395,7 @@ func (s *Store) score(p EvictionPolicy, stamp uint32, rec *record, h uint64, now
 		// newcomer loses to a key as frequent that was read while held
 		// (TinyLFU's admission: a loop larger than the cache keeps a
 		// stable part of it rather than none).
-		seldom := uint64(5 - bits.Len(uint(s.sketch.Estimate(h))))
+		seldom := uint64(5 - bits.Len(uint(s.sketch.Estimate(key))))
 		counter := uint64(lfuCounterMax - s.lfuCounter(stamp, nowSec))
 		idle := uint64(min(lfuElapsedMinutes(stamp, nowSec), 255))
 		return seldom<<24 | counter<<16 | idle<<8 | jitter
@@ -384,38 +403,39 @@ func (s *Store) score(p EvictionPolicy, stamp uint32, rec *record, h uint64, now
 	return uint64(nowSec-stamp)<<8 | jitter
 }
 
-// evictCandidate evicts c's key if it is still in the store, and reports
-// whether it did. With rescore, a key whose score fell since it was
-// sampled (it was read meanwhile) goes back to the pool instead, if the
-// pool holds a better candidate now. The caller holds evictor.mu.
-func (s *Store) evictCandidate(p EvictionPolicy, c candidate, rescore bool) bool {
-	sh := s.shardOf(c.h)
+// evictCandidate evicts c's key if it is still in the store, unless its
+// hash is kept, and reports whether it did. With rescore, a key whose score
+// fell since it was sampled (it was read meanwhile) goes back to the pool
+// instead, if the pool holds a better candidate now. The caller holds
+// evictor.mu.
+func (s *Store) evictCandidate(p EvictionPolicy, c candidate, rescore bool, kept uint64) bool {
+	shard, tag := c.shardAndTag()
+	sh := &s.shards[shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	var victim slot
-	found := false
-	s.eachWithHashLocked(sh, c.h, func(sl slot) {
-		if sl.loc == c.loc {
-			victim, found = sl, true
-		}
-	})
+	pos, found := sh.index.Find(tag, func(l slab.Loc) bool { return l == c.loc })
 	if !found {
 		return false
 	}
+	victim := slot{pos: pos, loc: c.loc, rec: parseRecord(s.arena.Block(c.loc))}
+	h := s.hash(victim.rec.key)
+	if kept != noKey && h == kept {
+		return false
+	}
+	now := s.now()
 	if rescore {
-		now := s.now()
-		score := s.score(p, sh.index.Stamp(victim.pos), &victim.rec, c.h, s.clockSeconds(), now)
+		score := s.score(p, sh.index.Stamp(pos), victim.rec.stale, c.key, s.clockSeconds(), now)
 		if pool := s.evictor.pool; score>>8 < c.score>>8 && len(pool) > 0 && pool[len(pool)-1].score > score {
-			s.evictor.insert(candidate{score: score, h: c.h, loc: c.loc})
+			s.evictor.insert(candidate{score: score, key: c.key, loc: c.loc})
 			return false
 		}
 	}
-	if victim.rec.stale != 0 && victim.rec.expiredAt(s.now()) {
-		s.expireLocked(sh, c.h, victim)
+	if victim.rec.stale != 0 && victim.rec.expiredAt(now) {
+		s.expireLocked(sh, h, victim)
 		return true
 	}
 	s.notify(Evicted, victim.rec.key)
-	s.removeLocked(sh, c.h, victim)
+	s.removeLocked(sh, h, victim)
 	s.evicted.Add(1)
 	return true
 }

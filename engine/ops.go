@@ -221,12 +221,16 @@ func (s *Store) ReadMulti(keys [][]byte, mode ReadMode, fn func(i int, t Type, v
 }
 
 // expireIfStill removes the record at loc, which a reader found past its
-// deadline, if it is still its key's.
+// deadline, if it is still its key's and still past it: a SET of the same
+// length may have written over it in place meanwhile, and a freed block
+// may hold another key's record since.
 func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 	sh.mu.Lock()
 	pos, ok := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
 	if ok {
-		s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))})
+		if rec := parseRecord(s.arena.Block(loc)); rec.expiredAt(s.now()) && s.hash(rec.key) == h {
+			s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: rec})
+		}
 	}
 	sh.mu.Unlock()
 }

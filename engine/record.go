@@ -65,6 +65,21 @@ func recordKey(p []byte) []byte {
 	return p[start : start+int(klen)]
 }
 
+// recordStale returns the stale deadline of the record in block p, 0 if it
+// has none, parsing no more.
+func recordStale(p []byte) int64 {
+	if p[1]&flagDeadlines == 0 {
+		return 0
+	}
+	_, n := binary.Uvarint(p[2:])
+	off := 2 + n
+	if p[1]&flagFill != 0 {
+		_, m := binary.Uvarint(p[off:])
+		off += m
+	}
+	return int64(binary.LittleEndian.Uint64(p[off+8:]))
+}
+
 func parseRecord(p []byte) record {
 	r := record{tag: p[0]}
 	klen, n := binary.Uvarint(p[2:])

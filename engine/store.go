@@ -61,14 +61,15 @@ const NoMaxMemory = -1
 const unbounded = math.MaxInt64 / 4
 
 // EntryOverhead is the cost in bytes charged for each entry on top of its key
-// and value (and fill metadata): the record's header in the arena (7) and
-// the room the arena's size classes leave after a record (about 9 for
-// records of 100 to 200 bytes), the entry's share of its shard's index
-// (8 bytes a slot and its 4-byte access stamp, at a load between 3/8 and
-// 3/4: 25.2 a key measured at a million keys), and the frequency sketch's
-// share (1.5 to 3 bytes a key). Measured with bench/policymem; bench/README.md
-// has the breakdown.
-const EntryOverhead = 44
+// and value (and fill metadata): the record's header in the arena (7), the
+// entry's share of its shard's index (8 bytes a slot and its 4-byte access
+// stamp, at a load between 3/8 and 3/4: 25 a key filled once, 29 under a
+// churn of new keys) and its share of the frequency sketch (2 to 4 bytes
+// a key, by how the key count rounds up to a power of two; 2.4 at a 64 MiB
+// bound). Measured with bench/policymem, whose table bench/README.md has:
+// 38.7 bytes a key under churn, and 40.2 with the arena's dead blocks not
+// yet filled again or compacted away.
+const EntryOverhead = 40
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so
 // SCAN can walk the hash space in order.

@@ -47,6 +47,9 @@ func (h *harness) startRedisNamed(ctx context.Context, name string, extra ...str
 // startStampedeless starts a fresh stampedeless from the binary just built,
 // with -max-memory.
 func (h *harness) startStampedeless(ctx context.Context) (*server, error) {
+	if h.opts.atBound {
+		return h.startStampedelessWith(ctx, h.opts.boundMem)
+	}
 	return h.startStampedelessWith(ctx, h.opts.maxMem)
 }
 
@@ -58,6 +61,9 @@ func (h *harness) startStampedelessWith(ctx context.Context, maxMem string) (*se
 // startBaseline starts the -baseline build as startStampedeless starts
 // the one just built.
 func (h *harness) startBaseline(ctx context.Context) (*server, error) {
+	if h.opts.atBound {
+		return h.startBuild(ctx, baseName, h.opts.baseline, h.opts.boundMem)
+	}
 	return h.startBuild(ctx, baseName, h.opts.baseline, h.opts.maxMem)
 }
 
@@ -88,11 +94,17 @@ func (h *harness) startFloor(name, loop string) func(context.Context) (*server, 
 // test leaves out the event-loop floor: it stores exactly what the other
 // floor does.
 func (h *harness) starters(memory bool) []func(context.Context) (*server, error) {
-	s := []func(context.Context) (*server, error){func(ctx context.Context) (*server, error) { return h.startRedis(ctx) }, h.startStampedeless}
+	redis := func(ctx context.Context) (*server, error) { return h.startRedis(ctx) }
+	if h.opts.atBound && !memory {
+		redis = func(ctx context.Context) (*server, error) {
+			return h.startRedis(ctx, "--maxmemory", h.opts.boundMem, "--maxmemory-policy", "allkeys-lfu")
+		}
+	}
+	s := []func(context.Context) (*server, error){redis, h.startStampedeless}
 	if h.opts.baseline != "" && !memory {
 		s = append(s, h.startBaseline)
 	}
-	if h.floorBin != "" {
+	if h.floorBin != "" && !(h.opts.atBound && !memory) {
 		s = append(s, h.startFloor(floorName, "goroutines"))
 		if !memory && runtime.GOOS == "linux" {
 			s = append(s, h.startFloor(epollName, "epoll"))

@@ -105,6 +105,17 @@ func (h *harness) speedTest(ctx context.Context) error {
 		servers = append(servers, s)
 	}
 
+	if h.opts.atBound {
+		// Past the bound before the first run, and kept there: no run
+		// flushes.
+		for _, s := range servers {
+			n := 3 * h.opts.random
+			h.logf("filling %s past -bound %s: %d SETs of -r %d keys", s.Name, h.opts.boundMem, n, h.opts.random)
+			if _, _, err := h.benchmarkArgs(ctx, s, []string{"-t", "set", "-r", strconv.Itoa(h.opts.random), "-n", strconv.Itoa(n), "-P", "16"}, n); err != nil {
+				return fmt.Errorf("filling %s: %w", s.Name, err)
+			}
+		}
+	}
 	// A short unrecorded run each, so neither server is measured cold.
 	warm := config{pipeline: 1}
 	for _, s := range servers {
@@ -136,11 +147,14 @@ speed:
 					h.fail("speed test stopped early: %v", context.Cause(ctx))
 					break speed
 				}
-				if _, err := s.do(ctx, "FLUSHALL"); err != nil {
-					h.fail("FLUSHALL on %s: %v", s.Name, err)
-					if err := h.healthy(ctx, s); err != nil {
-						h.fail("%v; speed test stopped", err)
-						break speed
+				// At the bound a server stays as full as it was filled.
+				if !h.opts.atBound {
+					if _, err := s.do(ctx, "FLUSHALL"); err != nil {
+						h.fail("FLUSHALL on %s: %v", s.Name, err)
+						if err := h.healthy(ctx, s); err != nil {
+							h.fail("%v; speed test stopped", err)
+							break speed
+						}
 					}
 				}
 				n := h.requests(c)
@@ -356,6 +370,9 @@ const (
 
 func (h *harness) printSpeed(cfgs []config, tests []string, results map[key][]sample) {
 	fmt.Fprintf(h.out, "\n### Throughput and p99 latency\n\n")
+	if h.opts.atBound {
+		fmt.Fprintf(h.out, "At the bound: both servers at %s (stampedeless `--max-memory`, redis-server `maxmemory` with allkeys-lfu), filled past it with %d SETs of `-r %d` keys before the first run and never flushed, so every write of a new key evicts one.\n\n", h.opts.boundMem, 3*h.opts.random, h.opts.random)
+	}
 	fmt.Fprintf(h.out, "`redis-benchmark -t %s -c %d -d %d`, -n %d at -P 1 and %d at -P 16, \"random\" = `-r %d`; median of %d rounds, servers taking turns to go first.\n\n",
 		strings.Join(tests, ","), h.opts.clients, h.opts.dataSize, h.opts.n, h.opts.n*pipelineScale, h.opts.random, h.opts.rounds)
 	h.printSpeedRows(cfgs, tests, results, func(c config) float64 {

@@ -1,10 +1,10 @@
-// Command policymem measures what ristretto's bookkeeping costs per key in
-// the configurations the engine could use it in, on Go's heap after a
-// collection: the engine's (Cache[uint64, struct{}] knowing only hashes and
-// costs) with its sketch sized as the engine sizes it and smaller, and
-// ristretto's store holding each key's record location (Cache[uint64,
-// uint64]), as it would if it served as the index. Run from the repository
-// root:
+// Command policymem measures what a key costs the store beside its key and
+// value bytes, the figure engine.EntryOverhead charges: its record's header
+// and the room its size class leaves in the arena, its slot and access
+// stamp in its shard's index, and its share of the LFU policies' frequency
+// sketch. It measures a store of -keys keys added once, and one at a
+// -bound under a churn of new keys, where the index and the arena hold the
+// slack that deletions leave. Run from the repository root:
 //
 //	go run ./bench/policymem -keys 1000000
 package main
@@ -15,68 +15,70 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/metrics"
 
-	"github.com/dgraph-io/ristretto/v2"
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/memsize"
 )
 
 func main() {
-	keys := flag.Int("keys", 1000000, "hashes each configuration tracks")
+	keys := flag.Int("keys", 1000000, "keys of the store filled once")
+	boundFlag := flag.String("bound", "64mb", "bound of the churned store")
+	churn := flag.Int("churn", 3000000, "SETs of new keys into the churned store")
+	valueSize := flag.Int("d", 100, "value size in bytes")
 	flag.Parse()
-	n := int64(*keys)
-	fmt.Printf("| configuration | NumCounters | heap bytes/key | of which sketch bytes/key |\n|---|---:|---:|---:|\n")
-	for _, counters := range []int64{1 << 23, 1 << 22, 2 * n, n, n / 2} {
-		measure(fmt.Sprintf("Cache[uint64, struct{}] (the engine's), %d keys", n), n, counters,
-			func(c int64) (func(uint64), func()) {
-				cache, err := ristretto.NewCache(&ristretto.Config[uint64, struct{}]{
-					NumCounters: c, MaxCost: 1 << 62, BufferItems: 64, IgnoreInternalCost: true,
-				})
-				check(err)
-				return func(h uint64) { set(cache, h, struct{}{}) }, cache.Close
-			})
+	bound, err := memsize.Parse(*boundFlag)
+	check(err)
+	value := make([]byte, *valueSize)
+	key := func(n uint64) []byte { return fmt.Appendf(nil, "key:%012d", n) } // 16 bytes
+	payload := int64(16 + *valueSize)
+
+	fmt.Printf("Keys of 16 bytes, values of %d; bytes a key beside them (EntryOverhead charges %d).\n\n", *valueSize, engine.EntryOverhead)
+	fmt.Println("| store | keys | record header and size-class room | index slot and stamp | sketch | total (charged as) | Go heap + arena mapped, beside the payload |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+
+	// Filled once: a bound far above it, so that the sketch exists.
+	heap0 := liveHeap()
+	s, err := engine.New(engine.Options{MaxMemory: 64 << 30})
+	check(err)
+	for i := range *keys {
+		_, err := s.Set(key(uint64(i)), value, engine.SetOptions{})
+		check(err)
 	}
-	measure(fmt.Sprintf("Cache[uint64, uint64] (its store as the index), %d keys", n), n, 2*n,
-		func(c int64) (func(uint64), func()) {
-			cache, err := ristretto.NewCache(&ristretto.Config[uint64, uint64]{
-				NumCounters: c, MaxCost: 1 << 62, BufferItems: 64, IgnoreInternalCost: true,
-			})
-			check(err)
-			return func(h uint64) { set(cache, h, h) }, cache.Close
-		})
+	report(s, "filled once, no eviction", payload, heap0)
+	s.Close()
+
+	// Churned at the bound.
+	heap0 = liveHeap()
+	s, err = engine.New(engine.Options{MaxMemory: bound})
+	check(err)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range *churn {
+		_, err := s.Set(key(r.Uint64N(10*uint64(*churn))), value, engine.SetOptions{})
+		check(err)
+	}
+	report(s, fmt.Sprintf("%s bound after %d SETs of random keys", *boundFlag, *churn), payload, heap0)
+	s.Close()
 }
 
-// set adds h, waiting for ristretto's buffer when it drops the Set.
-func set[V any](c *ristretto.Cache[uint64, V], h uint64, v V) {
-	for !c.Set(h, v, 100) {
-		c.Wait()
-	}
+func report(s *engine.Store, name string, payload int64, heap0 uint64) {
+	st := s.Stats()
+	n := int64(s.Len())
+	perKey := func(b int64) float64 { return float64(b) / float64(n) }
+	header := st.ArenaLiveBytes - n*payload
+	held := int64(liveHeap()-heap0) + st.ArenaBytes
+	fmt.Printf("| %s | %d | %.1f | %.1f | %.1f | %.1f (%.1f) | %.1f |\n", name, n,
+		perKey(header), perKey(st.IndexBytes), perKey(st.SketchBytes),
+		perKey(header+st.IndexBytes+st.SketchBytes), perKey(st.Cost)-float64(payload),
+		perKey(held)-float64(payload))
 }
 
-// measure builds a cache with counters counters, and with none (a sketch
-// of one counter) to tell the sketch's share, adds n random hashes to each
-// and prints the live heap per key.
-func measure(name string, n, counters int64, build func(counters int64) (add func(uint64), close func())) {
-	perKey := func(c int64) float64 {
-		before := liveHeap()
-		add, closeCache := build(c)
-		r := rand.New(rand.NewPCG(1, 2))
-		for range n {
-			add(r.Uint64() | 1)
-		}
-		after := liveHeap()
-		closeCache()
-		return float64(after-before) / float64(n)
-	}
-	total := perKey(counters)
-	sketch := total - perKey(1)
-	fmt.Printf("| %s | %d | %.0f | %.0f |\n", name, counters, total, sketch)
-}
-
+// liveHeap is Go's live heap after a collection.
 func liveHeap() uint64 {
 	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func check(err error) {

@@ -5,9 +5,12 @@
 // number of keys.
 //
 // The arena is log-structured. Small blocks are appended to a head segment;
-// a full head is sealed and a new one mapped. Freeing a block only counts
-// its bytes as dead; a sealed segment whose blocks are all dead is unmapped
-// at once. Space freed in segments still partly live is won back by
+// a full head is sealed and a new one mapped. Freeing a block counts its
+// bytes as dead, and remembers the block for the next Alloc of its exact
+// size, which fills it again (a cache's churn writes values of the sizes
+// it evicts: a freed block is then written over rather than moved away);
+// a sealed segment whose blocks are all dead is unmapped at once. Space
+// freed in segments still partly live and not taken again is won back by
 // compaction: the owner picks the segment with the fewest live bytes (Pick),
 // walks its blocks (Walk), moves each one still in use to the head with
 // Alloc and frees it, and finally calls Unpin, which unmaps the emptied
@@ -41,6 +44,9 @@ const (
 	maxSegments = 1 << idBits
 	headerSize  = 4 // each block starts with its payload length
 	pageSize    = 4096
+	// maxReuse bounds the freed blocks remembered for reuse, of all sizes
+	// together (16 bytes each).
+	maxReuse = 1 << 16
 )
 
 // ErrFull is returned when the arena cannot map more memory or has used
@@ -63,11 +69,12 @@ func (l Loc) off() int   { return int(l & (SegmentSize - 1)) }
 // set before the segment is published and never changes.
 type segment struct {
 	mem    []byte
-	used   int  // bytes handed out, from the start
-	live   int  // bytes of blocks handed out and not freed
-	sealed bool // takes no more blocks: full, or a single large block
-	large  bool // holds a single large block
-	pinned bool // being compacted: kept mapped when it empties
+	seq    uint64 // which mapping this is: ids are used again
+	used   int    // bytes handed out, from the start
+	live   int    // bytes of blocks handed out and not freed
+	sealed bool   // takes no more blocks: full, or a single large block
+	large  bool   // holds a single large block
+	pinned bool   // being compacted: kept mapped when it empties
 }
 
 // Arena is a log-structured allocator of blocks in mapped memory. The zero
@@ -77,11 +84,23 @@ type Arena struct {
 	table atomic.Pointer[[]*segment] // by id; id 0 is never used
 	free  []uint32                   // released ids, reused first
 	head  uint32                     // the segment small blocks go to; 0: none yet
+	seq   uint64                     // the last mapping's segment.seq
+	// reuse holds freed blocks of shared segments by size, header
+	// included, newest last; reused counts them. An entry whose segment
+	// was unmapped or is being compacted since is dropped when found.
+	reuse  map[int][]freed
+	reused int
 
 	mapped    atomic.Int64 // bytes mapped
 	live      atomic.Int64 // bytes of live blocks, headers included
 	smallMap  atomic.Int64 // bytes mapped for shared segments
 	smallLive atomic.Int64 // live bytes in shared segments
+}
+
+// freed is a block Free remembered for reuse.
+type freed struct {
+	loc Loc
+	seq uint64 // its segment's, when freed
 }
 
 // Block returns the payload of the block at loc. The slice aliases the
@@ -105,6 +124,13 @@ func (a *Arena) Alloc(n int, fill func(payload []byte)) (Loc, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if loc, seg, ok := a.takeFreed(size); ok {
+		fill(seg.mem[loc.off()+headerSize : loc.off()+size : loc.off()+size])
+		seg.live += size
+		a.live.Add(int64(size))
+		a.smallLive.Add(int64(size))
+		return loc, nil
+	}
 	seg := a.segment(a.head)
 	if seg == nil || seg.used+size > len(seg.mem) {
 		if seg != nil {
@@ -163,10 +189,38 @@ func (a *Arena) Free(loc Loc) {
 	size := headerSize + int(binary.LittleEndian.Uint32(seg.mem[loc.off():]))
 	seg.live -= size
 	a.live.Add(-int64(size))
-	if !seg.large {
-		a.smallLive.Add(-int64(size))
+	if seg.large {
+		a.releaseIfEmpty(id, seg)
+		return
 	}
+	a.smallLive.Add(-int64(size))
 	a.releaseIfEmpty(id, seg)
+	if a.segment(id) == seg && !seg.pinned {
+		if a.reuse == nil || a.reused >= maxReuse {
+			// Full of sizes no Alloc asks for any more: start again.
+			a.reuse, a.reused = make(map[int][]freed), 0
+		}
+		a.reuse[size] = append(a.reuse[size], freed{loc, seg.seq})
+		a.reused++
+	}
+}
+
+// takeFreed returns a freed block of size bytes, header included, to be
+// filled again, and its segment, if Free remembered one whose segment is
+// still mapped and not being compacted. The caller holds mu.
+func (a *Arena) takeFreed(size int) (Loc, *segment, bool) {
+	list := a.reuse[size]
+	for len(list) > 0 {
+		f := list[len(list)-1]
+		list = list[:len(list)-1]
+		a.reused--
+		if seg := a.segment(f.loc.id()); seg != nil && seg.seq == f.seq && !seg.pinned {
+			a.reuse[size] = list
+			return f.loc, seg, true
+		}
+	}
+	delete(a.reuse, size)
+	return 0, nil, false
 }
 
 // Mapped returns the bytes of memory the arena has mapped.
@@ -238,6 +292,7 @@ func (a *Arena) Reset() {
 		}
 	}
 	a.head = 0
+	a.reuse, a.reused = nil, 0
 }
 
 // segments returns the table of segments by id, nil before the first.
@@ -267,7 +322,8 @@ func (a *Arena) mapSegment(size int, large bool) (uint32, error) {
 		a.free = append(a.free, id)
 		return 0, ErrFull
 	}
-	(*a.table.Load())[id] = &segment{mem: mem, sealed: large, large: large}
+	a.seq++
+	(*a.table.Load())[id] = &segment{mem: mem, seq: a.seq, sealed: large, large: large}
 	a.mapped.Add(int64(size))
 	if !large {
 		a.smallMap.Add(int64(size))

@@ -101,6 +101,9 @@ func (ix *Index) SetStamp(pos int, stamp uint32) { atomic.StoreUint32(&ix.stamps
 // Loc returns the location in the slot at pos.
 func (ix *Index) Loc(pos int) Loc { return Loc(ix.slots[pos] & (1<<LocBits - 1)) }
 
+// Tag returns the tag in the slot at pos.
+func (ix *Index) Tag(pos int) uint32 { return uint32(ix.slots[pos] >> LocBits) }
+
 // Replace points the slot at pos to loc, keeping its tag.
 func (ix *Index) Replace(pos int, loc Loc) {
 	ix.slots[pos] = ix.slots[pos]&^(1<<LocBits-1) | uint64(loc)

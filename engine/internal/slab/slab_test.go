@@ -401,3 +401,43 @@ func TestIndexStampsMoveWithSlots(t *testing.T) {
 		t.Fatal("SetStamp did not set")
 	}
 }
+
+// A freed block is filled again by the next Alloc of its size, unless its
+// segment is being compacted or was unmapped since.
+func TestArenaFillsFreedBlocksAgain(t *testing.T) {
+	var a Arena
+	defer a.Reset()
+	first := put(t, &a, []byte("0123456789"))
+	keep := put(t, &a, []byte("kept"))
+	a.Free(first)
+	if got := put(t, &a, []byte("abcdefghij")); got != first {
+		t.Fatalf("a block of the freed one's size went to %v, not the freed %v", got, first)
+	}
+	if string(a.Block(first)) != "abcdefghij" || string(a.Block(keep)) != "kept" {
+		t.Fatalf("blocks read %q and %q", a.Block(first), a.Block(keep))
+	}
+	if other := put(t, &a, []byte("x")); other == first {
+		t.Fatal("a block of another size took the freed one")
+	}
+	// Fill the head segment so it is sealed, free a block in it, and pin
+	// it: the freed block is not handed out while it is compacted.
+	var locs []Loc
+	for range SegmentSize / 64 {
+		locs = append(locs, put(t, &a, make([]byte, 60)))
+	}
+	a.Free(locs[0])
+	id := a.Pick(SegmentSize)
+	if id != locs[0].id() {
+		t.Fatalf("Pick chose segment %d, want %d", id, locs[0].id())
+	}
+	if got := put(t, &a, make([]byte, 60)); got == locs[0] {
+		t.Fatal("a block of a pinned segment was handed out")
+	}
+	a.Unpin(id)
+	// Reset forgets the freed blocks with the segments.
+	a.Free(first)
+	a.Reset()
+	if fresh := put(t, &a, []byte("0123456789")); string(a.Block(fresh)) != "0123456789" {
+		t.Fatalf("after Reset: %q", a.Block(fresh))
+	}
+}

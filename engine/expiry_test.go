@@ -147,9 +147,9 @@ func TestSweeperRemovesExpiredKeys(t *testing.T) {
 	if got := s.Len(); got != n {
 		t.Errorf("Len() = %d, want %d", got, n)
 	}
-	testwait.For(t, "ristretto to release the expired entries", func() bool {
-		return s.Stats().Cost == cost
-	})
+	if got := s.Stats().Cost; got != cost {
+		t.Errorf("Cost = %d after the expired entries were swept, want %d", got, cost)
+	}
 	checkInvariants(t, s)
 }
 
@@ -481,7 +481,7 @@ func TestExpiryRacesWithWriters(t *testing.T) {
 	// The clock runs, the sweeper and readers expire entries, and writers
 	// set, extend, persist and delete the same keys. Whatever interleaving
 	// happens, a read never returns an expired entry, and afterwards the
-	// shards' volatile counts and ristretto's charges match the maps.
+	// shards' volatile counts and the charges match the maps.
 	clk := newFakeClock()
 	s := newStore(t, Options{MaxMemory: 64 << 20, Now: clk.Now, ExpireInterval: time.Millisecond})
 	stop := make(chan struct{})

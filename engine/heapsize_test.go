@@ -124,9 +124,8 @@ func TestHeapChargeMatchesHeap(t *testing.T) {
 	}
 }
 
-// TestGrowthInPlaceEvicts grows collections and strings that ristretto
-// already holds, past the bound: ristretto evicts only to admit a hash it
-// does not hold, so the store must make it evict for a grown one too.
+// TestGrowthInPlaceEvicts grows collections and strings already held, past
+// the bound: growth in place evicts as a new key does (grown).
 func TestGrowthInPlaceEvicts(t *testing.T) {
 	const bound = 1 << 20
 	s := newStore(t, Options{MaxMemory: bound})

@@ -10,7 +10,7 @@ import (
 )
 
 // The memory bound of a store that owns its process (Options.OwnsProcess):
-// the entries' costs are held to MaxMemory by ristretto, and what the
+// the entries' costs are held to MaxMemory by eviction, and what the
 // process holds beside them is charged against the same bound
 // (chargeDrift), measured as often as memoryWatchEvery, so that the
 // resident set keeps the promise of docs/operations.md (processTotal) at
@@ -73,11 +73,9 @@ func (s *Store) watchMemory(interval time.Duration) {
 // chargeDrift charges, for a store that owns its process, what the
 // process holds beyond what is charged: Go's live heap and the arena's
 // live records, less the entries' costs and the bytes charged with Charge.
-// EntryOverhead is an average (ristretto's and the index's maps hold
-// between a quarter and all of their slots: under churn Go's maps fill
-// with deleted slots and grow as if the keys were more), and the process
-// holds what no entry is charged for (connections' buffers, scripts,
-// ristretto's queue); so that what the process holds stays within the
+// EntryOverhead is an average (the indexes hold between 3/8 and 3/4 of
+// their slots), and the process holds what no entry is charged for
+// (connections' buffers, scripts); so that what the process holds stays within the
 // bound, the entries get the bound less that too. The charge rises to the
 // measure at once and, on a step (every 100 ms), falls halfway to it (a
 // burst's transient buffers are not charged for long), at most half the
@@ -169,7 +167,7 @@ const squeezeMargin = 2 << 20
 // the process: its budget (processBudget) less the arena's mappings, which
 // are outside the runtime's count. What the limit leaves the runtime is
 // what the entries' charges expect on Go's heap (EntryOverhead covers each
-// one's index slot and ristretto bookkeeping, a heap object's charge is
+// one's index slot and sketch share, a heap object's charge is
 // what it holds) plus a margin for garbage. It has no floor but a token
 // one: a floor above what the bound leaves (there was one of 32 MiB) lets
 // the heap grow past the bound at small bounds, and a limit below what the

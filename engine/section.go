@@ -20,14 +20,14 @@ const sectionLocks = 32
 // script that runs the command); code that writes the store on no
 // command's behalf (a fill's flight, a fleet listener) enters it shared
 // around each write, and code that runs both ways is told which by its
-// caller (swr.Caller). Eviction and admission, on ristretto's goroutine,
-// do not enter it, since an exclusive holder's writes may wait for that
-// goroutine.
+// caller (swr.Caller). Eviction is a write's, inside the section its
+// write holds; the sweeper's enters it shared.
 //
 // The lock order, outermost first: the server's section gate (resp), the
 // Section, then the Store's shard locks (one at a time, or all of several
 // keys' in shard order), then the locks of the store's helpers (fences
-// share the shard lock; the eviction policy's own). No lock of the
+// share the shard lock). Eviction's lock is taken by a write holding no
+// shard lock, before the shard locks it takes one at a time. No lock of the
 // read-through layer (swr's lease table, flight group, tag index) is held
 // while entering the Section.
 //

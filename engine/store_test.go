@@ -120,8 +120,6 @@ func TestSetDeleteGet(t *testing.T) {
 	if n := s.Len(); n != 0 {
 		t.Errorf("Len() = %d after deleting everything", n)
 	}
-	// Every Del must have reached ristretto, including those that overtook
-	// the Set registering the same entry.
 	if st := s.Stats(); st.Cost != 0 {
 		t.Errorf("Stats().Cost = %d after deleting everything, want 0", st.Cost)
 	}
@@ -142,9 +140,8 @@ func TestGetDel(t *testing.T) {
 }
 
 func TestConcurrentSetDeleteSameKeys(t *testing.T) {
-	// Writers and deleters race on a small key set, so Dels often overtake
-	// the Sets registering the same entries; ristretto must end up holding
-	// exactly the entries left in the maps.
+	// Writers and deleters race on a small key set; the costs must end up
+	// exactly those of the entries left in the maps.
 	s := newStore(t, Options{MaxMemory: 64 << 20})
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -353,7 +350,7 @@ func TestSetMaxMemory(t *testing.T) {
 	}
 	// The bound that ErrTooLarge enforces moves with the memory bound: an
 	// entry bigger than the new bound cannot be stored, so the write must
-	// fail rather than be acknowledged and silently dropped by ristretto.
+	// fail rather than be acknowledged and then dropped.
 	big := make([]byte, 8192)
 	if _, err := s.Set([]byte("big"), big, SetOptions{}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Set of %d bytes with MaxMemory 4096: err = %v, want ErrTooLarge", len(big), err)
@@ -420,7 +417,6 @@ func TestSetMaxMemoryShrinkEvicts(t *testing.T) {
 	}
 	const small = 256 << 10
 	s.SetMaxMemory(small)
-	// ristretto evicts as new entries arrive.
 	for i := range 2000 {
 		if _, err := s.Set([]byte(fmt.Sprintf("n%05d", i)), val, SetOptions{}); err != nil {
 			t.Fatal(err)
@@ -513,10 +509,9 @@ func TestMemoryBound(t *testing.T) {
 
 func TestCostMatchesEntriesUnderChurn(t *testing.T) {
 	// Every kind of write races on a small key space, some changing the size
-	// of entries ristretto already holds, with and without memory pressure.
-	// When the writes stop, ristretto must be charged exactly for the
-	// entries in the maps: a cost update it never applied would let the
-	// maps outgrow MaxMemory, an orphan would waste it.
+	// of entries already held, with and without memory pressure. When the
+	// writes stop, the store must be charged exactly for the entries in the
+	// maps.
 	for _, maxMem := range []int64{64 << 20, 64 << 10} {
 		t.Run(strconv.FormatInt(maxMem, 10), func(t *testing.T) {
 			s := newStore(t, Options{MaxMemory: maxMem})

@@ -280,8 +280,8 @@ func (s *Store) rewriteBlobLocked(sl slot, blob []byte) bool {
 // replaceCollLocked makes key hold next, of type t, with no deadline,
 // whatever it held before, as Redis's setKey does for SINTERSTORE and the
 // like; the zero collection deletes key instead. It reports whether key
-// changed. The caller holds key's shard lock for writing and feeds
-// ristretto after unlocking.
+// changed. The caller holds key's shard lock for writing and calls grown
+// after unlocking.
 func (s *Store) replaceCollLocked(key []byte, t Type, next collection) (bool, error) {
 	h := s.hash(key)
 	sh := s.shardOf(h)

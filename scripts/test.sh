@@ -46,10 +46,6 @@ go vet ./...
 fleet='/swr$|/cluster$|/cmd/stampedeless$'
 go test -race -count=1 $(go list ./... | grep -Ev "$fleet")
 go test -race -count=1 -p 1 $(go list ./... | grep -E "$fleet")
-# Under the race detector ristretto loses most reads on their way to its
-# policy (they travel in a sync.Pool, which then drops items at random), so
-# the test that reads keep hot keys runs in a normal build too.
-go test -count=1 -run 'TestReadsKeepHotKeys' ./engine
 # Each fuzz target for 30,000 inputs beyond its seed corpus (which ran
 # above): a few seconds each, plus building each package once with the
 # fuzzer's instrumentation (FUZZTIME=2m, or another count, for longer

@@ -110,8 +110,8 @@ func (h *harness) churnTest(ctx context.Context) error {
 		limit := int64(1.15*float64(bound)) + 24<<20
 		keys := float64(s.m.dbsize) / float64(max(r.m.dbsize, 1))
 		rps := s.set.rps / max(r.set.rps, 1)
-		fmt.Fprintf(h.out, "\nstampedeless RSS %.1f MiB against 1.15 × bound + 24 MiB = %.1f MiB %s (peak %.1f MiB); keys kept %.2f of redis-server's %s (target ≥ 0.55); SET throughput %.2f of redis-server's %s (target ≥ 0.8).\n",
-			mib(s.m.rss), mib(limit), mark(s.m.rss <= limit), mib(s.m.peak), keys, mark(keys >= 0.55), rps, mark(rps >= 0.8))
+		fmt.Fprintf(h.out, "\nstampedeless RSS %.1f MiB against 1.15 × bound + 24 MiB = %.1f MiB %s (peak %.1f MiB); keys kept %.2f of redis-server's %s (target ≥ 1.2, stretch 1.3); SET throughput %.2f of redis-server's %s (target ≥ 1.0; this test's SETs are pipelined and mostly new keys, as -at-bound's are).\n",
+			mib(s.m.rss), mib(limit), mark(s.m.rss <= limit), mib(s.m.peak), keys, mark(keys >= 1.2), rps, mark(rps >= 1.0))
 	}
 	return nil
 }

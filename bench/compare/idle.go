@@ -18,9 +18,15 @@ const idleKeys = 1000
 // redis-server and a fresh stampedeless, side by side, each holding
 // idleKeys keys with an hour's TTL and one client connected and silent,
 // their CPU time over -idle-for. An idle cache should cost its machine
-// next to nothing, as redis-server's ten wakings a second (hz) do.
+// next to nothing, as redis-server's ten wakings a second (hz) do. With
+// -at-bound both run at -bound and are first churned past it (-churn-sets
+// SETs of -churn-keys keys): a full cache at rest.
 func (h *harness) idleTest(ctx context.Context) error {
-	ref, err := h.startRedis(ctx)
+	var bound []string
+	if h.opts.atBound {
+		bound = []string{"--maxmemory", h.opts.boundMem, "--maxmemory-policy", "allkeys-lfu"}
+	}
+	ref, err := h.startRedis(ctx, bound...)
 	if err != nil {
 		return err
 	}
@@ -40,6 +46,13 @@ func (h *harness) idleTest(ctx context.Context) error {
 		for i := range idleKeys {
 			if r, err := c.do("SET", "idle:"+strconv.Itoa(i), "v", "EX", "3600"); err != nil || r != "+OK" {
 				return fmt.Errorf("%s: SET: %q %v", s.Name, r, err)
+			}
+		}
+		if h.opts.atBound {
+			h.logf("idle: churning %s past -bound %s", s.Name, h.opts.boundMem)
+			if _, _, err := h.benchmarkArgs(ctx, s, []string{"-t", "set", "-r", strconv.Itoa(h.opts.churnKeys),
+				"-n", strconv.Itoa(h.opts.churnSets), "-P", "16"}, h.opts.churnSets); err != nil {
+				return fmt.Errorf("churning %s: %w", s.Name, err)
 			}
 		}
 	}
@@ -68,6 +81,9 @@ func (h *harness) idleTest(ctx context.Context) error {
 		share[i] = float64(after-before[i]) / float64(h.opts.idleFor)
 	}
 	fmt.Fprintf(h.out, "\n### Idle: CPU of a server doing nothing (%d keys with a TTL, one silent client, %v)\n\n", idleKeys, h.opts.idleFor)
+	if h.opts.atBound {
+		fmt.Fprintf(h.out, "At the bound: both servers at %s, churned past it by %d SETs of `-r %d` keys before the span.\n\n", h.opts.boundMem, h.opts.churnSets, h.opts.churnKeys)
+	}
 	fmt.Fprintf(h.out, "| server | CPU time | share of a core (target for stampedeless ≤ %.0f%%) |\n", 100*idleTarget)
 	fmt.Fprintln(h.out, "|---|---:|---:|")
 	for i, s := range servers {

@@ -117,7 +117,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.persistRounds, "persist-rounds", 3, "SAVEs and restarts of each server in the snapshot test, alternating; medians are shown")
 	fs.BoolVar(&o.bgsave, "bgsave", true, "run the BGSAVE test: GET p99 with -persist-keys keys, without and during back-to-back BGSAVEs")
 	fs.BoolVar(&o.speed, "speed", true, "run the throughput/latency test")
-	fs.BoolVar(&o.atBound, "at-bound", false, "run the speed test with both servers at -bound (redis-server allkeys-lfu), filled past it with -r random keys before the first run and never flushed: a full cache's steady state (the event-loop floors are left out)")
+	fs.BoolVar(&o.atBound, "at-bound", false, "run the speed and idle tests with both servers at -bound (redis-server allkeys-lfu): the speed test's filled past it with -r random keys before the first run and never flushed, a full cache's steady state (the event-loop floors are left out); the idle test's churned past it first")
 	fs.BoolVar(&o.fill, "fill", true, "run the read-through test: GETFILL hits against GET of one key, and a stampede of -stampede-clients on one cold key")
 	fs.BoolVar(&o.shared, "shared", true, "run the shared-tier test: GET hits served locally by stampedeless --redis (on a redis-server of its own) against redis-server's GET")
 	fs.BoolVar(&o.idle, "idle", true, "run the idle test: each server's CPU over -idle-for holding 1,000 keys with a TTL and one silent client")

@@ -200,7 +200,7 @@ speed:
 	if h.opts.baseline != "" {
 		h.printBaseline(cfgs, tests, results)
 	}
-	if h.floorBin != "" {
+	if h.floorBin != "" && !h.opts.atBound {
 		h.printFloor(cfgs, tests, results)
 	}
 	if h.opts.raw {

@@ -18,7 +18,7 @@ const evictLogEvery = time.Minute
 func logEvictions(ctx context.Context, log *slog.Logger, store *engine.Store, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last := store.Stats()
+	var last engine.Stats // the first line counts from the store's start
 	for {
 		select {
 		case <-ctx.Done():

@@ -12,8 +12,9 @@ import (
 // objects' lru field, by the eviction policy in force when the key is
 // accessed:
 //
-//   - with an LFU policy, the minute of the last access (24 bits) and
-//     Redis's logarithmic access counter (8 bits): it starts at lfuInitVal,
+//   - with an LFU policy, the second of the last access (its low 24 bits:
+//     194 days, where Redis keeps 16 bits of minutes) and Redis's
+//     logarithmic access counter (8 bits): it starts at lfuInitVal,
 //     grows by one on an access with probability 1/((counter-lfuInitVal)*
 //     lfu-log-factor+1), and loses one for each lfu-decay-time minutes
 //     without one;
@@ -34,7 +35,7 @@ import (
 const (
 	lfuInitVal    = 5 // Redis's LFU_INIT_VAL
 	lfuCounterMax = 255
-	lfuMinuteMask = 1<<24 - 1
+	lfuSecondMask = 1<<24 - 1
 )
 
 // clockSeconds is the access clock, in unix seconds: the sweeper's, set
@@ -60,14 +61,18 @@ func (s *Store) freshStamp() uint32 {
 }
 
 func lfuStamp(now uint32, counter uint32) uint32 {
-	return (now/60&lfuMinuteMask)<<8 | counter
+	return (now&lfuSecondMask)<<8 | counter
+}
+
+// lfuElapsedSeconds is how many seconds passed between the LFU stamp's
+// last access and now.
+func lfuElapsedSeconds(stamp, now uint32) uint32 {
+	return (now - stamp>>8) & lfuSecondMask
 }
 
 // lfuElapsedMinutes is how many minutes passed between the LFU stamp's
 // last access and now, as Redis's LFUTimeElapsed.
-func lfuElapsedMinutes(stamp, now uint32) uint32 {
-	return (now/60 - stamp>>8) & lfuMinuteMask
-}
+func lfuElapsedMinutes(stamp, now uint32) uint32 { return lfuElapsedSeconds(stamp, now) / 60 }
 
 // lfuCounter is the counter of stamp at now, decayed for the minutes since
 // its last access, as Redis's LFUDecrAndReturn.

@@ -30,7 +30,7 @@ import (
 //     policies take a sampled key as it is.
 //   - Scores: the idle seconds for LRU; for LFU, first how seldom the
 //     sketch saw the key (on a log scale), then Redis's own decayed counter
-//     (OBJECT FREQ), then the idle minutes; for volatile-ttl, how near the
+//     (OBJECT FREQ), then the idle seconds; for volatile-ttl, how near the
 //     deadline is. A
 //     few random low bits break ties, so keys of equal score go in no
 //     order a client can arrange.
@@ -187,8 +187,7 @@ const (
 	forSweep
 )
 
-// recentSeconds: the sweeper leaves keys accessed this recently (for the
-// LFU policies, whose stamps keep minutes, in the current minute).
+// recentSeconds: the sweeper leaves keys accessed this recently.
 const recentSeconds = 2
 
 // grown is called by a write that did not know what it would add (a
@@ -372,7 +371,7 @@ func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle ui
 // idleSeconds is how long ago, at least, stamp says its key was accessed.
 func idleSeconds(p EvictionPolicy, stamp, nowSec uint32) uint32 {
 	if p.LFU() {
-		return lfuElapsedMinutes(stamp, nowSec) * 60
+		return lfuElapsedSeconds(stamp, nowSec)
 	}
 	return nowSec - stamp
 }
@@ -397,7 +396,7 @@ func (s *Store) score(p EvictionPolicy, stamp uint32, stale int64, key uint32, n
 		// stable part of it rather than none).
 		seldom := uint64(5 - bits.Len(uint(s.sketch.Estimate(key))))
 		counter := uint64(lfuCounterMax - s.lfuCounter(stamp, nowSec))
-		idle := uint64(min(lfuElapsedMinutes(stamp, nowSec), 255))
+		idle := uint64(min(lfuElapsedSeconds(stamp, nowSec), 255))
 		return seldom<<24 | counter<<16 | idle<<8 | jitter
 	}
 	return uint64(nowSec-stamp)<<8 | jitter

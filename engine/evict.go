@@ -50,9 +50,9 @@ const (
 	// evictCheckEvery: the time limit is read every this many evictions,
 	// as Redis reads it every 16 keys.
 	evictCheckEvery = 16
-	// evictFruitless is how many rounds in a row may find candidates no
-	// longer in the store before eviction gives up for this write: only
-	// writes racing with it remove them so fast.
+	// evictFruitless is how many rounds in a row may find no candidate, or
+	// only candidates no longer in the store, before eviction gives up for
+	// this write: writes racing with it, or keys the sweeper must leave.
 	evictFruitless = 64
 )
 
@@ -257,7 +257,7 @@ type evictOutcome uint8
 const (
 	evictedKey     evictOutcome = iota // a key went
 	nothingToEvict                     // no shard holds a key the policy may evict
-	raced                              // the candidates were gone: try again
+	raced                              // no candidate found, or all gone: try again
 )
 
 // evictOne evicts one key as p chooses, among those idle for at least
@@ -272,8 +272,9 @@ func (s *Store) evictOne(p EvictionPolicy, minIdle uint32, kept uint64) evictOut
 		// The pool's candidates were sampled with no such condition.
 		e.pool = e.pool[:0]
 	}
-	e.sample = s.sampleKeys(p, e.sample[:0], samples, minIdle)
-	if len(e.sample) == 0 && len(e.pool) == 0 {
+	var eligible bool
+	e.sample, eligible = s.sampleKeys(p, e.sample[:0], samples, minIdle)
+	if !eligible && len(e.pool) == 0 {
 		return nothingToEvict
 	}
 	if p.random() {
@@ -326,14 +327,21 @@ func (e *evictor) clear() {
 	e.mu.Unlock()
 }
 
+// sampleVisits bounds the slots a round visits in one shard, per key it
+// samples: a shard of keys the round must skip (no deadline, under a
+// volatile policy; accessed lately, for the sweeper) is not walked whole.
+const sampleVisits = 16
+
 // sampleKeys appends up to n keys p may evict, idle for minIdle seconds or
 // more, with their scores, from consecutive slots of one shard, the first
-// from a random one that holds such keys; none if no shard does. The allkeys
+// from a random one where a bounded walk finds such keys. eligible reports
+// whether any shard holds a key p may evict at all (for a volatile policy,
+// one with a deadline): if not, nothing can be evicted. The allkeys
 // policies score a key from its index slot alone (its tag, its location and
 // its access stamp), reading no record: a record is a cache miss, and
-// reading five of them an eviction cost more than the write it made room
-// for. The volatile ones read the record for its deadline.
-func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle uint32) []candidate {
+// reading five of them made an eviction cost more than the write it made
+// room for. The volatile ones read the record for its deadline.
+func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle uint32) (_ []candidate, eligible bool) {
 	start := rand.IntN(numShards)
 	nowSec := s.clockSeconds()
 	now := s.now()
@@ -345,7 +353,12 @@ func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle ui
 			sh.mu.RUnlock()
 			continue
 		}
+		eligible = true
+		visits := sampleVisits * n
 		sh.index.RangeFrom(rand.IntN(sh.index.Slots()), func(pos int, loc slab.Loc) bool {
+			if visits--; visits < 0 {
+				return false
+			}
 			var stale int64
 			if p.volatile() {
 				if stale = recordStale(s.arena.Block(loc)); stale == 0 {
@@ -362,10 +375,10 @@ func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle ui
 		})
 		sh.mu.RUnlock()
 		if len(into) > 0 {
-			return into
+			return into, true
 		}
 	}
-	return into
+	return into, eligible
 }
 
 // idleSeconds is how long ago, at least, stamp says its key was accessed.

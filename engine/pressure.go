@@ -38,7 +38,9 @@ func watchNear(aim int64) int64 { return max(aim/4, 32<<20) }
 
 // watchMemory keeps a store that owns its process within its promise
 // until the store closes: every memoryWatchEvery (memoryWatchFar while the
-// process is far below its aim; never less often than interval, the
+// process is far below its aim, or no write came since the last look: a
+// full cache at rest is near its aim for good, and a hundred wakings a
+// second were most of what it spent; never less often than interval, the
 // sweeper's) it charges the drift (chargeDrift), sets Go's memory limit to
 // what the arena leaves (processLimit) and wakes the compactor if there
 // is enough to win back; every interval the pressure takes a step (its
@@ -48,6 +50,7 @@ func (s *Store) watchMemory(interval time.Duration) {
 	t := time.NewTimer(min(interval, memoryWatchEvery))
 	defer t.Stop()
 	lastStep := time.Now()
+	lastChanges := s.changes.Load()
 	for {
 		select {
 		case <-s.stop:
@@ -60,9 +63,10 @@ func (s *Store) watchMemory(interval time.Duration) {
 				lastStep = now
 			}
 			every := memoryWatchFar
-			if s.chargeDrift(step) {
+			if s.chargeDrift(step) && s.changes.Load() != lastChanges {
 				every = memoryWatchEvery
 			}
+			lastChanges = s.changes.Load()
 			debug.SetMemoryLimit(s.processLimit())
 			s.kickCompactor()
 			t.Reset(min(interval, every))
@@ -121,6 +125,9 @@ func (s *Store) chargeDrift(step bool) (near bool) {
 	var over int64
 	if rss, _, ok := memsize.Resident(); ok {
 		over = rss - aim
+		// Go may hold what it holds now and what the resident set has
+		// left under the aim (processLimit).
+		s.runtimeLimit.Store(max(int64(samples[1].Value.Uint64())-int64(samples[2].Value.Uint64())-over, minProcessLimit))
 	} else {
 		over = int64(samples[1].Value.Uint64()) - int64(samples[2].Value.Uint64()) + s.arena.Mapped() - s.processBudget()
 	}
@@ -174,9 +181,21 @@ const squeezeMargin = 2 << 20
 // runtime holds live only makes the collector work harder (Go caps it at
 // half the CPU) while the process is over its bound anyway; chargeDrift
 // then evicts.
+//
+// Where /proc tells the resident set, chargeDrift sets the limit instead
+// to what Go's runtime holds by its own count and what the resident set
+// has left under its aim (runtimeLimit): Go's count takes in metadata it
+// reserved but never touched (8 MiB and more at a 64 MiB bound), so the
+// budget less the arena put the limit below what the runtime held live
+// once the indexes on its heap (charged with the entries) grew with the
+// keys the bound holds, and the collector ran without pause at rest (19%
+// of a core after a churn at a 64 MiB bound).
 func (s *Store) processLimit() int64 {
 	if s.MaxMemory() == 0 {
 		return math.MaxInt64 // no bound, so no limit: Go's default
+	}
+	if l := s.runtimeLimit.Load(); l > 0 {
+		return l
 	}
 	return max(s.processBudget()-s.arena.Mapped(), minProcessLimit)
 }

@@ -136,6 +136,9 @@ type Store struct {
 	// (the compactor then wins back more).
 	holes    atomic.Int64
 	squeezed atomic.Bool
+	// runtimeLimit is Go's memory limit as chargeDrift last measured it
+	// (processLimit); 0 before, or where there is no /proc.
+	runtimeLimit atomic.Int64
 
 	evictor evictor
 	// sketch counts accesses for the LFU policies (evict.go), sized by

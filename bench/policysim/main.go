@@ -36,6 +36,7 @@ func main() {
 	accesses := flag.Int("accesses", 3000000, "reads per trace")
 	valueSize := flag.Int("d", 100, "value size in bytes")
 	only := flag.String("workloads", "", "comma-separated workloads (default: all): "+workloadNames())
+	onlyPolicies := flag.String("policies", "", "comma-separated policies by the start of their names (default: all), e.g. store,exact")
 	flag.Parse()
 	bound, err := memsize.Parse(*boundFlag)
 	if err != nil {
@@ -45,6 +46,16 @@ func main() {
 	policies := []policy{
 		storePolicy(engine.AllKeysLFU), storePolicy(engine.AllKeysLRU), storePolicy(engine.AllKeysRandom),
 		ristrettoPolicy(), lruPolicy(), lfuPolicy(), oraclePolicy(),
+	}
+	if *onlyPolicies != "" {
+		policies = slices.DeleteFunc(policies, func(p policy) bool {
+			for _, prefix := range strings.Split(*onlyPolicies, ",") {
+				if strings.HasPrefix(p.name, prefix) {
+					return false
+				}
+			}
+			return true
+		})
 	}
 	fmt.Printf("Bound %s, %d-byte values, keys `key:N` over %d, %d reads a trace (the first third not counted); each key costs its bytes + %d.\n\n",
 		*boundFlag, *valueSize, *keys, *accesses, engine.EntryOverhead)

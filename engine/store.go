@@ -65,10 +65,11 @@ const unbounded = math.MaxInt64 / 4
 // entry's share of its shard's index (8 bytes a slot and its 4-byte access
 // stamp, at a load between 3/8 and 3/4: 25 a key filled once, 29 under a
 // churn of new keys) and its share of the frequency sketch (2 to 4 bytes
-// a key, by how the key count rounds up to a power of two; 2.4 at a 64 MiB
-// bound). Measured with bench/policymem, whose table bench/README.md has:
-// 38.7 bytes a key under churn, and 40.2 with the arena's dead blocks not
-// yet filled again or compacted away.
+// a key, by how the key count rounds up to a power of two: 2.4 at a 64 MiB
+// bound, 4.2 at a million keys). Measured with bench/policymem, whose
+// table bench/README.md has: 38.7 bytes a key under churn (40.1 with the
+// arena's dead blocks not yet filled again or compacted away), 36.4 filled
+// once.
 const EntryOverhead = 40
 
 // numShards is a power of two; a key's shard is the top bits of its hash, so

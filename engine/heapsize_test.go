@@ -306,7 +306,11 @@ func TestChargeEvictsWithoutWrites(t *testing.T) {
 		t.Fatalf("the sweeper evicted %d keys written in the last second", keys-s.Len())
 	}
 	clk.advance(recentSeconds * time.Second)
-	_ = s.makeRoom(forSweep, 0)
+	// Each pass evicts for as long as the tenacity allows (less than the
+	// race detector's slow runs need): the sweeper's passes go on.
+	for i := 0; s.overBound(0) && i < 1000; i++ {
+		_ = s.makeRoom(forSweep, 0)
+	}
 	if s.overBound(0) {
 		t.Fatalf("the sweeper left the store over its bound: %+v", s.Stats())
 	}

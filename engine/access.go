@@ -188,7 +188,6 @@ func (s *Store) has(key []byte) bool {
 // value is one not given, and the one the policy does not keep is
 // ignored. It reports whether key is live.
 func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
-	lfu := s.EvictionPolicy().LFU()
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	sh.mu.Lock()
@@ -197,12 +196,18 @@ func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
 	if !ok {
 		return false
 	}
-	now := s.clockSeconds()
-	switch {
-	case lfu && freq >= 0:
-		sh.index.SetStamp(sl.pos, lfuStamp(now, uint32(min(freq, lfuCounterMax))))
-	case !lfu && idle >= 0:
-		sh.index.SetStamp(sl.pos, uint32(max(int64(now)-idle, 0)))
-	}
+	s.setAccessLocked(sh, sl.pos, idle, freq)
 	return true
+}
+
+// setAccessLocked is SetAccess of the key in the slot at pos; the caller
+// holds sh.mu for writing.
+func (s *Store) setAccessLocked(sh *shard, pos int, idle, freq int64) {
+	now := s.clockSeconds()
+	switch lfu := s.EvictionPolicy().LFU(); {
+	case lfu && freq >= 0:
+		sh.index.SetStamp(pos, lfuStamp(now, uint32(min(freq, lfuCounterMax))))
+	case !lfu && idle >= 0:
+		sh.index.SetStamp(pos, uint32(max(int64(now)-idle, 0)))
+	}
 }

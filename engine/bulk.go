@@ -133,21 +133,7 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 	s := l.s
 	for _, i := range idx {
 		it, h := &items[i], l.hashes[i]
-		fresh := it.FreshUntil
-		if fresh == 0 {
-			fresh = it.StaleUntil
-		}
-		var r newRecord
-		if it.Type == TypeString {
-			r = makeNewRecord(it.Key, it.Value, fresh, it.StaleUntil, it.Fill)
-		} else {
-			c := l.built[i]
-			r = newRecord{tag: makeTag(it.Type, heldInRecord), key: it.Key, value: c.blob, fresh: it.StaleUntil, stale: it.StaleUntil}
-			if c.obj != nil {
-				r.tag = makeTag(it.Type, heapHeld)
-				r.value = s.holdLocked(sh, c.obj, c.charge)
-			}
-		}
+		r := s.itemRecordLocked(sh, it, l.built[i])
 		if err := s.admitLocked(r.cost()); err != nil {
 			sh.dropNewLocked(&r)
 			return err
@@ -161,6 +147,26 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 		s.notify(Written, r.key)
 	}
 	return nil
+}
+
+// itemRecordLocked is the record of it: a string's, or a collection's,
+// built as c (buildCollection), put in sh's heap table if it is held
+// there. The caller holds sh.mu for writing, and drops the record
+// (dropNewLocked) if it does not store it.
+func (s *Store) itemRecordLocked(sh *shard, it *LoadItem, c collection) newRecord {
+	if it.Type == TypeString {
+		fresh := it.FreshUntil
+		if fresh == 0 {
+			fresh = it.StaleUntil
+		}
+		return makeNewRecord(it.Key, it.Value, fresh, it.StaleUntil, it.Fill)
+	}
+	r := newRecord{tag: makeTag(it.Type, heldInRecord), key: it.Key, value: c.blob, fresh: it.StaleUntil, stale: it.StaleUntil}
+	if c.obj != nil {
+		r.tag = makeTag(it.Type, heapHeld)
+		r.value = s.holdLocked(sh, c.obj, c.charge)
+	}
+	return r
 }
 
 // buildCollection is the collection of it, a hash, set, sorted set or

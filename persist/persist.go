@@ -383,27 +383,15 @@ func (w *loadWriter) write(b *loadBatch) error {
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})
 			continue
 		}
-		it := engine.LoadItem{Key: e.Key, StaleUntil: at}
-		switch e.Kind {
-		case rdb.KindHash:
-			it.Type, it.Pairs = engine.TypeHash, e.Pairs
-		case rdb.KindSet:
-			it.Type, it.Members = engine.TypeSet, e.Members
-		case rdb.KindList:
-			it.Type, it.Members = engine.TypeList, e.Members
-		case rdb.KindZSet:
-			from := len(w.scored)
-			for _, m := range e.Scored {
-				w.scored = append(w.scored, engine.ScoreMember{Member: m.Member, Score: m.Score})
-			}
-			it.Type, it.Scored = engine.TypeZSet, w.scored[from:len(w.scored):len(w.scored)]
-		default:
+		it, scored, ok := collectionItem(e, at, w.scored)
+		if !ok {
 			if w.opts.SkipUnsupported {
 				w.skipped[e.Kind.String()]++
 				continue
 			}
-			return fmt.Errorf("%w: %w", ErrUnsupported, &rdb.UnsupportedError{Key: string(e.Key), Type: e.Kind.String()})
+			return unsupported(e)
 		}
+		w.scored = scored
 		w.items = append(w.items, it)
 	}
 	if err := w.flush(); err != nil {
@@ -431,52 +419,33 @@ func (w *loadWriter) flush() error {
 	return nil
 }
 
-// put writes e into st with the deadline at (unix nanoseconds; 0 is
-// none). A collection whose members repeat is corrupt, as Redis's loader
-// finds it.
-func put(st *engine.Store, e *rdb.Entry, at int64, fill *fillState) error {
-	var n, want int
-	var err error
+// collectionItem is the LoadItem of e, a collection, with the deadline at
+// (unix nanoseconds; 0 is none); a sorted set's members are appended to
+// scored, which it returns. ok is false for a kind the store does not have.
+func collectionItem(e *rdb.Entry, at int64, scored []engine.ScoreMember) (_ engine.LoadItem, _ []engine.ScoreMember, ok bool) {
+	it := engine.LoadItem{Key: e.Key, StaleUntil: at}
 	switch e.Kind {
-	case rdb.KindString:
-		opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
-		if fill != nil {
-			withFill(fill, e, &opts)
-		}
-		_, err = st.Set(e.Key, e.Value, opts)
-		return err
 	case rdb.KindHash:
-		n, err = st.HSet(e.Key, e.Pairs)
-		want = len(e.Pairs) / 2
+		it.Type, it.Pairs = engine.TypeHash, e.Pairs
 	case rdb.KindSet:
-		n, err = st.SAdd(e.Key, e.Members)
-		want = len(e.Members)
+		it.Type, it.Members = engine.TypeSet, e.Members
 	case rdb.KindList:
-		// A list's elements may repeat: its length is what to check.
-		n, err = st.LPush(e.Key, e.Members, false, false)
-		want = len(e.Members)
+		it.Type, it.Members = engine.TypeList, e.Members
 	case rdb.KindZSet:
-		pairs := make([]engine.ScoreMember, len(e.Scored))
-		for i, m := range e.Scored {
-			pairs[i] = engine.ScoreMember{Member: m.Member, Score: m.Score}
+		from := len(scored)
+		for _, m := range e.Scored {
+			scored = append(scored, engine.ScoreMember{Member: m.Member, Score: m.Score})
 		}
-		var zr engine.ZAddResult
-		zr, err = st.ZAdd(e.Key, engine.ZAddOptions{}, pairs)
-		n, want = zr.Added, len(pairs)
+		it.Type, it.Scored = engine.TypeZSet, scored[from:len(scored):len(scored)]
 	default:
-		return fmt.Errorf("%w: %w", ErrUnsupported, &rdb.UnsupportedError{Key: string(e.Key), Type: e.Kind.String()})
+		return it, scored, false
 	}
-	if err != nil {
-		return err
-	}
-	if n != want {
-		st.Delete(e.Key)
-		return fmt.Errorf("%w: duplicate members", rdb.ErrCorrupt)
-	}
-	if at != 0 {
-		st.Expire(e.Key, at, engine.ExpireAlways)
-	}
-	return nil
+	return it, scored, true
+}
+
+// unsupported is the error of an entry of a kind the store does not have.
+func unsupported(e *rdb.Entry) error {
+	return fmt.Errorf("%w: %w", ErrUnsupported, &rdb.UnsupportedError{Key: string(e.Key), Type: e.Kind.String()})
 }
 
 // Dump is DUMP: key's value in Redis's serialization; found is false if
@@ -494,15 +463,24 @@ func Dump(st *engine.Store, key []byte) (payload []byte, found bool) {
 }
 
 // Restore writes e, a value RESTORE decoded, as key with the deadline at
-// (unix nanoseconds; 0 is none), replacing what key held if replace. A
-// deadline already past leaves key absent, as in Redis.
-func Restore(st *engine.Store, key []byte, e *rdb.Entry, at int64, replace bool) error {
-	if replace {
-		st.Delete(key)
-	}
-	if at != 0 && at <= time.Now().UnixNano() {
-		return nil
-	}
+// (unix nanoseconds; 0 is none), replacing what key held if replace, in
+// one change of the store (engine.Store.Restore): engine.ErrBusyKey if key
+// is live and not to be replaced, a corrupt collection (members that
+// repeat, or none) an rdb.ErrCorrupt with key left as it was. A deadline
+// already past leaves key absent, as in Redis. idle and freq are RESTORE's
+// IDLETIME and FREQ, negative when not given.
+func Restore(st *engine.Store, key []byte, e *rdb.Entry, at int64, replace bool, idle, freq int64) error {
 	e.Key = key
-	return put(st, e, at, nil)
+	it := engine.LoadItem{Key: key, Value: e.Value, FreshUntil: at, StaleUntil: at}
+	if e.Kind != rdb.KindString {
+		var ok bool
+		if it, _, ok = collectionItem(e, at, nil); !ok {
+			return unsupported(e)
+		}
+	}
+	err := st.Restore(it, replace, idle, freq)
+	if errors.Is(err, engine.ErrDuplicateMember) || errors.Is(err, engine.ErrEmptyCollection) {
+		return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
+	}
+	return err
 }

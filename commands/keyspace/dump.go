@@ -68,7 +68,7 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 	key := args[1]
 	if !replace {
 		if _, exists := c.Store.TypeOf(key); exists {
-			c.W.Error("BUSYKEY Target key name already exists.")
+			c.W.Error(busyKey)
 			return
 		}
 	}
@@ -103,24 +103,28 @@ func cmdRestore(c *commands.Ctx, args [][]byte) {
 		}
 		at = max(ttl, 1) * int64(time.Millisecond)
 	}
-	if err := persist.Restore(c.Store, key, e, at, replace); err != nil {
-		if errors.As(err, &unsupported) {
+	// The key is checked again as it is written, in one change with the
+	// write: the check above only gives BUSYKEY Redis's precedence over
+	// the TTL's and the payload's errors.
+	if err := persist.Restore(c.Store, key, e, at, replace, idleTime, frequency); err != nil {
+		switch {
+		case errors.Is(err, engine.ErrBusyKey):
+			c.W.Error(busyKey)
+		case errors.As(err, &unsupported):
 			c.W.Error(unsupportedPayload(unsupported))
-			return
-		}
-		if errors.Is(err, rdb.ErrCorrupt) {
+		case errors.Is(err, rdb.ErrCorrupt):
 			c.W.Error("ERR Bad data format")
-			return
+		default:
+			commands.WriteError(c.W, err)
 		}
-		commands.WriteError(c.W, err)
 		return
-	}
-	if idle || freq {
-		c.Store.SetAccess(key, idleTime, frequency)
 	}
 	c.Notify(commands.EventGeneric, "restore", key)
 	c.W.OK()
 }
+
+// busyKey is Redis's error for RESTORE of a live key without REPLACE.
+const busyKey = "BUSYKEY Target key name already exists."
 
 func unsupportedPayload(u *rdb.UnsupportedError) string {
 	return "ERR the payload holds a " + u.Type + ", a type this server does not have"

@@ -327,14 +327,18 @@ func (e *evictor) clear() {
 	e.mu.Unlock()
 }
 
-// sampleVisits bounds the slots a round visits in one shard, per key it
-// samples: a shard of keys the round must skip (no deadline, under a
-// volatile policy; accessed lately, for the sweeper) is not walked whole.
+// sampleVisits bounds the slots the sweeper's round visits in one shard,
+// per key it samples: a shard of keys accessed lately is not walked whole
+// every pass. A write's round under a volatile policy walks a shard that
+// holds keys with a deadline until it finds one, as Redis samples its
+// expires dictionary: a bounded walk among keys without could find none,
+// and the write then passes the bound.
 const sampleVisits = 16
 
 // sampleKeys appends up to n keys p may evict, idle for minIdle seconds or
 // more, with their scores, from consecutive slots of one shard, the first
-// from a random one where a bounded walk finds such keys. eligible reports
+// from a random one where a walk finds such keys (the sweeper's walk
+// bounded by sampleVisits). eligible reports
 // whether any shard holds a key p may evict at all (for a volatile policy,
 // one with a deadline): if not, nothing can be evicted. The allkeys
 // policies score a key from its index slot alone (its tag, its location and
@@ -356,7 +360,7 @@ func (s *Store) sampleKeys(p EvictionPolicy, into []candidate, n int, minIdle ui
 		eligible = true
 		visits := sampleVisits * n
 		sh.index.RangeFrom(rand.IntN(sh.index.Slots()), func(pos int, loc slab.Loc) bool {
-			if visits--; visits < 0 {
+			if visits--; visits < 0 && minIdle > 0 {
 				return false
 			}
 			var stale int64

@@ -235,8 +235,10 @@ func TestEvictionRacesStayConsistent(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if st := s.Stats(); st.Cost > st.MaxCost+4*(entryCost(10, len(value))+1024) {
-				t.Errorf("cost %d past the bound %d by more than a write per writer", st.Cost, st.MaxCost)
+			// A write that finds another evicting writes on until the
+			// store is past its bound by overSlack.
+			if st := s.Stats(); st.Cost > st.MaxCost+s.overSlack()+4*(entryCost(10, len(value))+1024) {
+				t.Errorf("cost %d past the bound %d by more than its slack and a write per writer", st.Cost, st.MaxCost)
 			}
 			checkInvariants(t, s)
 		})

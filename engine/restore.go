@@ -56,6 +56,11 @@ func (s *Store) restoreLocked(sh *shard, h uint64, it *LoadItem, c collection, r
 		return err
 	}
 	sh.wroteLocked(it.Key)
+	if found {
+		// Redis deletes the key it replaces and adds the new one: the
+		// key is created even so (storeLocked tells only a new one).
+		s.notifyQuiet(Created, it.Key)
+	}
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
 		sh.dropNewLocked(&r)
 		return err

@@ -32,23 +32,50 @@ func readMulti(c *commands.Ctx, keys [][]byte, fn func(i int, t engine.Type, val
 // readString is read for a command of strings, which answers -WRONGTYPE
 // for a key of another type: then it writes that error and ok is false.
 func readString(c *commands.Ctx, key []byte) (v []byte, exists, ok bool) {
-	v, exists = read(c, key)
-	if !exists && wrongType(c, key) {
-		return nil, false, false
+	for range readTries {
+		if v, exists = read(c, key); exists {
+			return v, true, true
+		}
+		switch afterMiss(c, key) {
+		case missStands:
+			return nil, false, true
+		case otherType:
+			return nil, false, false
+		}
 	}
-	return v, exists, true
+	return nil, false, true
 }
 
-// wrongType writes -WRONGTYPE and reports true if key, which a read of
-// strings found missing, holds another type. Checking after the miss keeps
-// the hit path to one lookup; the answer is the one of the moment of the
-// second look, as if the command had run then.
-func wrongType(c *commands.Ctx, key []byte) bool {
-	if holdsOtherType(c, key) {
+// A stringMiss is what a second look at a key finds after a read of
+// strings missed it. Looking after the miss keeps the hit path to one
+// lookup; the answer is the one of the moment of the second look, as if
+// the command had run then, unless the key holds a string by then (a
+// write came between): the command reads again, or it would answer a miss
+// where the key was never missing.
+type stringMiss uint8
+
+const (
+	missStands  stringMiss = iota // the key is missing
+	otherType                     // it holds another type: -WRONGTYPE was written
+	stringSince                   // it holds a string, written since the read: read again
+)
+
+// readTries bounds the reads of a command whose key a writer keeps
+// making a string between its read and its second look; past them the
+// miss stands.
+const readTries = 8
+
+// afterMiss looks at key again after a read of strings missed it, and
+// writes -WRONGTYPE if it holds another type.
+func afterMiss(c *commands.Ctx, key []byte) stringMiss {
+	switch t, found := c.Store.TypeOf(key); {
+	case !found:
+		return missStands
+	case t != engine.TypeString:
 		c.W.Error(commands.ErrWrongType)
-		return true
+		return otherType
 	}
-	return false
+	return stringSince
 }
 
 // holdsOtherType reports whether key holds another type than a string.

@@ -13,9 +13,19 @@ import (
 // cmdGet writes the value from the store's arena into the reply without a
 // copy of its own.
 func cmdGet(c *commands.Ctx, args [][]byte) {
-	if !view(c, args[1], c.W.Bulk) && !wrongType(c, args[1]) {
-		c.W.Null()
+	for range readTries {
+		if view(c, args[1], c.W.Bulk) {
+			return
+		}
+		switch afterMiss(c, args[1]) {
+		case missStands:
+			c.W.Null()
+			return
+		case otherType:
+			return
+		}
 	}
+	c.W.Null()
 }
 
 // Options of SET and GETEX.
@@ -191,35 +201,54 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 	// say: looked up first only when someone listens.
 	var before engine.Envelope
 	generic := at != 0 || opts&optPersist != 0
-	if generic && c.Events.Classes()&commands.EventGeneric != 0 {
-		before, _ = c.Store.Peek(args[1])
-	}
-	if v, ok := c.Store.GetEx(args[1], at, opts&optPersist != 0); ok {
-		switch {
-		case !generic:
-		case opts&optPersist != 0:
-			if before.StaleUntil != 0 {
-				c.Notify(commands.EventGeneric, "persist", args[1])
-			}
-		case at <= c.Store.Now().UnixNano():
-			c.Notify(commands.EventGeneric, "del", args[1])
-		default:
-			c.Notify(commands.EventGeneric, "expire", args[1])
+	for range readTries {
+		if generic && c.Events.Classes()&commands.EventGeneric != 0 {
+			before, _ = c.Store.Peek(args[1])
 		}
-		c.W.Bulk(v)
-	} else if !wrongType(c, args[1]) {
-		c.W.Null()
+		if v, ok := c.Store.GetEx(args[1], at, opts&optPersist != 0); ok {
+			switch {
+			case !generic:
+			case opts&optPersist != 0:
+				if before.StaleUntil != 0 {
+					c.Notify(commands.EventGeneric, "persist", args[1])
+				}
+			case at <= c.Store.Now().UnixNano():
+				c.Notify(commands.EventGeneric, "del", args[1])
+			default:
+				c.Notify(commands.EventGeneric, "expire", args[1])
+			}
+			c.W.Bulk(v)
+			return
+		}
+		switch afterMiss(c, args[1]) {
+		case missStands:
+			c.W.Null()
+			return
+		case otherType:
+			return
+		}
 	}
+	c.W.Null()
 }
 
 func cmdGetDel(c *commands.Ctx, args [][]byte) {
-	if v, ok := c.Store.GetDel(args[1]); ok {
-		c.Notify(commands.EventGeneric, "del", args[1])
-		c.W.Bulk(v)
-	} else if !wrongType(c, args[1]) {
-		c.Store.CountMiss(args[1])
-		c.W.Null()
+	for range readTries {
+		if v, ok := c.Store.GetDel(args[1]); ok {
+			c.Notify(commands.EventGeneric, "del", args[1])
+			c.W.Bulk(v)
+			return
+		}
+		switch afterMiss(c, args[1]) {
+		case otherType:
+			return
+		case missStands:
+			c.Store.CountMiss(args[1])
+			c.W.Null()
+			return
+		}
 	}
+	c.Store.CountMiss(args[1])
+	c.W.Null()
 }
 
 func cmdGetSet(c *commands.Ctx, args [][]byte) {

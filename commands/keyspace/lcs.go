@@ -1,7 +1,10 @@
 package keyspace
 
 import (
+	"bytes"
+
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -16,13 +19,23 @@ type lcsMatch struct {
 // several longest common subsequences it picks the one Redis picks.
 // Missing keys are empty strings.
 func cmdLCS(c *commands.Ctx, args [][]byte) {
-	a, aFound := read(c, args[1])
-	b, bFound := read(c, args[2])
-	// Redis's own text here, not -WRONGTYPE.
-	if !aFound && holdsOtherType(c, args[1]) || !bFound && holdsOtherType(c, args[2]) {
+	// Both keys at one instant, as Redis's one thread reads them.
+	var values [2][]byte
+	otherType := false
+	readMulti(c, args[1:3], func(i int, t engine.Type, v []byte, found bool) {
+		switch {
+		case found && t != engine.TypeString:
+			otherType = true
+		case found:
+			values[i] = bytes.Clone(v)
+		}
+	})
+	if otherType {
+		// Redis's own text here, not -WRONGTYPE.
 		c.W.Error("ERR The specified keys must contain string values")
 		return
 	}
+	a, b := values[0], values[1]
 	var getLen, getIdx, withLen bool
 	var minLen int64
 	for j := 3; j < len(args); j++ {

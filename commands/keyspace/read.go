@@ -78,12 +78,6 @@ func afterMiss(c *commands.Ctx, key []byte) stringMiss {
 	return stringSince
 }
 
-// holdsOtherType reports whether key holds another type than a string.
-func holdsOtherType(c *commands.Ctx, key []byte) bool {
-	t, found := c.Store.TypeOf(key)
-	return found && t != engine.TypeString
-}
-
 // view calls fn with key's value for a command that reads it, as read
 // does; without NO-TOUCH it hands fn the store's own bytes (Store.View), so
 // fn must not keep them.

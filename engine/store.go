@@ -178,9 +178,8 @@ type Store struct {
 	changes  atomic.Uint64            // counted by notify
 	section  Section                  // the atomic section (section.go)
 
-	stop   chan struct{}
-	bg     sync.WaitGroup // the sweeper, the compactor and asynchronous flushes
-	closed atomic.Bool    // Close was called
+	stop chan struct{}
+	bg   sync.WaitGroup // the sweeper, the compactor and the memory watch
 }
 
 // listpackConfig is a pair of Redis's *-max-listpack-entries and
@@ -336,7 +335,6 @@ func (s *Store) bound() int64 {
 // race with it are kept but no longer tracked; the store should not be used
 // afterwards.
 func (s *Store) Close() {
-	s.closed.Store(true)
 	close(s.stop)
 	s.bg.Wait()
 	s.compactMu.Lock()

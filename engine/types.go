@@ -229,7 +229,7 @@ func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func
 	sh.wroteLocked(key)
 	if next.obj != nil && found && cur.obj == next.obj {
 		// Changed in place: only its charge is rewritten.
-		s.rechargeLocked(sh, h, sl, next.charge, key)
+		s.rechargeLocked(sl, next.charge, key)
 		return nil
 	}
 	room := 0
@@ -361,7 +361,7 @@ func (s *Store) lookupCollLocked(key []byte, t Type) (c collection, found bool, 
 
 // rechargeLocked rewrites in place the charge of the heap-held record in
 // sl, whose object its type's code changed.
-func (s *Store) rechargeLocked(sh *shard, h uint64, sl slot, charge int64, key []byte) {
+func (s *Store) rechargeLocked(sl slot, charge int64, key []byte) {
 	old := sl.rec.cost()
 	// The record's value aliases the arena: its cost reads the new charge.
 	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))

@@ -32,50 +32,39 @@ func readMulti(c *commands.Ctx, keys [][]byte, fn func(i int, t engine.Type, val
 // readString is read for a command of strings, which answers -WRONGTYPE
 // for a key of another type: then it writes that error and ok is false.
 func readString(c *commands.Ctx, key []byte) (v []byte, exists, ok bool) {
-	for range readTries {
-		if v, exists = read(c, key); exists {
-			return v, true, true
-		}
-		switch afterMiss(c, key) {
-		case missStands:
-			return nil, false, true
-		case otherType:
-			return nil, false, false
-		}
-	}
-	return nil, false, true
+	exists, ok = readOrMiss(c, key, func() bool {
+		v, exists = read(c, key)
+		return exists
+	})
+	return v, exists, ok
 }
-
-// A stringMiss is what a second look at a key finds after a read of
-// strings missed it. Looking after the miss keeps the hit path to one
-// lookup; the answer is the one of the moment of the second look, as if
-// the command had run then, unless the key holds a string by then (a
-// write came between): the command reads again, or it would answer a miss
-// where the key was never missing.
-type stringMiss uint8
-
-const (
-	missStands  stringMiss = iota // the key is missing
-	otherType                     // it holds another type: -WRONGTYPE was written
-	stringSince                   // it holds a string, written since the read: read again
-)
 
 // readTries bounds the reads of a command whose key a writer keeps
 // making a string between its read and its second look; past them the
 // miss stands.
 const readTries = 8
 
-// afterMiss looks at key again after a read of strings missed it, and
-// writes -WRONGTYPE if it holds another type.
-func afterMiss(c *commands.Ctx, key []byte) stringMiss {
-	switch t, found := c.Store.TypeOf(key); {
-	case !found:
-		return missStands
-	case t != engine.TypeString:
-		c.W.Error(commands.ErrWrongType)
-		return otherType
+// readOrMiss runs read, a read of key's string that reports whether it
+// found one, until it does or a miss stands. After a miss it looks at the
+// key again (so that a hit costs one lookup): missing, the miss stands;
+// of another type, it writes -WRONGTYPE and ok is false; a string, written
+// since the read, and read runs again, or the command would answer a miss
+// where the key was never missing. The answer is of one instant: the
+// read's, or the second look's.
+func readOrMiss(c *commands.Ctx, key []byte, read func() bool) (hit, ok bool) {
+	for range readTries {
+		if read() {
+			return true, true
+		}
+		switch t, found := c.Store.TypeOf(key); {
+		case !found:
+			return false, true
+		case t != engine.TypeString:
+			c.W.Error(commands.ErrWrongType)
+			return false, false
+		}
 	}
-	return stringSince
+	return false, true
 }
 
 // view calls fn with key's value for a command that reads it, as read

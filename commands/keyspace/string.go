@@ -13,19 +13,9 @@ import (
 // cmdGet writes the value from the store's arena into the reply without a
 // copy of its own.
 func cmdGet(c *commands.Ctx, args [][]byte) {
-	for range readTries {
-		if view(c, args[1], c.W.Bulk) {
-			return
-		}
-		switch afterMiss(c, args[1]) {
-		case missStands:
-			c.W.Null()
-			return
-		case otherType:
-			return
-		}
+	if hit, ok := readOrMiss(c, args[1], func() bool { return view(c, args[1], c.W.Bulk) }); !hit && ok {
+		c.W.Null()
 	}
-	c.W.Null()
 }
 
 // Options of SET and GETEX.
@@ -200,55 +190,51 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 	// The event depends on the deadline the key had, which GetEx does not
 	// say: looked up first only when someone listens.
 	var before engine.Envelope
+	var v []byte
 	generic := at != 0 || opts&optPersist != 0
-	for range readTries {
+	hit, ok := readOrMiss(c, args[1], func() bool {
 		if generic && c.Events.Classes()&commands.EventGeneric != 0 {
 			before, _ = c.Store.Peek(args[1])
 		}
-		if v, ok := c.Store.GetEx(args[1], at, opts&optPersist != 0); ok {
-			switch {
-			case !generic:
-			case opts&optPersist != 0:
-				if before.StaleUntil != 0 {
-					c.Notify(commands.EventGeneric, "persist", args[1])
-				}
-			case at <= c.Store.Now().UnixNano():
-				c.Notify(commands.EventGeneric, "del", args[1])
-			default:
-				c.Notify(commands.EventGeneric, "expire", args[1])
+		var found bool
+		v, found = c.Store.GetEx(args[1], at, opts&optPersist != 0)
+		return found
+	})
+	switch {
+	case !ok:
+	case !hit:
+		c.W.Null()
+	default:
+		switch {
+		case !generic:
+		case opts&optPersist != 0:
+			if before.StaleUntil != 0 {
+				c.Notify(commands.EventGeneric, "persist", args[1])
 			}
-			c.W.Bulk(v)
-			return
+		case at <= c.Store.Now().UnixNano():
+			c.Notify(commands.EventGeneric, "del", args[1])
+		default:
+			c.Notify(commands.EventGeneric, "expire", args[1])
 		}
-		switch afterMiss(c, args[1]) {
-		case missStands:
-			c.W.Null()
-			return
-		case otherType:
-			return
-		}
+		c.W.Bulk(v)
 	}
-	c.W.Null()
 }
 
 func cmdGetDel(c *commands.Ctx, args [][]byte) {
-	for range readTries {
-		if v, ok := c.Store.GetDel(args[1]); ok {
-			c.Notify(commands.EventGeneric, "del", args[1])
-			c.W.Bulk(v)
-			return
-		}
-		switch afterMiss(c, args[1]) {
-		case otherType:
-			return
-		case missStands:
-			c.Store.CountMiss(args[1])
-			c.W.Null()
-			return
-		}
+	var v []byte
+	hit, ok := readOrMiss(c, args[1], func() bool {
+		var found bool
+		v, found = c.Store.GetDel(args[1])
+		return found
+	})
+	switch {
+	case hit:
+		c.Notify(commands.EventGeneric, "del", args[1])
+		c.W.Bulk(v)
+	case ok:
+		c.Store.CountMiss(args[1])
+		c.W.Null()
 	}
-	c.Store.CountMiss(args[1])
-	c.W.Null()
 }
 
 func cmdGetSet(c *commands.Ctx, args [][]byte) {

@@ -116,7 +116,7 @@ func TestExpiredKeyIsAbsentForWrites(t *testing.T) {
 	if s.Persist([]byte("persist")) {
 		t.Error("Persist of an expired key = true")
 	}
-	if v, ok := s.GetEx([]byte("getex"), 0, true); ok {
+	if v, ok, _ := s.GetEx([]byte("getex"), 0, true); ok {
 		t.Errorf("GetEx of an expired key = %q", v)
 	}
 	if st := s.Stats(); st.Expired != 6 {
@@ -313,7 +313,7 @@ func TestGetEx(t *testing.T) {
 	mustSet(t, s, "k", "v", SetOptions{FreshUntil: clk.in(time.Second), StaleUntil: clk.in(2 * time.Second)})
 
 	// Neither at nor persist: a plain Get.
-	if v, ok := s.GetEx([]byte("k"), 0, false); !ok || string(v) != "v" {
+	if v, ok, _ := s.GetEx([]byte("k"), 0, false); !ok || string(v) != "v" {
 		t.Fatalf("GetEx = %q, %v", v, ok)
 	}
 	if env, _ := s.Peek([]byte("k")); env.StaleUntil != clk.in(2*time.Second) {
@@ -321,14 +321,14 @@ func TestGetEx(t *testing.T) {
 	}
 
 	at := clk.in(time.Minute)
-	if v, ok := s.GetEx([]byte("k"), at, false); !ok || string(v) != "v" {
+	if v, ok, _ := s.GetEx([]byte("k"), at, false); !ok || string(v) != "v" {
 		t.Fatalf("GetEx(at) = %q, %v", v, ok)
 	}
 	if env, _ := s.Peek([]byte("k")); env.StaleUntil != at || env.FreshUntil != at {
 		t.Errorf("after GetEx(at): %+v, want both deadlines %d", env, at)
 	}
 
-	if v, ok := s.GetEx([]byte("k"), 0, true); !ok || string(v) != "v" {
+	if v, ok, _ := s.GetEx([]byte("k"), 0, true); !ok || string(v) != "v" {
 		t.Fatalf("GetEx(persist) = %q, %v", v, ok)
 	}
 	if env, _ := s.Peek([]byte("k")); env.StaleUntil != 0 || env.FreshUntil != 0 {
@@ -339,14 +339,14 @@ func TestGetEx(t *testing.T) {
 	}
 
 	// A deadline not in the future returns the value and deletes the key.
-	if v, ok := s.GetEx([]byte("k"), clk.nanos(), false); !ok || string(v) != "v" {
+	if v, ok, _ := s.GetEx([]byte("k"), clk.nanos(), false); !ok || string(v) != "v" {
 		t.Fatalf("GetEx(now) = %q, %v", v, ok)
 	}
 	wantMiss(t, s, "k")
-	if v, ok := s.GetEx([]byte("k"), at, false); ok || v != nil {
+	if v, ok, _ := s.GetEx([]byte("k"), at, false); ok || v != nil {
 		t.Errorf("GetEx of a missing key = %q, %v", v, ok)
 	}
-	if v, ok := s.GetEx([]byte("k"), 0, true); ok || v != nil {
+	if v, ok, _ := s.GetEx([]byte("k"), 0, true); ok || v != nil {
 		t.Errorf("GetEx(persist) of a missing key = %q, %v", v, ok)
 	}
 	checkInvariants(t, s)
@@ -564,7 +564,7 @@ func TestGetExRacesWithSet(t *testing.T) {
 	})
 	wg.Go(func() {
 		for i := range 5000 {
-			v, ok := s.GetEx([]byte("k"), clk.in(time.Hour), i%2 == 0)
+			v, ok, _ := s.GetEx([]byte("k"), clk.in(time.Hour), i%2 == 0)
 			if !ok || (string(v) != values[0] && string(v) != values[1]) {
 				t.Errorf("GetEx = %q, %v", v, ok)
 				return

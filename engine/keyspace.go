@@ -3,6 +3,7 @@ package engine
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
@@ -13,15 +14,15 @@ import (
 // the sweeper has not removed yet are not counted.
 func (s *Store) Len() int {
 	n := 0
+	now := s.now()
+	defer unlockShards(s.lockAllShards((*sync.RWMutex).RLock), (*sync.RWMutex).RUnlock)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.RLock()
 		if sh.volatile == 0 {
 			n += sh.index.Len()
 		} else {
-			s.eachLiveLocked(sh, s.now(), func(record) { n++ })
+			s.eachLiveLocked(sh, now, func(record) { n++ })
 		}
-		sh.mu.RUnlock()
 	}
 	return n
 }
@@ -56,20 +57,19 @@ func (s *Store) Volatile() int {
 	return n
 }
 
-// Keys returns every live key matching the glob pattern (KEYS).
+// Keys returns every live key matching the glob pattern (KEYS), at one
+// instant: writes wait for the walk, as they wait for Redis's KEYS.
 func (s *Store) Keys(pattern []byte) []string {
 	now := s.now()
 	all := glob.MatchesAll(pattern)
 	var keys []string
+	defer unlockShards(s.lockAllShards((*sync.RWMutex).RLock), (*sync.RWMutex).RUnlock)
 	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.RLock()
-		s.eachLiveLocked(sh, now, func(rec record) {
+		s.eachLiveLocked(&s.shards[i], now, func(rec record) {
 			if all || glob.Match(pattern, string(rec.key)) {
 				keys = append(keys, string(rec.key))
 			}
 		})
-		sh.mu.RUnlock()
 	}
 	return keys
 }

@@ -283,10 +283,12 @@ func (s *Store) LRem(key []byte, count int64, elem []byte) (removed int, err err
 }
 
 // LTrim keeps only the elements of the list at key from start to stop,
-// inclusive, deleting the key if none is left.
-func (s *Store) LTrim(key []byte, start, stop int64) error {
+// inclusive, deleting the key if none is left. It reports whether the key
+// existed (LTRIM's event).
+func (s *Store) LTrim(key []byte, start, stop int64) (existed bool, err error) {
 	limit := s.nodeLimit()
-	return s.shrinkColl(key, TypeList, func(cur collection, exists bool) (collection, collChange, error) {
+	err = s.shrinkColl(key, TypeList, func(cur collection, exists bool) (collection, collChange, error) {
+		existed = exists
 		if !exists {
 			return cur, collUnchanged, nil
 		}
@@ -309,6 +311,7 @@ func (s *Store) LTrim(key []byte, start, stop int64) error {
 		}
 		return listReplace(v.elems(from, to), limit), collStore, nil
 	})
+	return existed, err
 }
 
 // LPosQuery is what LPOS looks for: the rank-th match on (negative: from

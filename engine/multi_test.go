@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"sync"
@@ -120,4 +121,82 @@ func TestDeleteMulti(t *testing.T) {
 	wantMiss(t, s, "a")
 	wantMiss(t, s, "b")
 	checkInvariants(t, s)
+}
+
+// TestDeriveIsOneChange: Derive reads its sources and writes its result at
+// one instant. The writers keep two keys in different shards equal (SetMulti)
+// and Derive copies one onto the other, so a reader of both at one instant
+// (ReadMulti) always sees them equal; a Derive that wrote what it had read
+// before a SetMulti came between would leave them different.
+func TestDeriveIsOneChange(t *testing.T) {
+	s := newStore(t, Options{MaxMemory: 64 << 20})
+	keys := keysInShards(s, 2)
+	src, dst := keys[0], keys[1]
+	rounds := underRace(20000, 4000)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		for i := range rounds {
+			v := []byte(strconv.Itoa(i))
+			if _, err := s.SetMulti([][]byte{src, v, dst, v}, Always); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		defer close(done)
+		for range rounds {
+			_, _, err := s.Derive(dst, [][]byte{src}, ReadAll, func(v [][]byte) []byte { return bytes.Clone(v[0]) })
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			var seen [2]string
+			s.ReadMulti([][]byte{src, dst}, 0, func(i int, _ Type, v []byte, _ bool) { seen[i] = string(v) })
+			if seen[0] != seen[1] {
+				t.Errorf("source %q and destination %q differ: a write came between Derive's read and its write", seen[0], seen[1])
+				return
+			}
+		}
+	})
+	wg.Wait()
+}
+
+func TestDerive(t *testing.T) {
+	clk := newFakeClock()
+	s := newStore(t, Options{MaxMemory: 1 << 20, Now: clk.Now, ExpireInterval: noSweep})
+	concat := func(v [][]byte) []byte { return bytes.Join(v, nil) }
+	mustSet(t, s, "a", "x", SetOptions{})
+	mustSet(t, s, "d", "old", SetOptions{StaleUntil: clk.in(10e9)})
+	if n, existed, err := s.Derive([]byte("d"), [][]byte{[]byte("a"), []byte("missing"), []byte("a")}, ReadAll, concat); n != 2 || !existed || err != nil {
+		t.Fatalf("Derive = %d, %v, %v; want 2, true, nil", n, existed, err)
+	}
+	wantValue(t, s, "d", "xx")
+	if env, _ := s.Peek([]byte("d")); env.StaleUntil != 0 {
+		t.Errorf("Derive kept the destination's deadline: %+v", env)
+	}
+	if _, err := s.LPush([]byte("l"), [][]byte{[]byte("e")}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Derive([]byte("d"), [][]byte{[]byte("a"), []byte("l")}, ReadAll, concat); err != ErrWrongType {
+		t.Fatalf("Derive of a list = %v, want ErrWrongType", err)
+	}
+	wantValue(t, s, "d", "xx")
+	// An empty result deletes the destination, whatever type it held.
+	if n, existed, err := s.Derive([]byte("l"), [][]byte{[]byte("missing")}, ReadAll, concat); n != 0 || !existed || err != nil {
+		t.Fatalf("Derive of nothing = %d, %v, %v; want 0, true, nil", n, existed, err)
+	}
+	if _, ok := s.TypeOf([]byte("l")); ok {
+		t.Error("an empty result left the destination")
+	}
 }

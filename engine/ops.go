@@ -460,6 +460,68 @@ func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 	return true, nil
 }
 
+// Derive replaces dst with the string fn makes of the strings at srcs,
+// read (with mode, as ReadMulti reads) and written under one hold of all
+// their shards' locks, so no write to a source or to dst comes between
+// the read and the write (BITOP). fn gets the sources' values (nil for a
+// missing key), which it must not keep or change, and returns bytes of its
+// own; it runs under the locks: it must be quick and must not call the
+// store. A source of another type is ErrWrongType and nothing changes.
+// dst loses its deadline; an empty result deletes it. Derive returns the
+// result's length and whether dst was live before.
+func (s *Store) Derive(dst []byte, srcs [][]byte, mode ReadMode, fn func(values [][]byte) []byte) (n int, existed bool, err error) {
+	if err := s.admit(0); err != nil {
+		return 0, false, err
+	}
+	shards := s.lockShards(append([][]byte{dst}, srcs...), 1)
+	read := make([]readResult, len(srcs))
+	n, existed, err = s.deriveLocked(dst, srcs, mode, read, fn)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
+	for i, k := range srcs {
+		h := s.hash(k)
+		s.afterRead(s.shardOf(h), h, k, mode, read[i])
+	}
+	s.grown(s.hash(dst))
+	return n, existed, err
+}
+
+func (s *Store) deriveLocked(dst []byte, srcs [][]byte, mode ReadMode, read []readResult, fn func(values [][]byte) []byte) (int, bool, error) {
+	values := make([][]byte, len(srcs))
+	wrongType := false
+	for i, k := range srcs {
+		h := s.hash(k)
+		read[i] = s.readLocked(s.shardOf(h), h, k, mode, func(r record) {
+			values[i] = r.value
+			wrongType = wrongType || !r.isString()
+		})
+	}
+	if wrongType {
+		return 0, false, ErrWrongType
+	}
+	value := fn(values)
+	h := s.hash(dst)
+	sh := s.shardOf(h)
+	sl, found := s.liveKeyLocked(sh, h, dst)
+	if len(value) == 0 {
+		if found {
+			sh.wroteLocked(dst)
+			s.deleteLocked(sh, h, sl)
+		}
+		return 0, found, nil
+	}
+	if err := s.admitLocked(entryCost(len(dst), len(value))); err != nil {
+		return 0, found, err
+	}
+	sh.wroteLocked(dst)
+	r := makeNewRecord(dst, value, 0, 0, nil)
+	r.outside = true // fn's result, not a source's bytes
+	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
+		return 0, found, err
+	}
+	s.notify(Written, dst)
+	return len(value), found, nil
+}
+
 // lockShards write-locks, in index order, every shard holding one of the keys
 // keys[0], keys[stride], ..., and returns them for unlockShards.
 func (s *Store) lockShards(keys [][]byte, stride int) []*shard {
@@ -487,6 +549,18 @@ func (s *Store) lockShardsOf(hashes []uint64, lock func(*sync.RWMutex)) []*shard
 	locked := make([]*shard, len(idx))
 	for i, n := range idx {
 		locked[i] = &s.shards[n]
+		lock(&locked[i].mu)
+	}
+	return locked
+}
+
+// lockAllShards locks every shard with lock, in index order: what reads
+// or writes keys it cannot name beforehand (SORT's BY and GET patterns,
+// KEYS, DBSIZE) does so at one instant, as Redis's one thread does.
+func (s *Store) lockAllShards(lock func(*sync.RWMutex)) []*shard {
+	locked := make([]*shard, numShards)
+	for i := range s.shards {
+		locked[i] = &s.shards[i]
 		lock(&locked[i].mu)
 	}
 	return locked
@@ -858,16 +932,30 @@ func (s *Store) Persist(key []byte) bool {
 	return ok
 }
 
+// DeadlineChange is what GetEx did to its key's deadline.
+type DeadlineChange uint8
+
+// What GetEx did to the deadline.
+const (
+	DeadlineKept    DeadlineChange = iota // no change asked, or PERSIST of a key that had none
+	DeadlineSet                           // the key has the new deadline
+	DeadlineRemoved                       // PERSIST removed the key's deadline
+	DeadlinePassed                        // the new deadline was not in the future: the key is deleted
+)
+
 // GetEx returns key's value and, if persist or at is set, changes its
 // deadline the way GETEX does: at (unix nanoseconds) not in the future
-// deletes the key after reading it.
-func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
+// deletes the key after reading it. It reports what it did to the
+// deadline, decided under the key's lock (GETEX's keyspace event).
+func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool, DeadlineChange) {
 	if at == 0 && !persist {
-		return s.Get(key)
+		v, ok := s.Get(key)
+		return v, ok, DeadlineKept
 	}
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	now := s.now()
+	change := DeadlineKept
 	sh.mu.Lock()
 	sl, found := s.liveKeyLocked(sh, h, key)
 	found = found && sl.rec.isString()
@@ -881,22 +969,25 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool) {
 			if sl.rec.stale != 0 {
 				s.setDeadlinesLocked(sh, h, sl, 0, 0)
 				s.notify(Written, key)
+				change = DeadlineRemoved
 			}
 		case at <= now:
 			s.deleteLocked(sh, h, sl)
+			change = DeadlinePassed
 		default:
 			// Out of arena memory the key keeps its deadline; the read
 			// stands.
 			if s.setDeadlinesLocked(sh, h, sl, at, at) == nil {
 				s.notify(Written, key)
+				change = DeadlineSet
 			}
 		}
 	}
 	sh.mu.Unlock()
 	if !found {
 		s.missed(sh, key)
-		return nil, false
+		return nil, false, DeadlineKept
 	}
 	sh.hits.Add(1)
-	return value, true
+	return value, true, change
 }

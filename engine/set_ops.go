@@ -169,31 +169,32 @@ func (s *Store) SPop(key []byte, count int64) (popped [][]byte, err error) {
 // SMove moves member from the set at src to the set at dst, creating it,
 // and reports whether src had it, as SMOVE does: a missing src moves
 // nothing whatever dst holds; dst holding another type is ErrWrongType;
-// src equal to dst reports membership and changes nothing.
-func (s *Store) SMove(src, dst, member []byte) (moved bool, err error) {
+// src equal to dst reports membership and changes nothing. added reports
+// whether dst did not have the member before (SMOVE's sadd event).
+func (s *Store) SMove(src, dst, member []byte) (moved, added bool, err error) {
 	if err := s.admit(0); err != nil {
-		return false, err
+		return false, false, err
 	}
 	shards := s.lockShards([][]byte{src, dst}, 1)
-	moved, err = s.smoveLocked(src, dst, member)
+	moved, added, err = s.smoveLocked(src, dst, member)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.grown(s.hash(dst))
-	return moved, err
+	return moved, added, err
 }
 
-func (s *Store) smoveLocked(src, dst, member []byte) (bool, error) {
+func (s *Store) smoveLocked(src, dst, member []byte) (moved, added bool, err error) {
 	from, found, err := s.lookupCollLocked(src, TypeSet)
 	if err != nil || !found {
-		return false, err
+		return false, false, err
 	}
 	if _, _, err := s.lookupCollLocked(dst, TypeSet); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if bytes.Equal(src, dst) {
-		return viewSet(from).has(member), nil
+		return viewSet(from).has(member), false, nil
 	}
 	if !viewSet(from).has(member) {
-		return false, nil
+		return false, false, nil
 	}
 	one := [][]byte{member}
 	hs, hd := s.hash(src), s.hash(dst)
@@ -202,13 +203,14 @@ func (s *Store) smoveLocked(src, dst, member []byte) (bool, error) {
 		return next, setChange(next, removed > 0), nil
 	})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	err = s.writeCollLocked(s.shardOf(hd), hd, dst, TypeSet, func(cur collection, _ bool) (collection, collChange, error) {
-		next, added := setAdd(cur, one, s.IntsetLimit())
-		return next, setChange(next, added > 0), nil
+		next, n := setAdd(cur, one, s.IntsetLimit())
+		added = n > 0
+		return next, setChange(next, added), nil
 	})
-	return err == nil, err
+	return err == nil, added, err
 }
 
 // SetOp is an operation of several sets.

@@ -158,7 +158,7 @@ func TestSetWrongType(t *testing.T) {
 	_, checks["SMembers"] = s.SMembers([]byte("str"))
 	_, _, checks["SRandMember"] = s.SRandMember([]byte("str"), 1)
 	_, checks["SPop"] = s.SPop([]byte("str"), 1)
-	_, checks["SMove dst"] = s.SMove([]byte("set"), []byte("str"), []byte("a"))
+	_, _, checks["SMove dst"] = s.SMove([]byte("set"), []byte("str"), []byte("a"))
 	_, checks["SetCompute"] = s.SetCompute(SetInter, bs("nokey", "str"))
 	_, checks["SetStore"] = s.SetStore(SetUnion, []byte("d"), bs("set", "str"))
 	for name, err := range checks {
@@ -167,7 +167,7 @@ func TestSetWrongType(t *testing.T) {
 		}
 	}
 	// A missing source moves nothing, whatever the destination holds.
-	if moved, err := s.SMove([]byte("nokey"), []byte("str"), []byte("a")); moved || err != nil {
+	if moved, _, err := s.SMove([]byte("nokey"), []byte("str"), []byte("a")); moved || err != nil {
 		t.Fatalf("SMove from a missing key = %v, %v", moved, err)
 	}
 	if got := sortedMembers(t, s, "set"); !slices.Equal(got, []string{"a"}) {
@@ -190,14 +190,14 @@ func TestSetMoveAndStore(t *testing.T) {
 	s, _ := newClockStore(t)
 	a, b := keysInTwoShards(s)
 	sadd(t, s, a, "1", "x")
-	if moved, _ := s.SMove([]byte(a), []byte(a), []byte("x")); !moved {
+	if moved, _, _ := s.SMove([]byte(a), []byte(a), []byte("x")); !moved {
 		t.Fatal("SMove to itself of a member reports false")
 	}
-	if moved, _ := s.SMove([]byte(a), []byte(b), []byte("1")); !moved {
+	if moved, _, _ := s.SMove([]byte(a), []byte(b), []byte("1")); !moved {
 		t.Fatal("SMove reports false")
 	}
 	wantEncoding(t, s, b, "intset") // created for its first member, as Redis does
-	if moved, _ := s.SMove([]byte(a), []byte(b), []byte("x")); !moved {
+	if moved, _, _ := s.SMove([]byte(a), []byte(b), []byte("x")); !moved {
 		t.Fatal("SMove reports false")
 	}
 	if _, found := s.TypeOf([]byte(a)); found {
@@ -441,7 +441,7 @@ func TestSetMoveIsAtomic(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := s.SMove(from, to, []byte(strconv.Itoa(i%n))); err != nil {
+				if _, _, err := s.SMove(from, to, []byte(strconv.Itoa(i%n))); err != nil {
 					t.Error(err)
 					return
 				}

@@ -131,7 +131,7 @@ func (s *Store) Sort(key, dst []byte, q SortQuery) (SortResult, error) {
 	}
 	var shards []*shard
 	if wide {
-		shards = s.lockAllShards()
+		shards = s.lockAllShards((*sync.RWMutex).Lock)
 	} else {
 		locking := [][]byte{key}
 		if dst != nil {
@@ -145,16 +145,6 @@ func (s *Store) Sort(key, dst []byte, q SortQuery) (SortResult, error) {
 		s.grown(s.hash(dst))
 	}
 	return res, err
-}
-
-// lockAllShards write-locks every shard, in index order.
-func (s *Store) lockAllShards() []*shard {
-	locked := make([]*shard, numShards)
-	for i := range s.shards {
-		locked[i] = &s.shards[i]
-		locked[i].mu.Lock()
-	}
-	return locked
 }
 
 // sortLocked is Sort for a caller holding the locks of every shard it

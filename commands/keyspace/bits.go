@@ -6,7 +6,6 @@ import (
 	"math/bits"
 
 	"github.com/stampedeless/stampedeless/commands"
-	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -311,48 +310,44 @@ func cmdBitOp(c *commands.Ctx, args [][]byte) {
 		c.W.Error(commands.ErrSyntax)
 		return
 	}
-	// The sources are read at one instant, as in Redis.
-	srcs := make([][]byte, len(args)-3)
-	longest := 0
-	wrongType := false
-	readMulti(c, args[3:], func(i int, t engine.Type, v []byte, found bool) {
-		wrongType = wrongType || found && t != engine.TypeString
-		srcs[i] = bytes.Clone(v)
-		longest = max(longest, len(v))
-	})
-	if wrongType {
-		c.W.Error(commands.ErrWrongType)
-		return
-	}
-	if longest == 0 {
-		if c.Store.Delete(args[2]) {
-			c.Notify(commands.EventGeneric, "del", args[2])
+	// The sources are read and the result written at one instant, as in
+	// Redis.
+	n, existed, err := c.Store.Derive(args[2], args[3:], readMode(c), func(srcs [][]byte) []byte {
+		longest := 0
+		for _, src := range srcs {
+			longest = max(longest, len(src))
 		}
-		c.W.Int(0)
-		return
-	}
-	res := make([]byte, longest)
-	copy(res, srcs[0])
-	if combine == nil {
-		for i := range res {
-			res[i] = ^res[i]
+		if longest == 0 {
+			return nil
 		}
-	}
-	for _, src := range srcs[1:] {
-		for i := range res {
-			var x byte
-			if i < len(src) {
-				x = src[i]
+		res := make([]byte, longest)
+		copy(res, srcs[0])
+		if combine == nil {
+			for i := range res {
+				res[i] = ^res[i]
 			}
-			res[i] = combine(res[i], x)
 		}
-	}
-	if _, err := c.Store.Set(args[2], res, engine.SetOptions{}); err != nil {
+		for _, src := range srcs[1:] {
+			for i := range res {
+				var x byte
+				if i < len(src) {
+					x = src[i]
+				}
+				res[i] = combine(res[i], x)
+			}
+		}
+		return res
+	})
+	switch {
+	case err != nil:
 		commands.WriteError(c.W, err)
 		return
+	case n > 0:
+		c.Notify(commands.EventString, "set", args[2])
+	case existed:
+		c.Notify(commands.EventGeneric, "del", args[2])
 	}
-	c.Notify(commands.EventString, "set", args[2])
-	c.W.Int(int64(longest))
+	c.W.Int(int64(n))
 }
 
 // Overflow behaviours of BITFIELD.

@@ -213,11 +213,8 @@ func cmdLTrim(c *commands.Ctx, args [][]byte) {
 		return
 	}
 	// Redis trims (and says so) only a key that exists.
-	existed := false
-	if c.Events.Classes()&(commands.EventList|commands.EventGeneric) != 0 {
-		_, existed = c.Store.TypeOf(args[1])
-	}
-	if err := c.Store.LTrim(args[1], start, stop); err != nil {
+	existed, err := c.Store.LTrim(args[1], start, stop)
+	if err != nil {
 		commands.WriteError(c.W, err)
 		return
 	}

@@ -22,11 +22,16 @@ func read(c *commands.Ctx, key []byte) ([]byte, bool) {
 // the store's locks: it must be quick and must not keep value, which is nil
 // for a key that holds another type than a string.
 func readMulti(c *commands.Ctx, keys [][]byte, fn func(i int, t engine.Type, value []byte, found bool)) {
-	mode := engine.ReadAll
+	c.Store.ReadMulti(keys, readMode(c), fn)
+}
+
+// readMode is how c's commands read: as GET does, or without touching
+// the keys in CLIENT NO-TOUCH mode.
+func readMode(c *commands.Ctx) engine.ReadMode {
 	if c.Client.NoTouch() {
-		mode = engine.ReadCounts
+		return engine.ReadCounts
 	}
-	c.Store.ReadMulti(keys, mode, fn)
+	return engine.ReadAll
 }
 
 // readString is read for a command of strings, which answers -WRONGTYPE

@@ -165,20 +165,11 @@ func cmdSRandMember(c *commands.Ctx, args [][]byte) {
 }
 
 func cmdSMove(c *commands.Ctx, args [][]byte) {
-	// Redis says "sadd" only if dst did not hold the member: asked
-	// first, when someone listens.
-	var inDst []bool
-	if c.Events.Classes()&commands.EventSet != 0 {
-		// Only of a live dst: SMOVE's lookup of it is no read to count
-		// a miss of (a keymiss).
-		if _, ok := c.Store.TypeOf(args[2]); ok {
-			inDst, _ = c.Store.SIsMember(args[2], args[3:4])
-		}
-	}
-	moved, err := c.Store.SMove(args[1], args[2], args[3])
+	moved, added, err := c.Store.SMove(args[1], args[2], args[3])
 	if err == nil && moved && !bytes.Equal(args[1], args[2]) {
 		notifyRemoved(c, commands.EventSet, "srem", args[1])
-		if len(inDst) == 0 || !inDst[0] {
+		// Redis says "sadd" only if dst did not hold the member.
+		if added {
 			c.Notify(commands.EventSet, "sadd", args[2])
 		}
 	}

@@ -187,17 +187,11 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 			return
 		}
 	}
-	// The event depends on the deadline the key had, which GetEx does not
-	// say: looked up first only when someone listens.
-	var before engine.Envelope
 	var v []byte
-	generic := at != 0 || opts&optPersist != 0
+	var change engine.DeadlineChange
 	hit, ok := readOrMiss(c, args[1], func() bool {
-		if generic && c.Events.Classes()&commands.EventGeneric != 0 {
-			before, _ = c.Store.Peek(args[1])
-		}
 		var found bool
-		v, found = c.Store.GetEx(args[1], at, opts&optPersist != 0)
+		v, found, change = c.Store.GetEx(args[1], at, opts&optPersist != 0)
 		return found
 	})
 	switch {
@@ -205,15 +199,12 @@ func cmdGetEx(c *commands.Ctx, args [][]byte) {
 	case !hit:
 		c.W.Null()
 	default:
-		switch {
-		case !generic:
-		case opts&optPersist != 0:
-			if before.StaleUntil != 0 {
-				c.Notify(commands.EventGeneric, "persist", args[1])
-			}
-		case at <= c.Store.Now().UnixNano():
+		switch change {
+		case engine.DeadlineRemoved:
+			c.Notify(commands.EventGeneric, "persist", args[1])
+		case engine.DeadlinePassed:
 			c.Notify(commands.EventGeneric, "del", args[1])
-		default:
+		case engine.DeadlineSet:
 			c.Notify(commands.EventGeneric, "expire", args[1])
 		}
 		c.W.Bulk(v)

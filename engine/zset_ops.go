@@ -325,38 +325,88 @@ func (s *Store) ZRemRange(key []byte, r ZRange) (removed int, err error) {
 // replacing whatever dst held (an empty range deletes it), and returns
 // how many it stored (ZRANGESTORE).
 func (s *Store) ZRangeStore(dst, src []byte, r ZRange) (int, error) {
+	n, _, err := s.ZStoreFrom(dst, src, func(z ZSetReader, _ bool, add func([]byte, float64)) error {
+		from, to := r.span(z.v)
+		z.v.walk(from, to, false, func(e zent) bool {
+			add(unsafe.Slice(unsafe.StringData(e.member), len(e.member)), e.score)
+			return true
+		})
+		return nil
+	})
+	return n, err
+}
+
+// ZSetReader reads a sorted set for a function the store calls under the
+// set's shard lock (ZRead, ZStoreFrom). It is valid only during that
+// call, and so are the members it hands out, which alias the set.
+type ZSetReader struct{ v *zsetView }
+
+// Card is the number of members.
+func (z ZSetReader) Card() int { return z.v.card() }
+
+// Score is member's score, if it is a member.
+func (z ZSetReader) Score(member []byte) (float64, bool) { return z.v.score(member) }
+
+// ScoreRange calls fn with each member whose score is within min and max,
+// in ascending order, until fn returns false. fn must not keep member.
+func (z ZSetReader) ScoreRange(min, max ScoreBound, fn func(member []byte, score float64) bool) {
+	from, to := ZRange{By: ZByScore, Min: min, Max: max}.bounds(z.v)
+	z.v.walk(from, to, false, func(e zent) bool {
+		return fn(unsafe.Slice(unsafe.StringData(e.member), len(e.member)), e.score)
+	})
+}
+
+// ZRead calls fn with the sorted set at key under its shard's read lock,
+// and not at all if key is missing (found false) or holds another type
+// (ErrWrongType). A command that reads a set several times (a GEO search,
+// cell by cell) reads it at one instant so. fn must be quick and must not
+// call the store.
+func (s *Store) ZRead(key []byte, fn func(ZSetReader)) (found bool, err error) {
+	return s.readColl(key, TypeZSet, func(c collection) { fn(ZSetReader{v: viewZSet(c)}) })
+}
+
+// ZStoreFrom stores at dst the sorted set fn computes from the one at src,
+// replacing whatever dst held (a set of no members deletes it), under one
+// hold of both keys' shard locks: no command sees src change between the
+// read and the store, or dst half written. fn gets src (an empty set if
+// src is missing: found says which) and adds the result's members, each
+// once, in any order; their bytes are copied, so they may alias src. An
+// error from fn, or src holding another type (ErrWrongType, fn not
+// called), changes nothing. It returns how many members it stored and
+// whether dst changed: stored, or deleted (ZRANGESTORE, GEOSEARCHSTORE,
+// GEORADIUS's STORE).
+func (s *Store) ZStoreFrom(dst, src []byte, fn func(z ZSetReader, found bool, add func(member []byte, score float64)) error) (stored int, changed bool, err error) {
 	if err := s.admit(0); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	shards := s.lockShards([][]byte{dst, src}, 1)
 	defer s.grown(s.hash(dst)) // after the unlock below
 	defer unlockShards(shards, (*sync.RWMutex).Unlock)
 	c, found, err := s.readCollLocked(src, TypeZSet)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var ents []zent
-	if found {
-		v := viewZSet(c)
-		from, to := r.span(v)
-		ents = make([]zent, 0, to-from)
-		v.walk(from, to, false, func(e zent) bool {
-			ents = append(ents, zent{member: strings.Clone(e.member), score: e.score})
-			return true
-		})
+	add := func(member []byte, score float64) {
+		ents = append(ents, zent{member: string(member), score: score})
 	}
-	return len(ents), s.storeZSetLocked(dst, ents)
+	if err := fn(ZSetReader{v: viewZSet(c)}, found, add); err != nil {
+		return 0, false, err
+	}
+	slices.SortFunc(ents, zcmp)
+	changed, err = s.storeZSetLocked(dst, ents)
+	return len(ents), changed, err
 }
 
 // storeZSetLocked makes dst hold the sorted set of ents (in order), or
-// deletes it if there are none, as the *STORE commands do.
-func (s *Store) storeZSetLocked(dst []byte, ents []zent) error {
+// deletes it if there are none, as the *STORE commands do, and reports
+// whether dst changed.
+func (s *Store) storeZSetLocked(dst []byte, ents []zent) (bool, error) {
 	var next collection
 	if len(ents) > 0 {
 		next = newZSetOf(ents, s.zsetLimits())
 	}
-	_, err := s.replaceCollLocked(dst, TypeZSet, next)
-	return err
+	return s.replaceCollLocked(dst, TypeZSet, next)
 }
 
 // ZPop removes up to count members of the lowest scores (the highest if
@@ -573,7 +623,8 @@ func (s *Store) ZStore(dst []byte, op ZSetOp) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(ents), s.storeZSetLocked(dst, ents)
+	_, err = s.storeZSetLocked(dst, ents)
+	return len(ents), err
 }
 
 // ZInterCard is the size of the intersection of the sorted sets (or sets)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -315,5 +316,74 @@ func TestZRangeToAsZRange(t *testing.T) {
 	w = scoredCollector{}
 	if err := s.ZRangeTo([]byte("str"), ZRange{Stop: -1, Limit: -1}, &w); err != ErrWrongType || w.counts != nil {
 		t.Fatalf("string key: %v %v", err, w.counts)
+	}
+}
+
+// TestZStoreFrom: a computed set replaces the destination (the source
+// itself too, from members aliasing it), in order whatever the order
+// added; an error or a source of another type changes nothing; a missing
+// source lets the function store nothing, which deletes the destination.
+func TestZStoreFrom(t *testing.T) {
+	s, _ := newClockStore(t)
+	bigZSet(t, s, "src", 200)
+	set(t, s, "dst", "v")
+	// The members whose score is a multiple of 50, last first, scored
+	// by their negated score.
+	every50 := func(z ZSetReader, found bool, add func([]byte, float64)) error {
+		if !found {
+			return nil
+		}
+		var got []ScoreMember
+		z.ScoreRange(ScoreBound{Value: 0}, ScoreBound{Value: 200, Excl: true}, func(m []byte, sc float64) bool {
+			if int(sc)%50 == 0 {
+				got = append(got, ScoreMember{Member: m, Score: -sc})
+			}
+			return true
+		})
+		for i := len(got) - 1; i >= 0; i-- {
+			add(got[i].Member, got[i].Score)
+		}
+		return nil
+	}
+	for _, dst := range []string{"dst", "src"} {
+		n, changed, err := s.ZStoreFrom([]byte(dst), []byte("src"), every50)
+		if err != nil || n != 4 || !changed {
+			t.Fatalf("ZStoreFrom to %s = %d, %v, %v", dst, n, changed, err)
+		}
+		got, _ := s.ZRange([]byte(dst), ZRange{By: ZByRank, Start: 0, Stop: -1})
+		want := []string{"member-150", "member-100", "member-50", "member-0"}
+		for i, g := range got {
+			if string(g.Member) != want[i] || g.Score != -float64(150-50*i) {
+				t.Fatalf("%s after ZStoreFrom: %v", dst, got)
+			}
+		}
+	}
+	boom := errors.New("boom")
+	if _, changed, err := s.ZStoreFrom([]byte("dst"), []byte("src"), func(z ZSetReader, found bool, add func([]byte, float64)) error {
+		add([]byte("x"), 1)
+		return boom
+	}); err != boom || changed {
+		t.Fatalf("an error: %v, changed %v", err, changed)
+	}
+	if n, _ := s.ZCard([]byte("dst")); n != 4 {
+		t.Fatalf("an error changed dst: ZCARD %d", n)
+	}
+	set(t, s, "str", "v")
+	if _, _, err := s.ZStoreFrom([]byte("dst"), []byte("str"), every50); err != ErrWrongType {
+		t.Fatalf("a string source: %v", err)
+	}
+	if n, changed, err := s.ZStoreFrom([]byte("dst"), []byte("missing"), every50); err != nil || n != 0 || !changed {
+		t.Fatalf("a missing source: %d, %v, %v", n, changed, err)
+	}
+	if _, found := s.TypeOf([]byte("dst")); found {
+		t.Fatal("storing nothing left dst")
+	}
+	if _, changed, _ := s.ZStoreFrom([]byte("dst"), []byte("missing"), every50); changed {
+		t.Fatal("deleting a missing dst changed it")
+	}
+	var card int
+	var score float64
+	if found, err := s.ZRead([]byte("src"), func(z ZSetReader) { card = z.Card(); score, _ = z.Score([]byte("member-100")) }); !found || err != nil || card != 4 || score != -100 {
+		t.Fatalf("ZRead: %v %v %d %v", found, err, card, score)
 	}
 }

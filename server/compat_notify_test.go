@@ -215,6 +215,13 @@ func notifyScripts() []notifyScript {
 			"ZINTERSTORE d 2 a1 nope", "ZINTERSTORE d 2 a1 nope", "ZRANGESTORE r a1 0 -1", "ZRANGESTORE r a1 5 6",
 			"BZMPOP 0 1 a1 MAX COUNT 5",
 		}},
+		{name: "geo", classes: "KEA", cmds: []string{
+			"GEOADD g 13.361389 38.115556 palermo 15.087269 37.502669 catania", "GEOADD g 13.361389 38.115556 palermo",
+			"GEOADD g XX CH 13 38 palermo", "GEOADD g 200 1 bad", "GEORADIUS g 15 37 200 km STORE d", "GEORADIUS g 15 37 200 km STOREDIST d",
+			"GEORADIUS g 15 37 200 km", "GEOSEARCHSTORE d2 g FROMLONLAT 15 37 BYRADIUS 200 km", "GEOSEARCHSTORE d2 g FROMLONLAT 0 0 BYRADIUS 1 km",
+			"GEOSEARCHSTORE d2 g FROMLONLAT 0 0 BYRADIUS 1 km", "GEORADIUS nope 0 0 1 km STORE d", "GEORADIUSBYMEMBER g palermo 1 km STORE d",
+			"GEORADIUSBYMEMBER g nope 1 km STORE d",
+		}},
 		{name: "hll and bitmap", classes: "KEA", cmds: []string{
 			"PFADD p a b", "PFADD p a", "PFADD p2 c", "PFMERGE p3 p p2", "SETBIT b 7 1", "SETBIT b 7 1", "SETBIT b 7 0",
 			"SETBIT b 100 0", "BITFIELD bf SET u8 0 255", "BITFIELD bf GET u8 0", "BITFIELD bf OVERFLOW FAIL INCRBY u8 0 1",

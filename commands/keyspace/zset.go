@@ -226,6 +226,12 @@ func zadd(c *commands.Ctx, key []byte, opts engine.ZAddOptions, ch bool, rest []
 		}
 		pairs[j] = engine.ScoreMember{Score: score, Member: rest[2*j+1]}
 	}
+	zaddPairs(c, key, opts, ch, pairs)
+}
+
+// zaddPairs is ZADD of pairs whose scores are read: the write, its event
+// and its reply (GEOADD's too, which Redis runs as a ZADD).
+func zaddPairs(c *commands.Ctx, key []byte, opts engine.ZAddOptions, ch bool, pairs []engine.ScoreMember) {
 	res, err := c.Store.ZAdd(key, opts, pairs)
 	if err == nil && res.Added+res.Updated > 0 {
 		c.Notify(commands.EventZSet, listEvent(opts.Incr, "zincr", "zadd"), key)

@@ -233,34 +233,34 @@ func (s *Store) SetCompute(op SetOp, keys [][]byte) ([][]byte, error) {
 }
 
 // SetStore stores at dst the result of op applied to the sets at keys
-// and returns its size (SINTERSTORE, SUNIONSTORE, SDIFFSTORE). dst is
-// replaced whatever it held, losing its deadline; an empty result deletes
-// it.
-func (s *Store) SetStore(op SetOp, dst []byte, keys [][]byte) (int, error) {
+// and returns its size and whether dst changed: stored, or deleted
+// (SINTERSTORE, SUNIONSTORE, SDIFFSTORE). dst is replaced whatever it
+// held, losing its deadline; an empty result deletes it.
+func (s *Store) SetStore(op SetOp, dst []byte, keys [][]byte) (stored int, changed bool, err error) {
 	if err := s.admit(0); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	shards := s.lockShards(append([][]byte{dst}, keys...), 1)
-	n, err := s.setStoreLocked(op, dst, keys)
+	stored, changed, err = s.setStoreLocked(op, dst, keys)
 	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.grown(s.hash(dst))
-	return n, err
+	return stored, changed, err
 }
 
-func (s *Store) setStoreLocked(op SetOp, dst []byte, keys [][]byte) (int, error) {
+func (s *Store) setStoreLocked(op SetOp, dst []byte, keys [][]byte) (int, bool, error) {
 	members, err := s.setOpLocked(op, keys, 0)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var next collection
 	if len(members) > 0 {
 		next = newSetOf(members, s.IntsetLimit())
 	}
-	_, err = s.replaceCollLocked(dst, TypeSet, next)
+	changed, err := s.replaceCollLocked(dst, TypeSet, next)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return len(members), nil
+	return len(members), changed, nil
 }
 
 // SInterCard is the size of the intersection of the sets at keys, counted

@@ -160,7 +160,7 @@ func TestSetWrongType(t *testing.T) {
 	_, checks["SPop"] = s.SPop([]byte("str"), 1)
 	_, _, checks["SMove dst"] = s.SMove([]byte("set"), []byte("str"), []byte("a"))
 	_, checks["SetCompute"] = s.SetCompute(SetInter, bs("nokey", "str"))
-	_, checks["SetStore"] = s.SetStore(SetUnion, []byte("d"), bs("set", "str"))
+	_, _, checks["SetStore"] = s.SetStore(SetUnion, []byte("d"), bs("set", "str"))
 	for name, err := range checks {
 		if !errors.Is(err, ErrWrongType) {
 			t.Errorf("%s on a string: %v, want ErrWrongType", name, err)
@@ -177,7 +177,7 @@ func TestSetWrongType(t *testing.T) {
 	if _, err := s.Set([]byte("str2"), []byte("v"), SetOptions{StaleUntil: s.now() + int64(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.SetStore(SetUnion, []byte("str2"), bs("set")); n != 1 || err != nil {
+	if n, _, err := s.SetStore(SetUnion, []byte("str2"), bs("set")); n != 1 || err != nil {
 		t.Fatalf("SetStore = %d, %v", n, err)
 	}
 	if env, _ := s.Peek([]byte("str2")); env.Type != TypeSet || env.StaleUntil != 0 {
@@ -227,15 +227,15 @@ func TestSetMoveAndStore(t *testing.T) {
 		}
 	}
 	// A stored result takes the form its contents call for.
-	if n, _ := s.SetStore(SetDiff, []byte("d"), bs(b, "x")); n != 2 {
+	if n, _, _ := s.SetStore(SetDiff, []byte("d"), bs(b, "x")); n != 2 {
 		t.Fatalf("SetStore = %d", n)
 	}
 	wantEncoding(t, s, "d", "hashtable")
-	if n, _ := s.SetStore(SetInter, []byte("d"), bs(a, b)); n != 1 {
+	if n, _, _ := s.SetStore(SetInter, []byte("d"), bs(a, b)); n != 1 {
 		t.Fatalf("SetStore = %d", n)
 	}
 	wantEncoding(t, s, "d", "intset")
-	if n, _ := s.SetStore(SetInter, []byte("d"), bs(a, "missing")); n != 0 {
+	if n, _, _ := s.SetStore(SetInter, []byte("d"), bs(a, "missing")); n != 0 {
 		t.Fatalf("SetStore = %d", n)
 	}
 	if _, found := s.TypeOf([]byte("d")); found {

@@ -105,6 +105,9 @@ type sortItem struct {
 type SortResult struct {
 	Values [][]byte
 	Stored int
+	// Changed: with a destination, it was stored, or deleted (it existed
+	// and the result is empty).
+	Changed bool
 }
 
 // Sort sorts the list, set or sorted set at key (a missing key is an empty
@@ -217,8 +220,8 @@ func (s *Store) sortLocked(key, dst []byte, q SortQuery, by sortPattern, gets []
 	if len(out) > 0 {
 		next = newListOf(out, s.nodeLimit()) // a missing value is stored empty
 	}
-	_, err := s.replaceCollLocked(dst, TypeList, next)
-	return SortResult{Stored: len(out)}, err
+	changed, err := s.replaceCollLocked(dst, TypeList, next)
+	return SortResult{Stored: len(out), Changed: changed}, err
 }
 
 // collLen is the number of elements of c, a collection of type t.

@@ -323,9 +323,10 @@ func (s *Store) ZRemRange(key []byte, r ZRange) (removed int, err error) {
 
 // ZRangeStore stores at dst the members of the sorted set at src in r,
 // replacing whatever dst held (an empty range deletes it), and returns
-// how many it stored (ZRANGESTORE).
-func (s *Store) ZRangeStore(dst, src []byte, r ZRange) (int, error) {
-	n, _, err := s.ZStoreFrom(dst, src, func(z ZSetReader, _ bool, add func([]byte, float64)) error {
+// how many it stored and whether dst changed: stored, or deleted
+// (ZRANGESTORE).
+func (s *Store) ZRangeStore(dst, src []byte, r ZRange) (stored int, changed bool, err error) {
+	return s.ZStoreFrom(dst, src, func(z ZSetReader, _ bool, add func([]byte, float64)) error {
 		from, to := r.span(z.v)
 		z.v.walk(from, to, false, func(e zent) bool {
 			add(unsafe.Slice(unsafe.StringData(e.member), len(e.member)), e.score)
@@ -333,7 +334,6 @@ func (s *Store) ZRangeStore(dst, src []byte, r ZRange) (int, error) {
 		})
 		return nil
 	})
-	return n, err
 }
 
 // ZSetReader reads a sorted set for a function the store calls under the
@@ -611,20 +611,21 @@ func (s *Store) ZCompute(op ZSetOp) ([]ScoreMember, error) {
 }
 
 // ZStore stores op's result at dst, replacing whatever it held (an empty
-// result deletes it), and returns its size (ZUNIONSTORE and the like).
-func (s *Store) ZStore(dst []byte, op ZSetOp) (int, error) {
+// result deletes it), and returns its size and whether dst changed:
+// stored, or deleted (ZUNIONSTORE and the like).
+func (s *Store) ZStore(dst []byte, op ZSetOp) (stored int, changed bool, err error) {
 	if err := s.admit(0); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	shards := s.lockShards(append([][]byte{dst}, op.Keys...), 1)
 	defer s.grown(s.hash(dst)) // after the unlock below
 	defer unlockShards(shards, (*sync.RWMutex).Unlock)
 	ents, err := s.zsetOpLocked(op, 0)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	_, err = s.storeZSetLocked(dst, ents)
-	return len(ents), err
+	changed, err = s.storeZSetLocked(dst, ents)
+	return len(ents), changed, err
 }
 
 // ZInterCard is the size of the intersection of the sorted sets (or sets)

@@ -56,7 +56,7 @@ func TestZSetHeapObjectsFollowTheirRecords(t *testing.T) {
 	set(t, s, "str", "v")
 	op := ZSetOp{Op: SetUnion, Keys: [][]byte{[]byte("a")}}
 	for _, dst := range []string{"str", "b", "a"} {
-		if n, err := s.ZStore([]byte(dst), op); err != nil || n != 500 {
+		if n, _, err := s.ZStore([]byte(dst), op); err != nil || n != 500 {
 			t.Fatalf("ZUNIONSTORE %s = %d, %v", dst, n, err)
 		}
 	}

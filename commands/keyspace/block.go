@@ -153,12 +153,15 @@ func cmdBRPopLPush(c *commands.Ctx, args [][]byte) {
 // a list: the element moved, or nil once timed out.
 func blockingMove(c *commands.Ctx, src, dst []byte, from, to bool, timeout time.Duration) {
 	store := c.Store
-	if t, found := store.TypeOf(src); found {
-		if t != engine.TypeList {
-			c.W.Error(commands.ErrWrongType)
-			return
-		}
-		lmove(c, src, dst, from, to)
+	// One operation decides: moved, an error (either key's type), or
+	// nothing to move, the one case that waits.
+	switch elem, found, err := store.LMove(src, dst, from, to); {
+	case err != nil:
+		commands.WriteError(c.W, err)
+		return
+	case found:
+		notifyMoved(c, src, dst, from, to)
+		c.W.Bulk(elem)
 		return
 	}
 	if c.Client.InSection() {

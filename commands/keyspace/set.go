@@ -195,10 +195,9 @@ func cmdSUnionStore(c *commands.Ctx, args [][]byte) { setStore(c, engine.SetUnio
 func cmdSDiffStore(c *commands.Ctx, args [][]byte)  { setStore(c, engine.SetDiff, args) }
 
 func setStore(c *commands.Ctx, op engine.SetOp, args [][]byte) {
-	existed := destinationExists(c, args[1])
-	n, err := c.Store.SetStore(op, args[1], args[2:])
+	n, changed, err := c.Store.SetStore(op, args[1], args[2:])
 	if err == nil {
-		notifyStored(c, commands.EventSet, setStoreEvents[op], args[1], n > 0, existed)
+		notifyStored(c, commands.EventSet, setStoreEvents[op], args[1], n > 0, changed)
 	}
 	writeIntOrErr(c, int64(n), err)
 }

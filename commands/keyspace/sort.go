@@ -67,13 +67,12 @@ func sortCommand(c *commands.Ctx, args [][]byte, readonly bool) {
 			return
 		}
 	}
-	existed := dst != nil && destinationExists(c, dst)
 	res, err := c.Store.Sort(args[1], dst, q)
 	switch {
 	case err != nil:
 		commands.WriteError(c.W, err)
 	case dst != nil:
-		notifyStored(c, commands.EventList, "sortstore", dst, res.Stored > 0, existed)
+		notifyStored(c, commands.EventList, "sortstore", dst, res.Stored > 0, res.Changed)
 		c.W.Int(int64(res.Stored))
 	default:
 		c.W.Array(len(res.Values))

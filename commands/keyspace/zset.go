@@ -447,10 +447,9 @@ func zrange(c *commands.Ctx, args [][]byte, call zrangeCall) {
 		return
 	}
 	if call.store {
-		existed := destinationExists(c, args[1])
-		n, err := c.Store.ZRangeStore(args[1], key, r)
+		n, changed, err := c.Store.ZRangeStore(args[1], key, r)
 		if err == nil {
-			notifyStored(c, commands.EventZSet, "zrangestore", args[1], n > 0, existed)
+			notifyStored(c, commands.EventZSet, "zrangestore", args[1], n > 0, changed)
 		}
 		writeIntOrErr(c, int64(n), err)
 		return
@@ -888,10 +887,9 @@ func zsetOp(c *commands.Ctx, args [][]byte, call zsetOpCall) {
 	}
 	switch {
 	case call.store:
-		existed := destinationExists(c, args[1])
-		n, err := c.Store.ZStore(args[1], op)
+		n, changed, err := c.Store.ZStore(args[1], op)
 		if err == nil {
-			notifyStored(c, commands.EventZSet, call.name, args[1], n > 0, existed)
+			notifyStored(c, commands.EventZSet, call.name, args[1], n > 0, changed)
 		}
 		writeIntOrErr(c, int64(n), err)
 	case call.card:

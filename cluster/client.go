@@ -369,7 +369,7 @@ func (c *Client) handle(payload string) {
 		c.ack(m)
 	case msgFlush:
 		c.m.InvalidationsReceived.Inc()
-		c.opts.Store.Section().Shared(0, func() { c.opts.Store.Flush(false) })
+		c.opts.Store.Section().Shared(0, func() { c.opts.Store.FlushAll() })
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {

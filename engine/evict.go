@@ -441,7 +441,7 @@ func (s *Store) evictCandidate(p EvictionPolicy, c candidate, rescore bool, kept
 		return false
 	}
 	victim := slot{pos: pos, loc: c.loc, rec: parseRecord(s.arena.Block(c.loc))}
-	h := s.hash(victim.rec.key)
+	h := s.hashOf(&victim.rec)
 	if kept != noKey && h == kept {
 		return false
 	}
@@ -457,7 +457,7 @@ func (s *Store) evictCandidate(p EvictionPolicy, c candidate, rescore bool, kept
 		s.expireLocked(sh, h, victim)
 		return true
 	}
-	s.notify(Evicted, victim.rec.key)
+	s.dbs[victim.rec.db].notify(Evicted, victim.rec.key)
 	s.removeLocked(sh, h, victim)
 	s.evicted.Add(1)
 	return true

@@ -44,7 +44,7 @@ func TestWritesWinOverFills(t *testing.T) {
 		},
 		"mset":     func(s *Store) { s.SetMulti([][]byte{[]byte("k"), []byte("newer")}, Always) },
 		"getex":    func(s *Store) { s.GetEx([]byte("k"), 0, true) },
-		"flushall": func(s *Store) { s.Flush(false) },
+		"flushall": func(s *Store) { s.FlushAll() },
 	}
 	for name, write := range writes {
 		t.Run(name, func(t *testing.T) {

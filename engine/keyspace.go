@@ -19,7 +19,7 @@ func (s *Store) Len() int {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if sh.volatile == 0 {
-			n += sh.index.Len()
+			n += int(sh.keys[s.db])
 		} else {
 			s.eachLiveLocked(sh, now, func(record) { n++ })
 		}
@@ -27,12 +27,17 @@ func (s *Store) Len() int {
 	return n
 }
 
-// eachLiveLocked calls fn with every record in sh that is live at now. The
-// caller holds sh.mu.
+// eachLiveLocked calls fn with every record of the database in sh that is
+// live at now. The caller holds sh.mu.
 func (s *Store) eachLiveLocked(sh *shard, now int64, fn func(record)) {
+	if sh.keys[s.db] == 0 {
+		return
+	}
 	sh.index.Range(func(_ int, loc slab.Loc) bool {
-		if rec := parseRecord(s.arena.Block(loc)); !rec.expiredAt(now) {
-			fn(rec)
+		if b := s.arena.Block(loc); recordDB(b) == s.db {
+			if rec := parseRecord(b); !rec.expiredAt(now) {
+				fn(rec)
+			}
 		}
 		return true
 	})
@@ -129,7 +134,10 @@ func (s *Store) Scan(cursor uint64, f ScanFilter, count int) (uint64, []string) 
 		sh.mu.RLock()
 		sh.index.Range(func(_ int, loc slab.Loc) bool {
 			rec := parseRecord(s.arena.Block(loc))
-			if h := s.hash(rec.key); h >= cursor {
+			if rec.db != s.db {
+				return true
+			}
+			if h := s.hashOf(&rec); h >= cursor {
 				k := string(rec.key)
 				keep := !rec.expiredAt(now) && (!f.OfType || rec.typ() == f.Type) && match(k)
 				cands = append(cands, hashed{h, k, keep})
@@ -179,10 +187,10 @@ func (s *Store) RandomKey() (string, bool) {
 		var key string
 		found := false
 		sh.mu.RLock()
-		if n := sh.index.Slots(); n > 0 {
+		if n := sh.index.Slots(); n > 0 && sh.keys[s.db] > 0 {
 			sh.index.RangeFrom(rand.IntN(n), func(_ int, loc slab.Loc) bool {
 				rec := parseRecord(s.arena.Block(loc))
-				if !rec.expiredAt(now) {
+				if rec.db == s.db && !rec.expiredAt(now) {
 					key, found = string(rec.key), true
 				}
 				return !found
@@ -196,41 +204,89 @@ func (s *Store) RandomKey() (string, bool) {
 	return "", false
 }
 
-// Flushes counts the calls of Flush. What is remembered about keys outside
-// the store (swr's record of keys the origin said do not exist) compares it
-// with the count it saw, so that a FLUSHALL clears that too.
+// Flushes counts the calls of Flush and FlushAll. What is remembered about
+// keys outside the store (swr's record of keys the origin said do not
+// exist) compares it with the count it saw, so that a flush clears that
+// too.
 func (s *Store) Flushes() uint64 { return s.flushes.Load() }
 
-// Flush removes every key (FLUSHALL). The keys are gone for every reader,
-// and their records unmapped, when it returns, async or not: the store's
-// memory is outside Go's heap, so there is nothing left to free lazily.
-// The frequency sketch forgets them too.
-func (s *Store) Flush(async bool) {
+// AllDatabases is the database of a Flushed change of FlushAll.
+const AllDatabases = -1
+
+// FlushAll removes every key of every database (FLUSHALL). The keys are
+// gone for every reader, and their records unmapped, when it returns: the
+// store's memory is outside Go's heap, so there is nothing left to free
+// lazily, and ASYNC is SYNC. The frequency sketch forgets them too.
+func (s *Store) FlushAll() { s.flush(AllDatabases) }
+
+// Flush removes every key of the database (FLUSHDB): at once, as
+// FlushAll, when the others are empty, else one record at a time. Either
+// way it holds every shard's lock, so no reader sees it half done.
+func (s *Store) Flush() { s.flush(int(s.db)) }
+
+func (s *Store) flush(db int) {
 	s.flushes.Add(1)
 	s.compactMu.Lock()
-	s.dropAll()
+	shards := s.lockAllShards((*sync.RWMutex).Lock)
+	whole := true
+	for _, sh := range shards {
+		for d, n := range sh.keys {
+			whole = whole && (n == 0 || db == AllDatabases || d == db)
+		}
+	}
+	if whole {
+		s.resetLocked(shards)
+	} else {
+		for _, sh := range shards {
+			if sh.keys[db] > 0 {
+				sh.wroteAllLocked()
+				s.dbs[db].dropLocked(sh)
+			}
+		}
+	}
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.compactMu.Unlock()
-	s.evictor.clear()
-	s.sketch.Clear()
-	s.notify(Flushed, nil)
+	if whole {
+		s.evictor.clear()
+		s.sketch.Clear()
+	}
+	s.changes.Add(1)
+	if l := s.listener.Load(); l != nil {
+		(*l)(Change{Kind: Flushed, DB: db})
+	}
 }
 
-// dropAll empties every shard and the arena. The caller holds compactMu.
-func (s *Store) dropAll() {
-	for i := range s.shards {
-		s.shards[i].mu.Lock()
-	}
-	for i := range s.shards {
-		sh := &s.shards[i]
+// resetLocked empties every shard and the arena. The caller holds
+// compactMu and every shard's lock (shards).
+func (s *Store) resetLocked(shards []*shard) {
+	for _, sh := range shards {
 		sh.wroteAllLocked()
 		sh.index.Reset()
 		sh.heap = nil
 		sh.volatile = 0
+		sh.keys = [Databases]int32{}
 	}
 	s.arena.Reset()
 	s.used.Store(0)
-	for i := range s.shards {
-		s.shards[i].mu.Unlock()
+}
+
+// dropLocked removes the database's records from sh, telling no listener.
+// The caller holds sh.mu for writing.
+func (s *Store) dropLocked(sh *shard) {
+	var gone []slab.Loc
+	sh.index.Range(func(_ int, loc slab.Loc) bool {
+		if recordDB(s.arena.Block(loc)) == s.db {
+			gone = append(gone, loc)
+		}
+		return true
+	})
+	// A removal moves other slots (and may shrink the table): each is
+	// found again.
+	for _, loc := range gone {
+		rec := parseRecord(s.arena.Block(loc))
+		h := s.hashOf(&rec)
+		pos, _ := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
+		s.removeLocked(sh, h, slot{pos: pos, loc: loc, rec: rec})
 	}
 }
 
@@ -300,7 +356,7 @@ func (s *Store) sweepShard(sh *shard, now int64) {
 		})
 		for _, loc := range dead {
 			rec := parseRecord(s.arena.Block(loc))
-			h := s.hash(rec.key)
+			h := s.hashOf(&rec)
 			pos, _ := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
 			s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: rec})
 		}

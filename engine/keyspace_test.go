@@ -319,8 +319,8 @@ func TestRandomKey(t *testing.T) {
 }
 
 func TestFlush(t *testing.T) {
-	for _, async := range []bool{false, true} {
-		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("all=%v", all), func(t *testing.T) {
 			clk := newFakeClock()
 			s := newStore(t, Options{MaxMemory: 64 << 20, Now: clk.Now, ExpireInterval: noSweep})
 			keys := fillKeys(t, s, "k%d", 5000)
@@ -331,7 +331,11 @@ func TestFlush(t *testing.T) {
 				t.Fatal("Cost = 0 with 5100 keys")
 			}
 
-			s.Flush(async)
+			if all {
+				s.FlushAll()
+			} else {
+				s.Flush() // the only database with keys: the whole arena goes too
+			}
 			if n := s.Len(); n != 0 {
 				t.Errorf("Len() = %d right after Flush", n)
 			}
@@ -367,7 +371,7 @@ func TestFlush(t *testing.T) {
 			if n := s.Len(); n != 1 {
 				t.Errorf("Len() = %d after one of them expired", n)
 			}
-			s.Flush(async)
+			s.FlushAll()
 			if c := s.Stats().Cost; c != 0 {
 				t.Fatalf("Cost = %d right after Flush", c)
 			}
@@ -388,7 +392,7 @@ func TestFlushClearsTheSketch(t *testing.T) {
 	if got := s.sketch.Estimate(keyBits(s.hash([]byte("k")))); got < 5 {
 		t.Fatalf("the sketch counted %d of 10 accesses", got)
 	}
-	s.Flush(false)
+	s.FlushAll()
 	if got := s.sketch.Estimate(keyBits(s.hash([]byte("k")))); got != 0 {
 		t.Fatalf("the sketch counts %d after Flush", got)
 	}
@@ -422,15 +426,15 @@ func TestFlushWithConcurrentWriters(t *testing.T) {
 			}
 		})
 	}
-	for i := range 20 {
-		s.Flush(i%2 == 0)
+	for range 20 {
+		s.FlushAll()
 		// Let the writers refill the store before the next flush.
 		n := writes.Load()
 		testwait.For(t, "writers to make progress", func() bool { return writes.Load() >= n+200 })
 	}
 	close(stop)
 	wg.Wait()
-	s.Flush(false)
+	s.FlushAll()
 	if n := s.Len(); n != 0 {
 		t.Errorf("Len() = %d after the last Flush", n)
 	}
@@ -446,7 +450,7 @@ func TestFlushAsyncThenClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	fillKeys(t, s, "k%d", 20000)
-	s.Flush(true)
+	s.FlushAll()
 	s.Close()
 }
 
@@ -458,7 +462,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 			t.Fatal(err)
 		}
 		set(t, s, "k", "v")
-		s.Flush(true)
+		s.FlushAll()
 		s.Close()
 	}
 	testwait.For(t, "the stores' goroutines to exit", func() bool {

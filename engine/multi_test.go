@@ -45,7 +45,7 @@ func TestReadMultiSeesWritesWhole(t *testing.T) {
 			case 2:
 				s.DeleteMulti(keys)
 			case 3:
-				s.Flush(false)
+				s.FlushAll()
 			}
 		}
 	})

@@ -45,6 +45,9 @@ type Change struct {
 	// Key is the key that changed, nil for Flushed. It is only valid during
 	// the call: a listener copies what it keeps.
 	Key []byte
+	// DB is the key's database; for Flushed, the database emptied, or
+	// AllDatabases.
+	DB int
 	// Loaded is set on the Written of a loader's value (SetOptions.Loaded).
 	Loaded bool
 }
@@ -91,7 +94,7 @@ func (s *Store) notify(kind ChangeKind, key []byte) {
 func (s *Store) notifyLoaded(key []byte) {
 	s.changes.Add(1)
 	if l := s.listener.Load(); l != nil {
-		(*l)(Change{Kind: Written, Key: key, Loaded: true})
+		(*l)(Change{Kind: Written, Key: key, DB: int(s.db), Loaded: true})
 	}
 }
 
@@ -117,6 +120,6 @@ func (s *Store) Changes() uint64 { return s.changes.Load() }
 // tell calls the listener, unless it was removed meanwhile.
 func (s *Store) tell(kind ChangeKind, key []byte) {
 	if l := s.listener.Load(); l != nil {
-		(*l)(Change{Kind: kind, Key: key})
+		(*l)(Change{Kind: kind, Key: key, DB: int(s.db)})
 	}
 }

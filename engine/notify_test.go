@@ -117,7 +117,7 @@ func TestListenerHearsEveryChange(t *testing.T) {
 			s.DropStale([]byte("s"))
 		}, []string{"invalidated s"}},
 		{"drop stale of a missing key", func() { s.DropStale([]byte("s")) }, []string{"invalidated s"}},
-		{"flush", func() { s.Flush(false) }, []string{"flushed "}},
+		{"flush", func() { s.FlushAll() }, []string{"flushed "}},
 	}
 	for _, st := range steps {
 		st.do()

@@ -228,7 +228,7 @@ func (s *Store) expireIfStill(sh *shard, h uint64, loc slab.Loc) {
 	sh.mu.Lock()
 	pos, ok := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
 	if ok {
-		if rec := parseRecord(s.arena.Block(loc)); rec.expiredAt(s.now()) && s.hash(rec.key) == h {
+		if rec := parseRecord(s.arena.Block(loc)); rec.expiredAt(s.now()) && s.hashOf(&rec) == h {
 			s.expireLocked(sh, h, slot{pos: pos, loc: loc, rec: rec})
 		}
 	}

@@ -9,7 +9,8 @@ import (
 // A record is what the store keeps for one key, packed into an arena block:
 //
 //	byte 0     tag: the key's Type and how its value is held (types.go)
-//	byte 1     flags: flagDeadlines, flagFill
+//	byte 1     flags: flagDeadlines, flagFill, flagRoom; the top four
+//	           bits are the key's database (dbShift)
 //	uvarint    key length
 //	uvarint    fill metadata length, if flagFill
 //	8+8 bytes  fresh and stale deadlines (unix ns, little endian), if flagDeadlines
@@ -34,6 +35,13 @@ const (
 	flagRoom                  // the value is followed by unused room and its length
 )
 
+// dbShift is where the flags byte keeps the record's database, in its top
+// four bits (Databases).
+const dbShift = 4
+
+// recordDB returns the database of the record in block p.
+func recordDB(p []byte) uint8 { return p[1] >> dbShift }
+
 // roomTail is the length of the count of unused bytes that ends a record
 // with flagRoom.
 const roomTail = 4
@@ -42,6 +50,7 @@ const roomTail = 4
 // valid only under the shard's lock.
 type record struct {
 	tag          byte
+	db           uint8 // the key's database
 	key, value   []byte
 	fill         []byte // encoded FillMeta, empty if none
 	deadlines    int    // offset of the deadlines, 0 if the record has none
@@ -81,7 +90,7 @@ func recordStale(p []byte) int64 {
 }
 
 func parseRecord(p []byte) record {
-	r := record{tag: p[0]}
+	r := record{tag: p[0], db: recordDB(p)}
 	klen, n := binary.Uvarint(p[2:])
 	off := 2 + n
 	var flen uint64
@@ -179,7 +188,8 @@ func cloneValue(v []byte) []byte { return append(make([]byte, 0, len(v)), v...) 
 
 // newRecord describes a record to write.
 type newRecord struct {
-	tag          byte // the zero tag is a string's
+	tag          byte  // the zero tag is a string's
+	db           uint8 // set by the database that places it (placeLocked)
 	key, value   []byte
 	obj          heapObject // for Set of a heap-held collection: to hold once written
 	fresh, stale int64
@@ -245,7 +255,7 @@ func (r *newRecord) size() int {
 // write encodes the record into p, of length size().
 func (r *newRecord) write(p []byte) {
 	p[0] = r.tag
-	p[1] = 0
+	p[1] = r.db << dbShift
 	off := 2 + binary.PutUvarint(p[2:], uint64(len(r.key)))
 	if r.fill != nil {
 		p[1] |= flagFill

@@ -115,9 +115,24 @@ type Options struct {
 	OwnsProcess bool
 }
 
-// Store is the envelope store. All methods are safe for concurrent use.
-// Keys and values passed in are copied, and so are values returned.
+// Store is one database of the envelope store, as Redis's SELECT names
+// one: New returns database 0, and DB the others, which share its shards,
+// arena, memory bound and eviction. A key lives in one database, and the
+// same name in two databases is two keys. All methods are safe for
+// concurrent use. Keys and values passed in are copied, and so are values
+// returned.
 type Store struct {
+	*store
+	db uint8 // this database's number, kept in its records (recordDB)
+}
+
+// Databases is how many databases a store has (Redis's default
+// "databases 16"): a record keeps its database's number in four bits.
+const Databases = 16
+
+// store is what a store's databases share.
+type store struct {
+	dbs     [Databases]Store // each database's Store, by number
 	shards  [numShards]shard
 	seed    maphash.Seed
 	arena   slab.Arena
@@ -198,6 +213,7 @@ type shard struct {
 	mu       sync.RWMutex        // protects every field below but the counters
 	index    slab.Index          // live records, plus expired ones not yet swept
 	volatile int                 // records in index that have a stale deadline
+	keys     [Databases]int32    // records in index, by database
 	sweepAt  int                 // index slot the sweeper resumes from
 	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
 	// heap holds the collections too big for their compact encoding, by
@@ -231,13 +247,17 @@ func New(opts Options) (*Store, error) {
 	case maxCost < 0:
 		maxCost = 0 // no bound, as MaxMemory reports it
 	}
-	s := &Store{
+	shared := &store{
 		seed:        maphash.MakeSeed(),
 		nowFunc:     opts.Now,
 		stop:        make(chan struct{}),
 		compactKick: make(chan struct{}, 1),
 		ownsProcess: opts.OwnsProcess,
 	}
+	for i := range shared.dbs {
+		shared.dbs[i] = Store{store: shared, db: uint8(i)}
+	}
+	s := &shared.dbs[0]
 	if s.nowFunc == nil {
 		s.nowFunc = time.Now
 		s.sweptClock = true
@@ -338,7 +358,9 @@ func (s *Store) Close() {
 	close(s.stop)
 	s.bg.Wait()
 	s.compactMu.Lock()
-	s.dropAll()
+	shards := s.lockAllShards((*sync.RWMutex).Lock)
+	s.resetLocked(shards)
+	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.compactMu.Unlock()
 }
 
@@ -436,13 +458,42 @@ func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
 // keys expire by; what the server stamps with a time reads it too.
 func (s *Store) Now() time.Time { return s.nowFunc() }
 
-func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
+// DB returns database n of the store, nil if n is not below Databases.
+func (s *Store) DB(n int) *Store {
+	if n < 0 || n >= Databases {
+		return nil
+	}
+	return &s.dbs[n]
+}
+
+// Index is the database's number.
+func (s *Store) Index() int { return int(s.db) }
+
+// hash is key's hash in this database: the same name hashes apart in
+// each, so the databases share the shards without crowding one slot.
+func (s *Store) hash(key []byte) uint64 { return inDB(maphash.Bytes(s.seed, key), s.db) }
+
+// hashOf is the hash of a record's key in its database.
+func (s *Store) hashOf(r *record) uint64 { return inDB(maphash.Bytes(s.seed, r.key), r.db) }
+
+// inDB mixes database db's number into h; database 0's hashes are the
+// key's own.
+func inDB(h uint64, db uint8) uint64 {
+	if db == 0 {
+		return h
+	}
+	h ^= uint64(db) * 0x9e3779b97f4a7c15
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}
 
 func (s *Store) shardOf(h uint64) *shard { return &s.shards[h>>(64-shardBits)] }
 
 func (s *Store) shardFor(key []byte) *shard { return s.shardOf(s.hash(key)) }
 
-func (s *Store) hashString(key string) uint64 { return maphash.String(s.seed, key) }
+func (s *Store) hashString(key string) uint64 { return inDB(maphash.String(s.seed, key), s.db) }
 
 func (s *Store) shardForString(key string) *shard { return s.shardOf(s.hashString(key)) }
 
@@ -466,7 +517,8 @@ type slot struct {
 // findLocked looks key up in sh, whose lock the caller holds.
 func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 	pos, ok := sh.index.Find(tagOf(h), func(loc slab.Loc) bool {
-		return bytes.Equal(recordKey(s.arena.Block(loc)), key)
+		b := s.arena.Block(loc)
+		return recordDB(b) == s.db && bytes.Equal(recordKey(b), key)
 	})
 	if !ok {
 		return slot{}, false
@@ -497,6 +549,7 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 	if r.valueLen() > maxRecordValue {
 		return ErrTooLarge
 	}
+	r.db = s.db
 	if found && r.outside && r.grow == nil && !old.rec.onHeap() && !r.onHeap() {
 		if b := s.arena.Block(old.loc); len(b) == r.size() {
 			s.overwriteLocked(sh, old, b, r)
@@ -527,6 +580,7 @@ func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newReco
 			s.arena.Free(loc)
 			return ErrTooLarge
 		}
+		sh.keys[r.db]++
 		s.used.Add(cost)
 		s.countAccess(h)
 		s.growSketchLocked(sh)
@@ -584,6 +638,7 @@ func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale in
 // for writing.
 func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
 	sh.index.Delete(sl.pos)
+	sh.keys[sl.rec.db]--
 	sh.freeHeapLocked(&sl.rec)
 	if sl.rec.stale != 0 {
 		sh.volatile--
@@ -606,7 +661,7 @@ func (s *Store) expireLocked(sh *shard, h uint64, sl slot) {
 // removeTellingLocked is removeLocked that tells the listener why. The
 // key is told while its record is still allocated: it aliases the arena.
 func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind) {
-	s.notify(why, sl.rec.key)
+	s.dbs[sl.rec.db].notify(why, sl.rec.key) // the record's database: the sweeper's and eviction's are any
 	s.removeLocked(sh, h, sl)
 }
 
@@ -614,7 +669,7 @@ func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind
 // not change the index.
 func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
 	sh.index.ForTag(tagOf(h), func(pos int, loc slab.Loc) bool {
-		if rec := parseRecord(s.arena.Block(loc)); s.hash(rec.key) == h {
+		if rec := parseRecord(s.arena.Block(loc)); s.hashOf(&rec) == h {
 			fn(slot{pos: pos, loc: loc, rec: rec})
 		}
 		return true

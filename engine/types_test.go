@@ -86,7 +86,7 @@ func TestHeapObjectsFollowTheirRecords(t *testing.T) {
 	}
 	want(1, "expiry")
 
-	s.Flush(false)
+	s.FlushAll()
 	want(0, "FLUSHALL")
 }
 

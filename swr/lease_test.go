@@ -132,7 +132,7 @@ func TestLeaseLostToAWrite(t *testing.T) {
 			case "DEL":
 				f.store.Delete([]byte("app:w"))
 			case "FLUSHALL":
-				f.store.Flush(false)
+				f.store.FlushAll()
 			}
 			for _, found := range []bool{true, false} {
 				if err := f.FillLease(swr.Caller{}, "app:w", token, []byte("computed"), found); !errors.Is(err, swr.ErrLeaseLost) {

@@ -82,7 +82,7 @@ func (pc persistConfig) load(store *engine.Store, rt persist.ReadThrough, log *s
 		return saver, nil
 	case errors.Is(err, rdb.ErrCorrupt) && pc.emptyIfCorrupt:
 		log.Error("the snapshot is corrupt; starting empty as --rdb-start-empty-if-corrupt says", "path", pc.path, "err", err)
-		store.Flush(false)
+		store.FlushAll()
 		return saver, nil
 	case errors.Is(err, rdb.ErrCorrupt):
 		return nil, fmt.Errorf("%w (--rdb-start-empty-if-corrupt starts empty instead)", err)

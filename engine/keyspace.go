@@ -257,8 +257,14 @@ func (s *Store) sweep(interval time.Duration) {
 			now := s.now()
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half
-				// of (Section).
-				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i], now) })
+				// of (Section). Frozen is read inside the section, so a
+				// freeze made holding it exclusively stops the sweep at
+				// once (SetFrozen).
+				s.section.Shared(uint64(i), func() {
+					if !s.frozen.Load() {
+						s.sweepShard(&s.shards[i], now)
+					}
+				})
 			}
 			s.sizeSketch()
 			if s.overBound(0) {

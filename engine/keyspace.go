@@ -269,7 +269,13 @@ func (s *Store) sweep(interval time.Duration) {
 			s.sizeSketch()
 			if s.overBound(0) {
 				// Eviction is a write no atomic batch may see half of.
-				s.section.Shared(0, func() { _ = s.makeRoom(forSweep, 0) })
+				// After a freeze, everything the bound asks for goes,
+				// however recently used.
+				who := forSweep
+				if s.thawed.Swap(false) {
+					who = forBound
+				}
+				s.section.Shared(0, func() { _ = s.makeRoom(who, 0) })
 			}
 			s.kickCompactor()
 		}

@@ -154,6 +154,9 @@ type Store struct {
 
 	// frozen: the dataset changes only by what clients write (SetFrozen).
 	frozen atomic.Bool
+	// thawed: SetFrozen ended a freeze, and the sweeper has not yet
+	// evicted what the bound asked for meanwhile.
+	thawed atomic.Bool
 
 	// Counters not kept per shard because eviction or the sweeper own them.
 	evicted     atomic.Int64 // entries removed to keep the bound
@@ -372,7 +375,15 @@ func (s *Store) SetMaxMemory(n int64) {
 // a live one. The sweeper and eviction read the switch inside the atomic
 // section (Section): a caller that holds the section exclusively while it
 // freezes knows that nothing changes the keys on its own once it leaves.
-func (s *Store) SetFrozen(on bool) { s.frozen.Store(on) }
+//
+// Thawed over its bound (a bound lowered, or writes, while frozen), the
+// store evicts back within it at the sweeper's next round, as Redis
+// evicts once the pause is over, off the caller's goroutine.
+func (s *Store) SetFrozen(on bool) {
+	if s.frozen.Swap(on) && !on {
+		s.thawed.Store(true)
+	}
+}
 
 // Frozen reports whether SetFrozen froze the store.
 func (s *Store) Frozen() bool { return s.frozen.Load() }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -457,4 +458,90 @@ func TestPauseClientList(t *testing.T) {
 		admin.do("+OK", "CLIENT", "UNPAUSE")
 		w.read("+OK")
 	})
+}
+
+// The pause cuts writes cleanly on several event loops: once CLIENT PAUSE
+// has answered, no write lands, whether a plain command, EXEC or a
+// script, though each was racing the pause; every write acknowledged
+// before or after it is there at the end.
+func TestPauseCutsConcurrentWrites(t *testing.T) {
+	ts := startServer(t, Options{EventLoops: 4})
+	writes := [][]string{
+		{"INCR", "n"},
+		{"EVAL", "return redis.call('incr', KEYS[1])", "1", "n"},
+		{"MULTI"}, // MULTI, INCR n, EXEC
+	}
+	stop := make(chan struct{})
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 9 {
+		c := dialCompat(t, ts.addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				w := writes[i%len(writes)]
+				if w[0] == "MULTI" {
+					c.do("MULTI")
+					c.do("INCR", "n")
+					w = []string{"EXEC"}
+				}
+				if r, err := c.do(w...); err != nil || r.kind == '-' {
+					t.Errorf("%v: %v %v", w, r, err)
+					return
+				}
+				acked.Add(1)
+			}
+		}()
+	}
+	admin := dialRaw(t, ts.addr)
+	for round := range 5 {
+		testwait.For(t, "writes between pauses", func() bool { return acked.Load() > int64(50*(round+1)) })
+		if r := admin.do("CLIENT", "PAUSE", "60000", "WRITE"); r != "+OK" {
+			t.Fatalf("CLIENT PAUSE: %s", r)
+		}
+		first := admin.do("GET", "n")
+		time.Sleep(100 * time.Millisecond)
+		if then := admin.do("GET", "n"); then != first {
+			t.Fatalf("round %d: n went from %s to %s during the pause", round, first, then)
+		}
+		admin.do("CLIENT", "UNPAUSE")
+	}
+	close(stop)
+	wg.Wait()
+	if got, want := admin.do("GET", "n"), strconv.Quote(strconv.FormatInt(acked.Load(), 10)); got != want {
+		t.Errorf("n = %s after %s acknowledged increments", got, want)
+	}
+}
+
+// GETFILL, which may write its fill, is held by WRITE as Redis holds
+// GETEX or PFCOUNT, and calls no origin meanwhile; FILL.INFO, a read,
+// runs.
+func TestPauseHoldsGetFill(t *testing.T) {
+	o := newOrigin(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	admin := dialRaw(t, ts.addr)
+	if r := admin.do("LOADER.REGISTER", "k:", o.URL+"/{key}", "TIMEOUT", "5000"); r != "+OK" {
+		t.Fatal(r)
+	}
+	admin.do("CLIENT", "PAUSE", "60000", "WRITE")
+	filler := dialRaw(t, ts.addr)
+	filler.send(encodeCommand("GETFILL", "k:x", "60", "0"))
+	testwait.For(t, "GETFILL held", func() bool { return ts.pause.held.Load() == 1 })
+	if r := admin.do("FILL.INFO", "k:x"); !strings.Contains(r, "missing") {
+		t.Errorf("FILL.INFO during the pause: %s", r)
+	}
+	time.Sleep(holdWindow)
+	if n := o.calls.Load(); n != 0 {
+		t.Fatalf("%d origin calls during the pause", n)
+	}
+	admin.do("CLIENT", "UNPAUSE")
+	if r := filler.reply(); r != `"k:x@v0"` {
+		t.Errorf("GETFILL after the pause: %s", r)
+	}
 }

@@ -71,6 +71,10 @@ type clientPause struct {
 	queue    []*pauseWaiter
 	released []*pauseWaiter
 	turn     bool
+	// shut is closed when the server shuts down (close): held commands
+	// never run, and their connections close.
+	shut   chan struct{}
+	closed bool
 }
 
 // pauseWaiter is one held command.
@@ -144,6 +148,8 @@ func (p *clientPause) hold(c *Conn, cmd *command, args [][]byte, onlyByMode bool
 	defer p.mu.Unlock()
 	w := &pauseWaiter{c: c, ready: make(chan struct{})}
 	switch {
+	case p.closed:
+		return nil
 	case p.mode == pauseAll || (p.mode == pauseWrite && writes):
 		p.queue = append(p.queue, w)
 	case !onlyByMode && c.pauseTurn == nil && (p.turn || len(p.released) > 0):
@@ -218,6 +224,14 @@ func (s *Server) awaitTurn(c *Conn, w *pauseWaiter, args [][]byte) {
 			break // its turn came meanwhile: it has to end it
 		}
 		return
+	case <-p.shut:
+		if !p.leave(w) {
+			break
+		}
+		// As Redis's shutdown closes the clients it holds: no reply to
+		// the held command, and nothing after it runs.
+		c.quit = true
+		return
 	}
 	if w.gone {
 		p.endTurn(w)
@@ -279,7 +293,7 @@ func (p *clientPause) endTurn(w *pauseWaiter) {
 // is held.
 func (p *clientPause) nextTurn() {
 	defer p.syncState()
-	if p.turn || len(p.released) == 0 {
+	if p.turn || len(p.released) == 0 || p.closed {
 		return
 	}
 	w := p.released[0]
@@ -362,14 +376,20 @@ func (p *clientPause) update(was pauseMode) {
 	p.syncState()
 }
 
-// stop stops the timer when the server shuts down.
-func (p *clientPause) stop() {
+// close ends the pause for the server's shutdown: the store thaws, and
+// the commands held, which never run, close their connections, as in
+// Redis a held write is never acknowledged once failover tooling has
+// stopped the server it paused.
+func (p *clientPause) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
+	if p.closed {
+		return
 	}
+	p.closed = true
+	p.mode = pauseOff
+	p.update(pauseOff)
+	close(p.shut)
 }
 
 // registerMetrics exports the pause: its mode and the commands it holds.

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -543,5 +545,40 @@ func TestPauseHoldsGetFill(t *testing.T) {
 	admin.do("CLIENT", "UNPAUSE")
 	if r := filler.reply(); r != `"k:x@v0"` {
 		t.Errorf("GETFILL after the pause: %s", r)
+	}
+}
+
+// A server shut down while paused does not run what the pause held: the
+// held client's connection closes unanswered and its write is not made,
+// as Redis's shutdown closes the clients it holds. Other connections
+// drain as usual.
+func TestPauseShutdownDropsHeldCommands(t *testing.T) {
+	opts := withDefaults(t, Options{EventLoops: 4})
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	admin, w := dialRaw(t, ln.Addr().String()), dialRaw(t, ln.Addr().String())
+	admin.do("CLIENT", "PAUSE", "60000", "WRITE")
+	w.send(encodeCommand("SET", "k", "v") + encodeCommand("PING"))
+	testwait.For(t, "SET held", func() bool { return srv.pause.held.Load() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	<-served
+	w.expectClosed()
+	if _, ok := opts.Store.Get([]byte("k")); ok {
+		t.Error("the held SET was made at shutdown")
+	}
+	if opts.Store.Frozen() {
+		t.Error("the store is still frozen after shutdown")
 	}
 }

@@ -257,7 +257,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
-	s.pause.srv = s
+	s.pause.srv, s.pause.shut = s, make(chan struct{})
 	s.slowlog.init()
 	s.tracking.init(s)
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
@@ -509,10 +509,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Close()
 	}
 	s.mu.Unlock()
-	// A pause ends: the commands it holds run as their connections drain,
-	// as those of the others do.
-	s.pause.unpause()
-	s.pause.stop()
+	s.pause.close()
 	// Each loop drains its connections: until drainWindow passes, a
 	// connection still runs what its client sends, and each batch extends
 	// its window, so a pipeline in flight is answered; a quiet connection

@@ -125,7 +125,7 @@ func (s *Store) admit(cost int64) error {
 	if err := s.fits(cost); err != nil {
 		return err
 	}
-	if !s.overBound(cost) {
+	if !s.overBound(cost) || s.frozen.Load() {
 		return nil
 	}
 	if s.EvictionPolicy() == NoEviction {
@@ -153,7 +153,7 @@ func (s *Store) admitLocked(cost int64) error {
 	if err := s.fits(cost); err != nil {
 		return err
 	}
-	if s.EvictionPolicy() == NoEviction && s.overBound(0) {
+	if s.EvictionPolicy() == NoEviction && s.overBound(0) && !s.frozen.Load() {
 		return ErrOOM
 	}
 	return nil
@@ -211,6 +211,9 @@ const noKey = 0
 
 // makeRoomKeeping is makeRoom that never evicts the key with hash kept.
 func (s *Store) makeRoomKeeping(who roomFor, need int64, kept uint64) error {
+	if s.frozen.Load() {
+		return nil // SetFrozen: the dataset stays as the clients left it
+	}
 	p := s.EvictionPolicy()
 	if p == NoEviction {
 		return ErrOOM

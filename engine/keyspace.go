@@ -313,13 +313,25 @@ func (s *Store) sweep(interval time.Duration) {
 			now := s.now()
 			for i := range s.shards {
 				// Expiring keys is a write no atomic batch may see half
-				// of (Section).
-				s.section.Shared(uint64(i), func() { s.sweepShard(&s.shards[i], now) })
+				// of (Section). Frozen is read inside the section, so a
+				// freeze made holding it exclusively stops the sweep at
+				// once (SetFrozen).
+				s.section.Shared(uint64(i), func() {
+					if !s.frozen.Load() {
+						s.sweepShard(&s.shards[i], now)
+					}
+				})
 			}
 			s.sizeSketch()
 			if s.overBound(0) {
 				// Eviction is a write no atomic batch may see half of.
-				s.section.Shared(0, func() { _ = s.makeRoom(forSweep, 0) })
+				// After a freeze, everything the bound asks for goes,
+				// however recently used.
+				who := forSweep
+				if s.thawed.Swap(false) {
+					who = forBound
+				}
+				s.section.Shared(0, func() { _ = s.makeRoom(who, 0) })
 			}
 			s.kickCompactor()
 		}

@@ -143,7 +143,7 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 // released: an expired key is removed and counts as a miss, but is not
 // counted by the eviction policy; a key missing or live is (countAccess).
 func (s *Store) afterRead(sh *shard, h uint64, key []byte, mode readMode, r readResult) {
-	if r.expired && mode&readExpires != 0 {
+	if r.expired && mode&readExpires != 0 && !s.frozen.Load() {
 		s.expireIfStill(sh, h, r.loc)
 	}
 	if mode&readCounts != 0 {

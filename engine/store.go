@@ -167,6 +167,12 @@ type store struct {
 	compactMu   sync.Mutex
 	compactKick chan struct{}
 
+	// frozen: the dataset changes only by what clients write (SetFrozen).
+	frozen atomic.Bool
+	// thawed: SetFrozen ended a freeze, and the sweeper has not yet
+	// evicted what the bound asked for meanwhile.
+	thawed atomic.Bool
+
 	// Counters not kept per shard because eviction or the sweeper own them.
 	evicted     atomic.Int64 // entries removed to keep the bound
 	expired     atomic.Int64 // entries removed because their stale deadline passed
@@ -379,6 +385,30 @@ func (s *Store) SetMaxMemory(n int64) {
 		_ = s.makeRoom(forBound, 0) // ErrOOM: writes are refused until keys go
 	}
 }
+
+// SetFrozen stops (true) or restarts (false) the store's own changes to
+// its keys: while frozen, the sweeper removes no expired key, a read that
+// finds one answers a miss but leaves it in place, and nothing is evicted,
+// whatever the memory bound (writes then go past it, as Redis's writes do
+// during CLIENT PAUSE). The server freezes the store for CLIENT PAUSE, so
+// that a replica promoted during the pause has exactly the data the
+// clients wrote; expired keys go once the store thaws, at their next read
+// or sweep. Writes still replace an expired key they find, as they would
+// a live one. The sweeper and eviction read the switch inside the atomic
+// section (Section): a caller that holds the section exclusively while it
+// freezes knows that nothing changes the keys on its own once it leaves.
+//
+// Thawed over its bound (a bound lowered, or writes, while frozen), the
+// store evicts back within it at the sweeper's next round, as Redis
+// evicts once the pause is over, off the caller's goroutine.
+func (s *Store) SetFrozen(on bool) {
+	if s.frozen.Swap(on) && !on {
+		s.thawed.Store(true)
+	}
+}
+
+// Frozen reports whether SetFrozen froze the store.
+func (s *Store) Frozen() bool { return s.frozen.Load() }
 
 // Charge counts delta bytes (negative: given back) that a user of the
 // store keeps on its entries' behalf, outside the store (swr's tag index),

@@ -47,6 +47,18 @@ func (c *cache) get(sha string) (*script, bool) {
 	return el.Value.(*script), true
 }
 
+// peek returns the script with digest sha, leaving its place in the LRU
+// order: a look at its flags is no use of it.
+func (c *cache) peek(sha string) (*script, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.bySHA[sha]
+	if !ok {
+		return nil, false
+	}
+	return el.Value.(*script), true
+}
+
 func (c *cache) has(sha string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

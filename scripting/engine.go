@@ -260,6 +260,40 @@ func (e *Engine) load(body []byte) (*script, error) {
 		size: int64(len(body)) + 40 + protoSize(proto)}), nil
 }
 
+// ScriptFlags returns the flags of the script an EVAL (body) or EVALSHA
+// (sha, the digest) would run, as Redis's evalGetCommandFlags finds them
+// before running it: those the cache keeps, or for an EVAL of a script not
+// cached yet those its shebang declares. ok is false when they cannot be
+// known yet (a digest not cached, a bad shebang): the command then counts
+// as its own flags say. CLIENT PAUSE WRITE holds a script unless its
+// flags say no-writes. It neither loads nor caches anything.
+func (e *Engine) ScriptFlags(script []byte, sha bool) (flags Flags, ok bool) {
+	if sha {
+		if len(script) != 40 {
+			return 0, false
+		}
+		if sc, found := e.cache.peek(strings.ToLower(string(script))); found {
+			return sc.flags, true
+		}
+		return 0, false
+	}
+	if sc, found := e.cache.peek(SHA1(script)); found {
+		return sc.flags, true
+	}
+	flags, _, err := shebang(script)
+	return flags, err == nil
+}
+
+// FunctionFlags returns the flags of the function FCALL name would call,
+// and false if there is none.
+func (e *Engine) FunctionFlags(name []byte) (Flags, bool) {
+	f, ok := e.libs.function(string(name))
+	if !ok {
+		return 0, false
+	}
+	return f.flags, true
+}
+
 // Exists reports whether the cache holds the script with digest sha (in
 // either case), as SCRIPT EXISTS does.
 func (e *Engine) Exists(sha []byte) bool {

@@ -175,9 +175,10 @@ func TestCompatACLCommands(t *testing.T) {
 		cs("ACL SETUSER x +select"), words("ACL GETUSER x"), cs("ACL SETUSER x -@all +@string -get"),
 		words("ACL GETUSER x"),
 		// +client|id: with -client alone, the @connection commands allowed
-		// and denied tie in Redis 7.0 (16 and 16) and not here (14 and 15:
-		// no COMMAND GETKEYS or CLIENT PAUSE), and the descriptions would
-		// differ by that count, not by the rules.
+		// and denied tie in Redis 7.0 (16 and 16) and not here (the
+		// @connection commands differ: no ASKING, READONLY, READWRITE;
+		// CLIENT NO-TOUCH and SETINFO), and the descriptions would differ
+		// by that count, not by the rules.
 		cs("ACL SETUSER x +@all -@keyspace +del -client +client|id"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x nocommands +client -client|list"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x allcommands allkeys allchannels nopass"), words("ACL GETUSER x"),

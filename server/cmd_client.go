@@ -77,7 +77,8 @@ func (c *Conn) kind() clientType {
 }
 
 // flagLetters is the connection's flags field in CLIENT LIST, in Redis's
-// order: O for a monitor, P for a subscriber, x in MULTI, b blocked (BLPOP), t tracking, R its redirect target
+// order: O for a monitor, P for a subscriber, x in MULTI, b blocked (BLPOP,
+// or held by CLIENT PAUSE, as Redis blocks it), t tracking, R its redirect target
 // closed, B in BCAST mode, d a watched key changed, e for NO-EVICT, T for
 // NO-TOUCH, N for none.
 func (c *Conn) flagLetters() string {
@@ -91,7 +92,7 @@ func (c *Conn) flagLetters() string {
 	if c.multiLen.Load() >= 0 {
 		b = append(b, 'x')
 	}
-	if c.srv.blocked.isBlocked(c.id) {
+	if c.srv.blocked.isBlocked(c.id) || c.pauseHeld.Load() {
 		b = append(b, 'b')
 	}
 	if ti := c.track.info(); ti.on {
@@ -378,6 +379,8 @@ func cmdClientHelp(c *Conn, _ [][]byte) {
 		"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
 		"LIST [options ...]", "    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+		"UNPAUSE", "    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",

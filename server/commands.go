@@ -58,6 +58,8 @@ func commandTable() []*commands.Spec {
 			{Name: "client|list", Arity: -2, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientList)},
 			{Name: "client|no-evict", Arity: 3, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientNoEvict)},
 			{Name: "client|no-touch", Arity: 3, Flags: commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientNoTouch)},
+			{Name: "client|pause", Arity: -3, Flags: commands.Admin | commands.NoScript | commands.Loading | commands.Stale, Handler: conn(cmdClientPause)},
+			{Name: "client|unpause", Arity: 2, Flags: commands.Admin | commands.NoScript | commands.Loading | commands.Stale, Handler: conn(cmdClientUnpause)},
 			{Name: "client|reply", Arity: 3, Flags: commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientReply)},
 			{Name: "client|setinfo", Arity: 4, Flags: commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientSetInfo)},
 			{Name: "client|setname", Arity: 3, Flags: commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientSetName)},
@@ -65,7 +67,7 @@ func commandTable() []*commands.Spec {
 			{Name: "client|trackinginfo", Arity: 2, Flags: commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientTrackingInfo)},
 			{Name: "client|unblock", Arity: -3, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdClientUnblock)},
 		},
-			Group: "connection", Summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO, UNBLOCK.", Usage: "subcommand [argument ...]", Since: "2.4.0"},
+			Group: "connection", Summary: "Connection commands: SETNAME, GETNAME, ID, SETINFO, LIST, INFO, KILL, PAUSE, UNPAUSE, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR, TRACKINGINFO, UNBLOCK.", Usage: "subcommand [argument ...]", Since: "2.4.0"},
 		{Name: "reset", Arity: 1, Flags: commands.Fast | commands.NoAuth | commands.Loading | commands.Stale | commands.SubscriberOK | commands.NoQueue | commands.NoScript | commands.AllowBusy, Handler: conn(cmdReset),
 			Group: "connection", Summary: "Resets the connection: RESP2, no name, logged out if a password is required.", Since: "6.2.0"},
 

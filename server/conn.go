@@ -103,6 +103,15 @@ type Conn struct {
 	multiMem    atomic.Int64 // bytes of the commands queued since MULTI
 	bufs        bufferStats
 
+	// pauseHeld: CLIENT PAUSE holds c's command, which CLIENT LIST shows
+	// as blocked. pauseTurn is the held command whose turn it is to run
+	// (awaitTurn); postponed: the command dispatched last was held from
+	// inside the section (heldAfterAll), so it has not run, and its
+	// callers count nothing and end nothing (its rerun will).
+	pauseHeld atomic.Bool
+	pauseTurn *pauseWaiter
+	postponed bool
+
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
 	noEvict, noTouch atomic.Bool
 	// killed: CLIENT KILL closed the connection; guarded by srv.mu.

@@ -72,6 +72,11 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
 	case c.tx.active && cmd.Flags&commands.NoMulti != 0:
 		c.refuse(cmd, "ERR Command not allowed inside a transaction")
+	case s.pause.pausing() && s.holdIfPaused(c, cmd, args):
+		// Last of the checks, as in Redis, and before MULTI queues: the
+		// command runs afresh from here once the pause lets it (pause.go),
+		// counted then.
+		return
 	case c.tx.active && cmd.Flags&commands.NoQueue == 0:
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it
@@ -82,6 +87,11 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	default:
 		s.run(c, cmd, args)
 		ran = true
+	}
+	if c.postponed { // held once inside the section: its rerun counts
+		c.postponed = false
+		c.next.counted, c.next.call = nil, nil
+		return
 	}
 	if c.next.run != nil {
 		c.next.counted = counted // counted when it has answered
@@ -123,6 +133,9 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 	}
 	hint := uint64(c.id)
 	if s.gate.sec.TryRLock(hint) {
+		if s.heldAfterAll(c, cmd, args, func() { s.gate.sec.RUnlock(hint) }) {
+			return
+		}
 		s.handleShared(c, cmd, args, hint)
 		return
 	}

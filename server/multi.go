@@ -166,9 +166,17 @@ func cmdExec(c *Conn, _ [][]byte) {
 		}
 		locked = true
 	}
-	defer c.endTransaction()
+	defer func() {
+		if !c.postponed { // held: its rerun ends it
+			c.endTransaction()
+		}
+	}()
 	s.exec(c, tx.queue, locked)
 }
+
+// execArgs are EXEC's arguments, for an EXEC held by CLIENT PAUSE, which
+// runs them again.
+var execArgs = [][]byte{[]byte("exec")}
 
 // hasScript reports whether a transaction runs a script.
 func hasScript(queue []queuedCommand) bool {
@@ -219,6 +227,9 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts []int, ran bool) {
 	if !locked && !s.gate.lock() {
 		s.replyBusy(c, c.lastCommand.Load())
+		return nil, false
+	}
+	if s.heldAfterAll(c, s.table["exec"], execArgs, s.gate.unlock) {
 		return nil, false
 	}
 	defer s.gate.unlock()

@@ -150,6 +150,9 @@ func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 			s.replyBusy(c, c.lastCommand.Load())
 			return
 		}
+		if s.heldAfterAll(c, c.lastCommand.Load(), args, s.gate.unlock) {
+			return
+		}
 		func() {
 			defer s.gate.unlock() // even if the script's command panics
 			defer s.tracking.batchFor(c)()

@@ -38,6 +38,10 @@ func (s *Server) runContinuation(c *Conn) {
 		c.next.run = nil
 		next()
 	}
+	if c.postponed { // held once inside the section: its rerun counted
+		c.postponed = false
+		call, counted = nil, nil
+	}
 	if call != nil {
 		s.observed(c, call.cmd, call.args, timer)
 	}

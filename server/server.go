@@ -224,6 +224,8 @@ type Server struct {
 	ownClock bool
 	// monitors are the connections in MONITOR mode (monitor.go).
 	monitors monitors
+	// pause is CLIENT PAUSE's (pause.go).
+	pause clientPause
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -255,6 +257,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.srv = s
+	s.pause.srv, s.pause.shut = s, make(chan struct{})
 	s.slowlog.init()
 	s.tracking.init(s)
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
@@ -299,6 +302,7 @@ func New(opts Options) (*Server, error) {
 		return float64(s.deniedConns.Load())
 	})
 	s.registerTrackingMetrics()
+	s.pause.registerMetrics()
 	// Last before the loops, which read it: a New that fails leaves no
 	// clock of its own ticking.
 	s.clock = opts.Clock
@@ -505,6 +509,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Close()
 	}
 	s.mu.Unlock()
+	s.pause.close()
 	// Each loop drains its connections: until drainWindow passes, a
 	// connection still runs what its client sends, and each batch extends
 	// its window, so a pipeline in flight is answered; a quiet connection

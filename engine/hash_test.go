@@ -202,7 +202,7 @@ func TestHashExportImportCopy(t *testing.T) {
 			t.Fatalf("%q imported differs", key)
 		}
 		// COPY: changing the copy leaves the source as it was.
-		if ok, err := s.Copy([]byte(key), []byte(dst), true); !ok || err != nil {
+		if ok, err := s.Copy([]byte(key), nil, []byte(dst), true); !ok || err != nil {
 			t.Fatalf("Copy = %v, %v", ok, err)
 		}
 		hset(t, s, dst, "extra", "x")

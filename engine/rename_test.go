@@ -89,7 +89,7 @@ func TestCopyIsIndependent(t *testing.T) {
 	s.Update([]byte(src), func(old []byte, _ bool) ([]byte, error) {
 		return append(make([]byte, 0, 64), old...), nil
 	})
-	if ok, err := s.Copy([]byte(src), []byte(dst), false); err != nil || !ok {
+	if ok, err := s.Copy([]byte(src), nil, []byte(dst), false); err != nil || !ok {
 		t.Fatalf("Copy = %v, %v", ok, err)
 	}
 	for _, k := range []string{src, dst} {
@@ -100,14 +100,14 @@ func TestCopyIsIndependent(t *testing.T) {
 	if env, _ := s.Peek([]byte(dst)); env.StaleUntil != stale {
 		t.Fatalf("the copy's deadline is %d, want %d", env.StaleUntil, stale)
 	}
-	if ok, _ := s.Copy([]byte(src), []byte(dst), false); ok {
+	if ok, _ := s.Copy([]byte(src), nil, []byte(dst), false); ok {
 		t.Fatal("Copy onto a live key without replace copied")
 	}
-	if ok, _ := s.Copy([]byte(src), []byte(dst), true); !ok {
+	if ok, _ := s.Copy([]byte(src), nil, []byte(dst), true); !ok {
 		t.Fatal("Copy with replace did not copy")
 	}
 	wantValue(t, s, dst, "abc"+src)
-	if ok, err := s.Copy([]byte("missing"), []byte(dst), true); ok || err != nil {
+	if ok, err := s.Copy([]byte("missing"), nil, []byte(dst), true); ok || err != nil {
 		t.Fatalf("Copy of a missing key = %v, %v", ok, err)
 	}
 	if n := s.Volatile(); n != 2 {
@@ -133,7 +133,7 @@ func TestRenameAndCopyFenceFills(t *testing.T) {
 	wantMiss(t, s, "src")
 
 	f := s.Fence([]byte("copy"))
-	if ok, _ := s.Copy([]byte("dst"), []byte("copy"), false); !ok {
+	if ok, _ := s.Copy([]byte("dst"), nil, []byte("copy"), false); !ok {
 		t.Fatal("Copy did not copy")
 	}
 	if fill(t, s, "copy", "loaded", f) {

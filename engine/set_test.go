@@ -346,7 +346,7 @@ func TestSetCopyRenameExportImport(t *testing.T) {
 	sadd(t, s, "small", "a", "b")
 	sadd(t, s, "ints", "1", "2")
 	for _, k := range []string{"heap", "small", "ints"} {
-		if ok, err := s.Copy([]byte(k), []byte(k+"2"), false); !ok || err != nil {
+		if ok, err := s.Copy([]byte(k), nil, []byte(k+"2"), false); !ok || err != nil {
 			t.Fatalf("Copy(%s) = %v, %v", k, ok, err)
 		}
 		env, _ := s.Export([]byte(k))

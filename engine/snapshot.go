@@ -24,7 +24,7 @@ type SnapshotItem struct {
 	Big bool
 }
 
-// Snapshot calls fn with the live keys of each shard in turn, and stops at
+// Snapshot calls fn with the database's live keys of each shard in turn, and stops at
 // fn's first error. items is reused, and so are the bytes of its strings
 // (a string's key and value): fn must not keep them past its return (a
 // collection's it may keep). Each shard is copied under its read lock, which is
@@ -43,12 +43,18 @@ func (s *Store) Snapshot(fn func(items []SnapshotItem) error) error {
 		now := s.now()
 		items = items[:0]
 		sh.mu.RLock()
+		if sh.keys[s.db] == 0 {
+			sh.mu.RUnlock()
+			continue
+		}
 		// The records are read in the arena's order, not the index's: one
 		// pass through memory instead of a jump per key (a third of a
 		// save's time was the misses of the index's order).
 		locs = locs[:0]
 		sh.index.Range(func(_ int, loc slab.Loc) bool {
-			locs = append(locs, loc)
+			if recordDB(s.arena.Block(loc)) == s.db {
+				locs = append(locs, loc)
+			}
 			return true
 		})
 		slices.Sort(locs)

@@ -68,7 +68,7 @@ func TestHeapObjectsFollowTheirRecords(t *testing.T) {
 	if n, err := s.SCard([]byte("b")); err != nil || n != 600 {
 		t.Fatalf("SCARD of the renamed set = %d, %v", n, err)
 	}
-	if _, err := s.Copy([]byte("b"), []byte("c"), false); err != nil {
+	if _, err := s.Copy([]byte("b"), nil, []byte("c"), false); err != nil {
 		t.Fatal(err)
 	}
 	want(2, "COPY")

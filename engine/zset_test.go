@@ -39,7 +39,7 @@ func TestZSetHeapObjectsFollowTheirRecords(t *testing.T) {
 	if enc, _ := s.Encoding([]byte("a")); enc != "skiplist" {
 		t.Fatalf("OBJECT ENCODING = %q", enc)
 	}
-	if _, err := s.Copy([]byte("a"), []byte("b"), false); err != nil {
+	if _, err := s.Copy([]byte("a"), nil, []byte("b"), false); err != nil {
 		t.Fatal(err)
 	}
 	want(2, "COPY")

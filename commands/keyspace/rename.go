@@ -68,7 +68,7 @@ func cmdCopy(c *commands.Ctx, args [][]byte) {
 		c.W.Error("ERR source and destination objects are the same")
 		return
 	}
-	copied, err := c.Store.Copy(args[1], args[2], replace)
+	copied, err := c.Store.Copy(args[1], nil, args[2], replace)
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return

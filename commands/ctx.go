@@ -26,7 +26,15 @@ type Ctx struct {
 // notifyKeyspaceEvent: a handler calls it once its write succeeded, where
 // Redis does, with Redis's event name. Cheap when the class is off: a nil
 // check and an atomic load, no allocation.
-func (x *Ctx) Notify(class EventClass, event string, key []byte) { x.Events.Notify(class, event, key) }
+func (x *Ctx) Notify(class EventClass, event string, key []byte) {
+	x.Events.Notify(x.Store.Index(), class, event, key)
+}
+
+// NotifyIn is Notify of a key of another database than the command's
+// (MOVE's move_to, COPY ... DB's copy_to).
+func (x *Ctx) NotifyIn(db *engine.Store, class EventClass, event string, key []byte) {
+	x.Events.Notify(db.Index(), class, event, key)
+}
 
 // Client is what a handler may ask of the client it serves.
 type Client interface {

@@ -17,7 +17,10 @@ const (
 	ErrStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	ErrNoAuth      = "NOAUTH Authentication required."
 	ErrDBRange     = "ERR DB index is out of range"
-	ErrWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	// ErrInt32Range is Redis's refusal of a number that must fit 32 bits
+	// (a database's).
+	ErrInt32Range = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	ErrWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 )
 
 // WriteError answers an engine error with Redis's text for it.

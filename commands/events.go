@@ -13,8 +13,8 @@ type EventClass uint32
 // The classes, Redis's bits. EventKeyspace and EventKeyevent choose the
 // channels; the others choose the events.
 const (
-	EventKeyspace EventClass = 1 << iota // K: __keyspace@0__:<key>, the event as message
-	EventKeyevent                        // E: __keyevent@0__:<event>, the key as message
+	EventKeyspace EventClass = 1 << iota // K: __keyspace@<db>__:<key>, the event as message
+	EventKeyevent                        // E: __keyevent@<db>__:<event>, the key as message
 	EventGeneric                         // g: DEL, EXPIRE, RENAME and the other type-blind commands
 	EventString                          // $
 	EventList                            // l
@@ -98,13 +98,14 @@ type Events struct {
 	// on is the classes turned on; an event is sent when its class is on,
 	// and K or E is.
 	on atomic.Uint32
-	// publish delivers event on key with the classes as they were.
-	publish func(classes EventClass, event string, key []byte)
+	// publish delivers event on key of database db with the classes as
+	// they were.
+	publish func(classes EventClass, db int, event string, key []byte)
 }
 
 // NewEvents makes the Events that hand what is on to publish, which must
 // not block (it queues to the subscribers) and must not keep key.
-func NewEvents(publish func(classes EventClass, event string, key []byte)) *Events {
+func NewEvents(publish func(classes EventClass, db int, event string, key []byte)) *Events {
 	return &Events{publish: publish}
 }
 
@@ -121,18 +122,18 @@ func (e *Events) Classes() EventClass {
 
 // Notify sends event, of class, on key, as Redis's notifyKeyspaceEvent:
 // when the class is off it costs one atomic load.
-func (e *Events) Notify(class EventClass, event string, key []byte) {
+func (e *Events) Notify(db int, class EventClass, event string, key []byte) {
 	// Kept small enough to be inlined into the handlers.
 	if e != nil && EventClass(e.on.Load())&class != 0 {
-		e.send(event, key)
+		e.send(db, event, key)
 	}
 }
 
 // send publishes an event whose class was on, if a channel is.
 //
 //go:noinline
-func (e *Events) send(event string, key []byte) {
+func (e *Events) send(db int, event string, key []byte) {
 	if on := EventClass(e.on.Load()); on&(EventKeyspace|EventKeyevent) != 0 {
-		e.publish(on, event, key)
+		e.publish(on, db, event, key)
 	}
 }

@@ -24,6 +24,8 @@ type LoadItem struct {
 	// deadline, StaleUntil.
 	FreshUntil, StaleUntil int64
 	Fill                   *FillMeta // a string's only
+	// DB is the key's database, below Databases.
+	DB int
 }
 
 // ErrDuplicateMember is Loader.Write's error for a hash, set or sorted set
@@ -92,7 +94,7 @@ func (l *Loader) Write(items []LoadItem) error {
 	var starts [numShards + 1]int32 // where each shard's items begin in order
 	l.hashes = l.hashes[:0]
 	for i := range items {
-		h := s.hash(items[i].Key)
+		h := s.dbs[items[i].DB].hash(items[i].Key)
 		l.hashes = append(l.hashes, h)
 		starts[h>>(64-shardBits)+1]++
 	}
@@ -130,9 +132,9 @@ func (l *Loader) Write(items []LoadItem) error {
 // writeLocked writes the items at idx, all of shard sh, whose lock the
 // caller holds for writing.
 func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
-	s := l.s
 	for _, i := range idx {
 		it, h := &items[i], l.hashes[i]
+		s := &l.s.dbs[it.DB]
 		r := s.itemRecordLocked(sh, it, l.built[i])
 		if err := s.admitLocked(r.cost()); err != nil {
 			sh.dropNewLocked(&r)

@@ -256,6 +256,99 @@ func (s *Store) flush(db int) {
 	}
 }
 
+// SwapDB swaps databases a and b (SWAPDB): at one instant, every key of
+// each is the other's. Holding every shard's lock, it relabels each record
+// of both in place and moves its index slot (and heap object) to the
+// shard of its new hash: O(keys of both), where Redis's swap of two
+// tables is O(1), so a swap of millions of keys holds the store for as
+// long as a walk of them takes. The frequency sketch's counts of those
+// keys are lost with their hashes. The listener is told Swapped for
+// each database.
+func (s *Store) SwapDB(a, b int) {
+	if a == b {
+		return
+	}
+	type moving struct {
+		loc     slab.Loc
+		stamp   uint32
+		h       uint64
+		db      uint8
+		handle  uint64
+		obj     heapObject
+		onHeap  bool
+		expires bool
+	}
+	var moved []moving
+	shards := s.lockAllShards((*sync.RWMutex).Lock)
+	// Every slot of both leaves its shard first, then each is placed: a
+	// record's new shard may be one not walked yet.
+	for _, sh := range shards {
+		if sh.keys[a] == 0 && sh.keys[b] == 0 {
+			continue
+		}
+		sh.wroteAllLocked()
+		var locs []slab.Loc
+		sh.index.Range(func(_ int, loc slab.Loc) bool {
+			if db := int(recordDB(s.arena.Block(loc))); db == a || db == b {
+				locs = append(locs, loc)
+			}
+			return true
+		})
+		for _, loc := range locs {
+			blk := s.arena.Block(loc)
+			rec := parseRecord(blk)
+			h := s.hashOf(&rec)
+			pos, _ := sh.index.Find(tagOf(h), func(l slab.Loc) bool { return l == loc })
+			m := moving{loc: loc, stamp: sh.index.Stamp(pos), onHeap: rec.onHeap(), expires: rec.stale != 0}
+			sh.index.Delete(pos)
+			sh.keys[rec.db]--
+			if m.expires {
+				sh.volatile--
+			}
+			if m.onHeap {
+				m.handle = heapHandle(rec.value)
+				m.obj = sh.heap[m.handle]
+				delete(sh.heap, m.handle)
+			}
+			m.db = uint8(a)
+			if int(rec.db) == a {
+				m.db = uint8(b)
+			}
+			blk[1] = blk[1]&(1<<dbShift-1) | m.db<<dbShift
+			rec.db = m.db
+			m.h = s.hashOf(&rec)
+			moved = append(moved, m)
+		}
+	}
+	for _, m := range moved {
+		sh := s.shardOf(m.h)
+		if !sh.index.Insert(tagOf(m.h), m.loc, m.stamp) {
+			// The index is at its largest and full: the key cannot stay.
+			rec := parseRecord(s.arena.Block(m.loc))
+			s.used.Add(-rec.cost())
+			s.arena.Free(m.loc)
+			s.evicted.Add(1)
+			continue
+		}
+		sh.keys[m.db]++
+		if m.expires {
+			sh.volatile++
+		}
+		if m.onHeap {
+			if sh.heap == nil {
+				sh.heap = make(map[uint64]heapObject)
+			}
+			sh.heap[m.handle] = m.obj
+		}
+	}
+	unlockShards(shards, (*sync.RWMutex).Unlock)
+	s.changes.Add(1)
+	if l := s.listener.Load(); l != nil {
+		(*l)(Change{Kind: Swapped, DB: a})
+		(*l)(Change{Kind: Swapped, DB: b})
+	}
+}
+
 // resetLocked empties every shard and the arena. The caller holds
 // compactMu and every shard's lock (shards).
 func (s *Store) resetLocked(shards []*shard) {

@@ -20,7 +20,8 @@ const (
 	Expired
 	// Evicted: the eviction policy removed the key to make room.
 	Evicted
-	// Flushed: every key was removed (FLUSHALL); Change.Key is nil.
+	// Flushed: every key of database DB was removed (FLUSHDB), or of
+	// every database (FLUSHALL, DB AllDatabases); Change.Key is nil.
 	Flushed
 	// Invalidated: the key's value changed elsewhere (with --redis,
 	// another replica wrote it or published a fill of it), and the local
@@ -33,6 +34,10 @@ const (
 	// counted in Changes. RENAME's and COPY's destination is created even
 	// when it replaces a key, as Redis deletes it first.
 	Created
+	// Swapped: database DB now holds what another held (SWAPDB), told
+	// for each of the two once both are swapped; Change.Key is nil, and
+	// no shard lock is held.
+	Swapped
 	// Missed: a read found no live key (Redis's lookupKeyRead miss, its
 	// "keymiss" event), counted in keyspace_misses and not in Changes. No
 	// shard lock is held.

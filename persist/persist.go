@@ -52,10 +52,9 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 	}()
 	w := rdb.NewWriter(f)
 	w.Header(rdb.DefaultAux(now, st.Stats().Cost))
-	w.SelectDB(0, st.Len(), st.Volatile())
 	var e rdb.Entry
 	shardStart := time.Now()
-	err = st.Snapshot(func(items []engine.SnapshotItem) error {
+	saveItems := func(items []engine.SnapshotItem) error {
 		if paced {
 			defer func() {
 				time.Sleep(time.Since(shardStart))
@@ -86,7 +85,18 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 			}
 		}
 		return nil
-	})
+	}
+	// Each database in turn, as Redis writes them: SELECTDB, then its keys.
+	for n := 0; n < engine.Databases && err == nil; n++ {
+		db := st.DB(n)
+		keys := db.Len()
+		if keys == 0 && n > 0 {
+			continue
+		}
+		if err = w.SelectDB(n, keys, db.Volatile()); err == nil {
+			err = db.Snapshot(saveItems)
+		}
+	}
 	if err == nil && rt != nil {
 		err = writeMissing(w, rt, now)
 	}
@@ -259,7 +269,7 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 					return err
 				}
 				e := &le.e
-				if e.DB != 0 {
+				if e.DB >= engine.Databases {
 					r.Skipped["db"]++
 					b.buf = b.buf[:mark]
 					continue
@@ -376,10 +386,10 @@ func (w *loadWriter) write(b *loadBatch) error {
 		if e.Kind == rdb.KindString {
 			opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
 			withFill(&le.fill, e, &opts)
-			if opts.Fill != nil && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
+			if opts.Fill != nil && e.DB == 0 && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
 				w.tagged = append(w.tagged, taggedKey{key: string(e.Key), fill: *opts.Fill, tags: le.fill.tags})
 			}
-			w.items = append(w.items, engine.LoadItem{Key: e.Key, Value: e.Value,
+			w.items = append(w.items, engine.LoadItem{Key: e.Key, Value: e.Value, DB: e.DB,
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})
 			continue
 		}
@@ -392,6 +402,7 @@ func (w *loadWriter) write(b *loadBatch) error {
 			return unsupported(e)
 		}
 		w.scored = scored
+		it.DB = e.DB
 		w.items = append(w.items, it)
 	}
 	if err := w.flush(); err != nil {

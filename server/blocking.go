@@ -33,11 +33,11 @@ type blockRegistry struct {
 	mu sync.Mutex // guards the maps
 	// byKey are the clients blocked on each key, oldest first; lazily
 	// initialized.
-	byKey map[string][]*blockedClient
+	byKey map[dbKey][]*blockedClient
 	// byID are the blocked clients by connection id, for CLIENT UNBLOCK.
 	byID map[int64]*blockedClient
 	// ready are the keys written since they were last served.
-	ready map[string]struct{}
+	ready map[dbKey]struct{}
 
 	clients   atomic.Int64 // blocked clients: INFO blocked_clients; 0 lets writes skip the registry
 	haveReady atomic.Bool  // ready is not empty
@@ -57,7 +57,7 @@ const (
 // blockedClient is one client blocked on keys.
 type blockedClient struct {
 	id   int64
-	keys []string // owned copies
+	keys []dbKey // owned copies, in the client's database
 
 	// serve tries to serve the client from the ready key: it runs the
 	// engine operation and keeps what it must reply, and reports whether
@@ -75,21 +75,21 @@ type blockedClient struct {
 
 // block registers a client of connection id blocked on keys, served by
 // serve. The caller waits on it with wait, outside the atomic section.
-func (s *Server) block(id int64, keys [][]byte, serve func(key []byte) bool) *blockedClient {
+func (s *Server) block(id int64, db int, keys [][]byte, serve func(key []byte) bool) *blockedClient {
 	b := &blockedClient{id: id, serve: serve, done: make(chan struct{})}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[string(k)] {
 			seen[string(k)] = true
-			b.keys = append(b.keys, string(k))
+			b.keys = append(b.keys, dbKey{db, string(k)})
 		}
 	}
 	r := &s.blocked
 	r.mu.Lock()
 	if r.byKey == nil {
-		r.byKey = make(map[string][]*blockedClient)
+		r.byKey = make(map[dbKey][]*blockedClient)
 		r.byID = make(map[int64]*blockedClient)
-		r.ready = make(map[string]struct{})
+		r.ready = make(map[dbKey]struct{})
 	}
 	for _, k := range b.keys {
 		r.byKey[k] = append(r.byKey[k], b)
@@ -167,12 +167,21 @@ func (s *Server) unregister(b *blockedClient) {
 // keyWritten marks key ready if a client is blocked on it. It is the
 // store's listener's part (keyChanged): under the key's shard lock, quick.
 func (r *blockRegistry) keyWritten(ch engine.Change) {
-	if ch.Kind != engine.Written || r.clients.Load() == 0 {
+	if ch.Kind != engine.Written && ch.Kind != engine.Swapped || r.clients.Load() == 0 {
 		return
 	}
 	r.mu.Lock()
-	if _, ok := r.byKey[string(ch.Key)]; ok {
-		r.ready[string(ch.Key)] = struct{}{}
+	if ch.Kind == engine.Swapped {
+		// The database holds another's keys: each blocked key of it may
+		// be ready now, as Redis's SWAPDB scans for them.
+		for k := range r.byKey {
+			if k.db == ch.DB {
+				r.ready[k] = struct{}{}
+				r.haveReady.Store(true)
+			}
+		}
+	} else if k := (dbKey{ch.DB, string(ch.Key)}); r.byKey[k] != nil {
+		r.ready[k] = struct{}{}
 		r.haveReady.Store(true)
 	}
 	r.mu.Unlock()
@@ -196,7 +205,7 @@ func (s *Server) serveReady() {
 	r := &s.blocked
 	for {
 		r.mu.Lock()
-		var key string
+		var key dbKey
 		for k := range r.ready {
 			key = k
 			break
@@ -210,7 +219,7 @@ func (s *Server) serveReady() {
 		waiters := append([]*blockedClient(nil), r.byKey[key]...)
 		r.mu.Unlock()
 		for _, b := range waiters {
-			if !b.tryServe([]byte(key)) {
+			if !b.tryServe([]byte(key.key)) {
 				break // nothing left for the next one either
 			}
 			s.unregister(b)

@@ -22,7 +22,7 @@ func (c *Conn) awaitBlocked(b *blockedClient, keys [][]byte, timeout time.Durati
 // section when a write makes one of them ready, and once one has served,
 // or timeout passes, reply or timedOut answers.
 func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
-	b := c.srv.block(c.id, keys, serve)
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 

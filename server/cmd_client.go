@@ -35,6 +35,7 @@ func (c *Conn) resetState() {
 	c.mu.Unlock()
 	c.noEvict.Store(false)
 	c.noTouch.Store(false)
+	c.selectDB(0)
 }
 
 func cmdReset(c *Conn, _ [][]byte) {

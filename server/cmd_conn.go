@@ -2,11 +2,13 @@ package server
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -42,9 +44,12 @@ func cmdSelect(c *Conn, args [][]byte) {
 	switch {
 	case !ok:
 		c.w.Error(commands.ErrNotInteger)
-	case n != 0:
+	case n < math.MinInt32 || n > math.MaxInt32:
+		c.w.Error(commands.ErrInt32Range)
+	case n < 0 || n >= engine.Databases:
 		c.w.Error(commands.ErrDBRange)
 	default:
+		c.selectDB(int(n))
 		c.w.OK()
 	}
 }

@@ -44,6 +44,9 @@ type Conn struct {
 	lastCmd *command
 	authed  bool
 	quit    bool
+	// db is the database SELECT chose, which CLIENT LIST reads from other
+	// goroutines; c.x.Store is that database (selectDB).
+	db atomic.Int32
 	// lua marks the connection a script's commands run on (scriptCaller),
 	// which the slow log and MONITOR show as Redis shows its Lua client.
 	lua bool
@@ -268,10 +271,10 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	}
 	multiMem := c.multiMem.Load()
 	totMem := b.qbuf + b.qbufFree + argvMem + multiMem + b.rbs + omem + int64(unsafe.Sizeof(*c))
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d "+
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d watch=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, c.fd.Load(), name, age, idle, c.flagLetters(),
+		c.id, c.remote, c.local, c.fd.Load(), name, age, idle, c.flagLetters(), c.db.Load(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
 		multi, watched, b.qbuf, b.qbufFree, argvMem, multiMem, b.rbs, b.rbp, b.obl, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
@@ -339,5 +342,11 @@ func (c *Conn) InScript() bool { return c.lua }
 // the keyspace events. The one place a connection's, or a script's
 // caller's, Ctx is made.
 func (s *Server) ctxFor(c *Conn) commands.Ctx {
-	return commands.Ctx{W: c.w, Store: s.store, Client: c, Events: s.keyEvents.events}
+	return commands.Ctx{W: c.w, Store: s.store.DB(int(c.db.Load())), Client: c, Events: s.keyEvents.events}
+}
+
+// selectDB makes database n, below engine.Databases, c's.
+func (c *Conn) selectDB(n int) {
+	c.db.Store(int32(n))
+	c.x.Store = c.srv.store.DB(n)
 }

@@ -214,9 +214,13 @@ func (s *Server) infoStats(b *infoBuilder) {
 	s.infoACL(b)
 }
 
+// infoKeyspace writes a line for each database that holds keys.
 func (s *Server) infoKeyspace(b *infoBuilder) {
-	if n := s.store.Len(); n > 0 {
-		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n, s.store.Volatile()))
+	for n := range engine.Databases {
+		db := s.store.DB(n)
+		if keys := db.Len(); keys > 0 {
+			b.field("db"+strconv.Itoa(n), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, db.Volatile()))
+		}
 	}
 }
 

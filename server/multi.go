@@ -195,9 +195,13 @@ func hasScript(queue []queuedCommand) bool {
 // replica, not across the fleet.
 func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 	ctx := context.Background()
+	dbs := sharedDBs(int(c.db.Load()), queue)
 	if s.opts.Shared != nil {
 		var keys [][]byte
-		for _, q := range queue {
+		for i, q := range queue {
+			if dbs[i] != 0 {
+				continue // the shared tier is database 0's
+			}
 			keys = append(keys, q.cmd.faultKeys(q.args)...)
 			if q.cmd.Flags&commands.TrackRead != 0 {
 				// A read-through read inside the section cannot ask the
@@ -215,7 +219,9 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 		return
 	}
 	for i, q := range queue {
-		s.writeThrough(ctx, c, q.cmd, q.args, starts[i])
+		if q.cmd.sharedIn(dbs[i]) {
+			s.writeThrough(ctx, c, q.cmd, q.args, starts[i])
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -13,8 +14,8 @@ import (
 // command makes: expired, evicted, the "set" of a key a fill stored, and
 // the "new" of a key created and the "keymiss" of a read that missed,
 // which the store sees where Redis's dbAdd and lookupKeyRead do.
-// Each goes to the local subscribers of __keyspace@0__:<key> and
-// __keyevent@0__:<event>, and of the patterns that match them, through
+// Each goes to the local subscribers of __keyspace@<db>__:<key> and
+// __keyevent@<db>__:<event>, and of the patterns that match them, through
 // publish: it queues to their outboxes and never waits, so it is sent
 // from inside the atomic section and under a key's shard lock alike.
 // With a shared tier it stays on this replica.
@@ -54,25 +55,20 @@ func (s *Server) setKeyspaceEvents(classes commands.EventClass) {
 	k.listening = need
 }
 
-// Channel prefixes, for database 0, the only one.
-const (
-	keyspacePrefix = "__keyspace@0__:"
-	keyeventPrefix = "__keyevent@0__:"
-)
-
-// publishKeyspaceEvent delivers event on key as Redis's
-// notifyKeyspaceEvent: on the key's channel first, then on the event's.
-func (s *Server) publishKeyspaceEvent(classes commands.EventClass, event string, key []byte) {
+// publishKeyspaceEvent delivers event on key of database db as Redis's
+// notifyKeyspaceEvent: on the key's channel (__keyspace@<db>__:<key>)
+// first, then on the event's (__keyevent@<db>__:<event>).
+func (s *Server) publishKeyspaceEvent(classes commands.EventClass, db int, event string, key []byte) {
 	if s.pubsub.subscriberCount() == 0 {
 		return
 	}
 	ev := []byte(event)
 	if classes&commands.EventKeyspace != 0 {
-		ch := append(append(make([]byte, 0, len(keyspacePrefix)+len(key)), keyspacePrefix...), key...)
+		ch := fmt.Appendf(make([]byte, 0, 16+len(key)), "__keyspace@%d__:%s", db, key)
 		s.publish(subChannel, ch, ev, nil)
 	}
 	if classes&commands.EventKeyevent != 0 {
-		ch := append(append(make([]byte, 0, len(keyeventPrefix)+len(event)), keyeventPrefix...), event...)
+		ch := fmt.Appendf(make([]byte, 0, 16+len(event)), "__keyevent@%d__:%s", db, event)
 		s.publish(subChannel, ch, key, nil)
 	}
 }
@@ -81,15 +77,15 @@ func (s *Server) publishKeyspaceEvent(classes commands.EventClass, event string,
 func (k *keyspaceEvents) changed(ch engine.Change) {
 	switch {
 	case ch.Kind == engine.Expired:
-		k.events.Notify(commands.EventExpired, "expired", ch.Key)
+		k.events.Notify(ch.DB, commands.EventExpired, "expired", ch.Key)
 	case ch.Kind == engine.Evicted:
-		k.events.Notify(commands.EventEvicted, "evicted", ch.Key)
+		k.events.Notify(ch.DB, commands.EventEvicted, "evicted", ch.Key)
 	case ch.Kind == engine.Written && ch.Loaded:
-		k.events.Notify(commands.EventString, "set", ch.Key)
+		k.events.Notify(ch.DB, commands.EventString, "set", ch.Key)
 	case ch.Kind == engine.Created:
 		// Told before the write's own event, as Redis's dbAdd is.
-		k.events.Notify(commands.EventNew, "new", ch.Key)
+		k.events.Notify(ch.DB, commands.EventNew, "new", ch.Key)
 	case ch.Kind == engine.Missed:
-		k.events.Notify(commands.EventKeyMiss, "keymiss", ch.Key)
+		k.events.Notify(ch.DB, commands.EventKeyMiss, "keymiss", ch.Key)
 	}
 }

@@ -293,6 +293,9 @@ func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 	s := client.srv
 	c := &Conn{srv: s, w: &resp.Writer{}, id: client.id, created: client.created,
 		remote: client.remote, local: client.local, authed: true, lua: true}
+	// The script starts in its caller's database; its SELECT is its own,
+	// as in Redis 7.
+	c.db.Store(client.db.Load())
 	c.x = s.ctxFor(c)
 	c.user.Store(client.user.Load())
 	c.noTouch.Store(client.noTouch.Load())
@@ -353,7 +356,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	}
 	countReply(counted, c, 0)
 	wrote := cmd.Flags&commands.Write != 0
-	if wrote && !c.w.IsErrorAt(0) {
+	if wrote && !c.w.IsErrorAt(0) && cmd.sharedIn(int(c.db.Load())) {
 		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
 	}
 	return c.w.Buffered(), wrote
@@ -364,6 +367,9 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 // its reads are tracked for the client, and with NOLOOP its writes are
 // the client's own.
 func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
+	if cmd.outsideDB0(sc.c) {
+		return
+	}
 	tr := &sc.srv.tracking
 	if sc.client.tracked || tr.noloop.Load() > 0 || tr.bcasting.Load() > 0 {
 		declared := sc.declared

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Shared is the tier replicas share in --redis mode (cluster.Client). The
@@ -78,6 +80,24 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 // writes are written through by shareDeferred.
 func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.Flush }
 
+// outsideDB0 refuses, and reports true for, a read-through command (ours,
+// on keys) run outside database 0: the read-through cache, its loaders'
+// fills, leases and tags, and the shared tier, are database 0's.
+func (cmd *command) outsideDB0(c *Conn) bool {
+	if !cmd.Own || c.db.Load() == 0 {
+		return false
+	}
+	c.w.Error("ERR '" + cmd.Name + "' works in database 0 only, the read-through cache's: SELECT 0 first")
+	return true
+}
+
+// sharedIn reports whether a call of cmd in database db goes through the
+// shared tier: the tier is database 0's, and FLUSHALL empties it from any
+// database. In the other databases each replica's keys are its own.
+func (cmd *command) sharedIn(db int) bool {
+	return cmd.shared() && (db == 0 || cmd.Name == "flushall")
+}
+
 // sharesKeys reports whether cmd's keys are the shared tier's: a Redis
 // command's that names keys (hasKeys: not a shard channel), not
 // stampedeless's own, whose fill path shares them itself.
@@ -120,6 +140,22 @@ func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [
 	if cmd.Flags&commands.Write != 0 && !c.w.IsErrorAt(before) {
 		s.wrote(ctx, cmd, args)
 	}
+}
+
+// sharedDBs is the database each command of queue runs in, from db on,
+// as its SELECTs will choose (a SELECT that fails changes nothing, and
+// only a valid index can succeed).
+func sharedDBs(db int, queue []queuedCommand) []int {
+	dbs := make([]int, len(queue))
+	for i, q := range queue {
+		dbs[i] = db
+		if q.cmd.Name == "select" && len(q.args) == 2 {
+			if n, ok := resp.ParseInt(q.args[1]); ok && n >= 0 && n < engine.Databases {
+				db = int(n)
+			}
+		}
+	}
+	return dbs
 }
 
 // wrote tells the shared tier what a write that succeeded changed: its

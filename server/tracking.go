@@ -580,6 +580,10 @@ func (tr *tracking) changed(ch engine.Change) {
 	case engine.Flushed:
 		tr.flushed()
 		return
+	case engine.Swapped:
+		// Redis 7.0's SWAPDB invalidates nothing: the table knows keys
+		// by name, not by database.
+		return
 	case engine.Expired:
 		reason = invExpired
 	case engine.Evicted:

@@ -6,6 +6,13 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
+// dbKey is a key of a database, as the registries of keys clients wait on
+// or watch hold them.
+type dbKey struct {
+	db  int
+	key string
+}
+
 // watchRegistry records the keys clients WATCH and marks a client dirty,
 // so that its EXEC runs nothing, when the store reports a change to one of
 // them. Its listener runs under the changed key's shard lock (see
@@ -15,13 +22,13 @@ type watchRegistry struct {
 	srv *Server
 
 	mu      sync.Mutex
-	keys    map[string][]*watchedKey // by key, the clients watching it
-	clients int                      // clients watching at least one key
+	keys    map[dbKey][]*watchedKey // by key, the clients watching it
+	clients int                     // clients watching at least one key
 }
 
 // watchedKey is one client's watch of one key.
 type watchedKey struct {
-	key  string
+	dbKey
 	conn *Conn
 	// live: the key was live when watched. Removing it is then a change,
 	// and EXEC runs nothing if it is no longer live (it expired). Removing
@@ -39,20 +46,21 @@ func (w *watchRegistry) watch(c *Conn, keys [][]byte) {
 		w.mu.Unlock()
 		return
 	}
+	db := int(c.db.Load())
 	for _, k := range keys {
-		if c.watchesLocked(k) {
+		if c.watchesLocked(db, k) {
 			continue
 		}
 		// Live until the store says otherwise below: a removal that
 		// races with this WATCH then counts as a change, which is safe.
-		wk := &watchedKey{key: string(k), conn: c, live: true}
+		wk := &watchedKey{dbKey: dbKey{db, string(k)}, conn: c, live: true}
 		if w.keys == nil {
-			w.keys = make(map[string][]*watchedKey)
+			w.keys = make(map[dbKey][]*watchedKey)
 		}
 		if len(w.keys) == 0 {
 			w.srv.consumeChanges(1)
 		}
-		w.keys[wk.key] = append(w.keys[wk.key], wk)
+		w.keys[wk.dbKey] = append(w.keys[wk.dbKey], wk)
 		if len(c.watching) == 0 {
 			w.clients++
 		}
@@ -63,7 +71,7 @@ func (w *watchRegistry) watch(c *Conn, keys [][]byte) {
 	// Registered first, read after: a write in between marks c dirty
 	// rather than go unseen. The store is read without mu (lock order).
 	for _, wk := range added {
-		if _, live := w.srv.store.Peek([]byte(wk.key)); !live {
+		if _, live := w.srv.store.DB(wk.db).Peek([]byte(wk.key)); !live {
 			w.mu.Lock()
 			wk.live = false
 			w.mu.Unlock()
@@ -71,10 +79,11 @@ func (w *watchRegistry) watch(c *Conn, keys [][]byte) {
 	}
 }
 
-// watchesLocked reports whether c watches key. The caller holds mu.
-func (c *Conn) watchesLocked(key []byte) bool {
+// watchesLocked reports whether c watches key of database db. The caller
+// holds mu.
+func (c *Conn) watchesLocked(db int, key []byte) bool {
 	for _, wk := range c.watching {
-		if wk.key == string(key) {
+		if wk.db == db && wk.key == string(key) {
 			return true
 		}
 	}
@@ -97,7 +106,7 @@ func (w *watchRegistry) unwatchLocked(c *Conn) {
 		return
 	}
 	for _, wk := range c.watching {
-		list := w.keys[wk.key]
+		list := w.keys[wk.dbKey]
 		for i, other := range list {
 			if other == wk {
 				list = append(list[:i], list[i+1:]...)
@@ -105,9 +114,9 @@ func (w *watchRegistry) unwatchLocked(c *Conn) {
 			}
 		}
 		if len(list) == 0 {
-			delete(w.keys, wk.key)
+			delete(w.keys, wk.dbKey)
 		} else {
-			w.keys[wk.key] = list
+			w.keys[wk.dbKey] = list
 		}
 	}
 	w.clients--
@@ -132,10 +141,10 @@ func (w *watchRegistry) dirty(c *Conn) bool {
 func (w *watchRegistry) unchanged(c *Conn) bool {
 	w.mu.Lock()
 	dirty := c.casDirty
-	var live []string
+	var live []dbKey
 	for _, wk := range c.watching {
 		if wk.live {
-			live = append(live, wk.key)
+			live = append(live, wk.dbKey)
 		}
 	}
 	w.unwatchLocked(c)
@@ -145,7 +154,7 @@ func (w *watchRegistry) unchanged(c *Conn) bool {
 		return false
 	}
 	for _, k := range live {
-		if _, ok := w.srv.store.Peek([]byte(k)); !ok {
+		if _, ok := w.srv.store.DB(k.db).Peek([]byte(k.key)); !ok {
 			return false
 		}
 	}
@@ -153,23 +162,28 @@ func (w *watchRegistry) unchanged(c *Conn) bool {
 }
 
 // changed is the store's listener's part for WATCH: it marks dirty every
-// client watching a key that changed. A write commands.Always changes the key, and
+// client watching a key that changed. A write always changes the key, and
 // so does another replica's (Invalidated); a removal only if the key was
-// live when watched; FLUSHALL removes every key that was.
+// live when watched; FLUSHDB and FLUSHALL remove every key that was; a
+// SWAPDB changes every key of both databases (Redis's
+// touchAllWatchedKeysInDb counts those live in either: a superset here).
 func (w *watchRegistry) changed(ch engine.Change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var touched []*Conn
-	if ch.Kind == engine.Flushed {
-		for _, list := range w.keys {
+	if ch.Kind == engine.Flushed || ch.Kind == engine.Swapped {
+		for k, list := range w.keys {
+			if ch.DB != engine.AllDatabases && k.db != ch.DB {
+				continue
+			}
 			for _, wk := range list {
-				if wk.live {
+				if wk.live || ch.Kind == engine.Swapped {
 					touched = append(touched, wk.conn)
 				}
 			}
 		}
 	} else {
-		for _, wk := range w.keys[string(ch.Key)] {
+		for _, wk := range w.keys[dbKey{ch.DB, string(ch.Key)}] {
 			if ch.Kind == engine.Written || ch.Kind == engine.Invalidated || wk.live {
 				touched = append(touched, wk.conn)
 			}

@@ -317,3 +317,54 @@ func TestCorruptAndFailedSave(t *testing.T) {
 		t.Error("the previous file changed")
 	}
 }
+
+// Every database is saved under its number and loads back into it, here
+// and in redis-server, and redis-server's databases load into the store's.
+func TestDatabasesSaveAndLoad(t *testing.T) {
+	st := newStore(t)
+	dbs := []int{0, 3, 15}
+	for _, n := range dbs {
+		fill(t, st.DB(n))
+		if _, err := st.DB(n).Set([]byte("only:"+strconv.Itoa(n)), []byte("v"), engine.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := Save(st, filepath.Join(dir, "dump.rdb"), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	back := newStore(t)
+	if _, err := Load(back, filepath.Join(dir, "dump.rdb"), time.Now(), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t, "--dir", dir, "--dbfilename", "dump.rdb")
+	for n := range engine.Databases {
+		want := describe(t, st.DB(n))
+		compare(t, fmt.Sprintf("database %d loaded", n), want, describe(t, back.DB(n)))
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: n})
+		compare(t, fmt.Sprintf("database %d in redis-server", n), want, describeRedis(t, c))
+		c.Close()
+	}
+
+	// redis-server's file of several databases.
+	ctx := context.Background()
+	for _, n := range []int{0, 7} {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: n})
+		c.FlushDB(ctx)
+		c.Set(ctx, "s", "in "+strconv.Itoa(n), time.Hour)
+		c.RPush(ctx, "l", n, "x")
+		c.Close()
+	}
+	if err := redis.NewClient(&redis.Options{Addr: srv.Addr()}).Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	theirs := newStore(t)
+	if _, err := Load(theirs, filepath.Join(dir, "dump.rdb"), time.Now(), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for n := range engine.Databases {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: n})
+		compare(t, fmt.Sprintf("redis-server's database %d loaded", n), describeRedis(t, c), describe(t, theirs.DB(n)))
+		c.Close()
+	}
+}

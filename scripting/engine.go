@@ -95,8 +95,17 @@ type Options struct {
 	// (default 10000).
 	MaxScripts int
 	// MaxBytes bounds the cache's estimated size of compiled scripts
-	// (default 64 MiB).
+	// (default 64 MiB) and, separately, what the function libraries hold
+	// as measured (see FunctionLoad and FCall).
 	MaxBytes int64
+	// OnLibraryBytes, if set, is told each change of what the function
+	// libraries hold (LibraryBytes), as it happens: a load, a delete or
+	// flush (negative), a call that grew a library. A server charges it
+	// to its memory bound, as Redis counts the functions' Lua VM in
+	// used_memory. It is called without the engine's locks held, from the
+	// goroutine of the command that changed them, and must not call the
+	// Engine.
+	OnLibraryBytes func(delta int64)
 	// BusyThreshold is Redis's busy-reply-threshold (lua-time-limit):
 	// how long a script runs before the server answers others with BUSY
 	// and SCRIPT KILL may stop it. Default 5s; negative never.
@@ -154,6 +163,9 @@ type Engine struct {
 	slot chan struct{}
 	st   *state
 	fst  *state
+	// shared are the objects of fst that no library is charged for: all
+	// it held before any library ran (sharedObjects).
+	shared map[any]struct{}
 
 	mu sync.Mutex
 	// cur is the running script, nil between scripts.
@@ -196,7 +208,7 @@ type run struct {
 // New returns an Engine.
 func New(o Options) *Engine {
 	opts := o.withDefaults()
-	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes), libs: newRegistry(opts.MaxBytes),
+	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes), libs: newRegistry(opts.MaxBytes, opts.OnLibraryBytes),
 		slot: make(chan struct{}, 1), changed: make(chan struct{})}
 	e.threshold.Store(int64(opts.BusyThreshold))
 	return e
@@ -471,7 +483,14 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
-	defer e.watchMemory(r)()
+	defer e.watchMemory(func() {
+		e.mu.Lock()
+		if e.cur == r && !r.killed {
+			r.oom = true
+			r.cancel()
+		}
+		e.mu.Unlock()
+	})()
 
 	st := t.st
 	L := st.L
@@ -548,15 +567,16 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 // (hundreds of MB a second) passes the limit by a few MB at most.
 const memCheckEvery = 5 * time.Millisecond
 
-// watchMemory stops r, as SCRIPT KILL does but whether or not it wrote,
-// once the live heap has grown by half of what the memory limit left when
-// r started; it returns the function that ends the watch, which waits for
-// its goroutine. Half, because what a script grows (a table's array, a
+// watchMemory calls exceeded, which stops the running script as SCRIPT
+// KILL does but whether or not it wrote (or a library's top level), once
+// the live heap has grown by half of what the memory limit left when the
+// watch started; it returns the function that ends the watch, which waits
+// for its goroutine. Half, because what a script grows (a table's array, a
 // string built up) grows by doubling: while the new copy is filled, the
 // old one is live too, so a script stopped at half the room peaks within
 // it. Stopping a script that wrote breaks its atomicity, but a server
 // killed for memory loses every key: the bound comes first.
-func (e *Engine) watchMemory(r *run) (stop func()) {
+func (e *Engine) watchMemory(exceeded func()) (stop func()) {
 	limit := e.memoryLimit()
 	if limit <= 0 || limit == math.MaxInt64 {
 		return func() {}
@@ -587,12 +607,7 @@ func (e *Engine) watchMemory(r *run) (stop func()) {
 				limit = e.memoryLimit() // the bound may change meanwhile
 				continue
 			}
-			e.mu.Lock()
-			if e.cur == r && !r.killed {
-				r.oom = true
-				r.cancel()
-			}
-			e.mu.Unlock()
+			exceeded()
 			return
 		}
 	}()

@@ -48,6 +48,14 @@ const (
 	// libraries would pass the engine's byte bound (Options.MaxBytes);
 	// Redis has no such bound.
 	ErrLibrariesFull Error = "ERR libraries would exceed the scripts memory limit (--max-scripts-memory)"
+	// ErrLibrariesOOM answers FCALL and FCALL_RO of a function with
+	// upvalues while the libraries hold more than Options.MaxBytes, which
+	// only their functions' calls can bring about: such a call could grow
+	// them further. Functions without upvalues, which cannot, still run;
+	// FUNCTION DELETE, FLUSH or LOAD REPLACE bring the libraries back
+	// within the bound. Its code is OOM, what a Redis client knows for
+	// memory that is full.
+	ErrLibrariesOOM Error = "OOM command not allowed when the function libraries hold more than --max-scripts-memory."
 	// ErrNoScript answers EVALSHA with a digest the cache does not hold.
 	ErrNoScript Error = "NOSCRIPT No matching script. Please use EVAL."
 	// ErrNotBusy answers SCRIPT KILL when no script runs.

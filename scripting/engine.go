@@ -483,7 +483,7 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
-	defer e.watchMemory(func() {
+	defer e.watchMemory(2, func() {
 		e.mu.Lock()
 		if e.cur == r && !r.killed {
 			r.oom = true
@@ -569,14 +569,18 @@ const memCheckEvery = 5 * time.Millisecond
 
 // watchMemory calls exceeded, which stops the running script as SCRIPT
 // KILL does but whether or not it wrote (or a library's top level), once
-// the live heap has grown by half of what the memory limit left when the
-// watch started; it returns the function that ends the watch, which waits
-// for its goroutine. Half, because what a script grows (a table's array, a
-// string built up) grows by doubling: while the new copy is filled, the
-// old one is live too, so a script stopped at half the room peaks within
-// it. Stopping a script that wrote breaks its atomicity, but a server
-// killed for memory loses every key: the bound comes first.
-func (e *Engine) watchMemory(exceeded func()) (stop func()) {
+// the live heap has grown by 1/share of what the memory limit left when
+// the watch started; it returns the function that ends the watch, which
+// waits for its goroutine. A script gets half (share 2), because what a
+// script grows (a table's array, a string built up) grows by doubling:
+// while the new copy is filled, the old one is live too, so a script
+// stopped at half the room peaks within it. A library's top level gets a
+// quarter (loadShare): what it builds is not garbage when it ends but
+// stays, beside the keys until the next writes evict for it, and the walk
+// that measures it takes room too. Stopping a script that wrote breaks
+// its atomicity, but a server killed for memory loses every key: the
+// bound comes first.
+func (e *Engine) watchMemory(share int64, exceeded func()) (stop func()) {
 	limit := e.memoryLimit()
 	if limit <= 0 || limit == math.MaxInt64 {
 		return func() {}
@@ -603,7 +607,7 @@ func (e *Engine) watchMemory(exceeded func()) (stop func()) {
 			// A script gets some room even when the heap is near the limit
 			// already: the live count may still hold garbage of the last
 			// script the limit stopped.
-			if live() <= base+max(limit-base, limit/8)/2 {
+			if live() <= base+max(limit-base, limit/8)/share {
 				limit = e.memoryLimit() // the bound may change meanwhile
 				continue
 			}

@@ -204,7 +204,7 @@ func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, erro
 	fn.Env = st.fenv
 	L.SetContext(ctx)
 	L.Push(fn)
-	stopWatch := e.watchMemory(func() {
+	stopWatch := e.watchMemory(loadShare, func() {
 		oom.Store(true)
 		stopLoad()
 	})
@@ -242,6 +242,10 @@ func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, erro
 	lib.vm, lib.meta = e.measure(lib), libraryOverhead(lib)
 	return lib, nil
 }
+
+// loadShare is the share of the room the memory limit leaves that a
+// library's top level may take (watchMemory).
+const loadShare = 4
 
 // withSlot runs fn holding the slot, as a script would.
 func (e *Engine) withSlot(ctx context.Context, fn func() []byte) ([]byte, error) {

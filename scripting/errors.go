@@ -67,7 +67,10 @@ const (
 	// script's digest and line follow it.
 	ErrKilled Error = "ERR Script killed by user with SCRIPT KILL..."
 	// ErrOutOfMemory starts the reply of a script stopped because Go's
-	// heap passed its memory limit while it ran (Options.MemoryLimit).
+	// heap passed its memory limit while it ran (Options.MemoryLimit),
+	// and is the whole reply of a FUNCTION LOAD or RESTORE whose library's
+	// top level was stopped so (as Redis answers FUNCTION LOAD, a denyoom
+	// command, when memory is full).
 	// Redis never stops a script for memory; its nearest error is the OOM
 	// its commands get past maxmemory, which is what a client of a bounded
 	// server already handles as "memory is full".

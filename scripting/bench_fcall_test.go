@@ -7,9 +7,17 @@ import (
 
 // BenchmarkFCall is FCALL of small functions: one without upvalues, whose
 // calls cannot change what its library holds, and one with, whose calls
-// are counted (FCall's allocation count).
+// are counted (FCall's allocation count); without a memory limit, and
+// with one, as a bounded server has (the memory watch then runs).
 func BenchmarkFCall(b *testing.B) {
-	e := New(Options{})
+	b.Run("nolimit", func(b *testing.B) { benchmarkFCall(b, Options{}) })
+	b.Run("limit", func(b *testing.B) {
+		benchmarkFCall(b, Options{MemoryLimit: func() int64 { return 1 << 40 }})
+	})
+}
+
+func benchmarkFCall(b *testing.B, o Options) {
+	e := New(o)
 	ctx := context.Background()
 	code := "#!lua name=bench\nlocal n = 0\n" +
 		"redis.register_function('plain', function(keys, args) return #args end)\n" +

@@ -73,8 +73,9 @@
 // leaves room for is stopped (ErrOutOfMemory). A function's calls can
 // grow its library only through its upvalues: the calls of a function
 // with upvalues count the bytes the process allocates meanwhile, and the
-// library is walked again once those pass a quarter of its size (at
-// least 64 KiB), so its charge stays true without a walk per call. While
+// libraries called since are walked again once those, over all of them,
+// pass an eighth of what the libraries hold (at least 1 MiB), so the
+// charge stays true without a walk per call. While
 // the libraries hold more than the bound, functions with upvalues are
 // refused (ErrLibrariesOOM) and the others run. Options.OnLibraryBytes
 // hears each change, for a server to count the libraries against its

@@ -439,6 +439,9 @@ type target struct {
 	name     string // the script's SHA1 or the function's name, for errors
 	function bool
 	command  [][]byte
+	// allocated, if set, is where run stores how many bytes the process
+	// allocated while t ran (watchMemory).
+	allocated *uint64
 }
 
 // acquire takes the slot, waiting for the running script unless it is
@@ -490,7 +493,7 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 			r.cancel()
 		}
 		e.mu.Unlock()
-	})()
+	}, t.allocated)()
 
 	st := t.st
 	L := st.L
@@ -580,19 +583,29 @@ const memCheckEvery = 5 * time.Millisecond
 // that measures it takes room too. Stopping a script that wrote breaks
 // its atomicity, but a server killed for memory loses every key: the
 // bound comes first.
-func (e *Engine) watchMemory(share int64, exceeded func()) (stop func()) {
+//
+// With allocated set, stop also stores there how many bytes the process
+// allocated meanwhile, read with the same metrics as the watch reads
+// (FCall's count of a growing function's calls).
+func (e *Engine) watchMemory(share int64, exceeded func(), allocated *uint64) (stop func()) {
 	limit := e.memoryLimit()
 	if limit <= 0 || limit == math.MaxInt64 {
-		return func() {}
+		if allocated == nil {
+			return func() {}
+		}
+		before := allocatedBytes()
+		return func() { *allocated = allocatedBytes() - before }
 	}
 	// Live bytes as of the last collection: garbage does not count, and
-	// the limit makes collections frequent near it.
-	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	// the limit makes collections frequent near it. The allocations in
+	// the same read cost nothing more.
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
 	live := func() int64 {
 		rtmetrics.Read(samples)
 		return int64(samples[0].Value.Uint64())
 	}
 	base := live()
+	allocs := samples[1].Value.Uint64()
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -618,7 +631,19 @@ func (e *Engine) watchMemory(share int64, exceeded func()) (stop func()) {
 	return func() {
 		close(done)
 		<-exited
+		if allocated != nil {
+			rtmetrics.Read(samples[1:])
+			*allocated = samples[1].Value.Uint64() - allocs
+		}
 	}
+}
+
+// allocatedBytes is how many bytes the process has allocated on Go's heap
+// since it started.
+func allocatedBytes() uint64 {
+	s := [1]rtmetrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	rtmetrics.Read(s[:])
+	return s[0].Value.Uint64()
 }
 
 // memoryLimit is Options.MemoryLimit's value now.

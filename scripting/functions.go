@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	rtmetrics "runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,14 +74,14 @@ func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error)
 	for i, a := range src {
 		command[i] = append([]byte(nil), a...)
 	}
-	var before uint64
+	t := target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command}
+	var allocated uint64
 	if f.grows {
-		before = allocatedBytes()
+		t.allocated = &allocated
 	}
-	reply, err := e.run(target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command},
-		keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
+	reply, err := e.run(t, keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
 	if f.grows {
-		e.grown(f.lib, allocatedBytes()-before)
+		e.grown(f.lib, allocated)
 	}
 	return reply, err
 }
@@ -93,45 +92,43 @@ func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error)
 // garbage once the call ends. So a function without upvalues never
 // changes what its library holds, and its calls cost nothing more. A
 // call of one with upvalues reads how many bytes the process allocated
-// before and after it (one read of a runtime metric each, a fraction of a
-// microsecond): what the call kept is at most that. Those bytes add up on
-// the library, and once they pass remeasureShare of its size, and at
-// least remeasureMin, the library is walked again and its charge set to
-// what it holds. A library's charge so lags what it holds by at most that
-// much plus what one call keeps (which the running watch bounds), and the
-// walks cost, per byte a library's calls allocate, a few times what the
-// garbage collector spends on its objects: never the walk per call.
+// before and after it, in the reads of the memory watch (one more read of
+// a runtime metric, a fraction of a microsecond, where the memory watch
+// is on, as it is in a bounded server): what the call kept is at most
+// that. Those bytes add up over all libraries, and once they pass
+// 1/remeasureShare of what the libraries hold, and at least remeasureMin,
+// the libraries called since are walked again and charged what they hold.
+// So the charges lag what the libraries hold by at most that much plus
+// what one call keeps (which the running watch bounds), however many
+// libraries grow at once, and the walks cost, per byte the calls
+// allocate, a few times what the garbage collector spends on the
+// libraries' objects: never a walk per call.
 //
 // The count is the whole process's: another client's commands allocate
-// during the call too. That only walks a library sooner.
+// during the call too. That only walks the libraries sooner.
 const (
-	remeasureShare = 4 // a quarter of the library's size
-	remeasureMin   = 64 << 10
+	remeasureShare = 8
+	remeasureMin   = 1 << 20
 )
 
 // grown adds what a call of one of l's growing functions allocated, and
-// walks l again once that is due; the slot is held.
+// walks the libraries called since the last walk once that is due; the
+// slot is held.
 func (e *Engine) grown(l *library, allocated uint64) {
-	l.allocated += int64(min(allocated, 1<<62))
-	if l.allocated < max(l.size()/remeasureShare, remeasureMin) {
+	libs := e.libs.grown(l, int64(min(allocated, 1<<62)))
+	if len(libs) == 0 {
 		return
 	}
-	l.allocated = 0
 	wasFull := e.libs.full()
-	total := e.libs.remeasured(l, e.measure(l))
+	var total int64
+	for _, l := range libs {
+		total = e.libs.remeasured(l, e.measure(l))
+	}
 	if !wasFull && total > e.opts.MaxBytes {
 		e.log(LogWarning, "The function libraries hold %d bytes, past --max-scripts-memory (%d): "+
 			"FCALL of functions with upvalues is refused until libraries are deleted or replaced. Library: %s.",
 			total, e.opts.MaxBytes, l.name)
 	}
-}
-
-// allocatedBytes is how many bytes the process has allocated on Go's heap
-// since it started.
-func allocatedBytes() uint64 {
-	s := [1]rtmetrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	rtmetrics.Read(s[:])
-	return s[0].Value.Uint64()
 }
 
 // measure walks what l's functions hold in the interpreter (memsize.go);
@@ -207,7 +204,7 @@ func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, erro
 	stopWatch := e.watchMemory(loadShare, func() {
 		oom.Store(true)
 		stopLoad()
-	})
+	}, nil)
 	perr := L.PCall(0, 0, st.handler)
 	stopWatch()
 	L.RemoveContext()

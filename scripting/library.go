@@ -28,10 +28,6 @@ type library struct {
 	// code, names and descriptions). Both count against the registry's
 	// byte bound; the registry's lock guards them once it is linked.
 	vm, meta int64
-	// allocated is what the calls of its growing functions allocated
-	// since the last walk: at most what they may have added to vm. Only
-	// the slot's holder touches it.
-	allocated int64
 }
 
 // size is what l counts against the registry's byte bound.
@@ -64,6 +60,11 @@ type registry struct {
 	// bytes is the libraries' sizes added up, vm their Lua objects' part.
 	bytes, vm int64
 	maxBytes  int64
+	// unmeasured is what the calls of growing functions allocated since
+	// the last walk, at most what they added; dirty are the libraries
+	// they belong to (Engine.grown).
+	unmeasured int64
+	dirty      map[*library]struct{}
 	// onBytes is told each change of bytes (Options.OnLibraryBytes),
 	// after the lock is released.
 	onBytes func(delta int64)
@@ -73,7 +74,31 @@ func newRegistry(maxBytes int64, onBytes func(int64)) *registry {
 	if onBytes == nil {
 		onBytes = func(int64) {}
 	}
-	return &registry{libs: map[string]*library{}, funcs: map[string]*function{}, maxBytes: maxBytes, onBytes: onBytes}
+	return &registry{libs: map[string]*library{}, funcs: map[string]*function{}, maxBytes: maxBytes,
+		dirty: map[*library]struct{}{}, onBytes: onBytes}
+}
+
+// grown adds what a call of one of l's growing functions allocated and,
+// once what all such calls allocated since the last walk is due for one
+// (Engine.grown), returns the libraries to walk again.
+func (r *registry) grown(l *library, allocated int64) []*library {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.libs[l.name] != l {
+		return nil // deleted or replaced while it ran
+	}
+	r.dirty[l] = struct{}{}
+	r.unmeasured += allocated
+	if r.unmeasured < max(r.bytes/remeasureShare, remeasureMin) {
+		return nil
+	}
+	r.unmeasured = 0
+	libs := make([]*library, 0, len(r.dirty))
+	for l := range r.dirty {
+		libs = append(libs, l)
+	}
+	clear(r.dirty)
+	return libs
 }
 
 // full reports whether the libraries hold more than maxBytes, which only
@@ -196,6 +221,7 @@ func (r *registry) joinLocked(libs []*library, replace, flush bool) error {
 	if flush {
 		clear(r.libs)
 		clear(r.funcs)
+		clear(r.dirty)
 	}
 	for name := range gone {
 		r.unlink(r.libs[name])
@@ -222,6 +248,7 @@ func (r *registry) unlink(l *library) {
 		delete(r.funcs, strings.ToLower(name))
 	}
 	delete(r.libs, l.name)
+	delete(r.dirty, l)
 }
 
 func (r *registry) delete(name string) bool {
@@ -243,6 +270,7 @@ func (r *registry) flush() {
 	r.mu.Lock()
 	clear(r.libs)
 	clear(r.funcs)
+	clear(r.dirty)
 	gone := r.bytes
 	r.bytes, r.vm = 0, 0
 	r.mu.Unlock()

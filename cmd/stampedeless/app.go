@@ -81,7 +81,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-scripts", Value: server.DefaultMaxScripts, EnvVars: env("max-scripts"),
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
-			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
+			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on what the function libraries hold, measured from their Lua objects: a FUNCTION LOAD or RESTORE past it is refused, and while calls have grown them past it FCALL of a function with upvalues answers OOM (what they hold counts against --max-memory too)"},
 		&cli.StringFlag{Name: "dir", EnvVars: env("dir"),
 			Usage: "directory of the snapshot file, as Redis's dir: with it, SHUTDOWN and SIGTERM save a snapshot there and the next start loads it (empty: snapshots off, nothing is ever written)"},
 		&cli.StringFlag{Name: "dbfilename", Value: "dump.rdb", EnvVars: env("dbfilename"),

@@ -302,7 +302,7 @@ type logBuffer = logtest.Buffer
 // TestRedisClientLogsAreOurs: with the shared Redis unreachable, the Redis
 // client library's own lines go through the server's logger (JSON with
 // --log-format json, at debug level), and the server says once that Redis
-// does not answer.
+// does not answer, naming why.
 func TestRedisClientLogsAreOurs(t *testing.T) {
 	addr := redistest.FreeAddr(t)
 	var logs logBuffer
@@ -318,6 +318,10 @@ func TestRedisClientLogsAreOurs(t *testing.T) {
 	for _, l := range jsonLines(t, &logs) {
 		if strings.HasPrefix(fmt.Sprint(l["msg"]), "the shared Redis does not answer") {
 			down++
+			// The cause, not the deadline the client library's retries ran into.
+			if err := fmt.Sprint(l["err"]); !strings.Contains(err, "connection refused") {
+				t.Errorf("the shared Redis does not answer: err %q, want the dial's connection refused", err)
+			}
 		}
 	}
 	if down != 1 {

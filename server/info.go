@@ -216,7 +216,8 @@ func (s *Server) infoStats(b *infoBuilder) {
 
 func (s *Server) infoKeyspace(b *infoBuilder) {
 	if n := s.store.Len(); n > 0 {
-		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n, s.store.Volatile()))
+		expires, avg := s.store.VolatileTTL()
+		b.field("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", n, expires, avg.Milliseconds()))
 	}
 }
 

@@ -1,7 +1,12 @@
 # stampedeless: a static binary on a distroless base, run as a non-root user.
 #
 #   docker build -t stampedeless .
-#   docker run --rm -p 6380:6380 -p 9121:9121 stampedeless
+#   docker run --rm -p 127.0.0.1:6380:6380 -p 127.0.0.1:9121:9121 stampedeless
+#
+# Publish on loopback as above: the image runs with protected mode off and
+# no password, as the official redis image does, so the published ports are
+# the boundary (docs/operations.md, The image); -p 6380:6380 would offer an
+# unauthenticated cache on every interface of the host.
 #   docker compose up     # three replicas, Redis, the demo origin, Prometheus, Grafana
 #
 # The same image runs the demo origin (`stampedeless origin`) and its own

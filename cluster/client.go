@@ -103,6 +103,8 @@ type Client struct {
 	// refusals rate-limits the log lines of Redis's error replies: a
 	// full Redis (OOM) refuses every write, and each would be a line.
 	refusals lograte.Limiter
+	// dials names the cause when Redis is unreachable (markDown's line).
+	dials dialErrors
 
 	up     atomic.Bool
 	nextID atomic.Uint64 // invalidation ids
@@ -182,11 +184,12 @@ func New(opts Options) (*Client, error) {
 		resync:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
+	c.rdb.AddHook(&c.dials)
 	ctx, cancel := c.opCtx(context.Background())
 	err := c.rdb.Ping(ctx).Err()
 	cancel()
 	if err != nil {
-		c.log.Warn("the shared Redis does not answer; serving alone until it does", "err", err)
+		c.log.Warn("the shared Redis does not answer; serving alone until it does", "err", c.dials.explain(err))
 	} else {
 		c.up.Store(true)
 		c.m.RedisUp.Set(1)
@@ -274,7 +277,7 @@ func (c *Client) check(err error) error {
 func (c *Client) markDown(err error) {
 	if c.up.Swap(false) {
 		c.m.RedisUp.Set(0)
-		c.log.Warn("the shared Redis is unavailable; falling back to per-process coalescing until it answers", "err", err)
+		c.log.Warn("the shared Redis is unavailable; falling back to per-process coalescing until it answers", "err", c.dials.explain(err))
 	}
 }
 

@@ -588,3 +588,23 @@ func TestLookupExpiredReportsTheStaleLimit(t *testing.T) {
 		t.Fatalf("after removal it is a plain miss: found %v, expired %v", found, expired)
 	}
 }
+
+// TestVolatileTTL: INFO keyspace's avg_ttl is the mean time left to the
+// deadlines of the keys that have one; keys without a deadline and keys
+// past theirs do not count.
+func TestVolatileTTL(t *testing.T) {
+	s, clk := newClockStore(t)
+	if n, avg := s.VolatileTTL(); n != 0 || avg != 0 {
+		t.Fatalf("empty store: VolatileTTL() = %d, %v; want 0, 0", n, avg)
+	}
+	mustSet(t, s, "a", "v", SetOptions{StaleUntil: clk.in(10 * time.Second)})
+	mustSet(t, s, "b", "v", SetOptions{StaleUntil: clk.in(30 * time.Second)})
+	set(t, s, "p", "persistent")
+	if n, avg := s.VolatileTTL(); n != 2 || avg != 20*time.Second {
+		t.Errorf("VolatileTTL() = %d, %v; want 2, 20s", n, avg)
+	}
+	clk.advance(10 * time.Second)
+	if n, avg := s.VolatileTTL(); n != 1 || avg != 20*time.Second {
+		t.Errorf("VolatileTTL() after a's deadline = %d, %v; want 1, 20s (b's)", n, avg)
+	}
+}

@@ -45,8 +45,18 @@ func (s *Store) eachLiveLocked(sh *shard, now int64, fn func(record)) {
 
 // Volatile returns the number of live keys that have a deadline.
 func (s *Store) Volatile() int {
+	n, _ := s.VolatileTTL()
+	return n
+}
+
+// VolatileTTL returns the number of live keys that have a deadline and the
+// mean time left to their deadlines (0 with none), INFO keyspace's expires
+// and avg_ttl. Redis's avg_ttl is a running estimate from its expiry
+// cycle's samples; this walk, which counting the keys makes anyway, gives
+// the exact mean.
+func (s *Store) VolatileTTL() (n int, avg time.Duration) {
 	now := s.now()
-	n := 0
+	var sum float64 // of nanoseconds: an int64 sum of many far deadlines would overflow
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
@@ -54,12 +64,16 @@ func (s *Store) Volatile() int {
 			s.eachLiveLocked(sh, now, func(rec record) {
 				if rec.stale != 0 {
 					n++
+					sum += float64(rec.stale - now)
 				}
 			})
 		}
 		sh.mu.RUnlock()
 	}
-	return n
+	if n == 0 {
+		return 0, 0
+	}
+	return n, time.Duration(sum / float64(n))
 }
 
 // Keys returns every live key matching the glob pattern (KEYS), at one

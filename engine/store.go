@@ -39,6 +39,7 @@ import (
 	"hash/maphash"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -280,6 +281,10 @@ func New(opts Options) (*Store, error) {
 	s.sizeSketch()
 	if s.ownsProcess {
 		s.chargeBaseline()
+		// Go's memory limit from the start, not from watchMemory's first
+		// look: what reads it (a script's memory watch) would find none
+		// in between, and a command that came first would run unbounded.
+		debug.SetMemoryLimit(s.processLimit())
 	}
 
 	interval := opts.ExpireInterval

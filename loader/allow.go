@@ -139,12 +139,30 @@ func (a *AllowList) AllowURLHost(rawURL string) error {
 	if err != nil {
 		return err
 	}
-	if e, ok := parseAllowAddr(t.host); ok {
-		a.entries = append(a.entries, e)
-	} else {
-		a.entries = append(a.entries, allowEntry{host: normalizeHost(t.host)})
+	e, ok := parseAllowAddr(t.host)
+	if !ok {
+		e = allowEntry{host: normalizeHost(t.host)}
 	}
+	// An entry the list already covers would only lengthen the startup
+	// log's list (127.0.0.1 beside 127.0.0.0/8).
+	for _, have := range a.entries {
+		if have.covers(e) {
+			return nil
+		}
+	}
+	a.entries = append(a.entries, e)
 	return nil
+}
+
+// covers reports whether every address e allows, a allows too.
+func (a allowEntry) covers(e allowEntry) bool {
+	if a.port != 0 && a.port != e.port {
+		return false
+	}
+	if a.host != "" || e.host != "" {
+		return a.host == e.host
+	}
+	return a.prefix.Bits() <= e.prefix.Bits() && a.prefix.Contains(e.prefix.Addr())
 }
 
 // String lists the entries as --loader-allow takes them, for the startup

@@ -109,6 +109,20 @@ func TestAllowURLHost(t *testing.T) {
 	}
 }
 
+// TestAllowURLHostCovered: a loader's host the list already allows adds no
+// entry, so the startup log lists each address once.
+func TestAllowURLHostCovered(t *testing.T) {
+	a := Loopback()
+	for _, u := range []string{"http://127.0.0.1:8080/{key}", "http://[::1]/{key}", "http://127.0.0.1/x", "http://Users.internal./{key}", "http://users.internal/y"} {
+		if err := a.AllowURLHost(u); err != nil {
+			t.Fatalf("AllowURLHost(%q): %v", u, err)
+		}
+	}
+	if got := a.String(); got != "127.0.0.0/8,::1,users.internal" {
+		t.Errorf("String() = %q, want 127.0.0.0/8,::1,users.internal", got)
+	}
+}
+
 // originPort is the port of a test origin's URL.
 func originPort(t testing.TB, o *origin) string {
 	t.Helper()

@@ -61,7 +61,27 @@
 // one of the functions it registered as Eval runs a script, with KEYS and
 // ARGV as its arguments; Function answers the FUNCTION subcommands, and
 // FUNCTION DUMP's payload is Redis 7.0's (see dump.go). Libraries are
-// never evicted; they are bounded by Options.MaxBytes on their own.
+// never evicted; they are bounded by Options.MaxBytes on their own, by
+// what they really hold: after a library's top level runs, everything
+// reachable from the functions it registered (closures, upvalues,
+// prototypes, tables, strings) is walked and sized as Go's allocator
+// holds it (memsize.go), the interpreter's own objects excepted, and a
+// load that would take the libraries past the bound is refused
+// (ErrLibrariesFull), as is a FUNCTION RESTORE whose libraries together
+// would, all or none. The top level runs under the memory watch a
+// script runs under, and one that builds more than the memory limit
+// leaves room for is stopped (ErrOutOfMemory). A function's calls can
+// grow its library only through its upvalues: the calls of a function
+// with upvalues count the bytes the process allocates meanwhile, and the
+// libraries called since are walked again once those, over all of them,
+// pass an eighth of what the libraries hold (at least 1 MiB), so the
+// charge stays true without a walk per call. While
+// the libraries hold more than the bound, functions with upvalues are
+// refused (ErrLibrariesOOM) and the others run. Options.OnLibraryBytes
+// hears each change, for a server to count the libraries against its
+// memory bound, as Redis counts the functions' Lua VM in used_memory;
+// LibraryMemory splits the total as INFO's used_memory_vm_functions and
+// used_memory_functions.
 // KillFunction is FUNCTION KILL; Kill and KillFunction each refuse to
 // stop the other kind, and BusyError names the kill that applies.
 //
@@ -87,8 +107,10 @@
 //   - A stack overflow is reported without its line.
 //   - cmsgpack and struct are not there; string.dump cannot make
 //     bytecode, and loadstring refuses it as Redis does.
-//   - There is no memory limit on a script, but string.rep refuses to
-//     build more than 512 MiB ("resulting string too large"), where Redis
-//     would try and could take the server down. There is no Lua debugger
-//     (SCRIPT DEBUG YES answers an error).
+//   - A script, a function's call or a library's top level that grows
+//     the heap past what the memory limit leaves (Options.MemoryLimit) is
+//     stopped with ErrOutOfMemory, where Redis lets its Lua grow past
+//     maxmemory; string.rep refuses to build more than 512 MiB
+//     ("resulting string too large"). There is no Lua debugger (SCRIPT
+//     DEBUG YES answers an error).
 package scripting

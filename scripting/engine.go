@@ -95,8 +95,17 @@ type Options struct {
 	// (default 10000).
 	MaxScripts int
 	// MaxBytes bounds the cache's estimated size of compiled scripts
-	// (default 64 MiB).
+	// (default 64 MiB) and, separately, what the function libraries hold
+	// as measured (see FunctionLoad and FCall).
 	MaxBytes int64
+	// OnLibraryBytes, if set, is told each change of what the function
+	// libraries hold (LibraryBytes), as it happens: a load, a delete or
+	// flush (negative), a call that grew a library. A server charges it
+	// to its memory bound, as Redis counts the functions' Lua VM in
+	// used_memory. It is called without the engine's locks held, from the
+	// goroutine of the command that changed them, and must not call the
+	// Engine.
+	OnLibraryBytes func(delta int64)
 	// BusyThreshold is Redis's busy-reply-threshold (lua-time-limit):
 	// how long a script runs before the server answers others with BUSY
 	// and SCRIPT KILL may stop it. Default 5s; negative never.
@@ -154,6 +163,9 @@ type Engine struct {
 	slot chan struct{}
 	st   *state
 	fst  *state
+	// shared are the objects of fst that no library is charged for: all
+	// it held before any library ran (sharedObjects).
+	shared map[any]struct{}
 
 	mu sync.Mutex
 	// cur is the running script, nil between scripts.
@@ -196,7 +208,7 @@ type run struct {
 // New returns an Engine.
 func New(o Options) *Engine {
 	opts := o.withDefaults()
-	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes), libs: newRegistry(opts.MaxBytes),
+	e := &Engine{opts: opts, cache: newCache(opts.MaxScripts, opts.MaxBytes), libs: newRegistry(opts.MaxBytes, opts.OnLibraryBytes),
 		slot: make(chan struct{}, 1), changed: make(chan struct{})}
 	e.threshold.Store(int64(opts.BusyThreshold))
 	return e
@@ -461,6 +473,9 @@ type target struct {
 	name     string // the script's SHA1 or the function's name, for errors
 	function bool
 	command  [][]byte
+	// allocated, if set, is where run stores how many bytes the process
+	// allocated while t ran (watchMemory).
+	allocated *uint64
 }
 
 // acquire takes the slot, waiting for the running script unless it is
@@ -505,7 +520,14 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 		timer := time.AfterFunc(d, func() { e.markBusy(r) })
 		defer timer.Stop()
 	}
-	defer e.watchMemory(r)()
+	defer e.watchMemory(2, func() {
+		e.mu.Lock()
+		if e.cur == r && !r.killed {
+			r.oom = true
+			r.cancel()
+		}
+		e.mu.Unlock()
+	}, t.allocated)()
 
 	st := t.st
 	L := st.L
@@ -582,27 +604,42 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 // (hundreds of MB a second) passes the limit by a few MB at most.
 const memCheckEvery = 5 * time.Millisecond
 
-// watchMemory stops r, as SCRIPT KILL does but whether or not it wrote,
-// once the live heap has grown by half of what the memory limit left when
-// r started; it returns the function that ends the watch, which waits for
-// its goroutine. Half, because what a script grows (a table's array, a
-// string built up) grows by doubling: while the new copy is filled, the
-// old one is live too, so a script stopped at half the room peaks within
-// it. Stopping a script that wrote breaks its atomicity, but a server
-// killed for memory loses every key: the bound comes first.
-func (e *Engine) watchMemory(r *run) (stop func()) {
+// watchMemory calls exceeded, which stops the running script as SCRIPT
+// KILL does but whether or not it wrote (or a library's top level), once
+// the live heap has grown by 1/share of what the memory limit left when
+// the watch started; it returns the function that ends the watch, which
+// waits for its goroutine. A script gets half (share 2), because what a
+// script grows (a table's array, a string built up) grows by doubling:
+// while the new copy is filled, the old one is live too, so a script
+// stopped at half the room peaks within it. A library's top level gets a
+// quarter (loadShare): what it builds is not garbage when it ends but
+// stays, beside the keys until the next writes evict for it, and the walk
+// that measures it takes room too. Stopping a script that wrote breaks
+// its atomicity, but a server killed for memory loses every key: the
+// bound comes first.
+//
+// With allocated set, stop also stores there how many bytes the process
+// allocated meanwhile, read with the same metrics as the watch reads
+// (FCall's count of a growing function's calls).
+func (e *Engine) watchMemory(share int64, exceeded func(), allocated *uint64) (stop func()) {
 	limit := e.memoryLimit()
 	if limit <= 0 || limit == math.MaxInt64 {
-		return func() {}
+		if allocated == nil {
+			return func() {}
+		}
+		before := allocatedBytes()
+		return func() { *allocated = allocatedBytes() - before }
 	}
 	// Live bytes as of the last collection: garbage does not count, and
-	// the limit makes collections frequent near it.
-	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	// the limit makes collections frequent near it. The allocations in
+	// the same read cost nothing more.
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
 	live := func() int64 {
 		rtmetrics.Read(samples)
 		return int64(samples[0].Value.Uint64())
 	}
 	base := live()
+	allocs := samples[1].Value.Uint64()
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -617,23 +654,30 @@ func (e *Engine) watchMemory(r *run) (stop func()) {
 			// A script gets some room even when the heap is near the limit
 			// already: the live count may still hold garbage of the last
 			// script the limit stopped.
-			if live() <= base+max(limit-base, limit/8)/2 {
+			if live() <= base+max(limit-base, limit/8)/share {
 				limit = e.memoryLimit() // the bound may change meanwhile
 				continue
 			}
-			e.mu.Lock()
-			if e.cur == r && !r.killed {
-				r.oom = true
-				r.cancel()
-			}
-			e.mu.Unlock()
+			exceeded()
 			return
 		}
 	}()
 	return func() {
 		close(done)
 		<-exited
+		if allocated != nil {
+			rtmetrics.Read(samples[1:])
+			*allocated = samples[1].Value.Uint64() - allocs
+		}
 	}
+}
+
+// allocatedBytes is how many bytes the process has allocated on Go's heap
+// since it started.
+func allocatedBytes() uint64 {
+	s := [1]rtmetrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	rtmetrics.Read(s[:])
+	return s[0].Value.Uint64()
 }
 
 // memoryLimit is Options.MemoryLimit's value now.

@@ -48,6 +48,14 @@ const (
 	// libraries would pass the engine's byte bound (Options.MaxBytes);
 	// Redis has no such bound.
 	ErrLibrariesFull Error = "ERR libraries would exceed the scripts memory limit (--max-scripts-memory)"
+	// ErrLibrariesOOM answers FCALL and FCALL_RO of a function with
+	// upvalues while the libraries hold more than Options.MaxBytes, which
+	// only their functions' calls can bring about: such a call could grow
+	// them further. Functions without upvalues, which cannot, still run;
+	// FUNCTION DELETE, FLUSH or LOAD REPLACE bring the libraries back
+	// within the bound. Its code is OOM, what a Redis client knows for
+	// memory that is full.
+	ErrLibrariesOOM Error = "OOM command not allowed when the function libraries hold more than --max-scripts-memory."
 	// ErrNoScript answers EVALSHA with a digest the cache does not hold.
 	ErrNoScript Error = "NOSCRIPT No matching script. Please use EVAL."
 	// ErrNotBusy answers SCRIPT KILL when no script runs.
@@ -59,7 +67,10 @@ const (
 	// script's digest and line follow it.
 	ErrKilled Error = "ERR Script killed by user with SCRIPT KILL..."
 	// ErrOutOfMemory starts the reply of a script stopped because Go's
-	// heap passed its memory limit while it ran (Options.MemoryLimit).
+	// heap passed its memory limit while it ran (Options.MemoryLimit),
+	// and is the whole reply of a FUNCTION LOAD or RESTORE whose library's
+	// top level was stopped so (as Redis answers FUNCTION LOAD, a denyoom
+	// command, when memory is full).
 	// Redis never stops a script for memory; its nearest error is the OOM
 	// its commands get past maxmemory, which is what a client of a bounded
 	// server already handles as "memory is full".

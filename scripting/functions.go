@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/glob"
@@ -54,6 +56,9 @@ func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error)
 		return ErrROWithWriteFlag.Reply(), nil
 	}
 	readOnly := inv.ReadOnly || f.flags&FlagNoWrites != 0
+	if f.grows && e.libs.full() {
+		return ErrLibrariesOOM.Reply(), nil
+	}
 	if err := e.acquire(ctx); err != nil {
 		if err == ErrBusy {
 			return e.BusyError().Reply(), nil
@@ -69,8 +74,71 @@ func (e *Engine) FCall(ctx context.Context, inv FCallInvocation) ([]byte, error)
 	for i, a := range src {
 		command[i] = append([]byte(nil), a...)
 	}
-	return e.run(target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command},
-		keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
+	t := target{st: e.functionState(), fn: f.fn, name: f.name, function: true, command: command}
+	var allocated uint64
+	if f.grows {
+		t.allocated = &allocated
+	}
+	reply, err := e.run(t, keys, argv, readOnly, protoOf(inv.Proto), inv.Caller)
+	if f.grows {
+		e.grown(f.lib, allocated)
+	}
+	return reply, err
+}
+
+// A function's call may leave what it built in its closure's upvalues
+// (a table it appends to, a string it extends), and nowhere else: the
+// globals are read-only, and what it returns or passes to redis.call is
+// garbage once the call ends. So a function without upvalues never
+// changes what its library holds, and its calls cost nothing more. A
+// call of one with upvalues reads how many bytes the process allocated
+// before and after it, in the reads of the memory watch (one more read of
+// a runtime metric, a fraction of a microsecond, where the memory watch
+// is on, as it is in a bounded server): what the call kept is at most
+// that. Those bytes add up over all libraries, and once they pass
+// 1/remeasureShare of what the libraries hold, and at least remeasureMin,
+// the libraries called since are walked again and charged what they hold.
+// So the charges lag what the libraries hold by at most that much plus
+// what one call keeps (which the running watch bounds), however many
+// libraries grow at once, and the walks cost, per byte the calls
+// allocate, a few times what the garbage collector spends on the
+// libraries' objects: never a walk per call.
+//
+// The count is the whole process's: another client's commands allocate
+// during the call too. That only walks the libraries sooner.
+const (
+	remeasureShare = 8
+	remeasureMin   = 1 << 20
+)
+
+// grown adds what a call of one of l's growing functions allocated, and
+// walks the libraries called since the last walk once that is due; the
+// slot is held.
+func (e *Engine) grown(l *library, allocated uint64) {
+	libs := e.libs.grown(l, int64(min(allocated, 1<<62)))
+	if len(libs) == 0 {
+		return
+	}
+	wasFull := e.libs.full()
+	var total int64
+	for _, l := range libs {
+		total = e.libs.remeasured(l, e.measure(l))
+	}
+	if !wasFull && total > e.opts.MaxBytes {
+		e.log(LogWarning, "The function libraries hold %d bytes, past --max-scripts-memory (%d): "+
+			"FCALL of functions with upvalues is refused until libraries are deleted or replaced. Library: %s.",
+			total, e.opts.MaxBytes, l.name)
+	}
+}
+
+// measure walks what l's functions hold in the interpreter (memsize.go);
+// the slot is held.
+func (e *Engine) measure(l *library) int64 {
+	w := newWalker(e.shared)
+	for _, f := range l.funcs {
+		w.value(f.fn)
+	}
+	return w.size()
 }
 
 // functionState returns the interpreter of the libraries, making it
@@ -88,13 +156,19 @@ func (e *Engine) functionState() *state {
 	st.fenvMeta.RawSetString("__newindex", st.roError)
 	L.SetMetatable(st.fenv, st.fenvMeta)
 	e.fst = st
+	e.shared = sharedObjects(st, st.fenv, st.fenvMeta, st.libAPI, st.env, st.globals, st.envMeta,
+		st.strMeta, st.roError, st.handler, st.jsonNull)
 	return st
 }
 
 // loadLibrary compiles and runs one library's code, collecting what it
 // registers, as Redis's functionsCreateWithLibraryCtx does up to linking
-// it. The slot is held. timeout 0 lets the top level run as long as it
-// takes (FUNCTION RESTORE's).
+// it, and measures what the library holds. The slot is held. timeout 0
+// lets the top level run as long as it takes (FUNCTION RESTORE's); the
+// memory limit holds either way: the top level runs under the same watch
+// as a script (watchMemory), and one that builds more than the limit
+// leaves room for is stopped with ErrOutOfMemory, the reply Redis gives
+// FUNCTION LOAD (a denyoom command) when memory is full.
 func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, error) {
 	md, err := parseLibraryMeta(code)
 	if err != nil {
@@ -118,17 +192,32 @@ func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, erro
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
+	ctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	var oom atomic.Bool
 	st.fenvMeta.RawSetString("__index", st.libAPI)
 	st.loading = &loading{lib: lib}
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = st.fenv
 	L.SetContext(ctx)
 	L.Push(fn)
+	stopWatch := e.watchMemory(loadShare, func() {
+		oom.Store(true)
+		stopLoad()
+	}, nil)
 	perr := L.PCall(0, 0, st.handler)
+	stopWatch()
 	L.RemoveContext()
 	L.SetTop(0)
 	st.loading = nil
 	st.fenvMeta.RawSetString("__index", st.env)
+	if oom.Load() {
+		// What the top level built is garbage now: give it back to the
+		// system before the next command measures the heap.
+		debug.FreeOSMemory()
+		e.log(LogWarning, "FUNCTION LOAD stopped: the heap passed the memory limit. Library: %s.", md.name)
+		return nil, ErrOutOfMemory
+	}
 	if perr != nil {
 		msg := "ERR FUNCTION LOAD timeout"
 		if ctx.Err() == nil {
@@ -144,9 +233,16 @@ func (e *Engine) loadLibrary(code string, timeout time.Duration) (*library, erro
 	if len(lib.funcs) == 0 {
 		return nil, Error("ERR No functions registered")
 	}
-	lib.size = librarySize(lib, proto)
+	for _, f := range lib.funcs {
+		f.grows = len(f.fn.Upvalues) > 0
+	}
+	lib.vm, lib.meta = e.measure(lib), libraryOverhead(lib)
 	return lib, nil
 }
+
+// loadShare is the share of the room the memory limit leaves that a
+// library's top level may take (watchMemory).
+const loadShare = 4
 
 // withSlot runs fn holding the slot, as a script would.
 func (e *Engine) withSlot(ctx context.Context, fn func() []byte) ([]byte, error) {
@@ -207,10 +303,16 @@ func (e *Engine) FunctionRestore(ctx context.Context, payload []byte, policy str
 		libs := make([]*library, 0, len(codes))
 		seen := map[string]bool{}
 		funcs := map[string]bool{}
+		var bytes int64
 		for _, code := range codes {
 			lib, err := e.loadLibrary(code, 0)
 			if err != nil {
 				return err.(Error).Reply()
+			}
+			// The payload's libraries alone past the bound: join would
+			// refuse them; the rest need not load.
+			if bytes += lib.size(); bytes > e.opts.MaxBytes {
+				return ErrLibrariesFull.Reply()
 			}
 			if seen[lib.name] {
 				return Error(fmt.Sprintf("ERR Library '%s' already exists", lib.name)).Reply()
@@ -241,16 +343,22 @@ func (e *Engine) FunctionDump() []byte {
 	return appendBulk(nil, string(encodeDump(codes)))
 }
 
-// Libraries is the number of loaded libraries, Functions their
-// functions, LibraryBytes their estimated size.
+// Libraries is the number of loaded libraries.
 func (e *Engine) Libraries() int { n, _, _ := e.libs.stats(); return n }
 
 // Functions is the number of functions the loaded libraries registered.
 func (e *Engine) Functions() int { _, n, _ := e.libs.stats(); return n }
 
-// LibraryBytes is the loaded libraries' estimated size, bounded by
-// Options.MaxBytes.
+// LibraryBytes is what the loaded libraries hold, as last measured:
+// LibraryMemory's two parts added up, bounded by Options.MaxBytes.
 func (e *Engine) LibraryBytes() int64 { _, _, n := e.libs.stats(); return n }
+
+// LibraryMemory is what the loaded libraries hold, as last measured: vm
+// in the functions' interpreter (their closures, upvalues, prototypes and
+// everything those reach, Redis 7.0's used_memory_vm_functions, less the
+// interpreter's own objects no library is charged for), overhead in their
+// entries outside it (code, names, descriptions: used_memory_functions).
+func (e *Engine) LibraryMemory() (vm, overhead int64) { return e.libs.memory() }
 
 var functionHelp = []string{
 	"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

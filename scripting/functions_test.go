@@ -46,7 +46,7 @@ func TestDecodeDumpLZF(t *testing.T) {
 // The libraries are bounded by MaxBytes, never evicted: a load past the
 // bound is refused and the libraries stay as they were.
 func TestLibrariesBounded(t *testing.T) {
-	e := New(Options{MaxBytes: 4096})
+	e := New(Options{MaxBytes: 64 << 10})
 	ctx := context.Background()
 	load := func(name string, pad int) string {
 		code := "#!lua name=" + name + "\n-- " + strings.Repeat("x", pad) + "\nredis.register_function('" + name + "', function() return 1 end)"
@@ -59,10 +59,10 @@ func TestLibrariesBounded(t *testing.T) {
 	if r := load("small", 10); r != "$5\r\nsmall\r\n" {
 		t.Fatalf("small: %q", r)
 	}
-	if r := load("big", 4096); r != string(ErrLibrariesFull.Reply()) {
+	if r := load("big", 64<<10); r != string(ErrLibrariesFull.Reply()) {
 		t.Fatalf("big: %q", r)
 	}
-	if e.Libraries() != 1 || e.Functions() != 1 || e.LibraryBytes() <= 0 || e.LibraryBytes() > 4096 {
+	if e.Libraries() != 1 || e.Functions() != 1 || e.LibraryBytes() <= 0 || e.LibraryBytes() > 64<<10 {
 		t.Fatalf("after the refused load: %d libraries, %d functions, %d bytes", e.Libraries(), e.Functions(), e.LibraryBytes())
 	}
 	before := e.LibraryBytes()

@@ -23,8 +23,15 @@ type library struct {
 	name  string
 	code  string
 	funcs map[string]*function
-	size  int64 // what it counts against the registry's byte bound
+	// vm is what its Lua objects hold, as the last walk measured them
+	// (walker); meta what its entry holds outside the interpreter (its
+	// code, names and descriptions). Both count against the registry's
+	// byte bound; the registry's lock guards them once it is linked.
+	vm, meta int64
 }
+
+// size is what l counts against the registry's byte bound.
+func (l *library) size() int64 { return l.vm + l.meta }
 
 // function is one function a library registered with
 // redis.register_function; fn is a closure of the function interpreter.
@@ -34,24 +41,92 @@ type function struct {
 	flags Flags
 	fn    *lua.LFunction
 	lib   *library
+	// grows marks a closure with upvalues: the only way a call leaves
+	// something behind in the interpreter, as the globals are read-only
+	// (see FCall).
+	grows bool
 }
 
 // registry holds the loaded libraries and indexes their functions by
 // name, which are unique across libraries as in Redis and, as there,
 // found in any case (a library's own are case-sensitive). Unlike the script
 // cache nothing is evicted: a library stays until FUNCTION DELETE or
-// FLUSH, and FUNCTION LOAD is refused once the libraries' estimated
+// FLUSH, and FUNCTION LOAD is refused once the libraries' measured
 // bytes would pass maxBytes.
 type registry struct {
-	mu       sync.Mutex // guards the fields below
-	libs     map[string]*library
-	funcs    map[string]*function
-	bytes    int64
-	maxBytes int64
+	mu    sync.Mutex // guards the fields below
+	libs  map[string]*library
+	funcs map[string]*function
+	// bytes is the libraries' sizes added up, vm their Lua objects' part.
+	bytes, vm int64
+	maxBytes  int64
+	// unmeasured is what the calls of growing functions allocated since
+	// the last walk, at most what they added; dirty are the libraries
+	// they belong to (Engine.grown).
+	unmeasured int64
+	dirty      map[*library]struct{}
+	// onBytes is told each change of bytes (Options.OnLibraryBytes),
+	// after the lock is released.
+	onBytes func(delta int64)
 }
 
-func newRegistry(maxBytes int64) *registry {
-	return &registry{libs: map[string]*library{}, funcs: map[string]*function{}, maxBytes: maxBytes}
+func newRegistry(maxBytes int64, onBytes func(int64)) *registry {
+	if onBytes == nil {
+		onBytes = func(int64) {}
+	}
+	return &registry{libs: map[string]*library{}, funcs: map[string]*function{}, maxBytes: maxBytes,
+		dirty: map[*library]struct{}{}, onBytes: onBytes}
+}
+
+// grown adds what a call of one of l's growing functions allocated and,
+// once what all such calls allocated since the last walk is due for one
+// (Engine.grown), returns the libraries to walk again.
+func (r *registry) grown(l *library, allocated int64) []*library {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.libs[l.name] != l {
+		return nil // deleted or replaced while it ran
+	}
+	r.dirty[l] = struct{}{}
+	r.unmeasured += allocated
+	if r.unmeasured < max(r.bytes/remeasureShare, remeasureMin) {
+		return nil
+	}
+	r.unmeasured = 0
+	libs := make([]*library, 0, len(r.dirty))
+	for l := range r.dirty {
+		libs = append(libs, l)
+	}
+	clear(r.dirty)
+	return libs
+}
+
+// full reports whether the libraries hold more than maxBytes, which only
+// their functions' calls can bring about (see FCall).
+func (r *registry) full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bytes > r.maxBytes
+}
+
+// remeasured sets what l's Lua objects hold to vm, as a walk measured
+// it, and reports the registry's total after; a library no longer linked
+// (FUNCTION DELETE, FLUSH or a REPLACE while it ran) changes nothing.
+func (r *registry) remeasured(l *library, vm int64) (total int64) {
+	r.mu.Lock()
+	var delta int64
+	if r.libs[l.name] == l {
+		delta = vm - l.vm
+		r.bytes += delta
+		r.vm += delta
+	}
+	l.vm = vm
+	total = r.bytes
+	r.mu.Unlock()
+	if delta != 0 {
+		r.onBytes(delta)
+	}
+	return total
 }
 
 func (r *registry) function(name string) (*function, bool) {
@@ -87,13 +162,29 @@ func (r *registry) stats() (libs, funcs int, bytes int64) {
 	return len(r.libs), len(r.funcs), r.bytes
 }
 
+func (r *registry) memory() (vm, meta int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.vm, r.bytes - r.vm
+}
+
 // join adds libs, as Redis's libraryJoin does: a library whose name is
 // taken is an error unless replace, when the old one goes; a function
 // name another library holds is an error. Nothing changes on an error.
 // With flush, the registry's libraries all go first.
 func (r *registry) join(libs []*library, replace, flush bool) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	old := r.bytes
+	err := r.joinLocked(libs, replace, flush)
+	delta := r.bytes - old
+	r.mu.Unlock()
+	if delta != 0 {
+		r.onBytes(delta)
+	}
+	return err
+}
+
+func (r *registry) joinLocked(libs []*library, replace, flush bool) error {
 	gone := map[string]bool{}
 	if !flush {
 		for _, l := range libs {
@@ -112,15 +203,17 @@ func (r *registry) join(libs []*library, replace, flush bool) error {
 			}
 		}
 	}
-	var bytes int64
+	var bytes, vm int64
 	if !flush {
-		bytes = r.bytes
+		bytes, vm = r.bytes, r.vm
 		for name := range gone {
-			bytes -= r.libs[name].size
+			bytes -= r.libs[name].size()
+			vm -= r.libs[name].vm
 		}
 	}
 	for _, l := range libs {
-		bytes += l.size
+		bytes += l.size()
+		vm += l.vm
 	}
 	if bytes > r.maxBytes {
 		return ErrLibrariesFull
@@ -128,6 +221,7 @@ func (r *registry) join(libs []*library, replace, flush bool) error {
 	if flush {
 		clear(r.libs)
 		clear(r.funcs)
+		clear(r.dirty)
 	}
 	for name := range gone {
 		r.unlink(r.libs[name])
@@ -138,7 +232,7 @@ func (r *registry) join(libs []*library, replace, flush bool) error {
 			r.funcs[strings.ToLower(name)] = f
 		}
 	}
-	r.bytes = bytes
+	r.bytes, r.vm = bytes, vm
 	return nil
 }
 
@@ -154,26 +248,35 @@ func (r *registry) unlink(l *library) {
 		delete(r.funcs, strings.ToLower(name))
 	}
 	delete(r.libs, l.name)
+	delete(r.dirty, l)
 }
 
 func (r *registry) delete(name string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	l, ok := r.libs[name]
 	if !ok {
+		r.mu.Unlock()
 		return false
 	}
 	r.unlink(l)
-	r.bytes -= l.size
+	r.bytes -= l.size()
+	r.vm -= l.vm
+	r.mu.Unlock()
+	r.onBytes(-l.size())
 	return true
 }
 
 func (r *registry) flush() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	clear(r.libs)
 	clear(r.funcs)
-	r.bytes = 0
+	clear(r.dirty)
+	gone := r.bytes
+	r.bytes, r.vm = 0, 0
+	r.mu.Unlock()
+	if gone != 0 {
+		r.onBytes(-gone)
+	}
 }
 
 func sortedFuncs(l *library) []*function {
@@ -400,14 +503,18 @@ func readFlags(t *lua.LTable) (Flags, bool) {
 	}
 }
 
-// librarySize estimates a library's memory: its code, its compiled
-// top level and the functions' entries.
-func librarySize(l *library, p *lua.FunctionProto) int64 {
-	n := int64(len(l.code)+len(l.name)) + 64 + protoSize(p)
+// libraryOverhead is what a library's entry holds outside the interpreter,
+// as Redis counts its functions' overhead (functionMallocSize,
+// libraryMallocSize): its struct and code, kept for FUNCTION DUMP and
+// LIST, and each function's struct, name and description, with their
+// entries in the library's and the registry's maps.
+func libraryOverhead(l *library) int64 {
+	const libraryStruct, functionStruct, entry = 96, 64, 2 * (16 + 8)
+	n := libraryStruct + sizeClass(int64(len(l.code))) + sizeClass(int64(len(l.name))) + mapSize(len(l.funcs), 16+8)
 	for _, f := range l.funcs {
-		n += int64(len(f.name)) + 96
+		n += functionStruct + entry + 2*sizeClass(int64(len(f.name)))
 		if f.desc != nil {
-			n += int64(len(*f.desc))
+			n += sizeClass(int64(len(*f.desc)))
 		}
 	}
 	return n

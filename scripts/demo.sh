@@ -27,7 +27,7 @@ echo "building stampedeless and bench/cacheaside"
 build_stampedeless
 go build -o "$lib_work/cacheaside" ./bench/cacheaside
 
-start origin "$lib_work/stampedeless" origin --addr 127.0.0.1:0 --latency "$latency" --quiet
+start origin "$lib_work/stampedeless" origin --addr 127.0.0.1:0 --latency "$latency"
 origin="http://$(logged_addr origin "origin ready")"
 start server "$lib_work/stampedeless" --addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
   --loader "demo:=$origin/{key}"

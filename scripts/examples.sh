@@ -14,7 +14,7 @@ build_stampedeless
 go build -o "$lib_work/example-go" ./examples/go
 
 start origin "$lib_work/stampedeless" origin --addr 127.0.0.1:0 --latency 100ms \
-  --not-found-prefix demo:missing: --quiet
+  --not-found-prefix demo:missing:
 origin="http://$(logged_addr origin "origin ready")"
 # new_server <name>: each example gets its own empty server, so that both
 # make the same origin calls.

@@ -58,7 +58,7 @@ done
 
 origin=127.0.0.1:0
 fill "${origin_args[@]}"
-start origin "$bin" "${filled[@]}" --quiet
+start origin "$bin" "${filled[@]}"
 origin=$(logged_addr origin "origin ready")
 
 replicas=()

@@ -188,9 +188,10 @@ func commandTable() []*commands.Spec {
 			{Name: "config|get", Arity: -3, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdConfigGet)},
 			{Name: "config|help", Arity: 2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdConfigHelp)},
 			{Name: "config|resetstat", Arity: 2, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdConfigResetStat)},
+			{Name: "config|rewrite", Arity: 2, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdConfigRewrite)},
 			{Name: "config|set", Arity: -4, Flags: commands.Admin | commands.Loading | commands.Stale | commands.NoScript, Handler: conn(cmdConfigSet)},
 		},
-			Group: "server", Summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT.", Usage: "subcommand [argument ...]", Since: "2.0.0"},
+			Group: "server", Summary: "Reads or changes the run-time configuration: GET, SET, RESETSTAT, REWRITE.", Usage: "subcommand [argument ...]", Since: "2.0.0"},
 		{Name: "memory", Arity: -2, Subcommands: []*commands.Spec{
 			{Name: "memory|doctor", Arity: 2, Handler: conn(cmdMemoryDoctor)},
 			{Name: "memory|help", Arity: 2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdMemoryHelp)},

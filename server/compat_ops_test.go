@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
 // The operator's commands compared with redis-server: SLOWLOG's entries by
@@ -404,4 +406,42 @@ func TestCompatClientInfoFields(t *testing.T) {
 			c.do("DISCARD")
 		}
 	})
+}
+
+// TestCompatInfoKeyspaceAvgTTL: INFO keyspace's avg_ttl is the mean time
+// left to the deadlines, in milliseconds, on both servers. Redis's is an
+// estimate its expiry cycle updates from samples (0 until the first cycle
+// that samples the key), so the test waits for it, and both must lie
+// between the keys' shortest and longest TTL; ours is exact.
+func TestCompatInfoKeyspaceAvgTTL(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	avgTTL := func(c *compatConn) int64 {
+		r, err := c.do("INFO", "keyspace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`\r\ndb0:keys=3,expires=2,avg_ttl=(\d+)\r\n`).FindStringSubmatch(r.str)
+		if m == nil {
+			t.Fatalf("INFO keyspace: %q, want db0:keys=3,expires=2,avg_ttl=<ms>", r.str)
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	for _, c := range []*compatConn{p.redis, p.ours} {
+		for _, args := range [][]string{{"SET", "a", "v", "EX", "60"}, {"SET", "b", "v", "EX", "120"}, {"SET", "p", "v"}} {
+			if r, err := c.do(args...); err != nil || r.String() != "+OK" {
+				t.Fatalf("%q: %s, %v", args, r, err)
+			}
+		}
+	}
+	testwait.For(t, "redis-server's expiry cycle to sample the keys", func() bool { return avgTTL(p.redis) > 0 })
+	for name, c := range map[string]*compatConn{"redis": p.redis, "ours": p.ours} {
+		// The keys' TTLs are 60 s and 120 s: their mean is below 90 s and,
+		// at any time the test may take, above the shortest.
+		if got := avgTTL(c); got <= 50_000 || got > 90_000 {
+			t.Errorf("%s: avg_ttl=%d, want the mean ms left to the deadlines, within (50000, 90000]", name, got)
+		}
+	}
 }

@@ -1088,6 +1088,7 @@ func compatScripts() []compatScript {
 			csPairs("CONFIG GET save appendonly timeout"), csPairs("CONFIG GET save save"), csPairs("CONFIG GET save sav?"),
 			csPairs("CONFIG GET nosuchparam"), csPairs("CONFIG GET nosuch*"), csPairs("CONFIG GET save nosuchparam"),
 			cs("CONFIG GET"), cs("CONFIG"), cs("CONFIG FOO"), cs("config foo bar"), ca("CONFIG", ""),
+			cs("CONFIG REWRITE"), cs("config rewrite"), cs("CONFIG REWRITE x"),
 		}},
 		{name: "config-set", steps: []compatStep{
 			cs("CONFIG SET foo bar"), cs("CONFIG SET FOO bar"), cs("CONFIG SET save"), cs("CONFIG SET save a b"),

@@ -492,11 +492,19 @@ func (s *Server) statsSinceReset() engine.Stats {
 	return st
 }
 
+// cmdConfigRewrite implements CONFIG REWRITE, answering as a redis-server
+// started without a configuration file does: the configuration is the
+// command line's, and CONFIG SET's changes last until the process ends.
+func cmdConfigRewrite(c *Conn, _ [][]byte) {
+	c.w.Error("ERR The server is running without a config file")
+}
+
 func cmdConfigHelp(c *Conn, _ [][]byte) {
 	commands.WriteHelp(c.w, "CONFIG",
 		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-		"RESETSTAT", "    Reset statistics reported by the INFO command.")
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file (there is none: CONFIG SET lasts until the process ends).")
 }
 
 // listpackPair is a pair of listpack limits the store sets together, a

@@ -219,7 +219,8 @@ func (s *Server) infoKeyspace(b *infoBuilder) {
 	for n := range engine.Databases {
 		db := s.store.DB(n)
 		if keys := db.Len(); keys > 0 {
-			b.field("db"+strconv.Itoa(n), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, db.Volatile()))
+			expires, avg := db.VolatileTTL()
+			b.field("db"+strconv.Itoa(n), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg.Milliseconds()))
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // protectedModeAdaptations are the phrases of Redis's protected-mode reply
 // that name Redis's own configuration, each with what stampedeless says in
-// its place: there is no configuration file and no CONFIG REWRITE, and the
+// its place: there is no configuration file for CONFIG REWRITE to write, and the
 // password is --requirepass. Everything else is Redis's text, word for word.
 var protectedModeAdaptations = []string{
 	"Use CONFIG REWRITE to make this change permanent.",

@@ -63,6 +63,11 @@ func (s *Server) initScripting(opts Options) {
 		Log:        s.scriptLog,
 		Version:    RedisVersion,
 		OnBusy:     func() { s.gate.wake() },
+		// What the function libraries hold counts against --max-memory,
+		// as Redis counts the functions' Lua VM in used_memory: keys are
+		// evicted to make room for a library, and under noeviction writes
+		// are refused while it takes the room.
+		OnLibraryBytes: s.store.Charge,
 	})
 	threshold := opts.LuaTimeLimit
 	switch {
@@ -86,7 +91,7 @@ func (s *Server) initScripting(opts Options) {
 	m.Gauge("function_libraries", "Function libraries loaded (FUNCTION LOAD, RESTORE).", func() float64 {
 		return float64(eng.Libraries())
 	})
-	m.Gauge("function_libraries_bytes", "Estimated size of the function libraries, bounded by --max-scripts-memory on its own.", func() float64 {
+	m.Gauge("function_libraries_bytes", "What the function libraries hold, measured from their Lua objects and their entries (INFO used_memory_vm_functions plus used_memory_functions); bounded by --max-scripts-memory on its own, and counted against --max-memory.", func() float64 {
 		return float64(eng.LibraryBytes())
 	})
 	m.Counter("scripts_evicted_total", "Scripts the script cache's bounds evicted; their clients meet NOSCRIPT and send EVAL.", func() float64 {
@@ -409,16 +414,22 @@ func scriptACLMessage(reason acl.Reason, user string, cmd *command) string {
 }
 
 // infoScripts writes INFO memory's script and function fields, Redis
-// 7.0's; a library's estimate stands for both its VM and its overhead.
+// 7.0's, as it means them: used_memory_vm_functions is what the
+// libraries' Lua objects hold (Redis: the functions' Lua VM; here without
+// the interpreter's own objects, which no library holds),
+// used_memory_functions the libraries' entries outside it (code, names,
+// descriptions: Redis's functions overhead), and used_memory_scripts the
+// script cache and that overhead, not the VM, as Redis adds its
+// lua_caches and functions_caches.
 func (s *Server) infoScripts(b *infoBuilder) {
 	eng := s.scripts.eng
 	bytes := eng.Bytes()
-	libs := eng.LibraryBytes()
+	vm, overhead := eng.LibraryMemory()
 	b.field("number_of_cached_scripts", eng.Len())
 	b.field("used_memory_scripts_eval", bytes)
 	b.field("number_of_functions", eng.Functions())
-	b.field("used_memory_vm_functions", libs)
-	b.field("used_memory_functions", libs)
-	b.field("used_memory_scripts", bytes+libs)
-	b.field("used_memory_scripts_human", memsize.Human(bytes+libs))
+	b.field("used_memory_vm_functions", vm)
+	b.field("used_memory_functions", overhead)
+	b.field("used_memory_scripts", bytes+overhead)
+	b.field("used_memory_scripts_human", memsize.Human(bytes+overhead))
 }

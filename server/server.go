@@ -115,7 +115,9 @@ type Options struct {
 	LuaTimeLimit time.Duration
 	// MaxScripts and MaxScriptBytes bound the script cache, by count and
 	// by estimated size; past either the least recently used script is
-	// evicted. If zero, the scripting package's defaults.
+	// evicted. MaxScriptBytes also bounds, separately, what the function
+	// libraries hold, as measured (scripting.Options.MaxBytes). If zero,
+	// the scripting package's defaults.
 	MaxScripts     int
 	MaxScriptBytes int64
 	// Shutdown, if set, asks the process to stop as SIGTERM does, for the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 )
@@ -104,6 +105,10 @@ type Options struct {
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
 	Now func() time.Time
+	// AfterFunc calls f after d on the clock of Now, for the log lines that
+	// report the failures held back at the end of their interval. If nil,
+	// time.AfterFunc. Tests give a fake clock's.
+	AfterFunc func(d time.Duration, f func())
 }
 
 // Request is one GETFILL.
@@ -176,7 +181,9 @@ func New(opts Options) *Filler {
 		logs:      newFillLogs(opts.Logger, opts.SlowFill),
 	}
 	// The limits run on the Filler's clock, so tests move them by hand.
-	f.logs.failures.Now, f.logs.recovers.Now, f.logs.slows.Now = opts.Now, opts.Now, opts.Now
+	for _, lim := range []*lograte.Limiter{&f.logs.failures, &f.logs.recovers, &f.logs.slows} {
+		lim.Now, lim.AfterFunc = opts.Now, opts.AfterFunc
+	}
 	f.group.Observer = flightObserver{f}
 	if opts.Purges != nil {
 		opts.Purges.WatchPurges(f.heardPurge)

@@ -16,14 +16,15 @@ import (
 
 // TestOriginFailureLogsRateLimited: 1,000 fills failing on one loader's
 // origin are one log line, with the status and the loader, not the key;
-// the next line, an interval later, counts the failures held back; the
-// first success after a cooldown logs that the origin answers again.
+// when the interval ends a second line counts the 999 failures held back,
+// though no failure follows (a storm's end is logged); the first success
+// after a cooldown logs that the origin answers again.
 func TestOriginFailureLogsRateLimited(t *testing.T) {
 	clock := fakeclock.New()
 	origin := newTestOrigin(t)
 	origin.status.Store(http.StatusInternalServerError)
 	var logs logtest.Buffer
-	f := newTestFiller(t, origin.URL, swr.Options{Now: clock.Now, Logger: logs.JSON(slog.LevelInfo), SlowFill: -1})
+	f := newTestFiller(t, origin.URL, swr.Options{Now: clock.Now, AfterFunc: clock.AfterFunc, Logger: logs.JSON(slog.LevelInfo), SlowFill: -1})
 	get := func(key string) error {
 		_, err := f.Get(context.Background(), swr.Request{Key: key, TTL: time.Minute, Timeout: -1})
 		return err
@@ -40,13 +41,22 @@ func TestOriginFailureLogsRateLimited(t *testing.T) {
 	if l := lines[0]; l["level"] != "WARN" || l["loader"] != "k:" || l["err"] != "status 500" || l["failures"] != 1.0 || l["key"] != nil {
 		t.Errorf("the failure line: %v; want level WARN, loader k:, err status 500, failures 1 and no key", l)
 	}
-	clock.Advance(lograte.DefaultEvery)
+	clock.Advance(lograte.DefaultEvery - 1)
+	if lines := logs.With(t, "origin fill failed"); len(lines) != 1 {
+		t.Fatalf("before the interval ended, failure lines %v; want the first only", lines)
+	}
+	clock.Advance(1)
+	lines = logs.With(t, "origin fill failed")
+	if len(lines) != 2 || lines[1]["failures"] != 999.0 || lines[1]["err"] != "status 500" {
+		t.Fatalf("at the interval's end, failure lines %v; want a second one counting the 999 held back", lines)
+	}
 	if err := get("k:last"); err == nil {
 		t.Fatal("GETFILL of a failing origin succeeded")
 	}
+	clock.Advance(lograte.DefaultEvery)
 	lines = logs.With(t, "origin fill failed")
-	if len(lines) != 2 || lines[1]["failures"] != 1000.0 {
-		t.Fatalf("after an interval, failure lines %v; want a second one counting 1000 failures", lines)
+	if len(lines) != 3 || lines[2]["failures"] != 1.0 {
+		t.Fatalf("an interval after a lone failure, failure lines %v; want a third one counting 1", lines)
 	}
 
 	origin.status.Store(http.StatusOK)

@@ -81,7 +81,7 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-scripts", Value: server.DefaultMaxScripts, EnvVars: env("max-scripts"),
 			Usage: "most scripts the script cache keeps (EVAL, SCRIPT LOAD); past it the least recently used is evicted and its clients get NOSCRIPT"},
 		&cli.StringFlag{Name: "max-scripts-memory", Value: "64mb", EnvVars: env("max-scripts-memory"),
-			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on the function libraries' (FUNCTION LOAD), past which a load is refused"},
+			Usage: "bound on the script cache's estimated size, past which the least recently used script is evicted; and, separately, on what the function libraries hold, measured from their Lua objects: a FUNCTION LOAD or RESTORE past it is refused, and while calls have grown them past it FCALL of a function with upvalues answers OOM (what they hold counts against --max-memory too)"},
 		&cli.StringFlag{Name: "dir", EnvVars: env("dir"),
 			Usage: "directory of the snapshot file, as Redis's dir: with it, SHUTDOWN and SIGTERM save a snapshot there and the next start loads it (empty: snapshots off, nothing is ever written)"},
 		&cli.StringFlag{Name: "dbfilename", Value: "dump.rdb", EnvVars: env("dbfilename"),
@@ -153,22 +153,26 @@ func newApp() *cli.App {
 		Action: noArgs(runServe, false),
 	}
 	app := &cli.App{
-		Name:         "stampedeless",
-		Usage:        "a Redis-protocol cache server that stops cache stampedes",
-		Flags:        serveFlags(),
-		Action:       noArgs(runServe, true),
+		Name:  "stampedeless",
+		Usage: "a Redis-protocol cache server that stops cache stampedes",
+		// --version and -v as redis-server's, beside the version command.
+		Flags: append(serveFlags(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"},
+			Usage: "print the version and exit, as stampedeless version does"}),
+		Action: noArgs(func(c *cli.Context) error {
+			if c.Bool("version") {
+				return printVersion(c)
+			}
+			return runServe(c)
+		}, true),
 		OnUsageError: onUsageError,
 		Commands: []*cli.Command{
 			serve,
 			originCommand(),
 			pingCommand(),
 			{
-				Name:  "version",
-				Usage: "print the version",
-				Action: noArgs(func(c *cli.Context) error {
-					fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, server.RedisVersion)
-					return nil
-				}, false),
+				Name:   "version",
+				Usage:  "print the version",
+				Action: noArgs(printVersion, false),
 			},
 		},
 	}
@@ -176,6 +180,13 @@ func newApp() *cli.App {
 		cmd.OnUsageError = onUsageError
 	}
 	return app
+}
+
+// printVersion is what stampedeless version and stampedeless --version
+// print.
+func printVersion(c *cli.Context) error {
+	fmt.Fprintf(c.App.Writer, "stampedeless %s (redis protocol %s)\n", version, server.RedisVersion)
+	return nil
 }
 
 // config is the parsed command line.
@@ -199,13 +210,13 @@ type config struct {
 
 func parseConfig(c *cli.Context) (config, error) {
 	var cfg config
-	maxMemory, err := memsize.Parse(c.String("max-memory"))
+	maxMemory, err := memoryFlag(c, "max-memory")
 	if err != nil {
-		return cfg, fmt.Errorf("--max-memory: %w", err)
+		return cfg, err
 	}
-	maxValue, err := memsize.Parse(c.String("max-value-size"))
+	maxValue, err := memoryFlag(c, "max-value-size")
 	if err != nil {
-		return cfg, fmt.Errorf("--max-value-size: %w", err)
+		return cfg, err
 	}
 	level := new(slog.LevelVar)
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
@@ -305,9 +316,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--pubsub-output-buffer-limit: %w", err)
 	}
-	maxScriptBytes, err := memsize.Parse(c.String("max-scripts-memory"))
+	maxScriptBytes, err := memoryFlag(c, "max-scripts-memory")
 	if err != nil {
-		return cfg, fmt.Errorf("--max-scripts-memory: %w", err)
+		return cfg, err
 	}
 	luaTimeLimit := c.Duration("lua-time-limit")
 	if luaTimeLimit == 0 {
@@ -345,6 +356,16 @@ func parseConfig(c *cli.Context) (config, error) {
 		NotifyKeyspaceEvents: keyEvents,
 	}
 	return cfg, nil
+}
+
+// memoryFlag is the memory size of the flag name. Its error keeps Redis's
+// CONFIG SET text and adds what a size looks like, which that text omits.
+func memoryFlag(c *cli.Context, name string) (int64, error) {
+	n, err := memsize.Parse(c.String(name))
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %w, got %q (bytes, or with a unit: 512mb, 2gb)", name, err, c.String(name))
+	}
+	return n, nil
 }
 
 func runServe(c *cli.Context) error {
@@ -420,7 +441,7 @@ func runServe(c *cli.Context) error {
 
 	lns, err := cfg.listen.listen()
 	if err != nil {
-		return err
+		return alsoInUse(err, cfg.metricsAddr)
 	}
 	var metricsSrv *http.Server
 	if cfg.metricsAddr != "" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/stampedeless/stampedeless/engine"
 )
 
 // repoRoot is the repository, seen from this package's directory (where
@@ -192,5 +194,28 @@ func TestREADMEIsAFrontDoor(t *testing.T) {
 	}
 	if n := strings.Count(string(data), "\n"); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, more than %d: move the detail to a file under docs/ and link it", n, readmeMaxLines)
+	}
+}
+
+// TestSizingIsEntryOverhead: every sizing formula in the docs, keys ×
+// (average key + value + N), uses the store's per-entry charge,
+// engine.EntryOverhead, so the docs give one number and it is the code's.
+func TestSizingIsEntryOverhead(t *testing.T) {
+	formula := regexp.MustCompile(`value\s*\+\s*(\d+)\)`)
+	found := 0
+	for _, f := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range formula.FindAllStringSubmatch(string(data), -1) {
+			found++
+			if n, _ := strconv.Atoi(m[1]); n != engine.EntryOverhead {
+				t.Errorf("%s sizes memory as %q: want + %d, engine.EntryOverhead", f, m[0], engine.EntryOverhead)
+			}
+		}
+	}
+	if found < 2 {
+		t.Errorf("found %d sizing formulas, want operations.md's and troubleshooting.md's", found)
 	}
 }

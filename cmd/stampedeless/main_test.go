@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,7 +194,7 @@ func TestBadFlagsFail(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--max-memory", "lots"}, "stampedeless: --max-memory: argument must be a memory value\n"},
+		{[]string{"--max-memory", "lots"}, "stampedeless: --max-memory: argument must be a memory value, got \"lots\" (bytes, or with a unit: 512mb, 2gb)\n"},
 		{[]string{"--log-format", "xml"}, "stampedeless: --log-format: want text or json, got \"xml\"\n"},
 		{[]string{"--early-refresh", "-1"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got -1\n"},
 		{[]string{"--early-refresh", "NaN"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got NaN\n"},
@@ -229,10 +230,18 @@ func exitStatus(err error) int {
 	return exit.ExitCode()
 }
 
+// TestVersion: --version and -v, which a redis-server user types, print
+// what the version command prints.
 func TestVersion(t *testing.T) {
 	out, err := exec.Command(binary, "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "stampedeless ") {
 		t.Fatalf("version: %q, %v", out, err)
+	}
+	for _, flag := range []string{"--version", "-v"} {
+		got, err := exec.Command(binary, flag).Output()
+		if err != nil || string(got) != string(out) {
+			t.Errorf("%s: %q, %v; want %q as the version command prints", flag, got, err, out)
+		}
 	}
 }
 
@@ -293,7 +302,7 @@ type logBuffer = logtest.Buffer
 // TestRedisClientLogsAreOurs: with the shared Redis unreachable, the Redis
 // client library's own lines go through the server's logger (JSON with
 // --log-format json, at debug level), and the server says once that Redis
-// does not answer.
+// does not answer, naming why.
 func TestRedisClientLogsAreOurs(t *testing.T) {
 	addr := redistest.FreeAddr(t)
 	var logs logBuffer
@@ -309,6 +318,10 @@ func TestRedisClientLogsAreOurs(t *testing.T) {
 	for _, l := range jsonLines(t, &logs) {
 		if strings.HasPrefix(fmt.Sprint(l["msg"]), "the shared Redis does not answer") {
 			down++
+			// The cause, not the deadline the client library's retries ran into.
+			if err := fmt.Sprint(l["err"]); !strings.Contains(err, "connection refused") {
+				t.Errorf("the shared Redis does not answer: err %q, want the dial's connection refused", err)
+			}
 		}
 	}
 	if down != 1 {
@@ -330,6 +343,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"origin", "--adr", "127.0.0.1:8081"}, "stampedeless: unknown flag --adr; did you mean '--addr'?\n"},
 		{[]string{"serve", "--metrics-adr", ""}, "stampedeless: unknown flag --metrics-adr; did you mean '--metrics-addr'?\n"},
 		{[]string{"serve", "extra"}, "stampedeless: serve takes no arguments, got 'extra'\n"},
+		// What a Redis user types first gets the exact replacement.
+		{[]string{"--port", "6381"}, "stampedeless: unknown flag --port; stampedeless listens where --addr says: use --addr 127.0.0.1:6381\n"},
+		{[]string{"-p", "6381"}, "stampedeless: unknown flag -p; stampedeless listens where --addr says: use --addr 127.0.0.1:6381\n"},
+		{[]string{"--port=6381"}, "stampedeless: unknown flag --port; stampedeless listens where --addr says: use --addr 127.0.0.1:6381\n"},
+		{[]string{"--port", "x"}, "stampedeless: unknown flag --port; stampedeless listens where --addr says: use --addr 127.0.0.1:<port>\n"},
+		{[]string{"serve", "--version"}, "stampedeless: unknown flag --version; use 'stampedeless --version' or 'stampedeless version'\n"},
 	} {
 		cmd := exec.Command(binary, tc.args...)
 		var stdout, stderr strings.Builder
@@ -343,7 +362,8 @@ func TestUsageErrors(t *testing.T) {
 }
 
 // TestPortInUseNamesTheFlag: an address another process holds is refused
-// naming the flag that picks another one.
+// naming the flag that picks another one; when a second server collides on
+// both its addresses, one message names both flags.
 func TestPortInUseNamesTheFlag(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -351,22 +371,31 @@ func TestPortInUseNamesTheFlag(t *testing.T) {
 	}
 	defer taken.Close()
 	addr := taken.Addr().String()
+	takenMetrics, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer takenMetrics.Close()
+	metrics := takenMetrics.Addr().String()
 	for _, tc := range []struct {
 		args []string
-		flag string
+		want string
 	}{
-		{[]string{"--addr", addr, "--metrics-addr", ""}, "addr"},
-		{[]string{"--addr", redistest.FreeAddr(t), "--metrics-addr", addr}, "metrics-addr"},
-		{[]string{"origin", "--addr", addr}, "addr"},
+		{[]string{"--addr", addr, "--metrics-addr", ""}, "--addr " + addr + " is in use: .* \\(use --addr to pick another\\)"},
+		{[]string{"--addr", redistest.FreeAddr(t), "--metrics-addr", addr},
+			"--metrics-addr " + addr + " is in use: .* \\(use --metrics-addr to pick another, or --metrics-addr '' for no metrics\\)"},
+		{[]string{"--addr", addr, "--metrics-addr", metrics},
+			"--addr " + addr + " and --metrics-addr " + metrics + " are in use \\(another stampedeless running\\?\\): " +
+				"pick others with --addr and --metrics-addr, or --metrics-addr '' for no metrics"},
+		{[]string{"origin", "--addr", addr}, "origin: --addr " + addr + " is in use: .* \\(use --addr to pick another\\)"},
 	} {
 		cmd := exec.Command(binary, tc.args...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
-		want := fmt.Sprintf("--%s %s is in use: ", tc.flag, addr)
-		if exitStatus(err) != 1 || !strings.Contains(stderr.String(), want) ||
-			!strings.HasSuffix(stderr.String(), fmt.Sprintf("(use --%s to pick another)\n", tc.flag)) {
-			t.Errorf("%v: exit %v, stderr %q; want exit status 1 and %q ... (use --%s to pick another)", tc.args, err, stderr.String(), want, tc.flag)
+		want := regexp.MustCompile("^stampedeless: " + tc.want + "\n$")
+		if exitStatus(err) != 1 || !want.MatchString(stderr.String()) {
+			t.Errorf("%v: exit %v, stderr %q; want exit status 1 and %s", tc.args, err, stderr.String(), want)
 		}
 	}
 }

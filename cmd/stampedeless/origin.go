@@ -28,7 +28,7 @@ func originCommand() *cli.Command {
 		Usage: "run a demo HTTP origin for loaders: slow, countable, optionally failing",
 		Description: "Answers GET /<key> with \"value of <key>, version N, made at <time>\" after --latency,\n" +
 			"and a batch loader's POST of many keys (LOADER.REGISTER ... BATCH n) with one result each,\n" +
-			"logs every call, and serves its counters as JSON at /stats (POST /reset zeroes them).\n" +
+			"logs every call with --log-calls, and serves its counters as JSON at /stats (POST /reset zeroes them).\n" +
 			"Point a loader at it: stampedeless --loader 'demo:=http://127.0.0.1:8080/{key}'",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", EnvVars: originEnv("addr"),
@@ -45,8 +45,10 @@ func originCommand() *cli.Command {
 				Usage: "answer 404 for keys starting with this prefix"},
 			&cli.StringSliceFlag{Name: "surrogate-key", EnvVars: originEnv("surrogate-key"),
 				Usage: "tag every value with this origin tag, sent as Surrogate-Key, for PURGE.TAG; {key} is replaced by the key (repeatable)"},
-			&cli.BoolFlag{Name: "quiet", EnvVars: originEnv("quiet"),
-				Usage: "do not log each call"},
+			// Off by default: the demo origin shares a terminal with the
+			// commands of the README's demo, which make 1,000 calls.
+			&cli.BoolFlag{Name: "log-calls", EnvVars: originEnv("log-calls"),
+				Usage: "log each call (its key, status and how many calls are in flight); /stats counts them either way"},
 		},
 		Action: noArgs(runOrigin, false),
 	}
@@ -62,7 +64,7 @@ func runOrigin(c *cli.Context) error {
 		NotFoundPrefix: c.String("not-found-prefix"),
 		Tags:           c.StringSlice("surrogate-key"),
 	}
-	if !c.Bool("quiet") {
+	if c.Bool("log-calls") {
 		opts.Logger = log
 	}
 	o, err := origin.New(opts)

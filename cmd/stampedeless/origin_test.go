@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,8 +24,17 @@ import (
 // answers /healthz; it returns the origin's base URL.
 func startOrigin(t *testing.T, args ...string) string {
 	t.Helper()
+	base, _ := startOriginLogged(t, nil, args...)
+	return base
+}
+
+// startOriginLogged is startOrigin, also copying the origin's log to logs
+// if it is not nil, and returning its process.
+func startOriginLogged(t *testing.T, logs io.Writer, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	addr := redistest.FreeAddr(t)
-	cmd := exec.Command(binary, append([]string{"origin", "--addr", addr, "--quiet"}, args...)...)
+	cmd := exec.Command(binary, append([]string{"origin", "--addr", addr}, args...)...)
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +58,7 @@ func startOrigin(t *testing.T, args ...string) string {
 	}) {
 		t.Fatalf("origin on %s did not answer /healthz: %v", addr, err)
 	}
-	return base
+	return base, cmd
 }
 
 func originStats(t *testing.T, base string) origin.Stats {
@@ -178,5 +189,29 @@ func TestOriginTagsAndBatches(t *testing.T) {
 	}
 	if got := after.OK - before.OK; got != 3 {
 		t.Errorf("keys answered = %d, want 3", got)
+	}
+}
+
+// TestOriginQuietUnlessAsked: the demo origin logs its calls only with
+// --log-calls, since it shares a terminal with the README's demo.
+func TestOriginQuietUnlessAsked(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		lines int
+	}{{nil, 0}, {[]string{"--log-calls"}, 1}} {
+		var logs logBuffer
+		base, cmd := startOriginLogged(t, &logs, tc.args...)
+		resp, err := http.Get(base + "/demo:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		// The line follows the answer: stop the origin, and Wait copies
+		// its log to the end.
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if got := strings.Count(logs.String(), "origin call"); got != tc.lines {
+			t.Errorf("origin %v: %d lines of calls after one call, want %d; log:\n%s", tc.args, got, tc.lines, logs.String())
+		}
 	}
 }

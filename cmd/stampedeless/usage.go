@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -35,6 +37,13 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 		return &usageError{msg}
 	}
 	name = strings.TrimLeft(name, "-")
+	if hint := redisFlagHint(name, valueAfter(os.Args, name)); hint != "" {
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-" // as typed: -p is redis-cli's, not a long flag mistyped
+		}
+		return &usageError{"unknown flag " + dashes + name + "; " + hint}
+	}
 	flags := c.App.Flags // the root's
 	if c.Command != nil && len(c.Command.Flags) > 0 {
 		flags = c.Command.Flags
@@ -48,6 +57,43 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 		msg += fmt.Sprintf("; did you mean '--%s'?", s)
 	}
 	return &usageError{msg}
+}
+
+// redisFlagHint answers the flags a redis-server or redis-cli user types
+// first with the exact replacement, where edit distance would suggest
+// something unrelated (-p is nearest to -h). value is the argument after
+// the flag, when the flag parser kept it.
+func redisFlagHint(name, value string) string {
+	switch name {
+	case "port", "p":
+		port := "<port>"
+		if _, err := strconv.ParseUint(value, 10, 16); err == nil {
+			port = value
+		}
+		host, _, _ := net.SplitHostPort(defaultAddr)
+		return fmt.Sprintf("stampedeless listens where --addr says: use --addr %s", net.JoinHostPort(host, port))
+	case "version", "v":
+		return "use 'stampedeless --version' or 'stampedeless version'"
+	}
+	return ""
+}
+
+// valueAfter is the argument after the flag name in args, which the flag
+// parser does not keep once it has refused the flag; "" if none.
+func valueAfter(args []string, name string) string {
+	for i, arg := range args {
+		a := strings.TrimLeft(arg, "-")
+		if a == arg {
+			continue // a value, not a flag
+		}
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // noArgs wraps the action of a command that takes no positional
@@ -109,13 +155,51 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// listenFlag listens on addr, given by flag; an address in use names the
-// flag that picks another, since a second instance on one machine is the
-// usual cause.
+// listenFlag listens on addr, given by flag; an address in use is an
+// *inUseError, which names the flag that picks another, since a second
+// instance on one machine is the usual cause.
 func listenFlag(flag, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("--%s %s is in use: %w (use --%s to pick another)", flag, addr, err, flag)
+		return nil, &inUseError{flag, addr, err}
 	}
 	return ln, err
+}
+
+// inUseError is a listen address another process holds.
+type inUseError struct {
+	flag, addr string
+	err        error
+}
+
+func (e *inUseError) Error() string {
+	hint := fmt.Sprintf("use --%s to pick another", e.flag)
+	if e.flag == "metrics-addr" {
+		hint += ", or --metrics-addr '' for no metrics"
+	}
+	return fmt.Sprintf("--%s %s is in use: %v (%s)", e.flag, e.addr, e.err, hint)
+}
+
+func (e *inUseError) Unwrap() error { return e.err }
+
+// alsoInUse is err, from opening the Redis listeners, naming the metrics
+// address too when it is in use as well: a second server started with the
+// first one's defaults collides on both, and a user who picks another --addr
+// should not meet the next collision only on the next start.
+func alsoInUse(err error, metricsAddr string) error {
+	var first *inUseError
+	if !errors.As(err, &first) || metricsAddr == "" {
+		return err
+	}
+	ln, merr := listenFlag("metrics-addr", metricsAddr)
+	if merr == nil {
+		ln.Close()
+		return err
+	}
+	var second *inUseError
+	if !errors.As(merr, &second) {
+		return err
+	}
+	return fmt.Errorf("--%s %s and --metrics-addr %s are in use (another stampedeless running?): "+
+		"pick others with --%s and --metrics-addr, or --metrics-addr '' for no metrics", first.flag, first.addr, metricsAddr, first.flag)
 }

@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -21,7 +22,7 @@ func cmdMemoryUsage(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	if cost, ok := c.srv.store.Cost(args[2]); ok {
+	if cost, ok := c.x.Store.Cost(args[2]); ok {
 		c.w.Int(cost)
 	} else {
 		c.w.Null()
@@ -35,7 +36,10 @@ func cmdMemoryStats(c *Conn, _ [][]byte) {
 	heap, _ := goMemory()
 	st := c.srv.store.Stats()
 	used := usedMemory(heap, st)
-	keys := int64(c.srv.store.Len())
+	var keys int64 // of every database, as Redis's keys.count
+	for n := range engine.Databases {
+		keys += int64(c.srv.store.DB(n).Len())
+	}
 	perKey := int64(0)
 	if keys > 0 {
 		perKey = st.Cost / keys

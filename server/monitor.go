@@ -68,7 +68,7 @@ func (c *Conn) startMonitoring() {
 }
 
 // feedMonitors sends a command to the monitors in Redis's line format:
-// +<unix seconds>.<µs> [0 <client>] "arg" "arg"..., the arguments quoted as
+// +<unix seconds>.<µs> [<db> <client>] "arg" "arg"..., the arguments quoted as
 // Redis's sdscatrepr quotes them and the secrets redacted.
 func (s *Server) feedMonitors(c *Conn, cmd *command, args [][]byte) {
 	if s.monitors.n.Load() == 0 {
@@ -83,7 +83,9 @@ func (s *Server) feedMonitors(c *Conn, cmd *command, args [][]byte) {
 	us := now.Nanosecond() / int(time.Microsecond)
 	line = append(line, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
 		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10))
-	line = append(line, " [0 "...)
+	line = append(line, " ["...)
+	line = strconv.AppendInt(line, int64(c.db.Load()), 10)
+	line = append(line, ' ')
 	switch {
 	case c.lua:
 		line = append(line, "lua"...)

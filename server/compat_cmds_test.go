@@ -30,7 +30,7 @@ import (
 // presents itself.
 func startReferenceRedis(t *testing.T) string {
 	t.Helper()
-	return redistest.Start(t, "--databases", "1", "--maxmemory", "256mb", "--maxmemory-policy", "allkeys-lfu").Addr()
+	return redistest.Start(t, "--maxmemory", "256mb", "--maxmemory-policy", "allkeys-lfu").Addr()
 }
 
 func TestCompatCmdsScripts(t *testing.T) {

@@ -267,7 +267,7 @@ func TestArityAndUnknownCommands(t *testing.T) {
 		{[]string{"FOO", "a", "b"}, "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' "},
 		{[]string{"INCRBY", "k", "x"}, "-ERR value is not an integer or out of range"},
 		{[]string{"EXPIRE", "k", "1.5"}, "-ERR value is not an integer or out of range"},
-		{[]string{"SELECT", "1"}, "-ERR DB index is out of range"},
+		{[]string{"SELECT", "16"}, "-ERR DB index is out of range"},
 		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"PING"}, "+PONG"},
 	}

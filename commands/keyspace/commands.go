@@ -340,7 +340,7 @@ func Commands() []*commands.Spec {
 			Group: "generic", Summary: "Creates a key from the serialized representation of a value (DUMP's, here or from redis-server).", Usage: "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]", Since: "2.6.0"},
 		{Name: "copy", Arity: -3, Flags: commands.Write | commands.DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Handler: cmdCopy, Access: commands.KeysCopy, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRO|commands.KAccess), commands.KeyAt(2, commands.KOW|commands.KUpdate)},
 			Group: "generic", Summary: "Copies the value of a key to a new key.", Usage: "source destination [DB destination-db] [REPLACE]", Since: "6.2.0"},
-		{Name: "move", Arity: 3, Flags: commands.Write | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdMove, Access: commands.KeysWrite, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KUpdate)},
+		{Name: "move", Arity: 3, Flags: commands.Write | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdMove, Access: commands.KeysWrite, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KAccess|commands.KUpdate)},
 			Group: "generic", Summary: "Moves a key to another database.", Usage: "key db", Since: "1.0.0"},
 		{Name: "object", Arity: -2, Subcommands: []*commands.Spec{
 			{Name: "object|encoding", Arity: 3, Flags: commands.Readonly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdObjectEncoding, KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRO)}},

@@ -16,7 +16,7 @@ func TestDatabasesKeepKeysApart(t *testing.T) {
 	clk := newFakeClock()
 	s := newStore(t, Options{MaxMemory: 64 << 20, Now: clk.Now, ExpireInterval: noSweep})
 	one, two := s.DB(1), s.DB(2)
-	if s.DB(Databases) != nil || s.DB(-1) != nil || s.Index() != 0 || two.Index() != 2 {
+	if s.DB(MaxDatabases) != nil || s.DB(-1) != nil || s.Index() != 0 || two.Index() != 2 {
 		t.Fatal("DB numbers")
 	}
 	for i := range 300 {
@@ -230,5 +230,16 @@ func TestSwapDBRacesWriters(t *testing.T) {
 	wg.Wait()
 	if n1, n2 := s.DB(1).Len(), s.DB(2).Len(); n1+n2 != keys || n1*n2 != 0 {
 		t.Errorf("after the swaps: %d and %d keys, want %d in one of them", n1, n2, keys)
+	}
+}
+
+// TestDatabasesOption: a store of four databases offers four.
+func TestDatabasesOption(t *testing.T) {
+	s := newStore(t, Options{Databases: 4})
+	if s.Databases() != 4 || s.DB(3) == nil || s.DB(4) != nil {
+		t.Errorf("Databases %d, DB(3) %v, DB(4) %v", s.Databases(), s.DB(3) != nil, s.DB(4) != nil)
+	}
+	if d := newStore(t, Options{}).Databases(); d != MaxDatabases {
+		t.Errorf("the default offers %d databases, want %d", d, MaxDatabases)
 	}
 }

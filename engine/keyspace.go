@@ -371,7 +371,7 @@ func (s *Store) resetLocked(shards []*shard) {
 		sh.index.Reset()
 		sh.heap = nil
 		sh.volatile = 0
-		sh.keys = [Databases]int32{}
+		sh.keys = [MaxDatabases]int32{}
 	}
 	s.arena.Reset()
 	s.used.Store(0)

@@ -114,6 +114,9 @@ type Options struct {
 	// the bound (see processLimit). Leave it unset where the store is one
 	// part of a larger program, or where GOMEMLIMIT is set.
 	OwnsProcess bool
+	// Databases is how many databases DB offers, Redis's "databases": at
+	// most MaxDatabases; zero is MaxDatabases.
+	Databases int
 }
 
 // Store is one database of the envelope store, as Redis's SELECT names
@@ -127,13 +130,14 @@ type Store struct {
 	db uint8 // this database's number, kept in its records (recordDB)
 }
 
-// Databases is how many databases a store has (Redis's default
-// "databases 16"): a record keeps its database's number in four bits.
-const Databases = 16
+// MaxDatabases is how many databases a store can have, Redis's default
+// "databases 16": a record keeps its database's number in four bits.
+const MaxDatabases = 16
 
 // store is what a store's databases share.
 type store struct {
-	dbs     [Databases]Store // each database's Store, by number
+	dbs       [MaxDatabases]Store // each database's Store, by number
+	databases int                 // how many DB offers (Options.Databases)
 	shards  [numShards]shard
 	seed    maphash.Seed
 	arena   slab.Arena
@@ -220,7 +224,7 @@ type shard struct {
 	mu       sync.RWMutex        // protects every field below but the counters
 	index    slab.Index          // live records, plus expired ones not yet swept
 	volatile int                 // records in index that have a stale deadline
-	keys     [Databases]int32    // records in index, by database
+	keys     [MaxDatabases]int32    // records in index, by database
 	sweepAt  int                 // index slot the sweeper resumes from
 	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
 	// heap holds the collections too big for their compact encoding, by
@@ -263,6 +267,10 @@ func New(opts Options) (*Store, error) {
 	}
 	for i := range shared.dbs {
 		shared.dbs[i] = Store{store: shared, db: uint8(i)}
+	}
+	shared.databases = MaxDatabases
+	if opts.Databases > 0 && opts.Databases < MaxDatabases {
+		shared.databases = opts.Databases
 	}
 	s := &shared.dbs[0]
 	if s.nowFunc == nil {
@@ -495,11 +503,14 @@ func (s *Store) Now() time.Time { return s.nowFunc() }
 
 // DB returns database n of the store, nil if n is not below Databases.
 func (s *Store) DB(n int) *Store {
-	if n < 0 || n >= Databases {
+	if n < 0 || n >= s.databases {
 		return nil
 	}
 	return &s.dbs[n]
 }
+
+// Databases is how many databases the store offers (Options.Databases).
+func (s *Store) Databases() int { return s.databases }
 
 // Index is the database's number.
 func (s *Store) Index() int { return int(s.db) }

@@ -87,7 +87,7 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 		return nil
 	}
 	// Each database in turn, as Redis writes them: SELECTDB, then its keys.
-	for n := 0; n < engine.Databases && err == nil; n++ {
+	for n := 0; n < st.Databases() && err == nil; n++ {
 		db := st.DB(n)
 		keys := db.Len()
 		if keys == 0 && n > 0 {
@@ -269,7 +269,7 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 					return err
 				}
 				e := &le.e
-				if e.DB >= engine.Databases {
+				if e.DB >= st.Databases() {
 					r.Skipped["db"]++
 					b.buf = b.buf[:mark]
 					continue

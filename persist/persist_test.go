@@ -338,7 +338,7 @@ func TestDatabasesSaveAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t, "--dir", dir, "--dbfilename", "dump.rdb")
-	for n := range engine.Databases {
+	for n := range engine.MaxDatabases {
 		want := describe(t, st.DB(n))
 		compare(t, fmt.Sprintf("database %d loaded", n), want, describe(t, back.DB(n)))
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: n})
@@ -362,7 +362,7 @@ func TestDatabasesSaveAndLoad(t *testing.T) {
 	if _, err := Load(theirs, filepath.Join(dir, "dump.rdb"), time.Now(), LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for n := range engine.Databases {
+	for n := range engine.MaxDatabases {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: n})
 		compare(t, fmt.Sprintf("redis-server's database %d loaded", n), describeRedis(t, c), describe(t, theirs.DB(n)))
 		c.Close()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
-	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -46,7 +45,7 @@ func cmdSelect(c *Conn, args [][]byte) {
 		c.w.Error(commands.ErrNotInteger)
 	case n < math.MinInt32 || n > math.MaxInt32:
 		c.w.Error(commands.ErrInt32Range)
-	case n < 0 || n >= engine.Databases:
+	case c.srv.store.DB(int(n)) == nil:
 		c.w.Error(commands.ErrDBRange)
 	default:
 		c.selectDB(int(n))

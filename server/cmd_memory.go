@@ -4,7 +4,6 @@ import (
 	"runtime/debug"
 
 	"github.com/stampedeless/stampedeless/commands"
-	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -37,7 +36,7 @@ func cmdMemoryStats(c *Conn, _ [][]byte) {
 	st := c.srv.store.Stats()
 	used := usedMemory(heap, st)
 	var keys int64 // of every database, as Redis's keys.count
-	for n := range engine.Databases {
+	for n := range c.srv.store.Databases() {
 		keys += int64(c.srv.store.DB(n).Len())
 	}
 	perKey := int64(0)

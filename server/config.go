@@ -167,7 +167,7 @@ var configParams = []configParam{
 	{name: "dir", get: func(s *Server) string { return filepath.Dir(s.saverPath()) }, set: protectedConfig},
 	{name: "dbfilename", get: func(s *Server) string { return filepath.Base(s.saverPath()) }, set: protectedConfig},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
-	{name: "databases", get: func(*Server) string { return strconv.Itoa(engine.Databases) }},
+	{name: "databases", get: func(s *Server) string { return strconv.Itoa(s.store.Databases()) }},
 	{name: "timeout", get: func(*Server) string { return "0" },
 		set: func(_ *Server, v string) error {
 			n, err := configInteger(v, 0, math.MaxInt32)

@@ -216,7 +216,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 
 // infoKeyspace writes a line for each database that holds keys.
 func (s *Server) infoKeyspace(b *infoBuilder) {
-	for n := range engine.Databases {
+	for n := range s.store.Databases() {
 		db := s.store.DB(n)
 		if keys := db.Len(); keys > 0 {
 			expires, avg := db.VolatileTTL()

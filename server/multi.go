@@ -195,7 +195,7 @@ func hasScript(queue []queuedCommand) bool {
 // replica, not across the fleet.
 func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 	ctx := context.Background()
-	dbs := sharedDBs(int(c.db.Load()), queue)
+	dbs := sharedDBs(int(c.db.Load()), s.store.Databases(), queue)
 	if s.opts.Shared != nil {
 		var keys [][]byte
 		for i, q := range queue {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/stampedeless/stampedeless/commands"
-	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -144,13 +143,13 @@ func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [
 
 // sharedDBs is the database each command of queue runs in, from db on,
 // as its SELECTs will choose (a SELECT that fails changes nothing, and
-// only a valid index can succeed).
-func sharedDBs(db int, queue []queuedCommand) []int {
+// only an index below databases can succeed).
+func sharedDBs(db, databases int, queue []queuedCommand) []int {
 	dbs := make([]int, len(queue))
 	for i, q := range queue {
 		dbs[i] = db
 		if q.cmd.Name == "select" && len(q.args) == 2 {
-			if n, ok := resp.ParseInt(q.args[1]); ok && n >= 0 && n < engine.Databases {
+			if n, ok := resp.ParseInt(q.args[1]); ok && n >= 0 && n < int64(databases) {
 				db = int(n)
 			}
 		}

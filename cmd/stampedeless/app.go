@@ -72,6 +72,8 @@ func serveFlags() []cli.Flag {
 			Usage: "\"<hard> <soft> <soft seconds>\": a subscriber with this much output queued and unread (or the soft amount for longer than the seconds) is disconnected, as Redis's client-output-buffer-limit pubsub; 0 is no bound"},
 		&cli.StringFlag{Name: "notify-keyspace-events", EnvVars: env("notify-keyspace-events"),
 			Usage: "the keyspace notifications sent on __keyspace@0__:<key> and __keyevent@0__:<event>, Redis's notify-keyspace-events letters (\"Ex\": expired keys' events; \"KEA\": every event on both channels); empty: none"},
+		&cli.IntFlag{Name: "databases", Value: engine.MaxDatabases, EnvVars: env("databases"),
+			Usage: "how many databases SELECT offers, Redis's \"databases\": 1 to 16 (a record keeps its database in four bits); they share the memory bound, and the read-through cache is database 0's"},
 		&cli.IntFlag{Name: "event-loops", EnvVars: env("event-loops"),
 			Usage: "how many event loops serve the connections, each an epoll thread as redis-server's, new connections given to each in turn; 0: one per two CPUs (GOMAXPROCS/2, at least 1), leaving a core beside each loop for the kernel's side of its sockets and Go's runtime"},
 		&cli.BoolFlag{Name: "io-uring", Value: true, EnvVars: env("io-uring"),
@@ -263,7 +265,12 @@ func parseConfig(c *cli.Context) (config, error) {
 	case eviction.LFULogFactor < 0 || eviction.LFUDecayTime < 0:
 		return cfg, errors.New("--lfu-log-factor and --lfu-decay-time: want 0 or more")
 	}
-	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, Eviction: eviction, OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
+	databases := c.Int("databases")
+	if databases < 1 || databases > engine.MaxDatabases {
+		return cfg, fmt.Errorf("--databases: want 1 to %d, got %d", engine.MaxDatabases, databases)
+	}
+	cfg.store = engine.Options{MaxMemory: maxMemory, Policy: policy, Eviction: eviction, Databases: databases,
+		OwnsProcess: os.Getenv("GOMEMLIMIT") == ""}
 	switch v := c.String("enable-loader-commands"); v {
 	case readthrough.LoaderCommandsNo, readthrough.LoaderCommandsYes, readthrough.LoaderCommandsLocal:
 	default:

@@ -138,10 +138,10 @@ const MaxDatabases = 16
 type store struct {
 	dbs       [MaxDatabases]Store // each database's Store, by number
 	databases int                 // how many DB offers (Options.Databases)
-	shards  [numShards]shard
-	seed    maphash.Seed
-	arena   slab.Arena
-	nowFunc func() time.Time
+	shards    [numShards]shard
+	seed      maphash.Seed
+	arena     slab.Arena
+	nowFunc   func() time.Time
 
 	maxMemory atomic.Int64
 	evictWith atomic.Uint32 // EvictionPolicy
@@ -224,7 +224,7 @@ type shard struct {
 	mu       sync.RWMutex        // protects every field below but the counters
 	index    slab.Index          // live records, plus expired ones not yet swept
 	volatile int                 // records in index that have a stale deadline
-	keys     [MaxDatabases]int32    // records in index, by database
+	keys     [MaxDatabases]int32 // records in index, by database
 	sweepAt  int                 // index slot the sweeper resumes from
 	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
 	// heap holds the collections too big for their compact encoding, by

@@ -86,6 +86,7 @@ var groupCategories = map[string]acl.Category{
 	"sorted-set":   acl.SortedSet,
 	"hyperloglog":  acl.HyperLogLog,
 	"list":         acl.List,
+	"stream":       acl.Stream,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from

@@ -64,6 +64,9 @@ type blockedClient struct {
 	// the client is done (served or answered an error). It runs under mu,
 	// on the goroutine of the connection that wrote the key.
 	serve func(key []byte) bool
+	// reader: serving takes nothing from the key (XREAD), so a reader
+	// that cannot be served says nothing of the clients after it.
+	reader bool
 
 	// listed: b is in the registry's maps; guarded by the registry's mu.
 	listed bool
@@ -167,7 +170,14 @@ func (s *Server) unregister(b *blockedClient) {
 // keyWritten marks key ready if a client is blocked on it. It is the
 // store's listener's part (keyChanged): under the key's shard lock, quick.
 func (r *blockRegistry) keyWritten(ch engine.Change) {
-	if ch.Kind != engine.Written || r.clients.Load() == 0 {
+	// A removed key is ready too: a reader blocked in a stream's group is
+	// answered that the key went (Redis signals a deleted stream).
+	switch ch.Kind {
+	case engine.Written, engine.Deleted, engine.Expired, engine.Evicted:
+	default:
+		return
+	}
+	if r.clients.Load() == 0 {
 		return
 	}
 	r.mu.Lock()
@@ -211,6 +221,9 @@ func (s *Server) serveReady() {
 		r.mu.Unlock()
 		for _, b := range waiters {
 			if !b.tryServe([]byte(key)) {
+				if b.reader {
+					continue
+				}
 				break // nothing left for the next one either
 			}
 			s.unregister(b)

@@ -76,9 +76,17 @@ func (a StreamID) String() string { return string(a.AppendTo(nil)) }
 
 // Redis's defaults of stream-node-max-entries and stream-node-max-bytes.
 const (
-	streamNodeMaxEntries = 100
-	streamNodeMaxBytes   = 4096
+	DefaultStreamNodeMaxEntries = 100
+	DefaultStreamNodeMaxBytes   = 4096
 )
+
+// SetStreamNodeLimits sets stream-node-max-entries and
+// stream-node-max-bytes: where a stream's next entry starts a node
+// (0: no limit). Nodes already made stay as they are.
+func (s *Store) SetStreamNodeLimits(entries, bytes int64) { s.streamNode.set(entries, bytes) }
+
+// StreamNodeLimits returns what SetStreamNodeLimits set.
+func (s *Store) StreamNodeLimits() (entries, bytes int64) { return s.streamNode.get() }
 
 // streamEntry is one entry: its ID and its fields and values, each a
 // uvarint length and its bytes, in one allocation.
@@ -108,9 +116,11 @@ type Stream struct {
 	entriesAdded uint64
 	groups       []*StreamGroup // by name, as Redis's radix tree orders them
 	bytes        int64          // entries' data bytes
-	pels         int64          // pending entries, of all groups
-	names        int64          // groups' and consumers' name bytes
-	consumers    int64
+	// The node limits as the operation found them (StreamTx.Stream).
+	nodeEntries, nodeBytes int64
+	pels                   int64 // pending entries, of all groups
+	names                  int64 // groups' and consumers' name bytes
+	consumers              int64
 }
 
 // What a stream is charged beyond its bytes: per entry its 40-byte slot
@@ -164,7 +174,9 @@ func (st *Stream) clone() heapObject {
 }
 
 // NewStream is an empty stream.
-func NewStream() *Stream { return &Stream{} }
+func NewStream() *Stream {
+	return &Stream{nodeEntries: DefaultStreamNodeMaxEntries, nodeBytes: DefaultStreamNodeMaxBytes}
+}
 
 // Len is the number of entries.
 func (st *Stream) Len() uint64 { return st.length }
@@ -342,7 +354,11 @@ func (st *Stream) appendEntry(e streamEntry, fields [][]byte, total int) {
 	var n *streamNode
 	if k := len(st.nodes); k > 0 {
 		n = st.nodes[k-1]
-		if n.lp+total >= streamNodeMaxBytes || n.total >= streamNodeMaxEntries {
+		maxBytes := st.nodeBytes
+		if maxBytes <= 0 || maxBytes > streamMaxEntrySize {
+			maxBytes = streamMaxEntrySize
+		}
+		if int64(n.lp+total) >= maxBytes || (st.nodeEntries > 0 && int64(n.total) >= st.nodeEntries) {
 			n = nil
 		}
 	}

@@ -505,7 +505,7 @@ func (st *Stream) Claim(g *StreamGroup, cl Claim, now int64, fn func(id StreamID
 			continue
 		}
 		if cl.Force && p == nil {
-			p = &pending{id: id}
+			p = &pending{id: id, delivered: now, count: 1}
 			g.pel.insert(p)
 			st.pels++
 		}

@@ -63,7 +63,23 @@ func (tx *StreamTx) Stream(key []byte, read bool) (*Stream, error) {
 	if err != nil || !found {
 		return nil, err
 	}
-	return c.obj.(*Stream), nil
+	st := c.obj.(*Stream)
+	st.nodeEntries, st.nodeBytes = tx.s.streamNode.get()
+	return st, nil
+}
+
+// TrimLimit is the LIMIT of an approximate trim given none: a hundred
+// nodes' worth, as Redis bounds it.
+func (tx *StreamTx) TrimLimit() int64 {
+	entries, _ := tx.s.streamNode.get()
+	limit := 100 * entries
+	if entries > 1000000/100 || limit > 1000000 {
+		return 1000000
+	}
+	if limit <= 0 {
+		return 10000
+	}
+	return limit
 }
 
 // TypeOf is the type of key, if it is live, for a command that answers
@@ -85,6 +101,7 @@ func (tx *StreamTx) TypeOf(key []byte) (Type, bool) {
 // ends; key must be missing.
 func (tx *StreamTx) Create(key []byte) *Stream {
 	st := NewStream()
+	st.nodeEntries, st.nodeBytes = tx.s.streamNode.get()
 	if tx.created == nil {
 		tx.created = make(map[string]*Stream)
 	}

@@ -65,13 +65,9 @@ func (s *source) value(typ byte, e *Entry, skip bool) error {
 		e.Kind = KindList
 		e.Members, err = s.quicklist(typ == typeListQuicklist2)
 	case typeStreamListpacks, typeStream2:
-		if !skip {
-			return &UnsupportedError{Key: string(e.Key), Type: "stream"}
-		}
-		if err := s.skipStream(typ == typeStream2); err != nil {
-			return err
-		}
-		return errSkip
+		e.Kind = KindStream
+		e.Stream, err = s.stream(typ == typeStream2)
+		return err
 	case typeModule, typeModule2:
 		// A module value of the first kind says nothing of its own length,
 		// so only the second kind can be read past.

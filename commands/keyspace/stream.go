@@ -318,11 +318,19 @@ done:
 			return a, 0, false
 		}
 	} else if a.trim.Approx {
-		a.trim.Limit = 100 * 100 // 100 nodes of stream-node-max-entries
+		a.trim.Limit = -1 // the store's default (StreamTx.TrimLimit)
 	} else {
 		a.trim.Limit = 0
 	}
 	return a, i, true
+}
+
+// withLimit is t with the default LIMIT of an approximate trim.
+func withLimit(tx *engine.StreamTx, t engine.Trim) engine.Trim {
+	if t.Limit < 0 {
+		t.Limit = tx.TrimLimit()
+	}
+	return t
 }
 
 // cmdXAdd implements XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold
@@ -366,7 +374,7 @@ func cmdXAdd(c *commands.Ctx, args [][]byte) {
 		}
 		tx.Changed(key)
 		if a.trimming {
-			trimmed = st.Trim(a.trim) > 0
+			trimmed = st.Trim(withLimit(tx, a.trim)) > 0
 		}
 		return nil
 	})
@@ -496,7 +504,7 @@ func cmdXTrim(c *commands.Ctx, args [][]byte) {
 		if err != nil || st == nil {
 			return err
 		}
-		if deleted = st.Trim(a.trim); deleted > 0 {
+		if deleted = st.Trim(withLimit(tx, a.trim)); deleted > 0 {
 			tx.Changed(args[1])
 		}
 		return nil
@@ -795,7 +803,10 @@ func blockXRead(c *commands.Ctx, keys [][]byte, ids []engine.StreamID, timeout t
 				}
 				gt = g.LastID()
 			}
-			if st.LastID().Cmp(gt) <= 0 {
+			// Served once an entry above gt is there: Redis is asked only
+			// by a write that added one, this registry also right after
+			// blocking.
+			if last, ok := st.LastEntryID(); !ok || last.Cmp(gt) <= 0 {
 				return nil
 			}
 			var refs []entryRef
@@ -834,7 +845,7 @@ func cmdXGroup(c *commands.Ctx, args [][]byte) {
 		c.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(commands.Truncate(opt, 128)) + "'. Try XGROUP HELP.")
 	}
 	if len(args) == 2 && resp.EqualFold(opt, "help") {
-		commands.WriteHelp(c.W, "XGROUP",
+		writeStreamHelp(c.W, "XGROUP",
 			"CREATE <key> <groupname> <id|$> [option]",
 			"    Create a new consumer group. Options are:",
 			"    * MKSTREAM",
@@ -1271,12 +1282,10 @@ func cmdXAutoClaim(c *commands.Ctx, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case resp.EqualFold(args[j], "count") && more > 0:
+			// getRangeLongFromObjectOrReply answers its message for
+			// what is no integer too.
 			v, ok := resp.ParseInt(args[j+1])
-			if !ok {
-				c.W.Error(commands.ErrNotInteger)
-				return
-			}
-			if v < 1 || v > math.MaxInt64/16 {
+			if !ok || v < 1 || v > math.MaxInt64/16 {
 				c.W.Error("ERR COUNT must be > 0")
 				return
 			}
@@ -1345,7 +1354,7 @@ func cmdXInfo(c *commands.Ctx, args [][]byte) {
 			syntax()
 			return
 		}
-		commands.WriteHelp(c.W, "XINFO",
+		writeStreamHelp(c.W, "XINFO",
 			"CONSUMERS <key> <groupname>",
 			"    Show consumers of <groupname>.",
 			"GROUPS <key>",
@@ -1552,4 +1561,16 @@ func radixNodes(keys int) int {
 		return 1
 	}
 	return keys + 1
+}
+
+// writeStreamHelp is Redis 7.0's addReplyHelp, whose last line says
+// "Prints" where commands.WriteHelp says "Print".
+func writeStreamHelp(w *resp.Writer, name string, lines ...string) {
+	w.Array(len(lines) + 3)
+	w.Status(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		w.Status(l)
+	}
+	w.Status("HELP")
+	w.Status("    Prints this help.")
 }

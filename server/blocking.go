@@ -173,11 +173,22 @@ func (r *blockRegistry) keyWritten(ch engine.Change) {
 	// A removed key is ready too: a reader blocked in a stream's group is
 	// answered that the key went (Redis signals a deleted stream).
 	switch ch.Kind {
-	case engine.Written, engine.Deleted, engine.Expired, engine.Evicted:
+	case engine.Written, engine.Deleted, engine.Expired, engine.Evicted, engine.Flushed:
 	default:
 		return
 	}
 	if r.clients.Load() == 0 {
+		return
+	}
+	if ch.Kind == engine.Flushed {
+		// Every key went: each waiter is asked, as Redis signals every
+		// stream a flush removes.
+		r.mu.Lock()
+		for k := range r.byKey {
+			r.ready[k] = struct{}{}
+		}
+		r.haveReady.Store(len(r.ready) > 0)
+		r.mu.Unlock()
 		return
 	}
 	r.mu.Lock()

@@ -102,6 +102,27 @@ type streamNode struct {
 	total  int      // entries ever added, deleted ones included
 	lp     int      // the bytes Redis's listpack would have
 	fields [][]byte // the master entry's fields (the node's first entry's)
+	// The entries' data is cut from chunks the node allocates (arena the
+	// last), as a listpack holds its entries in one allocation: an
+	// append allocates nothing most of the time, and an entry costs its
+	// bytes, not an allocation's rounding. A deleted entry's bytes stay
+	// until its node goes, as a listpack's tombstone does.
+	arena []byte
+	held  int64 // bytes of all the node's chunks
+}
+
+// streamChunk is the least a node allocates for its entries' data.
+const streamChunk = 1024
+
+// alloc is n bytes of the node's chunks, for an entry's data.
+func (n *streamNode) alloc(size int) []byte {
+	if cap(n.arena)-len(n.arena) < size {
+		n.arena = make([]byte, 0, max(size, streamChunk))
+		n.held += int64(cap(n.arena))
+	}
+	at := len(n.arena)
+	n.arena = n.arena[:at+size]
+	return n.arena[at : at+size : at+size]
 }
 
 // Stream is a stream's value. Its methods run under the key's shard lock
@@ -144,13 +165,22 @@ func (st *Stream) charge() int64 {
 
 func (st *Stream) clone() heapObject {
 	c := &Stream{length: st.length, lastID: st.lastID, firstID: st.firstID, maxDeleted: st.maxDeleted,
-		entriesAdded: st.entriesAdded, bytes: st.bytes, pels: st.pels, names: st.names, consumers: st.consumers}
+		entriesAdded: st.entriesAdded, pels: st.pels, names: st.names, consumers: st.consumers}
 	for _, n := range st.nodes {
 		cn := &streamNode{total: n.total, lp: n.lp, fields: n.fields, ents: make([]streamEntry, len(n.ents))}
+		size := 0
+		for _, e := range n.ents {
+			size += len(e.data)
+		}
+		cn.arena = make([]byte, 0, size)
+		cn.held = int64(size)
 		for i, e := range n.ents {
-			cn.ents[i] = streamEntry{id: e.id, data: bytes.Clone(e.data)}
+			d := cn.alloc(len(e.data))
+			copy(d, e.data)
+			cn.ents[i] = streamEntry{id: e.id, data: d}
 		}
 		c.nodes = append(c.nodes, cn)
+		c.bytes += cn.held
 	}
 	for _, g := range st.groups {
 		cg := &StreamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead}
@@ -197,19 +227,23 @@ func (st *Stream) EntriesAdded() uint64 { return st.entriesAdded }
 // radix-tree-keys).
 func (st *Stream) Nodes() int { return len(st.nodes) }
 
-// encodeFields is the entry data of fields (field, value, ...).
-func encodeFields(fields [][]byte) []byte {
-	n := binary.MaxVarintLen64
+// fieldsSize is the size of the entry data of fields.
+func fieldsSize(fields [][]byte) int {
+	n := uvarintLen(uint64(len(fields)))
 	for _, f := range fields {
-		n += len(f) + binary.MaxVarintLen32
+		n += uvarintLen(uint64(len(f))) + len(f)
 	}
-	b := make([]byte, 0, n)
-	b = binary.AppendUvarint(b, uint64(len(fields)))
+	return n
+}
+
+// encodeFields writes the entry data of fields (field, value, ...) into
+// b, of fieldsSize(fields) bytes.
+func encodeFields(b []byte, fields [][]byte) {
+	b = binary.AppendUvarint(b[:0], uint64(len(fields)))
 	for _, f := range fields {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
-	return slices.Clip(b)
 }
 
 // decodeFields appends to dst the fields and values of data, aliasing it.
@@ -338,7 +372,7 @@ func (st *Stream) Add(fields [][]byte, id *StreamID, seqGiven bool, nowMs uint64
 	if total > streamMaxEntrySize {
 		return StreamID{}, ErrStreamTooLarge
 	}
-	st.appendEntry(streamEntry{id: nid, data: encodeFields(fields)}, fields, total)
+	st.appendEntry(nid, fields, total)
 	st.length++
 	st.entriesAdded++
 	st.lastID = nid
@@ -348,9 +382,9 @@ func (st *Stream) Add(fields [][]byte, id *StreamID, seqGiven bool, nowMs uint64
 	return nid, nil
 }
 
-// appendEntry puts e, whose fields are given, at the end, starting a node
+// appendEntry puts the entry id of fields at the end, starting a node
 // where Redis's streamAppendItem would.
-func (st *Stream) appendEntry(e streamEntry, fields [][]byte, total int) {
+func (st *Stream) appendEntry(id StreamID, fields [][]byte, total int) {
 	var n *streamNode
 	if k := len(st.nodes); k > 0 {
 		n = st.nodes[k-1]
@@ -364,7 +398,7 @@ func (st *Stream) appendEntry(e streamEntry, fields [][]byte, total int) {
 	}
 	var master StreamID
 	if n == nil {
-		n = &streamNode{}
+		n = &streamNode{ents: make([]streamEntry, 0, min(max(st.nodeEntries, 1), DefaultStreamNodeMaxEntries))}
 		// The listpack's header and end, and its master entry: count,
 		// deleted, the number of fields, the fields and a terminator.
 		n.lp = 7 + 2 + 2 + lpIntSize(int64(len(fields)/2)) + 2
@@ -374,11 +408,11 @@ func (st *Stream) appendEntry(e streamEntry, fields [][]byte, total int) {
 			n.lp += lpStrSize(f)
 		}
 		st.nodes = append(st.nodes, n)
-		master = e.id
+		master = id
 	} else if len(n.ents) > 0 {
 		master = n.ents[0].id // close enough: the master ID is the node's first
 	}
-	sz := 2 + lpDelta(e.id.Ms-master.Ms) + lpDelta(e.id.Seq-master.Seq) + 2
+	sz := 2 + lpDelta(id.Ms-master.Ms) + lpDelta(id.Seq-master.Seq) + 2
 	same := sameFields(n.fields, fields)
 	if !same {
 		sz += lpIntSize(int64(len(fields) / 2))
@@ -390,8 +424,11 @@ func (st *Stream) appendEntry(e streamEntry, fields [][]byte, total int) {
 	}
 	n.lp += sz
 	n.total++
-	n.ents = append(n.ents, e)
-	st.bytes += int64(len(e.data))
+	held := n.held
+	data := n.alloc(fieldsSize(fields))
+	encodeFields(data, fields)
+	n.ents = append(n.ents, streamEntry{id: id, data: data})
+	st.bytes += n.held - held
 }
 
 // locate is the position of the first entry whose ID is at least id: the
@@ -502,10 +539,10 @@ func (st *Stream) firstLive() StreamID {
 // entry goes, as Redis frees a listpack whose count drops to 0.
 func (st *Stream) removeAt(ni, ei int) {
 	n := st.nodes[ni]
-	st.bytes -= int64(len(n.ents[ei].data))
 	n.ents = slices.Delete(n.ents, ei, ei+1)
 	st.length--
 	if len(n.ents) == 0 {
+		st.bytes -= n.held
 		st.nodes = slices.Delete(st.nodes, ni, ni+1)
 	}
 }
@@ -570,9 +607,7 @@ func (st *Stream) Trim(t Trim) int64 {
 			whole = st.length-uint64(entries) >= t.MaxLen
 		}
 		if whole {
-			for _, e := range n.ents {
-				st.bytes -= int64(len(e.data))
-			}
+			st.bytes -= n.held
 			st.nodes = st.nodes[1:]
 			st.length -= uint64(entries)
 			deleted += entries
@@ -590,7 +625,6 @@ func (st *Stream) Trim(t Trim) int64 {
 			} else if st.length <= t.MaxLen {
 				break
 			}
-			st.bytes -= int64(len(n.ents[k].data))
 			st.length--
 			k++
 		}

@@ -94,7 +94,7 @@ func (s *Store) streamOf(d *StreamData) (*Stream, error) {
 		for _, f := range e.Fields {
 			total += len(f)
 		}
-		st.appendEntry(streamEntry{id: e.ID, data: encodeFields(e.Fields)}, e.Fields, total)
+		st.appendEntry(e.ID, e.Fields, total)
 		st.length++
 	}
 	st.lastID, st.firstID, st.maxDeleted, st.entriesAdded = d.LastID, d.FirstID, d.MaxDeleted, d.EntriesAdded

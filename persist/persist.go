@@ -168,7 +168,7 @@ func entryOf(it *engine.SnapshotItem, e *rdb.Entry) bool {
 // LoadOptions says how Load treats what the store cannot hold.
 type LoadOptions struct {
 	// SkipUnsupported loads the rest of a file that holds types this
-	// server lacks (streams, modules, function libraries), instead of
+	// server lacks (modules, function libraries), instead of
 	// refusing it.
 	SkipUnsupported bool
 	// Progress, if not nil, is called every ProgressEvery keys with the

@@ -82,7 +82,7 @@ var ErrCorrupt = errors.New("rdb: corrupt")
 var ErrChecksum = errors.New("rdb: checksum mismatch")
 
 // UnsupportedError is a value of a type this server does not have (a
-// stream, a module's value, a function library), refused by name.
+// module's value, a function library), refused by name.
 type UnsupportedError struct {
 	Key  string // the key, or "" for a function library or module AUX data
 	Type string // "stream", "module", "function"

@@ -325,7 +325,7 @@ func Commands() []*commands.Spec {
 			Group: "stream", Summary: "Deletes messages from the beginning of a stream.", Usage: "key MAXLEN|MINID [=|~] threshold [LIMIT count]", Since: "5.0.0"},
 		{Name: "xread", Arity: -4, Flags: commands.Readonly | commands.Blocking | commands.MovableKeys, Handler: cmdXRead, KeysOf: xreadKeys, KeySpecs: []commands.KeySpec{{Flags: commands.KRO | commands.KAccess, Keyword: "STREAMS", StartFrom: 1, LastKey: -1, Step: 1, Limit: 2}},
 			Group: "stream", Summary: "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", Usage: "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]", Since: "5.0.0"},
-		{Name: "xreadgroup", Arity: -7, Flags: commands.Write | commands.Blocking | commands.MovableKeys, Handler: cmdXReadGroup, KeysOf: xreadKeys, KeySpecs: []commands.KeySpec{{Flags: commands.KRW | commands.KUpdate, Keyword: "STREAMS", StartFrom: 4, LastKey: -1, Step: 1, Limit: 2}},
+		{Name: "xreadgroup", Arity: -7, Flags: commands.Write | commands.Blocking | commands.MovableKeys, Handler: cmdXReadGroup, KeysOf: xreadKeys, KeySpecs: []commands.KeySpec{{Flags: commands.KRO | commands.KAccess, Keyword: "STREAMS", StartFrom: 4, LastKey: -1, Step: 1, Limit: 2}},
 			Group: "stream", Summary: "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", Usage: "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id [id ...]", Since: "5.0.0"},
 		{Name: "xgroup", Arity: -2, Subcommands: []*commands.Spec{
 			{Name: "xgroup|create", Arity: -5, Flags: commands.Write | commands.DenyOOM, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdXGroup, KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRW|commands.KInsert)}},
@@ -344,7 +344,7 @@ func Commands() []*commands.Spec {
 			Group: "stream", Summary: "Returns the information and entries from a stream consumer group's pending entries list.", Usage: "key group [[IDLE min-idle-time] start end count [consumer]]", Since: "5.0.0"},
 		{Name: "xclaim", Arity: -6, Flags: commands.Write | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdXClaim, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KUpdate)},
 			Group: "stream", Summary: "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", Usage: "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]", Since: "5.0.0"},
-		{Name: "xautoclaim", Arity: -6, Flags: commands.Write | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdXAutoClaim, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KUpdate)},
+		{Name: "xautoclaim", Arity: -6, Flags: commands.Write | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdXAutoClaim, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KDelete)},
 			Group: "stream", Summary: "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", Usage: "key group consumer min-idle-time start [COUNT count] [JUSTID]", Since: "6.2.0"},
 		{Name: "xinfo", Arity: -2, Subcommands: []*commands.Spec{
 			{Name: "xinfo|consumers", Arity: 4, Flags: commands.Readonly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdXInfo, KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRO|commands.KAccess)}},

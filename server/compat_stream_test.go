@@ -60,7 +60,7 @@ func compatStreamScripts() []compatScript {
 		{name: "xdel", steps: []compatStep{
 			cs("XADD d 1-1 a 1"), cs("XADD d 1-2 a 2"), cs("XADD d 1-3 a 3"), cs("XDEL d 1-2 1-2 9-9"), cs("XRANGE d - +"),
 			cs("XDEL d 1-1 x"), cs("XLEN d"), cs("XDEL d -"), cs("XDEL nokey x"), cs("XDEL nokey 1-1"), cs("XDEL str 1-1"),
-			cs("XDEL d 1-1 1-3"), cs("XLEN d"), cs("EXISTS d"), cs("XINFO STREAM d"), cs("XADD d 1-3 a 1"), cs("XADD d * a 1"),
+			cs("XDEL d 1-1 1-3"), cs("XLEN d"), cs("EXISTS d"), cs("XINFO STREAM d"), cs("XADD d 1-3 a 1"), cs("XADD d 1-* a 1"),
 		}},
 		{name: "xread", steps: []compatStep{
 			cs("XADD x1 1-1 a 1"), cs("XADD x1 1-2 b 2"), cs("XADD x2 5-0 c 3"),
@@ -127,7 +127,7 @@ func compatStreamScripts() []compatScript {
 			cs("XADD i 1-1 a 1"), cs("XADD i 2-1 b 2"), cs("XSETID i 1-1"), cs("XSETID i 5-0"), cs("XINFO STREAM i"),
 			cs("XSETID i 5-0 ENTRIESADDED 1"), cs("XSETID i 5-0 ENTRIESADDED -1"), cs("XSETID i 5-0 ENTRIESADDED 10 MAXDELETEDID 6-0"),
 			cs("XSETID i 5-0 ENTRIESADDED 10 MAXDELETEDID 3-0"), cs("XINFO STREAM i"), cs("XSETID i 5-0 FOO"), cs("XSETID i x"),
-			cs("XSETID nokey 1-1"), cs("XSETID str 1-1"), cs("XSETID i -"), cs("XADD i 4-0 x 1"), cs("XADD i * x 1"),
+			cs("XSETID nokey 1-1"), cs("XSETID str 1-1"), cs("XSETID i -"), cs("XADD i 4-0 x 1"), cs("XADD i 9-* x 1"),
 			cs("XGROUP CREATE i g 0"), cs("XREADGROUP GROUP g c STREAMS i >"), csApprox("XINFO STREAM i FULL"), csApprox("XINFO STREAM i FULL COUNT 1"),
 			cs("XINFO STREAM nokey"), cs("XINFO STREAM str"), cs("XINFO GROUPS i"), cs("XDEL i 1-1"), cs("XINFO GROUPS i"),
 			cs("XGROUP CREATE e e 0 MKSTREAM"), cs("XINFO STREAM e"), csApprox("XINFO STREAM e FULL"), cs("XINFO GROUPS e"),

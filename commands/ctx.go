@@ -55,6 +55,10 @@ type Client interface {
 	// returns at once; what serve, reply and timedOut keep must not alias
 	// its arguments, which the reader reuses.
 	Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func())
+	// BlockRead is Block for a reader that takes nothing from the key
+	// (XREAD, XREADGROUP): one it cannot serve does not stop the key's
+	// later clients from being tried, as a pop that finds nothing does.
+	BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func())
 	// Await runs wait, which waits (for a load), once the handler has
 	// returned and left the atomic section, where the client may wait:
 	// first the replies before this command are flushed (the wait may be

@@ -19,6 +19,7 @@ type LoadItem struct {
 	Pairs   [][]byte
 	Members [][]byte
 	Scored  []ScoreMember
+	Stream  *StreamData
 	// FreshUntil and StaleUntil are unix nanoseconds, 0 for none; a zero
 	// FreshUntil is StaleUntil, as in SetOptions. A collection has one
 	// deadline, StaleUntil.
@@ -176,6 +177,13 @@ func (s *Store) itemRecordLocked(sh *shard, it *LoadItem, c collection) newRecor
 // would make it.
 func (s *Store) buildCollection(it *LoadItem) (collection, error) {
 	var c collection
+	if it.Type == TypeStream && it.Stream != nil {
+		st, err := s.streamOf(it.Stream)
+		if err != nil {
+			return c, err
+		}
+		return collection{obj: st, charge: st.charge()}, nil
+	}
 	if len(it.Pairs) < 2 && len(it.Members) == 0 && len(it.Scored) == 0 {
 		return c, ErrEmptyCollection
 	}

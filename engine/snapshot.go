@@ -18,6 +18,8 @@ type SnapshotItem struct {
 	Pairs [][]byte
 	// Scored are a sorted set's members in ascending order.
 	Scored []ScoreMember
+	// Stream is a stream's value.
+	Stream *StreamData
 	// Big is true when Redis would hold the collection in its big
 	// encoding (a hashtable hash or set, a skiplist sorted set) although
 	// it may be small enough now for the compact one: it left it once.
@@ -118,6 +120,8 @@ func (sh *shard) snapshotItemLocked(r *record) SnapshotItem {
 			it.Members = append(it.Members, cloneValue(e))
 			return true
 		})
+	case TypeStream:
+		it.Stream = c.obj.(*Stream).export()
 	}
 	return it
 }

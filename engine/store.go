@@ -188,6 +188,7 @@ type store struct {
 	lists       listConfig    // list-max-listpack-size (list.go)
 
 	zsetConfig listpackConfig // zset-max-listpack-entries and -value (zset.go)
+	streamNode listpackConfig // stream-node-max-entries and -bytes (stream.go)
 	hashConfig listpackConfig // hash-max-listpack-entries and -value (hash.go)
 	intsetMax  atomic.Int64   // set-max-intset-entries (set.go)
 
@@ -283,6 +284,7 @@ func New(opts Options) (*Store, error) {
 	s.SetEvictionParams(opts.Eviction)
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
+	s.SetStreamNodeLimits(DefaultStreamNodeMaxEntries, DefaultStreamNodeMaxBytes)
 	s.SetIntsetLimit(DefaultIntsetEntries)
 	s.hllSparseMax.Store(DefaultHLLSparseMaxBytes)
 	s.lists.size.Store(ListMaxListpackSize)

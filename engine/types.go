@@ -18,6 +18,7 @@ const (
 	TypeSet
 	TypeZSet
 	TypeList
+	TypeStream
 )
 
 // String is the type's name as TYPE replies it.
@@ -33,6 +34,8 @@ func (t Type) String() string {
 		return "zset"
 	case TypeList:
 		return "list"
+	case TypeStream:
+		return "stream"
 	}
 	return "unknown"
 }
@@ -40,7 +43,7 @@ func (t Type) String() string {
 // ParseType is the Type whose String is name (SCAN's TYPE option); ok is
 // false for a name that is no type of this store.
 func ParseType(name string) (t Type, ok bool) {
-	for _, t := range []Type{TypeString, TypeHash, TypeSet, TypeZSet, TypeList} {
+	for _, t := range []Type{TypeString, TypeHash, TypeSet, TypeZSet, TypeList, TypeStream} {
 		if t.String() == name {
 			return t, true
 		}
@@ -402,6 +405,8 @@ func (s *Store) Encoding(key []byte) (enc string, found bool) {
 			enc = zsetEncoding(c)
 		case TypeList:
 			enc = "quicklist" // Redis 7.0's for every list
+		case TypeStream:
+			enc = "stream"
 		}
 	})
 	return enc, found

@@ -162,6 +162,8 @@ func entryOf(it *engine.SnapshotItem, e *rdb.Entry) bool {
 		e.Kind, e.Members = rdb.KindSet, it.Members
 	case engine.TypeList:
 		e.Kind, e.Members = rdb.KindList, it.Members
+	case engine.TypeStream:
+		e.Kind, e.Stream = rdb.KindStream, rdbStream(it.Stream)
 	case engine.TypeZSet:
 		e.Kind = rdb.KindZSet
 		for _, m := range it.Scored {
@@ -176,7 +178,7 @@ func entryOf(it *engine.SnapshotItem, e *rdb.Entry) bool {
 // LoadOptions says how Load treats what the store cannot hold.
 type LoadOptions struct {
 	// SkipUnsupported loads the rest of a file that holds types this
-	// server lacks (streams, modules, function libraries), instead of
+	// server lacks (modules, function libraries), instead of
 	// refusing it.
 	SkipUnsupported bool
 	// Progress, if not nil, is called every ProgressEvery keys with the
@@ -406,7 +408,7 @@ func (w *loadWriter) write(b *loadBatch) error {
 		w.items = append(w.items, it)
 	}
 	if err := w.flush(); err != nil {
-		if errors.Is(err, engine.ErrDuplicateMember) {
+		if errors.Is(err, engine.ErrDuplicateMember) || errors.Is(err, engine.ErrBadStream) {
 			return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
 		}
 		return err
@@ -448,6 +450,8 @@ func collectionItem(e *rdb.Entry, at int64, scored []engine.ScoreMember) (_ engi
 			scored = append(scored, engine.ScoreMember{Member: m.Member, Score: m.Score})
 		}
 		it.Type, it.Scored = engine.TypeZSet, scored[from:len(scored):len(scored)]
+	case rdb.KindStream:
+		it.Type, it.Stream = engine.TypeStream, engineStream(e.Stream)
 	default:
 		return it, scored, false
 	}
@@ -490,8 +494,59 @@ func Restore(st *engine.Store, key []byte, e *rdb.Entry, at int64, replace bool,
 		}
 	}
 	err := st.Restore(it, replace, idle, freq)
-	if errors.Is(err, engine.ErrDuplicateMember) || errors.Is(err, engine.ErrEmptyCollection) {
+	if errors.Is(err, engine.ErrDuplicateMember) || errors.Is(err, engine.ErrEmptyCollection) || errors.Is(err, engine.ErrBadStream) {
 		return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
 	}
 	return err
+}
+
+// rdbStream is d as the rdb package writes it.
+func rdbStream(d *engine.StreamData) *rdb.Stream {
+	id := func(i engine.StreamID) rdb.StreamID { return rdb.StreamID{Ms: i.Ms, Seq: i.Seq} }
+	st := &rdb.Stream{LastID: id(d.LastID), FirstID: id(d.FirstID), MaxDeleted: id(d.MaxDeleted), EntriesAdded: d.EntriesAdded}
+	st.Entries = make([]rdb.StreamEntry, len(d.Entries))
+	for i, e := range d.Entries {
+		st.Entries[i] = rdb.StreamEntry{ID: id(e.ID), Fields: e.Fields}
+	}
+	for _, g := range d.Groups {
+		rg := rdb.StreamGroup{Name: g.Name, LastID: id(g.LastID), EntriesRead: g.EntriesRead}
+		for _, p := range g.Pending {
+			rg.Pending = append(rg.Pending, rdb.StreamPending{ID: id(p.ID), Delivered: p.Delivered, Count: p.Count})
+		}
+		for _, c := range g.Consumers {
+			rc := rdb.StreamConsumer{Name: c.Name, Seen: c.Seen}
+			for _, p := range c.Pending {
+				rc.Pending = append(rc.Pending, id(p))
+			}
+			rg.Consumers = append(rg.Consumers, rc)
+		}
+		st.Groups = append(st.Groups, rg)
+	}
+	return st
+}
+
+// engineStream is s as the store loads it.
+func engineStream(s *rdb.Stream) *engine.StreamData {
+	id := func(i rdb.StreamID) engine.StreamID { return engine.StreamID{Ms: i.Ms, Seq: i.Seq} }
+	d := &engine.StreamData{LastID: id(s.LastID), FirstID: id(s.FirstID), MaxDeleted: id(s.MaxDeleted), EntriesAdded: s.EntriesAdded}
+	d.Entries = make([]engine.StreamDataEntry, len(s.Entries))
+	for i, e := range s.Entries {
+		d.Entries[i] = engine.StreamDataEntry{ID: id(e.ID), Fields: e.Fields}
+	}
+	for _, g := range s.Groups {
+		dg := engine.StreamDataGroup{Name: g.Name, LastID: id(g.LastID), EntriesRead: g.EntriesRead,
+			EstimateRead: g.EntriesRead == rdb.EntriesReadUnknown}
+		for _, p := range g.Pending {
+			dg.Pending = append(dg.Pending, engine.StreamDataPending{ID: id(p.ID), Delivered: p.Delivered, Count: p.Count})
+		}
+		for _, c := range g.Consumers {
+			dc := engine.StreamDataConsumer{Name: c.Name, Seen: c.Seen}
+			for _, p := range c.Pending {
+				dc.Pending = append(dc.Pending, id(p))
+			}
+			dg.Consumers = append(dg.Consumers, dc)
+		}
+		d.Groups = append(d.Groups, dg)
+	}
+	return d
 }

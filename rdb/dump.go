@@ -30,7 +30,7 @@ func Dump(e *Entry) []byte {
 // ParseDump checks a DUMP payload's footer as Redis's verifyDumpPayload
 // does, then decodes its value into an Entry without a key. A bad footer
 // is ErrDumpPayload; a bad value (or an empty collection, which Redis
-// refuses here) wraps ErrCorrupt; a stream or a module value is an
+// refuses here) wraps ErrCorrupt; a module value is an
 // *UnsupportedError. maxValue bounds the value as Options.MaxValue does.
 func ParseDump(p []byte, maxValue int64) (*Entry, error) {
 	if len(p) < dumpFooter {

@@ -91,6 +91,8 @@ func appendValue(b []byte, e *Entry) (byte, []byte) {
 		return appendZSet(b, e.Scored, e.Plain)
 	case KindHash:
 		return appendHash(b, e.Pairs, e.Plain)
+	case KindStream:
+		return appendStream(b, e.Stream)
 	}
 	return typeString, appendString(b, e.Value)
 }

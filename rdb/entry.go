@@ -14,9 +14,10 @@ const (
 	KindSet                // Members
 	KindZSet               // Scored
 	KindHash               // Pairs
+	KindStream             // Stream
 )
 
-var kindNames = [...]string{"string", "list", "set", "zset", "hash"}
+var kindNames = [...]string{"string", "list", "set", "zset", "hash", "stream"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -48,6 +49,8 @@ type Entry struct {
 	Scored []Scored
 	// Pairs are a hash's fields and values: field, value, field, value...
 	Pairs [][]byte
+	// Stream is a stream's entries, metadata and consumer groups.
+	Stream *Stream
 	// ExpireAt is the key's deadline in unix milliseconds; 0 is none.
 	ExpireAt int64
 	// Idle (LRU idle seconds) and Freq (LFU counter) are written when their
@@ -79,7 +82,7 @@ var ErrCorrupt = errors.New("rdb: corrupt")
 var ErrChecksum = errors.New("rdb: checksum mismatch")
 
 // UnsupportedError is a value of a type this server does not have (a
-// stream, a module's value, a function library), refused by name.
+// module's value, a function library), refused by name.
 type UnsupportedError struct {
 	Key  string // the key, or "" for a function library or module AUX data
 	Type string // "stream", "module", "function"

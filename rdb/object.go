@@ -14,8 +14,7 @@ var errEmpty = errors.New("rdb: empty collection")
 var errSkip = errors.New("rdb: value skipped")
 
 // value reads the value of type typ into e, as rdbLoadObject reads it.
-// skip says to read past a stream or a module value (type 7) rather than
-// refuse it.
+// skip says to read past a module value (type 7) rather than refuse it.
 func (s *source) value(typ byte, e *Entry, skip bool) error {
 	start := s.off
 	var err error
@@ -65,13 +64,9 @@ func (s *source) value(typ byte, e *Entry, skip bool) error {
 		e.Kind = KindList
 		e.Members, err = s.quicklist(typ == typeListQuicklist2)
 	case typeStreamListpacks, typeStream2:
-		if !skip {
-			return &UnsupportedError{Key: string(e.Key), Type: "stream"}
-		}
-		if err := s.skipStream(typ == typeStream2); err != nil {
-			return err
-		}
-		return errSkip
+		e.Kind = KindStream
+		e.Stream, err = s.stream(typ == typeStream2)
+		return err
 	case typeModule, typeModule2:
 		// A module value of the first kind says nothing of its own length,
 		// so only the second kind can be read past.
@@ -254,92 +249,6 @@ func (s *source) quicklist(v2 bool) ([][]byte, error) {
 		each(b, func(m []byte) { out = append(out, m) })
 	}
 	return out, nil
-}
-
-// skipStream reads past a stream (RDB_TYPE_STREAM_LISTPACKS and _2), as
-// rdbLoadObject reads one, keeping nothing.
-func (s *source) skipStream(v2 bool) error {
-	lens := func(n int) error {
-		for range n {
-			if _, err := s.plainLen("stream field"); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	skipStr := func() error { _, err := s.str(); return err }
-	raw := func(n uint64) error { _, err := s.take(n, "stream id"); return err }
-	nodes, err := s.count("stream")
-	if err != nil {
-		return err
-	}
-	for range nodes {
-		if err := skipStr(); err != nil { // the node's key, a master ID
-			return err
-		}
-		if err := skipStr(); err != nil { // its listpack
-			return err
-		}
-	}
-	// Length, last ID; in version 2 also the first ID, the max deleted ID
-	// and the entries added.
-	meta := 3
-	if v2 {
-		meta += 5
-	}
-	if err := lens(meta); err != nil {
-		return err
-	}
-	groups, err := s.count("stream groups")
-	if err != nil {
-		return err
-	}
-	for range groups {
-		if err := skipStr(); err != nil {
-			return err
-		}
-		n := 2 // last ID
-		if v2 {
-			n++ // entries read
-		}
-		if err := lens(n); err != nil {
-			return err
-		}
-		pel, err := s.count("stream PEL")
-		if err != nil {
-			return err
-		}
-		for range pel {
-			if err := raw(16 + 8); err != nil { // ID, delivery time
-				return err
-			}
-			if err := lens(1); err != nil { // delivery count
-				return err
-			}
-		}
-		consumers, err := s.count("stream consumers")
-		if err != nil {
-			return err
-		}
-		for range consumers {
-			if err := skipStr(); err != nil {
-				return err
-			}
-			if err := raw(8); err != nil { // seen time
-				return err
-			}
-			pel, err := s.count("stream consumer PEL")
-			if err != nil {
-				return err
-			}
-			for range pel {
-				if err := raw(16); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // Module value opcodes (src/rdb.h RDB_MODULE_OPCODE_*).

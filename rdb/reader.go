@@ -8,7 +8,7 @@ import (
 
 // Options says how a Reader treats what this server cannot hold.
 type Options struct {
-	// SkipUnsupported reads past streams, module values of the annotated
+	// SkipUnsupported reads past module values of the annotated
 	// kind, module AUX data and function libraries, counting them in
 	// Reader.Skipped, instead of refusing the file with an
 	// *UnsupportedError.
@@ -36,7 +36,7 @@ type Reader struct {
 	sizeHint uint64
 	// Skipped counts what was not returned, by what it was: "empty" for a
 	// collection without members (Redis skips those too), and with
-	// SkipUnsupported "stream", "module value", "module aux" and
+	// SkipUnsupported "module value", "module aux" and
 	// "function".
 	Skipped map[string]int
 }
@@ -226,12 +226,7 @@ func (r *Reader) next(e *Entry, buf []byte, appending bool) ([]byte, error) {
 	}
 }
 
-func skippedName(typ byte) string {
-	if typ == typeModule2 {
-		return "module value"
-	}
-	return "stream"
-}
+func skippedName(byte) string { return "module value" }
 
 // skip reads past what read reads, counted as name, if the options say
 // so; else it refuses the file.

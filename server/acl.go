@@ -87,6 +87,7 @@ var groupCategories = map[string]acl.Category{
 	"hyperloglog":  acl.HyperLogLog,
 	"list":         acl.List,
 	"geo":          acl.Geo,
+	"stream":       acl.Stream,
 }
 
 // categories are cmd's ACL categories, derived as Redis derives them: from

@@ -64,6 +64,9 @@ type blockedClient struct {
 	// the client is done (served or answered an error). It runs under mu,
 	// on the goroutine of the connection that wrote the key.
 	serve func(key []byte) bool
+	// reader: serving takes nothing from the key (XREAD), so a reader
+	// that cannot be served says nothing of the clients after it.
+	reader bool
 
 	// listed: b is in the registry's maps; guarded by the registry's mu.
 	listed bool
@@ -167,20 +170,32 @@ func (s *Server) unregister(b *blockedClient) {
 // keyWritten marks key ready if a client is blocked on it. It is the
 // store's listener's part (keyChanged): under the key's shard lock, quick.
 func (r *blockRegistry) keyWritten(ch engine.Change) {
-	if ch.Kind != engine.Written && ch.Kind != engine.Swapped || r.clients.Load() == 0 {
+	// A removed key is ready too: a reader blocked in a stream's group is
+	// answered that the key went (Redis signals a deleted stream).
+	switch ch.Kind {
+	case engine.Written, engine.Deleted, engine.Expired, engine.Evicted, engine.Flushed, engine.Swapped:
+	default:
+		return
+	}
+	if r.clients.Load() == 0 {
+		return
+	}
+	if ch.Kind == engine.Flushed || ch.Kind == engine.Swapped {
+		// Every key of the database went, or is another's now: each
+		// waiter of it is asked, as Redis signals every stream a flush
+		// removes and SWAPDB scans for ready keys.
+		r.mu.Lock()
+		for k := range r.byKey {
+			if ch.DB == engine.AllDatabases || k.db == ch.DB {
+				r.ready[k] = struct{}{}
+			}
+		}
+		r.haveReady.Store(len(r.ready) > 0)
+		r.mu.Unlock()
 		return
 	}
 	r.mu.Lock()
-	if ch.Kind == engine.Swapped {
-		// The database holds another's keys: each blocked key of it may
-		// be ready now, as Redis's SWAPDB scans for them.
-		for k := range r.byKey {
-			if k.db == ch.DB {
-				r.ready[k] = struct{}{}
-				r.haveReady.Store(true)
-			}
-		}
-	} else if k := (dbKey{ch.DB, string(ch.Key)}); r.byKey[k] != nil {
+	if k := (dbKey{ch.DB, string(ch.Key)}); r.byKey[k] != nil {
 		r.ready[k] = struct{}{}
 		r.haveReady.Store(true)
 	}
@@ -220,6 +235,9 @@ func (s *Server) serveReady() {
 		r.mu.Unlock()
 		for _, b := range waiters {
 			if !b.tryServe([]byte(key.key)) {
+				if b.reader {
+					continue
+				}
 				break // nothing left for the next one either
 			}
 			s.unregister(b)

@@ -26,6 +26,14 @@ func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []by
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 
+// BlockRead is Block for a reader that takes nothing (commands.Client):
+// serving the key goes on past it when it cannot be served.
+func (c *Conn) BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	b.reader = true
+	c.awaitBlocked(b, keys, timeout, reply, timedOut)
+}
+
 // InSection reports whether c runs inside EXEC or a script, where nothing
 // may wait (commands.Client).
 func (c *Conn) InSection() bool { return c.tx.inSection }

@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -423,18 +424,29 @@ func (c *compatConn) scanAll(args []string) string {
 	return "scan[" + strings.Join(sorted, " ") + "]"
 }
 
-// approxEqual reports whether two rendered integer replies are within
-// compatTolerance of each other.
+// approxEqual reports whether two rendered replies are the same but for
+// integers within compatTolerance of each other, at the top or inside an
+// aggregate (XPENDING's idle times).
 func approxEqual(a, b string) bool {
-	if !strings.HasPrefix(a, ":") || !strings.HasPrefix(b, ":") {
-		return a == b
+	ints := regexp.MustCompile(`:-?[0-9]+`)
+	if ints.ReplaceAllString(a, ":") != ints.ReplaceAllString(b, ":") {
+		return false
 	}
-	x, err1 := strconv.ParseInt(a[1:], 10, 64)
-	y, err2 := strconv.ParseInt(b[1:], 10, 64)
-	if err1 != nil || err2 != nil {
-		return a == b
+	xs, ys := ints.FindAllString(a, -1), ints.FindAllString(b, -1)
+	for i := range xs {
+		x, err1 := strconv.ParseInt(xs[i][1:], 10, 64)
+		y, err2 := strconv.ParseInt(ys[i][1:], 10, 64)
+		if err1 != nil || err2 != nil {
+			if xs[i] != ys[i] {
+				return false
+			}
+			continue
+		}
+		if x-y > compatTolerance || y-x > compatTolerance {
+			return false
+		}
 	}
-	return x-y <= compatTolerance && y-x <= compatTolerance
+	return true
 }
 
 // showArgs renders a command for a failure message.

@@ -113,6 +113,8 @@ var configParams = []configParam{
 	{name: "zset-max-ziplist-entries", get: zsetListpack.getEntries, set: zsetListpack.setEntries},
 	{name: "zset-max-listpack-value", get: zsetListpack.getValue, set: zsetListpack.setValue},
 	{name: "zset-max-ziplist-value", get: zsetListpack.getValue, set: zsetListpack.setValue},
+	{name: "stream-node-max-entries", get: streamNode.getEntries, set: streamNode.setEntries},
+	{name: "stream-node-max-bytes", get: streamNode.getValue, set: streamNode.setValue},
 	{name: "hash-max-listpack-entries", get: hashListpack.getEntries, set: hashListpack.setEntries},
 	{name: "hash-max-ziplist-entries", get: hashListpack.getEntries, set: hashListpack.setEntries},
 	{name: "hash-max-listpack-value", get: hashListpack.getValue, set: hashListpack.setValue},
@@ -518,6 +520,7 @@ type listpackPair struct {
 var (
 	zsetListpack = listpackPair{(*engine.Store).ZSetListpackLimits, (*engine.Store).SetZSetListpackLimits}
 	hashListpack = listpackPair{(*engine.Store).HashListpackLimits, (*engine.Store).SetHashListpackLimits}
+	streamNode   = listpackPair{(*engine.Store).StreamNodeLimits, (*engine.Store).SetStreamNodeLimits}
 )
 
 func (p listpackPair) getEntries(s *Server) string {

@@ -364,8 +364,6 @@ var inertParams = []inertParam{
 	{name: "slaveof", alias: "replicaof", value: ""},
 	{name: "socket-mark-id", value: "0"},
 	{name: "stop-writes-on-bgsave-error", value: "yes", check: inertBool},
-	{name: "stream-node-max-bytes", value: "4096", check: inertMemory},
-	{name: "stream-node-max-entries", value: "100", check: inertInt(0, math.MaxInt64)},
 	{name: "supervised", value: "no"},
 	{name: "syslog-enabled", value: "no"},
 	{name: "syslog-facility", value: "local0"},

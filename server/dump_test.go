@@ -68,8 +68,23 @@ func TestDumpRestoreAcross(t *testing.T) {
 		c.SAdd(ctx, "s:big", many...)
 		c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "a"})
 		c.ZAdd(ctx, "z:big", scored...)
+		// A stream over several nodes, with a deleted entry, fields
+		// that change, a group with pending entries and two consumers.
+		for i := range 250 {
+			vals := []any{"f", i, "g", "x"}
+			if i%7 == 0 {
+				vals = []any{"other", strings.Repeat("y", i)}
+			}
+			c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "1-" + strconv.Itoa(i+1), Values: vals})
+		}
+		c.XDel(ctx, "x", "1-5")
+		c.XGroupCreate(ctx, "x", "g", "0")
+		c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"x", ">"}, Count: 3})
+		c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c2", Streams: []string{"x", ">"}, Count: 2})
+		c.XGroupCreateConsumer(ctx, "x", "g", "idle")
+		c.XGroupCreateMkStream(ctx, "x:empty", "g", "$")
 	}
-	keys := []string{"s", "n", "long", "h", "h:big", "i", "s:big", "z", "z:big"}
+	keys := []string{"s", "n", "long", "h", "h:big", "i", "s:big", "z", "z:big", "x", "x:empty"}
 	for _, dir := range []struct {
 		name     string
 		from, to *redis.Client
@@ -120,6 +135,18 @@ func contents(t *testing.T, c *redis.Client, k string) string {
 	case "zset":
 		for _, z := range c.ZRangeWithScores(ctx, k, 0, -1).Val() {
 			parts = append(parts, z.Member.(string)+"@"+strconv.FormatFloat(z.Score, 'g', -1, 64))
+		}
+	case "stream":
+		parts = append(parts, fmt.Sprint(c.XRange(ctx, k, "-", "+").Val()), fmt.Sprint(c.XInfoGroups(ctx, k).Val()))
+		info := c.XInfoStream(ctx, k).Val()
+		info.RadixTreeNodes = 0 // Redis's radix tree's, which this server has no tree to count
+		parts = append(parts, fmt.Sprintf("%+v", info))
+		pending := c.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: k, Group: "g", Start: "-", End: "+", Count: 100}).Val()
+		for _, p := range pending {
+			parts = append(parts, fmt.Sprintf("%s/%s/%d", p.ID, p.Consumer, p.RetryCount))
+		}
+		for _, cons := range c.XInfoConsumers(ctx, k, "g").Val() {
+			parts = append(parts, fmt.Sprintf("%s/%d", cons.Name, cons.Pending))
 		}
 	}
 	return typ + ": " + strings.Join(parts, " ")

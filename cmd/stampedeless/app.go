@@ -91,7 +91,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "save", EnvVars: env("save"),
 			Usage: "with --dir, Redis's save points: \"seconds changes\" pairs (\"3600 1 300 100\"): a background save when that many changes happened in that many seconds (empty: only SAVE, BGSAVE and shutdown save)"},
 		&cli.BoolFlag{Name: "rdb-skip-unsupported", EnvVars: env("rdb-skip-unsupported"),
-			Usage: "load a snapshot that holds types this server lacks (streams, modules, functions) without them, instead of refusing to start"},
+			Usage: "load a snapshot that holds types this server lacks (modules, functions) without them, instead of refusing to start"},
 		&cli.BoolFlag{Name: "rdb-start-empty-if-corrupt", EnvVars: env("rdb-start-empty-if-corrupt"),
 			Usage: "start empty when the snapshot is corrupt or truncated, instead of refusing to start (the bad file is kept until the next save replaces it)"},
 		&cli.StringFlag{Name: "requirepass", EnvVars: env("requirepass"),

@@ -1,6 +1,8 @@
 // Package keyspace is the family of Redis's keyspace commands: strings
 // and bits, keys and expiry, RENAME and COPY, hashes, sets, lists and
-// their blocking pops, sorted sets and theirs, GEO indexes (sorted sets of geohashes), HyperLogLog, DUMP and
+// their blocking pops, sorted sets and theirs, GEO indexes (sorted sets of
+// geohashes), streams and their consumer groups (XREAD and XREADGROUP
+// block too), HyperLogLog, DUMP and
 // RESTORE, OBJECT, DBSIZE, FLUSHALL/FLUSHDB and TIME, with Redis 7.0's
 // semantics, error texts and RESP2/RESP3 reply types.
 //

@@ -38,6 +38,9 @@ func (cl *client) InScript() bool                  { return cl.inScript }
 func (cl *client) Block(keys [][]byte, _ time.Duration, _ func([]byte) bool, _, _ func()) {
 	cl.blocked = keys
 }
+func (cl *client) BlockRead(keys [][]byte, _ time.Duration, _ func([]byte) bool, _, _ func()) {
+	cl.blocked = keys
+}
 func (cl *client) Await(func(context.Context) func()) { panic("the keyspace family never awaits") }
 func (cl *client) Defer(fn func())                    { fn() }
 func (cl *client) AfterSection(fn func())             { fn() }

@@ -180,7 +180,7 @@ func TestStreamGroups(t *testing.T) {
 		t.Fatalf("DELCONSUMER: %d %v, pending %d", n, ok, g.Pending())
 	}
 	d := st.export()
-	back, err := (&Store{}).streamOf(d)
+	back, err := newStore(t, Options{}).streamOf(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/radar"
 	"github.com/stampedeless/stampedeless/server"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -414,12 +415,19 @@ func runServe(c *cli.Context) error {
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}
-	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
+	// The stampede radar: fed by the Filler, read by FILL.TOP, FILL.RADAR
+	// and the status page; with --redis each replica keeps its own.
+	rdr := radar.New(radar.Options{Now: clk.Now})
+	replica := ""
+	if fleet != nil {
+		replica = fleet.ID()
+	}
+	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger, cfg.fill.Radar = store, loaders, reg.Fill, log, rdr
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
 	filler := swr.New(cfg.fill)
 	readThrough := readthrough.Options{Filler: filler, Loaders: loaders, Metrics: reg.Fill, Logger: log,
-		LoaderCommands: cfg.loaderCommands}
+		LoaderCommands: cfg.loaderCommands, Radar: rdr, Replica: replica}
 	cfg.server.Commands = append(keyspace.Commands(), readthrough.Commands(readThrough)...)
 	cfg.server.InfoSections = readthrough.InfoSections(readThrough)
 	// SHUTDOWN stops the process as SIGTERM does.

@@ -28,6 +28,7 @@ import (
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/radar"
+	"github.com/stampedeless/stampedeless/radar/board"
 	"github.com/stampedeless/stampedeless/server"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -170,6 +171,7 @@ func newApp() *cli.App {
 			serve,
 			originCommand(),
 			pingCommand(),
+			topCommand(),
 			{
 				Name:   "version",
 				Usage:  "print the version",
@@ -455,6 +457,9 @@ func runServe(c *cli.Context) error {
 	if cfg.metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", reg.Handler())
+		// The status page: the radar's figures, per loader and per key
+		// (names, never values), for whoever reaches this port.
+		mux.Handle("/", board.Page(listenerNames(lns), board.Local{Radar: rdr, Loaders: loaders, Replica: replica}.Board))
 		if cfg.pprof {
 			mux.HandleFunc("/debug/pprof/", pprof.Index)
 			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -496,15 +501,13 @@ func runServe(c *cli.Context) error {
 	savePointsDone := make(chan struct{})
 	go func() { defer close(savePointsDone); saver.Run(savePoints) }()
 	serveErr := make(chan error, len(lns))
-	addrs := make([]string, len(lns))
-	for i, ln := range lns {
+	for _, ln := range lns {
 		go func() { serveErr <- ln.serve(srv) }()
-		addrs[i] = ln.String()
 	}
 	if store.MaxMemory() == 0 {
 		log.Warn("--max-memory 0: the cache has no memory bound and grows until the machine runs out of memory; set a bound (--max-memory 1gb) unless something else limits the process")
 	}
-	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
+	log.Info("stampedeless ready", "addr", listenerNames(lns), "version", version,
 		"max_memory", store.MaxMemory(), "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
 		"loader_allow", cfg.loaders.Allow.String())
 

@@ -83,6 +83,10 @@ type Client interface {
 	// for a command that touches keys its arguments do not name
 	// (PURGE.TAG); nil when the user may write every key.
 	WritableKeys() func(key string) bool
+	// ReadableKeys is the filter of the keys the client's user may read,
+	// for a command that lists keys its arguments do not name (FILL.TOP);
+	// nil when the user may read every key.
+	ReadableKeys() func(key string) bool
 	// ReadsAllKeys reports whether the client's user may read every key,
 	// which SORT asks before its BY and GET patterns read keys its
 	// arguments do not name (Redis's check for unrestricted key access).

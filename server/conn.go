@@ -331,6 +331,15 @@ func (c *Conn) WritableKeys() func(key string) bool {
 	return func(key string) bool { return p.CanAccessKey([]byte(key), false, true) }
 }
 
+// ReadableKeys filters the keys c's user may read (commands.Client).
+func (c *Conn) ReadableKeys() func(key string) bool {
+	p := c.user.Load().Perms()
+	if p.ReadsAllKeys() {
+		return nil
+	}
+	return func(key string) bool { return p.CanAccessKey([]byte(key), true, false) }
+}
+
 // ReadsAllKeys reports whether c's user may read every key
 // (commands.Client).
 func (c *Conn) ReadsAllKeys() bool { return c.user.Load().Perms().ReadsAllKeys() }

@@ -22,6 +22,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/radar"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -111,7 +112,11 @@ func withReadThrough(t testing.TB, opts Options, rt readthrough.Options) (Option
 		rt.Logger = opts.Logger
 	}
 	if rt.Filler == nil {
-		rt.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: rt.Loaders, Metrics: rt.Metrics, Logger: opts.Logger})
+		if rt.Radar == nil {
+			rt.Radar = radar.New(radar.Options{})
+		}
+		rt.Filler = swr.New(swr.Options{Store: opts.Store, Loaders: rt.Loaders, Metrics: rt.Metrics, Logger: opts.Logger,
+			Radar: rt.Radar})
 	}
 	if opts.Commands == nil {
 		opts.Commands = append(keyspace.Commands(), readthrough.Commands(rt)...)

@@ -12,6 +12,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/radar"
 )
 
 // Defaults for Options fields left zero.
@@ -101,6 +102,9 @@ type Options struct {
 	// SlowFill is how long an origin call may take before it is logged as
 	// slow (--slow-fill). If zero, DefaultSlowFill; negative: never.
 	SlowFill time.Duration
+	// Radar, if not nil, is told of every read, origin call, coalesced
+	// waiter, stale answer and failure, by key (FILL.TOP).
+	Radar *radar.Tracker
 	// Now returns the current time, for every deadline the Filler sets or
 	// reads. If nil, time.Now. Give it the clock the Store runs on
 	// (engine.Options.Now), so that both agree on what is fresh.
@@ -229,25 +233,25 @@ func (f *Filler) Start(req Request) (Answer, *Pending, error) {
 	}
 	switch action {
 	case Serve:
-		f.answered(name, AnswerFresh)
+		f.answered(name, AnswerFresh, "")
 		if beta := f.beta(req); beta > 0 && env.Fill != nil &&
 			EarlyRefresh(env.FreshUntil, env.Fill.LoadTime, now.UnixNano(), beta, f.opts.Rand()) {
 			f.refresh(ld, req, env, env.FreshUntil)
 		}
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeStale:
-		f.answered(name, AnswerStaleIfError)
+		f.answered(name, AnswerStaleIfError, req.Key)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case ServeAndRefresh:
-		f.answered(name, AnswerStale)
+		f.answered(name, AnswerStale, req.Key)
 		f.refresh(ld, req, env, 0)
 		return Answer{Value: env.Value, Found: true}, nil, nil
 	case Fail:
-		f.answered(name, AnswerCooldown)
+		f.answered(name, AnswerCooldown, req.Key)
 		return Answer{}, nil, lastErr
 	}
 	if f.isNegative(req.Key, now) {
-		f.answered(name, AnswerNegative)
+		f.answered(name, AnswerNegative, req.Key)
 		return Answer{}, nil, nil
 	}
 	return Answer{}, &Pending{f: f, ld: ld, req: req, name: name}, nil
@@ -281,7 +285,7 @@ func (f *Filler) ServeFresh(req Request, key []byte, write func(value []byte)) b
 	if !served {
 		return false
 	}
-	f.answered(ld.Prefix(), AnswerFresh)
+	f.answered(ld.Prefix(), AnswerFresh, "") // no key: a hit counts a read only
 	if refresh {
 		f.refreshEarly(ld, req, key)
 	}
@@ -410,7 +414,7 @@ func (p *Pending) join(ctx context.Context, slot *batchSlot) (call *loader.Call,
 		return call, Answer{}, false
 	}
 	call.Leave()
-	f.answered(p.name, kind)
+	f.answered(p.name, kind, p.req.Key)
 	return nil, Answer{Value: env.Value, Found: true}, true
 }
 
@@ -475,18 +479,18 @@ func (p *Pending) settle(res loader.Result, err error, joined bool, timeout time
 		var found bool
 		p.inSection(func() { env, found = f.opts.Store.Lookup([]byte(req.Key)) })
 		if Servable(env, found, f.now().UnixNano()) {
-			f.answered(name, AnswerTimeoutStale)
+			f.answered(name, AnswerTimeoutStale, req.Key)
 			return Answer{Value: env.Value, Found: true}, nil
 		}
-		f.answered(name, AnswerTimeout)
+		f.answered(name, AnswerTimeout, req.Key)
 		return Answer{}, &TimeoutError{After: timeout}
 	case err != nil:
-		f.answered(name, AnswerError)
+		f.answered(name, AnswerError, req.Key)
 		return Answer{}, err
 	case !res.Found:
-		f.answered(name, AnswerNegative)
+		f.answered(name, AnswerNegative, req.Key)
 	default:
-		f.answered(name, AnswerLoaded)
+		f.answered(name, AnswerLoaded, req.Key)
 		if !joined && f.opts.Fleet != nil {
 			// The fleet may have answered with a stale entry: its refresh
 			// starts now, as for a stale read.
@@ -546,8 +550,20 @@ func (f *Filler) beta(req Request) float64 {
 	return f.opts.EarlyRefresh
 }
 
-// answered counts an answer of loader name's, by kind.
-func (f *Filler) answered(name string, kind AnswerKind) { f.opts.Metrics.Answer(name, string(kind)) }
+// answered counts an answer of loader name's to a read of key, by kind:
+// in the metrics, and in the radar (a read; and a stale answer by its key,
+// a cooldown's by its loader). key may be empty for a fresh answer.
+func (f *Filler) answered(name string, kind AnswerKind, key string) {
+	f.opts.Metrics.Answer(name, string(kind))
+	r := f.opts.Radar
+	r.Read()
+	switch kind {
+	case AnswerStale, AnswerStaleIfError, AnswerTimeoutStale:
+		r.Stale(key)
+	case AnswerCooldown:
+		r.Cooldown(name)
+	}
+}
 
 // refreshed counts a refresh of loader name's, by result.
 func (f *Filler) refreshed(name string, r RefreshResult) {

@@ -181,16 +181,16 @@ func (f *Filler) leaseLook(req LeaseRequest, waited bool) (LeaseAnswer, *LeasePe
 	value := LeaseAnswer{Answer: Answer{Value: env.Value, Found: true}}
 	switch action {
 	case Serve:
-		f.answered(AppLoader, pick(waited, AnswerLoaded, AnswerFresh))
+		f.answered(AppLoader, pick(waited, AnswerLoaded, AnswerFresh), req.Key)
 		return value, nil, nil
 	case ServeStale:
-		f.answered(AppLoader, AnswerStaleIfError)
+		f.answered(AppLoader, AnswerStaleIfError, req.Key)
 		return value, nil, nil
 	case Fail:
-		f.answered(AppLoader, AnswerCooldown)
+		f.answered(AppLoader, AnswerCooldown, req.Key)
 		return LeaseAnswer{}, nil, lastErr
 	case ServeAndRefresh:
-		f.answered(AppLoader, AnswerStale)
+		f.answered(AppLoader, AnswerStale, req.Key)
 		r, token, claim := f.joinRound(req, true)
 		if claim {
 			return LeaseAnswer{}, &LeasePending{f: f, req: req, r: r, claim: true, stale: &env}, nil
@@ -199,7 +199,7 @@ func (f *Filler) leaseLook(req LeaseRequest, waited bool) (LeaseAnswer, *LeasePe
 		return value, nil, nil
 	}
 	if f.isNegative(req.Key, now) {
-		f.answered(AppLoader, AnswerNegative)
+		f.answered(AppLoader, AnswerNegative, req.Key)
 		return LeaseAnswer{}, nil, nil
 	}
 	r, token, claim := f.joinRound(req, false)
@@ -208,7 +208,7 @@ func (f *Filler) leaseLook(req LeaseRequest, waited bool) (LeaseAnswer, *LeasePe
 		return LeaseAnswer{Token: token}, nil, nil
 	case !claim && req.Timeout == 0:
 		// TIMEOUT 0 does not wait for another caller's fill.
-		f.answered(AppLoader, AnswerTimeout)
+		f.answered(AppLoader, AnswerTimeout, req.Key)
 		return LeaseAnswer{}, nil, &TimeoutError{After: 0}
 	}
 	return LeaseAnswer{}, &LeasePending{f: f, req: req, r: r, claim: claim}, nil
@@ -343,7 +343,7 @@ func (p *LeasePending) Wait(ctx context.Context) (LeaseAnswer, error) {
 			if p.stale != nil {
 				return LeaseAnswer{Answer: Answer{Value: p.stale.Value, Found: true}}, nil
 			}
-			f.answered(AppLoader, AnswerTimeout)
+			f.answered(AppLoader, AnswerTimeout, req.Key)
 			return LeaseAnswer{}, &TimeoutError{After: 0}
 		}
 		if p.claim {
@@ -382,6 +382,7 @@ func (f *Filler) waitRound(ctx context.Context, r *round, req LeaseRequest) (ans
 	r.waiters++
 	t.mu.Unlock()
 	f.opts.Metrics.Coalesced.WithLabelValues(AppLoader).Inc()
+	f.opts.Radar.Joined(req.Key)
 	start := time.Now() // a latency, not a deadline
 	defer func() { f.opts.Metrics.WaitSeconds.WithLabelValues(AppLoader).Observe(time.Since(start).Seconds()) }()
 	offer := r.offer
@@ -395,12 +396,12 @@ func (f *Filler) waitRound(ctx context.Context, r *round, req LeaseRequest) (ans
 			case r.retry:
 				return LeaseAnswer{}, true, nil
 			case r.err != nil:
-				f.answered(AppLoader, AnswerError)
+				f.answered(AppLoader, AnswerError, req.Key)
 				return LeaseAnswer{}, false, r.err
 			case !r.ans.Found:
-				f.answered(AppLoader, AnswerNegative)
+				f.answered(AppLoader, AnswerNegative, req.Key)
 			default:
-				f.answered(AppLoader, AnswerLoaded)
+				f.answered(AppLoader, AnswerLoaded, req.Key)
 			}
 			return LeaseAnswer{Answer: r.ans}, false, nil
 		case <-offer:
@@ -431,10 +432,10 @@ func (f *Filler) waitRound(ctx context.Context, r *round, req LeaseRequest) (ans
 // one is servable now, else the timeout.
 func (f *Filler) leaseTimedOut(req LeaseRequest) (LeaseAnswer, bool, error) {
 	if env, found := f.opts.Store.Lookup([]byte(req.Key)); Servable(env, found, f.now().UnixNano()) {
-		f.answered(AppLoader, AnswerTimeoutStale)
+		f.answered(AppLoader, AnswerTimeoutStale, req.Key)
 		return LeaseAnswer{Answer: Answer{Value: env.Value, Found: true}}, false, nil
 	}
-	f.answered(AppLoader, AnswerTimeout)
+	f.answered(AppLoader, AnswerTimeout, req.Key)
 	return LeaseAnswer{}, false, &TimeoutError{After: req.Timeout}
 }
 

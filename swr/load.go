@@ -140,6 +140,7 @@ func (f *Filler) fleetEntryOutcome(key string, e FleetEntry) *outcome {
 func (f *Filler) originOutcome(ld *loader.Loader, req Request, res loader.Result, took time.Duration, err error) *outcome {
 	now := f.now()
 	f.logs.took(ld, req.Key, took)
+	f.opts.Radar.Called(req.Key, ld.Prefix(), took, err != nil)
 	if err != nil {
 		failure := &FleetFailure{Loader: ld.Prefix(), Reason: err.Error(), Until: f.cooldown.Fail(req.Key, err, now)}
 		f.logs.failed(ld, req.Key, err, failure.Until.Sub(now))

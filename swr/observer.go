@@ -24,6 +24,7 @@ func (o flightObserver) FlightDone(key string, callers int, _ time.Duration, _ e
 // starts waiting.
 func (o flightObserver) Joined(key string) {
 	o.f.opts.Metrics.Coalesced.WithLabelValues(o.loaderName(key)).Inc()
+	o.f.opts.Radar.Joined(key)
 }
 
 // Waited records how long a caller waited.

@@ -27,6 +27,8 @@ import (
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/radar"
+	"github.com/stampedeless/stampedeless/radar/board"
 	"github.com/stampedeless/stampedeless/server"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -171,6 +173,7 @@ func newApp() *cli.App {
 			serve,
 			originCommand(),
 			pingCommand(),
+			topCommand(),
 			{
 				Name:   "version",
 				Usage:  "print the version",
@@ -421,12 +424,19 @@ func runServe(c *cli.Context) error {
 		log.Info("fleet mode: sharing fills through Redis", "redis", cfg.redis.Addrs, "prefix", fleet.Prefix(),
 			"replica", fleet.ID())
 	}
-	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger = store, loaders, reg.Fill, log
+	// The stampede radar: fed by the Filler, read by FILL.TOP, FILL.RADAR
+	// and the status page; with --redis each replica keeps its own.
+	rdr := radar.New(radar.Options{Now: clk.Now})
+	replica := ""
+	if fleet != nil {
+		replica = fleet.ID()
+	}
+	cfg.fill.Store, cfg.fill.Loaders, cfg.fill.Metrics, cfg.fill.Logger, cfg.fill.Radar = store, loaders, reg.Fill, log, rdr
 	cfg.server.Store = store
 	cfg.server.Metrics = reg
 	filler := swr.New(cfg.fill)
 	readThrough := readthrough.Options{Filler: filler, Loaders: loaders, Metrics: reg.Fill, Logger: log,
-		LoaderCommands: cfg.loaderCommands}
+		LoaderCommands: cfg.loaderCommands, Radar: rdr, Replica: replica}
 	cfg.server.Commands = append(keyspace.Commands(), readthrough.Commands(readThrough)...)
 	cfg.server.InfoSections = readthrough.InfoSections(readThrough)
 	// SHUTDOWN stops the process as SIGTERM does.
@@ -454,6 +464,9 @@ func runServe(c *cli.Context) error {
 	if cfg.metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", reg.Handler())
+		// The status page: the radar's figures, per loader and per key
+		// (names, never values), for whoever reaches this port.
+		mux.Handle("/", board.Page(listenerNames(lns), board.Local{Radar: rdr, Loaders: loaders, Replica: replica}.Board))
 		if cfg.pprof {
 			mux.HandleFunc("/debug/pprof/", pprof.Index)
 			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -495,15 +508,13 @@ func runServe(c *cli.Context) error {
 	savePointsDone := make(chan struct{})
 	go func() { defer close(savePointsDone); saver.Run(savePoints) }()
 	serveErr := make(chan error, len(lns))
-	addrs := make([]string, len(lns))
-	for i, ln := range lns {
+	for _, ln := range lns {
 		go func() { serveErr <- ln.serve(srv) }()
-		addrs[i] = ln.String()
 	}
 	if store.MaxMemory() == 0 {
 		log.Warn("--max-memory 0: the cache has no memory bound and grows until the machine runs out of memory; set a bound (--max-memory 1gb) unless something else limits the process")
 	}
-	log.Info("stampedeless ready", "addr", strings.Join(addrs, ","), "version", version,
+	log.Info("stampedeless ready", "addr", listenerNames(lns), "version", version,
 		"max_memory", store.MaxMemory(), "protected_mode", protectedModeState(cfg.server.ProtectedMode, cfg.server.RequirePass),
 		"loader_allow", cfg.loaders.Allow.String())
 

@@ -130,6 +130,15 @@ func (l listener) serve(srv *server.Server) error {
 	return srv.Serve(l.Listener)
 }
 
+// listenerNames names the listeners, for the log and the status page.
+func listenerNames(lns []listener) string {
+	names := make([]string, len(lns))
+	for i, ln := range lns {
+		names[i] = ln.String()
+	}
+	return strings.Join(names, ",")
+}
+
 // String is the address in the startup log; TLS listeners are tls://.
 func (l listener) String() string {
 	if l.tls != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/metrics"
+	"github.com/stampedeless/stampedeless/radar"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -26,6 +27,13 @@ type Options struct {
 	// Metrics are the read-through counters INFO's stampede section reads.
 	Metrics *metrics.Fill
 	Logger  *slog.Logger
+	// Radar is the stampede radar FILL.TOP and FILL.RADAR read; nil:
+	// they answer empty.
+	Radar *radar.Tracker
+	// Replica names this replica in FILL.TOP's and FILL.RADAR's replies
+	// (the fleet's replica id with --redis; empty alone): with --redis
+	// each replica shows its own view.
+	Replica string
 	// LoaderCommands says who may register loaders: LoaderCommandsNo,
 	// LoaderCommandsYes, or (if empty) LoaderCommandsLocal.
 	LoaderCommands string
@@ -59,6 +67,12 @@ func Commands(opts Options) []*commands.Spec {
 		{Name: "fill.info", Arity: 2, Flags: commands.Readonly, FirstKey: 1, LastKey: 1, Step: 1, Handler: f.cmdFillInfo,
 			Group: "string", Summary: "Describes a key's read-through state: fresh, stale, missing, loading or cooldown, its deadlines and its origin tags.",
 			Usage: "key", Own: true, Since: "0.1.0"},
+		{Name: "fill.top", Arity: -1, Flags: commands.Readonly | commands.Loading | commands.Stale, Handler: f.cmdFillTop,
+			Group: "server", Summary: "Lists the keys with the most origin calls, coalesced waiters, stale answers, failures or load time over the last minute or ten (the stampede radar), among those the caller may read.",
+			Usage: "[BY calls|waiters|stale|failures|latency] [COUNT n] [WINDOW 1m|10m]", Own: true, Since: "0.4.0"},
+		{Name: "fill.radar", Arity: -1, Flags: commands.Readonly | commands.Loading | commands.Stale, Handler: f.cmdFillRadar,
+			Group: "server", Summary: "Returns the stampede radar's loader health (in flight, calls, failures, cooldowns, p50/p99 load time) and reads against origin calls second by second.",
+			Usage: "[WINDOW 1m|10m]", Own: true, Since: "0.4.0"},
 		{Name: "loader.register", Arity: -3, Flags: commands.Admin | commands.NoScript, Handler: f.cmdLoaderRegister, KeyPrefix: 1,
 			Group: "server", Summary: "Registers the origin URL that fills keys with a prefix.",
 			Usage: "prefix url [TIMEOUT ms] [CONCURRENCY n] [BATCH n] [HEADER name value ...]", Own: true, Since: "0.1.0"},

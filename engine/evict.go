@@ -420,7 +420,7 @@ func (s *Store) score(p EvictionPolicy, stamp uint32, stale int64, key uint32, n
 		// evicts a loop's keys just before they are read again (a loop
 		// larger than the cache at a 64 MiB bound: 0.45 with minutes,
 		// 0.27 with seconds; a trace of new keys hot for seconds gains
-		// from seconds, 0.713 to 0.729: bench/README.md).
+		// from seconds, 0.713 to 0.729: bench/HISTORY.md, issue 37).
 		seldom := uint64(5 - bits.Len(uint(s.sketch.Estimate(key))))
 		counter := uint64(lfuCounterMax - s.lfuCounter(stamp, nowSec))
 		idle := uint64(min(lfuElapsedMinutes(stamp, nowSec), 255))

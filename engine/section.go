@@ -23,13 +23,8 @@ const sectionLocks = 32
 // caller (swr.Caller). Eviction is a write's, inside the section its
 // write holds; the sweeper's enters it shared.
 //
-// The lock order, outermost first: the server's section gate (resp), the
-// Section, then the Store's shard locks (one at a time, or all of several
-// keys' in shard order), then the locks of the store's helpers (fences
-// share the shard lock). Eviction's lock is taken by a write holding no
-// shard lock, before the shard locks it takes one at a time. No lock of the
-// read-through layer (swr's lease table, flight group, tag index) is held
-// while entering the Section.
+// Where the Section stands among the other locks: LOCKS.md, at the
+// repository root.
 //
 // Neither mode may be held across I/O, a channel operation that can wait,
 // or a wait for another goroutine that may need the section; and a

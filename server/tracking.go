@@ -38,8 +38,7 @@ import (
 // waits on the connection and is queued right after the replies. That also
 // gives Redis 7.2's order for a client's own changes: after its reply.
 //
-// Lock order: a shard lock (the listener), tracking.mu, a connection's
-// tracker.mu, its outbox's mu.
+// Lock order: LOCKS.md, at the repository root.
 
 // invalidateChannel is where a RESP2 redirect target, a subscriber, gets
 // its invalidations, as a message on this channel.

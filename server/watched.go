@@ -16,8 +16,8 @@ type dbKey struct {
 // watchRegistry records the keys clients WATCH and marks a client dirty,
 // so that its EXEC runs nothing, when the store reports a change to one of
 // them. Its listener runs under the changed key's shard lock (see
-// engine.Listener), so it only looks up a map and sets flags; lock order:
-// a shard lock, then mu; never mu then a shard lock.
+// engine.Listener), so it only looks up a map and sets flags (lock order:
+// LOCKS.md, at the repository root).
 type watchRegistry struct {
 	srv *Server
 

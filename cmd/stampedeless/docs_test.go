@@ -23,7 +23,7 @@ const readmeMaxLines = 300
 // docFiles are the Markdown files whose relative links must resolve.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{"README.md", "CONTRIBUTING.md", "bench/README.md"}
+	files := []string{"README.md", "CONTRIBUTING.md", "bench/README.md", "bench/HISTORY.md"}
 	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func anchors(md string) map[string]bool {
 }
 
 // TestDocLinksResolve: every relative link in README.md, CONTRIBUTING.md,
-// bench/README.md and docs/*.md names a file or directory of the
+// bench/README.md, bench/HISTORY.md and docs/*.md names a file or directory of the
 // repository, and a link with an #anchor into a Markdown file names one of
 // its headings, so moving a section cannot leave a dead link behind.
 func TestDocLinksResolve(t *testing.T) {

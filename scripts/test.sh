@@ -18,6 +18,8 @@ missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v curl >/dev/null || missing+=(curl)
+# The status page's browser test (cmd/stampedeless) drives chromium headless.
+command -v chromium >/dev/null || missing+=(chromium)
 if ! command -v node >/dev/null; then
   missing+=(nodejs npm)
 elif ! command -v npm >/dev/null; then

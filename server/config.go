@@ -167,6 +167,7 @@ var configParams = []configParam{
 	{name: "dir", get: func(s *Server) string { return filepath.Dir(s.saverPath()) }, set: protectedConfig},
 	{name: "dbfilename", get: func(s *Server) string { return filepath.Base(s.saverPath()) }, set: protectedConfig},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
+	{name: "enable-debug-command", get: func(s *Server) string { return s.opts.EnableDebugCommand }},
 	{name: "databases", get: func(*Server) string { return "1" }},
 	{name: "timeout", get: func(*Server) string { return "0" },
 		set: func(_ *Server, v string) error {

@@ -140,6 +140,10 @@ type Options struct {
 	// a loop makes all of a turn's reads in one, and all its writes in
 	// another (Linux only; without io_uring, as if set).
 	NoURing bool
+	// EnableDebugCommand says who may run DEBUG, as Redis's
+	// enable-debug-command: ProtectedNo (also if empty), ProtectedYes, or
+	// ProtectedLocal (clients on loopback or the unix socket).
+	EnableDebugCommand string
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -246,6 +250,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.EnableDebugCommand == "" {
+		opts.EnableDebugCommand = ProtectedNo
 	}
 	if opts.Saver == nil {
 		opts.Saver = persist.NewSaver(opts.Store, "", nil, opts.Logger)

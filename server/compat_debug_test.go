@@ -1,0 +1,144 @@
+package server
+
+// Differential tests of DEBUG and of the small commands clients' test
+// suites meet (MODULE, ROLE, REPLICAOF, LOLWUT, SUBSTR), with
+// compat_test.go's helpers, against a redis-server started with the same
+// enable-debug-command.
+//
+// Run: go test -count=1 -run 'CompatDebug|CompatSmall' ./server/
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stampedeless/stampedeless/internal/redistest"
+)
+
+func TestCompatDebugRefused(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "debug-refused", steps: []compatStep{
+			cs("DEBUG SLEEP 0"), cs("DEBUG HELP"), cs("DEBUG"), cs("debug nosuch"),
+			cs("CONFIG GET enable-debug-command"), cs("CONFIG SET enable-debug-command yes"),
+			cs("MODULE LOAD /nonexistent.so"), cs("MODULE UNLOAD x"), cs("MODULE LIST"),
+		}})
+	})
+}
+
+func TestCompatDebugLocal(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "local").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedLocal})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "debug-local", steps: []compatStep{
+			cs("DEBUG SLEEP 0"), cs("CONFIG GET enable-debug-command"),
+		}})
+	})
+}
+
+func TestCompatDebug(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes", "--maxmemory-policy", "allkeys-lru").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	p.ours.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "debug", steps: []compatStep{
+			cs("DEBUG SLEEP 0"), cs("DEBUG SLEEP 0.05"), cs("DEBUG SLEEP x"), cs("DEBUG SLEEP"),
+			cs("DEBUG SET-ACTIVE-EXPIRE 0"), cs("DEBUG SET-ACTIVE-EXPIRE 1"),
+			cs("DEBUG QUICKLIST-PACKED-THRESHOLD 1mb"), cs("DEBUG QUICKLIST-PACKED-THRESHOLD 0"),
+			cs("DEBUG QUICKLIST-PACKED-THRESHOLD 5gb"), cs("DEBUG QUICKLIST-PACKED-THRESHOLD x"),
+			ca("DEBUG", "ERROR", "MYERR some\r\ntext"), ca("DEBUG", "ERROR", ""),
+			cs("DEBUG CHANGE-REPL-ID"), cs("DEBUG CHANGE-REPL-ID x"), cs("DEBUG JMAP"), cs("DEBUG NOSUCH"),
+			cs("DEBUG STRINGMATCH-TEST"), cs("DEBUG RELOAD FOO"),
+			cs("DEBUG OBJECT nokey"), cs("DEBUG LISTPACK nokey"),
+			cs("DEBUG DIGEST"), cs("DEBUG DIGEST-VALUE nokey"), cs("DEBUG DIGEST-VALUE"),
+			cs("SET s hello"), cs("SET n 12345"), cs("SET e v EX 100"),
+			cs("RPUSH l a b c"), cs("SADD set x y z"), cs("SADD iset 1 2 3"), cs("HSET h f v g w"),
+			cs("ZADD z 1 a 2.5 b 0.1 c"),
+			cs("DEBUG DIGEST"), cs("DEBUG DIGEST-VALUE s n e l set iset h z nokey"),
+			cs("DEBUG LISTPACK h"), cs("DEBUG LISTPACK s"), cs("DEBUG QUICKLIST l"), cs("DEBUG QUICKLIST h"),
+			cs("DEBUG RELOAD"),
+			cs("DEBUG DIGEST"), cs("GET s"),
+		}})
+	})
+	// DEBUG OBJECT's line has Redis's fields, with this store's encoding
+	// and lengths; the address and clock are each server's own.
+	p.redis.do("SET", "s", "hello")
+	p.ours.do("SET", "s", "hello")
+	p.redis.do("SET", "n", "12345")
+	p.ours.do("SET", "n", "12345")
+	for _, key := range []string{"s", "n"} {
+		r, o := p.redis.run(compatExact, []string{"DEBUG", "OBJECT", key}), p.ours.run(compatExact, []string{"DEBUG", "OBJECT", key})
+		if fields(r) != fields(o) {
+			t.Errorf("DEBUG OBJECT %s: redis %s, ours %s", key, r, o)
+		}
+	}
+}
+
+// fields is a DEBUG OBJECT line without its address and LRU clock.
+func fields(line string) string {
+	var out []string
+	for _, f := range strings.Fields(line) {
+		if !strings.HasPrefix(f, "at:") && !strings.HasPrefix(f, "lru:") {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// TestDebugSleepParks checks that DEBUG SLEEP leaves the event loop
+// serving others: a PING sent while another connection sleeps is answered
+// before the sleep ends.
+func TestDebugSleepParks(t *testing.T) {
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes, EventLoops: 1})
+	sleeper, other := dialCompat(t, ts.addr), dialCompat(t, ts.addr)
+	if err := sleeper.send("*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$2\r\n30\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := other.run(compatExact, []string{"PING"}); got != "+PONG" {
+		t.Fatalf("PING while another connection sleeps: %s", got)
+	}
+	// Nothing has come back on the sleeping connection yet.
+	sleeper.nc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	if _, err := sleeper.br.ReadByte(); !isTimeout(err) {
+		t.Fatalf("the sleeping connection answered or closed early: %v", err)
+	}
+}
+
+func TestCompatSmallCommands(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "small", steps: []compatStep{
+			cs("MODULE LIST"), cs("MODULE NOSUCH"), cs("MODULE LIST x"),
+			cs("MODULE LOAD"), cs("MODULE"),
+			cs("ROLE"), cs("ROLE x"), cs("REPLICAOF NO ONE"), cs("SLAVEOF no one"), cs("REPLICAOF NO"),
+			cs("REPLICAOF 127.0.0.1 99999"), cs("SLAVEOF 127.0.0.1 x"),
+			cs("SET k hello"), cs("SUBSTR k 1 3"), cs("SUBSTR k -3 -1"), cs("SUBSTR k 0 -1"), cs("SUBSTR nokey 0 1"),
+			cs("SUBSTR k x 1"), cs("SUBSTR k 1"), cs("RPUSH l a"), cs("SUBSTR l 0 1"),
+			cs("LOLWUT VERSION x"), cs("LOLWUT VERSION 5 x"), cs("LOLWUT VERSION 6 10 x"), cs("LOLWUT VERSION 5 1 2 x"),
+		}})
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "small-divergent",
+			divergence: "LOLWUT's version line says each server's version; there is no replication to start",
+			steps: []compatStep{
+				{args: []string{"LOLWUT"}, redisWant: lolwutLine(proto, "7.0.15"), oursWant: lolwutLine(proto, RedisVersion)},
+				{args: []string{"LOLWUT", "VERSION", "7"}, redisWant: lolwutLine(proto, "7.0.15"), oursWant: lolwutLine(proto, RedisVersion)},
+				{args: []string{"LOLWUT", "VERSION"}, redisWant: lolwutLine(proto, "7.0.15"), oursWant: lolwutLine(proto, RedisVersion)},
+			}})
+	})
+	// Redis would become a replica: ours alone.
+	c := dialCompat(t, ts.addr)
+	if got := c.run(compatExact, strings.Fields("REPLICAOF 127.0.0.1 6379")); got != "-ERR REPLICAOF is not supported: this server has no replication (REPLICAOF NO ONE is accepted)" {
+		t.Errorf("REPLICAOF host port: %s", got)
+	}
+}
+
+func lolwutLine(proto int, version string) string {
+	text := "Redis ver. " + version + "\n"
+	if proto == 3 {
+		return "=txt:" + strconv.Quote(text)
+	}
+	return strconv.Quote(text)
+}

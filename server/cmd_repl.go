@@ -1,7 +1,6 @@
 package server
 
 import (
-
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -90,4 +89,3 @@ func cmdLolwut(c *Conn, args [][]byte) {
 	}
 	c.w.Verbatim("txt", "Redis ver. "+RedisVersion+"\n")
 }
-

@@ -142,3 +142,46 @@ func lolwutLine(proto int, version string) string {
 	}
 	return strconv.Quote(text)
 }
+
+// TestCompatIdleTimeout checks CONFIG SET timeout against redis-server:
+// both close an idle client, and neither closes a subscriber, a monitor
+// or a client blocked in BLPOP.
+func TestCompatIdleTimeout(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "timeout-config", steps: []compatStep{
+			cs("CONFIG GET timeout"), cs("CONFIG SET timeout -1"), cs("CONFIG SET timeout x"),
+			cs("CONFIG SET timeout 2147483648"), cs("CONFIG SET timeout 0"), cs("CONFIG GET timeout"),
+		}})
+	})
+	for _, addr := range []string{redisAddr, ts.addr} {
+		admin := dialCompat(t, addr)
+		idle, sub, mon, blocked := dialCompat(t, addr), dialCompat(t, addr), dialCompat(t, addr), dialCompat(t, addr)
+		for _, step := range []struct {
+			c    *compatConn
+			args []string
+		}{{idle, []string{"PING"}}, {sub, []string{"SUBSCRIBE", "ch"}}, {mon, []string{"MONITOR"}}} {
+			if r := step.c.run(compatExact, step.args); strings.HasPrefix(r, "-") || strings.HasPrefix(r, "<") {
+				t.Fatalf("%s: %v: %s", addr, step.args, r)
+			}
+		}
+		if err := blocked.send(encodeCommand("BLPOP", "nolist", "0")); err != nil {
+			t.Fatal(err)
+		}
+		if r := admin.run(compatExact, []string{"CONFIG", "SET", "timeout", "1"}); r != "+OK" {
+			t.Fatalf("%s: CONFIG SET timeout 1: %s", addr, r)
+		}
+		// Redis closes a client idle for more than a second at its next
+		// look, within a second more; the test waits far longer.
+		if !idle.closed(10 * time.Second) {
+			t.Errorf("%s: the idle client was not closed", addr)
+		}
+		for name, c := range map[string]*compatConn{"subscriber": sub, "monitor": mon, "blocked": blocked} {
+			if c.closed(100 * time.Millisecond) {
+				t.Errorf("%s: the %s was closed", addr, name)
+			}
+		}
+		admin.run(compatExact, []string{"CONFIG", "SET", "timeout", "0"})
+	}
+}

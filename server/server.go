@@ -144,6 +144,9 @@ type Options struct {
 	// enable-debug-command: ProtectedNo (also if empty), ProtectedYes, or
 	// ProtectedLocal (clients on loopback or the unix socket).
 	EnableDebugCommand string
+	// IdleTimeout closes a client idle this long, as Redis's timeout (in
+	// whole seconds); CONFIG SET timeout changes it. Zero: never.
+	IdleTimeout time.Duration
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -174,6 +177,9 @@ type Server struct {
 	// Settable at run time with CONFIG SET.
 	requirePass   atomic.Pointer[string]
 	maxClients    atomic.Int64
+	// idleTimeout is CONFIG SET timeout: seconds after which an idle
+	// client is closed (eventLoop.tick); 0: never.
+	idleTimeout atomic.Int64
 	maxBulk       atomic.Int64
 	protectedMode atomic.Bool
 
@@ -280,6 +286,7 @@ func New(opts Options) (*Server, error) {
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
+	s.idleTimeout.Store(int64(opts.IdleTimeout / time.Second))
 	s.maxBulk.Store(orDefault(opts.MaxValueSize, resp.DefaultMaxBulk))
 	limit := DefaultPubSubOutputLimit
 	if opts.PubSubOutputLimit != nil {

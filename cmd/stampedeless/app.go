@@ -104,6 +104,8 @@ func serveFlags() []cli.Flag {
 			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
 		&cli.StringFlag{Name: "enable-loader-commands", Value: readthrough.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
+		&cli.IntFlag{Name: "timeout", Value: 0, EnvVars: env("timeout"),
+			Usage: "close a client idle for more than this many seconds, as Redis's timeout (subscribers, MONITOR and blocked clients excepted); 0: never"},
 		&cli.StringFlag{Name: "enable-debug-command", Value: server.ProtectedNo, EnvVars: env("enable-debug-command"),
 			Usage: "who may run DEBUG, as Redis's enable-debug-command: no, yes, or local (loopback and unix socket connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
@@ -271,6 +273,9 @@ func parseConfig(c *cli.Context) (config, error) {
 	default:
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
+	if c.Int("timeout") < 0 {
+		return cfg, fmt.Errorf("--timeout: want 0 or more seconds, got %d", c.Int("timeout"))
+	}
 	switch v := c.String("enable-debug-command"); v {
 	case server.ProtectedNo, server.ProtectedYes, server.ProtectedLocal:
 	default:
@@ -356,6 +361,7 @@ func parseConfig(c *cli.Context) (config, error) {
 		EventLoops:         c.Int("event-loops"),
 		NoURing:            !c.Bool("io-uring"),
 		EnableDebugCommand: c.String("enable-debug-command"),
+		IdleTimeout:        time.Duration(c.Int("timeout")) * time.Second,
 		ProtectedMode:      protected,
 		LuaTimeLimit:       luaTimeLimit,
 		MaxScripts:         c.Int("max-scripts"),

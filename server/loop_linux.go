@@ -51,10 +51,10 @@ type eventLoop struct {
 	blocked int           // connections waiting for their socket to take output
 	// idleSweptAt is when tick last looked for idle clients (timeout).
 	idleSweptAt time.Time
-	due     []*Conn       // served this turn, their replies not yet sent
-	closing bool          // the server is closing: connections drain and close
-	forced  bool          // Shutdown's deadline passed: everything closes now
-	events  []syscall.EpollEvent
+	due         []*Conn // served this turn, their replies not yet sent
+	closing     bool    // the server is closing: connections drain and close
+	forced      bool    // Shutdown's deadline passed: everything closes now
+	events      []syscall.EpollEvent
 	// ring makes a turn's reads, and its writes, in one system call each
 	// (receive, sendDue); nil where io_uring is off or unavailable, and
 	// each is its own. batch is the connections in the ring now.

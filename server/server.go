@@ -175,11 +175,11 @@ type Server struct {
 	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.
-	requirePass   atomic.Pointer[string]
-	maxClients    atomic.Int64
+	requirePass atomic.Pointer[string]
+	maxClients  atomic.Int64
 	// idleTimeout is CONFIG SET timeout: seconds after which an idle
 	// client is closed (eventLoop.tick); 0: never.
-	idleTimeout atomic.Int64
+	idleTimeout   atomic.Int64
 	maxBulk       atomic.Int64
 	protectedMode atomic.Bool
 

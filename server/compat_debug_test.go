@@ -185,3 +185,22 @@ func TestCompatIdleTimeout(t *testing.T) {
 		admin.run(compatExact, []string{"CONFIG", "SET", "timeout", "0"})
 	}
 }
+
+// TestCompatCommandList runs Redis's own COMMAND LIST tests
+// (introspection.tcl) on both servers: subcommands are listed after their
+// command, and each is kept or not by the filter on its own.
+func TestCompatCommandList(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "command-list", steps: []compatStep{
+			cs("COMMAND LIST bad_arg"), cs("COMMAND LIST FILTERBY bad_arg"), cs("COMMAND LIST FILTERBY bad_arg bad_arg2"),
+			cs("COMMAND LIST FILTERBY ACLCAT non_existing_category"),
+			cs("COMMAND LIST FILTERBY PATTERN set"), cs("COMMAND LIST FILTERBY PATTERN get"),
+			csSorted("COMMAND LIST FILTERBY PATTERN config*"), csSorted("COMMAND LIST FILTERBY PATTERN CONFIG*"),
+			csSorted("COMMAND LIST FILTERBY PATTERN acl|*"), csSorted("COMMAND LIST FILTERBY PATTERN *|list"),
+			csSorted("COMMAND LIST FILTERBY PATTERN non_exists"), cs("COMMAND LIST FILTERBY MODULE non_existing_module"),
+			csSorted("COMMAND LIST FILTERBY ACLCAT scripting"),
+		}})
+	})
+}

@@ -253,12 +253,18 @@ func debugEncodingDump(c *Conn, key []byte, enc, title string) {
 // saves the snapshot, empties the dataset and loads the file back. Here
 // the store holds exactly what loading the file would give it, so the
 // save is made (with --dir; without it there is no file) and the dataset
-// kept as it is.
+// kept as it is. NOFLUSH without MERGE loads the file over what the
+// dataset holds: Redis refuses the libraries it finds again (and stops on
+// a key it finds again), so a dataset with keys or libraries answers its
+// error.
 func debugReload(c *Conn, opts [][]byte) {
-	save := true
+	save, flush, merge := true, true, false
 	for _, o := range opts {
 		switch {
-		case resp.EqualFold(o, "merge"), resp.EqualFold(o, "noflush"):
+		case resp.EqualFold(o, "merge"):
+			merge = true
+		case resp.EqualFold(o, "noflush"):
+			flush = false
 		case resp.EqualFold(o, "nosave"):
 			save = false
 		default:
@@ -271,6 +277,10 @@ func debugReload(c *Conn, opts [][]byte) {
 			c.w.Error("ERR") // Redis's reply; the log says why
 			return
 		}
+	}
+	if !flush && !merge && (c.srv.store.Len() > 0 || c.srv.scripts.eng.Libraries() > 0) {
+		c.w.Error("ERR Error trying to load the RDB dump")
+		return
 	}
 	c.w.OK()
 }

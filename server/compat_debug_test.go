@@ -51,7 +51,11 @@ func TestCompatDebug(t *testing.T) {
 			cs("DEBUG QUICKLIST-PACKED-THRESHOLD 5gb"), cs("DEBUG QUICKLIST-PACKED-THRESHOLD x"),
 			ca("DEBUG", "ERROR", "MYERR some\r\ntext"), ca("DEBUG", "ERROR", ""),
 			cs("DEBUG CHANGE-REPL-ID"), cs("DEBUG CHANGE-REPL-ID x"), cs("DEBUG JMAP"), cs("DEBUG NOSUCH"),
-			cs("DEBUG STRINGMATCH-TEST"), cs("DEBUG RELOAD FOO"),
+			cs("DEBUG STRINGMATCH-TEST"), cs("DEBUG RELOAD FOO"), cs("DEBUG RELOAD NOFLUSH"),
+			// Redis stops on a key loaded again: a library shows the
+			// error instead.
+			ca("FUNCTION", "LOAD", "#!lua name=dbg\nredis.register_function('f', function() return 1 end)"),
+			cs("DEBUG RELOAD NOFLUSH"), cs("DEBUG RELOAD NOFLUSH MERGE"), cs("FUNCTION DELETE dbg"),
 			cs("DEBUG OBJECT nokey"), cs("DEBUG LISTPACK nokey"),
 			cs("DEBUG DIGEST"), cs("DEBUG DIGEST-VALUE nokey"), cs("DEBUG DIGEST-VALUE"),
 			cs("SET s hello"), cs("SET n 12345"), cs("SET e v EX 100"),
@@ -59,7 +63,7 @@ func TestCompatDebug(t *testing.T) {
 			cs("ZADD z 1 a 2.5 b 0.1 c"),
 			cs("DEBUG DIGEST"), cs("DEBUG DIGEST-VALUE s n e l set iset h z nokey"),
 			cs("DEBUG LISTPACK h"), cs("DEBUG LISTPACK s"), cs("DEBUG QUICKLIST l"), cs("DEBUG QUICKLIST h"),
-			cs("DEBUG RELOAD"),
+			cs("DEBUG RELOAD"), cs("DEBUG RELOAD NOFLUSH MERGE"),
 			cs("DEBUG DIGEST"), cs("GET s"),
 		}})
 	})

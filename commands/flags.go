@@ -40,6 +40,10 @@ const (
 	// through the read-through layer, which enters the section around
 	// each one and talks to the fleet outside it (swr.Caller).
 	OwnSection
+	// Protected: refused unless its enable-*-command setting allows the
+	// connection (DEBUG, MODULE LOAD). A Redis flag that Redis hides from
+	// COMMAND INFO too.
+	Protected
 )
 
 // FlagNames are the flags COMMAND INFO shows, with Redis's names.

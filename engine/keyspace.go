@@ -424,7 +424,7 @@ func (s *Store) sweep(interval time.Duration) {
 				// freeze made holding it exclusively stops the sweep at
 				// once (SetFrozen).
 				s.section.Shared(uint64(i), func() {
-					if !s.frozen.Load() {
+					if !s.frozen.Load() && !s.noActiveExpire.Load() {
 						s.sweepShard(&s.shards[i], now)
 					}
 				})

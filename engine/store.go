@@ -177,6 +177,9 @@ type store struct {
 	// thawed: SetFrozen ended a freeze, and the sweeper has not yet
 	// evicted what the bound asked for meanwhile.
 	thawed atomic.Bool
+	// noActiveExpire: the sweeper leaves expired keys for their next
+	// read (SetActiveExpire).
+	noActiveExpire atomic.Bool
 
 	// Counters not kept per shard because eviction or the sweeper own them.
 	evicted     atomic.Int64 // entries removed to keep the bound
@@ -424,6 +427,12 @@ func (s *Store) SetFrozen(on bool) {
 
 // Frozen reports whether SetFrozen froze the store.
 func (s *Store) Frozen() bool { return s.frozen.Load() }
+
+// SetActiveExpire turns the sweeper's removal of expired keys off (false)
+// or back on, as Redis's DEBUG SET-ACTIVE-EXPIRE: tests that look at a key
+// past its deadline before anything reads it need it left in place.
+// Reads still find an expired key missing and remove it.
+func (s *Store) SetActiveExpire(on bool) { s.noActiveExpire.Store(!on) }
 
 // Charge counts delta bytes (negative: given back) that a user of the
 // store keeps on its entries' behalf, outside the store (swr's tag index),

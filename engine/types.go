@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Type is the kind of value a key holds, as Redis's TYPE names it.
@@ -386,6 +388,23 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 		charge = obj.charge() // a clone's map is sized for what it holds
 	}
 	return s.holdLocked(to, obj, charge)
+}
+
+// StringEncoding is the encoding Redis gives a string value set by SET,
+// as OBJECT ENCODING and DEBUG OBJECT report it: "int" for a decimal
+// integer in int64's range, written as Redis writes one, "embstr" up to
+// 44 bytes and "raw" beyond. Redis also keeps a value changed in place
+// (APPEND, SETRANGE, SETBIT) as "raw" however short; the store keeps no
+// such history, so those read as SET would have made them; but an HLL is
+// "raw", as the PF commands make every one they touch.
+func StringEncoding(v []byte) string {
+	if _, ok := resp.ParseInt(v); ok && len(v) <= 20 {
+		return "int"
+	}
+	if len(v) <= 44 && !IsHLL(v) {
+		return "embstr"
+	}
+	return "raw"
 }
 
 // Encoding names how Redis would hold key's value, as OBJECT ENCODING

@@ -26,7 +26,8 @@ func cmdCommandCount(c *Conn, _ [][]byte) { c.w.Int(int64(len(c.srv.table))) }
 
 // cmdCommandList implements COMMAND LIST [FILTERBY MODULE name|ACLCAT
 // category|PATTERN pattern]. There are no modules; an unknown category
-// lists nothing.
+// lists nothing. As in Redis, each command is followed by its
+// subcommands ("config|get"), each kept or not by the filter on its own.
 func cmdCommandList(c *Conn, args [][]byte) {
 	keep := func(*command) bool { return true }
 	switch {
@@ -54,6 +55,11 @@ func cmdCommandList(c *Conn, args [][]byte) {
 	for _, cmd := range c.srv.sortedCommands() {
 		if keep(cmd) {
 			names = append(names, cmd.Name)
+		}
+		for _, sub := range cmd.subcommands {
+			if keep(sub) {
+				names = append(names, sub.Name)
+			}
 		}
 	}
 	c.w.Array(len(names))

@@ -28,6 +28,15 @@ func cmdMemoryUsage(c *Conn, args [][]byte) {
 	}
 }
 
+// keyCount is the live keys of every database, as Redis's keys.count.
+func (s *Server) keyCount() int {
+	n := 0
+	for db := range s.store.Databases() {
+		n += s.store.DB(db).Len()
+	}
+	return n
+}
+
 // cmdMemoryStats reports the fields of Redis's MEMORY STATS that apply:
 // the memory used (INFO's used_memory), and the keys and what they are
 // charged.
@@ -35,10 +44,7 @@ func cmdMemoryStats(c *Conn, _ [][]byte) {
 	heap, _ := goMemory()
 	st := c.srv.store.Stats()
 	used := usedMemory(heap, st)
-	var keys int64 // of every database, as Redis's keys.count
-	for n := range c.srv.store.Databases() {
-		keys += int64(c.srv.store.DB(n).Len())
-	}
+	keys := int64(c.srv.keyCount())
 	perKey := int64(0)
 	if keys > 0 {
 		perKey = st.Cost / keys

@@ -1626,15 +1626,20 @@ func compatShape(t *testing.T, ts *testServer, p compatPair, proto int) {
 		for _, e := range rr.elems {
 			redisNames[e.str] = true
 		}
-		if or.kind != '*' || len(or.elems) != len(servedSpecs()) {
-			t.Errorf("COMMAND LIST: ours %s", or)
-		}
+		// Each command, then its subcommands, as Redis lists them.
 		own := make(map[string]bool)
 		for _, cmd := range servedSpecs() {
 			own[cmd.Name] = cmd.Own
+			for _, sub := range cmd.Subcommands {
+				own[sub.Name] = cmd.Own
+			}
+		}
+		if or.kind != '*' || len(or.elems) != len(own) {
+			t.Errorf("COMMAND LIST: ours %s", or)
 		}
 		for _, e := range or.elems {
-			if !redisNames[e.str] && !own[e.str] {
+			new72 := e.str == "client|no-touch" || e.str == "client|setinfo"
+			if !redisNames[e.str] && !own[e.str] && !new72 {
 				t.Errorf("COMMAND LIST: ours has %q, Redis 7.0 does not", e.str)
 			}
 		}

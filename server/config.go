@@ -169,12 +169,15 @@ var configParams = []configParam{
 	{name: "dir", get: func(s *Server) string { return filepath.Dir(s.saverPath()) }, set: protectedConfig},
 	{name: "dbfilename", get: func(s *Server) string { return filepath.Base(s.saverPath()) }, set: protectedConfig},
 	{name: "appendonly", get: func(*Server) string { return "no" }, set: onlyValue("no")},
+	{name: "enable-debug-command", get: func(s *Server) string { return s.opts.EnableDebugCommand }},
 	{name: "databases", get: func(s *Server) string { return strconv.Itoa(s.store.Databases()) }},
-	{name: "timeout", get: func(*Server) string { return "0" },
-		set: func(_ *Server, v string) error {
+	{name: "timeout",
+		get: func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
+		set: func(s *Server, v string) error {
 			n, err := configInteger(v, 0, math.MaxInt32)
-			if err == nil && n != 0 {
-				err = errors.New("stampedeless never closes idle clients; only 0 is accepted")
+			if err == nil {
+				s.idleTimeout.Store(n)
+				s.notifyLoops() // a loop waiting without a deadline starts counting
 			}
 			return err
 		}},

@@ -299,7 +299,6 @@ var inertParams = []inertParam{
 	{name: "daemonize", value: "no"},
 	{name: "disable-thp", value: "yes"},
 	{name: "dynamic-hz", value: "yes", check: inertBool},
-	{name: "enable-debug-command", value: "no"},
 	{name: "enable-module-command", value: "no"},
 	{name: "enable-protected-configs", value: "no"},
 	{name: "ignore-warnings", value: "", check: inertString},

@@ -54,6 +54,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 			strings.ToUpper(counted.Name)+" HELP.")
 	case !cmd.arityOK(len(args)):
 		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
+	case cmd.Flags&commands.Protected != 0 && s.protectedRefusal(c, cmd) != "":
+		c.refuse(cmd, s.protectedRefusal(c, cmd))
 	case !c.authenticated() && cmd.Flags&commands.NoAuth == 0:
 		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):

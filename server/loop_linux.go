@@ -49,10 +49,12 @@ type eventLoop struct {
 	// The loop goroutine's alone.
 	conns   map[int]*Conn // by file descriptor
 	blocked int           // connections waiting for their socket to take output
-	due     []*Conn       // served this turn, their replies not yet sent
-	closing bool          // the server is closing: connections drain and close
-	forced  bool          // Shutdown's deadline passed: everything closes now
-	events  []syscall.EpollEvent
+	// idleSweptAt is when tick last looked for idle clients (timeout).
+	idleSweptAt time.Time
+	due         []*Conn // served this turn, their replies not yet sent
+	closing     bool    // the server is closing: connections drain and close
+	forced      bool    // Shutdown's deadline passed: everything closes now
+	events      []syscall.EpollEvent
 	// ring makes a turn's reads, and its writes, in one system call each
 	// (receive, sendDue); nil where io_uring is off or unavailable, and
 	// each is its own. batch is the connections in the ring now.
@@ -200,8 +202,8 @@ func (l *eventLoop) run() {
 		switch {
 		case l.closing:
 			timeout = int(drainWindow / 4 / time.Millisecond)
-		case l.blocked > 0:
-			timeout = 1000 // write timeouts are counted in seconds
+		case l.blocked > 0 || l.srv.idleTimeout.Load() > 0:
+			timeout = 1000 // write and idle timeouts are counted in seconds
 		}
 		n, err := l.wait(procs, timeout, emptyWaits >= restAfter)
 		if n > 0 {
@@ -230,7 +232,7 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.sendDue()
-		if l.closing || l.blocked > 0 {
+		if l.closing || l.blocked > 0 || l.srv.idleTimeout.Load() > 0 {
 			l.tick()
 		}
 		// A connection accepted before the close, or shaking hands
@@ -761,13 +763,24 @@ func (l *eventLoop) closeIfEnded(c *Conn) bool {
 
 // tick closes what has waited too long: at shutdown, connections that sent
 // nothing for drainWindow; always, those whose client took no output for
-// the write timeout.
+// the write timeout; and, once a second, clients idle for longer than
+// CONFIG SET timeout's seconds, as Redis's clientsCron closes them:
+// subscribers, monitors and clients waiting for a command (blocked, or
+// held by CLIENT PAUSE: parked) are not idle.
 func (l *eventLoop) tick() {
 	now := time.Now()
 	timeout := l.srv.opts.WriteTimeout
+	idle := l.srv.idleTimeout.Load()
+	sweepIdle := idle > 0 && now.Sub(l.idleSweptAt) >= time.Second
+	if sweepIdle {
+		l.idleSweptAt = now
+	}
 	for _, c := range l.conns {
 		switch {
 		case c.ev.parked:
+		case sweepIdle && now.Unix()-c.lastActive.Load() > idle &&
+			!c.monitoring.Load() && c.subs.total() == 0 && !c.ev.outBlocked:
+			l.drop(c, closedIdle, false)
 		case c.ev.outBlocked:
 			if timeout > 0 && now.Sub(c.ev.blockedAt) >= timeout {
 				l.drop(c, closedWriteError, false)

@@ -18,6 +18,7 @@ const (
 	// limit (outbox.go).
 	closedOutputLimit = "output_buffer_limit"
 	closedKilled      = "killed" // by CLIENT KILL
+	closedIdle        = "idle"   // idle past CONFIG SET timeout
 	// A connection whose user was deleted, or whose channels were taken
 	// away while it was subscribed (acl.go).
 	closedRevoked = "acl_revoked"

@@ -140,6 +140,13 @@ type Options struct {
 	// a loop makes all of a turn's reads in one, and all its writes in
 	// another (Linux only; without io_uring, as if set).
 	NoURing bool
+	// EnableDebugCommand says who may run DEBUG, as Redis's
+	// enable-debug-command: ProtectedNo (also if empty), ProtectedYes, or
+	// ProtectedLocal (clients on loopback or the unix socket).
+	EnableDebugCommand string
+	// IdleTimeout closes a client idle this long, as Redis's timeout (in
+	// whole seconds); CONFIG SET timeout changes it. Zero: never.
+	IdleTimeout time.Duration
 }
 
 // Server serves RESP clients. Its methods are safe for concurrent use.
@@ -168,8 +175,11 @@ type Server struct {
 	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.
-	requirePass   atomic.Pointer[string]
-	maxClients    atomic.Int64
+	requirePass atomic.Pointer[string]
+	maxClients  atomic.Int64
+	// idleTimeout is CONFIG SET timeout: seconds after which an idle
+	// client is closed (eventLoop.tick); 0: never.
+	idleTimeout   atomic.Int64
 	maxBulk       atomic.Int64
 	protectedMode atomic.Bool
 
@@ -247,6 +257,9 @@ func New(opts Options) (*Server, error) {
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.EnableDebugCommand == "" {
+		opts.EnableDebugCommand = ProtectedNo
+	}
 	if opts.Saver == nil {
 		opts.Saver = persist.NewSaver(opts.Store, "", nil, opts.Logger)
 	}
@@ -273,6 +286,7 @@ func New(opts Options) (*Server, error) {
 	pass := opts.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(orDefault(opts.MaxClients, DefaultMaxClients)))
+	s.idleTimeout.Store(int64(opts.IdleTimeout / time.Second))
 	s.maxBulk.Store(orDefault(opts.MaxValueSize, resp.DefaultMaxBulk))
 	limit := DefaultPubSubOutputLimit
 	if opts.PubSubOutputLimit != nil {

@@ -108,6 +108,10 @@ func serveFlags() []cli.Flag {
 			Usage: "register a read-through loader at start: prefix=url, optionally followed by ,batch=n (a batch loader: up to n keys per POST) and ,header=Name:value (repeatable; $VAR in a value is read from the environment); a local default that LOADER.REGISTER overrides"},
 		&cli.StringFlag{Name: "enable-loader-commands", Value: readthrough.LoaderCommandsLocal, EnvVars: env("enable-loader-commands"),
 			Usage: "who may run LOADER.REGISTER/UNREGISTER: no, yes, or local (loopback connections only)"},
+		&cli.IntFlag{Name: "timeout", Value: 0, EnvVars: env("timeout"),
+			Usage: "close a client idle for more than this many seconds, as Redis's timeout (subscribers, MONITOR and blocked clients excepted); 0: never"},
+		&cli.StringFlag{Name: "enable-debug-command", Value: server.ProtectedNo, EnvVars: env("enable-debug-command"),
+			Usage: "who may run DEBUG, as Redis's enable-debug-command: no, yes, or local (loopback and unix socket connections only)"},
 		&cli.DurationFlag{Name: "negative-ttl", Value: swr.DefaultNegativeTTL, EnvVars: env("negative-ttl"),
 			Usage: "how long an origin's 404/410 is remembered"},
 		&cli.DurationFlag{Name: "max-cooldown", Value: loader.DefaultCooldownMax, EnvVars: env("max-cooldown"),
@@ -279,6 +283,14 @@ func parseConfig(c *cli.Context) (config, error) {
 	default:
 		return cfg, fmt.Errorf("--enable-loader-commands: want no, yes or local, got %q", v)
 	}
+	if c.Int("timeout") < 0 {
+		return cfg, fmt.Errorf("--timeout: want 0 or more seconds, got %d", c.Int("timeout"))
+	}
+	switch v := c.String("enable-debug-command"); v {
+	case server.ProtectedNo, server.ProtectedYes, server.ProtectedLocal:
+	default:
+		return cfg, fmt.Errorf("--enable-debug-command: want no, yes or local, got %q", v)
+	}
 	cfg.loaders = loader.Options{MaxValueSize: maxValue, MaxConcurrentFills: c.Int("max-concurrent-fills")}
 	if cfg.initialLoaders, err = parseLoaderFlags(c.StringSlice("loader"), os.LookupEnv); err != nil {
 		return cfg, err
@@ -347,21 +359,23 @@ func parseConfig(c *cli.Context) (config, error) {
 	}
 	cfg.loaderCommands = c.String("enable-loader-commands")
 	cfg.server = server.Options{
-		PubSubOutputLimit: &outputLimit,
-		RequirePass:       c.String("requirepass"),
-		Users:             users,
-		ACLFile:           c.String("aclfile"),
-		MaxClients:        c.Int("max-clients"),
-		MaxValueSize:      maxValue,
-		Logger:            logger,
-		LogLevel:          level,
-		Version:           version,
-		EventLoops:        c.Int("event-loops"),
-		NoURing:           !c.Bool("io-uring"),
-		ProtectedMode:     protected,
-		LuaTimeLimit:      luaTimeLimit,
-		MaxScripts:        c.Int("max-scripts"),
-		MaxScriptBytes:    maxScriptBytes,
+		PubSubOutputLimit:  &outputLimit,
+		RequirePass:        c.String("requirepass"),
+		Users:              users,
+		ACLFile:            c.String("aclfile"),
+		MaxClients:         c.Int("max-clients"),
+		MaxValueSize:       maxValue,
+		Logger:             logger,
+		LogLevel:           level,
+		Version:            version,
+		EventLoops:         c.Int("event-loops"),
+		NoURing:            !c.Bool("io-uring"),
+		EnableDebugCommand: c.String("enable-debug-command"),
+		IdleTimeout:        time.Duration(c.Int("timeout")) * time.Second,
+		ProtectedMode:      protected,
+		LuaTimeLimit:       luaTimeLimit,
+		MaxScripts:         c.Int("max-scripts"),
+		MaxScriptBytes:     maxScriptBytes,
 
 		NotifyKeyspaceEvents: keyEvents,
 	}

@@ -40,6 +40,8 @@ func Commands() []*commands.Spec {
 			Group: "string", Summary: "Returns the length of a string value.", Usage: "key", Since: "2.2.0"},
 		{Name: "getrange", Arity: 4, Flags: commands.Readonly, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGetRange,
 			Group: "string", Summary: "Returns a substring of the string stored at a key.", Usage: "key start end", Since: "2.4.0"},
+		{Name: "substr", Arity: 4, Flags: commands.Readonly, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGetRange,
+			Group: "string", Summary: "Returns a substring from a string value.", Usage: "key start end", Since: "1.0.0"},
 		{Name: "setrange", Arity: 4, Flags: commands.Write | commands.DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSetRange, Access: commands.KeysWrite, KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KUpdate)},
 			Group: "string", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Usage: "key offset value", Since: "2.2.0"},
 		{Name: "incr", Arity: 2, Flags: commands.Write | commands.DenyOOM | commands.Fast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdIncr,

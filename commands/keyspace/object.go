@@ -3,27 +3,10 @@ package keyspace
 import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
-	"github.com/stampedeless/stampedeless/resp"
 )
 
 // OBJECT and MEMORY: what Redis's introspection commands can say about a
 // store of plain strings.
-
-// objectEncoding is the encoding Redis gives a string value set by SET:
-// "int" for a decimal integer in int64's range, written as Redis writes
-// one, "embstr" up to 44 bytes and "raw" beyond. Redis also keeps a value
-// changed in place (APPEND, SETRANGE, SETBIT) as "raw" however short; the
-// store keeps no such history, so those read as SET would have made them;
-// but an HLL is "raw", as the PF commands make every one they touch.
-func objectEncoding(v []byte) string {
-	if _, ok := resp.ParseInt(v); ok && len(v) <= 20 {
-		return "int"
-	}
-	if len(v) <= 44 && !engine.IsHLL(v) {
-		return "embstr"
-	}
-	return "raw"
-}
 
 // objectLookup finds OBJECT's key without making it more likely to stay,
 // as Redis looks it up, or replies nil.
@@ -40,7 +23,7 @@ func cmdObjectEncoding(c *commands.Ctx, args [][]byte) {
 	switch {
 	case !ok:
 	case env.Type == engine.TypeString:
-		c.W.BulkString(objectEncoding(env.Value))
+		c.W.BulkString(engine.StringEncoding(env.Value))
 	default:
 		// A hash or set: the store knows how Redis would hold it.
 		if enc, found := c.Store.Encoding(args[2]); found {

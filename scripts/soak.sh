@@ -5,7 +5,7 @@
 # failing origin and a churn server at its memory bound. It prints the
 # table of checks and fails when one that must hold fails. Then the
 # linearizability check of the commands (server's
-# TestCommandsAreLinearizable) on 40 histories per setting instead of the
+# TestCommandsAreLinearizable) on 20 histories per setting instead of the
 # suite's 3, under the race detector. Needs redis-server.
 #
 #   scripts/soak.sh
@@ -16,4 +16,4 @@ source scripts/lib.sh
 
 need redis-server
 go run ./bench/soak -redis -duration "${DURATION:-60s}"
-LIN_ROUNDS=40 go test -count=1 -race -run TestCommandsAreLinearizable ./server/
+LIN_ROUNDS=20 go test -count=1 -race -run TestCommandsAreLinearizable ./server/

@@ -372,7 +372,10 @@ func (c *Client) handle(payload string) {
 		c.ack(m)
 	case msgFlush:
 		c.m.InvalidationsReceived.Inc()
-		c.opts.Store.Section().Shared(0, func() { c.opts.Store.FlushAll() })
+		// The shared tier is database 0's: another replica's FLUSHDB or
+		// FLUSHALL empties it here, and this replica's other databases are
+		// its own.
+		c.opts.Store.Section().Shared(0, func() { c.opts.Store.Flush() })
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {

@@ -508,6 +508,18 @@ func TestFleetWritesInvalidate(t *testing.T) {
 		if v := c.MGet(ctx, "m1", "m2").Val(); fmt.Sprint(v) != "[1 2]" {
 			t.Fatalf("MGET on C after MSET on A = %v", v)
 		}
+		// Databases other than 0 are each replica's own: not shared, and
+		// not emptied by another replica's FLUSHALL.
+		a1 := redis.NewClient(&redis.Options{Addr: a.Options().Addr, DB: 1})
+		defer a1.Close()
+		c1 := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: 1})
+		defer c1.Close()
+		if err := a1.Set(ctx, "own", "a's", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n := c1.Exists(ctx, "own").Val(); n != 0 {
+			t.Fatal("a key of database 1 on A is on C")
+		}
 		if err := b.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -518,6 +530,9 @@ func TestFleetWritesInvalidate(t *testing.T) {
 			if v := get(r, "hits"); v != "(nil)" {
 				t.Fatalf("GET after FLUSHALL on B = %q", v)
 			}
+		}
+		if v := a1.Get(ctx, "own").Val(); v != "a's" {
+			t.Fatalf("A's database 1 after FLUSHALL on B: %q, want its own key kept", v)
 		}
 	})
 }

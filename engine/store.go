@@ -512,7 +512,7 @@ func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
 // keys expire by; what the server stamps with a time reads it too.
 func (s *Store) Now() time.Time { return s.nowFunc() }
 
-// DB returns database n of the store, nil if n is not below Databases.
+// DB returns database n of the store, nil if n is not below Databases().
 func (s *Store) DB(n int) *Store {
 	if n < 0 || n >= s.databases {
 		return nil

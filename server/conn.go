@@ -354,7 +354,7 @@ func (s *Server) ctxFor(c *Conn) commands.Ctx {
 	return commands.Ctx{W: c.w, Store: s.store.DB(int(c.db.Load())), Client: c, Events: s.keyEvents.events}
 }
 
-// selectDB makes database n, below engine.Databases, c's.
+// selectDB makes database n, which the store offers (engine.Store.DB), c's.
 func (c *Conn) selectDB(n int) {
 	c.db.Store(int32(n))
 	c.x.Store = c.srv.store.DB(n)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/internal/testwait"
 )
 
@@ -190,4 +192,21 @@ func TestReadThroughIsDatabaseZeros(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "database 0 only") {
 		t.Errorf("GETFILL in database 3: %v, want a refusal naming database 0", err)
 	}
+}
+
+// TestDatabasesOffered: a store of four databases (--databases 4) offers
+// four to SELECT, MOVE and CONFIG GET, as redis-server started with
+// "databases 4" does.
+func TestDatabasesOffered(t *testing.T) {
+	st, err := engine.New(engine.Options{Databases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ts := startServer(t, Options{Store: st})
+	redisAddr := redistest.Start(t, "--databases", "4").Addr()
+	runCompatScript(t, redisAddr, ts.addr, 2, compatScript{name: "databases 4", steps: []compatStep{
+		cs("SELECT 3"), cs("SELECT 4"), cs("SET k v"), cs("MOVE k 4"), cs("MOVE k 3"), cs("SWAPDB 0 4"),
+		cs("COPY k k DB 4"), cs("CONFIG GET databases"),
+	}})
 }

@@ -201,6 +201,8 @@ func TestBadFlagsFail(t *testing.T) {
 		{[]string{"--early-refresh", "Inf"}, "stampedeless: --early-refresh: want a finite beta of 0 or more, got +Inf\n"},
 		{[]string{"--addr", "127.0.0.1:notaport"}, "stampedeless: listen tcp: lookup tcp/notaport: unknown port\n"},
 		{[]string{"--addr", "127.0.0.1:70000"}, "stampedeless: listen tcp: address 70000: invalid port\n"},
+		{[]string{"--databases", "17"}, "stampedeless: --databases: want 1 to 16, got 17\n"},
+		{[]string{"--databases", "0"}, "stampedeless: --databases: want 1 to 16, got 0\n"},
 	} {
 		// No metrics listener: a taken default port must not change the error.
 		cmd := exec.Command(binary, append([]string{"--metrics-addr", ""}, tc.args...)...)

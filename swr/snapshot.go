@@ -67,13 +67,21 @@ func (f *Filler) RestoreMissing(key string, until, now time.Time) {
 
 // LoaderState returns the loaders registered at run time (LOADER.REGISTER)
 // in effect, as loader.Registry.State encodes them.
-func (f *Filler) LoaderState() []byte { return f.opts.Loaders.State() }
+func (f *Filler) LoaderState() []byte {
+	if f.opts.Loaders == nil {
+		return nil
+	}
+	return f.opts.Loaders.State()
+}
 
 // RestoreLoaderState registers again the loaders of state, which
 // LoaderState returned, through LOADER.REGISTER's checks: one the flags
 // now refuse (--loader-allow) is logged and skipped. With a fleet
 // (--redis) none is: the fleet's registrations apply.
 func (f *Filler) RestoreLoaderState(state []byte) {
+	if f.opts.Loaders == nil {
+		return
+	}
 	log := f.opts.Logger
 	if log == nil {
 		log = slog.Default()

@@ -434,3 +434,34 @@ func TestRestartKeepsRegisteredLoaders(t *testing.T) {
 		t.Error("a header value is in the log")
 	}
 }
+
+// With --redis the fleet's registrations apply: a snapshot's are not
+// restored, and the start says so.
+func TestFleetIgnoresSnapshotLoaders(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "v") }))
+	defer origin.Close()
+	dir := t.TempDir()
+	ctx := context.Background()
+	addr := redistest.FreeAddr(t)
+	cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--dir", dir)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.Do(ctx, "LOADER.REGISTER", "api:", origin.URL+"/{key}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Do(ctx, "SHUTDOWN") // saves; its reply is the connection closing
+	waitExit(t, cmd, "SHUTDOWN")
+
+	s := redistest.Start(t)
+	addr = redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--dir", dir, "--log-format", "json", "--redis", s.Addr())
+	c2 := redis.NewClient(&redis.Options{Addr: addr})
+	defer c2.Close()
+	if got := fmt.Sprint(c2.Do(ctx, "LOADER.LIST").Val()); strings.Contains(got, "api:") {
+		t.Errorf("LOADER.LIST with --redis after the restart: %s", got)
+	}
+	if lines := logs.With(t, "the snapshot's loader registrations are not restored: with --redis the fleet's registrations apply"); len(lines) != 1 {
+		t.Errorf("no log line of the registrations left out:\n%s", logs.String())
+	}
+}

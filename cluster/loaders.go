@@ -3,33 +3,23 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/stampedeless/stampedeless/loader"
 )
 
 // The fleet's loader registrations (loader.Fleet): one hash, <prefix>loaders,
-// with a field per loader prefix. A field's value is a registration, rank
-// first so that loaderPutScript can compare ranks without decoding:
-//
-//	version   20 decimal digits
-//	replica   16 bytes, the registering replica's id ("0"s for none)
-//	fields    as message keys (appendStrings): "-" for a removal; else "+",
-//	          url, timeout in ms, concurrency, batch, then each header's
-//	          name and value. A registration without a batch field (an
-//	          even count of fields) is a loader of batch 0, as replicas
-//	          before batch loaders wrote it.
+// with a field per loader prefix, whose value is the registration as
+// loader.EncodeRegistration encodes it, rank first so that loaderPutScript
+// can compare ranks without decoding.
 //
 // Header values travel and rest in plain text: whoever can read the shared
 // Redis can read them.
 
 // rankLen is the length of a registration's rank: version and replica.
-const rankLen = 20 + replicaIDLen
+const rankLen = loader.RankLen
 
 // noReplica stands for a registration made without a fleet.
-const noReplica = "0000000000000000"
+const noReplica = loader.NoReplica
 
 var errBadRegistration = errors.New("cluster: malformed loader registration")
 
@@ -39,59 +29,12 @@ type loaderWatch struct {
 	resync func() error
 }
 
-func encodeRegistration(reg loader.Registration) string {
-	replica := reg.Replica
-	if len(replica) != replicaIDLen {
-		replica = noReplica
-	}
-	b := fmt.Appendf(nil, "%020d%s", reg.Version, replica)
-	if reg.Removed {
-		return string(appendStrings(b, []string{"-"}))
-	}
-	fields := []string{"+", reg.URL, strconv.FormatInt(reg.Timeout.Milliseconds(), 10), strconv.Itoa(reg.Concurrency),
-		strconv.Itoa(reg.Batch)}
-	for _, h := range reg.Headers {
-		fields = append(fields, h.Name, h.Value)
-	}
-	return string(appendStrings(b, fields))
-}
+func encodeRegistration(reg loader.Registration) string { return loader.EncodeRegistration(reg) }
 
 func decodeRegistration(prefix, v string) (loader.Registration, error) {
-	reg := loader.Registration{Config: loader.Config{Prefix: prefix}}
-	if len(v) < rankLen {
-		return reg, errBadRegistration
-	}
-	version, err := strconv.ParseUint(v[:20], 10, 64)
+	reg, err := loader.DecodeRegistration(prefix, v)
 	if err != nil {
 		return reg, errBadRegistration
-	}
-	reg.Version = version
-	if r := v[20:rankLen]; r != noReplica {
-		reg.Replica = r
-	}
-	f, err := parseStrings([]byte(v[rankLen:]))
-	switch {
-	case err != nil || len(f) == 0:
-		return reg, errBadRegistration
-	case f[0] == "-" && len(f) == 1:
-		reg.Removed = true
-		return reg, nil
-	case f[0] != "+" || len(f) < 4:
-		return reg, errBadRegistration
-	}
-	ms, err1 := strconv.ParseInt(f[2], 10, 64)
-	n, err2 := strconv.Atoi(f[3])
-	headers, batch, err3 := 4, 0, error(nil)
-	if len(f)%2 != 0 { // with a batch field
-		batch, err3 = strconv.Atoi(f[4])
-		headers = 5
-	}
-	if err1 != nil || err2 != nil || err3 != nil {
-		return reg, errBadRegistration
-	}
-	reg.URL, reg.Timeout, reg.Concurrency, reg.Batch = f[1], time.Duration(ms)*time.Millisecond, n, batch
-	for i := headers; i < len(f); i += 2 {
-		reg.Headers = append(reg.Headers, loader.Header{Name: f[i], Value: f[i+1]})
 	}
 	return reg, nil
 }
@@ -214,3 +157,7 @@ func boolArg(b bool) string {
 	}
 	return "0"
 }
+
+// A replica id is what an encoded registration holds (a negative constant
+// would not compile either way).
+const _ = uint(replicaIDLen-loader.ReplicaIDLen) + uint(loader.ReplicaIDLen-replicaIDLen)

@@ -9,8 +9,9 @@ import (
 
 // Header is a request header a loader sends on every origin request,
 // typically an origin credential. Its value is a secret: it goes to the
-// origin and, for a loader registered with --redis, into the shared Redis,
-// and nowhere else. Info, and so LOADER.LIST, INFO and metrics, shows only
+// origin and, for a loader Register made, where registrations are kept:
+// into the shared Redis with --redis, into the snapshot with --dir
+// (Registry.State); nowhere else. Info, and so LOADER.LIST, INFO and metrics, shows only
 // header names, and no error of this package repeats a value.
 type Header struct {
 	Name, Value string

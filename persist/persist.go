@@ -100,6 +100,11 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 	if err == nil && rt != nil {
 		err = writeMissing(w, rt, now)
 	}
+	if err == nil && rt != nil {
+		if state := rt.LoaderState(); len(state) > 0 {
+			err = w.Aux(rdb.AuxField{Key: loadersAux, Value: string(state)})
+		}
+	}
 	if err == nil {
 		err = w.Close()
 	}
@@ -186,8 +191,8 @@ type LoadOptions struct {
 	Progress      func(keys int, read, size int64)
 	ProgressEvery int
 	// ReadThrough, if not nil, is given the read-through state the file
-	// holds beside its keys (tags, keys missing at the origin) once the
-	// load has succeeded; nil skips it.
+	// holds beside its keys (tags, keys missing at the origin, loader
+	// registrations) once the load has succeeded; nil skips it.
 	ReadThrough ReadThrough
 }
 
@@ -227,12 +232,16 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	// The fill state of the key that follows, if its AUX field came last.
 	var pending fillState
 	var missing []missingKey
+	var loaders string
 	onAux := func(a rdb.AuxField) (err error) {
 		pending = fillState{}
 		if a.Key == missingAux && opts.ReadThrough != nil {
 			if missing, err = decodeMissing(a.Value, missing); err != nil {
 				return fmt.Errorf("%w: %w", rdb.ErrCorrupt, err)
 			}
+		}
+		if a.Key == loadersAux && opts.ReadThrough != nil {
+			loaders = a.Value
 		}
 		if a.Key != fillAux {
 			return nil
@@ -309,6 +318,9 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 		}
 		for _, m := range missing {
 			rt.RestoreMissing(m.key, time.Unix(0, m.until), now)
+		}
+		if loaders != "" {
+			rt.RestoreLoaderState([]byte(loaders))
 		}
 	}
 	return res, nil

@@ -28,7 +28,20 @@ type ReadThrough interface {
 	EachMissing(now time.Time, fn func(key string, until time.Time) error) error
 	// RestoreMissing remembers key as missing at the origin until until.
 	RestoreMissing(key string, until, now time.Time)
+	// LoaderState returns the loader registrations to keep, nil for none:
+	// bytes whose format is their owner's (package loader's), with a format
+	// byte first. They may hold secrets (header values).
+	LoaderState() []byte
+	// RestoreLoaderState applies state, which LoaderState returned when the
+	// file was saved. What it cannot or must not apply it skips, and logs:
+	// the load goes on.
+	RestoreLoaderState(state []byte)
 }
+
+// loadersAux names the AUX field that carries ReadThrough.LoaderState, if
+// it returned any bytes; it comes after the last key. A file without it
+// (written before it existed, or with no registrations) restores none.
+const loadersAux = "stampedeless-loaders"
 
 // missingAux names the AUX fields that carry the keys remembered as
 // missing at the origin: a format byte (1), then for each key the end of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/loader"
 	"github.com/stampedeless/stampedeless/swr"
 )
 
@@ -142,4 +143,94 @@ func FuzzReadThroughAux(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v %v", v, st, err)
 		}
 	})
+}
+
+// The loaders registered at run time are saved beside the keys, with their
+// settings and headers, and registered again by the load: not the
+// defaults, not the removals. One the new allow-list refuses is skipped.
+// redis-server loads the file.
+func TestLoaderRegistrationsSaved(t *testing.T) {
+	st := newStore(t)
+	fill(t, st)
+	allow := func(specs ...string) *loader.AllowList {
+		a, err := loader.ParseAllowList(specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	regs := loader.NewRegistry(loader.Options{Allow: allow("127.0.0.1:1", "127.0.0.1:2")})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(regs.RegisterDefault(loader.Config{Prefix: "def:", URL: "http://127.0.0.1:1/d/{key}"}))
+	must(regs.Register(loader.Config{Prefix: "api:", URL: "http://127.0.0.1:1/api/{key}", Timeout: 250 * time.Millisecond,
+		Concurrency: 3, Headers: []loader.Header{{Name: "Authorization", Value: "Bearer s3cret"}, {Name: "X-A", Value: "1"}}}))
+	must(regs.Register(loader.Config{Prefix: "bulk:", URL: "http://127.0.0.1:2/bulk", Batch: 50}))
+	must(regs.Register(loader.Config{Prefix: "gone:", URL: "http://127.0.0.1:1/g/{key}"}))
+	if _, err := regs.Unregister("gone:"); err != nil {
+		t.Fatal(err)
+	}
+	f := swr.New(swr.Options{Store: st, Loaders: regs})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	now := time.Now()
+	if _, err := save(st, f, path, now, false); err != nil {
+		t.Fatal(err)
+	}
+
+	listed := func(r *loader.Registry) map[string]loader.Info {
+		out := map[string]loader.Info{}
+		for _, i := range r.List() {
+			i.Stats = loader.Stats{}
+			out[i.Prefix] = i
+		}
+		return out
+	}
+	back := loader.NewRegistry(loader.Options{Allow: allow("127.0.0.1:1", "127.0.0.1:2")})
+	g := swr.New(swr.Options{Store: newStore(t), Loaders: back})
+	if _, err := Load(newStore(t), path, now, LoadOptions{ReadThrough: g}); err != nil {
+		t.Fatal(err)
+	}
+	want := listed(regs)
+	delete(want, "def:")
+	if got := listed(back); !reflect.DeepEqual(got, want) {
+		t.Errorf("loaders after the load:\n%+v\nwant\n%+v", got, want)
+	}
+	// The header values came back: the restored state is the saved one.
+	if got, want := string(back.State()), string(regs.State()); got != want {
+		t.Errorf("state after the load %q, want %q", got, want)
+	}
+
+	// A narrower allow-list: bulk: is refused and skipped, api: restored.
+	narrow := loader.NewRegistry(loader.Options{Allow: allow("127.0.0.1:1")})
+	if _, err := Load(newStore(t), path, now, LoadOptions{ReadThrough: swr.New(swr.Options{Store: newStore(t), Loaders: narrow})}); err != nil {
+		t.Fatal(err)
+	}
+	if got := narrow.List(); len(got) != 1 || got[0].Prefix != "api:" {
+		t.Errorf("loaders restored under a narrower --loader-allow: %+v, want api: alone", got)
+	}
+
+	// Without registrations (or from a file written before them) none is
+	// restored, and the load is as before.
+	empty := loader.NewRegistry(loader.Options{})
+	plainPath := filepath.Join(t.TempDir(), "dump.rdb")
+	if _, err := save(st, swr.New(swr.Options{Store: st, Loaders: empty}), plainPath, now, false); err != nil {
+		t.Fatal(err)
+	}
+	other := loader.NewRegistry(loader.Options{})
+	res, err := Load(newStore(t), plainPath, now, LoadOptions{ReadThrough: swr.New(swr.Options{Store: newStore(t), Loaders: other})})
+	if err != nil || res.Keys != st.Len() || len(other.List()) != 0 {
+		t.Errorf("a file without registrations: %+v, %v, loaders %v", res, err, other.List())
+	}
+
+	srv := redistest.Start(t, "--dir", dir, "--dbfilename", "dump.rdb")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	if n := c.DBSize(context.Background()).Val(); n != int64(st.Len()) {
+		t.Errorf("redis-server holds %d keys, the store %d", n, st.Len())
+	}
 }

@@ -1,9 +1,12 @@
 package swr
 
 import (
+	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/loader"
 )
 
 // The Filler's part of a snapshot (persist.ReadThrough): what it keeps
@@ -59,5 +62,49 @@ func (f *Filler) RestoreMissing(key string, until, now time.Time) {
 	}
 	if now.Before(until) {
 		f.remember(key, until, now)
+	}
+}
+
+// LoaderState returns the loaders registered at run time (LOADER.REGISTER)
+// in effect, as loader.Registry.State encodes them.
+func (f *Filler) LoaderState() []byte {
+	if f.opts.Loaders == nil {
+		return nil
+	}
+	return f.opts.Loaders.State()
+}
+
+// RestoreLoaderState registers again the loaders of state, which
+// LoaderState returned, through LOADER.REGISTER's checks: one the flags
+// now refuse (--loader-allow) is logged and skipped. With a fleet
+// (--redis) none is: the fleet's registrations apply.
+func (f *Filler) RestoreLoaderState(state []byte) {
+	if f.opts.Loaders == nil {
+		return
+	}
+	log := f.opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	restored, err := f.opts.Loaders.Restore(state)
+	switch {
+	case errors.Is(err, loader.ErrShared):
+		log.Info("the snapshot's loader registrations are not restored: with --redis the fleet's registrations apply")
+		return
+	case errors.Is(err, loader.ErrBadState):
+		log.Warn("the snapshot's loader registrations cannot be read; none is restored", "err", err)
+		return
+	}
+	if len(restored) > 0 {
+		log.Info("loader registrations restored from the snapshot", "prefixes", restored)
+	}
+	refused := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		refused = j.Unwrap()
+	}
+	for _, err := range refused {
+		if err != nil {
+			log.Warn("a loader registration in the snapshot is refused by this configuration and skipped; register it again if it should be", "err", err)
+		}
 	}
 }

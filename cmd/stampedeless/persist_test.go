@@ -369,3 +369,99 @@ func testFleetRestartFromSnapshot(t *testing.T, redisArgs []string) {
 		t.Errorf("the fill before the restart: %q", filled)
 	}
 }
+
+// The loaders LOADER.REGISTER made survive a restart with --dir, headers
+// included: GETFILL after it goes to the registered origin. One the new
+// --loader-allow refuses is skipped with a log line, and the server starts.
+func TestRestartKeepsRegisteredLoaders(t *testing.T) {
+	origin := func(name string, token *atomic.Value) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if token != nil {
+				token.Store(r.Header.Get("X-Token"))
+			}
+			fmt.Fprintf(w, "%s%s", name, r.URL.Path)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	var token atomic.Value
+	api, other := origin("api", &token), origin("other", nil)
+	dir := t.TempDir()
+	ctx := context.Background()
+	addr := redistest.FreeAddr(t)
+	cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--dir", dir)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for _, args := range [][]any{
+		{"LOADER.REGISTER", "api:", api.URL + "/{key}", "TIMEOUT", 2000, "HEADER", "X-Token", "s3cret"},
+		{"LOADER.REGISTER", "other:", other.URL + "/{key}"},
+	} {
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	if err := c.Do(ctx, "SAVE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Do(ctx, "SHUTDOWN", "NOSAVE")
+	waitExit(t, cmd, "SHUTDOWN NOSAVE")
+
+	// Restarted with an allow-list that covers api's origin alone.
+	apiPort := api.URL[strings.LastIndex(api.URL, ":")+1:]
+	addr = redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--dir", dir, "--log-format", "json",
+		"--loader-allow", "127.0.0.1:"+apiPort)
+	c2 := redis.NewClient(&redis.Options{Addr: addr})
+	defer c2.Close()
+	if got, err := c2.Do(ctx, "GETFILL", "api:x", 60, 60).Text(); err != nil || got != "api/api:x" {
+		t.Errorf("GETFILL api:x after the restart: %q, %v", got, err)
+	}
+	if got, _ := token.Load().(string); got != "s3cret" {
+		t.Errorf("the origin got X-Token %q after the restart", got)
+	}
+	if got := fmt.Sprint(c2.Do(ctx, "LOADER.LIST").Val()); !strings.Contains(got, "api:") || strings.Contains(got, "other:") {
+		t.Errorf("LOADER.LIST after the restart: %s", got)
+	}
+	if err := c2.Do(ctx, "GETFILL", "other:x", 60, 60).Err(); err == nil {
+		t.Error("GETFILL other:x after the restart: no error, but its loader is refused")
+	}
+	lines := logs.With(t, "a loader registration in the snapshot is refused by this configuration and skipped; register it again if it should be")
+	if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0]["err"]), `"other:"`) {
+		t.Errorf("log lines of the refused registration: %v\n%s", lines, logs.String())
+	}
+	if strings.Contains(logs.String(), "s3cret") {
+		t.Error("a header value is in the log")
+	}
+}
+
+// With --redis the fleet's registrations apply: a snapshot's are not
+// restored, and the start says so.
+func TestFleetIgnoresSnapshotLoaders(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "v") }))
+	defer origin.Close()
+	dir := t.TempDir()
+	ctx := context.Background()
+	addr := redistest.FreeAddr(t)
+	cmd := startBinary(t, nil, "--addr", addr, "--metrics-addr", "", "--dir", dir)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.Do(ctx, "LOADER.REGISTER", "api:", origin.URL+"/{key}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Do(ctx, "SHUTDOWN") // saves; its reply is the connection closing
+	waitExit(t, cmd, "SHUTDOWN")
+
+	s := redistest.Start(t)
+	addr = redistest.FreeAddr(t)
+	var logs logBuffer
+	startLogged(t, nil, &logs, "--addr", addr, "--metrics-addr", "", "--dir", dir, "--log-format", "json", "--redis", s.Addr())
+	c2 := redis.NewClient(&redis.Options{Addr: addr})
+	defer c2.Close()
+	if got := fmt.Sprint(c2.Do(ctx, "LOADER.LIST").Val()); strings.Contains(got, "api:") {
+		t.Errorf("LOADER.LIST with --redis after the restart: %s", got)
+	}
+	if lines := logs.With(t, "the snapshot's loader registrations are not restored: with --redis the fleet's registrations apply"); len(lines) != 1 {
+		t.Errorf("no log line of the registrations left out:\n%s", logs.String())
+	}
+}

@@ -182,6 +182,7 @@ func newState(o *Options) *state {
 	g.RawSetString("cjson", s.view(s.openJSON()))
 	g.RawSetString("bit", s.view(openBit(L)))
 	g.RawSetString("cmsgpack", s.view(s.openMsgpack()))
+	g.RawSetString("struct", s.view(openStruct(L)))
 	g.RawSetString("redis", s.view(s.openRedis()))
 
 	// Go functions carry an environment too (getfenv shows it, load and

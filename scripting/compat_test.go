@@ -36,7 +36,7 @@ func TestCompatEval(t *testing.T) {
 	evalConns := map[int]*rawConn{2: dialRaw(t, addr, 2), 3: dialRaw(t, addr, 3)}
 	rc := newRedisCaller(t, addr)
 	e := New(Options{})
-	for _, c := range compatCases() {
+	for _, c := range append(compatCases(), libCompatCases()...) {
 		t.Run(c.name, func(t *testing.T) {
 			proto := c.proto
 			if proto == 0 {

@@ -39,7 +39,7 @@
 //
 // The globals are Redis's: the base library without os, io, require,
 // loadfile, dofile, print, module; string, table, math, coroutine, cjson,
-// bit and redis. Every table reachable from _G is read-only ("Attempt to
+// cmsgpack, struct, bit and redis. Every table reachable from _G is read-only ("Attempt to
 // modify a readonly table") and reading an unknown global is an error
 // ("Script attempted to access nonexistent global variable"). The
 // sandbox follows Redis's hardened one (the 2025 security releases,
@@ -105,8 +105,12 @@
 //     or binary numbers ("010") convert differently in arithmetic.
 //   - # of a table with holes counts up to its last element.
 //   - A stack overflow is reported without its line.
-//   - cmsgpack and struct are not there; string.dump cannot make
-//     bytecode, and loadstring refuses it as Redis does.
+//   - string.dump cannot make bytecode, and loadstring refuses it as
+//     Redis does.
+//   - cmsgpack packs a map's keys, and cjson encodes them, in
+//     gopher-lua's iteration order, which is not Lua's: tables with more
+//     than one key that is not 1..n may pack to other bytes (the same
+//     keys and values).
 //   - A script, a function's call or a library's top level that grows
 //     the heap past what the memory limit leaves (Options.MemoryLimit) is
 //     stopped with ErrOutOfMemory, where Redis lets its Lua grow past

@@ -308,7 +308,8 @@ func (s *state) mathRandom(L *lua.LState) int {
 		if l > u {
 			argError(L, 2, "random", "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+		// Lua 5.1 computes u-l+1 in C ints, wrapping.
+		L.Push(lua.LNumber(math.Floor(r*float64(int32(u-l+1))) + float64(l)))
 	default:
 		luaError(L, "wrong number of arguments")
 	}
@@ -321,11 +322,11 @@ func (s *state) mathRandomseed(L *lua.LState) int {
 }
 
 // checkInt is luaL_checkint: a number, or a string that reads as one,
-// truncated.
+// truncated, and cast to a C int (the low 32 bits, as x86-64 does).
 func checkInt(L *lua.LState, i int, fname string) int {
 	n, ok := luaNumber(L.Get(i))
 	if !ok {
 		argError(L, i, fname, "number expected, got "+typeName(L, i))
 	}
-	return int(toInt64(n))
+	return int(int32(toInt64(n)))
 }

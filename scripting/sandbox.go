@@ -181,6 +181,8 @@ func newState(o *Options) *state {
 	g.RawSetString("coroutine", s.view(loaded.RawGetString("coroutine").(*lua.LTable)))
 	g.RawSetString("cjson", s.view(s.openJSON()))
 	g.RawSetString("bit", s.view(openBit(L)))
+	g.RawSetString("cmsgpack", s.view(s.openMsgpack()))
+	g.RawSetString("struct", s.view(openStruct(L)))
 	g.RawSetString("redis", s.view(s.openRedis()))
 
 	// Go functions carry an environment too (getfenv shows it, load and

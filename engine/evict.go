@@ -145,6 +145,13 @@ func (s *Store) admit(cost int64) error {
 	return err
 }
 
+// Admit makes room as a write is about to, evicting under an allkeys or
+// volatile policy, and returns ErrOOM if the store stays over its bound:
+// Redis's check of a deny-oom command before it runs, for a command whose
+// writes are not known yet (EXEC of a queue that may write). The caller
+// holds the atomic section, as a write's handler does.
+func (s *Store) Admit() error { return s.admit(0) }
+
 // admitLocked is admit for a caller that holds a shard lock, which may not
 // evict (eviction takes other shards' locks): it only refuses a write
 // under noeviction. Its caller makes room after unlocking (Loader.Write)

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 )
 
 // Replies of the transaction commands, as Redis 7 words them.
@@ -178,6 +180,17 @@ func cmdExec(c *Conn, _ [][]byte) {
 // runs them again.
 var execArgs = [][]byte{[]byte("exec")}
 
+// deniesOOM reports whether a transaction queued a command Redis refuses
+// when memory is full (deny-oom).
+func deniesOOM(queue []queuedCommand) bool {
+	for _, q := range queue {
+		if q.cmd.Flags&commands.DenyOOM != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasScript reports whether a transaction runs a script.
 func hasScript(queue []queuedCommand) bool {
 	for _, q := range queue {
@@ -239,6 +252,14 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		return nil, false
 	}
 	defer s.gate.unlock()
+	// A queue that may use memory is refused whole when the store is over
+	// its bound and nothing can go, as Redis refuses such an EXEC before
+	// it runs (its deny-oom check), rather than run with its writes failing.
+	if deniesOOM(queue) && errors.Is(s.store.Admit(), engine.ErrOOM) {
+		s.txResults.aborted.Inc()
+		c.w.Error("EXECABORT Transaction discarded because of: " + commands.ErrOOM)
+		return nil, false
+	}
 	// Checked holding the section, so nothing can change a watched key
 	// between the check and the commands.
 	if !s.watches.unchanged(c) {

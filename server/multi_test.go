@@ -606,3 +606,42 @@ func TestWatchSeesEviction(t *testing.T) {
 		t.Fatalf("EXEC after the watched key was evicted: %s", got)
 	}
 }
+
+// TestCompatExecWhenOOM: at the memory bound under noeviction, an EXEC of
+// reads runs, and one that queued a command that uses memory is refused
+// whole (EXECABORT), as redis-server refuses it, instead of running with
+// its writes failing one by one.
+func TestCompatExecWhenOOM(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	for _, proto := range []int{2, 3} {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		admin := dialCompatPair(t, redisAddr, ts.addr, proto)
+		p.flush(t)
+		both := func(c compatPair, args ...string) (redis, ours string) {
+			return c.redis.run(compatExact, args), c.ours.run(compatExact, args)
+		}
+		for _, step := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"SET", "x", "value"}} {
+			both(admin, step...)
+		}
+		for _, tx := range [][][]string{
+			{{"GET", "x"}, {"PING"}},
+			{{"GET", "x"}, {"SET", "y", "1"}},
+		} {
+			both(p, "MULTI")
+			for _, cmd := range tx {
+				both(p, cmd...)
+			}
+			both(admin, "CONFIG", "SET", "maxmemory", "1")
+			want, got := both(p, "EXEC")
+			both(admin, "CONFIG", "SET", "maxmemory", "0")
+			if want != got {
+				t.Errorf("RESP%d, EXEC of %v at the bound:\n\tredis: %s\n\tours:  %s", proto, tx, want, got)
+			}
+			if want, got := both(p, "EXISTS", "y"); want != got {
+				t.Errorf("RESP%d, after EXEC of %v: EXISTS y: redis %s, ours %s", proto, tx, want, got)
+			}
+		}
+		both(admin, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+	}
+}

@@ -177,6 +177,37 @@ func writeEntry(w *resp.Writer, id engine.StreamID, fields [][]byte) {
 	}
 }
 
+// writeClaimed writes the entries XCLAIM or XAUTOCLAIM claimed: their IDs
+// alone with JUSTID, else the entries.
+func writeClaimed(w *resp.Writer, refs []entryRef, justID bool) {
+	w.Array(len(refs))
+	for _, r := range refs {
+		if justID {
+			writeStreamID(w, r.id)
+		} else {
+			writeEntry(w, r.id, r.fields)
+		}
+	}
+}
+
+// streamGroup finds the stream at key and its consumer group, or answers
+// Redis's NOGROUP (errStreamReplied) when either is missing.
+func streamGroup(c *commands.Ctx, tx *engine.StreamTx, key, group []byte) (*engine.Stream, *engine.StreamGroup, error) {
+	st, err := tx.Stream(key, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var g *engine.StreamGroup
+	if st != nil {
+		g = st.Group(group)
+	}
+	if g == nil {
+		c.W.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(group) + "'")
+		return nil, nil, errStreamReplied
+	}
+	return st, g, nil
+}
+
 // entryRef is an entry read under the lock, its fields aliasing the
 // stream, to be written before the lock is released.
 type entryRef struct {
@@ -1116,17 +1147,9 @@ func cmdXPending(c *commands.Ctx, args [][]byte) {
 		}
 	}
 	err := c.Store.StreamOp(args[1:2], false, func(tx *engine.StreamTx) error {
-		st, err := tx.Stream(args[1], true)
+		_, g, err := streamGroup(c, tx, args[1], args[2])
 		if err != nil {
 			return err
-		}
-		var g *engine.StreamGroup
-		if st != nil {
-			g = st.Group(args[2])
-		}
-		if g == nil {
-			c.W.Error("NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
-			return errStreamReplied
 		}
 		if justInfo {
 			c.W.Array(4)
@@ -1170,17 +1193,9 @@ func cmdXPending(c *commands.Ctx, args [][]byte) {
 func cmdXClaim(c *commands.Ctx, args [][]byte) {
 	created := false
 	err := c.Store.StreamOp(args[1:2], false, func(tx *engine.StreamTx) error {
-		st, err := tx.Stream(args[1], true)
+		st, g, err := streamGroup(c, tx, args[1], args[2])
 		if err != nil {
 			return err
-		}
-		var g *engine.StreamGroup
-		if st != nil {
-			g = st.Group(args[2])
-		}
-		if g == nil {
-			c.W.Error("NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
-			return errStreamReplied
 		}
 		minIdle, ok := parseLongLong(c, args[4], "Invalid min-idle-time argument for XCLAIM")
 		if !ok {
@@ -1245,14 +1260,7 @@ func cmdXClaim(c *commands.Ctx, args [][]byte) {
 			refs = append(refs, entryRef{id, append([][]byte(nil), fields...)})
 		})
 		tx.Changed(args[1])
-		c.W.Array(len(refs))
-		for _, r := range refs {
-			if cl.JustID {
-				writeStreamID(c.W, r.id)
-			} else {
-				writeEntry(c.W, r.id, r.fields)
-			}
-		}
+		writeClaimed(c.W, refs, cl.JustID)
 		return nil
 	})
 	if err != nil {
@@ -1300,17 +1308,9 @@ func cmdXAutoClaim(c *commands.Ctx, args [][]byte) {
 	}
 	created := false
 	err := c.Store.StreamOp(args[1:2], false, func(tx *engine.StreamTx) error {
-		st, err := tx.Stream(args[1], true)
+		st, g, err := streamGroup(c, tx, args[1], args[2])
 		if err != nil {
 			return err
-		}
-		var g *engine.StreamGroup
-		if st != nil {
-			g = st.Group(args[2])
-		}
-		if g == nil {
-			c.W.Error("NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
-			return errStreamReplied
 		}
 		var refs []entryRef
 		next, deleted, made := st.AutoClaim(g, args[3], minIdle, start, count, justID, tx.NowMs(), func(id engine.StreamID, fields [][]byte) {
@@ -1320,14 +1320,7 @@ func cmdXAutoClaim(c *commands.Ctx, args [][]byte) {
 		tx.Changed(args[1])
 		c.W.Array(3)
 		writeStreamID(c.W, next)
-		c.W.Array(len(refs))
-		for _, r := range refs {
-			if justID {
-				writeStreamID(c.W, r.id)
-			} else {
-				writeEntry(c.W, r.id, r.fields)
-			}
-		}
+		writeClaimed(c.W, refs, justID)
 		c.W.Array(len(deleted))
 		for _, id := range deleted {
 			writeStreamID(c.W, id)

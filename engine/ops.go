@@ -556,7 +556,7 @@ func (s *Store) lockShardsOf(hashes []uint64, lock func(*sync.RWMutex)) []*shard
 
 // lockAllShards locks every shard with lock, in index order: what reads
 // or writes keys it cannot name beforehand (SORT's BY and GET patterns,
-// KEYS, DBSIZE) does so at one instant, as Redis's one thread does.
+// KEYS, FLUSHDB, SWAPDB) does so at one instant, as Redis's one thread does.
 func (s *Store) lockAllShards(lock func(*sync.RWMutex)) []*shard {
 	locked := make([]*shard, numShards)
 	for i := range s.shards {

@@ -162,9 +162,6 @@ func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64)
 // handle runs a keyspace command's handler, holding the atomic section,
 // and tells tracking (tracking.beforeCommand) when it needs to know.
 func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
-	if cmd.outsideDB0(c) {
-		return
-	}
 	if c.tracked || s.tracking.noloop.Load() > 0 || s.tracking.bcasting.Load() > 0 {
 		defer s.tracking.beforeCommand(c, cmd, args)()
 	}

@@ -372,9 +372,6 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 // its reads are tracked for the client, and with NOLOOP its writes are
 // the client's own.
 func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
-	if cmd.outsideDB0(sc.c) {
-		return
-	}
 	tr := &sc.srv.tracking
 	if sc.client.tracked || tr.noloop.Load() > 0 || tr.bcasting.Load() > 0 {
 		declared := sc.declared

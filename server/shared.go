@@ -79,20 +79,10 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 // writes are written through by shareDeferred.
 func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.Flush }
 
-// outsideDB0 refuses, and reports true for, a read-through command (ours,
-// on keys) run outside database 0: the read-through cache, its loaders'
-// fills, leases and tags, and the shared tier, are database 0's.
-func (cmd *command) outsideDB0(c *Conn) bool {
-	if !cmd.Own || c.db.Load() == 0 {
-		return false
-	}
-	c.w.Error("ERR '" + cmd.Name + "' works in database 0 only, the read-through cache's: SELECT 0 first")
-	return true
-}
-
 // sharedIn reports whether a call of cmd in database db goes through the
 // shared tier: the tier is database 0's, and FLUSHALL empties it from any
-// database. In the other databases each replica's keys are its own.
+// database. In the other databases each replica's keys, and its
+// read-through fills, are its own.
 func (cmd *command) sharedIn(db int) bool {
 	return cmd.shared() && (db == 0 || cmd.Name == "flushall")
 }

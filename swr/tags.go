@@ -61,17 +61,27 @@ type PurgeFleet interface {
 // expired since keeps its record until a purge, FILL.INFO or a full index
 // finds it stale and drops it; until then it is charged to the memory
 // bound, as a live one is.
+//
+// One index serves every database, so --max-tag-entries bounds the
+// server's pairs, as the memory bound is the server's; a database's
+// Filler sees its own keys through a dbTags.
 type tagIndex struct {
-	store                 *engine.Store
+	store                 *engine.Store // database 0's view
 	m                     *metrics.Fill
 	maxPerKey, maxEntries int
 
 	mu      sync.Mutex
-	keys    map[string]*taggedKey          // key -> its record
-	byTag   map[string]map[string]struct{} // tag -> keys whose record has it
+	keys    map[tagKey]*taggedKey          // key -> its record
+	byTag   map[string]map[tagKey]struct{} // tag -> keys whose record has it
 	entries int                            // (key, tag) pairs
 	charged int64                          // bytes the records cost
 	applied int64                          // of those, what the store was charged
+}
+
+// tagKey is a key of one database.
+type tagKey struct {
+	db  int
+	key string
 }
 
 // taggedKey is the record of one key: the fill it was made for, and the
@@ -89,7 +99,7 @@ func newTagIndex(store *engine.Store, m *metrics.Fill, maxPerKey, maxEntries int
 		maxEntries = DefaultMaxTagEntries
 	}
 	return &tagIndex{store: store, m: m, maxPerKey: min(maxPerKey, maxEntries), maxEntries: maxEntries,
-		keys: make(map[string]*taggedKey), byTag: make(map[string]map[string]struct{})}
+		keys: make(map[tagKey]*taggedKey), byTag: make(map[string]map[tagKey]struct{})}
 }
 
 // bound returns the tags of loader name's answer that a key keeps: none
@@ -115,7 +125,7 @@ func (ix *tagIndex) bound(name string, tags []string) []string {
 // full index it drops stale records, then, if that is not enough, evicts
 // other tagged keys from the store: every tagged entry stays findable by
 // its tags.
-func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
+func (ix *tagIndex) record(key tagKey, fill *engine.FillMeta, tags []string) {
 	tags = tags[:min(len(tags), ix.maxPerKey)]
 	ix.mu.Lock()
 	if ix.keys[key] == nil && (fill == nil || len(tags) == 0) {
@@ -123,7 +133,7 @@ func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
 		return
 	}
 	ix.removeLocked(key)
-	var victims []string
+	var victims []tagKey
 	if fill != nil && len(tags) > 0 {
 		victims = ix.makeRoomLocked(key, len(tags))
 		ix.addLocked(key, &taggedKey{fill: *fill, tags: slices.Clone(tags)})
@@ -135,7 +145,7 @@ func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
 // makeRoomLocked removes records until need more pairs fit, stale ones
 // first, and returns the keys of live ones it removed, which the caller
 // must delete from the store. ix.mu is held.
-func (ix *tagIndex) makeRoomLocked(keep string, need int) (victims []string) {
+func (ix *tagIndex) makeRoomLocked(keep tagKey, need int) (victims []tagKey) {
 	const staleScan = 256 // live records looked past for stale ones
 	full := func() bool { return ix.entries+need > ix.maxEntries }
 	scanned := 0
@@ -161,28 +171,28 @@ func (ix *tagIndex) makeRoomLocked(keep string, need int) (victims []string) {
 }
 
 // live reports whether key's entry is still the fill rec was made for.
-func (ix *tagIndex) live(key string, rec *taggedKey) bool {
-	env, found := ix.store.Peek([]byte(key))
+func (ix *tagIndex) live(key tagKey, rec *taggedKey) bool {
+	env, found := ix.store.DB(key.db).Peek([]byte(key.key))
 	return found && env.Fill != nil && *env.Fill == rec.fill
 }
 
-func (ix *tagIndex) addLocked(key string, rec *taggedKey) {
+func (ix *tagIndex) addLocked(key tagKey, rec *taggedKey) {
 	ix.keys[key] = rec
 	for _, t := range rec.tags {
 		set := ix.byTag[t]
 		if set == nil {
-			set = make(map[string]struct{})
+			set = make(map[tagKey]struct{})
 			ix.byTag[t] = set
 		}
 		set[key] = struct{}{}
 		ix.charged += int64(len(t)) + tagPairOverhead
 	}
 	ix.entries += len(rec.tags)
-	ix.charged += int64(len(key)) + tagRecordOverhead
+	ix.charged += int64(len(key.key)) + tagRecordOverhead
 }
 
 // removeLocked drops key's record, if any.
-func (ix *tagIndex) removeLocked(key string) {
+func (ix *tagIndex) removeLocked(key tagKey) {
 	rec := ix.keys[key]
 	if rec == nil {
 		return
@@ -196,11 +206,11 @@ func (ix *tagIndex) removeLocked(key string) {
 		ix.charged -= int64(len(t)) + tagPairOverhead
 	}
 	ix.entries -= len(rec.tags)
-	ix.charged -= int64(len(key)) + tagRecordOverhead
+	ix.charged -= int64(len(key.key)) + tagRecordOverhead
 }
 
 // forget drops key's record if it is still rec.
-func (ix *tagIndex) forget(key string, rec *taggedKey) {
+func (ix *tagIndex) forget(key tagKey, rec *taggedKey) {
 	ix.mu.Lock()
 	if ix.keys[key] == rec {
 		ix.removeLocked(key)
@@ -211,7 +221,7 @@ func (ix *tagIndex) forget(key string, rec *taggedKey) {
 
 // settle brings the store's charge and the gauges up to date, and deletes
 // the keys evicted to make room.
-func (ix *tagIndex) settle(victims []string) {
+func (ix *tagIndex) settle(victims []tagKey) {
 	ix.mu.Lock()
 	ix.store.Charge(ix.charged - ix.applied) // no I/O: counters only
 	ix.applied = ix.charged
@@ -219,13 +229,13 @@ func (ix *tagIndex) settle(victims []string) {
 	ix.m.TagBytes.Set(float64(ix.charged))
 	ix.mu.Unlock()
 	for _, k := range victims {
-		ix.store.Delete([]byte(k))
+		ix.store.DB(k.db).Delete([]byte(k.key))
 		ix.m.TagEvictions.Inc()
 	}
 }
 
 // of returns the tags of key's record if it was made for env's fill.
-func (ix *tagIndex) of(key string, env engine.Envelope) []string {
+func (ix *tagIndex) of(key tagKey, env engine.Envelope) []string {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if rec := ix.keys[key]; rec != nil && env.Fill != nil && *env.Fill == rec.fill {
@@ -234,18 +244,59 @@ func (ix *tagIndex) of(key string, env engine.Envelope) []string {
 	return nil
 }
 
-// candidates returns the records of the keys indexed under any of tags.
-func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
+// candidates returns the records of database db's keys indexed under any
+// of tags.
+func (ix *tagIndex) candidates(db int, tags []string) map[string]*taggedKey {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	out := make(map[string]*taggedKey)
 	for _, t := range tags {
 		for k := range ix.byTag[t] {
-			out[k] = ix.keys[k]
+			if k.db == db {
+				out[k.key] = ix.keys[k]
+			}
 		}
 	}
 	return out
 }
+
+// swap relabels the records of databases a and b, which SWAPDB swapped.
+func (ix *tagIndex) swap(a, b int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	moved := make(map[tagKey]*taggedKey)
+	for k, rec := range ix.keys {
+		if k.db == a || k.db == b {
+			moved[k] = rec
+		}
+	}
+	for k := range moved {
+		ix.removeLocked(k)
+	}
+	for k, rec := range moved {
+		ix.addLocked(tagKey{a + b - k.db, k.key}, rec)
+	}
+}
+
+// dbTags is a database's view of the tag index.
+type dbTags struct {
+	ix *tagIndex
+	db int
+}
+
+func (t dbTags) key(key string) tagKey { return tagKey{t.db, key} }
+
+func (t dbTags) bound(name string, tags []string) []string { return t.ix.bound(name, tags) }
+
+func (t dbTags) record(key string, fill *engine.FillMeta, tags []string) {
+	t.ix.record(t.key(key), fill, tags)
+}
+
+func (t dbTags) of(key string, env engine.Envelope) []string { return t.ix.of(t.key(key), env) }
+
+func (t dbTags) forget(key string, rec *taggedKey) { t.ix.forget(t.key(key), rec) }
+
+func (t dbTags) candidates(tags []string) map[string]*taggedKey { return t.ix.candidates(t.db, tags) }
 
 // KeyFilter says which keys a purge may touch: those for which it is
 // true. A nil KeyFilter allows every key.

@@ -40,11 +40,11 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	// -TIMEOUT while the load starts (TIMEOUT 0).
 	req.InSection = c.Client.InSection()
 	// A fresh hit is written where it lies; the rest needs the request.
-	if f.opts.Filler.ServeFresh(req, args[1], c.W.Bulk) {
+	if f.filler(c).ServeFresh(req, args[1], c.W.Bulk) {
 		return
 	}
 	req.Key = string(args[1])
-	ans, pending, err := f.opts.Filler.Start(req)
+	ans, pending, err := f.filler(c).Start(req)
 	if pending != nil && req.InSection {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
@@ -111,7 +111,7 @@ func (f *family) cmdMGetFill(c *commands.Ctx, args [][]byte) {
 		// Inside EXEC nothing may wait, as for GETFILL.
 		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.Client.InSection()}
 	}
-	answers, pending := f.opts.Filler.StartMany(reqs)
+	answers, pending := f.filler(c).StartMany(reqs)
 	if pending != nil && c.Client.InSection() {
 		answers, pending = pending.Wait(context.Background()), nil
 	}
@@ -408,7 +408,7 @@ func (f *family) cmdLoaderList(c *commands.Ctx, _ [][]byte) {
 // load is in flight (1 or 0 in both protocols, like Redis's own
 // introspection fields), and the origin's tags of its value.
 func (f *family) cmdFillInfo(c *commands.Ctx, args [][]byte) {
-	in := f.opts.Filler.Info(string(args[1]))
+	in := f.filler(c).Info(string(args[1]))
 	ms := func(d time.Duration) int64 {
 		if d < 0 {
 			return -1

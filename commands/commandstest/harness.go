@@ -102,7 +102,8 @@ func (h *Harness) Raw(args ...string) string {
 	return string(h.Ctx.W.Buffered())
 }
 
-// Do runs one command and returns its reply decoded (Decode).
+// Do runs one command and returns its reply decoded (Decode). A command
+// that blocks writes nothing, which fails the test: Raw runs it.
 func (h *Harness) Do(args ...string) any {
 	h.t.Helper()
 	return h.decode(h.Raw(args...))

@@ -113,27 +113,12 @@ func (s *Store) has(key []byte) bool {
 	return found
 }
 
-// SetAccess sets key's access stamp as RESTORE's IDLETIME and FREQ do
-// (Redis's objectSetLRUOrLFU): with an LFU policy, freq (0 to 255) becomes
-// the counter, as of this minute; with another policy, the last access
-// becomes idle seconds ago, no earlier than the clock's zero. A negative
-// value is one not given, and the one the policy does not keep is
-// ignored. It reports whether key is live.
-func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	sl, ok := s.unexpiredLocked(sh, h, key)
-	if !ok {
-		return false
-	}
-	s.setAccessLocked(sh, sl.pos, idle, freq)
-	return true
-}
-
-// setAccessLocked is SetAccess of the key in the slot at pos; the caller
-// holds sh.mu for writing.
+// setAccessLocked sets the access stamp of the key in the slot at pos as
+// RESTORE's IDLETIME and FREQ do (Redis's objectSetLRUOrLFU): with an LFU
+// policy, freq (0 to 255) becomes the counter, as of this minute; with
+// another policy, the last access becomes idle seconds ago, no earlier
+// than the clock's zero. A negative value is one not given, and the one
+// the policy does not keep is ignored. The caller holds sh.mu for writing.
 func (s *Store) setAccessLocked(sh *shard, pos int, idle, freq int64) {
 	now := s.clockSeconds()
 	switch lfu := s.EvictionPolicy().LFU(); {

@@ -11,8 +11,7 @@ import (
 )
 
 // Get returns a copy of the value of key if it is a live string. A key of
-// another type reads as missing in Get, View, AppendValue, Lookup and
-// LookupExpired: TypeOf tells a caller which it was.
+// another type reads as missing in Get, View, Lookup and LookupExpired: TypeOf tells a caller which it was.
 func (s *Store) Get(key []byte) ([]byte, bool) {
 	var v []byte
 	found, _ := s.read(key, readString, func(r record) { v = cloneValue(r.value) })
@@ -338,13 +337,6 @@ func (s *Store) ViewEntry(key []byte, fn func(EntryView) bool) bool {
 	return accepted
 }
 
-// AppendValue appends the value of key, if it is live, to dst and returns
-// the result, as Get does without allocating a copy of its own.
-func (s *Store) AppendValue(dst, key []byte) ([]byte, bool) {
-	found, _ := s.read(key, readString, func(r record) { dst = append(dst, r.value...) })
-	return dst, found
-}
-
 // Lookup returns the envelope of key if it is live, counting a hit or a miss.
 func (s *Store) Lookup(key []byte) (Envelope, bool) {
 	env, found, _ := s.LookupExpired(key)
@@ -366,10 +358,4 @@ func (s *Store) Peek(key []byte) (Envelope, bool) {
 	var env Envelope
 	found, _ := s.read(key, 0, func(r record) { env = r.envelope() })
 	return env, found
-}
-
-// Touch records an access to key and reports whether it is live.
-func (s *Store) Touch(key []byte) bool {
-	found, _ := s.read(key, readNotes, func(record) {})
-	return found
 }

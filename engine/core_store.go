@@ -11,9 +11,9 @@
 // the full key in the record. The collector scans
 // neither, so its work does not grow with the number of keys, and values are
 // not garbage it must find: a freed record's space is reused by compaction
-// (see compact.go). Reads copy values out of the arena, or, with View and
-// AppendValue, hand them to a function under the shard's read lock without
-// copying.
+// (see core_compact.go). Reads copy values out of the arena, or, with
+// View and ViewEntry, hand them to a function under the shard's read lock
+// without copying (core_read.go).
 //
 // # Eviction
 //
@@ -284,7 +284,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
-	s.SetEvictionParams(opts.Eviction)
+	s.setEvictionParams(opts.Eviction)
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
 	s.SetStreamNodeLimits(DefaultStreamNodeMaxEntries, DefaultStreamNodeMaxBytes)
@@ -473,9 +473,9 @@ type EvictionParams struct {
 // DefaultEvictionParams are Redis's defaults.
 var DefaultEvictionParams = EvictionParams{Samples: 5, Tenacity: 10, LFULogFactor: 10, LFUDecayTime: 1}
 
-// SetEvictionParams sets the parameters of eviction, each brought within
+// setEvictionParams sets the parameters of eviction, each brought within
 // its range; the zero EvictionParams sets Redis's defaults.
-func (s *Store) SetEvictionParams(p EvictionParams) {
+func (s *Store) setEvictionParams(p EvictionParams) {
 	if p == (EvictionParams{}) {
 		p = DefaultEvictionParams
 	}
@@ -497,7 +497,7 @@ func (s *Store) TuneEviction(fn func(*EvictionParams)) {
 			p.Samples = 1 // a change to all zeros is no request for the defaults
 		}
 		if s.params.CompareAndSwap(old, &p) {
-			s.SetEvictionParams(p)
+			s.setEvictionParams(p)
 			return
 		}
 	}
@@ -545,8 +545,6 @@ func inDB(h uint64, db uint8) uint64 {
 func (s *Store) shardFor(key []byte) *shard { return s.shardOf(s.hash(key)) }
 
 func (s *Store) hashString(key string) uint64 { return inDB(maphash.String(s.seed, key), s.db) }
-
-func (s *Store) shardForString(key string) *shard { return s.shardOf(s.hashString(key)) }
 
 // entryCost is what an entry of this size is charged against MaxMemory.
 func entryCost(keyLen, valueLen int) int64 {

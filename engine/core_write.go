@@ -1,7 +1,5 @@
 package engine
 
-import "github.com/stampedeless/stampedeless/engine/internal/slab"
-
 // Condition restricts when a write happens.
 type Condition uint8
 
@@ -281,15 +279,4 @@ func (s *Store) expireLocked(sh *shard, h uint64, sl slot) {
 func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind) {
 	s.dbs[sl.rec.db].notify(why, sl.rec.key) // the record's database: the sweeper's and eviction's are any
 	s.removeLocked(sh, h, sl)
-}
-
-// eachWithHashLocked calls fn for every key in sh whose hash is h. fn must
-// not change the index.
-func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
-	sh.index.ForTag(tagOf(h), func(pos int, loc slab.Loc) bool {
-		if rec := parseRecord(s.arena.Block(loc)); s.hashOf(&rec) == h {
-			fn(slot{pos: pos, loc: loc, rec: rec})
-		}
-		return true
-	})
 }

@@ -47,13 +47,10 @@ func (s *Store) remove(key []byte, kind ChangeKind, get bool) ([]byte, bool) {
 // DeleteMulti removes keys, of any type, at one instant, as Redis's DEL
 // and UNLINK do: it holds the write locks of all their shards at once, so
 // no reader sees some of them gone and others not yet. It returns how many
-// were live.
-func (s *Store) DeleteMulti(keys [][]byte) int { return s.DeleteEach(keys, nil) }
-
-// DeleteEach is DeleteMulti telling deleted, if not nil, the index of each
-// key that was live, in order. It is called under the keys' shard locks:
-// it must only note the index (the keyspace events are sent after).
-func (s *Store) DeleteEach(keys [][]byte, deleted func(i int)) int {
+// were live, and tells deleted, if not nil, the index of each key that
+// was, in order. deleted is called under the keys' shard locks: it must
+// only note the index (the keyspace events are sent after).
+func (s *Store) DeleteMulti(keys [][]byte, deleted func(i int)) int {
 	if len(keys) == 1 {
 		// One key is one shard (DEL k, the common call, allocates nothing).
 		if s.Delete(keys[0]) {

@@ -111,7 +111,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	var err error
 	if opts.Fence != nil && !opts.Loaded {
 		// A fenced write of no load is a copy from the shared tier.
-		err = s.storeCopyLocked(sh, h, sl, found, r)
+		err = s.placeLocked(sh, h, sl, found, r)
 	} else {
 		err = s.storeLocked(sh, h, sl, found, r)
 	}
@@ -147,20 +147,16 @@ func (s *Store) liveKeyLocked(sh *shard, h uint64, key []byte) (slot, bool) {
 // found. The caller holds sh.mu for writing. A key it adds is told as
 // Created.
 func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	err := s.storeCopyLocked(sh, h, old, found, r)
+	err := s.placeLocked(sh, h, old, found, r)
 	if !found && err == nil {
 		s.notifyQuiet(Created, r.key)
 	}
 	return err
 }
 
-// storeCopyLocked is storeLocked of a copy of a key that is elsewhere
-// (the shared tier's), which is no key created.
-func (s *Store) storeCopyLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	return s.placeLocked(sh, h, old, found, r)
-}
-
-// placeLocked writes r's record as storeLocked does, telling no listener.
+// placeLocked writes r's record as storeLocked does, telling no listener:
+// also the write of a copy of a key that is elsewhere (the shared tier's),
+// which is no key created.
 func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
 	if r.valueLen() > maxRecordValue {
 		return ErrTooLarge

@@ -7,7 +7,7 @@ import (
 
 // Each key has an access stamp, 32 bits beside its index slot
 // (slab.Index's stamps: 4 bytes a slot, about 6 a key), which eviction
-// (evict.go), OBJECT IDLETIME and OBJECT FREQ read, kept as Redis keeps its
+// (core_evict.go), OBJECT IDLETIME and OBJECT FREQ read, kept as Redis keeps its
 // objects' lru field, by the eviction policy in force when the key is
 // accessed:
 //

@@ -10,8 +10,38 @@ import (
 	"github.com/stampedeless/stampedeless/engine/internal/slab"
 )
 
+// A read, top to bottom: GET's path through the store. GET calls View,
+// which hands the value in the arena to the reply's writer; Get copies it
+// out. Each step is a function below, in the order it runs:
+//
+//  1. The key's place (read, readAt): its hash in this database (hash)
+//     picks one of the shards (shardOf), whose read lock is taken.
+//  2. The lookup in the shard's index (readLocked, findLocked): the slots
+//     whose tag is the hash's (tagOf), probed from its home slot
+//     (slab.Index.Find, in engine/internal/slab/index.go); for each, the
+//     record's database and key are compared where it lies in the arena;
+//     the match is parsed (parseRecord, core_record.go), its value a slice
+//     of the arena.
+//  3. The expiry check (expiredAt): a record past its stale deadline reads
+//     as missing, to be removed once the read lock is released. A key of
+//     another type reads as missing to a read of strings.
+//  4. The copy out: fn gets the record under the read lock, so no write
+//     changes or frees it meanwhile (View's fn writes it into the reply;
+//     Get's copies it, cloneValue).
+//  5. The access stamp (accessedLocked): the slot's stamp takes the access
+//     clock's second (clockSeconds), and under an LFU policy Redis's
+//     counter may grow (lfuCounter); it is written only if it changed.
+//  6. After the lock (afterRead): a hit or a miss is counted (missed tells
+//     the listener of a keymiss), an expired record is removed if it is
+//     still there (expireIfStill), and the LFU policies' sketch counts the
+//     access (countAccess).
+//
+// The other reads (ViewEntry, Lookup, Peek, ReadMulti) follow, on the same
+// functions.
+
 // Get returns a copy of the value of key if it is a live string. A key of
-// another type reads as missing in Get, View, Lookup and LookupExpired: TypeOf tells a caller which it was.
+// another type reads as missing in Get, View, Lookup and LookupExpired:
+// TypeOf tells a caller which it was.
 func (s *Store) Get(key []byte) ([]byte, bool) {
 	var v []byte
 	found, _ := s.read(key, readString, func(r record) { v = cloneValue(r.value) })

@@ -7,7 +7,7 @@
 // mapped segments of a slab arena (engine/internal/slab), outside Go's heap.
 // Each of 256 shards finds its records through a pointer-free open-addressing
 // index, one uint64 per slot (24 bits of the key's hash and the record's
-// location) and a 32-bit access stamp beside it (access.go), and compares
+// location) and a 32-bit access stamp beside it (core_access.go), and compares
 // the full key in the record. The collector scans
 // neither, so its work does not grow with the number of keys, and values are
 // not garbage it must find: a freed record's space is reused by compaction
@@ -20,7 +20,7 @@
 // The store chooses what to evict itself, as Redis does, over what it
 // already keeps: the access stamp beside each key's index slot and, for the
 // LFU policies, a frequency sketch of about a byte and a half a key
-// (evict.go). A write that finds the store over its bound evicts before it
+// (core_evict.go). A write that finds the store over its bound evicts before it
 // changes anything, on its own goroutine; nothing is queued, and a write is
 // visible to every later read on any goroutine once it returns.
 //
@@ -162,7 +162,7 @@ type store struct {
 	runtimeLimit atomic.Int64
 
 	evictor evictor
-	// sketch counts accesses for the LFU policies (evict.go), sized by
+	// sketch counts accesses for the LFU policies (core_evict.go), sized by
 	// the sweeper to the key count (sizeSketch).
 	sketch tinylfu.Sketch
 	params atomic.Pointer[EvictionParams]
@@ -195,7 +195,7 @@ type store struct {
 	hashConfig listpackConfig // hash-max-listpack-entries and -value (hash.go)
 	intsetMax  atomic.Int64   // set-max-intset-entries (set.go)
 
-	// clock is the access clock in unix seconds (access.go), set by the
+	// clock is the access clock in unix seconds (core_access.go), set by the
 	// sweeper when sweptClock: Options.Now was not given.
 	clock      atomic.Uint32
 	sweptClock bool
@@ -204,9 +204,9 @@ type store struct {
 
 	ownsProcess bool
 
-	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	listener atomic.Pointer[Listener] // told of every change (core_notify.go)
 	changes  atomic.Uint64            // counted by notify
-	section  Section                  // the atomic section (section.go)
+	section  Section                  // the atomic section (core_section.go)
 
 	stop chan struct{}
 	bg   sync.WaitGroup // the sweeper, the compactor and the memory watch

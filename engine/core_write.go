@@ -1,5 +1,25 @@
 package engine
 
+// A write, top to bottom: SET's path through the store (Set), then the
+// removals every other write, expiry and eviction end in.
+//
+//  1. The record is made outside any lock (makeNewRecord, core_record.go)
+//     and admitted against the memory bound (admit, core_evict.go): over
+//     it, the write evicts first, before it changes anything and holding
+//     no shard lock, or is refused (ErrOOM, ErrTooLarge).
+//  2. Under the key's shard's write lock (setLocked), the key's record is
+//     found as a read finds it (liveKeyLocked: one past its deadline is
+//     removed as expired, a live one's access is stamped), and NX, XX or
+//     a fill's fence decide whether the write happens.
+//  3. The key's fences are marked written (wroteLocked, fence.go) and the
+//     record placed (storeLocked, placeLocked): over the old one if it is
+//     the same size (overwriteLocked), otherwise in a block of the arena
+//     (slab.Arena.Alloc) that the key's index slot then points to, the old
+//     block freed; the store's use (used) moves by the difference.
+//  4. The listener is told (Created for a new key, then Written) under the
+//     lock, so WATCH, tracking and keyspace events know of the write
+//     before any later reader sees it.
+
 // Condition restricts when a write happens.
 type Condition uint8
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/stampedeless/stampedeless/internal/lzf"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -50,7 +51,7 @@ func appendLZFString(b, s []byte) ([]byte, bool) {
 	const room = 1 + 9 + 9
 	at := len(b)
 	b = append(b, make([]byte, room)...)
-	b, ok := lzfCompress(b, s, len(s)-4)
+	b, ok := lzf.Compress(b, s, len(s)-4)
 	if !ok {
 		return b[:at], false
 	}

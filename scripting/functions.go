@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/rdb"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -340,7 +341,7 @@ func (e *Engine) FunctionDump() []byte {
 	for i, l := range libs {
 		codes[i] = l.code
 	}
-	return appendBulk(nil, string(encodeDump(codes)))
+	return appendBulk(nil, string(rdb.DumpFunctions(codes)))
 }
 
 // Libraries is the number of loaded libraries.

@@ -1,12 +1,12 @@
 package resp
 
 import (
-	"math"
 	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/tidwall/redcon"
 )
 
@@ -220,11 +220,14 @@ func (w *Writer) Bool(v bool) {
 	}
 }
 
-// Double writes a floating-point number as Redis 7.0 formats it (%.17g;
-// inf, -inf and nan spelled so); RESP2 gets it as a bulk string.
+// Double writes a floating-point number as Redis 7.0's addReplyDouble
+// formats it: printf's %.17g (inf, -inf and nan spelled so). Redis 7.2
+// prints the shortest round-trip form instead (1.1, not
+// 1.1000000000000001); the compatibility tests compare with 7.0, so 7.0's
+// form is the one written. RESP2 gets it as a bulk string.
 func (w *Writer) Double(f float64) {
 	var digits [32]byte
-	text := AppendDouble(digits[:0], f)
+	text := redisnum.AppendG(digits[:0], f, 17)
 	if w.resp3.Load() {
 		w.b = append(append(append(w.b, ','), text...), '\r', '\n')
 		return
@@ -248,22 +251,6 @@ func appendHeader(b []byte, kind byte, n int) []byte {
 	b = append(b, kind)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '\r', '\n')
-}
-
-// AppendDouble formats f as Redis 7.0's addReplyDouble does: printf's %.17g,
-// which Go's 'g' with 17 digits matches. Redis 7.2 prints the shortest
-// round-trip form instead (1.1, not 1.1000000000000001); the compatibility
-// tests compare with 7.0, so 7.0's form is the one written.
-func AppendDouble(b []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case math.IsNaN(f):
-		return append(b, "nan"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
 // Raw writes a whole reply encoded already (a script's), in the

@@ -3,7 +3,7 @@ package scripting
 import (
 	"bytes"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // Error is an error reply's text as Redis 7 writes it, its code first
@@ -97,7 +97,7 @@ func SplitKeys(rest [][]byte) (keys, argv [][]byte, err error) {
 	if len(rest) == 0 {
 		return nil, nil, ErrNumKeysTooMany
 	}
-	n, ok := resp.ParseInt(rest[0])
+	n, ok := redisnum.ParseInt(rest[0])
 	switch {
 	case !ok:
 		return nil, nil, ErrNotInteger

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // Kind is a RESP reply's type, named by the byte that starts it on the
@@ -113,7 +113,7 @@ func (p *replyParser) length(nullable bool) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	n, ok := resp.ParseInt(l)
+	n, ok := redisnum.ParseInt(l)
 	if !ok {
 		return 0, false, p.fail("bad length")
 	}
@@ -156,7 +156,7 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 		var l []byte
 		if l, err = p.line(); err == nil {
 			var ok bool
-			if r.Int, ok = resp.ParseInt(l); !ok {
+			if r.Int, ok = redisnum.ParseInt(l); !ok {
 				err = p.fail("bad integer")
 			}
 		}

@@ -226,38 +226,16 @@ func TestCommandArguments(t *testing.T) {
 	}
 }
 
+// A script's double reply is Redis 7.2's d2string: 7.0's for integers
+// within 2^62, zeros and specials, the rest shortest.
 func TestFormatDouble(t *testing.T) {
 	for d, want := range map[float64]string{
-		0: "0", math.Copysign(0, -1): "-0", 1: "1", -3: "-3", 0.1: "0.1", 1.5: "1.5", 1e15: "1000000000000000",
-		1e17: "100000000000000000", 1e20: "1e+20", 1e21: "1e+21", 123456789e20: "1.23456789e+28",
-		1e22: "1e+22", 0.001: "0.001", 1e-7: "1e-7", 1.5e-7: "1.5e-7", 0.000123: "0.000123", 123.456: "123.456",
-		1.0 / 3: "0.3333333333333333", math.Inf(1): "inf", math.Inf(-1): "-inf", math.NaN(): "nan",
-		1e300: "1e+300", -1.7976931348623157e308: "-1.7976931348623157e+308", 5e-324: "5e-324",
-		4611686018427387904: "4611686018427387904", 4611686018427387904 * 2: "9223372036854776000", 123e5: "12300000",
+		1e17: "100000000000000000", 4611686018427387904 * 2: "9223372036854776000", 0.1: "0.1",
+		math.Copysign(0, -1): "-0", math.Inf(-1): "-inf", math.NaN(): "nan", 1e300: "1e+300",
 	} {
 		if got := formatDouble(d); got != want {
 			t.Errorf("formatDouble(%v) = %q, want %q", d, got, want)
 		}
-	}
-}
-
-func TestStrtod(t *testing.T) {
-	for in, want := range map[string]struct {
-		v float64
-		n int
-	}{
-		"1.5": {1.5, 3}, " -2e3x": {-2000, 5}, "0x10": {16, 4}, "0x1p4": {16, 5}, "0x": {0, 1}, "-0x.8": {-0.5, 5},
-		"inf": {math.Inf(1), 3}, "-Infinity": {math.Inf(-1), 9}, "infin": {math.Inf(1), 3}, ".5": {0.5, 2},
-		"5.": {5, 2}, "1e": {1, 1}, "1e+": {1, 1}, "abc": {0, 0}, "": {0, 0}, "-": {0, 0}, "1e400": {math.Inf(1), 5},
-		"+7": {7, 2},
-	} {
-		v, n := strtod([]byte(in))
-		if v != want.v || n != want.n {
-			t.Errorf("strtod(%q) = %v, %d; want %v, %d", in, v, n, want.v, want.n)
-		}
-	}
-	if v, n := strtod([]byte("nan(123)z")); !math.IsNaN(v) || n != 8 {
-		t.Errorf("nan: %v %d", v, n)
 	}
 }
 

@@ -48,12 +48,6 @@ type Caller interface {
 	Call(cmd Command) (reply []byte, wrote bool)
 }
 
-// CallerFunc adapts a function to Caller.
-type CallerFunc func(cmd Command) (reply []byte, wrote bool)
-
-// Call calls f.
-func (f CallerFunc) Call(cmd Command) ([]byte, bool) { return f(cmd) }
-
 // CommandChecker is implemented by a Caller that can answer
 // redis.acl_check_cmd: known is false for a command the server does not
 // have, allowed whether the client may run it. Without it every command

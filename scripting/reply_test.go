@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
@@ -204,25 +203,21 @@ func TestRESP3Conversions(t *testing.T) {
 }
 
 // The caller is told the protocol and read-only mode, and gets the
-// arguments as Redis prints them.
+// arguments as Redis 7.2 prints them: a real redis-server runs them.
 func TestCommandArguments(t *testing.T) {
 	e := New(Options{})
-	var got []Command
-	c := CallerFunc(func(cmd Command) ([]byte, bool) {
-		got = append(got, cmd)
-		return []byte("+OK\r\n"), false
-	})
-	evalWith(t, e, "redis.call('a', 1, -2.5, 1e300, 2^53, 0.1, 'x\\0y') redis.setresp(3) redis.pcall('b')", 2, c)
-	e.Eval(context.Background(), Invocation{Args: [][]byte{[]byte("redis.call('c')"), []byte("0")}, ReadOnly: true, Caller: c})
-	want := []string{"a|1|-2.5|1e+300|9007199254740992|0.1|x\x00y 2 false", "b 3 false", "c 2 true"}
-	if len(got) != len(want) {
-		t.Fatalf("calls: %v", got)
+	rc := newRedisCaller(t, startRedis(t))
+	got := evalWith(t, e, "redis.call('rpush', 'l', 1, -2.5, 1e300, 2^53, 0.1, 'x\\0y') return redis.call('lrange', 'l', 0, -1)", 2, rc)
+	if want := "*6\r\n$1\r\n1\r\n$4\r\n-2.5\r\n$6\r\n1e+300\r\n$16\r\n9007199254740992\r\n$3\r\n0.1\r\n$3\r\nx\x00y\r\n"; got != want {
+		t.Errorf("arguments read back as %q, want %q", got, want)
 	}
-	for i, cmd := range got {
-		s := string(bytes.Join(cmd.Args, []byte("|"))) + " " + strconv.Itoa(cmd.Proto) + " " + strconv.FormatBool(cmd.ReadOnly)
-		if s != want[i] {
-			t.Errorf("call %d: %q, want %q", i, s, want[i])
-		}
+	// After redis.setresp(3) the reply comes in RESP3: a double is a table.
+	if got := evalWith(t, e, "redis.call('zadd', 'z', 1.5, 'a') redis.setresp(3) return type(redis.call('zscore', 'z', 'a'))", 2, rc); got != "$5\r\ntable\r\n" {
+		t.Errorf("RESP3 zscore in Lua: %q", got)
+	}
+	r, err := e.Eval(context.Background(), Invocation{Args: [][]byte{[]byte("return redis.pcall('set', 'k', 'v')"), []byte("0")}, ReadOnly: true, Proto: 2, Caller: rc})
+	if err != nil || string(r) != string(ErrWriteReadOnly.Reply()) {
+		t.Errorf("a write from a read-only script: %q, %v", r, err)
 	}
 }
 

@@ -34,6 +34,15 @@ type Writer struct {
 	resp3 atomic.Bool
 }
 
+// Buffer returns a Writer with no connection, whose replies are appended
+// to b in protocol proto (2 or 3) for whoever sends them later: a
+// script's reply, FUNCTION LIST's. Buffered returns them.
+func Buffer(b []byte, proto int) *Writer {
+	w := &Writer{b: b}
+	w.SetProtocol(proto)
+	return w
+}
+
 // SetProtocol selects RESP2 (2) or RESP3 (3) for the replies that follow.
 func (w *Writer) SetProtocol(proto int) { w.resp3.Store(proto == 3) }
 
@@ -227,7 +236,13 @@ func (w *Writer) Bool(v bool) {
 // form is the one written. RESP2 gets it as a bulk string.
 func (w *Writer) Double(f float64) {
 	var digits [32]byte
-	text := redisnum.AppendG(digits[:0], f, 17)
+	w.DoubleText(redisnum.AppendG(digits[:0], f, 17))
+}
+
+// DoubleText writes a double whose text the caller formatted (a script's
+// double, which Redis 7.2 prints shortest); RESP2 gets the text as a bulk
+// string.
+func (w *Writer) DoubleText(text []byte) {
 	if w.resp3.Load() {
 		w.b = append(append(append(w.b, ','), text...), '\r', '\n')
 		return
@@ -236,14 +251,32 @@ func (w *Writer) Double(f float64) {
 }
 
 // Verbatim writes a verbatim string with a three-letter format such as
-// "txt"; RESP2 gets the text as a bulk string.
+// "txt" (cut or padded with spaces to three bytes, as Redis's
+// addReplyVerbatim does); RESP2 gets the text as a bulk string.
 func (w *Writer) Verbatim(format, text string) {
 	if !w.resp3.Load() {
 		w.b = redcon.AppendBulkString(w.b, text)
 		return
 	}
-	w.b = appendHeader(w.b, '=', len(format)+1+len(text))
-	w.b = append(append(append(append(w.b, format...), ':'), text...), '\r', '\n')
+	w.b = appendHeader(w.b, '=', 3+1+len(text))
+	for i := range 3 {
+		c := byte(' ')
+		if i < len(format) {
+			c = format[i]
+		}
+		w.b = append(w.b, c)
+	}
+	w.b = append(append(append(w.b, ':'), text...), '\r', '\n')
+}
+
+// BigNumber writes a big number's decimal digits; RESP2 gets them as a
+// bulk string.
+func (w *Writer) BigNumber(digits string) {
+	if !w.resp3.Load() {
+		w.b = redcon.AppendBulkString(w.b, digits)
+		return
+	}
+	w.b = append(append(append(w.b, '('), digits...), '\r', '\n')
 }
 
 // appendHeader appends a RESP type byte and a length line.

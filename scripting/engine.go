@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -746,6 +747,9 @@ func scriptReply(msg, source, line, sha string, where bool) []byte {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
 	}
 	// Redis writes the text as it is; a newline in it would break the
-	// protocol, so it becomes a space as in Redis's other error replies.
-	return appendError(nil, oneLine(msg))
+	// protocol, so it becomes a space (Writer.Error) as in Redis's other
+	// error replies.
+	w := resp.Buffer(nil, 2)
+	w.Error(msg)
+	return w.Buffered()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/stampedeless/stampedeless/internal/redisnum"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // Error is an error reply's text as Redis 7 writes it, its code first
@@ -15,7 +16,11 @@ type Error string
 func (e Error) Error() string { return string(e) }
 
 // Reply is e as a RESP error reply.
-func (e Error) Reply() []byte { return appendError(nil, string(e)) }
+func (e Error) Reply() []byte {
+	w := resp.Buffer(nil, 2)
+	w.Error(string(e))
+	return w.Buffered()
+}
 
 // The texts Redis 7.2 answers with on the scripting paths. A Caller
 // answers a script's command with the first four when Redis would refuse

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"testing"
 
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -20,20 +22,24 @@ func encodeReply(b []byte, r *Reply) []byte {
 		b = append(b, r.Str...)
 		return append(b, "\r\n"...)
 	case KindInt:
-		return appendInt(b, r.Int)
+		return header(b, ':', int(r.Int))
 	case KindNull:
 		return append(b, "_\r\n"...)
 	case KindBool:
-		return appendBool(b, r.Bool, 3)
+		w := resp.Buffer(b, 3)
+		w.Bool(r.Bool)
+		return w.Buffered()
 	case KindBulk, KindBlobError:
 		if r.Null {
 			return append(b, "$-1\r\n"...)
 		}
-		b = appendLen(b, byte(r.Kind), len(r.Str))
+		b = header(b, byte(r.Kind), len(r.Str))
 		b = append(b, r.Str...)
 		return append(b, "\r\n"...)
 	case KindVerbatim:
-		return appendVerbatim(b, string(r.Str), r.Format, 3)
+		w := resp.Buffer(b, 3)
+		w.Verbatim(r.Format, string(r.Str))
+		return w.Buffered()
 	}
 	if r.Null {
 		return append(b, "*-1\r\n"...)
@@ -42,11 +48,16 @@ func encodeReply(b []byte, r *Reply) []byte {
 	if r.Kind == KindMap {
 		n /= 2
 	}
-	b = appendLen(b, byte(r.Kind), n)
+	b = header(b, byte(r.Kind), n)
 	for i := range r.Elems {
 		b = encodeReply(b, &r.Elems[i])
 	}
 	return b
+}
+
+// header is a RESP type byte and a number, on a line.
+func header(b []byte, kind byte, n int) []byte {
+	return append(strconv.AppendInt(append(b, kind), int64(n), 10), '\r', '\n')
 }
 
 func TestParseReply(t *testing.T) {

@@ -39,16 +39,6 @@ func formatArg(d float64) string {
 	return redisnum.Shortest(d)
 }
 
-// formatG is C's printf("%.<prec>g"), which Lua's tostring (precision
-// 14) and cjson's encoder use.
-func formatG(d float64, prec int) string { return string(redisnum.AppendG(nil, d, prec)) }
-
-// strtod is glibc's strtod, the value and how many bytes it read.
-func strtod(b []byte) (float64, int) {
-	v, n, _ := redisnum.Strtod(b)
-	return v, n
-}
-
 // matchFold returns how many leading bytes of s match word, ignoring
 // ASCII case.
 func matchFold(s []byte, word string) int {

@@ -237,6 +237,6 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 // parseRESPDouble parses a RESP3 double's text: what strtod takes, with
 // "inf", "-inf" and "nan" spelt as RESP3 spells them.
 func parseRESPDouble(s []byte) (float64, bool) {
-	f, n := strtod(s)
+	f, n, _ := redisnum.Strtod(s)
 	return f, n == len(s) && n > 0
 }

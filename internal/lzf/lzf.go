@@ -70,14 +70,70 @@ func Compress(dst, in []byte, limit int) (out []byte, ok bool) {
 	o := buf[start : start+limit]
 	end := len(in)
 	ip, op, lit := 0, 1, 0 // o[0] is the first run's length
-	noLit := func() int {
-		if lit == 0 {
-			return 1
-		}
-		return 0
+	// tail: the last two bytes are reached, past where a match may start;
+	// liblzf checks once that their run fits (its bound: 3 bytes).
+	tail := false
+	var hval uint32
+	if end >= 2 {
+		hval = uint32(in[0])<<8 | uint32(in[1])
 	}
-	// literal copies one byte into the run, ending the run at maxLit.
-	literal := func() {
+	for ip < end {
+		if ip >= end-2 {
+			if !tail {
+				if op+3 > limit {
+					return dst[:start], false
+				}
+				tail = true
+			}
+		} else {
+			hval = hval<<8 | uint32(in[ip+2])
+			h := &htab[slot(hval)]
+			ref := 0 // none: position 0 is liblzf's NULL too, never a reference
+			if *h > base {
+				ref = int(*h - base)
+			}
+			*h = base + uint32(ip)
+			if off := ip - ref - 1; ref > 0 && off < maxOff && in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
+				noLit := 0 // the run just started holds nothing: undo it
+				if lit == 0 {
+					noLit = 1
+				}
+				if op+3+1 >= limit && op-noLit+3+1 >= limit {
+					return dst[:start], false
+				}
+				o[op-lit-1] = byte(lit - 1) // end the run
+				op -= noLit
+				n := matchLen(in, ref, ip, min(end-ip-2, maxRef))
+				n -= 2 // the reference's length, less two
+				if n < 7 {
+					o[op] = byte(off>>8 + n<<5)
+					op++
+				} else {
+					o[op] = byte(off>>8 + 7<<5)
+					o[op+1] = byte(n - 7)
+					op += 2
+				}
+				o[op] = byte(off)
+				op += 2 // and start a run
+				lit = 0
+				ip += n + 2
+				if ip >= end-2 {
+					continue
+				}
+				// VERY_FAST: the last two positions of the match are hashed.
+				ip -= 2
+				hval = uint32(in[ip])<<8 | uint32(in[ip+1])
+				for range 2 {
+					hval = hval<<8 | uint32(in[ip+2])
+					htab[slot(hval)] = base + uint32(ip)
+					ip++
+				}
+				continue
+			}
+			if op >= limit {
+				return dst[:start], false
+			}
+		}
 		o[op] = in[ip]
 		lit, op, ip = lit+1, op+1, ip+1
 		if lit == maxLit {
@@ -86,88 +142,36 @@ func Compress(dst, in []byte, limit int) (out []byte, ok bool) {
 			op++
 		}
 	}
-	var hval uint32
-	if end >= 2 {
-		hval = uint32(in[0])<<8 | uint32(in[1])
-	}
-	for ip < end-2 {
-		hval = hval<<8 | uint32(in[ip+2])
-		h := &htab[slot(hval)]
-		ref := 0 // none: position 0 is liblzf's NULL too, never a reference
-		if *h > base {
-			ref = int(*h - base)
-		}
-		*h = base + uint32(ip)
-		off := ip - ref - 1
-		if ref > 0 && off < maxOff && in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
-			n := 2
-			maxlen := min(end-ip-n, maxRef)
-			if op+3+1 >= limit && op-noLit()+3+1 >= limit {
-				return dst[:start], false
-			}
-			o[op-lit-1] = byte(lit - 1) // end the run
-			op -= noLit()
-			// liblzf compares 16 bytes unchecked once maxlen > 16, then
-			// byte by byte up to maxlen.
-			matched := true
-			if maxlen > 16 {
-				for range 16 {
-					n++
-					if in[ref+n] != in[ip+n] {
-						matched = false
-						break
-					}
-				}
-			}
-			if matched {
-				for {
-					n++
-					if n >= maxlen || in[ref+n] != in[ip+n] {
-						break
-					}
-				}
-			}
-			n -= 2 // the reference's length, less two
-			ip++
-			if n < 7 {
-				o[op] = byte(off>>8 + n<<5)
-				op++
-			} else {
-				o[op] = byte(off>>8 + 7<<5)
-				o[op+1] = byte(n - 7)
-				op += 2
-			}
-			o[op] = byte(off)
-			op += 2 // and start a run
-			lit = 0
-			ip += n + 1
-			if ip >= end-2 {
-				break
-			}
-			// VERY_FAST: the last two positions of the match are hashed.
-			ip -= 2
-			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
-			for range 2 {
-				hval = hval<<8 | uint32(in[ip+2])
-				htab[slot(hval)] = base + uint32(ip)
-				ip++
-			}
-			continue
-		}
-		if op >= limit {
-			return dst[:start], false
-		}
-		literal()
-	}
-	if op+3 > limit { // liblzf's bound for the (at most two) bytes left
+	if !tail && op+3 > limit {
 		return dst[:start], false
 	}
-	for ip < end {
-		literal()
-	}
 	o[op-lit-1] = byte(lit - 1)
-	op -= noLit()
+	if lit == 0 {
+		op--
+	}
 	return buf[:start+op], true
+}
+
+// matchLen is how many bytes from ip match those from ref, the first
+// three known to, as liblzf counts them: 16 compared unchecked once
+// maxlen > 16, then byte by byte up to maxlen (which the count may pass
+// by two after the 16).
+func matchLen(in []byte, ref, ip, maxlen int) int {
+	n := 2
+	if maxlen > 16 {
+		for range 16 {
+			n++
+			if in[ref+n] != in[ip+n] {
+				return n
+			}
+		}
+	}
+	for {
+		n++
+		if n >= maxlen || in[ref+n] != in[ip+n] {
+			return n
+		}
+	}
 }
 
 // Decompress appends what in decompresses to, which must be exactly n

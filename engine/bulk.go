@@ -142,7 +142,7 @@ func (l *Loader) writeLocked(sh *shard, items []LoadItem, idx []int32) error {
 			return err
 		}
 		sl, found := s.liveKeyLocked(sh, h, r.key)
-		sh.wroteLocked(r.key)
+		sh.wroteLocked(s.db, r.key)
 		if err := s.placeLocked(sh, h, sl, found, r); err != nil {
 			sh.dropNewLocked(&r)
 			return err

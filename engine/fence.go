@@ -11,7 +11,7 @@ package engine
 //
 // A Fence must be given to exactly one Set, or to Release.
 type Fence struct {
-	key     string
+	at      fenceKey
 	shard   *shard
 	written bool // a write of key happened since the fence was taken; guarded by shard.mu
 	// superseded: DropStale was called on key since the fence was taken;
@@ -19,15 +19,23 @@ type Fence struct {
 	superseded bool
 }
 
-// Fence takes a fence on key.
+// fenceKey is what a fence is taken on: a key of one database. The same
+// name in two databases is two keys, and a write of one is no write of the
+// other, even where both hash to one shard.
+type fenceKey struct {
+	db  uint8
+	key string
+}
+
+// Fence takes a fence on key in this database.
 func (s *Store) Fence(key []byte) *Fence {
 	sh := s.shardFor(key)
-	f := &Fence{key: string(key), shard: sh}
+	f := &Fence{at: fenceKey{s.db, string(key)}, shard: sh}
 	sh.mu.Lock()
 	if sh.fences == nil {
-		sh.fences = make(map[string][]*Fence)
+		sh.fences = make(map[fenceKey][]*Fence)
 	}
-	sh.fences[f.key] = append(sh.fences[f.key], f)
+	sh.fences[f.at] = append(sh.fences[f.at], f)
 	sh.mu.Unlock()
 	return f
 }
@@ -42,7 +50,7 @@ func (f *Fence) Release() {
 // releaseFenceLocked removes f from its shard and reports whether the key
 // was written since f was taken. The caller holds sh.mu.
 func (sh *shard) releaseFenceLocked(f *Fence) (written bool) {
-	list := sh.fences[f.key]
+	list := sh.fences[f.at]
 	for i, g := range list {
 		if g == f {
 			list = append(list[:i], list[i+1:]...)
@@ -50,9 +58,9 @@ func (sh *shard) releaseFenceLocked(f *Fence) (written bool) {
 		}
 	}
 	if len(list) == 0 {
-		delete(sh.fences, f.key)
+		delete(sh.fences, f.at)
 	} else {
-		sh.fences[f.key] = list
+		sh.fences[f.at] = list
 	}
 	return f.written
 }
@@ -66,28 +74,38 @@ func (sh *shard) storeRefusedLocked(f *Fence, fresh, now int64) bool {
 	return written || f.superseded && fresh != 0 && fresh <= now
 }
 
-// supersededLocked records, for the fences taken on key, that DropStale
-// superseded its stale copies. The caller holds sh.mu.
-func (sh *shard) supersededLocked(key []byte) {
-	for _, f := range sh.fences[string(key)] {
+// supersededLocked records, for the fences taken on key of database db,
+// that DropStale superseded its stale copies. The caller holds sh.mu.
+func (sh *shard) supersededLocked(db uint8, key []byte) {
+	for _, f := range sh.fences[fenceKey{db, string(key)}] {
 		f.superseded = true
 	}
 }
 
-// wroteLocked records a write of key for the fences taken on it. It costs a
-// length check when no fill is running in the shard. The caller holds sh.mu.
-func (sh *shard) wroteLocked(key []byte) {
+// wroteLocked records a write of key of database db for the fences taken
+// on it. It costs a length check when no fill is running in the shard. The
+// caller holds sh.mu.
+func (sh *shard) wroteLocked(db uint8, key []byte) {
 	if len(sh.fences) == 0 {
 		return
 	}
-	for _, f := range sh.fences[string(key)] {
+	for _, f := range sh.fences[fenceKey{db, string(key)}] {
 		f.written = true
 	}
 }
 
 // wroteAllLocked records a write of every key in sh, for FLUSHALL.
-func (sh *shard) wroteAllLocked() {
-	for _, list := range sh.fences {
+func (sh *shard) wroteAllLocked() { sh.wroteDBLocked(AllDatabases) }
+
+// wroteDBLocked records a write of every key of database db in sh
+// (AllDatabases: of every database), for FLUSHDB and SWAPDB: a fence on a
+// key that does not exist is broken too, so a fill that began before the
+// flush stores nothing. The caller holds sh.mu.
+func (sh *shard) wroteDBLocked(db int) {
+	for at, list := range sh.fences {
+		if db != AllDatabases && int(at.db) != db {
+			continue
+		}
 		for _, f := range list {
 			f.written = true
 		}
@@ -99,8 +117,8 @@ func (sh *shard) wroteAllLocked() {
 // was taken. It releases the fence and reports whether a live entry was
 // removed.
 func (s *Store) DeleteFenced(f *Fence) bool {
-	sh := f.shard
-	key := []byte(f.key)
+	sh, s := f.shard, s.DB(int(f.at.db))
+	key := []byte(f.at.key)
 	h := s.hash(key)
 	sh.mu.Lock()
 	written := sh.releaseFenceLocked(f)

@@ -160,3 +160,44 @@ func TestDropStale(t *testing.T) {
 		t.Fatal("a fence taken after DropStale refused a stale entry")
 	}
 }
+
+// TestFencesKeepTheirDatabase: a fence is on a key of one database. A write
+// of the same name in another database, even one in the same shard, leaves
+// it whole; FLUSHDB and SWAPDB of its database break it, even on a key that
+// does not exist (a fill of a miss), and those of other databases do not.
+func TestFencesKeepTheirDatabase(t *testing.T) {
+	s := newStore(t, Options{})
+	one, two := s.DB(1), s.DB(2)
+	// A name whose key in database 0 and in database 1 share a shard.
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := []byte("k" + string(rune('a'+i%26)) + string(rune('a'+i/26))); s.shardFor(k) == one.shardFor(k) {
+			key = string(k)
+		}
+	}
+	f := s.Fence([]byte(key))
+	one.Set([]byte(key), []byte("db1's"), SetOptions{})
+	one.Delete([]byte(key))
+	if !fill(t, s, key, "loaded", f) {
+		t.Fatal("a write of the same name in database 1 broke database 0's fence")
+	}
+	breaks := map[string]func(){
+		"flushdb": func() { one.Flush() },
+		"swapdb":  func() { s.SwapDB(1, 2) },
+	}
+	for name, op := range breaks {
+		t.Run(name, func(t *testing.T) {
+			mine, other := one.Fence([]byte("missing")), s.Fence([]byte("missing"))
+			op()
+			if fill(t, one, "missing", "loaded", mine) {
+				t.Errorf("a fill in database 1 begun before %s was stored", name)
+			}
+			if !fill(t, s, "missing", "loaded", other) {
+				t.Errorf("%s of database 1 broke a fence of database 0", name)
+			}
+			s.Delete([]byte("missing"))
+			one.Delete([]byte("missing"))
+			two.Delete([]byte("missing"))
+		})
+	}
+}

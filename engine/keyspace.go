@@ -257,8 +257,8 @@ func (s *Store) flush(db int) {
 		s.resetLocked(shards)
 	} else {
 		for _, sh := range shards {
+			sh.wroteDBLocked(db)
 			if sh.keys[db] > 0 {
-				sh.wroteAllLocked()
 				s.dbs[db].dropLocked(sh)
 			}
 		}
@@ -302,10 +302,11 @@ func (s *Store) SwapDB(a, b int) {
 	// Every slot of both leaves its shard first, then each is placed: a
 	// record's new shard may be one not walked yet.
 	for _, sh := range shards {
+		sh.wroteDBLocked(a)
+		sh.wroteDBLocked(b)
 		if sh.keys[a] == 0 && sh.keys[b] == 0 {
 			continue
 		}
-		sh.wroteAllLocked()
 		var locs []slab.Loc
 		sh.index.Range(func(_ int, loc slab.Loc) bool {
 			if db := int(recordDB(s.arena.Block(loc))); db == a || db == b {
@@ -365,6 +366,12 @@ func (s *Store) SwapDB(a, b int) {
 	if l := s.listener.Load(); l != nil {
 		(*l)(Change{Kind: Swapped, DB: a})
 		(*l)(Change{Kind: Swapped, DB: b})
+	}
+	s.swapMu.Lock()
+	hooks := s.onSwap
+	s.swapMu.Unlock()
+	for _, fn := range hooks {
+		fn(a, b)
 	}
 }
 

@@ -85,6 +85,15 @@ func (s *Store) Listen(l Listener) {
 	s.listener.Store(&l)
 }
 
+// OnSwap adds fn to what SwapDB calls once a swap of databases a and b is
+// done, so that state kept by database outside the store (the
+// read-through's origin tags) follows its keys. fn must not call SwapDB.
+func (s *Store) OnSwap(fn func(a, b int)) {
+	s.swapMu.Lock()
+	s.onSwap = append(s.onSwap, fn)
+	s.swapMu.Unlock()
+}
+
 // notify counts a change and tells the listener, if any, that key
 // changed. It is inlined into the writers: with no listener it is an
 // atomic add, one load and a branch.

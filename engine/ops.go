@@ -392,7 +392,7 @@ func (s *Store) setLocked(sh *shard, h uint64, r newRecord, opts *SetOptions) (S
 	if fenced || (opts.Condition == IfAbsent && found) || (opts.Condition == IfPresent && !found) {
 		return res, nil
 	}
-	sh.wroteLocked(r.key)
+	sh.wroteLocked(s.db, r.key)
 	if found && opts.KeepTTL {
 		r.fresh, r.stale = sl.rec.fresh, sl.rec.stale
 	}
@@ -449,7 +449,7 @@ func (s *Store) setMultiLocked(pairs [][]byte, cond Condition) (bool, error) {
 		h := s.hash(key)
 		sh := s.shardOf(h)
 		sl, found := s.liveKeyLocked(sh, h, key)
-		sh.wroteLocked(key)
+		sh.wroteLocked(s.db, key)
 		r := makeNewRecord(key, pairs[i+1], 0, 0, nil)
 		r.outside = true
 		if err := s.storeLocked(sh, h, sl, found, r); err != nil {
@@ -504,7 +504,7 @@ func (s *Store) deriveLocked(dst []byte, srcs [][]byte, mode ReadMode, read []re
 	sl, found := s.liveKeyLocked(sh, h, dst)
 	if len(value) == 0 {
 		if found {
-			sh.wroteLocked(dst)
+			sh.wroteLocked(s.db, dst)
 			s.deleteLocked(sh, h, sl)
 		}
 		return 0, found, nil
@@ -512,7 +512,7 @@ func (s *Store) deriveLocked(dst []byte, srcs [][]byte, mode ReadMode, read []re
 	if err := s.admitLocked(entryCost(len(dst), len(value))); err != nil {
 		return 0, found, err
 	}
-	sh.wroteLocked(dst)
+	sh.wroteLocked(s.db, dst)
 	r := makeNewRecord(dst, value, 0, 0, nil)
 	r.outside = true // fn's result, not a source's bytes
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
@@ -631,7 +631,7 @@ func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, val
 		// The old record is freed below; the caller gets its own copy.
 		value = cloneValue(value)
 	}
-	sh.wroteLocked(key)
+	sh.wroteLocked(s.db, key)
 	// The value is no longer the origin's, so the fill's validators must
 	// not renew it on a later revalidation: the record has no fill.
 	r := makeNewRecord(key, value, sl.rec.fresh, sl.rec.stale, nil)
@@ -690,7 +690,7 @@ func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bo
 	if err := s.admitLocked(entryCost(len(key), n)); err != nil {
 		return 0, err
 	}
-	sh.wroteLocked(key)
+	sh.wroteLocked(s.db, key)
 	if found && len(sl.rec.fill) == 0 && n <= len(old)+sl.rec.room {
 		// In place: readers hold the shard's read lock, so none sees the
 		// bytes change; the record's cost, which counts its room, stays.
@@ -813,7 +813,7 @@ func (s *Store) DeleteEach(keys [][]byte, deleted func(i int)) int {
 func (s *Store) removeKeyLocked(sh *shard, h uint64, key []byte, kind ChangeKind, old func([]byte)) bool {
 	// A delete wins over a fill in progress even when the key is absent:
 	// the fill must not bring back what was just deleted.
-	sh.wroteLocked(key)
+	sh.wroteLocked(s.db, key)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	switch {
 	case found:
@@ -840,7 +840,7 @@ func (s *Store) DropStale(key []byte) bool {
 	sh := s.shardOf(h)
 	now := s.now()
 	sh.mu.Lock()
-	sh.supersededLocked(key)
+	sh.supersededLocked(s.db, key)
 	sl, found := s.liveKeyLocked(sh, h, key)
 	stale := found && sl.rec.fresh != 0 && sl.rec.fresh <= now
 	switch {
@@ -880,7 +880,7 @@ func (s *Store) Expire(key []byte, at int64, cond ExpireCondition) bool {
 	sl, found := s.liveKeyLocked(sh, h, key)
 	ok := found && expireAllowed(sl.rec.stale, at, cond)
 	if ok {
-		sh.wroteLocked(key)
+		sh.wroteLocked(s.db, key)
 		if at <= now {
 			s.deleteLocked(sh, h, sl)
 		} else {
@@ -924,7 +924,7 @@ func (s *Store) Persist(key []byte) bool {
 	sl, found := s.liveKeyLocked(sh, h, key)
 	ok := found && sl.rec.stale != 0
 	if ok {
-		sh.wroteLocked(key)
+		sh.wroteLocked(s.db, key)
 		s.setDeadlinesLocked(sh, h, sl, 0, 0) // in place: the record has room
 		s.notify(Written, key)
 	}
@@ -962,7 +962,7 @@ func (s *Store) GetEx(key []byte, at int64, persist bool) ([]byte, bool, Deadlin
 	var value []byte
 	if found {
 		value = cloneValue(sl.rec.value)
-		sh.wroteLocked(key)
+		sh.wroteLocked(s.db, key)
 		switch {
 		case persist:
 			// As Redis, a key that had no deadline did not change.

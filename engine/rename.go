@@ -94,9 +94,9 @@ func (s *Store) transfer(src []byte, to *Store, dst []byte, move bool, write fun
 		return err
 	}
 	if move {
-		srcShard.wroteLocked(src)
+		srcShard.wroteLocked(s.db, src)
 	}
-	dstShard.wroteLocked(dst)
+	dstShard.wroteLocked(to.db, dst)
 	// The new record is written from the source's, which stays in place
 	// until it is stored.
 	r.value = s.copyValueLocked(srcShard, &from.rec, dstShard, move)

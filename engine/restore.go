@@ -45,7 +45,7 @@ func (s *Store) restoreLocked(sh *shard, h uint64, it *LoadItem, c collection, r
 		return ErrBusyKey
 	case it.StaleUntil != 0 && it.StaleUntil <= s.now():
 		if found {
-			sh.wroteLocked(it.Key)
+			sh.wroteLocked(s.db, it.Key)
 			s.deleteLocked(sh, h, sl)
 		}
 		return nil
@@ -55,7 +55,7 @@ func (s *Store) restoreLocked(sh *shard, h uint64, it *LoadItem, c collection, r
 		sh.dropNewLocked(&r)
 		return err
 	}
-	sh.wroteLocked(it.Key)
+	sh.wroteLocked(s.db, it.Key)
 	if found {
 		// Redis deletes the key it replaces and adds the new one: the
 		// key is created even so (storeLocked tells only a new one).

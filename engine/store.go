@@ -205,6 +205,8 @@ type store struct {
 	ownsProcess bool
 
 	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	swapMu   sync.Mutex               // guards onSwap
+	onSwap   []func(a, b int)         // called after each SWAPDB (OnSwap)
 	changes  atomic.Uint64            // counted by notify
 	section  Section                  // the atomic section (section.go)
 
@@ -225,12 +227,12 @@ func (c *listpackConfig) get() (entries, value int64) { return c.entries.Load(),
 
 // shard is one lock domain of the key space.
 type shard struct {
-	mu       sync.RWMutex        // protects every field below but the counters
-	index    slab.Index          // live records, plus expired ones not yet swept
-	volatile int                 // records in index that have a stale deadline
-	keys     [MaxDatabases]int32 // records in index, by database
-	sweepAt  int                 // index slot the sweeper resumes from
-	fences   map[string][]*Fence // fills in progress, by key; lazily initialized
+	mu       sync.RWMutex          // protects every field below but the counters
+	index    slab.Index            // live records, plus expired ones not yet swept
+	volatile int                   // records in index that have a stale deadline
+	keys     [MaxDatabases]int32   // records in index, by database
+	sweepAt  int                   // index slot the sweeper resumes from
+	fences   map[fenceKey][]*Fence // fills in progress, by key; lazily initialized
 	// heap holds the collections too big for their compact encoding, by
 	// handle (types.go); lazily initialized.
 	heap map[uint64]heapObject

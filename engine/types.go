@@ -226,12 +226,12 @@ func (s *Store) writeCollLocked(sh *shard, h uint64, key []byte, t Type, fn func
 	}
 	if change == collDelete {
 		if found {
-			sh.wroteLocked(key)
+			sh.wroteLocked(s.db, key)
 			s.deleteLocked(sh, h, sl)
 		}
 		return nil
 	}
-	sh.wroteLocked(key)
+	sh.wroteLocked(s.db, key)
 	if next.obj != nil && found && cur.obj == next.obj {
 		// Changed in place: only its charge is rewritten.
 		s.rechargeLocked(sl, next.charge, key)
@@ -293,12 +293,12 @@ func (s *Store) replaceCollLocked(key []byte, t Type, next collection) (bool, er
 	sl, found := s.liveKeyLocked(sh, h, key)
 	if next.obj == nil && len(next.blob) == 0 {
 		if found {
-			sh.wroteLocked(key)
+			sh.wroteLocked(s.db, key)
 			s.deleteLocked(sh, h, sl)
 		}
 		return found, nil
 	}
-	sh.wroteLocked(key)
+	sh.wroteLocked(s.db, key)
 	return true, s.storeCollLocked(sh, h, sl, found, key, t, next, 0, 0, 0)
 }
 

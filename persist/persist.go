@@ -54,6 +54,7 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 	w.Header(rdb.DefaultAux(now, st.Stats().Cost))
 	var e rdb.Entry
 	shardStart := time.Now()
+	saving := 0 // the database saveItems is given the keys of
 	saveItems := func(items []engine.SnapshotItem) error {
 		if paced {
 			defer func() {
@@ -71,7 +72,7 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 				// without any (its old fill no longer has a record).
 				var tags []string
 				if rt != nil && it.Fill != nil {
-					tags = rt.TagsOf(string(it.Key), *it.Fill)
+					tags = rt.TagsOf(saving, string(it.Key), *it.Fill)
 				}
 				if err := w.Aux(rdb.AuxField{Key: fillAux, Value: encodeFill(it, tags)}); err != nil {
 					return err
@@ -89,6 +90,7 @@ func save(st *engine.Store, rt ReadThrough, path string, now time.Time, paced bo
 	// Each database in turn, as Redis writes them: SELECTDB, then its keys.
 	for n := 0; n < st.Databases() && err == nil; n++ {
 		db := st.DB(n)
+		saving = n
 		keys := db.Len()
 		if keys == 0 && n > 0 {
 			continue
@@ -314,10 +316,10 @@ func Load(st *engine.Store, path string, now time.Time, opts LoadOptions) (res L
 	// must not be left with its tags.
 	if rt := opts.ReadThrough; rt != nil {
 		for _, t := range w.tagged {
-			rt.RestoreTags(t.key, t.fill, t.tags)
+			rt.RestoreTags(t.db, t.key, t.fill, t.tags)
 		}
 		for _, m := range missing {
-			rt.RestoreMissing(m.key, time.Unix(0, m.until), now)
+			rt.RestoreMissing(m.db, m.key, time.Unix(0, m.until), now)
 		}
 		if loaders != "" {
 			rt.RestoreLoaderState([]byte(loaders))
@@ -365,6 +367,7 @@ type loadWriter struct {
 
 // taggedKey is a loaded key's fill and the origin's tags of it.
 type taggedKey struct {
+	db   int
 	key  string
 	fill engine.FillMeta
 	tags []string
@@ -400,8 +403,8 @@ func (w *loadWriter) write(b *loadBatch) error {
 		if e.Kind == rdb.KindString {
 			opts := engine.SetOptions{FreshUntil: at, StaleUntil: at}
 			withFill(&le.fill, e, &opts)
-			if opts.Fill != nil && e.DB == 0 && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
-				w.tagged = append(w.tagged, taggedKey{key: string(e.Key), fill: *opts.Fill, tags: le.fill.tags})
+			if opts.Fill != nil && len(le.fill.tags) > 0 && w.opts.ReadThrough != nil {
+				w.tagged = append(w.tagged, taggedKey{db: e.DB, key: string(e.Key), fill: *opts.Fill, tags: le.fill.tags})
 			}
 			w.items = append(w.items, engine.LoadItem{Key: e.Key, Value: e.Value, DB: e.DB,
 				FreshUntil: opts.FreshUntil, StaleUntil: opts.StaleUntil, Fill: opts.Fill})

@@ -16,18 +16,19 @@ import (
 // without one neither writes nor reads it; a file's fields of it are then
 // skipped. Its methods are called with no lock of the store held.
 type ReadThrough interface {
-	// TagsOf returns the origin's tags of key if its entry is the fill
-	// fill, nil if it has none.
-	TagsOf(key string, fill engine.FillMeta) []string
-	// RestoreTags records tags as those of key, whose entry is now the
-	// fill fill.
-	RestoreTags(key string, fill engine.FillMeta, tags []string)
-	// EachMissing calls fn with each key remembered at now as missing at
-	// the origin, and the end of that memory, until fn returns an error,
-	// which it returns.
-	EachMissing(now time.Time, fn func(key string, until time.Time) error) error
-	// RestoreMissing remembers key as missing at the origin until until.
-	RestoreMissing(key string, until, now time.Time)
+	// TagsOf returns the origin's tags of key of database db if its entry
+	// is the fill fill, nil if it has none.
+	TagsOf(db int, key string, fill engine.FillMeta) []string
+	// RestoreTags records tags as those of key of database db, whose entry
+	// is now the fill fill.
+	RestoreTags(db int, key string, fill engine.FillMeta, tags []string)
+	// EachMissing calls fn with each key (and its database) remembered at
+	// now as missing at the origin, and the end of that memory, until fn
+	// returns an error, which it returns.
+	EachMissing(now time.Time, fn func(db int, key string, until time.Time) error) error
+	// RestoreMissing remembers key of database db as missing at the origin
+	// until until.
+	RestoreMissing(db int, key string, until, now time.Time)
 	// LoaderState returns the loader registrations to keep, nil for none:
 	// bytes whose format is their owner's (package loader's), with a format
 	// byte first. They may hold secrets (header values).
@@ -44,8 +45,10 @@ type ReadThrough interface {
 const loadersAux = "stampedeless-loaders"
 
 // missingAux names the AUX fields that carry the keys remembered as
-// missing at the origin: a format byte (1), then for each key the end of
-// its memory (unix nanoseconds, a varint) and the key with its length.
+// missing at the origin: a format byte (2), then for each key its database
+// (a uvarint), the end of its memory (unix nanoseconds, a varint) and the
+// key with its length. Format 1, written before the databases, has no
+// database: its keys are database 0's.
 // They come after the last key, at most missingAuxBytes each; redis-server
 // ignores them.
 const (
@@ -57,7 +60,7 @@ var errMissingAux = errors.New("malformed " + missingAux + " field")
 
 // writeMissing writes rt's keys remembered as missing at now to w.
 func writeMissing(w *rdb.Writer, rt ReadThrough, now time.Time) error {
-	b := []byte{1}
+	b := []byte{2}
 	put := func() error {
 		if len(b) == 1 {
 			return nil
@@ -66,7 +69,8 @@ func writeMissing(w *rdb.Writer, rt ReadThrough, now time.Time) error {
 		b = b[:1]
 		return err
 	}
-	err := rt.EachMissing(now, func(key string, until time.Time) error {
+	err := rt.EachMissing(now, func(db int, key string, until time.Time) error {
+		b = binary.AppendUvarint(b, uint64(db))
 		b = appendField(binary.AppendVarint(b, until.UnixNano()), key)
 		if len(b) >= missingAuxBytes {
 			return put()
@@ -82,6 +86,7 @@ func writeMissing(w *rdb.Writer, rt ReadThrough, now time.Time) error {
 // missingKey is a key remembered as missing at the origin, as a file holds
 // it.
 type missingKey struct {
+	db    int
 	key   string
 	until int64 // unix nanoseconds
 }
@@ -89,10 +94,19 @@ type missingKey struct {
 // decodeMissing appends the keys of a missingAux value to to.
 func decodeMissing(v string, to []missingKey) ([]missingKey, error) {
 	b := []byte(v)
-	if len(b) == 0 || b[0] != 1 {
+	if len(b) == 0 || b[0] != 1 && b[0] != 2 {
 		return to, errMissingAux
 	}
+	withDB := b[0] == 2
 	for b = b[1:]; len(b) > 0; {
+		var db uint64
+		if withDB {
+			var n int
+			if db, n = binary.Uvarint(b); n <= 0 || db >= engine.MaxDatabases {
+				return to, errMissingAux
+			}
+			b = b[n:]
+		}
 		until, n := binary.Varint(b)
 		if n <= 0 {
 			return to, errMissingAux
@@ -102,7 +116,7 @@ func decodeMissing(v string, to []missingKey) ([]missingKey, error) {
 		if key, b, ok = readField(b[n:]); !ok {
 			return to, errMissingAux
 		}
-		to = append(to, missingKey{key, until})
+		to = append(to, missingKey{int(db), key, until})
 	}
 	return to, nil
 }

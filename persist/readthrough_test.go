@@ -19,11 +19,15 @@ import (
 )
 
 // missingOf is every key f remembers as missing at now, with the end of
-// its memory in milliseconds.
+// its memory in milliseconds; a key of a database other than 0 is written
+// "<db>/<key>".
 func missingOf(t *testing.T, f *swr.Filler, now time.Time) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	f.EachMissing(now, func(key string, until time.Time) error {
+	f.EachMissing(now, func(db int, key string, until time.Time) error {
+		if db != 0 {
+			key = fmt.Sprintf("%d/%s", db, key)
+		}
 		out[key] = until.UnixMilli()
 		return nil
 	})
@@ -40,18 +44,25 @@ func TestReadThroughStateSaved(t *testing.T) {
 	now := time.Now()
 	f := swr.New(swr.Options{Store: st, NegativeTTL: time.Hour})
 	freshFill := engine.FillMeta{Loader: "api:", ETag: `"v1"`, LastModified: "Tue, 01 Dec 2026 10:00:00 GMT", LoadTime: 42 * time.Millisecond}
-	f.RestoreTags("fill:fresh", freshFill, []string{"product:1", "all"})
-	f.RestoreTags("fill:stale", engine.FillMeta{Loader: "api:"}, []string{"all"})
+	f.RestoreTags(0, "fill:fresh", freshFill, []string{"product:1", "all"})
+	f.RestoreTags(0, "fill:stale", engine.FillMeta{Loader: "api:"}, []string{"all"})
+	// Database 3's fill and database 2's missing key, of the same names as
+	// database 0's, are their databases' own.
+	db3Fill := engine.FillMeta{Loader: "api:", ETag: `"db3"`}
+	st.DB(3).Set([]byte("fill:fresh"), []byte("three"), engine.SetOptions{Fill: &db3Fill})
+	f.RestoreTags(3, "fill:fresh", db3Fill, []string{"three"})
 	// More than one AUX field's worth (missingAuxBytes).
 	gone := map[string]int64{"api:gone": now.Add(time.Minute).UnixMilli()}
 	for i := range 300 {
 		gone[fmt.Sprintf("api:%03d:%s", i, strings.Repeat("x", 300))] = now.Add(time.Hour).UnixMilli()
 	}
 	for k, until := range gone {
-		f.RestoreMissing(k, time.UnixMilli(until), now)
+		f.RestoreMissing(0, k, time.UnixMilli(until), now)
 	}
+	f.RestoreMissing(2, "api:gone", now.Add(2*time.Minute), now)
+	gone["2/api:gone"] = now.Add(2 * time.Minute).UnixMilli()
 	// A key written since the origin said it was missing is not.
-	f.RestoreMissing("api:back", now.Add(time.Hour), now)
+	f.RestoreMissing(0, "api:back", now.Add(time.Hour), now)
 	st.Set([]byte("api:back"), []byte("v"), engine.SetOptions{})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dump.rdb")
@@ -69,11 +80,14 @@ func TestReadThroughStateSaved(t *testing.T) {
 		env, _ := back.Peek([]byte(key))
 		var got []string
 		if env.Fill != nil {
-			got = g.TagsOf(key, *env.Fill)
+			got = g.TagsOf(0, key, *env.Fill)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("tags of %s after the load: %q, want %q", key, got, want)
 		}
+	}
+	if env, _ := back.DB(3).Peek([]byte("fill:fresh")); env.Fill == nil || !reflect.DeepEqual(g.TagsOf(3, "fill:fresh", *env.Fill), []string{"three"}) {
+		t.Errorf("database 3's fill after the load: %+v, tags %q", env.Fill, g.TagsOf(3, "fill:fresh", db3Fill))
 	}
 	if got := missingOf(t, g, now); !reflect.DeepEqual(got, gone) {
 		t.Errorf("missing after the load: %v, want %v", got, gone)
@@ -105,8 +119,8 @@ func TestMissingRestoredWithinTTL(t *testing.T) {
 	st := newStore(t)
 	now := time.Now()
 	f := swr.New(swr.Options{Store: st, NegativeTTL: time.Hour})
-	f.RestoreMissing("long", now.Add(time.Hour), now)
-	f.RestoreMissing("short", now.Add(time.Second), now)
+	f.RestoreMissing(0, "long", now.Add(time.Hour), now)
+	f.RestoreMissing(0, "short", now.Add(time.Second), now)
 	path := filepath.Join(t.TempDir(), "dump.rdb")
 	if _, err := save(st, f, path, now, false); err != nil {
 		t.Fatal(err)

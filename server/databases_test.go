@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,14 +187,110 @@ func TestDatabasesKeepTheirWaitersWatchesAndEvents(t *testing.T) {
 	}
 }
 
-// TestReadThroughIsDatabaseZeros: the read-through commands refuse to run
-// in another database, saying which one they work in.
-func TestReadThroughIsDatabaseZeros(t *testing.T) {
+// TestReadThroughPerDatabase: each database is a read-through cache of its
+// own, on four event loops. A burst of GETFILLs of one key in database 3
+// calls the origin once, and the same name in database 0 once more; the
+// fill is database 3's key (GET, TTL, FILL.INFO there and not elsewhere); a
+// DEL in database 0 leaves it; PURGE.TAG in database 0 purges database 0's
+// keys only; a lease in database 2 and one in database 0 on the same name
+// are both granted; SWAPDB carries the fill, tags and all, to the other
+// database; FLUSHDB forgets the origin's "no such key" of its database.
+func TestReadThroughPerDatabase(t *testing.T) {
+	var calls atomic.Int64
+	var status atomic.Int64
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		time.Sleep(50 * time.Millisecond) // long enough for the burst to meet one flight
+		if s := status.Load(); s != 0 {
+			w.WriteHeader(int(s))
+			return
+		}
+		w.Header().Set("Surrogate-Key", "t")
+		io.WriteString(w, r.Header.Get("X-Stampedeless-Key")+"@origin")
+	}))
+	t.Cleanup(o.Close)
 	ts := startServer(t, Options{EventLoops: 4})
-	c := dbClient(t, ts.addr, 3)
-	err := c.Do(context.Background(), "GETFILL", "k", "60", "10").Err()
-	if err == nil || !strings.Contains(err.Error(), "database 0 only") {
-		t.Errorf("GETFILL in database 3: %v, want a refusal naming database 0", err)
+	ctx := context.Background()
+	db0, db2, db3 := dbClient(t, ts.addr, 0), dbClient(t, ts.addr, 2), dbClient(t, ts.addr, 3)
+	if err := db3.Do(ctx, "LOADER.REGISTER", "k:", o.URL+"/{key}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	db3.Options().PoolSize = 50
+	allEqual(t, burst(db3, 50, "k:a", 60, 30), "k:a@origin")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("50 GETFILLs in database 3 made %d origin calls, want 1", n)
+	}
+	if v := db0.Get(ctx, "k:a").Val(); v != "" {
+		t.Errorf("database 0 holds %q after a fill in database 3", v)
+	}
+	if v := db3.Get(ctx, "k:a").Val(); v != "k:a@origin" {
+		t.Errorf("GET in database 3 after its fill: %q", v)
+	}
+	if got := fmt.Sprint(db0.Do(ctx, "FILL.INFO", "k:a").Val()); !strings.Contains(got, "state:missing") {
+		t.Errorf("FILL.INFO in database 0: %s, want missing", got)
+	}
+	if got := fmt.Sprint(db3.Do(ctx, "FILL.INFO", "k:a").Val()); !strings.Contains(got, "state:fresh") || !strings.Contains(got, "tags:[t]") {
+		t.Errorf("FILL.INFO in database 3: %s, want fresh with tag t", got)
+	}
+	if v := db0.Do(ctx, "GETFILL", "k:a", 60, 30).Val(); v != "k:a@origin" || calls.Load() != 2 {
+		t.Errorf("GETFILL in database 0: %v after %d origin calls, want its own fill (2 calls)", v, calls.Load())
+	}
+	db0.Del(ctx, "k:a")
+	if v := db3.Do(ctx, "GETFILL", "k:a", 60, 30).Val(); v != "k:a@origin" || calls.Load() != 2 {
+		t.Errorf("GETFILL in database 3 after a DEL in database 0: %v, %d origin calls, want a hit", v, calls.Load())
+	}
+	db0.Do(ctx, "GETFILL", "k:a", 60, 30)
+	if n := db0.Do(ctx, "PURGE.TAG", "t").Val(); n != int64(1) {
+		t.Errorf("PURGE.TAG in database 0 purged %v keys, want 1 (its own)", n)
+	}
+	if db0.Exists(ctx, "k:a").Val() != 0 || db3.Exists(ctx, "k:a").Val() != 1 {
+		t.Errorf("after PURGE.TAG in database 0: database 0 has k:a %d, database 3 %d; want 0 and 1",
+			db0.Exists(ctx, "k:a").Val(), db3.Exists(ctx, "k:a").Val())
+	}
+
+	// Leases: one per key per database.
+	for _, c := range []*redis.Client{db0, db2} {
+		got, err := c.Do(ctx, "FILL.LEASE", "app:x", 60, 30).Slice()
+		if err != nil || len(got) != 2 || got[0] != nil {
+			t.Errorf("FILL.LEASE app:x in database %d: %v %v, want a lease", c.Options().DB, got, err)
+			continue
+		}
+		if err := c.Do(ctx, "FILL.SET", "app:x", got[1], fmt.Sprint("db", c.Options().DB)).Err(); err != nil {
+			t.Errorf("FILL.SET in database %d: %v", c.Options().DB, err)
+		}
+	}
+	if a, b := db0.Get(ctx, "app:x").Val(), db2.Get(ctx, "app:x").Val(); a != "db0" || b != "db2" {
+		t.Errorf("leased fills: database 0 %q, database 2 %q", a, b)
+	}
+
+	// SWAPDB carries the fill with its tags.
+	if err := db0.Do(ctx, "SWAPDB", 3, 4).Err(); err != nil {
+		t.Fatal(err)
+	}
+	db4 := dbClient(t, ts.addr, 4)
+	if got := fmt.Sprint(db4.Do(ctx, "FILL.INFO", "k:a").Val()); !strings.Contains(got, "state:fresh") || !strings.Contains(got, "tags:[t]") {
+		t.Errorf("FILL.INFO in database 4 after SWAPDB 3 4: %s, want fresh with tag t", got)
+	}
+
+	// The origin's "no such key" is its database's, and FLUSHDB forgets it.
+	status.Store(http.StatusNotFound)
+	before := calls.Load()
+	for range 2 {
+		if err := db3.Do(ctx, "GETFILL", "k:gone", 60, 30).Err(); err != redis.Nil {
+			t.Fatalf("GETFILL of a key the origin does not have: %v", err)
+		}
+	}
+	if n := calls.Load() - before; n != 1 {
+		t.Errorf("two GETFILLs of a missing key made %d origin calls, want 1 (the second remembered)", n)
+	}
+	db0.Do(ctx, "GETFILL", "k:gone", 60, 30)
+	if n := calls.Load() - before; n != 2 {
+		t.Errorf("database 0's GETFILL of the name database 3 remembers as missing: %d origin calls in all, want 2", n)
+	}
+	db3.FlushDB(ctx)
+	db3.Do(ctx, "GETFILL", "k:gone", 60, 30)
+	if n := calls.Load() - before; n != 3 {
+		t.Errorf("after FLUSHDB a GETFILL in database 3: %d origin calls in all, want 3", n)
 	}
 }
 

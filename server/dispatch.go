@@ -83,7 +83,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it
 		}
-	case s.opts.Shared != nil && cmd.sharedIn(int(c.db.Load())):
+	case s.refusedShared(c, cmd):
+	case s.opts.Shared != nil && cmd.shared():
 		s.runShared(c, cmd, args)
 		ran = true
 	default:
@@ -162,9 +163,6 @@ func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64)
 // handle runs a keyspace command's handler, holding the atomic section,
 // and tells tracking (tracking.beforeCommand) when it needs to know.
 func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
-	if cmd.outsideDB0(c) {
-		return
-	}
 	if c.tracked || s.tracking.noloop.Load() > 0 || s.tracking.bcasting.Load() > 0 {
 		defer s.tracking.beforeCommand(c, cmd, args)()
 	}

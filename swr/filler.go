@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stampedeless/stampedeless/engine"
@@ -140,16 +142,30 @@ type Answer struct {
 
 // Filler answers read-through reads: from the store when it can, else from
 // the key's one flight to the origin. It is safe for concurrent use.
+//
+// A Filler is one database's (Options.Store's): DB returns another's. Each
+// database is a read-through cache of its own, as each is a keyspace of
+// its own: its own flights, leases, remembered misses and cooldowns. The
+// loaders, the background refresh budget, the tag index's bound, the logs,
+// metrics and radar are the server's; the fleet (Options.Fleet, Purges)
+// is every database's, which each names in its calls.
 type Filler struct {
 	opts      Options
 	group     loader.Group
 	cooldown  *loader.Cooldown
-	refreshes *loader.Budget
+	refreshes *loader.Budget // the server's
 	negative  *negativeCache // keys the origin said do not exist
 	leases    leaseTable     // keys the application fills (FILL.LEASE)
-	tags      *tagIndex      // the keys of each origin tag (PURGE.TAG)
+	tags      dbTags         // the keys of each origin tag (PURGE.TAG)
 	flights   flightFences   // the running flights' fences
-	logs      *fillLogs
+	logs      *fillLogs      // the server's
+	dbs       *fillerDBs     // every database's Filler
+}
+
+// fillerDBs holds the Filler of each database, made on first use.
+type fillerDBs struct {
+	mu  sync.Mutex // held to make one
+	all []atomic.Pointer[Filler]
 }
 
 // New returns a Filler.
@@ -181,9 +197,12 @@ func New(opts Options) *Filler {
 		cooldown:  cd,
 		refreshes: loader.NewBudget(opts.MaxBackgroundRefreshes),
 		negative:  newNegativeCache(opts.NegativeTTL),
-		tags:      newTagIndex(opts.Store, opts.Metrics, opts.MaxTagsPerKey, opts.MaxTagEntries),
+		tags:      dbTags{ix: newTagIndex(opts.Store.DB(0), opts.Metrics, opts.MaxTagsPerKey, opts.MaxTagEntries), db: opts.Store.Index()},
 		logs:      newFillLogs(opts.Logger, opts.SlowFill),
+		dbs:       &fillerDBs{all: make([]atomic.Pointer[Filler], opts.Store.Databases())},
 	}
+	f.dbs.all[opts.Store.Index()].Store(f)
+	opts.Store.OnSwap(f.tags.ix.swap)
 	// The limits run on the Filler's clock, so tests move them by hand.
 	for _, lim := range []*lograte.Limiter{&f.logs.failures, &f.logs.recovers, &f.logs.slows} {
 		lim.Now, lim.AfterFunc = opts.Now, opts.AfterFunc
@@ -193,6 +212,39 @@ func New(opts Options) *Filler {
 		opts.Purges.WatchPurges(f.heardPurge)
 	}
 	return f
+}
+
+// db is the Filler's database, which it names to the fleet.
+func (f *Filler) db() int { return f.opts.Store.Index() }
+
+// DB returns the Filler of database n of the store (engine.Store.DB), made
+// on first use, or nil if the store has no database n.
+func (f *Filler) DB(n int) *Filler {
+	if n < 0 || n >= len(f.dbs.all) {
+		return nil
+	}
+	if g := f.dbs.all[n].Load(); g != nil {
+		return g
+	}
+	f.dbs.mu.Lock()
+	defer f.dbs.mu.Unlock()
+	if g := f.dbs.all[n].Load(); g != nil {
+		return g
+	}
+	opts := f.opts
+	opts.Store = f.opts.Store.DB(n)
+	g := &Filler{
+		opts:      opts,
+		cooldown:  &loader.Cooldown{Base: f.cooldown.Base, Max: f.cooldown.Max, MaxKeys: f.cooldown.MaxKeys},
+		refreshes: f.refreshes,
+		negative:  newNegativeCache(opts.NegativeTTL),
+		tags:      dbTags{ix: f.tags.ix, db: n},
+		logs:      f.logs,
+		dbs:       f.dbs,
+	}
+	g.group.Observer = flightObserver{g}
+	f.dbs.all[n].Store(g)
+	return g
 }
 
 // Get answers one read-through read as Decide says, waiting for
@@ -435,7 +487,7 @@ func (p *Pending) fleetEntry(ctx context.Context) (engine.Envelope, Action) {
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
+		e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.f.db(), p.req.Key)
 		ch <- answer{e, found, err}
 	}()
 	var a answer

@@ -12,56 +12,63 @@ import (
 // The Filler's part of a snapshot (persist.ReadThrough): what it keeps
 // outside the store about the keys, so that a restart finds it again.
 
-// TagsOf returns the origin's tags of key if its entry is the fill fill,
-// nil if it has none.
-func (f *Filler) TagsOf(key string, fill engine.FillMeta) []string {
-	return f.tags.of(key, engine.Envelope{Fill: &fill})
+// TagsOf returns the origin's tags of key of database db if its entry is
+// the fill fill, nil if it has none.
+func (f *Filler) TagsOf(db int, key string, fill engine.FillMeta) []string {
+	return f.tags.ix.of(tagKey{db, key}, engine.Envelope{Fill: &fill})
 }
 
-// RestoreTags records tags as the origin's tags of key, whose entry is the
-// fill fill, as a fill that brought them would.
-func (f *Filler) RestoreTags(key string, fill engine.FillMeta, tags []string) {
-	f.tags.record(key, &fill, tags)
+// RestoreTags records tags as the origin's tags of key of database db,
+// whose entry is the fill fill, as a fill that brought them would.
+func (f *Filler) RestoreTags(db int, key string, fill engine.FillMeta, tags []string) {
+	f.tags.ix.record(tagKey{db, key}, &fill, tags)
 }
 
-// EachMissing calls fn with each key the origin said does not exist that
-// is still remembered at now (no client wrote it since), with the end of
-// its memory, until fn returns an error, which it returns. fn is called
-// with no lock held.
-func (f *Filler) EachMissing(now time.Time, fn func(key string, until time.Time) error) error {
+// EachMissing calls fn with each key (and its database) the origin said
+// does not exist that is still remembered at now (no client wrote it
+// since), with the end of its memory, until fn returns an error, which it
+// returns. fn is called with no lock held.
+func (f *Filler) EachMissing(now time.Time, fn func(db int, key string, until time.Time) error) error {
 	type missing struct {
+		db    int
 		key   string
 		until time.Time
 	}
 	var all []missing
-	c, flushes := f.negative, f.opts.Store.Flushes()
-	c.mu.Lock()
-	if c.current(flushes) {
-		c.keys.Each(now, func(key string, fence *engine.Fence, until time.Time) bool {
-			if !fence.Written() {
-				all = append(all, missing{key, until})
-			}
-			return true
-		})
+	for db := range f.dbs.all {
+		g := f.dbs.all[db].Load()
+		if g == nil {
+			continue
+		}
+		c, flushes := g.negative, g.opts.Store.Flushes()
+		c.mu.Lock()
+		if c.current(flushes) {
+			c.keys.Each(now, func(key string, fence *engine.Fence, until time.Time) bool {
+				if !fence.Written() {
+					all = append(all, missing{db, key, until})
+				}
+				return true
+			})
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	for _, m := range all {
-		if err := fn(m.key, m.until); err != nil {
+		if err := fn(m.db, m.key, m.until); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// RestoreMissing remembers key as missing at the origin until until, or
-// for NegativeTTL from now if that ends sooner (the server may have been
-// restarted with a shorter --negative-ttl).
-func (f *Filler) RestoreMissing(key string, until, now time.Time) {
+// RestoreMissing remembers key of database db as missing at the origin
+// until until, or for NegativeTTL from now if that ends sooner (the server
+// may have been restarted with a shorter --negative-ttl).
+func (f *Filler) RestoreMissing(db int, key string, until, now time.Time) {
 	if limit := now.Add(f.opts.NegativeTTL); limit.Before(until) {
 		until = limit
 	}
-	if now.Before(until) {
-		f.remember(key, until, now)
+	if g := f.DB(db); g != nil && now.Before(until) {
+		g.remember(key, until, now)
 	}
 }
 

@@ -40,18 +40,19 @@ var ErrPurgeLocal = errors.New("swr: the purge reached only this replica")
 // PurgeFleet shares PURGE.TAG with the other replicas of a fleet
 // (cluster.Client implements it, --redis).
 type PurgeFleet interface {
-	// PurgeShared purges tags in the shared tier: an entry that carries any
+	// PurgeShared purges tags in database db's part of the shared tier: an
+	// entry that carries any
 	// of them, of a key may allows (nil: any), is deleted or, soft, made
 	// stale at now (unix nanoseconds). It returns the keys it purged.
-	PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
+	PurgeShared(ctx context.Context, db int, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
 	// AnnouncePurge tells the other replicas of the purge of tags, and of
 	// keys (those purged in the shared tier, which a replica may hold
 	// without having filled them), and returns once every replica heard
 	// recently applied it, or after the fleet's timeout.
-	AnnouncePurge(ctx context.Context, tags, keys []string, soft bool) error
+	AnnouncePurge(ctx context.Context, db int, tags, keys []string, soft bool) error
 	// WatchPurges sets the function that applies the purges other replicas
-	// announce to this replica's store.
-	WatchPurges(apply func(tags, keys []string, soft bool))
+	// announce to this replica's store, each in its database.
+	WatchPurges(apply func(db int, tags, keys []string, soft bool))
 }
 
 // tagIndex finds the keys that carry a tag, for PURGE.TAG, outside the
@@ -61,17 +62,27 @@ type PurgeFleet interface {
 // expired since keeps its record until a purge, FILL.INFO or a full index
 // finds it stale and drops it; until then it is charged to the memory
 // bound, as a live one is.
+//
+// One index serves every database, so --max-tag-entries bounds the
+// server's pairs, as the memory bound is the server's; a database's
+// Filler sees its own keys through a dbTags.
 type tagIndex struct {
-	store                 *engine.Store
+	store                 *engine.Store // database 0's view
 	m                     *metrics.Fill
 	maxPerKey, maxEntries int
 
 	mu      sync.Mutex
-	keys    map[string]*taggedKey          // key -> its record
-	byTag   map[string]map[string]struct{} // tag -> keys whose record has it
+	keys    map[tagKey]*taggedKey          // key -> its record
+	byTag   map[string]map[tagKey]struct{} // tag -> keys whose record has it
 	entries int                            // (key, tag) pairs
 	charged int64                          // bytes the records cost
 	applied int64                          // of those, what the store was charged
+}
+
+// tagKey is a key of one database.
+type tagKey struct {
+	db  int
+	key string
 }
 
 // taggedKey is the record of one key: the fill it was made for, and the
@@ -89,7 +100,7 @@ func newTagIndex(store *engine.Store, m *metrics.Fill, maxPerKey, maxEntries int
 		maxEntries = DefaultMaxTagEntries
 	}
 	return &tagIndex{store: store, m: m, maxPerKey: min(maxPerKey, maxEntries), maxEntries: maxEntries,
-		keys: make(map[string]*taggedKey), byTag: make(map[string]map[string]struct{})}
+		keys: make(map[tagKey]*taggedKey), byTag: make(map[string]map[tagKey]struct{})}
 }
 
 // bound returns the tags of loader name's answer that a key keeps: none
@@ -115,7 +126,7 @@ func (ix *tagIndex) bound(name string, tags []string) []string {
 // full index it drops stale records, then, if that is not enough, evicts
 // other tagged keys from the store: every tagged entry stays findable by
 // its tags.
-func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
+func (ix *tagIndex) record(key tagKey, fill *engine.FillMeta, tags []string) {
 	tags = tags[:min(len(tags), ix.maxPerKey)]
 	ix.mu.Lock()
 	if ix.keys[key] == nil && (fill == nil || len(tags) == 0) {
@@ -123,7 +134,7 @@ func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
 		return
 	}
 	ix.removeLocked(key)
-	var victims []string
+	var victims []tagKey
 	if fill != nil && len(tags) > 0 {
 		victims = ix.makeRoomLocked(key, len(tags))
 		ix.addLocked(key, &taggedKey{fill: *fill, tags: slices.Clone(tags)})
@@ -135,7 +146,7 @@ func (ix *tagIndex) record(key string, fill *engine.FillMeta, tags []string) {
 // makeRoomLocked removes records until need more pairs fit, stale ones
 // first, and returns the keys of live ones it removed, which the caller
 // must delete from the store. ix.mu is held.
-func (ix *tagIndex) makeRoomLocked(keep string, need int) (victims []string) {
+func (ix *tagIndex) makeRoomLocked(keep tagKey, need int) (victims []tagKey) {
 	const staleScan = 256 // live records looked past for stale ones
 	full := func() bool { return ix.entries+need > ix.maxEntries }
 	scanned := 0
@@ -161,28 +172,28 @@ func (ix *tagIndex) makeRoomLocked(keep string, need int) (victims []string) {
 }
 
 // live reports whether key's entry is still the fill rec was made for.
-func (ix *tagIndex) live(key string, rec *taggedKey) bool {
-	env, found := ix.store.Peek([]byte(key))
+func (ix *tagIndex) live(key tagKey, rec *taggedKey) bool {
+	env, found := ix.store.DB(key.db).Peek([]byte(key.key))
 	return found && env.Fill != nil && *env.Fill == rec.fill
 }
 
-func (ix *tagIndex) addLocked(key string, rec *taggedKey) {
+func (ix *tagIndex) addLocked(key tagKey, rec *taggedKey) {
 	ix.keys[key] = rec
 	for _, t := range rec.tags {
 		set := ix.byTag[t]
 		if set == nil {
-			set = make(map[string]struct{})
+			set = make(map[tagKey]struct{})
 			ix.byTag[t] = set
 		}
 		set[key] = struct{}{}
 		ix.charged += int64(len(t)) + tagPairOverhead
 	}
 	ix.entries += len(rec.tags)
-	ix.charged += int64(len(key)) + tagRecordOverhead
+	ix.charged += int64(len(key.key)) + tagRecordOverhead
 }
 
 // removeLocked drops key's record, if any.
-func (ix *tagIndex) removeLocked(key string) {
+func (ix *tagIndex) removeLocked(key tagKey) {
 	rec := ix.keys[key]
 	if rec == nil {
 		return
@@ -196,11 +207,11 @@ func (ix *tagIndex) removeLocked(key string) {
 		ix.charged -= int64(len(t)) + tagPairOverhead
 	}
 	ix.entries -= len(rec.tags)
-	ix.charged -= int64(len(key)) + tagRecordOverhead
+	ix.charged -= int64(len(key.key)) + tagRecordOverhead
 }
 
 // forget drops key's record if it is still rec.
-func (ix *tagIndex) forget(key string, rec *taggedKey) {
+func (ix *tagIndex) forget(key tagKey, rec *taggedKey) {
 	ix.mu.Lock()
 	if ix.keys[key] == rec {
 		ix.removeLocked(key)
@@ -211,7 +222,7 @@ func (ix *tagIndex) forget(key string, rec *taggedKey) {
 
 // settle brings the store's charge and the gauges up to date, and deletes
 // the keys evicted to make room.
-func (ix *tagIndex) settle(victims []string) {
+func (ix *tagIndex) settle(victims []tagKey) {
 	ix.mu.Lock()
 	ix.store.Charge(ix.charged - ix.applied) // no I/O: counters only
 	ix.applied = ix.charged
@@ -219,13 +230,13 @@ func (ix *tagIndex) settle(victims []string) {
 	ix.m.TagBytes.Set(float64(ix.charged))
 	ix.mu.Unlock()
 	for _, k := range victims {
-		ix.store.Delete([]byte(k))
+		ix.store.DB(k.db).Delete([]byte(k.key))
 		ix.m.TagEvictions.Inc()
 	}
 }
 
 // of returns the tags of key's record if it was made for env's fill.
-func (ix *tagIndex) of(key string, env engine.Envelope) []string {
+func (ix *tagIndex) of(key tagKey, env engine.Envelope) []string {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if rec := ix.keys[key]; rec != nil && env.Fill != nil && *env.Fill == rec.fill {
@@ -234,18 +245,59 @@ func (ix *tagIndex) of(key string, env engine.Envelope) []string {
 	return nil
 }
 
-// candidates returns the records of the keys indexed under any of tags.
-func (ix *tagIndex) candidates(tags []string) map[string]*taggedKey {
+// candidates returns the records of database db's keys indexed under any
+// of tags.
+func (ix *tagIndex) candidates(db int, tags []string) map[string]*taggedKey {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	out := make(map[string]*taggedKey)
 	for _, t := range tags {
 		for k := range ix.byTag[t] {
-			out[k] = ix.keys[k]
+			if k.db == db {
+				out[k.key] = ix.keys[k]
+			}
 		}
 	}
 	return out
 }
+
+// swap relabels the records of databases a and b, which SWAPDB swapped.
+func (ix *tagIndex) swap(a, b int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	moved := make(map[tagKey]*taggedKey)
+	for k, rec := range ix.keys {
+		if k.db == a || k.db == b {
+			moved[k] = rec
+		}
+	}
+	for k := range moved {
+		ix.removeLocked(k)
+	}
+	for k, rec := range moved {
+		ix.addLocked(tagKey{a + b - k.db, k.key}, rec)
+	}
+}
+
+// dbTags is a database's view of the tag index.
+type dbTags struct {
+	ix *tagIndex
+	db int
+}
+
+func (t dbTags) key(key string) tagKey { return tagKey{t.db, key} }
+
+func (t dbTags) bound(name string, tags []string) []string { return t.ix.bound(name, tags) }
+
+func (t dbTags) record(key string, fill *engine.FillMeta, tags []string) {
+	t.ix.record(t.key(key), fill, tags)
+}
+
+func (t dbTags) of(key string, env engine.Envelope) []string { return t.ix.of(t.key(key), env) }
+
+func (t dbTags) forget(key string, rec *taggedKey) { t.ix.forget(t.key(key), rec) }
+
+func (t dbTags) candidates(tags []string) map[string]*taggedKey { return t.ix.candidates(t.db, tags) }
 
 // KeyFilter says which keys a purge may touch: those for which it is
 // true. A nil KeyFilter allows every key.
@@ -278,10 +330,10 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool, 
 		purged := f.purgeHere(c, tags, nil, soft, "local", may)
 		if pf != nil {
 			c.afterSection(func() {
-				shared, err := pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
+				shared, err := pf.PurgeShared(ctx, f.db(), tags, soft, f.now().UnixNano(), may)
 				if err == nil {
 					f.purgeHere(outside, tags, shared, soft, "local", may)
-					_ = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
+					_ = pf.AnnouncePurge(ctx, f.db(), announcedTags(tags, may), shared, soft)
 				}
 			})
 		}
@@ -290,14 +342,14 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool, 
 	var shared []string
 	var fleetErr error
 	if pf != nil {
-		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
+		shared, fleetErr = pf.PurgeShared(ctx, f.db(), tags, soft, f.now().UnixNano(), may)
 	}
 	purged := f.purgeHere(c, tags, shared, soft, "local", may)
 	for _, k := range shared {
 		purged[k] = struct{}{}
 	}
 	if pf != nil && fleetErr == nil {
-		fleetErr = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
+		fleetErr = pf.AnnouncePurge(ctx, f.db(), announcedTags(tags, may), shared, soft)
 	}
 	if fleetErr != nil {
 		return len(purged), fmt.Errorf("%w: %w", ErrPurgeLocal, fleetErr)
@@ -314,9 +366,11 @@ func announcedTags(tags []string, may KeyFilter) []string {
 	return tags
 }
 
-// heardPurge applies a purge another replica announced.
-func (f *Filler) heardPurge(tags, keys []string, soft bool) {
-	f.purgeHere(outside, tags, keys, soft, "fleet", nil)
+// heardPurge applies a purge another replica announced in database db.
+func (f *Filler) heardPurge(db int, tags, keys []string, soft bool) {
+	if g := f.DB(db); g != nil {
+		g.purgeHere(outside, tags, keys, soft, "fleet", nil)
+	}
 }
 
 // purgeHere purges, in this replica's store, the keys indexed under any of

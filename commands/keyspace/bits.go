@@ -655,3 +655,48 @@ func bitfieldKeys(args [][]byte) commands.KeyAccess {
 	}
 	return commands.KeysRead
 }
+
+// bitmapCommands are the bitmap commands, for the family's table
+// (Commands).
+func bitmapCommands() []*commands.Spec {
+	return []*commands.Spec{
+		{Name: "setbit", Arity: 4, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSetBit,
+			Group:   "bitmap",
+			Summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
+			Usage:   "key offset value", Since: "2.2.0"},
+		{Name: "getbit", Arity: 3, Flags: commands.Readonly | commands.Fast,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGetBit,
+			Group: "bitmap", Summary: "Returns a bit value by offset.", Usage: "key offset", Since: "2.2.0"},
+		{Name: "bitcount", Arity: -2, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdBitCount,
+			Group: "bitmap", Summary: "Counts the number of set bits (population counting) in a string.",
+			Usage: "key [start end [BYTE|BIT]]", Since: "2.6.0"},
+		{Name: "bitpos", Arity: -3, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdBitPos,
+			Group: "bitmap", Summary: "Finds the first set (1) or clear (0) bit in a string.",
+			Usage: "key bit [start [end [BYTE|BIT]]]", Since: "2.8.7"},
+		{Name: "bitop", Arity: -4, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 2, LastKey: -1, Step: 1, Handler: cmdBitOp, Access: commands.KeysDestFirst,
+			KeySpecs: []commands.KeySpec{
+				commands.KeyAt(2, commands.KOW|commands.KUpdate),
+				{Flags: commands.KRO | commands.KAccess, Index: 3, LastKey: -1},
+			},
+			Group: "bitmap", Summary: "Performs bitwise operations on multiple strings, and stores the result.",
+			Usage: "(AND|OR|XOR|NOT) destkey key [key ...]", Since: "2.6.0"},
+		{Name: "bitfield", Arity: -2, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdBitField, VarAccess: bitfieldKeys,
+			KeySpecs: []commands.KeySpec{
+				{Notes: "This command allows both access and modification of the key",
+					Flags: commands.KRW | commands.KAccess | commands.KUpdate | commands.KVariableFlags, Index: 1},
+			},
+			Group: "bitmap", Summary: "Performs arbitrary bitfield integer operations on strings.",
+			Usage: "key [GET encoding offset] [SET encoding offset value] [INCRBY encoding offset increment] " +
+				"[OVERFLOW (WRAP|SAT|FAIL)]",
+			Since: "3.2.0"},
+		{Name: "bitfield_ro", Arity: -2, Flags: commands.Readonly | commands.Fast,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdBitFieldRO,
+			Group: "bitmap", Summary: "Performs arbitrary read-only bitfield integer operations on strings.",
+			Usage: "key [GET encoding offset [GET encoding offset ...]]", Since: "6.0.0"},
+	}
+}

@@ -12,6 +12,7 @@
 // client (CLIENT NO-TOUCH, proto-max-bulk-len, whether it runs inside
 // EXEC or a script, blocking) it asks commands.Client. Where a handler
 // runs (the atomic section, MULTI's queue, a script, the shared tier) is
-// the server's decision, from the Spec's flags and key positions in
-// commands.go, the family's table.
+// the server's decision, from the Spec's flags and key positions in the
+// family's table (Commands): each type's table is in its file, beside
+// its handlers.
 package keyspace

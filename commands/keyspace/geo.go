@@ -577,3 +577,86 @@ func georadiusStoreKey(args [][]byte) [][]byte {
 	}
 	return nil
 }
+
+// geoCommands are the geospatial commands: sorted sets of geohash scores,
+// for the family's table (Commands).
+func geoCommands() []*commands.Spec {
+	return []*commands.Spec{
+		{Name: "geoadd", Arity: -5, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoAdd,
+			KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KUpdate)},
+			Group:    "geo",
+			Summary:  "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
+			Usage:    "key [NX|XX] [CH] longitude latitude member [longitude latitude member ...]", Since: "3.2.0"},
+		{Name: "geodist", Arity: -4, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoDist,
+			Group: "geo", Summary: "Returns the distance between two members of a geospatial index.",
+			Usage: "key member1 member2 [M|KM|FT|MI]", Since: "3.2.0"},
+		{Name: "geohash", Arity: -2, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoHash,
+			Group: "geo", Summary: "Returns members from a geospatial index as geohash strings.",
+			Usage: "key [member [member ...]]", Since: "3.2.0"},
+		{Name: "geopos", Arity: -2, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoPos,
+			Group: "geo", Summary: "Returns the longitude and latitude of members from a geospatial index.",
+			Usage: "key [member [member ...]]", Since: "3.2.0"},
+		{Name: "georadius", Arity: -6, Flags: commands.Write | commands.DenyOOM | commands.MovableKeys,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoRadius, Access: commands.KeysCopy, KeysOf: georadiusKeys,
+			KeysWritten: georadiusStoreKey,
+			KeySpecs: []commands.KeySpec{
+				commands.KeyAt(1, commands.KRO|commands.KAccess),
+				{Flags: commands.KOW | commands.KUpdate, Keyword: "STORE", StartFrom: 6},
+				{Flags: commands.KOW | commands.KUpdate, Keyword: "STOREDIST", StartFrom: 6},
+			},
+			Group: "geo",
+			Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally " +
+				"stores the result.",
+			Usage: "key longitude latitude radius (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count " +
+				"[ANY]] [ASC|DESC] [STORE key] [STOREDIST key]",
+			Since: "3.2.0"},
+		{Name: "georadiusbymember", Arity: -5, Flags: commands.Write | commands.DenyOOM | commands.MovableKeys,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoRadiusByMember, Access: commands.KeysCopy,
+			KeysOf: georadiusKeys, KeysWritten: georadiusStoreKey,
+			KeySpecs: []commands.KeySpec{
+				commands.KeyAt(1, commands.KRO|commands.KAccess),
+				{Flags: commands.KOW | commands.KUpdate, Keyword: "STORE", StartFrom: 5},
+				{Flags: commands.KOW | commands.KUpdate, Keyword: "STOREDIST", StartFrom: 5},
+			},
+			Group: "geo",
+			Summary: "Queries a geospatial index for members within a distance from a member, optionally stores " +
+				"the result.",
+			Usage: "key member radius (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] " +
+				"[ASC|DESC] [STORE key] [STOREDIST key]",
+			Since: "3.2.0"},
+		{Name: "georadius_ro", Arity: -6, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoRadiusRO,
+			Group:   "geo",
+			Summary: "Returns members from a geospatial index that are within a distance from a coordinate.",
+			Usage: "key longitude latitude radius (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count " +
+				"[ANY]] [ASC|DESC]",
+			Since: "3.2.10"},
+		{Name: "georadiusbymember_ro", Arity: -5, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoRadiusByMemberRO,
+			Group: "geo", Summary: "Returns members from a geospatial index that are within a distance from a member.",
+			Usage: "key member radius (M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC]",
+			Since: "3.2.10"},
+		{Name: "geosearch", Arity: -7, Flags: commands.Readonly,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGeoSearch,
+			Group: "geo", Summary: "Queries a geospatial index for members inside an area of a box or a circle.",
+			Usage: "key (FROMMEMBER member|FROMLONLAT longitude latitude) (BYRADIUS radius (M|KM|FT|MI)|BYBOX " +
+				"width height (M|KM|FT|MI)) [ASC|DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]",
+			Since: "6.2.0"},
+		{Name: "geosearchstore", Arity: -8, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 1, LastKey: 2, Step: 1, Handler: cmdGeoSearchStore, Access: commands.KeysDestFirst,
+			KeySpecs: []commands.KeySpec{
+				commands.KeyAt(1, commands.KOW|commands.KUpdate),
+				commands.KeyAt(2, commands.KRO|commands.KAccess),
+			},
+			Group: "geo",
+			Summary: "Queries a geospatial index for members inside an area of a box or a circle, optionally " +
+				"stores the result.",
+			Usage: "destination source (FROMMEMBER member|FROMLONLAT longitude latitude) (BYRADIUS radius " +
+				"(M|KM|FT|MI)|BYBOX width height (M|KM|FT|MI)) [ASC|DESC] [COUNT count [ANY]] [STOREDIST]",
+			Since: "6.2.0"},
+	}
+}

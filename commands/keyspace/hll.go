@@ -91,3 +91,40 @@ func cmdPFSelfTest(c *commands.Ctx, _ [][]byte) {
 	}
 	c.W.OK()
 }
+
+// hyperLogLogCommands are the HyperLogLog commands, for the family's table
+// (Commands).
+func hyperLogLogCommands() []*commands.Spec {
+	return []*commands.Spec{
+		{Name: "pfadd", Arity: -2, Flags: commands.Write | commands.DenyOOM | commands.Fast,
+			FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdPFAdd, Access: commands.KeysWrite,
+			KeySpecs: []commands.KeySpec{commands.KeyAt(1, commands.KRW|commands.KInsert)},
+			Group:    "hyperloglog", Summary: "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
+			Usage: "key [element [element ...]]", Since: "2.8.9"},
+		{Name: "pfcount", Arity: -2, Flags: commands.Readonly | commands.MayReplicate,
+			FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdPFCount,
+			KeySpecs: []commands.KeySpec{
+				{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
+					Flags: commands.KRW | commands.KAccess, Index: 1, LastKey: -1},
+			},
+			Group:   "hyperloglog",
+			Summary: "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
+			Usage:   "key [key ...]", Since: "2.8.9"},
+		{Name: "pfmerge", Arity: -2, Flags: commands.Write | commands.DenyOOM,
+			FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdPFMerge, Access: commands.KeysMerge,
+			KeySpecs: []commands.KeySpec{
+				commands.KeyAt(1, commands.KRW|commands.KAccess|commands.KInsert),
+				{Flags: commands.KRO | commands.KAccess, Index: 2, LastKey: -1},
+			},
+			Group: "hyperloglog", Summary: "Merges one or more HyperLogLog values into a single key.",
+			Usage: "destkey [sourcekey [sourcekey ...]]", Since: "2.8.9"},
+		{Name: "pfdebug", Arity: 3, Flags: commands.Write | commands.DenyOOM | commands.Admin,
+			FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdPFDebug, Access: commands.KeysRead,
+			KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRW|commands.KAccess)},
+			Group:    "hyperloglog", Summary: "Internal commands for debugging HyperLogLog values.",
+			Usage: "subcommand key", Since: "2.8.9"},
+		{Name: "pfselftest", Arity: 1, Flags: commands.Admin,
+			Handler: cmdPFSelfTest,
+			Group:   "hyperloglog", Summary: "An internal command for testing HyperLogLog values.", Since: "2.8.9"},
+	}
+}

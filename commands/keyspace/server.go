@@ -3,6 +3,7 @@ package keyspace
 import (
 	"time"
 
+	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -34,4 +35,27 @@ func cmdTime(c *commands.Ctx, _ [][]byte) {
 	c.W.Array(2)
 	c.W.BulkInt(now.Unix())
 	c.W.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+// serverCommands are the commands of a database as a whole, for the
+// family's table (Commands).
+func serverCommands() []*commands.Spec {
+	return []*commands.Spec{
+		{Name: "dbsize", Arity: 1, Flags: commands.Readonly | commands.Fast,
+			Handler: cmdDBSize, ACL: acl.Keyspace,
+			Group: "server", Summary: "Returns the number of keys in the database.", Since: "1.0.0"},
+		{Name: "flushdb", Arity: -1, Flags: commands.Write,
+			Handler: cmdFlush, Flush: true, ACL: acl.Keyspace | acl.Dangerous,
+			Group: "server", Summary: "Removes all keys from the current database.", Usage: "[ASYNC|SYNC]",
+			Since: "1.0.0"},
+		{Name: "flushall", Arity: -1, Flags: commands.Write,
+			Handler: cmdFlush, Flush: true, ACL: acl.Keyspace | acl.Dangerous,
+			Group: "server", Summary: "Removes all keys from all databases.", Usage: "[ASYNC|SYNC]", Since: "1.0.0"},
+		{Name: "swapdb", Arity: 3, Flags: commands.Write | commands.Fast,
+			Handler: cmdSwapDB, ACL: acl.Keyspace | acl.Dangerous,
+			Group: "server", Summary: "Swaps two Redis databases.", Usage: "index1 index2", Since: "4.0.0"},
+		{Name: "time", Arity: 1, Flags: commands.Fast | commands.Loading | commands.Stale,
+			Handler: cmdTime,
+			Group:   "server", Summary: "Returns the server time.", Since: "2.6.0"},
+	}
 }

@@ -22,6 +22,8 @@ import (
 // Options are what the family serves with; all but LoaderCommands are
 // required.
 type Options struct {
+	// Filler is database 0's; a command in another database asks that
+	// database's (Filler.DB).
 	Filler  *swr.Filler
 	Loaders *loader.Registry
 	// Metrics are the read-through counters INFO's stampede section reads.
@@ -41,6 +43,10 @@ type Options struct {
 
 // family is the family's handlers, with what they serve with.
 type family struct{ opts Options }
+
+// filler is the Filler of the database c's command runs in: each database
+// is a read-through cache of its own.
+func (f *family) filler(c *commands.Ctx) *swr.Filler { return f.opts.Filler.DB(c.Store.Index()) }
 
 // Commands are the family's commands, for the server's table.
 func Commands(opts Options) []*commands.Spec {

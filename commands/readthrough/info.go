@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/swr"
 )
@@ -55,5 +57,36 @@ func (f *family) infoStampede(field func(name string, value any)) {
 		}
 		field("tag_purges_"+mode, int64(runs))
 		field("tag_purged_keys_"+mode, int64(keys))
+	}
+}
+
+// cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
+// the key's state (fresh, stale, missing, loading, cooldown), milliseconds
+// to its fresh and stale deadlines (-1: none), its loader, whether a
+// load is in flight (1 or 0 in both protocols, like Redis's own
+// introspection fields), and the origin's tags of its value.
+func (f *family) cmdFillInfo(c *commands.Ctx, args [][]byte) {
+	in := f.filler(c).Info(string(args[1]))
+	ms := func(d time.Duration) int64 {
+		if d < 0 {
+			return -1
+		}
+		return d.Milliseconds()
+	}
+	c.W.Map(6)
+	c.W.BulkString("state")
+	c.W.BulkString(in.State)
+	c.W.BulkString("fresh_ms")
+	c.W.Int(ms(in.FreshIn))
+	c.W.BulkString("stale_ms")
+	c.W.Int(ms(in.StaleIn))
+	c.W.BulkString("loader")
+	c.W.BulkString(in.Loader)
+	c.W.BulkString("in_flight")
+	c.W.Int(commands.BoolInt(in.InFlight))
+	c.W.BulkString("tags")
+	c.W.Array(len(in.Tags))
+	for _, t := range in.Tags {
+		c.W.BulkString(t)
 	}
 }

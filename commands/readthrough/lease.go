@@ -38,7 +38,7 @@ func (f *family) cmdFillLease(c *commands.Ctx, args [][]byte) {
 	// Inside EXEC nothing may wait, as for GETFILL: a lease held
 	// elsewhere is -TIMEOUT at once, or the stale value.
 	req.InSection = c.Client.InSection()
-	ans, pending, err := f.opts.Filler.StartLease(req)
+	ans, pending, err := f.filler(c).StartLease(req)
 	if pending != nil && c.Client.InSection() {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
@@ -92,7 +92,7 @@ func (f *family) cmdFillSet(c *commands.Ctx, args [][]byte) {
 	}
 	key := string(args[1])
 	// The value is copied: the reader reuses its buffer.
-	err := f.opts.Filler.FillLease(fillCaller(c), key, string(args[2]), append([]byte(nil), args[3]...), found)
+	err := f.filler(c).FillLease(fillCaller(c), key, string(args[2]), append([]byte(nil), args[3]...), found)
 	if !writeFillError(c, key, err) {
 		c.W.OK()
 	}
@@ -111,7 +111,7 @@ func (f *family) cmdFillAbort(c *commands.Ctx, args [][]byte) {
 		message = string(args[3])
 	}
 	key := string(args[1])
-	if err := f.opts.Filler.AbortLease(fillCaller(c), key, string(args[2]), message); !writeFillError(c, key, err) {
+	if err := f.filler(c).AbortLease(fillCaller(c), key, string(args[2]), message); !writeFillError(c, key, err) {
 		c.W.OK()
 	}
 }

@@ -32,7 +32,7 @@ func (f *family) cmdPurgeTag(c *commands.Ctx, args [][]byte) {
 	for i, t := range tags {
 		names[i] = string(t)
 	}
-	n, err := f.opts.Filler.Purge(context.Background(), fillCaller(c), names, soft, c.Client.WritableKeys())
+	n, err := f.filler(c).Purge(context.Background(), fillCaller(c), names, soft, c.Client.WritableKeys())
 	if err != nil {
 		c.W.Error("ERR PURGE.TAG purged " + strconv.Itoa(n) + " keys on this replica only: the shared Redis did not take the purge; run it again")
 		return

@@ -15,15 +15,6 @@ import (
 	"github.com/stampedeless/stampedeless/swr"
 )
 
-// Who may run LOADER.REGISTER and LOADER.UNREGISTER, which make the server
-// send requests where a client says: Redis 7's convention for dangerous
-// commands (enable-module-command).
-const (
-	LoaderCommandsNo    = "no"
-	LoaderCommandsYes   = "yes"
-	LoaderCommandsLocal = "local" // only connections from loopback
-)
-
 // cmdGetFill implements GETFILL key ttl grace [TIMEOUT ms] [EARLY beta].
 func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	ttl, grace, ok := parseTTLGrace(c, args[2], args[3], "getfill")
@@ -40,11 +31,11 @@ func (f *family) cmdGetFill(c *commands.Ctx, args [][]byte) {
 	// -TIMEOUT while the load starts (TIMEOUT 0).
 	req.InSection = c.Client.InSection()
 	// A fresh hit is written where it lies; the rest needs the request.
-	if f.opts.Filler.ServeFresh(req, args[1], c.W.Bulk) {
+	if f.filler(c).ServeFresh(req, args[1], c.W.Bulk) {
 		return
 	}
 	req.Key = string(args[1])
-	ans, pending, err := f.opts.Filler.Start(req)
+	ans, pending, err := f.filler(c).Start(req)
 	if pending != nil && req.InSection {
 		ans, err = pending.Wait(context.Background())
 		pending = nil
@@ -111,7 +102,7 @@ func (f *family) cmdMGetFill(c *commands.Ctx, args [][]byte) {
 		// Inside EXEC nothing may wait, as for GETFILL.
 		reqs[i] = swr.Request{Key: string(k), TTL: ttl, Grace: grace, Timeout: timeout, InSection: c.Client.InSection()}
 	}
-	answers, pending := f.opts.Filler.StartMany(reqs)
+	answers, pending := f.filler(c).StartMany(reqs)
 	if pending != nil && c.Client.InSection() {
 		answers, pending = pending.Wait(context.Background()), nil
 	}
@@ -275,160 +266,4 @@ func roughly(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
-}
-
-// loaderCommandAllowed applies --enable-loader-commands to this connection.
-func (f *family) loaderCommandAllowed(c *commands.Ctx) bool {
-	switch f.opts.LoaderCommands {
-	case LoaderCommandsYes:
-		return true
-	case LoaderCommandsNo:
-		return false
-	}
-	return c.Client.Local()
-}
-
-// cmdLoaderRegister implements LOADER.REGISTER prefix url [TIMEOUT ms]
-// [CONCURRENCY n] [BATCH n] [HEADER name value ...].
-func (f *family) cmdLoaderRegister(c *commands.Ctx, args [][]byte) {
-	if !f.loaderCommandAllowed(c) {
-		c.W.Error("ERR LOADER.REGISTER is not allowed from this connection; see --enable-loader-commands")
-		return
-	}
-	if len(args[1]) == 0 {
-		// Refused rather than taken as a loader for every key, which a
-		// typo or an unset variable in a script would register.
-		c.W.Error("ERR prefix must not be empty: a loader for every key is registered only at start, with --loader =url")
-		return
-	}
-	cfg := loader.Config{Prefix: string(args[1]), URL: string(args[2])}
-	for i := 3; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			c.W.Error(commands.ErrSyntax)
-			return
-		}
-		if resp.EqualFold(args[i], "header") {
-			if i+2 >= len(args) {
-				c.W.Error(commands.ErrSyntax)
-				return
-			}
-			cfg.Headers = append(cfg.Headers, loader.Header{Name: string(args[i+1]), Value: string(args[i+2])})
-			i++
-			continue
-		}
-		n, ok := resp.ParseInt(args[i+1])
-		switch {
-		case !resp.EqualFold(args[i], "timeout") && !resp.EqualFold(args[i], "concurrency") && !resp.EqualFold(args[i], "batch"):
-			c.W.Error(commands.ErrSyntax)
-			return
-		case !ok || n < 0 || n > math.MaxInt32:
-			c.W.Error(commands.ErrNotInteger)
-			return
-		case resp.EqualFold(args[i], "timeout"):
-			cfg.Timeout = time.Duration(n) * time.Millisecond
-		case resp.EqualFold(args[i], "batch"):
-			cfg.Batch = int(n)
-		default:
-			cfg.Concurrency = int(n)
-		}
-	}
-	// The loader's errors never quote a header value.
-	register := func() {
-		if err := f.opts.Loaders.Register(cfg); err != nil {
-			c.W.Error("ERR " + err.Error())
-			return
-		}
-		f.logLoaderChange(c, "loader registered", cfg.Prefix, cfg.URL)
-		c.W.OK()
-	}
-	if f.opts.Loaders.Resolves(cfg.URL) {
-		// Register will resolve the origin's name (--loader-allow), which
-		// the event loop must not wait for.
-		c.Client.Defer(register)
-		return
-	}
-	register()
-}
-
-func (f *family) cmdLoaderUnregister(c *commands.Ctx, args [][]byte) {
-	if !f.loaderCommandAllowed(c) {
-		c.W.Error("ERR LOADER.UNREGISTER is not allowed from this connection; see --enable-loader-commands")
-		return
-	}
-	ok, err := f.opts.Loaders.Unregister(string(args[1]))
-	if err != nil {
-		c.W.Error("ERR " + err.Error())
-		return
-	}
-	if ok {
-		f.logLoaderChange(c, "loader unregistered", string(args[1]), "")
-	}
-	c.W.Int(commands.BoolInt(ok))
-}
-
-// cmdLoaderList replies with an array of one map per loader (a flat array
-// of names and values in RESP2). Headers are listed by name only: their
-// values are secrets.
-func (f *family) cmdLoaderList(c *commands.Ctx, _ [][]byte) {
-	infos := f.opts.Loaders.List()
-	c.W.Array(len(infos))
-	for _, in := range infos {
-		c.W.Map(11)
-		c.W.BulkString("prefix")
-		c.W.BulkString(in.Prefix)
-		c.W.BulkString("url")
-		c.W.BulkString(in.URL)
-		c.W.BulkString("timeout_ms")
-		c.W.Int(in.Timeout.Milliseconds())
-		c.W.BulkString("batch")
-		c.W.Int(int64(in.Batch))
-		c.W.BulkString("headers")
-		c.W.Array(len(in.HeaderNames))
-		for _, name := range in.HeaderNames {
-			c.W.BulkString(name)
-		}
-		c.W.BulkString("source")
-		c.W.BulkString(in.Source)
-		c.W.BulkString("version")
-		c.W.Int(int64(in.Version))
-		c.W.BulkString("in_flight")
-		c.W.Int(in.InFlight)
-		c.W.BulkString("fills")
-		c.W.BulkString(strconv.FormatUint(in.Fills, 10))
-		c.W.BulkString("failures")
-		c.W.BulkString(strconv.FormatUint(in.Failures, 10))
-		c.W.BulkString("batches")
-		c.W.BulkString(strconv.FormatUint(in.Batches, 10))
-	}
-}
-
-// cmdFillInfo implements FILL.INFO key: a map (a flat array in RESP2) of
-// the key's state (fresh, stale, missing, loading, cooldown), milliseconds
-// to its fresh and stale deadlines (-1: none), its loader, whether a
-// load is in flight (1 or 0 in both protocols, like Redis's own
-// introspection fields), and the origin's tags of its value.
-func (f *family) cmdFillInfo(c *commands.Ctx, args [][]byte) {
-	in := f.opts.Filler.Info(string(args[1]))
-	ms := func(d time.Duration) int64 {
-		if d < 0 {
-			return -1
-		}
-		return d.Milliseconds()
-	}
-	c.W.Map(6)
-	c.W.BulkString("state")
-	c.W.BulkString(in.State)
-	c.W.BulkString("fresh_ms")
-	c.W.Int(ms(in.FreshIn))
-	c.W.BulkString("stale_ms")
-	c.W.Int(ms(in.StaleIn))
-	c.W.BulkString("loader")
-	c.W.BulkString(in.Loader)
-	c.W.BulkString("in_flight")
-	c.W.Int(commands.BoolInt(in.InFlight))
-	c.W.BulkString("tags")
-	c.W.Array(len(in.Tags))
-	for _, t := range in.Tags {
-		c.W.BulkString(t)
-	}
 }

@@ -1,0 +1,88 @@
+package keyspace
+
+import (
+	"testing"
+)
+
+// TestGeo: GEOADD, the distances and searches, and their stores.
+func TestGeo(t *testing.T) {
+	h := newFamily(t)
+	h.Run([]Case{
+		{"SET str v", "OK"},
+		{"GEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", 2},
+		{"GEOADD g 13.361389 38.115556 Palermo", 0},
+		{"GEOADD g CH 13.361390 38.115556 Palermo", 0},
+		{"GEOADD g NX 1 1 Palermo", 0},
+		{"GEOADD g XX 1 1 nosuch", 0},
+		{"GEOADD g NX XX 1 1 a", Err("ERR syntax error")},
+		{"GEOADD g 200 1 bad", Err("ERR invalid longitude,latitude pair 200.000000,1.000000")},
+		{"GEOADD g 1 100 bad", Err("ERR invalid longitude,latitude pair 1.000000,100.000000")},
+		{"GEOADD g x 1 bad", Err("ERR value is not a valid float")},
+		{"GEOADD g 1 1", Err("ERR wrong number of arguments for 'geoadd' command")},
+		{"GEOADD str 1 1 a", Err("WRONGTYPE Operation against a key holding the wrong kind of value")},
+		{"GEODIST g Palermo Catania", "166274.1516"},
+		{"GEODIST g Palermo Catania km", "166.2742"},
+		{"GEODIST g Palermo Catania mi", "103.3182"},
+		{"GEODIST g Palermo Catania ft", "545518.8700"},
+		{"GEODIST g Palermo nosuch", nil},
+		{"GEODIST g Palermo Catania parsec", Err("ERR unsupported unit provided. please use M, KM, FT, MI")},
+		{"GEODIST nosuch a b", nil},
+		{"GEODIST str a b", Err("WRONGTYPE Operation against a key holding the wrong kind of value")},
+		{"GEOHASH g Palermo Catania nosuch", []any{"sqc8b49rny0", "sqdtr74hyu0", nil}},
+		{"GEOHASH nosuch a", []any{nil}},
+		{"GEOHASH str a", Err("WRONGTYPE Operation against a key holding the wrong kind of value")},
+		{"GEOPOS g Palermo nosuch", []any{[]any{"13.36138933897018433", "38.11555639549629859"}, nil}},
+		{"GEOPOS nosuch a", []any{nil}},
+		{"GEOPOS str a", Err("WRONGTYPE Operation against a key holding the wrong kind of value")},
+		{"GEORADIUS g 15 37 200 km", []any{"Palermo", "Catania"}},
+		{"GEORADIUS g 15 37 200 km WITHDIST WITHCOORD WITHHASH ASC", []any{[]any{"Catania", "56.4413", 3479447370796909, []any{"15.08726745843887329", "37.50266842333162032"}}, []any{"Palermo", "190.4424", 3479099956230698, []any{"13.36138933897018433", "38.11555639549629859"}}}},
+		{"GEORADIUS g 15 37 200 km COUNT 1 DESC", []any{"Palermo"}},
+		{"GEORADIUS g 15 37 200 km COUNT 1 ANY", []any{"Palermo"}},
+		{"GEORADIUS g 15 37 200 km ANY", Err("ERR the ANY argument requires COUNT argument")},
+		{"GEORADIUS g 15 37 200 km COUNT 0", Err("ERR COUNT must be > 0")},
+		{"GEORADIUS g 15 37 200 parsec", Err("ERR unsupported unit provided. please use M, KM, FT, MI")},
+		{"GEORADIUS g 15 37 x km", Err("ERR need numeric radius")},
+		{"GEORADIUS g 15 37 -1 km", Err("ERR radius cannot be negative")},
+		{"GEORADIUS g 15 37 200 km BOGUS", Err("ERR syntax error")},
+		{"GEORADIUS g 15 37 200 km STORE dst", 2},
+		{"ZRANGE dst 0 -1 WITHSCORES", []any{"Palermo", "3479099956230698", "Catania", "3479447370796909"}},
+		{"GEORADIUS g 15 37 200 km STOREDIST dd", 2},
+		{"ZRANGE dd 0 -1 WITHSCORES", []any{"Catania", "56.441257870158204", "Palermo", "190.44242984775784"}},
+		{"GEORADIUS g 15 37 200 km STORE dst WITHDIST", Err("ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options")},
+		{"GEORADIUS g 15 37 1 km STORE dst", 0},
+		{"EXISTS dst", 0},
+		{"GEORADIUS nosuch 15 37 200 km", []any{}},
+		{"GEORADIUS str 15 37 200 km", Err("WRONGTYPE Operation against a key holding the wrong kind of value")},
+		{"GEORADIUSBYMEMBER g Palermo 200 km WITHDIST", []any{[]any{"Palermo", "0.0000"}, []any{"Catania", "166.2742"}}},
+		{"GEORADIUSBYMEMBER g nosuch 200 km", Err("ERR could not decode requested zset member")},
+		{"GEORADIUS_RO g 15 37 200 km", []any{"Palermo", "Catania"}},
+		{"GEORADIUS_RO g 15 37 200 km STORE dst", Err("ERR syntax error")},
+		{"GEORADIUSBYMEMBER_RO g Palermo 100 km", []any{"Palermo"}},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 200 km ASC", []any{"Catania", "Palermo"}},
+		{"GEOSEARCH g FROMMEMBER Palermo BYBOX 400 400 km DESC WITHDIST", []any{[]any{"Catania", "166.2742"}, []any{"Palermo", "0.0000"}}},
+		{"GEOSEARCH g FROMMEMBER nosuch BYRADIUS 10 km", Err("ERR could not decode requested zset member")},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1", []any{"Catania"}},
+		{"GEOSEARCH g FROMLONLAT 15 37", Err("ERR wrong number of arguments for 'geosearch' command")},
+		{"GEOSEARCH g BYRADIUS 10 km", Err("ERR wrong number of arguments for 'geosearch' command")},
+		{"GEOSEARCH g FROMLONLAT 15 37 FROMMEMBER Palermo BYRADIUS 10 km", Err("ERR syntax error")},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 10 km BYBOX 1 1 km", Err("ERR syntax error")},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYBOX x 1 km", Err("ERR need numeric width")},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 10 km STORE d", Err("ERR syntax error")},
+		{"GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 10 km ANY", Err("ERR the ANY argument requires COUNT argument")},
+		{"GEOSEARCH nosuch FROMLONLAT 15 37 BYRADIUS 10 km", []any{}},
+		{"GEOSEARCHSTORE gs g FROMLONLAT 15 37 BYRADIUS 200 km", 2},
+		{"ZRANGE gs 0 -1", []any{"Palermo", "Catania"}},
+		{"GEOSEARCHSTORE gs g FROMLONLAT 15 37 BYRADIUS 200 km STOREDIST", 2},
+		{"ZRANGE gs 0 -1 WITHSCORES", []any{"Catania", "56.441257870158204", "Palermo", "190.44242984775784"}},
+		{"GEOSEARCHSTORE gs g FROMLONLAT 15 37 BYRADIUS 200 km WITHDIST", Err("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")},
+		{"GEOSEARCHSTORE gs nosuch FROMLONLAT 15 37 BYRADIUS 200 km", 0},
+		{"EXISTS gs", 0},
+	})
+	h.Proto(3)
+	h.Run([]Case{
+		{"GEOPOS g Palermo nosuch", []any{[]any{13.361389338970184, 38.1155563954963}, nil}},
+		{"GEODIST g Palermo Catania", "166274.1516"},
+		{"GEORADIUS g 15 37 200 km WITHDIST WITHCOORD ASC", []any{[]any{"Catania", "56.4413", []any{15.087267458438873, 37.50266842333162}}, []any{"Palermo", "190.4424", []any{13.361389338970184, 38.1155563954963}}}},
+	})
+	h.Proto(2)
+}

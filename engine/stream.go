@@ -88,42 +88,170 @@ func (s *Store) SetStreamNodeLimits(entries, bytes int64) { s.streamNode.set(ent
 // StreamNodeLimits returns what SetStreamNodeLimits set.
 func (s *Store) StreamNodeLimits() (entries, bytes int64) { return s.streamNode.get() }
 
-// streamEntry is one entry: its ID and its fields and values, each a
-// uvarint length and its bytes, in one allocation.
-type streamEntry struct {
-	id   StreamID
-	data []byte
-}
-
 // streamNode is one of Redis's listpack nodes: its live entries, and what
 // decides when the next entry starts a new node.
+//
+// As a listpack does, a node holds its entries in one buffer (buf), each
+// where its offset says: its ID as a delta from the node's master ID (its
+// first entry's), then its fields, or its values alone if its field names
+// are the master entry's. An entry costs its offset and its bytes, no
+// allocation or slice header of its own; a lookup by ID searches the nodes
+// by their last IDs, then the node's offsets, decoding an ID at each step.
+// The buffer grows by a quarter as entries come and is cut to its length
+// when the next node starts (close), so a full node holds no slack. A
+// deleted entry's bytes stay until its node goes, as a listpack's
+// tombstone does.
 type streamNode struct {
-	ents   []streamEntry
+	master StreamID // the node's first entry's ID, deleted or not
+	offs   []uint32 // where each live entry starts in buf, in ID order
+	buf    []byte   // the entries (entryData)
 	total  int      // entries ever added, deleted ones included
 	lp     int      // the bytes Redis's listpack would have
-	fields [][]byte // the master entry's fields (the node's first entry's)
-	// The entries' data is cut from chunks the node allocates (arena the
-	// last), as a listpack holds its entries in one allocation: an
-	// append allocates nothing most of the time, and an entry costs its
-	// bytes, not an allocation's rounding. A deleted entry's bytes stay
-	// until its node goes, as a listpack's tombstone does.
-	arena []byte
-	held  int64 // bytes of all the node's chunks
+	fields [][]byte // the master entry's field names
 }
 
-// streamChunk is the least a node allocates for its entries' data.
-const streamChunk = 1024
+// held is what the node's slices hold, in bytes.
+func (n *streamNode) held() int64 { return int64(cap(n.buf) + 4*cap(n.offs)) }
 
-// alloc is n bytes of the node's chunks, for an entry's data.
-func (n *streamNode) alloc(size int) []byte {
-	if cap(n.arena)-len(n.arena) < size {
-		n.arena = make([]byte, 0, max(size, streamChunk))
-		n.held += int64(cap(n.arena))
+// add appends the entry id of fields, returning how many more bytes the
+// node holds.
+func (n *streamNode) add(id StreamID, fields [][]byte) int64 {
+	before := n.held()
+	if n.total == 0 {
+		n.master = id
 	}
-	at := len(n.arena)
-	n.arena = n.arena[:at+size]
-	return n.arena[at : at+size : at+size]
+	same := sameFields(n.fields, fields)
+	size := n.entrySize(id, fields, same)
+	if cap(n.buf)-len(n.buf) < size {
+		grown := make([]byte, len(n.buf), max(len(n.buf)+size, len(n.buf)+len(n.buf)/4+64))
+		copy(grown, n.buf)
+		n.buf = grown
+	}
+	n.offs = append(n.offs, uint32(len(n.buf)))
+	n.buf = n.appendEntry(n.buf, id, fields, same)
+	return n.held() - before
 }
+
+// close cuts the node's slices to their lengths, once no entry will be
+// added to it, where they hold more than an eighth beyond (a copy is
+// garbage the collector must find), and returns how many bytes fewer it
+// holds.
+func (n *streamNode) close() int64 {
+	before := n.held()
+	if cap(n.buf)-len(n.buf) > len(n.buf)/8 {
+		n.buf = slices.Clip(slices.Clone(n.buf))
+	}
+	if cap(n.offs)-len(n.offs) > len(n.offs)/8 {
+		n.offs = slices.Clip(slices.Clone(n.offs))
+	}
+	return before - n.held()
+}
+
+// An entry in its node's buffer: its ID's milliseconds less the master's
+// and its sequence number (less the master's if the milliseconds are the
+// same), two uvarints; then a uvarint, its number of field-value pairs
+// times two, plus one if its field names are the master entry's (same);
+// then each field and value (its value alone, if same) as a uvarint
+// length and its bytes.
+
+// idDelta is id's delta from the node's master ID.
+func (n *streamNode) idDelta(id StreamID) (ms, seq uint64) {
+	ms, seq = id.Ms-n.master.Ms, id.Seq
+	if ms == 0 {
+		seq -= n.master.Seq
+	}
+	return ms, seq
+}
+
+// entrySize is the size of the entry id of fields in the buffer.
+func (n *streamNode) entrySize(id StreamID, fields [][]byte, same bool) int {
+	ms, seq := n.idDelta(id)
+	size := uvarintLen(ms) + uvarintLen(seq) + uvarintLen(uint64(len(fields)))
+	for i, f := range fields {
+		if i%2 == 1 || !same {
+			size += uvarintLen(uint64(len(f))) + len(f)
+		}
+	}
+	return size
+}
+
+// appendEntry appends the entry id of fields to b.
+func (n *streamNode) appendEntry(b []byte, id StreamID, fields [][]byte, same bool) []byte {
+	ms, seq := n.idDelta(id)
+	b = binary.AppendUvarint(binary.AppendUvarint(b, ms), seq)
+	h := uint64(len(fields)/2) << 1
+	if same {
+		h |= 1
+	}
+	b = binary.AppendUvarint(b, h)
+	for i, f := range fields {
+		if i%2 == 1 || !same {
+			b = binary.AppendUvarint(b, uint64(len(f)))
+			b = append(b, f...)
+		}
+	}
+	return b
+}
+
+// idAt decodes the ID of the entry at data, returning it and the rest.
+func (n *streamNode) idAt(data []byte) (StreamID, []byte) {
+	ms, k := binary.Uvarint(data)
+	seq, j := binary.Uvarint(data[k:])
+	id := StreamID{n.master.Ms + ms, seq}
+	if ms == 0 {
+		id.Seq += n.master.Seq
+	}
+	return id, data[k+j:]
+}
+
+// id is the ID of the node's live entry i.
+func (n *streamNode) id(i int) StreamID {
+	id, _ := n.idAt(n.buf[n.offs[i]:])
+	return id
+}
+
+// entry appends to dst the fields and values of the node's live entry i,
+// aliasing the node.
+func (n *streamNode) entry(dst [][]byte, i int) [][]byte {
+	_, data := n.idAt(n.buf[n.offs[i]:])
+	h, k := binary.Uvarint(data)
+	data = data[k:]
+	pairs, same := int(h>>1), h&1 == 1
+	next := func() []byte {
+		l, k := binary.Uvarint(data)
+		v := data[k : k+int(l) : k+int(l)]
+		data = data[k+int(l):]
+		return v
+	}
+	for j := range pairs {
+		if same {
+			dst = append(dst, n.fields[j], next())
+		} else {
+			name := next()
+			dst = append(dst, name, next())
+		}
+	}
+	return dst
+}
+
+// len is the number of the node's live entries.
+func (n *streamNode) len() int { return len(n.offs) }
+
+// last is the ID of the node's last live entry.
+func (n *streamNode) last() StreamID { return n.id(n.len() - 1) }
+
+// find is the index of the first live entry whose ID is at least id
+// (n.len() if none).
+func (n *streamNode) find(id StreamID) int {
+	i, _ := slices.BinarySearchFunc(n.offs, id, func(off uint32, id StreamID) int {
+		got, _ := n.idAt(n.buf[off:])
+		return got.Cmp(id)
+	})
+	return i
+}
+
+// remove removes the live entries from i to j.
+func (n *streamNode) remove(i, j int) { n.offs = slices.Delete(n.offs, i, j) }
 
 // Stream is a stream's value. Its methods run under the key's shard lock
 // (Store.StreamOp); slices they hand out alias it and must be copied to
@@ -136,7 +264,7 @@ type Stream struct {
 	maxDeleted   StreamID
 	entriesAdded uint64
 	groups       []*StreamGroup // by name, as Redis's radix tree orders them
-	bytes        int64          // entries' data bytes
+	bytes        int64          // what the nodes' slices hold (streamNode.held)
 	// The node limits as the operation found them (StreamTx.Stream).
 	nodeEntries, nodeBytes int64
 	pels                   int64 // pending entries, of all groups
@@ -144,14 +272,12 @@ type Stream struct {
 	consumers              int64
 }
 
-// What a stream is charged beyond its bytes: per entry its 40-byte slot
-// and its data's allocation rounding, per node its header and slice, per
-// group, consumer and pending entry their structures and their places in
-// the sorted lists that hold them.
+// What a stream is charged beyond its nodes' slices (Stream.bytes): per
+// node its header, per group, consumer and pending entry their
+// structures and their places in the sorted lists that hold them.
 const (
 	streamBase         = 160
-	streamPerEntry     = 48
-	streamPerNode      = 96
+	streamPerNode      = 160
 	streamPerGroup     = 160
 	streamPerConsumer  = 96
 	streamPerPending   = 96
@@ -159,7 +285,7 @@ const (
 )
 
 func (st *Stream) charge() int64 {
-	return streamBase + st.bytes + int64(st.length)*streamPerEntry + int64(len(st.nodes))*streamPerNode +
+	return streamBase + st.bytes + int64(len(st.nodes))*streamPerNode +
 		int64(len(st.groups))*streamPerGroup + st.consumers*streamPerConsumer + st.pels*streamPerPending + st.names
 }
 
@@ -167,20 +293,10 @@ func (st *Stream) clone() heapObject {
 	c := &Stream{length: st.length, lastID: st.lastID, firstID: st.firstID, maxDeleted: st.maxDeleted,
 		entriesAdded: st.entriesAdded, pels: st.pels, names: st.names, consumers: st.consumers}
 	for _, n := range st.nodes {
-		cn := &streamNode{total: n.total, lp: n.lp, fields: n.fields, ents: make([]streamEntry, len(n.ents))}
-		size := 0
-		for _, e := range n.ents {
-			size += len(e.data)
-		}
-		cn.arena = make([]byte, 0, size)
-		cn.held = int64(size)
-		for i, e := range n.ents {
-			d := cn.alloc(len(e.data))
-			copy(d, e.data)
-			cn.ents[i] = streamEntry{id: e.id, data: d}
-		}
+		cn := &streamNode{master: n.master, total: n.total, lp: n.lp, fields: n.fields,
+			offs: slices.Clone(n.offs), buf: slices.Clone(n.buf)}
 		c.nodes = append(c.nodes, cn)
-		c.bytes += cn.held
+		c.bytes += cn.held()
 	}
 	for _, g := range st.groups {
 		cg := &StreamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead}
@@ -226,37 +342,6 @@ func (st *Stream) EntriesAdded() uint64 { return st.entriesAdded }
 // Nodes is the number of listpack nodes Redis would have (XINFO's
 // radix-tree-keys).
 func (st *Stream) Nodes() int { return len(st.nodes) }
-
-// fieldsSize is the size of the entry data of fields.
-func fieldsSize(fields [][]byte) int {
-	n := uvarintLen(uint64(len(fields)))
-	for _, f := range fields {
-		n += uvarintLen(uint64(len(f))) + len(f)
-	}
-	return n
-}
-
-// encodeFields writes the entry data of fields (field, value, ...) into
-// b, of fieldsSize(fields) bytes.
-func encodeFields(b []byte, fields [][]byte) {
-	b = binary.AppendUvarint(b[:0], uint64(len(fields)))
-	for _, f := range fields {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-}
-
-// decodeFields appends to dst the fields and values of data, aliasing it.
-func decodeFields(dst [][]byte, data []byte) [][]byte {
-	n, k := binary.Uvarint(data)
-	data = data[k:]
-	for range n {
-		l, k := binary.Uvarint(data)
-		dst = append(dst, data[k:k+int(l):k+int(l)])
-		data = data[k+int(l):]
-	}
-	return dst
-}
 
 // lpIntSize is the size of an integer entry of a listpack with its
 // backlen.
@@ -398,7 +483,10 @@ func (st *Stream) appendEntry(id StreamID, fields [][]byte, total int) {
 	}
 	var master StreamID
 	if n == nil {
-		n = &streamNode{ents: make([]streamEntry, 0, min(max(st.nodeEntries, 1), DefaultStreamNodeMaxEntries))}
+		if k := len(st.nodes); k > 0 {
+			st.bytes -= st.nodes[k-1].close()
+		}
+		n = &streamNode{}
 		// The listpack's header and end, and its master entry: count,
 		// deleted, the number of fields, the fields and a terminator.
 		n.lp = 7 + 2 + 2 + lpIntSize(int64(len(fields)/2)) + 2
@@ -409,8 +497,8 @@ func (st *Stream) appendEntry(id StreamID, fields [][]byte, total int) {
 		}
 		st.nodes = append(st.nodes, n)
 		master = id
-	} else if len(n.ents) > 0 {
-		master = n.ents[0].id // close enough: the master ID is the node's first
+	} else {
+		master = n.master
 	}
 	sz := 2 + lpDelta(id.Ms-master.Ms) + lpDelta(id.Seq-master.Seq) + 2
 	same := sameFields(n.fields, fields)
@@ -424,24 +512,17 @@ func (st *Stream) appendEntry(id StreamID, fields [][]byte, total int) {
 	}
 	n.lp += sz
 	n.total++
-	held := n.held
-	data := n.alloc(fieldsSize(fields))
-	encodeFields(data, fields)
-	n.ents = append(n.ents, streamEntry{id: id, data: data})
-	st.bytes += n.held - held
+	st.bytes += n.add(id, fields)
 }
 
 // locate is the position of the first entry whose ID is at least id: the
 // node and the index in it (past the end: len(nodes)).
 func (st *Stream) locate(id StreamID) (ni, ei int) {
-	ni, _ = slices.BinarySearchFunc(st.nodes, id, func(n *streamNode, id StreamID) int {
-		return n.ents[len(n.ents)-1].id.Cmp(id)
-	})
+	ni, _ = slices.BinarySearchFunc(st.nodes, id, func(n *streamNode, id StreamID) int { return n.last().Cmp(id) })
 	if ni == len(st.nodes) {
 		return ni, 0
 	}
-	ei, _ = slices.BinarySearchFunc(st.nodes[ni].ents, id, func(e streamEntry, id StreamID) int { return e.id.Cmp(id) })
-	return ni, ei
+	return ni, st.nodes[ni].find(id)
 }
 
 // Range calls fn with each entry from start to end, inclusive, in order
@@ -456,12 +537,14 @@ func (st *Stream) Range(start, end StreamID, count int, rev bool, fn func(id Str
 	if !rev {
 		ni, ei := st.locate(start)
 		for ; ni < len(st.nodes); ni, ei = ni+1, 0 {
-			for _, e := range st.nodes[ni].ents[ei:] {
-				if e.id.Cmp(end) > 0 || (count > 0 && n >= count) {
+			node := st.nodes[ni]
+			for i := ei; i < node.len(); i++ {
+				id := node.id(i)
+				if id.Cmp(end) > 0 || (count > 0 && n >= count) {
 					return n
 				}
 				n++
-				if !fn(e.id, decodeFields(buf[:0], e.data)) {
+				if !fn(id, node.entry(buf[:0], i)) {
 					return n
 				}
 			}
@@ -475,22 +558,22 @@ func (st *Stream) Range(start, end StreamID, count int, rev bool, fn func(id Str
 			return 0
 		}
 		ni--
-		ei = len(st.nodes[ni].ents)
-	} else if st.nodes[ni].ents[ei].id == end {
+		ei = st.nodes[ni].len()
+	} else if st.nodes[ni].id(ei) == end {
 		ei++
 	}
 	for ; ni >= 0; ni-- {
-		ents := st.nodes[ni].ents
+		node := st.nodes[ni]
 		if ei < 0 {
-			ei = len(ents)
+			ei = node.len()
 		}
 		for i := ei - 1; i >= 0; i-- {
-			e := ents[i]
-			if e.id.Cmp(start) < 0 || (count > 0 && n >= count) {
+			id := node.id(i)
+			if id.Cmp(start) < 0 || (count > 0 && n >= count) {
 				return n
 			}
 			n++
-			if !fn(e.id, decodeFields(buf[:0], e.data)) {
+			if !fn(id, node.entry(buf[:0], i)) {
 				return n
 			}
 		}
@@ -502,18 +585,18 @@ func (st *Stream) Range(start, end StreamID, count int, rev bool, fn func(id Str
 // Get calls fn with the entry id, if the stream has it.
 func (st *Stream) Get(id StreamID, fn func(fields [][]byte)) bool {
 	ni, ei := st.locate(id)
-	if ni == len(st.nodes) || st.nodes[ni].ents[ei].id != id {
+	if ni == len(st.nodes) || st.nodes[ni].id(ei) != id {
 		return false
 	}
 	var buf [16][]byte
-	fn(decodeFields(buf[:0], st.nodes[ni].ents[ei].data))
+	fn(st.nodes[ni].entry(buf[:0], ei))
 	return true
 }
 
 // Has reports whether the stream holds the entry id.
 func (st *Stream) Has(id StreamID) bool {
 	ni, ei := st.locate(id)
-	return ni < len(st.nodes) && st.nodes[ni].ents[ei].id == id
+	return ni < len(st.nodes) && st.nodes[ni].id(ei) == id
 }
 
 // lastLive is the last entry's ID, 0-0 if none.
@@ -521,8 +604,7 @@ func (st *Stream) lastLive() StreamID {
 	if len(st.nodes) == 0 {
 		return StreamID{}
 	}
-	ents := st.nodes[len(st.nodes)-1].ents
-	return ents[len(ents)-1].id
+	return st.nodes[len(st.nodes)-1].last()
 }
 
 // LastEntryID is the last entry's ID and whether there is one.
@@ -532,17 +614,17 @@ func (st *Stream) firstLive() StreamID {
 	if len(st.nodes) == 0 {
 		return StreamID{}
 	}
-	return st.nodes[0].ents[0].id
+	return st.nodes[0].id(0)
 }
 
 // removeAt removes the entry at ei of node ni; a node left with no
 // entry goes, as Redis frees a listpack whose count drops to 0.
 func (st *Stream) removeAt(ni, ei int) {
 	n := st.nodes[ni]
-	n.ents = slices.Delete(n.ents, ei, ei+1)
+	n.remove(ei, ei+1)
 	st.length--
-	if len(n.ents) == 0 {
-		st.bytes -= n.held
+	if n.len() == 0 {
+		st.bytes -= n.held()
 		st.nodes = slices.Delete(st.nodes, ni, ni+1)
 	}
 }
@@ -554,7 +636,7 @@ func (st *Stream) Delete(ids []StreamID) int {
 	firstGone := false
 	for _, id := range ids {
 		ni, ei := st.locate(id)
-		if ni == len(st.nodes) || st.nodes[ni].ents[ei].id != id {
+		if ni == len(st.nodes) || st.nodes[ni].id(ei) != id {
 			continue
 		}
 		st.removeAt(ni, ei)
@@ -596,18 +678,18 @@ func (st *Stream) Trim(t Trim) int64 {
 			break
 		}
 		n := st.nodes[0]
-		entries := int64(len(n.ents))
+		entries := int64(n.len())
 		if t.Limit > 0 && deleted+entries > t.Limit {
 			break
 		}
 		var whole bool
 		if t.ByID {
-			whole = n.ents[len(n.ents)-1].id.Cmp(t.MinID) < 0
+			whole = n.last().Cmp(t.MinID) < 0
 		} else {
 			whole = st.length-uint64(entries) >= t.MaxLen
 		}
 		if whole {
-			st.bytes -= n.held
+			st.bytes -= n.held()
 			st.nodes = st.nodes[1:]
 			st.length -= uint64(entries)
 			deleted += entries
@@ -617,9 +699,9 @@ func (st *Stream) Trim(t Trim) int64 {
 			break
 		}
 		k := 0
-		for k < len(n.ents) {
+		for k < n.len() {
 			if t.ByID {
-				if n.ents[k].id.Cmp(t.MinID) >= 0 {
+				if n.id(k).Cmp(t.MinID) >= 0 {
 					break
 				}
 			} else if st.length <= t.MaxLen {
@@ -628,7 +710,7 @@ func (st *Stream) Trim(t Trim) int64 {
 			st.length--
 			k++
 		}
-		n.ents = slices.Delete(n.ents, 0, k)
+		n.remove(0, k)
 		deleted += int64(k)
 		break
 	}

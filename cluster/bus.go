@@ -11,8 +11,12 @@ const (
 	// msgWrite: a client wrote or deleted keys on the sender; drop local
 	// copies and acknowledge on the sender's ack channel.
 	msgWrite byte = 'w'
-	// msgFlush: a client flushed the sender; flush and acknowledge.
+	// msgFlush: a client flushed the channel's database on the sender
+	// (FLUSHDB); flush it and acknowledge.
 	msgFlush byte = 'F'
+	// msgFlushAll: a client ran FLUSHALL on the sender (on database 0's
+	// channel); flush every database and acknowledge.
+	msgFlushAll byte = 'A'
 	// msgFilled: a lease holder published a value of a key; followers look
 	// again, other replicas drop their copy if it is stale (a fresh one may
 	// be the announced value itself).

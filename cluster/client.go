@@ -109,21 +109,46 @@ type Client struct {
 	up     atomic.Bool
 	nextID atomic.Uint64 // invalidation ids
 
+	// dbs is each database's part: its keys, store and event channel;
+	// byChannel finds it by its channel.
+	dbs       []*dbTier
+	byChannel map[string]*dbTier
+
 	mu      sync.Mutex
-	waiters map[string]map[chan struct{}]struct{} // followers by key
-	acks    map[uint64]*ackWait                   // invalidations awaiting acknowledgement
-	peers   map[string]time.Time                  // other replicas, last heard
+	waiters map[waitKey]map[chan struct{}]struct{} // followers by key
+	acks    map[uint64]*ackWait                    // invalidations awaiting acknowledgement
+	peers   map[string]time.Time                   // other replicas, last heard
 
 	pubsub    *redis.PubSub
-	relaySub  *redis.PubSub                                               // the pub/sub channel
-	relay     atomic.Pointer[func(channel, message []byte, sharded bool)] // set by Relay
-	acksOut   chan ackOut                                                 // acknowledgements for the acker to send
-	loaders   atomic.Pointer[loaderWatch]                                 // set by WatchLoaders
-	purges    atomic.Pointer[func(tags, keys []string, soft bool)]        // set by WatchPurges
-	resync    chan struct{}                                               // kickResync to syncLoaders
-	done      chan struct{}                                               // closed by Close
+	relaySub  *redis.PubSub                                                // the pub/sub channel
+	relay     atomic.Pointer[func(channel, message []byte, sharded bool)]  // set by Relay
+	acksOut   chan ackOut                                                  // acknowledgements for the acker to send
+	loaders   atomic.Pointer[loaderWatch]                                  // set by WatchLoaders
+	purges    atomic.Pointer[func(db int, tags, keys []string, soft bool)] // set by WatchPurges
+	resync    chan struct{}                                                // kickResync to syncLoaders
+	done      chan struct{}                                                // closed by Close
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+}
+
+// dbTier is one database's part of the fleet: its keys in the shared tier
+// (under keys's names), its local store and its event channel. A write,
+// fill, flush or purge in database n is announced on database n's channel
+// and applied to database n's store by every replica that hears it.
+type dbTier struct {
+	*Client
+	db    int
+	keys  names         // this database's Redis keys and event channel
+	store *engine.Store // this database's local store
+}
+
+// in returns database db's part.
+func (c *Client) in(db int) *dbTier { return c.dbs[db] }
+
+// waitKey is a key of one database, which followers wait on.
+type waitKey struct {
+	db  int
+	key string
 }
 
 // ackOut is an acknowledgement to send: invalidation id of replica to.
@@ -177,12 +202,20 @@ func New(opts Options) (*Client, error) {
 		id:      randomHex(replicaIDLen / 2),
 		m:       opts.Metrics,
 		log:     opts.Logger,
-		waiters: make(map[string]map[chan struct{}]struct{}),
+		waiters: make(map[waitKey]map[chan struct{}]struct{}),
 		acks:    make(map[uint64]*ackWait),
 		peers:   make(map[string]time.Time),
 		acksOut: make(chan ackOut, ackBatch),
 		resync:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
+	}
+	c.byChannel = make(map[string]*dbTier)
+	channels := []string{c.names.acks(c.id)}
+	for n := range opts.Store.Databases() {
+		t := &dbTier{Client: c, db: n, keys: c.names.inDB(n), store: opts.Store.DB(n)}
+		c.dbs = append(c.dbs, t)
+		c.byChannel[t.keys.events()] = t
+		channels = append(channels, t.keys.events())
 	}
 	c.rdb.AddHook(&c.dials)
 	ctx, cancel := c.opCtx(context.Background())
@@ -194,7 +227,7 @@ func New(opts Options) (*Client, error) {
 		c.up.Store(true)
 		c.m.RedisUp.Set(1)
 	}
-	c.pubsub = c.rdb.Subscribe(context.Background(), c.names.events(), c.names.acks(c.id))
+	c.pubsub = c.rdb.Subscribe(context.Background(), channels...)
 	events := c.pubsub.ChannelWithSubscriptions(
 		redis.WithChannelSize(4096),
 		redis.WithChannelHealthCheckInterval(time.Second),
@@ -289,11 +322,19 @@ func (c *Client) markUp() {
 	}
 }
 
-// send publishes m on the event channel.
+// send publishes m on the event channel of database 0, which the fleet's
+// own messages (beats, loaders) travel on.
 func (c *Client) send(m message) error {
 	ctx, cancel := c.opCtx(context.Background())
 	defer cancel()
 	return c.rdb.Publish(ctx, c.names.events(), m.encode()).Err()
+}
+
+// send publishes m on the database's event channel.
+func (t *dbTier) send(m message) error {
+	ctx, cancel := t.opCtx(context.Background())
+	defer cancel()
+	return t.rdb.Publish(ctx, t.keys.events(), m.encode()).Err()
 }
 
 // heartbeat tells the fleet this replica is alive, forgets peers that went
@@ -339,14 +380,20 @@ func (c *Client) listen(events <-chan any) {
 					c.kickResync()
 				}
 			case *redis.Message:
-				c.handle(ev.Payload)
+				t := c.byChannel[ev.Channel]
+				if t == nil {
+					t = c.in(0) // the acknowledgements' channel
+				}
+				t.handle(ev.Payload)
 			}
 		}
 	}
 }
 
-// handle applies one message from another replica.
-func (c *Client) handle(payload string) {
+// handle applies one message from another replica, heard on database
+// t.db's channel.
+func (t *dbTier) handle(payload string) {
+	c := t.Client
 	m, err := decodeMessage(payload)
 	if err != nil || m.sender == c.id {
 		return
@@ -361,21 +408,22 @@ func (c *Client) handle(payload string) {
 		// one, and all its keys at once. Invalidate tells the store's
 		// listener even of a key this replica has no copy of: a client
 		// tracking it may have cached its absence.
-		c.opts.Store.Section().Shared(0, func() {
+		t.store.Section().Shared(0, func() {
 			for _, k := range m.keys {
-				c.opts.Store.Invalidate([]byte(k))
+				t.store.Invalidate([]byte(k))
 			}
 		})
 		for _, k := range m.keys {
-			c.wake(k)
+			t.wake(k)
 		}
 		c.ack(m)
 	case msgFlush:
 		c.m.InvalidationsReceived.Inc()
-		// The shared tier is database 0's: another replica's FLUSHDB or
-		// FLUSHALL empties it here, and this replica's other databases are
-		// its own.
-		c.opts.Store.Section().Shared(0, func() { c.opts.Store.Flush() })
+		t.store.Section().Shared(0, func() { t.store.Flush() })
+		c.ack(m)
+	case msgFlushAll:
+		c.m.InvalidationsReceived.Inc()
+		t.store.Section().Shared(0, func() { t.store.FlushAll() })
 		c.ack(m)
 	case msgFilled:
 		for _, k := range m.keys {
@@ -395,18 +443,18 @@ func (c *Client) handle(payload string) {
 			//     being answered stale, and one that looked before B's next
 			//     flight stored the fleet's stale v1 joins the refresh that
 			//     flight's caller starts, and waits for the origin.
-			if !c.wake(k) {
-				c.opts.Store.DropStale([]byte(k))
+			if !t.wake(k) {
+				t.store.DropStale([]byte(k))
 			}
 		}
 	case msgFailed:
 		for _, k := range m.keys {
-			c.wake(k)
+			t.wake(k)
 		}
 	case msgLoader:
 		c.heardLoader(m)
 	case msgPurge:
-		c.heardPurge(m)
+		t.heardPurge(m)
 	case msgHello:
 		c.send(message{kind: msgBeat, sender: c.id})
 	case msgBye:
@@ -498,39 +546,42 @@ func (c *Client) forgetQuietPeers(now time.Time) {
 
 // follow registers a follower of key, woken when a result for the key is
 // published.
-func (c *Client) follow(key string) chan struct{} {
+func (t *dbTier) follow(key string) chan struct{} {
 	ch := make(chan struct{}, 1)
-	c.mu.Lock()
-	set := c.waiters[key]
+	wk := waitKey{t.db, key}
+	t.mu.Lock()
+	set := t.waiters[wk]
 	if set == nil {
 		set = make(map[chan struct{}]struct{})
-		c.waiters[key] = set
+		t.waiters[wk] = set
 	}
 	set[ch] = struct{}{}
-	c.mu.Unlock()
+	t.mu.Unlock()
 	return ch
 }
 
-func (c *Client) unfollow(key string, ch chan struct{}) {
-	c.mu.Lock()
-	delete(c.waiters[key], ch)
-	if len(c.waiters[key]) == 0 {
-		delete(c.waiters, key)
+func (t *dbTier) unfollow(key string, ch chan struct{}) {
+	wk := waitKey{t.db, key}
+	t.mu.Lock()
+	delete(t.waiters[wk], ch)
+	if len(t.waiters[wk]) == 0 {
+		delete(t.waiters, wk)
 	}
-	c.mu.Unlock()
+	t.mu.Unlock()
 }
 
 // wake wakes key's followers and reports whether there were any.
-func (c *Client) wake(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for ch := range c.waiters[key] {
+func (t *dbTier) wake(key string) bool {
+	wk := waitKey{t.db, key}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ch := range t.waiters[wk] {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	return len(c.waiters[key]) > 0
+	return len(t.waiters[wk]) > 0
 }
 
 func randomHex(n int) string {

@@ -136,12 +136,12 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
 
-	claimA, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 100 * time.Millisecond})
+	claimA, err := a.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: 100 * time.Millisecond})
 	if err != nil || claimA.Lease == nil {
 		t.Fatalf("A's claim: %+v, %v", claimA, err)
 	}
 	// B follows A until A's lease expires, then takes it over.
-	claimB, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
+	claimB, err := b.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || claimB.Lease == nil {
 		t.Fatalf("B's claim: %+v, %v", claimB, err)
 	}
@@ -157,7 +157,7 @@ func TestStalledLeaderIsFencedOut(t *testing.T) {
 	if got := testutil.ToFloat64(a.m.Publications.WithLabelValues("rejected")); got != 1 {
 		t.Fatalf("A's rejected publications = %v, want 1", got)
 	}
-	claim, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
+	claim, err := a.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || !claim.Found || string(claim.Entry.Value) != "new" {
 		t.Fatalf("after both: %+v, %v; want the newer value", claim, err)
 	}
@@ -174,7 +174,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		key  string
 		fail bool
 	}{{"ok", false}, {"broken", true}} {
-		lead, err := a.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
+		lead, err := a.Claim(ctx, 0, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || lead.Lease == nil {
 			t.Fatalf("%s: leader's claim %+v, %v", tc.key, lead, err)
 		}
@@ -184,7 +184,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 		got := make(chan result, 1)
 		go func() {
-			c, err := b.Claim(ctx, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
+			c, err := b.Claim(ctx, 0, tc.key, swr.ClaimOptions{LoadTimeout: time.Second})
 			got <- result{c, err}
 		}()
 		testwait.For(t, "the second claim to find the lease held", func() bool {
@@ -209,7 +209,7 @@ func TestFollowersGetTheHoldersResult(t *testing.T) {
 		}
 	}
 	// The cooldown holds for every later claim too.
-	if _, err := b.Claim(ctx, "broken", swr.ClaimOptions{LoadTimeout: time.Second}); err == nil {
+	if _, err := b.Claim(ctx, 0, "broken", swr.ClaimOptions{LoadTimeout: time.Second}); err == nil {
 		t.Fatal("a claim during the fleet cooldown got no failure")
 	}
 }
@@ -224,19 +224,19 @@ func TestWriteFencesFillAndInvalidates(t *testing.T) {
 	ctx := context.Background()
 
 	set(t, b.store, "k", "old")
-	lead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
+	lead, err := a.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || lead.Lease == nil {
 		t.Fatalf("claim: %+v, %v", lead, err)
 	}
 	set(t, a.store, "k", "written")
-	a.Written(ctx, [][]byte{[]byte("k")})
+	a.Written(ctx, 0, [][]byte{[]byte("k")})
 	if _, found := b.store.Peek([]byte("k")); found {
 		t.Fatal("B still has its copy after A's write returned")
 	}
 	if err := lead.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("filled")}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("publication after a write: %v, want ErrLeaseLost", err)
 	}
-	b.Fault(ctx, [][]byte{[]byte("k")})
+	b.Fault(ctx, 0, [][]byte{[]byte("k")})
 	if v, _ := b.store.Get([]byte("k")); string(v) != "written" {
 		t.Fatalf("B faulted in %q, want the write", v)
 	}
@@ -248,17 +248,17 @@ func TestFleetSlots(t *testing.T) {
 	opts := Options{FleetMaxConcurrentFills: 2, LeaseWait: 300 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
-	l1, err1 := a.Claim(ctx, "k1", swr.ClaimOptions{LoadTimeout: time.Second})
-	l2, err2 := b.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Second})
+	l1, err1 := a.Claim(ctx, 0, "k1", swr.ClaimOptions{LoadTimeout: time.Second})
+	l2, err2 := b.Claim(ctx, 0, "k2", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if _, err := a.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrFleetBusy) {
+	if _, err := a.Claim(ctx, 0, "k3", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrFleetBusy) {
 		t.Fatalf("third concurrent fill: %v, want ErrFleetBusy", err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		c, err := b.Claim(ctx, "k3", swr.ClaimOptions{LoadTimeout: time.Second})
+		c, err := b.Claim(ctx, 0, "k3", swr.ClaimOptions{LoadTimeout: time.Second})
 		if err == nil {
 			c.Lease.Release()
 		}
@@ -282,18 +282,18 @@ func TestLeaseWaitTakeoverTakesASlot(t *testing.T) {
 	opts := Options{FleetMaxConcurrentFills: 1, LeaseWait: 200 * time.Millisecond}
 	a, b := newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)
 	ctx := context.Background()
-	held, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	held, err := a.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
 	if err != nil || held.Lease == nil {
 		t.Fatalf("first claim: %+v %v", held, err)
 	}
 	// B follows A's lease, in vain, then wants the one slot A holds.
-	if _, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
+	if _, err := b.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
 		t.Fatalf("follower past --lease-wait with the budget full: %v, want ErrFleetBusy", err)
 	}
 	// A's slot freed (its lease stays: a Release of the slot alone is
 	// what a holder whose load outlives the budget's wait would leave).
 	a.freeSlot(held.Lease.(*Lease))
-	taken, err := b.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	taken, err := b.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
 	if err != nil || taken.Lease == nil {
 		t.Fatalf("follower past --lease-wait with a slot free: %+v, %v; want the lease", taken, err)
 	}
@@ -301,7 +301,7 @@ func TestLeaseWaitTakeoverTakesASlot(t *testing.T) {
 		t.Fatalf("B's takeovers = %v, want 1", got)
 	}
 	// The budget counts the taken-over load: nobody else gets a slot.
-	if _, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
+	if _, err := a.Claim(ctx, 0, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second}); !errors.Is(err, ErrFleetBusy) {
 		t.Fatalf("a claim while the takeover loads: %v, want ErrFleetBusy", err)
 	}
 	if err := held.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("late")}); !errors.Is(err, ErrLeaseLost) {
@@ -310,7 +310,7 @@ func TestLeaseWaitTakeoverTakesASlot(t *testing.T) {
 	if err := taken.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := a.Claim(ctx, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
+	other, err := a.Claim(ctx, 0, "other", swr.ClaimOptions{LoadTimeout: 10 * time.Second})
 	if err != nil || other.Lease == nil {
 		t.Fatalf("a claim after the takeover's load ended: %+v, %v", other, err)
 	}
@@ -328,7 +328,7 @@ func TestOneFollowerTakesOver(t *testing.T) {
 	followers := []*replica{newReplica(t, []string{addr}, opts), newReplica(t, []string{addr}, opts)}
 	waitPeers(t, append([]*replica{a}, followers...)...)
 	ctx := context.Background()
-	dead, err := a.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+	dead, err := a.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
 	if err != nil || dead.Lease == nil {
 		t.Fatalf("the holder's claim: %+v, %v", dead, err)
 	}
@@ -339,7 +339,7 @@ func TestOneFollowerTakesOver(t *testing.T) {
 	got := make(chan result, len(followers))
 	for _, r := range followers {
 		go func() {
-			c, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
+			c, err := r.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Minute})
 			got <- result{c, err}
 		}()
 	}
@@ -370,18 +370,18 @@ func TestOneFollowerTakesOver(t *testing.T) {
 
 	// Two takeovers of one lease: the first wins, the second finds the
 	// winner holding it.
-	dead, err = a.Claim(ctx, "k2", swr.ClaimOptions{LoadTimeout: time.Minute})
+	dead, err = a.Claim(ctx, 0, "k2", swr.ClaimOptions{LoadTimeout: time.Minute})
 	if err != nil || dead.Lease == nil {
 		t.Fatalf("the holder's claim of k2: %+v, %v", dead, err)
 	}
 	old := dead.Lease.(*Lease).token
 	b, c := followers[0], followers[1]
-	won := &Lease{c: b.Client, key: "k2", token: "b-token", ttl: time.Minute}
-	lost := &Lease{c: c.Client, key: "k2", token: "c-token", ttl: time.Minute}
-	if res, err := b.takeOver(ctx, won, 0, old); err != nil || res.Lease == nil {
+	won := &Lease{c: b.Client.in(0), key: "k2", token: "b-token", ttl: time.Minute}
+	lost := &Lease{c: c.Client.in(0), key: "k2", token: "c-token", ttl: time.Minute}
+	if res, err := b.Client.in(0).takeOver(ctx, won, 0, old); err != nil || res.Lease == nil {
 		t.Fatalf("the first takeover: %+v, %v; want the lease", res, err)
 	}
-	if res, err := c.takeOver(ctx, lost, 0, old); err != nil || res.Lease != nil || res.holder != "b-token" {
+	if res, err := c.Client.in(0).takeOver(ctx, lost, 0, old); err != nil || res.Lease != nil || res.holder != "b-token" {
 		t.Fatalf("the second takeover: %+v, %v; want the first's lease held", res, err)
 	}
 	won.Release()
@@ -395,21 +395,21 @@ func TestAwkwardKeysOnRedisCluster(t *testing.T) {
 	r := newReplica(t, strings.Split(c.Addrs(), ","), Options{})
 	ctx := context.Background()
 	for _, key := range []string{"", "}x", "a}b", "{x}", "{}", "plain"} {
-		claim, err := r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
+		claim, err := r.Claim(ctx, 0, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || claim.Lease == nil {
 			t.Fatalf("key %q: claim %+v, %v", key, claim, err)
 		}
 		if err := claim.Lease.Publish(ctx, swr.FleetEntry{Value: []byte("v" + key)}); err != nil {
 			t.Fatalf("key %q: publish: %v", key, err)
 		}
-		claim, err = r.Claim(ctx, key, swr.ClaimOptions{LoadTimeout: time.Second})
+		claim, err = r.Claim(ctx, 0, key, swr.ClaimOptions{LoadTimeout: time.Second})
 		if err != nil || !claim.Found || string(claim.Entry.Value) != "v"+key {
 			t.Fatalf("key %q: after publishing, claim %+v, %v", key, claim, err)
 		}
 		set(t, r.store, key, "w"+key)
-		r.Written(ctx, [][]byte{[]byte(key)})
+		r.Written(ctx, 0, [][]byte{[]byte(key)})
 		r.store.Delete([]byte(key))
-		r.Fault(ctx, [][]byte{[]byte(key)})
+		r.Fault(ctx, 0, [][]byte{[]byte(key)})
 		if v, _ := r.store.Get([]byte(key)); string(v) != "w"+key {
 			t.Fatalf("key %q: faulted in %q after a write", key, v)
 		}
@@ -432,7 +432,7 @@ func TestHealthTracking(t *testing.T) {
 	}
 	s.Stop()
 	for range 2 { // the operation that finds Redis gone, then one while it is known down
-		if _, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
+		if _, err := r.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("claim with Redis stopped: %v, want ErrUnavailable", err)
 		}
 		if r.Available() || up() != 0 {
@@ -447,7 +447,7 @@ func TestHealthTracking(t *testing.T) {
 	if up() != 1 {
 		t.Fatalf("cluster_redis_up = %v with Redis back, want 1", up())
 	}
-	claim, err := r.Claim(ctx, "k", swr.ClaimOptions{LoadTimeout: time.Second})
+	claim, err := r.Claim(ctx, 0, "k", swr.ClaimOptions{LoadTimeout: time.Second})
 	if err != nil || claim.Lease == nil {
 		t.Fatalf("claim with Redis back: %+v, %v; want a lease", claim, err)
 	}
@@ -517,12 +517,12 @@ type gatedFleet struct {
 	parked, release chan struct{}
 }
 
-func (g *gatedFleet) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
+func (g *gatedFleet) Claim(ctx context.Context, db int, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
 	if g.holding.Load() {
 		g.parked <- struct{}{}
 		<-g.release
 	}
-	return g.Fleet.Claim(ctx, key, opts)
+	return g.Fleet.Claim(ctx, db, key, opts)
 }
 
 // TestFillAnnouncementKeepsTheNewValue: the announcement of a fill (msgFilled)
@@ -560,7 +560,7 @@ func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
 	announced := func() {
 		t.Helper()
 		seen := testutil.ToFloat64(b.m.InvalidationsReceived)
-		a.Written(ctx, [][]byte{[]byte("k:barrier")})
+		a.Written(ctx, 0, [][]byte{[]byte("k:barrier")})
 		testwait.For(t, "B to hear A's invalidation", func() bool {
 			return testutil.ToFloat64(b.m.InvalidationsReceived) > seen
 		})
@@ -568,7 +568,7 @@ func TestFillAnnouncementKeepsTheNewValue(t *testing.T) {
 	// announce hands B's listener A's announcement of key, as it arrives
 	// when B's flight no longer follows (or does not yet follow) A's lease.
 	announce := func(key string) {
-		b.handle(message{kind: msgFilled, sender: a.ID(), keys: []string{key}}.encode())
+		b.in(0).handle(message{kind: msgFilled, sender: a.ID(), keys: []string{key}}.encode())
 	}
 	answersAtOnce := func(key, want, why string) {
 		t.Helper()

@@ -15,7 +15,7 @@ import (
 // swr.FleetLease). Its holder must end it with exactly one of Publish, Fail
 // or Release.
 type Lease struct {
-	c     *Client
+	c     *dbTier
 	key   string
 	token string // random; the scripts compare it before acting
 	ttl   time.Duration
@@ -32,7 +32,12 @@ var (
 // Key is the cache key the lease is for.
 func (l *Lease) Key() string { return l.key }
 
-// Claim decides who loads key: the shared tier's entry if it has one (with
+// Claim decides who loads key of database db (swr.Fleet; claim).
+func (c *Client) Claim(ctx context.Context, db int, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
+	return c.in(db).claim(ctx, key, opts)
+}
+
+// claim decides who loads key: the shared tier's entry if it has one (with
 // opts.FreshAfter, only one fresh then), the fleet's failure (a
 // *swr.FleetFailure) while the key cools down after another replica's
 // failed load, or a lease for this replica. While another replica holds the
@@ -50,29 +55,29 @@ func (l *Lease) Key() string { return l.key }
 //
 // opts.LoadTimeout is how long the load may take; the lease outlives it by
 // a margin.
-func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
-	if !c.up.Load() {
+func (t *dbTier) claim(ctx context.Context, key string, opts swr.ClaimOptions) (swr.FleetClaim, error) {
+	if !t.up.Load() {
 		return swr.FleetClaim{}, ErrUnavailable
 	}
 	// Following before the first look means a publication between that
 	// look and the wait below still wakes it.
-	wake := c.follow(key)
-	defer c.unfollow(key, wake)
-	deadline := time.Now().Add(c.opts.LeaseWait)
-	lease := &Lease{c: c, key: key, ttl: c.leaseTTL(opts.LoadTimeout)}
+	wake := t.follow(key)
+	defer t.unfollow(key, wake)
+	deadline := time.Now().Add(t.opts.LeaseWait)
+	lease := &Lease{c: t, key: key, ttl: t.leaseTTL(opts.LoadTimeout)}
 	contended, backoff := false, pollMin
 	holder := "" // the token of the lease followed until deadline
 	for first := true; ; first = false {
 		lease.token = randomHex(16)
-		res, err := c.claimOnce(ctx, lease, opts.FreshAfter, "")
+		res, err := t.claimOnce(ctx, lease, opts.FreshAfter, "")
 		if err != nil {
 			return swr.FleetClaim{}, err
 		}
 		if first {
 			if res.Found {
-				c.m.SharedLookups.WithLabelValues("hit").Inc()
+				t.m.SharedLookups.WithLabelValues("hit").Inc()
 			} else {
-				c.m.SharedLookups.WithLabelValues("miss").Inc()
+				t.m.SharedLookups.WithLabelValues("miss").Inc()
 			}
 		}
 		switch {
@@ -82,11 +87,11 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 			return swr.FleetClaim{}, res.failure
 		case res.Lease != nil:
 			if contended {
-				c.m.Leases.WithLabelValues("takeover").Inc()
+				t.m.Leases.WithLabelValues("takeover").Inc()
 			} else {
-				c.m.Leases.WithLabelValues("acquired").Inc()
+				t.m.Leases.WithLabelValues("acquired").Inc()
 			}
-			err := c.takeSlot(ctx, lease, deadline)
+			err := t.takeSlot(ctx, lease, deadline)
 			if err == nil {
 				return res.FleetClaim, nil
 			}
@@ -98,7 +103,7 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 		}
 		if !contended {
 			contended = true
-			c.m.Leases.WithLabelValues("contended").Inc()
+			t.m.Leases.WithLabelValues("contended").Inc()
 		}
 		if opts.NoFollow {
 			return swr.FleetClaim{}, ErrLeaseHeld
@@ -107,14 +112,14 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 			// Another lease than the one followed so far (the first, or
 			// its holder settled without a result, or another follower
 			// took it over): its holder gets the whole --lease-wait.
-			holder, deadline = res.holder, time.Now().Add(c.opts.LeaseWait)
+			holder, deadline = res.holder, time.Now().Add(t.opts.LeaseWait)
 		}
 		left := time.Until(deadline)
 		if left <= 0 && opts.NoTakeOver {
 			return swr.FleetClaim{}, ErrLeaseHeld
 		}
 		if left <= 0 && holder != "" {
-			res, err := c.takeOver(ctx, lease, opts.FreshAfter, holder)
+			res, err := t.takeOver(ctx, lease, opts.FreshAfter, holder)
 			switch {
 			case err != nil:
 				return swr.FleetClaim{}, err
@@ -124,8 +129,8 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 				return res.FleetClaim, nil
 			}
 			// Another follower took it over first: follow the winner.
-			holder, deadline = res.holder, time.Now().Add(c.opts.LeaseWait)
-			left = c.opts.LeaseWait
+			holder, deadline = res.holder, time.Now().Add(t.opts.LeaseWait)
+			left = t.opts.LeaseWait
 		}
 		timer := time.NewTimer(min(backoff, max(left, 0)))
 		select {
@@ -135,7 +140,7 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 		case <-ctx.Done():
 			timer.Stop()
 			return swr.FleetClaim{}, ctx.Err()
-		case <-c.done:
+		case <-t.done:
 			timer.Stop()
 			return swr.FleetClaim{}, ErrUnavailable
 		}
@@ -151,19 +156,19 @@ func (c *Client) Claim(ctx context.Context, key string, opts swr.ClaimOptions) (
 // --lease-wait again, for a slot of its own, which the lease keeps: the
 // budget bounds the load it takes over, and a follower that gets no slot
 // leaves the holder's lease alone and fails with ErrFleetBusy.
-func (c *Client) takeOver(ctx context.Context, lease *Lease, freshAfter int64, holder string) (claimResult, error) {
-	c.m.LeaseWaitFallbacks.Inc()
-	if c.opts.FleetMaxConcurrentFills > 0 {
-		if err := c.waitSlot(ctx, lease, time.Now().Add(c.opts.LeaseWait)); err != nil {
+func (t *dbTier) takeOver(ctx context.Context, lease *Lease, freshAfter int64, holder string) (claimResult, error) {
+	t.m.LeaseWaitFallbacks.Inc()
+	if t.opts.FleetMaxConcurrentFills > 0 {
+		if err := t.waitSlot(ctx, lease, time.Now().Add(t.opts.LeaseWait)); err != nil {
 			return claimResult{}, err
 		}
 	}
-	res, err := c.claimOnce(ctx, lease, freshAfter, holder)
+	res, err := t.claimOnce(ctx, lease, freshAfter, holder)
 	if err != nil || res.Lease == nil {
-		c.freeSlot(lease)
+		t.freeSlot(lease)
 		return res, err
 	}
-	c.m.Leases.WithLabelValues("takeover").Inc()
+	t.m.Leases.WithLabelValues("takeover").Inc()
 	return res, nil
 }
 
@@ -176,15 +181,15 @@ type claimResult struct {
 
 // claimOnce runs claimScript once; freshAfter is ClaimOptions.FreshAfter,
 // and takeOver the token of the lease to take over ("": none).
-func (c *Client) claimOnce(ctx context.Context, lease *Lease, freshAfter int64, takeOver string) (claimResult, error) {
-	ctx, cancel := c.opCtx(ctx)
+func (t *dbTier) claimOnce(ctx context.Context, lease *Lease, freshAfter int64, takeOver string) (claimResult, error) {
+	ctx, cancel := t.opCtx(ctx)
 	defer cancel()
 	key := lease.key
-	v, err := claimScript.Run(ctx, c.rdb,
-		[]string{c.names.value(key), c.names.failure(key), c.names.lease(key)},
+	v, err := claimScript.Run(ctx, t.rdb,
+		[]string{t.keys.value(key), t.keys.failure(key), t.keys.lease(key)},
 		lease.token, lease.ttl.Milliseconds(), toMillis(freshAfter), takeOver).Slice()
 	if err != nil {
-		return claimResult{}, c.check(err)
+		return claimResult{}, t.check(err)
 	}
 	kind, _ := v[0].(string)
 	switch kind {
@@ -231,24 +236,24 @@ func (c *Client) leaseTTL(loadTimeout time.Duration) time.Duration {
 // takeSlot waits for a --fleet-max-concurrent-fills slot for lease's load,
 // until deadline, then renews the lease, which the wait may have eaten
 // into. On ErrLeaseLost the lease and the slot are gone.
-func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
-	if c.opts.FleetMaxConcurrentFills <= 0 {
+func (t *dbTier) takeSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
+	if t.opts.FleetMaxConcurrentFills <= 0 {
 		return nil
 	}
-	if err := c.waitSlot(ctx, lease, deadline); err != nil {
+	if err := t.waitSlot(ctx, lease, deadline); err != nil {
 		lease.Release()
 		return err
 	}
-	octx, cancel := c.opCtx(ctx)
+	octx, cancel := t.opCtx(ctx)
 	defer cancel()
-	renewed, err := renewScript.Run(octx, c.rdb, []string{c.names.lease(lease.key)},
+	renewed, err := renewScript.Run(octx, t.rdb, []string{t.keys.lease(lease.key)},
 		lease.token, lease.ttl.Milliseconds()).Bool()
 	if err != nil || !renewed {
-		c.freeSlot(lease)
+		t.freeSlot(lease)
 		if err != nil {
-			return c.check(err)
+			return t.check(err)
 		}
-		c.m.Leases.WithLabelValues("lost").Inc()
+		t.m.Leases.WithLabelValues("lost").Inc()
 		return ErrLeaseLost
 	}
 	return nil
@@ -257,19 +262,19 @@ func (c *Client) takeSlot(ctx context.Context, lease *Lease, deadline time.Time)
 // waitSlot waits until deadline for a --fleet-max-concurrent-fills slot
 // named by lease's token, held for the lease's ttl. It returns ErrFleetBusy
 // if every slot stayed taken.
-func (c *Client) waitSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
+func (t *dbTier) waitSlot(ctx context.Context, lease *Lease, deadline time.Time) error {
 	start, backoff := time.Now(), pollMin
 	for {
-		octx, cancel := c.opCtx(ctx)
-		ok, err := slotScript.Run(octx, c.rdb, []string{c.names.fills()},
-			lease.token, lease.ttl.Milliseconds(), c.opts.FleetMaxConcurrentFills).Bool()
+		octx, cancel := t.opCtx(ctx)
+		ok, err := slotScript.Run(octx, t.rdb, []string{t.names.fills()},
+			lease.token, lease.ttl.Milliseconds(), t.opts.FleetMaxConcurrentFills).Bool()
 		cancel()
 		if err != nil {
-			return c.check(err)
+			return t.check(err)
 		}
 		if ok {
 			lease.slot = true
-			c.m.FleetSlotWaitSeconds.Observe(time.Since(start).Seconds())
+			t.m.FleetSlotWaitSeconds.Observe(time.Since(start).Seconds())
 			return nil
 		}
 		left := time.Until(deadline)
@@ -278,7 +283,7 @@ func (c *Client) waitSlot(ctx context.Context, lease *Lease, deadline time.Time)
 		}
 		select {
 		case <-time.After(min(backoff, left)):
-		case <-c.done:
+		case <-t.done:
 			return ErrUnavailable
 		}
 		backoff = min(2*backoff, slotPollMax)
@@ -297,7 +302,7 @@ func (l *Lease) Publish(ctx context.Context, e swr.FleetEntry) error {
 	c := l.c
 	c.indexTags(ctx, l.key, e)
 	msg := message{kind: msgFilled, sender: c.id, keys: []string{l.key}}
-	return c.settle(ctx, l, c.names.value(l.key), c.names.failure(l.key), msg, entryExpireAt(e), entryFields(e))
+	return c.settle(ctx, l, c.keys.value(l.key), c.keys.failure(l.key), msg, entryExpireAt(e), entryFields(e))
 }
 
 // Fail shares the holder's failed load with the fleet: followers everywhere
@@ -307,26 +312,26 @@ func (l *Lease) Publish(ctx context.Context, e swr.FleetEntry) error {
 func (l *Lease) Fail(ctx context.Context, f swr.FleetFailure) error {
 	c := l.c
 	msg := message{kind: msgFailed, sender: c.id, keys: []string{l.key}}
-	target := c.names.failure(l.key)
+	target := c.keys.failure(l.key)
 	until := strconv.FormatInt(max(f.Until.UnixMilli(), 1), 10)
 	return c.settle(ctx, l, target, target, msg, until, failureFields(f))
 }
 
-func (c *Client) settle(ctx context.Context, lease *Lease, target, cleared string, msg message, expireAt string, fields []any) error {
-	defer c.freeSlot(lease)
-	ctx, cancel := c.opCtx(ctx)
+func (t *dbTier) settle(ctx context.Context, lease *Lease, target, cleared string, msg message, expireAt string, fields []any) error {
+	defer t.freeSlot(lease)
+	ctx, cancel := t.opCtx(ctx)
 	defer cancel()
-	args := append([]any{lease.token, c.names.events(), msg.encode(), expireAt}, fields...)
-	n, err := settleScript.Run(ctx, c.rdb, []string{target, c.names.lease(lease.key), cleared}, args...).Int()
+	args := append([]any{lease.token, t.keys.events(), msg.encode(), expireAt}, fields...)
+	n, err := settleScript.Run(ctx, t.rdb, []string{target, t.keys.lease(lease.key), cleared}, args...).Int()
 	if err != nil {
-		return c.check(err)
+		return t.check(err)
 	}
 	if n == 0 {
-		c.m.Publications.WithLabelValues("rejected").Inc()
-		c.m.Leases.WithLabelValues("lost").Inc()
+		t.m.Publications.WithLabelValues("rejected").Inc()
+		t.m.Leases.WithLabelValues("lost").Inc()
 		return ErrLeaseLost
 	}
-	c.m.Publications.WithLabelValues("published").Inc()
+	t.m.Publications.WithLabelValues("published").Inc()
 	return nil
 }
 
@@ -337,7 +342,7 @@ func (l *Lease) Release() {
 	defer c.freeSlot(l)
 	ctx, cancel := c.opCtx(context.Background())
 	defer cancel()
-	if err := releaseScript.Run(ctx, c.rdb, []string{c.names.lease(l.key)}, l.token).Err(); err != nil {
+	if err := releaseScript.Run(ctx, c.rdb, []string{c.keys.lease(l.key)}, l.token).Err(); err != nil {
 		c.check(err)
 	}
 }

@@ -109,7 +109,7 @@ func TestLoadersReachEveryReplica(t *testing.T) {
 	}
 
 	// A client FLUSHALL empties the cache, not the configuration.
-	a.Flushed(context.Background())
+	a.Flushed(context.Background(), 0)
 	c := newLoaderReplica(t, addr)
 	if got := c.loaderOf("u:"); got != want {
 		t.Fatalf("a replica started later: loader %q, want %q", got, want)

@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/engine"
 )
 
 // DefaultPrefix namespaces stampedeless's keys and channels in a shared Redis
@@ -45,6 +48,44 @@ func (n names) key(kind, key string) string {
 	return n.prefix + kind + ":{" + key + "}"
 }
 
+// inDB returns the names of database db's keys and event channel. Database
+// 0's are the prefix's own; another's are under <prefix>db<n>:, so that a
+// Redis Cluster, which has database 0 only, keeps every database apart.
+// The fleet's own keys and channels (loaders, fills, acks, pubsub) are
+// database 0's names'.
+func (n names) inDB(db int) names {
+	if db == 0 {
+		return n
+	}
+	return names{prefix: n.prefix + "db" + strconv.Itoa(db) + ":"}
+}
+
+// cacheKeyDB returns the database of k if k is a cache key under n (a
+// value, lease, failure or tag set of any database), or -1 if it is not
+// one: the loader registrations, the fill slots and anything else under
+// the prefix are not. n must be database 0's names.
+func (n names) cacheKeyDB(k string) int {
+	rest, ok := strings.CutPrefix(k, n.prefix)
+	if !ok {
+		return -1
+	}
+	db := 0
+	if after, ok := strings.CutPrefix(rest, "db"); ok {
+		num, tail, ok := strings.Cut(after, ":")
+		d, err := strconv.Atoi(num)
+		if !ok || err != nil || d <= 0 || d >= engine.MaxDatabases || strconv.Itoa(d) != num {
+			return -1
+		}
+		db, rest = d, tail
+	}
+	for _, kind := range []string{kindValue, kindLease, kindError, kindTag} {
+		if r, ok := strings.CutPrefix(rest, kind); ok && r != "" && (r[0] == ':' || r[0] == '!') {
+			return db
+		}
+	}
+	return -1
+}
+
 // value, lease and failure are the Redis keys of a cache key.
 func (n names) value(key string) string   { return n.key(kindValue, key) }
 func (n names) lease(key string) string   { return n.key(kindLease, key) }
@@ -61,7 +102,8 @@ func (n names) loaders() string { return n.prefix + "loaders" }
 // fills is the sorted set of --fleet-max-concurrent-fills slots.
 func (n names) fills() string { return n.prefix + "fills" }
 
-// events is the channel every replica publishes and listens on.
+// events is the channel every replica publishes and listens on, one per
+// database (inDB).
 func (n names) events() string { return n.prefix + "events" }
 
 // pubsub is the channel clients' pub/sub messages are relayed on, kept

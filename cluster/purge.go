@@ -25,44 +25,44 @@ const purgeChunk = 10_000
 // indexTags lists key in the sets of e's tags, before its publication. An
 // error only marks Redis down: the entry is then not found by a purge in
 // the shared tier until it expires.
-func (c *Client) indexTags(ctx context.Context, key string, e swr.FleetEntry) {
+func (t *dbTier) indexTags(ctx context.Context, key string, e swr.FleetEntry) {
 	if len(e.Tags) == 0 {
 		return
 	}
-	ctx, cancel := c.opCtx(ctx)
+	ctx, cancel := t.opCtx(ctx)
 	defer cancel()
-	at, now := entryExpireAt(e), strconv.FormatInt(c.opts.Now().UnixMilli(), 10)
-	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, t := range e.Tags {
-			tagAddScript.Eval(ctx, p, []string{c.names.tag(t)}, key, at, now)
+	at, now := entryExpireAt(e), strconv.FormatInt(t.opts.Now().UnixMilli(), 10)
+	_, err := t.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, tag := range e.Tags {
+			tagAddScript.Eval(ctx, p, []string{t.keys.tag(tag)}, key, at, now)
 		}
 		return nil
 	})
 	if err != nil {
-		c.check(err)
+		t.check(err)
 	}
 }
 
-// PurgeShared purges tags in the shared tier (swr.PurgeFleet): the keys
+// purgeShared purges tags in the database's part of the shared tier: the keys
 // listed in the tags' sets that may allows (nil: all) and whose entries
 // carry one of the tags are deleted, or with soft made stale at now (unix
 // nanoseconds). It returns those keys. With Redis down it returns
 // ErrUnavailable at once.
-func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may swr.KeyFilter) ([]string, error) {
-	if !c.up.Load() {
+func (t *dbTier) purgeShared(ctx context.Context, tags []string, soft bool, now int64, may swr.KeyFilter) ([]string, error) {
+	if !t.up.Load() {
 		return nil, ErrUnavailable
 	}
-	sctx, cancel := c.opCtx(ctx)
+	sctx, cancel := t.opCtx(ctx)
 	members := make([]*redis.StringSliceCmd, len(tags))
-	_, err := c.rdb.Pipelined(sctx, func(p redis.Pipeliner) error {
-		for i, t := range tags {
-			members[i] = p.SMembers(sctx, c.names.tag(t))
+	_, err := t.rdb.Pipelined(sctx, func(p redis.Pipeliner) error {
+		for i, tag := range tags {
+			members[i] = p.SMembers(sctx, t.keys.tag(tag))
 		}
 		return nil
 	})
 	cancel()
 	if err != nil {
-		return nil, c.check(err)
+		return nil, t.check(err)
 	}
 	seen := make(map[string]struct{})
 	var keys []string
@@ -78,21 +78,21 @@ func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now 
 		return nil, nil
 	}
 	args := []any{boolArg(soft), strconv.FormatInt(toMillis(now), 10)}
-	for _, t := range tags {
-		args = append(args, t)
+	for _, tag := range tags {
+		args = append(args, tag)
 	}
-	pctx, cancel := c.opCtx(ctx)
+	pctx, cancel := t.opCtx(ctx)
 	defer cancel()
 	results := make([]*redis.Cmd, len(keys))
 	// EVAL, not EVALSHA, in a pipeline, as Written does.
-	_, err = c.rdb.Pipelined(pctx, func(p redis.Pipeliner) error {
+	_, err = t.rdb.Pipelined(pctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			results[i] = purgeKeyScript.Eval(pctx, p, []string{c.names.value(k), c.names.lease(k)}, args...)
+			results[i] = purgeKeyScript.Eval(pctx, p, []string{t.keys.value(k), t.keys.lease(k)}, args...)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, c.check(err)
+		return nil, t.check(err)
 	}
 	var purged []string
 	for i, r := range results {
@@ -103,12 +103,12 @@ func (c *Client) PurgeShared(ctx context.Context, tags []string, soft bool, now 
 	return purged, nil
 }
 
-// AnnouncePurge tells the other replicas of a purge (swr.PurgeFleet) and
+// announcePurge tells the other replicas of a purge and
 // returns once every replica heard recently acknowledged it, or after the
 // Redis timeout. The keys go in messages of at most purgeChunk; the first
 // carries the tags.
-func (c *Client) AnnouncePurge(ctx context.Context, tags, keys []string, soft bool) error {
-	if !c.up.Load() {
+func (t *dbTier) announcePurge(ctx context.Context, tags, keys []string, soft bool) error {
+	if !t.up.Load() {
 		return ErrUnavailable
 	}
 	for first := true; first || len(keys) > 0; first = false {
@@ -116,10 +116,10 @@ func (c *Client) AnnouncePurge(ctx context.Context, tags, keys []string, soft bo
 		fields := append([]string{boolArg(soft), strconv.Itoa(len(tags))}, tags...)
 		fields = append(fields, keys[:n]...)
 		keys, tags = keys[n:], nil
-		inv := c.beginInvalidation(message{kind: msgPurge, keys: fields})
-		if err := c.send(inv.msg); err != nil {
+		inv := t.beginInvalidation(message{kind: msgPurge, keys: fields})
+		if err := t.send(inv.msg); err != nil {
 			inv.end()
-			return c.check(err)
+			return t.check(err)
 		}
 		inv.await(ctx)
 		inv.end()
@@ -127,17 +127,29 @@ func (c *Client) AnnouncePurge(ctx context.Context, tags, keys []string, soft bo
 	return nil
 }
 
+// PurgeShared purges tags in database db's part of the shared tier
+// (swr.PurgeFleet; purgeShared).
+func (c *Client) PurgeShared(ctx context.Context, db int, tags []string, soft bool, now int64, may swr.KeyFilter) ([]string, error) {
+	return c.in(db).purgeShared(ctx, tags, soft, now, may)
+}
+
+// AnnouncePurge tells the other replicas of a purge in database db
+// (swr.PurgeFleet; announcePurge).
+func (c *Client) AnnouncePurge(ctx context.Context, db int, tags, keys []string, soft bool) error {
+	return c.in(db).announcePurge(ctx, tags, keys, soft)
+}
+
 // WatchPurges sets the function that applies the purges other replicas
-// announce (swr.PurgeFleet).
-func (c *Client) WatchPurges(apply func(tags, keys []string, soft bool)) {
+// announce (swr.PurgeFleet), each in its database.
+func (c *Client) WatchPurges(apply func(db int, tags, keys []string, soft bool)) {
 	c.purges.Store(&apply)
 }
 
 // heardPurge applies a purge another replica announced, then acknowledges
 // it.
-func (c *Client) heardPurge(m message) {
-	defer c.ack(m)
-	apply := c.purges.Load()
+func (t *dbTier) heardPurge(m message) {
+	defer t.ack(m)
+	apply := t.purges.Load()
 	if apply == nil || len(m.keys) < 2 {
 		return
 	}
@@ -145,6 +157,6 @@ func (c *Client) heardPurge(m message) {
 	if err != nil || n < 0 || n > len(m.keys)-2 {
 		return
 	}
-	c.m.InvalidationsReceived.Inc()
-	(*apply)(m.keys[2:2+n], m.keys[2+n:], m.keys[0] == "1")
+	t.m.InvalidationsReceived.Inc()
+	(*apply)(t.db, m.keys[2:2+n], m.keys[2+n:], m.keys[0] == "1")
 }

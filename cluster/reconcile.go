@@ -42,7 +42,7 @@ const (
 	reconcileInline = 1024
 )
 
-// Reconcile drops from the local store every key whose copy is not the
+// Reconcile drops from the local store (every database) every key whose copy is not the
 // shared tier's entry, and returns how many keys it checked and dropped.
 // It is for a replica that loaded a snapshot at start, before it serves:
 // the snapshot holds what the replica held when it saved, and another
@@ -66,23 +66,26 @@ func (c *Client) Reconcile(ctx context.Context) (checked, dropped int, err error
 	if err != nil {
 		return 0, 0, c.check(err)
 	}
-	var cursor uint64
-	for {
-		var keys []string
-		cursor, keys = c.opts.Store.Scan(cursor, engine.ScanFilter{}, reconcileBatch)
-		for len(keys) > 0 {
-			n := min(len(keys), reconcileBatch)
-			d, err := c.reconcile(ctx, keys[:n])
-			checked, dropped = checked+n, dropped+d
-			if err != nil {
-				return checked, dropped, err
+	for _, t := range c.dbs {
+		var cursor uint64
+		for {
+			var keys []string
+			cursor, keys = t.store.Scan(cursor, engine.ScanFilter{}, reconcileBatch)
+			for len(keys) > 0 {
+				n := min(len(keys), reconcileBatch)
+				d, err := t.reconcile(ctx, keys[:n])
+				checked, dropped = checked+n, dropped+d
+				if err != nil {
+					return checked, dropped, err
+				}
+				keys = keys[n:]
 			}
-			keys = keys[n:]
-		}
-		if cursor == 0 {
-			return checked, dropped, nil
+			if cursor == 0 {
+				break
+			}
 		}
 	}
+	return checked, dropped, nil
 }
 
 // loadScript loads script on Redis, on every master of a Redis Cluster,
@@ -97,17 +100,17 @@ func (c *Client) loadScript(ctx context.Context, script *redis.Script) error {
 }
 
 // reconcile is Reconcile for keys, in one round trip.
-func (c *Client) reconcile(ctx context.Context, keys []string) (dropped int, err error) {
-	store := c.opts.Store
+func (t *dbTier) reconcile(ctx context.Context, keys []string) (dropped int, err error) {
+	store := t.store
 	fences := make([]*engine.Fence, len(keys))
 	// Per key, one of: the script's answer (a big value), or the shared
 	// entry's fields (a small one, compared here) and the local entry.
 	scripts := make([]*redis.Cmd, len(keys))
 	fields := make([]*redis.SliceCmd, len(keys))
 	locals := make([][]any, len(keys))
-	ctx, cancel := context.WithTimeout(ctx, max(c.opts.Timeout, reconcileTimeout))
+	ctx, cancel := context.WithTimeout(ctx, max(t.opts.Timeout, reconcileTimeout))
 	defer cancel()
-	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = t.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			fences[i] = store.Fence([]byte(k))
 			env, found := store.Export([]byte(k))
@@ -123,14 +126,14 @@ func (c *Client) reconcile(ctx context.Context, keys []string) (dropped int, err
 			if len(e.Value) <= reconcileInline {
 				// HMGET is cheaper for Redis than a script, and a small
 				// value costs little to send back.
-				fields[i] = p.HMGet(ctx, c.names.value(k), "v", "type", "fresh", "stale", "missing")
+				fields[i] = p.HMGet(ctx, t.keys.value(k), "v", "type", "fresh", "stale", "missing")
 				locals[i] = []any{string(e.Value), typ, fresh, stale, nil}
 				continue
 			}
 			sum := sha1.Sum(e.Value)
 			// EVALSHA: loaded on every node above. Sending the script
 			// with each key took most of a check of 1M keys.
-			scripts[i] = sameScript.EvalSha(ctx, p, []string{c.names.value(k)},
+			scripts[i] = sameScript.EvalSha(ctx, p, []string{t.keys.value(k)},
 				hex.EncodeToString(sum[:]), typ, fresh, stale)
 		}
 		return nil
@@ -139,7 +142,7 @@ func (c *Client) reconcile(ctx context.Context, keys []string) (dropped int, err
 		for _, f := range fences {
 			f.Release()
 		}
-		return 0, c.check(err)
+		return 0, t.check(err)
 	}
 	for i := range keys {
 		var same bool

@@ -26,7 +26,7 @@ func TestFenceStoresWhenNothingWrote(t *testing.T) {
 	if v, _ := s.Get([]byte("k")); string(v) != "loaded" {
 		t.Fatalf("GET = %q", v)
 	}
-	if n := len(s.shardForString("k").fences); n != 0 {
+	if n := len(s.shardFor([]byte("k")).fences); n != 0 {
 		t.Fatalf("%d fences left after the fill", n)
 	}
 }
@@ -96,7 +96,7 @@ func TestReleaseAndConcurrentFences(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := len(s.shardForString("k").fences); n != 0 {
+	if n := len(s.shardFor([]byte("k")).fences); n != 0 {
 		t.Fatalf("%d fences left after every holder released", n)
 	}
 }

@@ -241,7 +241,7 @@ func keysInShard(s *Store, idx int, prefix string, n int) []string {
 	var keys []string
 	for i := 0; len(keys) < n; i++ {
 		k := prefix + strconv.Itoa(i)
-		if s.shardForString(k) == &s.shards[idx] {
+		if s.shardFor([]byte(k)) == &s.shards[idx] {
 			keys = append(keys, k)
 		}
 	}
@@ -257,4 +257,10 @@ func inIndex(s *Store, key string) bool {
 	defer sh.mu.RUnlock()
 	_, ok := s.findLocked(sh, h, []byte(key))
 	return ok
+}
+
+// touch is TOUCH of one key, as the command reads it (ReadMulti with
+// ReadNotes): it records an access and reports whether key is live.
+func touch(s *Store, key string) bool {
+	return s.ReadMulti([][]byte{[]byte(key)}, ReadNotes, func(int, Type, []byte, bool) {}) == 1
 }

@@ -100,18 +100,6 @@ func listRange(start, stop int64, n int) (from, to int, ok bool) {
 	return int(start), int(stop), true
 }
 
-// LRange is the elements of the list at key from start to stop,
-// inclusive, none if it is missing.
-func (s *Store) LRange(key []byte, start, stop int64) (elems [][]byte, err error) {
-	_, err = s.readColl(key, TypeList, func(c collection) {
-		v := viewList(c)
-		if from, to, ok := listRange(start, stop, v.len()); ok {
-			elems = v.elems(from, to)
-		}
-	})
-	return elems, err
-}
-
 // ElemWriter takes a range of a list's elements as the engine walks
 // them: first how many there are, then each in order. *resp.Writer is
 // one, so LRANGE writes the elements straight into its reply.

@@ -43,7 +43,7 @@ func TestReadMultiSeesWritesWhole(t *testing.T) {
 					return
 				}
 			case 2:
-				s.DeleteMulti(keys)
+				s.DeleteMulti(keys, nil)
 			case 3:
 				s.FlushAll()
 			}
@@ -115,7 +115,7 @@ func TestDeleteMulti(t *testing.T) {
 	s := newStore(t, Options{MaxMemory: 1 << 20})
 	set(t, s, "a", "1")
 	set(t, s, "b", "2")
-	if n := s.DeleteMulti([][]byte{[]byte("a"), []byte("nope"), []byte("b"), []byte("a")}); n != 2 {
+	if n := s.DeleteMulti([][]byte{[]byte("a"), []byte("nope"), []byte("b"), []byte("a")}, nil); n != 2 {
 		t.Errorf("DeleteMulti = %d, want 2", n)
 	}
 	wantMiss(t, s, "a")

@@ -13,7 +13,7 @@ var ErrBusyKey = errors.New("engine: target key name already exists")
 // one whose members repeat is ErrDuplicateMember (a corrupt payload), one
 // without members ErrEmptyCollection. A deadline already past stores
 // nothing and, with replace, deletes the key, as Redis does. idle and freq
-// set the access stamp as SetAccess does (negative: not given).
+// set the access stamp as setAccessLocked does (negative: not given).
 func (s *Store) Restore(it LoadItem, replace bool, idle, freq int64) error {
 	var c collection
 	if it.Type != TypeString {

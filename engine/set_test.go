@@ -87,7 +87,7 @@ func TestSetEncodingsFollowRedis(t *testing.T) {
 		key := "s" + m
 		sadd(t, s, key, "1", m)
 		wantEncoding(t, s, key, "hashtable")
-		if c := s.collection(t, key); c.obj != nil {
+		if c := heldSet(t, s, key); c.obj != nil {
 			t.Fatalf("set %q is on the heap", key)
 		}
 	}
@@ -103,19 +103,19 @@ func TestSetEncodingsFollowRedis(t *testing.T) {
 	for i := range 128 {
 		sadd(t, s, "big", fmt.Sprintf("m%d", i))
 	}
-	if c := s.collection(t, "big"); c.obj == nil {
+	if c := heldSet(t, s, "big"); c.obj == nil {
 		t.Fatal("a set of 129 strings is not on the heap")
 	}
 	sadd(t, s, "long", "x", string(make([]byte, 65)))
-	if c := s.collection(t, "long"); c.obj == nil {
+	if c := heldSet(t, s, "long"); c.obj == nil {
 		t.Fatal("a set with a 65-byte member is not on the heap")
 	}
 	wantEncoding(t, s, "long", "hashtable")
 	checkInvariants(t, s)
 }
 
-// collection is the held value of the set at key.
-func (s *Store) collection(t testing.TB, key string) (c collection) {
+// heldSet is the held value of the set at key.
+func heldSet(t testing.TB, s *Store, key string) (c collection) {
 	t.Helper()
 	found, err := s.readColl([]byte(key), TypeSet, func(cur collection) {
 		c = cur

@@ -139,7 +139,7 @@ func TestCompactCollectionsGrowInPlace(t *testing.T) {
 			},
 			remove: func(k []byte, i int) error { _, err := s.ZRem(k, [][]byte{member(i)}); return err },
 			read: func(k []byte) ([]string, error) {
-				all, err := s.ZRange(k, ZRange{By: ZByRank, Start: 0, Stop: -1})
+				all, err := zrange(s, k, ZRange{By: ZByRank, Start: 0, Stop: -1})
 				var out []string
 				for _, x := range all {
 					out = append(out, fmt.Sprintf("%s=%g", x.Member, x.Score))

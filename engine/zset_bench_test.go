@@ -39,7 +39,7 @@ func BenchmarkZSetListpack(b *testing.B) {
 	b.Run("zrangebyscore", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.ZRange(key, r)
+			zrange(s, key, r)
 		}
 	})
 }

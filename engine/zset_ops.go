@@ -254,16 +254,6 @@ func (r ZRange) span(v *zsetView) (from, to int) {
 	return int(from64), int(to64)
 }
 
-// ZRange is the members of the sorted set at key in r, in r's direction.
-func (s *Store) ZRange(key []byte, r ZRange) (out []ScoreMember, err error) {
-	_, err = s.readColl(key, TypeZSet, func(c collection) {
-		v := viewZSet(c)
-		from, to := r.span(v)
-		out = v.entries(from, to, r.Rev)
-	})
-	return out, err
-}
-
 // ScoredWriter takes a range of a sorted set's members as the engine
 // walks them: first how many there are, then each with its score, in the
 // range's order.

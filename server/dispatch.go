@@ -83,7 +83,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		if c.enqueue(cmd, counted, args) {
 			return // counted when EXEC runs it
 		}
-	case s.opts.Shared != nil && cmd.sharedIn(int(c.db.Load())):
+	case s.refusedShared(c, cmd):
+	case s.opts.Shared != nil && cmd.shared():
 		s.runShared(c, cmd, args)
 		ran = true
 	default:

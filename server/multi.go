@@ -210,20 +210,19 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 	ctx := context.Background()
 	dbs := sharedDBs(int(c.db.Load()), s.store.Databases(), queue)
 	if s.opts.Shared != nil {
-		var keys [][]byte
+		keys := make(map[int][][]byte) // by database
 		for i, q := range queue {
-			if dbs[i] != 0 {
-				continue // the shared tier is database 0's
-			}
-			keys = append(keys, q.cmd.faultKeys(q.args)...)
+			keys[dbs[i]] = append(keys[dbs[i]], q.cmd.faultKeys(q.args)...)
 			if q.cmd.Flags&commands.TrackRead != 0 {
 				// A read-through read inside the section cannot ask the
 				// fleet (I/O): what the shared tier has is copied first.
-				keys = append(keys, q.cmd.keys(q.args)...)
+				keys[dbs[i]] = append(keys[dbs[i]], q.cmd.keys(q.args)...)
 			}
 		}
-		if len(keys) > 0 {
-			s.opts.Shared.Fault(ctx, keys)
+		for db, keys := range keys {
+			if len(keys) > 0 {
+				s.opts.Shared.Fault(ctx, db, keys)
+			}
 		}
 	}
 	starts, ran := s.runQueue(c, queue, locked)
@@ -232,8 +231,8 @@ func (s *Server) exec(c *Conn, queue []queuedCommand, locked bool) {
 		return
 	}
 	for i, q := range queue {
-		if q.cmd.sharedIn(dbs[i]) {
-			s.writeThrough(ctx, c, q.cmd, q.args, starts[i])
+		if q.cmd.shared() {
+			s.writeThrough(ctx, c, dbs[i], q.cmd, q.args, starts[i])
 		}
 	}
 }

@@ -216,7 +216,7 @@ func (s *Server) shareDeferred(ctx context.Context, c *Conn) {
 	c.scriptWrites, c.broadcasts, c.afterSection = nil, nil, nil
 	if s.opts.Shared != nil {
 		for _, w := range writes {
-			s.wrote(ctx, w.cmd, w.args)
+			s.wrote(ctx, w.db, w.cmd, w.args)
 		}
 		for _, b := range broadcasts {
 			b.send(ctx, s.opts.Shared)
@@ -274,6 +274,7 @@ func cmdFunction(c *Conn, args [][]byte) {
 
 // scriptWrite is a write command a script ran, for the shared tier.
 type scriptWrite struct {
+	db   int // the database it ran in
 	cmd  *command
 	args [][]byte
 }
@@ -361,8 +362,8 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	}
 	countReply(counted, c, 0)
 	wrote := cmd.Flags&commands.Write != 0
-	if wrote && !c.w.IsErrorAt(0) && cmd.sharedIn(int(c.db.Load())) {
-		sc.written = append(sc.written, scriptWrite{cmd: cmd, args: args})
+	if wrote && !c.w.IsErrorAt(0) && cmd.shared() {
+		sc.written = append(sc.written, scriptWrite{db: int(c.db.Load()), cmd: cmd, args: args})
 	}
 	return c.w.Buffered(), wrote
 }
@@ -372,6 +373,9 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 // its reads are tracked for the client, and with NOLOOP its writes are
 // the client's own.
 func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
+	if sc.srv.refusedShared(sc.c, cmd) {
+		return
+	}
 	tr := &sc.srv.tracking
 	if sc.client.tracked || tr.noloop.Load() > 0 || tr.bcasting.Load() > 0 {
 		declared := sc.declared

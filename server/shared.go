@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -15,18 +17,20 @@ import (
 // the store's atomic section: it does I/O. Without it (nil) a server keeps
 // its keys to itself.
 type Shared interface {
-	// Fault copies keys from the shared tier into the store where the
-	// store lacks them. It is called outside the atomic section and
-	// enters it for its writes.
-	Fault(ctx context.Context, keys [][]byte)
+	// Fault copies keys of database db from the shared tier into the
+	// store where the store lacks them. It is called outside the atomic
+	// section and enters it for its writes.
+	Fault(ctx context.Context, db int, keys [][]byte)
 	// Faults reports whether Fault would ask the shared tier for any of
-	// keys: a command that needs none of them runs on its event loop.
-	Faults(keys [][]byte) bool
-	// Written pushes the store's state of keys (value or absence) to the
-	// shared tier and drops them from the other replicas.
-	Written(ctx context.Context, keys [][]byte)
-	// Flushed empties the shared tier and the other replicas.
-	Flushed(ctx context.Context)
+	// keys of database db: a command that needs none of them runs on its
+	// event loop.
+	Faults(db int, keys [][]byte) bool
+	// Written pushes the store's state of keys of database db (value or
+	// absence) to the shared tier and drops them from the other replicas.
+	Written(ctx context.Context, db int, keys [][]byte)
+	// Flushed empties database db in the shared tier and the other
+	// replicas, or every database with engine.AllDatabases.
+	Flushed(ctx context.Context, db int)
 	// Broadcast sends a pub/sub message (PUBLISH, or SPUBLISH if sharded)
 	// to the other replicas, which give it to their subscribers through
 	// the function set by Relay. It must not keep channel or message after
@@ -79,14 +83,6 @@ func (cmd *command) keys(args [][]byte) [][]byte {
 // writes are written through by shareDeferred.
 func (cmd *command) shared() bool { return cmd.sharesKeys() || cmd.Flush }
 
-// sharedIn reports whether a call of cmd in database db goes through the
-// shared tier: the tier is database 0's, and FLUSHALL empties it from any
-// database. In the other databases each replica's keys, and its
-// read-through fills, are its own.
-func (cmd *command) sharedIn(db int) bool {
-	return cmd.shared() && (db == 0 || cmd.Name == "flushall")
-}
-
 // sharesKeys reports whether cmd's keys are the shared tier's: a Redis
 // command's that names keys (hasKeys: not a shard channel), not
 // stampedeless's own, whose fill path shares them itself.
@@ -97,8 +93,8 @@ func (cmd *command) sharesKeys() bool { return cmd.hasKeys() && !cmd.Own }
 // written through after. The shared tier's I/O is outside the atomic
 // section the handler runs in.
 func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
-	keys := cmd.faultKeys(args)
-	if c.looped && (cmd.Flags&commands.Write != 0 || s.opts.Shared.Faults(keys)) {
+	keys, db := cmd.faultKeys(args), int(c.db.Load())
+	if c.looped && (cmd.Flags&commands.Write != 0 || s.opts.Shared.Faults(db, keys)) {
 		// It waits on Redis: off the loop.
 		c.whereItMayWaitWith(args, func(args [][]byte) { s.runShared(c, cmd, args) })
 		return
@@ -107,11 +103,11 @@ func (s *Server) runShared(c *Conn, cmd *command, args [][]byte) {
 	// On the loop Faults found nothing to copy: a read of local keys, the
 	// tier's common case, asks the store once before it runs.
 	if !c.looped && len(keys) > 0 {
-		s.opts.Shared.Fault(ctx, keys)
+		s.opts.Shared.Fault(ctx, db, keys)
 	}
 	before := c.w.Len()
 	s.run(c, cmd, args)
-	s.writeThrough(ctx, c, cmd, args, before)
+	s.writeThrough(ctx, c, db, cmd, args, before)
 }
 
 // faultKeys returns the keys a call of cmd reads and must fault in from the
@@ -123,11 +119,11 @@ func (cmd *command) faultKeys(args [][]byte) [][]byte {
 	return cmd.keys(args)
 }
 
-// writeThrough tells the shared tier what a write changed, if its reply,
-// written at offset before, is not an error.
-func (s *Server) writeThrough(ctx context.Context, c *Conn, cmd *command, args [][]byte, before int) {
+// writeThrough tells the shared tier what a write in database db changed,
+// if its reply, written at offset before, is not an error.
+func (s *Server) writeThrough(ctx context.Context, c *Conn, db int, cmd *command, args [][]byte, before int) {
 	if cmd.Flags&commands.Write != 0 && !c.w.IsErrorAt(before) {
-		s.wrote(ctx, cmd, args)
+		s.wrote(ctx, db, cmd, args)
 	}
 }
 
@@ -147,18 +143,60 @@ func sharedDBs(db, databases int, queue []queuedCommand) []int {
 	return dbs
 }
 
-// wrote tells the shared tier what a write that succeeded changed: its
-// keys (those KeysWritten finds, if set: a SORT without STORE changes
-// none), or every key.
-func (s *Server) wrote(ctx context.Context, cmd *command, args [][]byte) {
+// wrote tells the shared tier what a write that succeeded in database db
+// changed: its keys (those KeysWritten finds, if set: a SORT without
+// STORE changes none), or every key of the database (FLUSHDB) or of every
+// database (FLUSHALL); MOVE and COPY ... DB also wrote their key in the
+// other database.
+func (s *Server) wrote(ctx context.Context, db int, cmd *command, args [][]byte) {
 	switch {
+	case cmd.Flush && cmd.Name == "flushall":
+		s.opts.Shared.Flushed(ctx, engine.AllDatabases)
 	case cmd.Flush:
-		s.opts.Shared.Flushed(ctx)
+		s.opts.Shared.Flushed(ctx, db)
 	case cmd.shared() && cmd.KeysWritten != nil:
 		if keys := cmd.KeysWritten(args); len(keys) > 0 {
-			s.opts.Shared.Written(ctx, keys)
+			s.opts.Shared.Written(ctx, db, keys)
 		}
 	case cmd.shared():
-		s.opts.Shared.Written(ctx, cmd.keys(args))
+		s.opts.Shared.Written(ctx, db, cmd.keys(args))
 	}
+	if to, key, ok := writtenInOtherDB(cmd, args); ok && to != db && to >= 0 && to < s.store.Databases() {
+		s.opts.Shared.Written(ctx, to, [][]byte{key})
+	}
+}
+
+// writtenInOtherDB returns the database and key that MOVE key db and COPY
+// src dst DB db wrote besides their keys in the command's database.
+func writtenInOtherDB(cmd *command, args [][]byte) (db int, key []byte, ok bool) {
+	switch cmd.Name {
+	case "move":
+		if len(args) == 3 {
+			n, ok := resp.ParseInt(args[2])
+			return int(n), args[1], ok
+		}
+	case "copy":
+		for i := 3; i+1 < len(args); i++ {
+			if strings.EqualFold(string(args[i]), "db") {
+				n, ok := resp.ParseInt(args[i+1])
+				return int(n), args[2], ok
+			}
+		}
+	}
+	return 0, nil, false
+}
+
+// errSwapDBShared is SWAPDB's reply with --redis: the shared tier keeps
+// each database's keys under its own names, and swapping them there would
+// rewrite every key of both.
+const errSwapDBShared = "ERR SWAPDB is not supported with --redis: the shared tier keeps each database's keys under its own names"
+
+// refusedShared refuses, and reports true for, a command the shared tier
+// cannot follow (SWAPDB).
+func (s *Server) refusedShared(c *Conn, cmd *command) bool {
+	if s.opts.Shared == nil || cmd.Name != "swapdb" {
+		return false
+	}
+	c.refuse(cmd, errSwapDBShared)
+	return true
 }

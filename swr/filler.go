@@ -147,8 +147,8 @@ type Answer struct {
 // database is a read-through cache of its own, as each is a keyspace of
 // its own: its own flights, leases, remembered misses and cooldowns. The
 // loaders, the background refresh budget, the tag index's bound, the logs,
-// metrics and radar are the server's. The fleet (Options.Fleet, Purges)
-// is database 0's: in the others each replica fills its own keys.
+// metrics and radar are the server's; the fleet (Options.Fleet, Purges)
+// is every database's, which each names in its calls.
 type Filler struct {
 	opts      Options
 	group     loader.Group
@@ -214,6 +214,9 @@ func New(opts Options) *Filler {
 	return f
 }
 
+// db is the Filler's database, which it names to the fleet.
+func (f *Filler) db() int { return f.opts.Store.Index() }
+
 // DB returns the Filler of database n of the store (engine.Store.DB), made
 // on first use, or nil if the store has no database n.
 func (f *Filler) DB(n int) *Filler {
@@ -230,9 +233,6 @@ func (f *Filler) DB(n int) *Filler {
 	}
 	opts := f.opts
 	opts.Store = f.opts.Store.DB(n)
-	if n != 0 {
-		opts.Fleet, opts.Purges = nil, nil
-	}
 	g := &Filler{
 		opts:      opts,
 		cooldown:  &loader.Cooldown{Base: f.cooldown.Base, Max: f.cooldown.Max, MaxKeys: f.cooldown.MaxKeys},
@@ -487,7 +487,7 @@ func (p *Pending) fleetEntry(ctx context.Context) (engine.Envelope, Action) {
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.req.Key)
+		e, found, err := p.f.opts.Fleet.Entry(context.Background(), p.f.db(), p.req.Key)
 		ch <- answer{e, found, err}
 	}()
 	var a answer

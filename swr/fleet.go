@@ -14,7 +14,8 @@ import (
 // replica asks it at most once per key at a time; without one (nil), the
 // Filler coalesces within this process only.
 type Fleet interface {
-	// Claim returns the fleet's entry for key (Found), or a lease to load
+	// Claim returns the fleet's entry for key of database db (Found), or a
+	// lease to load
 	// it under. Its error is a *FleetFailure while the key's loads pause
 	// fleet-wide after another replica's failed load, matches ErrFleetBusy
 	// when the fleet's fill budget stayed full, and matches ErrFleetHeld
@@ -22,11 +23,11 @@ type Fleet interface {
 	// Fleet follows the holder until its result, or takes the lease over
 	// for this replica once it waited long enough); any other error means
 	// this replica loads alone.
-	Claim(ctx context.Context, key string, opts ClaimOptions) (FleetClaim, error)
+	Claim(ctx context.Context, db int, key string, opts ClaimOptions) (FleetClaim, error)
 	// Entry returns the fleet's entry for key, if it has one, and claims
 	// nothing: it is for a caller that must not wait for a fill already
 	// running here. An error means the fleet did not answer.
-	Entry(ctx context.Context, key string) (FleetEntry, bool, error)
+	Entry(ctx context.Context, db int, key string) (FleetEntry, bool, error)
 }
 
 // ClaimOptions say what a Claim will take and how long it may wait.

@@ -449,7 +449,7 @@ func (f *Filler) claimRound(r *round) (token string) {
 	if r.refresh {
 		opts.FreshAfter = f.now().UnixNano()
 	}
-	c, err := f.opts.Fleet.Claim(context.Background(), r.key, opts)
+	c, err := f.opts.Fleet.Claim(context.Background(), f.db(), r.key, opts)
 	switch {
 	case errors.Is(err, ErrFleetHeld):
 		go f.followRound(r, opts)
@@ -474,7 +474,7 @@ func (f *Filler) claimRound(r *round) (token string) {
 func (f *Filler) followRound(r *round, opts ClaimOptions) {
 	opts.NoFollow = false
 	for {
-		c, err := f.opts.Fleet.Claim(context.Background(), r.key, opts)
+		c, err := f.opts.Fleet.Claim(context.Background(), f.db(), r.key, opts)
 		switch {
 		case errors.Is(err, ErrFleetHeld):
 			// The holder took all of --lease-wait: keep waiting while this

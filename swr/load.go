@@ -90,11 +90,11 @@ func (f *Filler) claim(ld *loader.Loader, req Request, freshAfter int64, slot *b
 		return nil, nil
 	}
 	opts := ClaimOptions{FreshAfter: freshAfter, LoadTimeout: ld.Timeout(), NoFollow: slot != nil}
-	c, err := f.opts.Fleet.Claim(context.Background(), req.Key, opts)
+	c, err := f.opts.Fleet.Claim(context.Background(), f.db(), req.Key, opts)
 	if opts.NoFollow && errors.Is(err, ErrFleetHeld) {
 		slot.withdraw()
 		opts.NoFollow = false
-		c, err = f.opts.Fleet.Claim(context.Background(), req.Key, opts)
+		c, err = f.opts.Fleet.Claim(context.Background(), f.db(), req.Key, opts)
 	}
 	var failure *FleetFailure
 	switch {

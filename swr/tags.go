@@ -40,18 +40,19 @@ var ErrPurgeLocal = errors.New("swr: the purge reached only this replica")
 // PurgeFleet shares PURGE.TAG with the other replicas of a fleet
 // (cluster.Client implements it, --redis).
 type PurgeFleet interface {
-	// PurgeShared purges tags in the shared tier: an entry that carries any
+	// PurgeShared purges tags in database db's part of the shared tier: an
+	// entry that carries any
 	// of them, of a key may allows (nil: any), is deleted or, soft, made
 	// stale at now (unix nanoseconds). It returns the keys it purged.
-	PurgeShared(ctx context.Context, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
+	PurgeShared(ctx context.Context, db int, tags []string, soft bool, now int64, may KeyFilter) ([]string, error)
 	// AnnouncePurge tells the other replicas of the purge of tags, and of
 	// keys (those purged in the shared tier, which a replica may hold
 	// without having filled them), and returns once every replica heard
 	// recently applied it, or after the fleet's timeout.
-	AnnouncePurge(ctx context.Context, tags, keys []string, soft bool) error
+	AnnouncePurge(ctx context.Context, db int, tags, keys []string, soft bool) error
 	// WatchPurges sets the function that applies the purges other replicas
-	// announce to this replica's store.
-	WatchPurges(apply func(tags, keys []string, soft bool))
+	// announce to this replica's store, each in its database.
+	WatchPurges(apply func(db int, tags, keys []string, soft bool))
 }
 
 // tagIndex finds the keys that carry a tag, for PURGE.TAG, outside the
@@ -329,10 +330,10 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool, 
 		purged := f.purgeHere(c, tags, nil, soft, "local", may)
 		if pf != nil {
 			c.afterSection(func() {
-				shared, err := pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
+				shared, err := pf.PurgeShared(ctx, f.db(), tags, soft, f.now().UnixNano(), may)
 				if err == nil {
 					f.purgeHere(outside, tags, shared, soft, "local", may)
-					_ = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
+					_ = pf.AnnouncePurge(ctx, f.db(), announcedTags(tags, may), shared, soft)
 				}
 			})
 		}
@@ -341,14 +342,14 @@ func (f *Filler) Purge(ctx context.Context, c Caller, tags []string, soft bool, 
 	var shared []string
 	var fleetErr error
 	if pf != nil {
-		shared, fleetErr = pf.PurgeShared(ctx, tags, soft, f.now().UnixNano(), may)
+		shared, fleetErr = pf.PurgeShared(ctx, f.db(), tags, soft, f.now().UnixNano(), may)
 	}
 	purged := f.purgeHere(c, tags, shared, soft, "local", may)
 	for _, k := range shared {
 		purged[k] = struct{}{}
 	}
 	if pf != nil && fleetErr == nil {
-		fleetErr = pf.AnnouncePurge(ctx, announcedTags(tags, may), shared, soft)
+		fleetErr = pf.AnnouncePurge(ctx, f.db(), announcedTags(tags, may), shared, soft)
 	}
 	if fleetErr != nil {
 		return len(purged), fmt.Errorf("%w: %w", ErrPurgeLocal, fleetErr)
@@ -365,9 +366,11 @@ func announcedTags(tags []string, may KeyFilter) []string {
 	return tags
 }
 
-// heardPurge applies a purge another replica announced.
-func (f *Filler) heardPurge(tags, keys []string, soft bool) {
-	f.purgeHere(outside, tags, keys, soft, "fleet", nil)
+// heardPurge applies a purge another replica announced in database db.
+func (f *Filler) heardPurge(db int, tags, keys []string, soft bool) {
+	if g := f.DB(db); g != nil {
+		g.purgeHere(outside, tags, keys, soft, "fleet", nil)
+	}
 }
 
 // purgeHere purges, in this replica's store, the keys indexed under any of

@@ -154,6 +154,29 @@ func (h *harness) listMemoryTest(ctx context.Context) error {
 	return nil
 }
 
+// streamMemoryTest loads one stream of -stream-entries entries, each one
+// field and value (f, member:0000000 on, as the list's elements), by one
+// XADD with an automatic ID each, and compares the servers' memory per
+// entry: redis-server's radix tree of listpacks against stampedeless's
+// entries on the Go heap.
+func (h *harness) streamMemoryTest(ctx context.Context) error {
+	n := h.opts.streamSize
+	results, err := h.measureEach(ctx, false, memLoad{what: fmt.Sprintf("one stream of %d entries", n),
+		keys: n, replies: n, dbsize: 1, purge: true,
+		write: func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 1<<20)
+			for j := range n {
+				writeCommand(bw, []byte("XADD"), []byte("stream"), []byte("*"), []byte("f"), fmt.Appendf(nil, "member:%07d", j))
+			}
+			return bw.Flush()
+		}})
+	if err != nil {
+		return err
+	}
+	h.printElementMemory(fmt.Sprintf("one stream of %d entries (XADD stream * f member:0000000 on, one entry per command)", n), "entry", n, results)
+	return nil
+}
+
 // collBatch is how many elements one command of the list and sorted-set
 // memory tests adds.
 const collBatch = 1000
@@ -192,7 +215,7 @@ const elemTarget = 1.5
 // with stampedeless's ratios to redis-server's against the target.
 func (h *harness) printElementMemory(what, unit string, n int, results []memResult) {
 	fmt.Fprintf(h.out, "\n### Memory after %s\n\n", what)
-	fmt.Fprintf(h.out, "Fresh server each, loaded with `redis-cli --pipe`; VmRSS 1 s after the load; `used_memory` from INFO memory before and after, each read after a `MEMORY PURGE` (which on stampedeless runs a collection: its used_memory is the live heap as of the last one, plus the arena's live records). Per %s: the growth of each over %d %ss.\n\n", unit, n, unit)
+	fmt.Fprintf(h.out, "Fresh server each, loaded with `redis-cli --pipe`; VmRSS 1 s after the load; `used_memory` from INFO memory before and after, each read after a `MEMORY PURGE` (which on stampedeless runs a collection: its used_memory is the live heap as of the last one, plus the arena's live records). Per %s: the growth of each over %d of them.\n\n", unit, n)
 	fmt.Fprintf(h.out, "| server | RSS before MiB | RSS after MiB | peak RSS MiB | RSS bytes/%s | used_memory before MiB | used_memory after MiB | used_memory bytes/%s | load s |\n", unit, unit)
 	fmt.Fprintln(h.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	byName := map[string]memResult{}

@@ -56,6 +56,8 @@ type options struct {
 	defaultList     bool // redis-benchmark's default list (defaults.go)
 	listMem         bool
 	listSize        int
+	streamMem       bool
+	streamSize      int
 	only            string
 	memory          bool
 	speed           bool
@@ -112,6 +114,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.defaultList, "default-list", true, "run redis-benchmark's default list (no -t: PING_INLINE to MSET) side by side with redis-server, with each test's server CPU per request")
 	fs.BoolVar(&o.listMem, "list-memory", true, "run the memory test of one big list")
 	fs.IntVar(&o.listSize, "list-elements", 1000000, "elements of the list memory test's list, a multiple of 1000")
+	fs.BoolVar(&o.streamMem, "stream-memory", true, "run the memory test of one big stream")
+	fs.IntVar(&o.streamSize, "stream-entries", 1000000, "entries of the stream memory test's stream")
 	fs.BoolVar(&o.persist, "persistence", true, "run the snapshot test: SAVE and a restart from the file, side by side with redis-server's")
 	fs.IntVar(&o.persistKeys, "persist-keys", 1000000, "keys of -d bytes the snapshot test saves and loads")
 	fs.IntVar(&o.persistRounds, "persist-rounds", 3, "SAVEs and restarts of each server in the snapshot test, alternating; medians are shown")
@@ -184,6 +188,9 @@ func parseFlags(args []string) (options, error) {
 		if !set["list-elements"] {
 			o.listSize = 20000
 		}
+		if !set["stream-entries"] {
+			o.streamSize = 20000
+		}
 		if !set["persist-keys"] {
 			o.persistKeys = 20000
 		}
@@ -214,6 +221,8 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-zset-members must be a multiple of 1000 below 10000000")
 	case o.listSize < 1000 || o.listSize%1000 != 0 || o.listSize > 9999999:
 		return o, errors.New("-list-elements must be a multiple of 1000 below 10000000")
+	case o.streamSize < 1 || o.streamSize > 9999999:
+		return o, errors.New("-stream-entries must be between 1 and 9999999")
 	case o.memKeys < 1 || o.memKeys > 99999999:
 		return o, errors.New("-keys must be between 1 and 99999999")
 	case o.dataSize < 1:
@@ -352,7 +361,7 @@ func (h *harness) main(ctx context.Context) error {
 	for _, t := range []struct {
 		on  bool
 		run func(context.Context) error
-	}{{h.opts.fill, h.fillTest}, {h.opts.shared, h.sharedTest}, {h.opts.idle, h.idleTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
+	}{{h.opts.fill, h.fillTest}, {h.opts.shared, h.sharedTest}, {h.opts.idle, h.idleTest}, {h.opts.memory, h.memoryTest}, {h.opts.hashMem, h.hashMemoryTest}, {h.opts.collections, h.collectionsTest}, {h.opts.defaultList, h.defaultListTest}, {h.opts.zsetMem, h.zsetMemoryTest}, {h.opts.listMem, h.listMemoryTest}, {h.opts.streamMem, h.streamMemoryTest}, {h.opts.persist, h.persistTest}, {h.opts.bgsave, h.bgsaveTest}, {h.opts.churn, h.churnTest}, {h.opts.typedChurn, h.typedChurnTest}, {h.opts.hitRatio, h.hitRatioTest}, {h.opts.scale, h.scaleTest}} {
 		if t.on && ctx.Err() == nil {
 			if err := t.run(ctx); err != nil {
 				return err

@@ -508,18 +508,50 @@ func TestFleetWritesInvalidate(t *testing.T) {
 		if v := c.MGet(ctx, "m1", "m2").Val(); fmt.Sprint(v) != "[1 2]" {
 			t.Fatalf("MGET on C after MSET on A = %v", v)
 		}
-		// Databases other than 0 are each replica's own: not shared, and
-		// not emptied by another replica's FLUSHALL.
-		a1 := redis.NewClient(&redis.Options{Addr: a.Options().Addr, DB: 1})
-		defer a1.Close()
-		c1 := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: 1})
-		defer c1.Close()
-		if err := a1.Set(ctx, "own", "a's", 0).Err(); err != nil {
+		// Every database is shared, each apart: a key of database 1
+		// written on A is on C in database 1 only; FLUSHDB of database 1
+		// on B empties database 1 everywhere and leaves database 0; MOVE
+		// and COPY ... DB reach the other database's part; SWAPDB is
+		// refused; FLUSHALL on B empties every database everywhere.
+		on := func(r *redis.Client, db int) *redis.Client {
+			d := redis.NewClient(&redis.Options{Addr: r.Options().Addr, DB: db})
+			t.Cleanup(func() { d.Close() })
+			return d
+		}
+		a1, b1, c1 := on(a, 1), on(b, 1), on(c, 1)
+		if err := a1.Set(ctx, "own", "db1's", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if n := c1.Exists(ctx, "own").Val(); n != 0 {
-			t.Fatal("a key of database 1 on A is on C")
+		a.Set(ctx, "own", "db0's", 0)
+		if v1, v0 := get(c1, "own"), get(c, "own"); v1 != "db1's" || v0 != "db0's" {
+			t.Fatalf("C after SETs of own on A in databases 1 and 0: %q and %q", v1, v0)
 		}
+		a.Set(ctx, "mv", "moved", 0)
+		if n, err := a.Move(ctx, "mv", 1).Result(); err != nil || !n {
+			t.Fatalf("MOVE on A: %v %v", n, err)
+		}
+		if v1, v0 := get(c1, "mv"), get(c, "mv"); v1 != "moved" || v0 != "(nil)" {
+			t.Fatalf("C after MOVE mv 1 on A: database 1 %q, database 0 %q", v1, v0)
+		}
+		if n, err := a.Copy(ctx, "own", "copied", 2, false).Result(); err != nil || n != 1 {
+			t.Fatalf("COPY ... DB 2 on A: %v %v", n, err)
+		}
+		if v := get(on(c, 2), "copied"); v != "db0's" {
+			t.Fatalf("C's database 2 after COPY own copied DB 2 on A: %q", v)
+		}
+		if err := a.Do(ctx, "SWAPDB", 0, 1).Err(); err == nil || !strings.Contains(err.Error(), "--redis") {
+			t.Fatalf("SWAPDB with --redis: %v, want a refusal naming --redis", err)
+		}
+		if err := b1.FlushDB(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if v1, v0 := get(c1, "own"), get(c, "own"); v1 != "(nil)" || v0 != "db0's" {
+			t.Fatalf("C after FLUSHDB of database 1 on B: database 1 %q, database 0 %q", v1, v0)
+		}
+		if n := a1.DBSize(ctx).Val(); n != 0 {
+			t.Fatalf("A's database 1 after FLUSHDB there on B: DBSIZE %d", n)
+		}
+		a1.Set(ctx, "own", "again", 0)
 		if err := b.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -531,8 +563,48 @@ func TestFleetWritesInvalidate(t *testing.T) {
 				t.Fatalf("GET after FLUSHALL on B = %q", v)
 			}
 		}
-		if v := a1.Get(ctx, "own").Val(); v != "a's" {
-			t.Fatalf("A's database 1 after FLUSHALL on B: %q, want its own key kept", v)
+		if v1, v2 := get(c1, "own"), get(on(c, 2), "copied"); v1 != "(nil)" || v2 != "(nil)" {
+			t.Fatalf("C's databases 1 and 2 after FLUSHALL on B: %q, %q", v1, v2)
+		}
+	})
+}
+
+// TestFleetFillsPerDatabase: a burst of GETFILLs of one key in database 3
+// spread over three replicas calls the origin once, as in database 0, and
+// the same name in database 0 is another key with its own fill.
+func TestFleetFillsPerDatabase(t *testing.T) {
+	redisModes(t, func(t *testing.T, spec []string, _ sharedRedis) {
+		origin := newFleetOrigin(t)
+		origin.delay.Store(int64(50 * time.Millisecond))
+		f := startFleet(t, spec, 3, origin, 5*time.Second)
+		ctx := context.Background()
+		in3 := make([]*redis.Client, len(f.replicas))
+		for i, r := range f.replicas {
+			in3[i] = redis.NewClient(&redis.Options{Addr: r.addr, DB: 3, PoolSize: 50})
+			t.Cleanup(func() { in3[i].Close() })
+		}
+		out := make([]string, 60)
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := in3[i%len(in3)].Do(ctx, "GETFILL", "k:db3", 60, 30).Text()
+				out[i] = fmt.Sprint(v, err)
+			}()
+		}
+		wg.Wait()
+		allEqual(t, "GETFILL in database 3", out, "k:db3#1<nil>", false)
+		if n := origin.calls.Load(); n != 1 {
+			t.Fatalf("60 GETFILLs of one key in database 3 over 3 replicas: %d origin calls, want 1", n)
+		}
+		if v := f.replicas[1].rdb.Do(ctx, "GETFILL", "k:db3", 60, 30).Val(); v != "k:db3#2" {
+			t.Fatalf("GETFILL of the same name in database 0: %v, want a fill of its own", v)
+		}
+		for i, c := range in3 {
+			if v := c.Get(ctx, "k:db3").Val(); v != "k:db3#1" {
+				t.Fatalf("GET in database 3 on replica %d: %q", i, v)
+			}
 		}
 	})
 }

@@ -17,12 +17,12 @@ import (
 // RENAME, FLUSHALL) is seen whole or not at all.
 func cmdDel(c *commands.Ctx, args [][]byte) {
 	if c.Events.Classes()&commands.EventGeneric == 0 {
-		c.W.Int(int64(c.Store.DeleteMulti(args[1:])))
+		c.W.Int(int64(c.Store.DeleteMulti(args[1:], nil)))
 		return
 	}
 	keys := args[1:]
 	var deleted []int
-	n := c.Store.DeleteEach(keys, func(i int) { deleted = append(deleted, i) })
+	n := c.Store.DeleteMulti(keys, func(i int) { deleted = append(deleted, i) })
 	for _, i := range deleted {
 		c.Notify(commands.EventGeneric, "del", keys[i])
 	}

@@ -76,14 +76,6 @@ func Empty() []byte {
 	return append(v, xzero(Registers)...)
 }
 
-// Encoding names v's encoding as PFDEBUG ENCODING does; v must pass Check.
-func Encoding(v []byte) string {
-	if v[4] == encDense {
-		return "dense"
-	}
-	return "sparse"
-}
-
 // Add adds elems to the HLL v (nil: a new one), and reports whether any
 // register changed (or v was new), which PFADD replies. A sparse HLL is
 // promoted to dense when a register needs a value past the sparse code's

@@ -6,7 +6,7 @@ import (
 )
 
 // EvictionPolicy is what the store does when its entries reach MaxMemory,
-// named as Redis's maxmemory-policy (evict.go has how each is done).
+// named as Redis's maxmemory-policy (core_evict.go has how each is done).
 type EvictionPolicy uint32
 
 // The eviction policies, Redis's eight.

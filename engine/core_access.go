@@ -2,13 +2,12 @@ package engine
 
 import (
 	"errors"
-	"math/rand/v2"
 	"time"
 )
 
 // Each key has an access stamp, 32 bits beside its index slot
 // (slab.Index's stamps: 4 bytes a slot, about 6 a key), which eviction
-// (evict.go), OBJECT IDLETIME and OBJECT FREQ read, kept as Redis keeps its
+// (core_evict.go), OBJECT IDLETIME and OBJECT FREQ read, kept as Redis keeps its
 // objects' lru field, by the eviction policy in force when the key is
 // accessed:
 //
@@ -38,16 +37,6 @@ const (
 	lfuSecondMask = 1<<24 - 1
 )
 
-// clockSeconds is the access clock, in unix seconds: the sweeper's, set
-// every ExpireInterval, unless Options.Now sets the store's clock, which
-// is then read each time (tests move it).
-func (s *Store) clockSeconds() uint32 {
-	if s.sweptClock {
-		return s.clock.Load()
-	}
-	return uint32(s.nowFunc().Unix())
-}
-
 // tickClock sets the access clock; the sweeper calls it.
 func (s *Store) tickClock() { s.clock.Store(uint32(time.Now().Unix())) }
 
@@ -58,63 +47,6 @@ func (s *Store) freshStamp() uint32 {
 		return lfuStamp(now, lfuInitVal)
 	}
 	return now
-}
-
-func lfuStamp(now uint32, counter uint32) uint32 {
-	return (now&lfuSecondMask)<<8 | counter
-}
-
-// lfuElapsedSeconds is how many seconds passed between the LFU stamp's
-// last access and now.
-func lfuElapsedSeconds(stamp, now uint32) uint32 {
-	return (now - stamp>>8) & lfuSecondMask
-}
-
-// lfuElapsedMinutes is how many minutes passed between the LFU stamp's
-// last access and now, as Redis's LFUTimeElapsed.
-func lfuElapsedMinutes(stamp, now uint32) uint32 { return lfuElapsedSeconds(stamp, now) / 60 }
-
-// lfuCounter is the counter of stamp at now, decayed for the minutes since
-// its last access, as Redis's LFUDecrAndReturn.
-func (s *Store) lfuCounter(stamp, now uint32) uint32 {
-	counter := stamp & 0xff
-	decay := uint32(s.params.Load().LFUDecayTime)
-	if decay == 0 {
-		return counter
-	}
-	if periods := lfuElapsedMinutes(stamp, now) / decay; periods < counter {
-		return counter - periods
-	}
-	return 0
-}
-
-// accessedLocked records an access to the key in the slot at pos; the
-// caller holds sh.mu, for reading or writing.
-func (s *Store) accessedLocked(sh *shard, pos int) {
-	old := sh.index.Stamp(pos)
-	now := s.clockSeconds()
-	next := now
-	if s.EvictionPolicy().LFU() {
-		counter := s.lfuCounter(old, now)
-		if counter < lfuCounterMax {
-			base := max(int(counter)-lfuInitVal, 0)
-			if rand.Float64() < 1/float64(base*s.params.Load().LFULogFactor+1) {
-				counter++
-			}
-		}
-		next = lfuStamp(now, counter)
-	}
-	if next != old {
-		sh.index.SetStamp(pos, next)
-	}
-}
-
-// countAccess counts an access to the key with hash h, held or not, in the
-// frequency sketch of the LFU policies.
-func (s *Store) countAccess(h uint64) {
-	if s.EvictionPolicy().LFU() {
-		s.sketch.Increment(keyBits(h))
-	}
 }
 
 // Redis's errors for OBJECT IDLETIME under an LFU policy, and OBJECT FREQ
@@ -181,27 +113,12 @@ func (s *Store) has(key []byte) bool {
 	return found
 }
 
-// SetAccess sets key's access stamp as RESTORE's IDLETIME and FREQ do
-// (Redis's objectSetLRUOrLFU): with an LFU policy, freq (0 to 255) becomes
-// the counter, as of this minute; with another policy, the last access
-// becomes idle seconds ago, no earlier than the clock's zero. A negative
-// value is one not given, and the one the policy does not keep is
-// ignored. It reports whether key is live.
-func (s *Store) SetAccess(key []byte, idle, freq int64) bool {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	sl, ok := s.unexpiredLocked(sh, h, key)
-	if !ok {
-		return false
-	}
-	s.setAccessLocked(sh, sl.pos, idle, freq)
-	return true
-}
-
-// setAccessLocked is SetAccess of the key in the slot at pos; the caller
-// holds sh.mu for writing.
+// setAccessLocked sets the access stamp of the key in the slot at pos as
+// RESTORE's IDLETIME and FREQ do (Redis's objectSetLRUOrLFU): with an LFU
+// policy, freq (0 to 255) becomes the counter, as of this minute; with
+// another policy, the last access becomes idle seconds ago, no earlier
+// than the clock's zero. A negative value is one not given, and the one
+// the policy does not keep is ignored. The caller holds sh.mu for writing.
 func (s *Store) setAccessLocked(sh *shard, pos int, idle, freq int64) {
 	now := s.clockSeconds()
 	switch lfu := s.EvictionPolicy().LFU(); {

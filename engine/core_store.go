@@ -7,20 +7,20 @@
 // mapped segments of a slab arena (engine/internal/slab), outside Go's heap.
 // Each of 256 shards finds its records through a pointer-free open-addressing
 // index, one uint64 per slot (24 bits of the key's hash and the record's
-// location) and a 32-bit access stamp beside it (access.go), and compares
+// location) and a 32-bit access stamp beside it (core_access.go), and compares
 // the full key in the record. The collector scans
 // neither, so its work does not grow with the number of keys, and values are
 // not garbage it must find: a freed record's space is reused by compaction
-// (see compact.go). Reads copy values out of the arena, or, with View and
-// AppendValue, hand them to a function under the shard's read lock without
-// copying.
+// (see core_compact.go). Reads copy values out of the arena, or, with
+// View and ViewEntry, hand them to a function under the shard's read lock
+// without copying (core_read.go).
 //
 // # Eviction
 //
 // The store chooses what to evict itself, as Redis does, over what it
 // already keeps: the access stamp beside each key's index slot and, for the
 // LFU policies, a frequency sketch of about a byte and a half a key
-// (evict.go). A write that finds the store over its bound evicts before it
+// (core_evict.go). A write that finds the store over its bound evicts before it
 // changes anything, on its own goroutine; nothing is queued, and a write is
 // visible to every later read on any goroutine once it returns.
 //
@@ -34,13 +34,13 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"hash/maphash"
 	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,7 +162,7 @@ type store struct {
 	runtimeLimit atomic.Int64
 
 	evictor evictor
-	// sketch counts accesses for the LFU policies (evict.go), sized by
+	// sketch counts accesses for the LFU policies (core_evict.go), sized by
 	// the sweeper to the key count (sizeSketch).
 	sketch tinylfu.Sketch
 	params atomic.Pointer[EvictionParams]
@@ -195,7 +195,7 @@ type store struct {
 	hashConfig listpackConfig // hash-max-listpack-entries and -value (hash.go)
 	intsetMax  atomic.Int64   // set-max-intset-entries (set.go)
 
-	// clock is the access clock in unix seconds (access.go), set by the
+	// clock is the access clock in unix seconds (core_access.go), set by the
 	// sweeper when sweptClock: Options.Now was not given.
 	clock      atomic.Uint32
 	sweptClock bool
@@ -204,11 +204,11 @@ type store struct {
 
 	ownsProcess bool
 
-	listener atomic.Pointer[Listener] // told of every change (notify.go)
+	listener atomic.Pointer[Listener] // told of every change (core_notify.go)
 	swapMu   sync.Mutex               // guards onSwap
 	onSwap   []func(a, b int)         // called after each SWAPDB (OnSwap)
 	changes  atomic.Uint64            // counted by notify
-	section  Section                  // the atomic section (section.go)
+	section  Section                  // the atomic section (core_section.go)
 
 	stop chan struct{}
 	bg   sync.WaitGroup // the sweeper, the compactor and the memory watch
@@ -286,7 +286,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s.maxMemory.Store(maxCost)
 	s.evictWith.Store(uint32(opts.Policy))
-	s.SetEvictionParams(opts.Eviction)
+	s.setEvictionParams(opts.Eviction)
 	s.SetZSetListpackLimits(DefaultZSetListpackEntries, DefaultZSetListpackValue)
 	s.SetHashListpackLimits(DefaultHashListpackEntries, DefaultHashListpackValue)
 	s.SetStreamNodeLimits(DefaultStreamNodeMaxEntries, DefaultStreamNodeMaxBytes)
@@ -475,9 +475,9 @@ type EvictionParams struct {
 // DefaultEvictionParams are Redis's defaults.
 var DefaultEvictionParams = EvictionParams{Samples: 5, Tenacity: 10, LFULogFactor: 10, LFUDecayTime: 1}
 
-// SetEvictionParams sets the parameters of eviction, each brought within
+// setEvictionParams sets the parameters of eviction, each brought within
 // its range; the zero EvictionParams sets Redis's defaults.
-func (s *Store) SetEvictionParams(p EvictionParams) {
+func (s *Store) setEvictionParams(p EvictionParams) {
 	if p == (EvictionParams{}) {
 		p = DefaultEvictionParams
 	}
@@ -499,7 +499,7 @@ func (s *Store) TuneEviction(fn func(*EvictionParams)) {
 			p.Samples = 1 // a change to all zeros is no request for the defaults
 		}
 		if s.params.CompareAndSwap(old, &p) {
-			s.SetEvictionParams(p)
+			s.setEvictionParams(p)
 			return
 		}
 	}
@@ -528,10 +528,6 @@ func (s *Store) Databases() int { return s.databases }
 // Index is the database's number.
 func (s *Store) Index() int { return int(s.db) }
 
-// hash is key's hash in this database: the same name hashes apart in
-// each, so the databases share the shards without crowding one slot.
-func (s *Store) hash(key []byte) uint64 { return inDB(maphash.Bytes(s.seed, key), s.db) }
-
 // hashOf is the hash of a record's key in its database.
 func (s *Store) hashOf(r *record) uint64 { return inDB(maphash.Bytes(s.seed, r.key), r.db) }
 
@@ -548,189 +544,75 @@ func inDB(h uint64, db uint8) uint64 {
 	return h
 }
 
-func (s *Store) shardOf(h uint64) *shard { return &s.shards[h>>(64-shardBits)] }
-
 func (s *Store) shardFor(key []byte) *shard { return s.shardOf(s.hash(key)) }
 
 func (s *Store) hashString(key string) uint64 { return inDB(maphash.String(s.seed, key), s.db) }
-
-func (s *Store) shardForString(key string) *shard { return s.shardOf(s.hashString(key)) }
-
-// tagOf is the part of a hash the index keeps: the bits after the shard's.
-func tagOf(h uint64) uint32 { return uint32(h << shardBits >> (64 - slab.TagBits)) }
 
 // entryCost is what an entry of this size is charged against MaxMemory.
 func entryCost(keyLen, valueLen int) int64 {
 	return int64(keyLen) + int64(valueLen) + EntryOverhead
 }
 
-// slot is a key found in its shard's index: where its slot is and its
-// parsed record. It is valid until the shard's lock is released or the
-// index changes.
-type slot struct {
-	pos int
-	loc slab.Loc
-	rec record
+// lockShards write-locks, in index order, every shard holding one of the keys
+// keys[0], keys[stride], ..., and returns them for unlockShards.
+func (s *Store) lockShards(keys [][]byte, stride int) []*shard {
+	// On the stack for the usual few keys (an MSET, a SMOVE): a multi-key
+	// write made three allocations here, a sixtieth of MSET's time.
+	var buf [16]uint64
+	hashes := buf[:0]
+	for i := 0; i < len(keys); i += stride {
+		hashes = append(hashes, s.hash(keys[i]))
+	}
+	return s.lockShardsOf(hashes, (*sync.RWMutex).Lock)
 }
 
-// findLocked looks key up in sh, whose lock the caller holds.
-func (s *Store) findLocked(sh *shard, h uint64, key []byte) (slot, bool) {
-	pos, ok := sh.index.Find(tagOf(h), func(loc slab.Loc) bool {
-		b := s.arena.Block(loc)
-		return recordDB(b) == s.db && bytes.Equal(recordKey(b), key)
-	})
-	if !ok {
-		return slot{}, false
+// lockShardsOf locks with lock, once each and in index order (so that two
+// callers never wait for each other), the shards of the given hashes, and
+// returns them for unlockShards.
+func (s *Store) lockShardsOf(hashes []uint64, lock func(*sync.RWMutex)) []*shard {
+	var buf [16]int
+	idx := buf[:0]
+	for _, h := range hashes {
+		idx = append(idx, int(h>>(64-shardBits)))
 	}
-	loc := sh.index.Loc(pos)
-	return slot{pos: pos, loc: loc, rec: parseRecord(s.arena.Block(loc))}, true
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	locked := make([]*shard, len(idx))
+	for i, n := range idx {
+		locked[i] = &s.shards[n]
+		lock(&locked[i].mu)
+	}
+	return locked
 }
 
-// storeLocked writes a record for r.key in sh, replacing the one in old if
-// found. The caller holds sh.mu for writing. A key it adds is told as
-// Created.
-func (s *Store) storeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	err := s.storeCopyLocked(sh, h, old, found, r)
-	if !found && err == nil {
-		s.notifyQuiet(Created, r.key)
+// lockAllShards locks every shard with lock, in index order: what reads
+// or writes keys it cannot name beforehand (SORT's BY and GET patterns,
+// KEYS, FLUSHDB, SWAPDB) does so at one instant, as Redis's one thread does.
+func (s *Store) lockAllShards(lock func(*sync.RWMutex)) []*shard {
+	locked := make([]*shard, numShards)
+	for i := range s.shards {
+		locked[i] = &s.shards[i]
+		lock(&locked[i].mu)
 	}
-	return err
+	return locked
 }
 
-// storeCopyLocked is storeLocked of a copy of a key that is elsewhere
-// (the shared tier's), which is no key created.
-func (s *Store) storeCopyLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	return s.placeLocked(sh, h, old, found, r)
-}
-
-// placeLocked writes r's record as storeLocked does, telling no listener.
-func (s *Store) placeLocked(sh *shard, h uint64, old slot, found bool, r newRecord) error {
-	if r.valueLen() > maxRecordValue {
-		return ErrTooLarge
-	}
-	r.db = s.db
-	if found && r.outside && r.grow == nil && !old.rec.onHeap() && !r.onHeap() {
-		if b := s.arena.Block(old.loc); len(b) == r.size() {
-			s.overwriteLocked(sh, old, b, r)
-			return nil
-		}
-	}
-	loc, err := s.arena.Alloc(r.size(), r.write)
-	if err != nil {
-		return err
-	}
-	cost := r.cost()
-	var oldCost int64
-	if found {
-		// Read before the old record's bytes are freed: its segment may
-		// be unmapped with them.
-		oldCost = old.rec.cost()
-		if old.rec.onHeap() && (!r.onHeap() || heapHandle(r.value) != heapHandle(old.rec.value)) {
-			sh.freeHeapLocked(&old.rec)
-		}
-		sh.index.Replace(old.pos, loc)
-		s.used.Add(cost - oldCost)
-		s.arena.Free(old.loc)
-		if old.rec.stale != 0 {
-			sh.volatile--
-		}
-	} else {
-		if !sh.index.Insert(tagOf(h), loc, s.freshStamp()) {
-			s.arena.Free(loc)
-			return ErrTooLarge
-		}
-		sh.keys[r.db]++
-		s.used.Add(cost)
-		s.countAccess(h)
-		s.growSketchLocked(sh)
-	}
-	if r.stale != 0 {
-		sh.volatile++
-	}
-	s.kickCompactor()
-	return nil
-}
-
-// overwriteLocked writes r over the record in old, whose block b is
-// exactly r's size: a SET of a value as long as the one it replaces (a
-// counter, a session, a pipelined SET of one key) takes no block from the
-// arena, frees none and leaves compaction nothing to do. Readers hold the
-// shard's read lock, so nobody sees the bytes change. r's key and value
-// must lie outside the arena (newRecord.outside), or writing could
-// overwrite them before they are copied.
-func (s *Store) overwriteLocked(sh *shard, old slot, b []byte, r newRecord) {
-	sh.staleChangedLocked(old.rec.stale, r.stale)
-	s.used.Add(r.cost() - old.rec.cost())
-	r.write(b)
-}
-
-// staleChangedLocked keeps sh.volatile, its count of keys with a
-// deadline, when a record written in place has its stale deadline go from
-// was to is. The caller holds sh.mu for writing.
-func (sh *shard) staleChangedLocked(was, is int64) {
-	switch {
-	case was == 0 && is != 0:
-		sh.volatile++
-	case was != 0 && is == 0:
-		sh.volatile--
+// unlockShards unlocks with unlock the shards lockShardsOf locked.
+func unlockShards(shards []*shard, unlock func(*sync.RWMutex)) {
+	for _, sh := range shards {
+		unlock(&sh.mu)
 	}
 }
 
-// setDeadlinesLocked changes the deadlines of the record in sl, in place if
-// it has room for them. The caller holds sh.mu for writing.
-func (s *Store) setDeadlinesLocked(sh *shard, h uint64, sl slot, fresh, stale int64) error {
-	if sl.rec.deadlines == 0 && fresh == 0 && stale == 0 {
-		return nil
-	}
-	if sl.rec.deadlines == 0 {
-		return s.storeLocked(sh, h, sl, true, sl.rec.renewed(fresh, stale))
-	}
-	sh.staleChangedLocked(sl.rec.stale, stale)
-	// Readers hold the shard's read lock, so nobody sees the bytes change.
-	putDeadlines(s.arena.Block(sl.loc)[sl.rec.deadlines:], fresh, stale)
-	return nil
-}
-
-// removeLocked takes the entry in sl out of sh and frees its record,
-// telling no listener. Each kind of removal (delete, expire, evict, drop)
-// has its own function that calls it and says why. The caller holds sh.mu
-// for writing.
-func (s *Store) removeLocked(sh *shard, h uint64, sl slot) {
-	sh.index.Delete(sl.pos)
-	sh.keys[sl.rec.db]--
-	sh.freeHeapLocked(&sl.rec)
-	if sl.rec.stale != 0 {
-		sh.volatile--
-	}
-	s.used.Add(-sl.rec.cost())
-	s.arena.Free(sl.loc)
-	s.kickCompactor()
-}
-
-// deleteLocked removes a live key on a client's request (DEL, GETDEL,
-// EXPIRE in the past, a fill learning the key is gone).
-func (s *Store) deleteLocked(sh *shard, h uint64, sl slot) { s.removeTellingLocked(sh, h, sl, Deleted) }
-
-// expireLocked removes a key found past its stale deadline.
-func (s *Store) expireLocked(sh *shard, h uint64, sl slot) {
-	s.removeTellingLocked(sh, h, sl, Expired)
-	s.expired.Add(1)
-}
-
-// removeTellingLocked is removeLocked that tells the listener why. The
-// key is told while its record is still allocated: it aliases the arena.
-func (s *Store) removeTellingLocked(sh *shard, h uint64, sl slot, why ChangeKind) {
-	s.dbs[sl.rec.db].notify(why, sl.rec.key) // the record's database: the sweeper's and eviction's are any
-	s.removeLocked(sh, h, sl)
-}
-
-// eachWithHashLocked calls fn for every key in sh whose hash is h. fn must
-// not change the index.
-func (s *Store) eachWithHashLocked(sh *shard, h uint64, fn func(slot)) {
-	sh.index.ForTag(tagOf(h), func(pos int, loc slab.Loc) bool {
-		if rec := parseRecord(s.arena.Block(loc)); s.hashOf(&rec) == h {
-			fn(slot{pos: pos, loc: loc, rec: rec})
-		}
-		return true
-	})
+// Envelope is a copy of what the store holds for a key.
+type Envelope struct {
+	// Type is the key's type; Value is set only for a string.
+	Type  Type
+	Value []byte
+	// FreshUntil and StaleUntil are unix nanoseconds; zero means no deadline.
+	// For plain writes they are equal.
+	FreshUntil int64
+	StaleUntil int64
+	// Fill is nil unless a read-through fill wrote the entry.
+	Fill *FillMeta
 }

@@ -120,9 +120,6 @@ func parseRecord(p []byte) record {
 	return r
 }
 
-// expiredAt reports whether r is past its stale deadline at now.
-func (r *record) expiredAt(now int64) bool { return r.stale != 0 && r.stale <= now }
-
 // cost is what the record is charged against MaxMemory: for a collection
 // held on the heap, the bytes its object is charged instead of its value;
 // a string's room to grow counts as its own.
@@ -182,9 +179,6 @@ func (r *record) envelope() Envelope {
 	}
 	return env
 }
-
-// cloneValue copies a value out of the arena; an empty value stays non-nil.
-func cloneValue(v []byte) []byte { return append(make([]byte, 0, len(v)), v...) }
 
 // newRecord describes a record to write.
 type newRecord struct {

@@ -179,7 +179,7 @@ func TestListenerHearsThePolicy(t *testing.T) {
 }
 
 // TestLoadedWritesSaySo: a write with SetOptions.Loaded is told as
-// Written with Loaded, any other without; DeleteEach names the keys it
+// Written with Loaded, any other without; DeleteMulti names the keys it
 // removed, in order.
 func TestLoadedWritesSaySo(t *testing.T) {
 	s, _ := newClockStore(t)
@@ -197,13 +197,13 @@ func TestLoadedWritesSaySo(t *testing.T) {
 		t.Fatalf("told %q, want %q", got, want)
 	}
 	var deleted []int
-	if n := s.DeleteEach([][]byte{[]byte("x"), []byte("b"), []byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 2 ||
+	if n := s.DeleteMulti([][]byte{[]byte("x"), []byte("b"), []byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 2 ||
 		!slices.Equal(deleted, []int{1, 2}) {
-		t.Fatalf("DeleteEach: %d, indexes %v; want 2, [1 2]", n, deleted)
+		t.Fatalf("DeleteMulti: %d, indexes %v; want 2, [1 2]", n, deleted)
 	}
 	deleted = nil
-	if n := s.DeleteEach([][]byte{[]byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 0 || deleted != nil {
-		t.Fatalf("DeleteEach of a missing key: %d, %v", n, deleted)
+	if n := s.DeleteMulti([][]byte{[]byte("a")}, func(i int) { deleted = append(deleted, i) }); n != 0 || deleted != nil {
+		t.Fatalf("DeleteMulti of a missing key: %d, %v", n, deleted)
 	}
 }
 

@@ -277,7 +277,7 @@ func TestEvictionParams(t *testing.T) {
 	if got := s.EvictionParams(); got != DefaultEvictionParams {
 		t.Errorf("a new store's params: %+v", got)
 	}
-	s.SetEvictionParams(EvictionParams{Samples: -3, Tenacity: 400, LFULogFactor: -1, LFUDecayTime: 7})
+	s.setEvictionParams(EvictionParams{Samples: -3, Tenacity: 400, LFULogFactor: -1, LFUDecayTime: 7})
 	if got, want := s.EvictionParams(), (EvictionParams{Samples: 1, Tenacity: 100, LFULogFactor: 0, LFUDecayTime: 7}); got != want {
 		t.Errorf("clamped: %+v, want %+v", got, want)
 	}

@@ -891,7 +891,7 @@ func TestStatsHitsMisses(t *testing.T) {
 	s.Lookup([]byte("nope"))                    // miss
 	s.Peek([]byte("a"))                         // not counted
 	s.Peek([]byte("nope"))                      // not counted
-	s.Touch([]byte("a"))                        // not counted
+	touch(s, "a")                               // not counted
 	s.GetEx([]byte("a"), 0, true)               // hit
 	s.GetEx([]byte("nope"), clk.in(1e9), false) // miss
 	st := s.Stats()
@@ -917,14 +917,14 @@ func TestTouch(t *testing.T) {
 	s, clk := newClockStore(t)
 	set(t, s, "a", "1")
 	mustSet(t, s, "e", "1", SetOptions{StaleUntil: clk.in(1e9)})
-	if !s.Touch([]byte("a")) || !s.Touch([]byte("e")) {
+	if !touch(s, "a") || !touch(s, "e") {
 		t.Error("Touch of a live key = false")
 	}
-	if s.Touch([]byte("nope")) {
+	if touch(s, "nope") {
 		t.Error("Touch of a missing key = true")
 	}
 	clk.advance(1e9)
-	if s.Touch([]byte("e")) {
+	if touch(s, "e") {
 		t.Error("Touch of an expired key = true")
 	}
 }

@@ -32,7 +32,7 @@ func TestIdleTime(t *testing.T) {
 	idle("k", 0)
 	idle("other", 10)
 	clk.advance(3 * time.Second)
-	s.Touch([]byte("other"))
+	touch(s, "other")
 	idle("other", 0)
 	idle("k", 3)
 	if _, err := s.Update([]byte("k"), func(old []byte, _ bool) ([]byte, error) { return append(old, 'x'), nil }); err != nil {

@@ -120,12 +120,6 @@ func (s *Store) notifyQuiet(kind ChangeKind, key []byte) {
 	}
 }
 
-// missed counts a read of key in sh that found no live key.
-func (s *Store) missed(sh *shard, key []byte) {
-	sh.misses.Add(1)
-	s.notifyQuiet(Missed, key)
-}
-
 // Changes counts the store's changes since it was made: every write and
 // every removal (deleted, expired, evicted), as Redis's dirty counter
 // counts them for rdb_changes_since_last_save and the save points.

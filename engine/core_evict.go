@@ -11,7 +11,7 @@ import (
 )
 
 // Eviction is Redis's (evict.c), over the access stamps the index keeps
-// beside each slot (access.go) and, for the LFU policies, the store's own
+// beside each slot (core_access.go) and, for the LFU policies, the store's own
 // frequency sketch (engine/internal/tinylfu), with no per-key structure
 // besides them and no goroutine:
 //

@@ -789,25 +789,35 @@ func TestEveryTypeTravels(t *testing.T) {
 	}
 	xadd(a.store, "stream", 3)
 	xadd(a.store, "bigstream", 200)
+	xadd(a.store.DB(3), "stream", 2) // another database's
 	keys := bs("string", "hash", "set", "zset", "list", "stream", "bigstream")
-	a.Written(ctx, keys)
-	b.Fault(ctx, keys)
-	for _, k := range keys {
-		want, _ := a.store.Export(k)
-		got, found := b.store.Export(k)
+	a.Written(ctx, 0, keys)
+	a.Written(ctx, 3, bs("stream"))
+	b.Fault(ctx, 0, keys)
+	b.Fault(ctx, 3, bs("stream"))
+	same := func(from, to *engine.Store, k []byte) {
+		t.Helper()
+		want, _ := from.Export(k)
+		got, found := to.Export(k)
 		if !found || got.Type != want.Type || !bytes.Equal(got.Value, want.Value) {
 			t.Fatalf("%s on B: found %v, type %v (want %v), same value %v", k, found, got.Type, want.Type, bytes.Equal(got.Value, want.Value))
 		}
 	}
+	for _, k := range keys {
+		same(a.store, b.store, k)
+	}
+	same(a.store.DB(3), b.store.DB(3), []byte("stream"))
 	if want, _ := a.store.Export([]byte("bigstream")); len(want.Value) <= reconcileInline {
 		t.Fatalf("bigstream's form is %d bytes: Reconcile checks it by value", len(want.Value))
 	}
-	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != len(keys) || dropped != 0 {
-		t.Fatalf("Reconcile: checked %d, dropped %d, %v; want %d, 0", checked, dropped, err, len(keys))
+	all := len(keys) + 1
+	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != all || dropped != 0 {
+		t.Fatalf("Reconcile: checked %d, dropped %d, %v; want %d, 0", checked, dropped, err, all)
 	}
 	xadd(b.store, "stream", 1)
 	xadd(b.store, "bigstream", 1)
-	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != len(keys) || dropped != 2 {
-		t.Fatalf("Reconcile after changing both streams: checked %d, dropped %d, %v; want %d, 2", checked, dropped, err, len(keys))
+	xadd(b.store.DB(3), "stream", 1)
+	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != all || dropped != 3 {
+		t.Fatalf("Reconcile after changing the streams: checked %d, dropped %d, %v; want %d, 3", checked, dropped, err, all)
 	}
 }

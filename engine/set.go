@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // A set is held in one of three forms:
@@ -318,7 +318,7 @@ func (v setView) has(m []byte) bool {
 	case len(v.blob) == 0:
 		return false
 	case v.isIntset():
-		n, ok := resp.ParseInt(m)
+		n, ok := redisnum.ParseInt(m)
 		if !ok {
 			return false
 		}
@@ -396,7 +396,7 @@ func newSetOf(members [][]byte, maxIntset int64) collection {
 	if int64(len(members)) <= maxIntset {
 		ints := make([]int64, 0, len(members))
 		for _, m := range members {
-			n, ok := resp.ParseInt(m)
+			n, ok := redisnum.ParseInt(m)
 			if !ok {
 				break
 			}
@@ -525,7 +525,7 @@ func setAddIn(c collection, members [][]byte, maxIntset int64, sc *setScratch) (
 		before := len(ints)
 		allInts := true
 		for _, m := range members {
-			n, ok := resp.ParseInt(m)
+			n, ok := redisnum.ParseInt(m)
 			if !ok {
 				allInts = false
 				break

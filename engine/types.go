@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // Type is the kind of value a key holds, as Redis's TYPE names it.
@@ -398,7 +398,7 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 // such history, so those read as SET would have made them; but an HLL is
 // "raw", as the PF commands make every one they touch.
 func StringEncoding(v []byte) string {
-	if _, ok := resp.ParseInt(v); ok && len(v) <= 20 {
+	if _, ok := redisnum.ParseInt(v); ok && len(v) <= 20 {
 		return "int"
 	}
 	if len(v) <= 44 && !IsHLL(v) {

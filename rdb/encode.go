@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"strconv"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/lzf"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // appendLen is rdbSaveLen: 6, 14, 32 or 64 bits, big-endian past six.
@@ -28,7 +28,7 @@ func appendLen(b []byte, n uint64) []byte {
 // than 4 bytes.
 func appendString(b, s []byte) []byte {
 	if len(s) <= 11 {
-		if v, ok := resp.ParseInt(s); ok {
+		if v, ok := redisnum.ParseInt(s); ok {
 			if e, ok := appendIntString(b, v); ok {
 				return e
 			}
@@ -50,7 +50,7 @@ func appendLZFString(b, s []byte) ([]byte, bool) {
 	const room = 1 + 9 + 9
 	at := len(b)
 	b = append(b, make([]byte, room)...)
-	b, ok := lzfCompress(b, s, len(s)-4)
+	b, ok := lzf.Compress(b, s, len(s)-4)
 	if !ok {
 		return b[:at], false
 	}
@@ -139,7 +139,7 @@ func appendZSet(b []byte, scored []Scored, plain bool) (byte, []byte) {
 		var num []byte
 		for _, s := range scored {
 			lp.append(s.Member)
-			num = appendScore(num[:0], s.Score)
+			num = redisnum.AppendD2String(num[:0], s.Score) // as a listpack holds a score
 			lp.append(num)
 		}
 		return typeZSetListpack, appendString(b, lp.bytes())
@@ -177,33 +177,12 @@ func appendList(b []byte, members [][]byte) (byte, []byte) {
 	return typeListQuicklist2, b
 }
 
-// appendScore is Redis's d2string, how a sorted-set listpack holds a score
-// (which the listpack then holds as an integer if it is one).
-func appendScore(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, "nan"...)
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(b, "-0"...)
-		}
-		return append(b, '0')
-	case f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f):
-		return strconv.AppendInt(b, int64(f), 10)
-	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
-}
-
 // makeIntset is the intset of members if every one is a canonical
 // integer: the narrowest width that holds them all, ascending, unique.
 func makeIntset(members [][]byte) ([]byte, bool) {
 	vs := make([]int64, 0, len(members))
 	for _, m := range members {
-		v, ok := resp.ParseInt(m)
+		v, ok := redisnum.ParseInt(m)
 		if !ok {
 			return nil, false
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/internal/crc64"
 )
 
 // FuzzReader feeds the reader hostile files: it must end in an error that
@@ -53,7 +55,7 @@ func FuzzDump(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := append(append([]byte(nil), body...), Version, 0)
 		p = append(p, make([]byte, 8)...)
-		crc := crcUpdate(0, p[:len(p)-8])
+		crc := crc64.Update(0, p[:len(p)-8])
 		for i := range 8 {
 			p[len(p)-8+i] = byte(crc >> (8 * i))
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // listpack builds a listpack (src/listpack.c) entry by entry: a string
@@ -18,7 +18,7 @@ const lpHeaderSize = 6
 
 func (lp *listpack) append(s []byte) {
 	start := len(lp.body)
-	if v, ok := resp.ParseInt(s); ok {
+	if v, ok := redisnum.ParseInt(s); ok {
 		lp.body = appendLpInt(lp.body, v)
 	} else {
 		lp.body = appendLpStringHeader(lp.body, len(s))

@@ -6,6 +6,10 @@ import (
 	"io"
 	"math"
 	"slices"
+
+	"github.com/stampedeless/stampedeless/internal/crc64"
+
+	"github.com/stampedeless/stampedeless/internal/lzf"
 )
 
 // DefaultMaxValue bounds one string or one collection's decoded bytes when
@@ -46,7 +50,7 @@ func bytesSource(p []byte, max int64) source {
 // sum is the CRC64 of everything consumed.
 func (s *source) sum() uint64 {
 	if s.pos > s.summed {
-		s.crc = crcUpdate(s.crc, s.buf[s.summed:s.pos])
+		s.crc = crc64.Update(s.crc, s.buf[s.summed:s.pos])
 		s.summed = s.pos
 	}
 	return s.crc
@@ -172,7 +176,7 @@ func (s *source) appendN(dst []byte, n int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	s.crc = crcUpdate(s.crc, rest)
+	s.crc = crc64.Update(s.crc, rest)
 	return dst[:at+n], nil
 }
 
@@ -291,7 +295,7 @@ func (s *source) lzf(dst []byte) ([]byte, error) {
 	// A three-byte back reference yields at most 264 bytes, so nothing
 	// expands more than 88 times: a larger claim is a lie, refused before
 	// its buffer is allocated.
-	if clen == 0 || ulen > clen*lzfMaxRatio || ulen > uint64(s.max) {
+	if clen == 0 || ulen > clen*lzf.MaxExpansion || ulen > uint64(s.max) {
 		return nil, corrupt(s.off, "LZF string of %d bytes claims %d", clen, ulen)
 	}
 	if err := s.fits(clen, "compressed string"); err != nil {
@@ -306,7 +310,7 @@ func (s *source) lzf(dst []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, ok := lzfDecompress(dst, in, int(ulen))
+	out, ok := lzf.Decompress(dst, in, int(ulen))
 	if !ok {
 		return nil, corrupt(s.off, "LZF string does not decompress to its %d bytes", ulen)
 	}

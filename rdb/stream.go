@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // StreamID is a stream entry's ID.
@@ -327,7 +327,7 @@ func streamNodeEntries(st *Stream, master StreamID, elems [][]byte) error {
 		if i >= len(elems) {
 			return 0, false
 		}
-		v, ok := resp.ParseInt(elems[i])
+		v, ok := redisnum.ParseInt(elems[i])
 		i++
 		return v, ok
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/stampedeless/stampedeless/internal/crc64"
 )
 
 // RedisVersion is the redis-ver AUX field the Writer writes: the Redis
@@ -49,7 +51,7 @@ func (w *Writer) flush(all bool) error {
 	if w.err != nil || len(w.buf) < writerBuffer && !all {
 		return w.err
 	}
-	w.crc = crcUpdate(w.crc, w.buf)
+	w.crc = crc64.Update(w.crc, w.buf)
 	_, w.err = w.w.Write(w.buf)
 	if cap(w.buf) > 4*writerBuffer { // a big value passed through
 		w.buf = make([]byte, 0, writerBuffer+writerBuffer/4)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/stampedeless/stampedeless/internal/argsplit"
 )
 
 // Protocol limits, as Redis 7 applies them.
@@ -376,10 +378,10 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 	if cap(r.inlineBuf) < len(line) {
 		r.inlineBuf = make([]byte, 0, len(line))
 	}
-	args, err := SplitArgs(r.args[:0], r.inlineBuf[:0], line)
+	args, ok := argsplit.Split(r.args[:0], r.inlineBuf[:0], line)
 	r.args = args
-	if err != nil {
-		return nil, 0, err
+	if !ok {
+		return nil, 0, errUnbalancedQuotes
 	}
 	if len(args) == 0 {
 		return nil, -1, nil
@@ -388,97 +390,3 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 }
 
 var errUnbalancedQuotes = ProtocolError("unbalanced quotes in request")
-
-// SplitArgs splits line into arguments as Redis's sdssplitargs does, for
-// an inline command, a script's shebang or a config line: spaces separate
-// them, "double" quotes take C escapes and \xHH, 'single' quotes take only
-// \', and a closing quote must end its argument. It appends the arguments
-// to args, their bytes to buf; arguments point into buf, which never grows
-// past len(line) since unquoting never lengthens the text, so a buf with
-// that room is never reallocated.
-func SplitArgs(args [][]byte, buf, line []byte) ([][]byte, error) {
-	out := buf
-	i := 0
-	for {
-		for i < len(line) && (isSpace(line[i]) || line[i] == '\v' || line[i] == '\f') {
-			i++
-		}
-		if i == len(line) {
-			return args, nil
-		}
-		start := len(out)
-		var quote byte
-		for done := false; !done; {
-			if i == len(line) {
-				if quote != 0 {
-					return nil, errUnbalancedQuotes
-				}
-				break
-			}
-			c := line[i]
-			switch {
-			case quote == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-				out = append(out, unhex(line[i+2])<<4|unhex(line[i+3]))
-				i += 3
-			case quote == '"' && c == '\\' && i+1 < len(line):
-				i++
-				out = append(out, unescape(line[i]))
-			case quote == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-				i++
-				out = append(out, '\'')
-			case quote != 0 && c == quote:
-				// A closing quote must end the argument.
-				if next := i + 1; next < len(line) && !isSpace(line[next]) && line[next] != '\v' && line[next] != '\f' {
-					return nil, errUnbalancedQuotes
-				}
-				quote = 0
-				done = true
-			case quote == 0 && isSpace(c):
-				done = true
-			case quote == 0 && (c == '"' || c == '\''):
-				quote = c
-			default:
-				out = append(out, c)
-			}
-			i++
-		}
-		args = append(args, out[start:len(out):len(out)])
-	}
-}
-
-// isSpace reports the bytes that end an unquoted inline argument. Between
-// arguments Redis also skips \v and \f (any C isspace byte). An inline
-// line never holds a NUL (parseInline).
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
-}
-
-func isHex(c byte) bool {
-	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'b':
-		return '\b'
-	case 'a':
-		return '\a'
-	}
-	return c
-}

@@ -1,12 +1,12 @@
 package resp
 
 import (
-	"math"
 	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/tidwall/redcon"
 )
 
@@ -32,6 +32,15 @@ type Writer struct {
 	// LIST on another connection reads it; on the reply path it is a plain
 	// load.
 	resp3 atomic.Bool
+}
+
+// Buffer returns a Writer with no connection, whose replies are appended
+// to b in protocol proto (2 or 3) for whoever sends them later: a
+// script's reply, FUNCTION LIST's. Buffered returns them.
+func Buffer(b []byte, proto int) *Writer {
+	w := &Writer{b: b}
+	w.SetProtocol(proto)
+	return w
 }
 
 // SetProtocol selects RESP2 (2) or RESP3 (3) for the replies that follow.
@@ -220,11 +229,20 @@ func (w *Writer) Bool(v bool) {
 	}
 }
 
-// Double writes a floating-point number as Redis 7.0 formats it (%.17g;
-// inf, -inf and nan spelled so); RESP2 gets it as a bulk string.
+// Double writes a floating-point number as Redis 7.0's addReplyDouble
+// formats it: printf's %.17g (inf, -inf and nan spelled so). Redis 7.2
+// prints the shortest round-trip form instead (1.1, not
+// 1.1000000000000001); the compatibility tests compare with 7.0, so 7.0's
+// form is the one written. RESP2 gets it as a bulk string.
 func (w *Writer) Double(f float64) {
 	var digits [32]byte
-	text := AppendDouble(digits[:0], f)
+	w.DoubleText(redisnum.AppendG(digits[:0], f, 17))
+}
+
+// DoubleText writes a double whose text the caller formatted (a script's
+// double, which Redis 7.2 prints shortest); RESP2 gets the text as a bulk
+// string.
+func (w *Writer) DoubleText(text []byte) {
 	if w.resp3.Load() {
 		w.b = append(append(append(w.b, ','), text...), '\r', '\n')
 		return
@@ -233,14 +251,32 @@ func (w *Writer) Double(f float64) {
 }
 
 // Verbatim writes a verbatim string with a three-letter format such as
-// "txt"; RESP2 gets the text as a bulk string.
+// "txt" (cut or padded with spaces to three bytes, as Redis's
+// addReplyVerbatim does); RESP2 gets the text as a bulk string.
 func (w *Writer) Verbatim(format, text string) {
 	if !w.resp3.Load() {
 		w.b = redcon.AppendBulkString(w.b, text)
 		return
 	}
-	w.b = appendHeader(w.b, '=', len(format)+1+len(text))
-	w.b = append(append(append(append(w.b, format...), ':'), text...), '\r', '\n')
+	w.b = appendHeader(w.b, '=', 3+1+len(text))
+	for i := range 3 {
+		c := byte(' ')
+		if i < len(format) {
+			c = format[i]
+		}
+		w.b = append(w.b, c)
+	}
+	w.b = append(append(append(w.b, ':'), text...), '\r', '\n')
+}
+
+// BigNumber writes a big number's decimal digits; RESP2 gets them as a
+// bulk string.
+func (w *Writer) BigNumber(digits string) {
+	if !w.resp3.Load() {
+		w.b = redcon.AppendBulkString(w.b, digits)
+		return
+	}
+	w.b = append(append(append(w.b, '('), digits...), '\r', '\n')
 }
 
 // appendHeader appends a RESP type byte and a length line.
@@ -248,22 +284,6 @@ func appendHeader(b []byte, kind byte, n int) []byte {
 	b = append(b, kind)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '\r', '\n')
-}
-
-// AppendDouble formats f as Redis 7.0's addReplyDouble does: printf's %.17g,
-// which Go's 'g' with 17 digits matches. Redis 7.2 prints the shortest
-// round-trip form instead (1.1, not 1.1000000000000001); the compatibility
-// tests compare with 7.0, so 7.0's form is the one written.
-func AppendDouble(b []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case math.IsNaN(f):
-		return append(b, "nan"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
 // Raw writes a whole reply encoded already (a script's), in the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -244,7 +245,8 @@ func (e *jsonEncoder) number(n lua.LNumber) {
 			return
 		}
 	}
-	e.b.WriteString(formatG(d, e.cfg.numberPrecision))
+	var num [32]byte
+	e.b.Write(redisnum.AppendG(num[:0], d, e.cfg.numberPrecision))
 }
 
 // arrayLen returns the length of t as a JSON array, or -1 for an object:
@@ -480,7 +482,7 @@ func (d *jsonDecoder) number() jsonToken {
 	if i := strings.IndexByte(rest, 0); i >= 0 {
 		rest = rest[:i]
 	}
-	v, n := strtod([]byte(rest))
+	v, n, _ := redisnum.Strtod([]byte(rest))
 	if n == 0 {
 		return d.errTok("invalid number")
 	}

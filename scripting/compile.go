@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/argsplit"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -113,10 +113,10 @@ func shebang(body []byte) (Flags, int, error) {
 }
 
 // splitArgs splits a line into words as Redis's sdssplitargs does
-// (resp.SplitArgs). ok is false for unbalanced quotes.
+// (argsplit.Split). ok is false for unbalanced quotes.
 func splitArgs(line string) (words []string, ok bool) {
-	args, err := resp.SplitArgs(nil, nil, []byte(line))
-	if err != nil {
+	args, ok := argsplit.Split(nil, nil, []byte(line))
+	if !ok {
 		return nil, false
 	}
 	words = make([]string, len(args))

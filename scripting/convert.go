@@ -3,6 +3,7 @@ package scripting
 import (
 	"strings"
 
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -99,7 +100,7 @@ func named(L *lua.LState, name string, v lua.LValue) *lua.LTable {
 const maxLuaDepth = 1000
 
 // AppendLua appends v as the reply to a script's client, as
-// luaReplyToRedisReply writes it. proto is the client's protocol, resp
+// luaReplyToRedisReply writes it. proto is the client's protocol, scriptProto
 // the script's (redis.setresp): booleans depend on both. Strings are
 // bulk strings, numbers integers (truncated), true 1 and false null
 // under RESP2 (RESP3 booleans once the script chose RESP3), tables with
@@ -107,89 +108,90 @@ const maxLuaDepth = 1000
 // big_number, verbatim_string, map or set those RESP3 types (their RESP2
 // forms for a RESP2 client), and any other table an array up to its
 // first nil. Anything else is null.
-func AppendLua(b []byte, v lua.LValue, proto, resp int) []byte {
-	return appendLua(b, v, proto, resp, 0)
+func AppendLua(b []byte, v lua.LValue, proto, scriptProto int) []byte {
+	w := resp.Buffer(b, proto)
+	writeLua(w, v, scriptProto, 0)
+	return w.Buffered()
 }
 
-func appendLua(b []byte, v lua.LValue, proto, resp, depth int) []byte {
+func writeLua(w *resp.Writer, v lua.LValue, scriptProto, depth int) {
 	switch v := v.(type) {
 	case lua.LString:
-		return appendBulk(b, string(v))
+		w.BulkString(string(v))
 	case lua.LBool:
-		if resp == 2 {
-			if v {
-				return appendInt(b, 1)
-			}
-			return appendNull(b, proto)
+		switch {
+		case scriptProto != 2:
+			w.Bool(bool(v))
+		case bool(v):
+			w.Int(1)
+		default:
+			w.Null()
 		}
-		return appendBool(b, bool(v), proto)
 	case lua.LNumber:
-		return appendInt(b, toInt64(float64(v)))
+		w.Int(toInt64(float64(v)))
 	case *lua.LTable:
 		if depth >= maxLuaDepth {
-			return appendError(b, "ERR reached lua stack limit")
+			w.Error("ERR reached lua stack limit")
+			return
 		}
-		return appendTable(b, v, proto, resp, depth+1)
+		writeTable(w, v, scriptProto, depth+1)
+	default:
+		w.Null()
 	}
-	return appendNull(b, proto)
 }
 
-func appendTable(b []byte, t *lua.LTable, proto, resp, depth int) []byte {
+func writeTable(w *resp.Writer, t *lua.LTable, scriptProto, depth int) {
 	if s, ok := t.RawGetString("err").(lua.LString); ok {
-		return appendError(b, oneLine(strings.Trim("-"+string(s), "\r\n"))[1:])
+		w.Error(oneLine(strings.Trim("-"+string(s), "\r\n"))[1:])
+		return
 	}
 	if s, ok := t.RawGetString("ok").(lua.LString); ok {
-		return appendStatus(b, oneLine(string(s)))
+		w.Status(oneLine(string(s)))
+		return
 	}
 	if n, ok := t.RawGetString("double").(lua.LNumber); ok {
-		return appendDouble(b, float64(n), proto)
+		w.DoubleText([]byte(formatDouble(float64(n))))
+		return
 	}
 	if s, ok := t.RawGetString("big_number").(lua.LString); ok {
-		return appendBigNumber(b, oneLine(string(s)), proto)
+		w.BigNumber(oneLine(string(s)))
+		return
 	}
 	if vt, ok := t.RawGetString("verbatim_string").(*lua.LTable); ok {
 		f, fok := vt.RawGetString("format").(lua.LString)
 		s, sok := vt.RawGetString("string").(lua.LString)
 		if fok && sok {
-			return appendVerbatim(b, string(s), string(f), proto)
+			w.Verbatim(string(f), string(s))
+			return
 		}
 	}
 	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
 		var n int
 		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
-		if proto == 3 {
-			b = appendLen(b, '%', n)
-		} else {
-			b = appendLen(b, '*', 2*n)
-		}
+		w.Map(n)
 		for k, v := m.Next(lua.LNil); k != lua.LNil; k, v = m.Next(k) {
-			b = appendLua(b, k, proto, resp, depth)
-			b = appendLua(b, v, proto, resp, depth)
+			writeLua(w, k, scriptProto, depth)
+			writeLua(w, v, scriptProto, depth)
 		}
-		return b
+		return
 	}
 	if m, ok := t.RawGetString("set").(*lua.LTable); ok {
 		var n int
 		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
-		if proto == 3 {
-			b = appendLen(b, '~', n)
-		} else {
-			b = appendLen(b, '*', n)
-		}
+		w.Set(n)
 		for k, _ := m.Next(lua.LNil); k != lua.LNil; k, _ = m.Next(k) {
-			b = appendLua(b, k, proto, resp, depth)
+			writeLua(w, k, scriptProto, depth)
 		}
-		return b
+		return
 	}
 	n := 0
 	for t.RawGetInt(n+1) != lua.LNil {
 		n++
 	}
-	b = appendLen(b, '*', n)
+	w.Array(n)
 	for i := 1; i <= n; i++ {
-		b = appendLua(b, t.RawGetInt(i), proto, resp, depth)
+		writeLua(w, t.RawGetInt(i), scriptProto, depth)
 	}
-	return b
 }
 
 // oneLine replaces CR and LF with spaces, as Redis does to texts it

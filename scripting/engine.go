@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -47,12 +48,6 @@ type Caller interface {
 	// call Eval.
 	Call(cmd Command) (reply []byte, wrote bool)
 }
-
-// CallerFunc adapts a function to Caller.
-type CallerFunc func(cmd Command) (reply []byte, wrote bool)
-
-// Call calls f.
-func (f CallerFunc) Call(cmd Command) ([]byte, bool) { return f(cmd) }
 
 // CommandChecker is implemented by a Caller that can answer
 // redis.acl_check_cmd: known is false for a command the server does not
@@ -752,6 +747,9 @@ func scriptReply(msg, source, line, sha string, where bool) []byte {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", sha, source, line)
 	}
 	// Redis writes the text as it is; a newline in it would break the
-	// protocol, so it becomes a space as in Redis's other error replies.
-	return appendError(nil, oneLine(msg))
+	// protocol, so it becomes a space (Writer.Error) as in Redis's other
+	// error replies.
+	w := resp.Buffer(nil, 2)
+	w.Error(msg)
+	return w.Buffered()
 }

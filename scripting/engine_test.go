@@ -193,9 +193,7 @@ func TestKillCannotBeCaught(t *testing.T) {
 func TestKillInCoroutine(t *testing.T) {
 	e := New(Options{BusyThreshold: 10 * time.Millisecond})
 	script := "redis.call('ping')\nlocal co = coroutine.wrap(function() while true do end end)\nco()"
-	done := evalAsync(e, context.Background(), script, CallerFunc(func(Command) ([]byte, bool) {
-		return []byte("+PONG\r\n"), false
-	}))
+	done := evalAsync(e, context.Background(), script, newRedisCaller(t, startRedis(t)))
 	waitBusy(t, e)
 	if got := string(e.Kill()); got != "+OK\r\n" {
 		t.Fatalf("kill: %q", got)
@@ -208,9 +206,7 @@ func TestKillInCoroutine(t *testing.T) {
 func TestUnkillableAfterWrite(t *testing.T) {
 	e := New(Options{BusyThreshold: 10 * time.Millisecond})
 	script := "redis.call('set', 'k', 'v')\nwhile true do end"
-	done := evalAsync(e, context.Background(), script, CallerFunc(func(cmd Command) ([]byte, bool) {
-		return []byte("+OK\r\n"), true
-	}))
+	done := evalAsync(e, context.Background(), script, newRedisCaller(t, startRedis(t)))
 	waitBusy(t, e)
 	if got := string(e.Kill()); got != "-"+string(ErrUnkillable)+"\r\n" {
 		t.Fatalf("kill after a write: %q", got)
@@ -404,7 +400,7 @@ func TestSplitKeys(t *testing.T) {
 
 func TestCallerPanicIsScriptError(t *testing.T) {
 	e := New(Options{BusyThreshold: 10 * time.Millisecond})
-	c := CallerFunc(func(cmd Command) ([]byte, bool) { panic("caller broke") })
+	var c panickingCaller
 	got := evalWith(t, e, "return redis.pcall('get', 'k')", 2, c)
 	if !strings.HasPrefix(got, "-ERR caller broke") {
 		t.Fatalf("reply: %q", got)
@@ -421,6 +417,11 @@ func TestCallerPanicIsScriptError(t *testing.T) {
 		t.Fatalf("no caller: %q", got)
 	}
 }
+
+// panickingCaller is a Caller with a bug: its Call panics.
+type panickingCaller struct{}
+
+func (panickingCaller) Call(Command) ([]byte, bool) { panic("caller broke") }
 
 // string.rep refuses what would exhaust memory; Redis would try, and
 // fail with the whole server.

@@ -3,6 +3,7 @@ package scripting
 import (
 	"bytes"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -15,7 +16,11 @@ type Error string
 func (e Error) Error() string { return string(e) }
 
 // Reply is e as a RESP error reply.
-func (e Error) Reply() []byte { return appendError(nil, string(e)) }
+func (e Error) Reply() []byte {
+	w := resp.Buffer(nil, 2)
+	w.Error(string(e))
+	return w.Buffered()
+}
 
 // The texts Redis 7.2 answers with on the scripting paths. A Caller
 // answers a script's command with the first four when Redis would refuse
@@ -97,7 +102,7 @@ func SplitKeys(rest [][]byte) (keys, argv [][]byte, err error) {
 	if len(rest) == 0 {
 		return nil, nil, ErrNumKeysTooMany
 	}
-	n, ok := resp.ParseInt(rest[0])
+	n, ok := redisnum.ParseInt(rest[0])
 	switch {
 	case !ok:
 		return nil, nil, ErrNotInteger

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/glob"
+	"github.com/stampedeless/stampedeless/rdb"
+	"github.com/stampedeless/stampedeless/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -277,7 +279,7 @@ func (e *Engine) FunctionLoad(ctx context.Context, code []byte, replace bool) ([
 		if err != nil {
 			return err.(Error).Reply()
 		}
-		return appendBulk(nil, lib.name)
+		return bulk(lib.name)
 	})
 }
 
@@ -327,7 +329,7 @@ func (e *Engine) FunctionRestore(ctx context.Context, payload []byte, policy str
 			libs = append(libs, lib)
 		}
 		if err := e.libs.join(libs, replace, flush); err != nil {
-			return appendError(nil, err.Error())
+			return Error(err.Error()).Reply()
 		}
 		return []byte("+OK\r\n")
 	})
@@ -340,7 +342,7 @@ func (e *Engine) FunctionDump() []byte {
 	for i, l := range libs {
 		codes[i] = l.code
 	}
-	return appendBulk(nil, string(encodeDump(codes)))
+	return bulk(string(rdb.DumpFunctions(codes)))
 }
 
 // Libraries is the number of loaded libraries.
@@ -422,11 +424,7 @@ func (e *Engine) Function(ctx context.Context, args [][]byte, proto int) ([]byte
 	}
 	switch strings.ToLower(string(args[0])) {
 	case "help":
-		b := appendLen(nil, '*', len(functionHelp))
-		for _, line := range functionHelp {
-			b = appendStatus(b, line)
-		}
-		return b, nil
+		return statusLines(functionHelp), nil
 	case "load":
 		replace := false
 		i := 1
@@ -494,52 +492,49 @@ func (e *Engine) functionList(args [][]byte, proto int) []byte {
 			libs = append(libs, l)
 		}
 	}
-	b := appendLen(nil, '*', len(libs))
+	w := resp.Buffer(nil, proto)
+	w.Array(len(libs))
 	for _, l := range libs {
 		n := 3
 		if withCode {
 			n = 4
 		}
-		b = appendMapLen(b, n, proto)
-		b = appendBulk(b, "library_name")
-		b = appendBulk(b, l.name)
-		b = appendBulk(b, "engine")
-		b = appendBulk(b, "LUA")
-		b = appendBulk(b, "functions")
+		w.Map(n)
+		w.BulkString("library_name")
+		w.BulkString(l.name)
+		w.BulkString("engine")
+		w.BulkString("LUA")
+		w.BulkString("functions")
 		fs := sortedFuncs(l)
-		b = appendLen(b, '*', len(fs))
+		w.Array(len(fs))
 		for _, f := range fs {
-			b = appendMapLen(b, 3, proto)
-			b = appendBulk(b, "name")
-			b = appendBulk(b, f.name)
-			b = appendBulk(b, "description")
+			w.Map(3)
+			w.BulkString("name")
+			w.BulkString(f.name)
+			w.BulkString("description")
 			if f.desc != nil {
-				b = appendBulk(b, *f.desc)
+				w.BulkString(*f.desc)
 			} else {
-				b = appendNull(b, proto)
+				w.Null()
 			}
-			b = appendBulk(b, "flags")
+			w.BulkString("flags")
 			var names []string
 			for _, fn := range flagNames {
 				if f.flags&fn.flag != 0 {
 					names = append(names, fn.name)
 				}
 			}
-			kind := byte('*')
-			if proto == 3 {
-				kind = '~'
-			}
-			b = appendLen(b, kind, len(names))
+			w.Set(len(names))
 			for _, name := range names {
-				b = appendStatus(b, name)
+				w.Status(name)
 			}
 		}
 		if withCode {
-			b = appendBulk(b, "library_code")
-			b = appendBulk(b, l.code)
+			w.BulkString("library_code")
+			w.BulkString(l.code)
 		}
 	}
-	return b
+	return w.Buffered()
 }
 
 // functionStats is FUNCTION STATS: the running function, and the one
@@ -560,36 +555,47 @@ func (e *Engine) functionStats(proto int) []byte {
 	}
 	e.mu.Unlock()
 	libs, funcs, _ := e.libs.stats()
-	b := appendMapLen(nil, 2, proto)
-	b = appendBulk(b, "running_script")
+	w := resp.Buffer(nil, proto)
+	w.Map(2)
+	w.BulkString("running_script")
 	if !running {
-		b = appendNull(b, proto)
+		w.Null()
 	} else {
-		b = appendMapLen(b, 3, proto)
-		b = appendBulk(b, "name")
-		b = appendBulk(b, name)
-		b = appendBulk(b, "command")
-		b = appendLen(b, '*', len(command))
+		w.Map(3)
+		w.BulkString("name")
+		w.BulkString(name)
+		w.BulkString("command")
+		w.Array(len(command))
 		for _, a := range command {
-			b = appendBulk(b, string(a))
+			w.Bulk(a)
 		}
-		b = appendBulk(b, "duration_ms")
-		b = appendInt(b, ms)
+		w.BulkString("duration_ms")
+		w.Int(ms)
 	}
-	b = appendBulk(b, "engines")
-	b = appendMapLen(b, 1, proto)
-	b = appendBulk(b, "LUA")
-	b = appendMapLen(b, 2, proto)
-	b = appendBulk(b, "libraries_count")
-	b = appendInt(b, int64(libs))
-	b = appendBulk(b, "functions_count")
-	b = appendInt(b, int64(funcs))
-	return b
+	w.BulkString("engines")
+	w.Map(1)
+	w.BulkString("LUA")
+	w.Map(2)
+	w.BulkString("libraries_count")
+	w.Int(int64(libs))
+	w.BulkString("functions_count")
+	w.Int(int64(funcs))
+	return w.Buffered()
 }
 
-func appendMapLen(b []byte, n, proto int) []byte {
-	if proto == 3 {
-		return appendLen(b, '%', n)
+// bulk is s as a bulk string reply.
+func bulk(s string) []byte {
+	w := resp.Buffer(nil, 2)
+	w.BulkString(s)
+	return w.Buffered()
+}
+
+// statusLines is an array of status replies, a HELP's.
+func statusLines(lines []string) []byte {
+	w := resp.Buffer(nil, 2)
+	w.Array(len(lines))
+	for _, line := range lines {
+		w.Status(line)
 	}
-	return appendLen(b, '*', 2*n)
+	return w.Buffered()
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stampedeless/stampedeless/rdb"
 )
 
 // liveHeap is Go's live heap after a full collection: what the process
@@ -197,7 +199,7 @@ func TestLibraryRestoreBounded(t *testing.T) {
 		return "#!lua name=" + name + "\nlocal t = {}\nfor i = 1, 4000 do t[i] = ('x'):rep(1000) .. i end\n" +
 			"redis.register_function('" + name + "', function() return #t end)"
 	}
-	payload := encodeDump([]string{lib("a"), lib("b")})
+	payload := rdb.DumpFunctions([]string{lib("a"), lib("b")})
 	e, charged := chargedEngine(Options{MaxBytes: 6 << 20})
 	load(t, e, "#!lua name=kept\nredis.register_function('kept', function() return 1 end)")
 	kept := e.LibraryBytes()

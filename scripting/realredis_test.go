@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/internal/redistest"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // rawConn sends commands and returns their replies as raw RESP bytes.
@@ -40,11 +41,12 @@ func dialRaw(t testing.TB, addr string, proto int) *rawConn {
 }
 
 func encodeCommand(args []string) []byte {
-	b := appendLen(nil, '*', len(args))
+	w := resp.Buffer(nil, 2)
+	w.Array(len(args))
 	for _, a := range args {
-		b = appendBulk(b, a)
+		w.BulkString(a)
 	}
-	return b
+	return w.Buffered()
 }
 
 func (c *rawConn) doBytes(args [][]byte) []byte {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -191,7 +192,7 @@ func luaNumber(v lua.LValue) (float64, bool) {
 		return float64(v), true
 	case lua.LString:
 		b := []byte(strings.TrimRight(string(v), " \t\n\r\v\f"))
-		if f, n := strtod(b); n == len(b) && n > 0 {
+		if f, n, _ := redisnum.Strtod(b); n == len(b) && n > 0 {
 			return f, true
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 )
 
 // Kind is a RESP reply's type, named by the byte that starts it on the
@@ -113,7 +113,7 @@ func (p *replyParser) length(nullable bool) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	n, ok := resp.ParseInt(l)
+	n, ok := redisnum.ParseInt(l)
 	if !ok {
 		return 0, false, p.fail("bad length")
 	}
@@ -156,7 +156,7 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 		var l []byte
 		if l, err = p.line(); err == nil {
 			var ok bool
-			if r.Int, ok = resp.ParseInt(l); !ok {
+			if r.Int, ok = redisnum.ParseInt(l); !ok {
 				err = p.fail("bad integer")
 			}
 		}
@@ -237,99 +237,6 @@ func (p *replyParser) parse(depth int) (Reply, error) {
 // parseRESPDouble parses a RESP3 double's text: what strtod takes, with
 // "inf", "-inf" and "nan" spelt as RESP3 spells them.
 func parseRESPDouble(s []byte) (float64, bool) {
-	f, n := strtod(s)
+	f, n, _ := redisnum.Strtod(s)
 	return f, n == len(s) && n > 0
-}
-
-// The append functions below write RESP as Redis's addReply* family does.
-
-func appendError(b []byte, msg string) []byte {
-	b = append(b, '-')
-	b = append(b, msg...)
-	return append(b, '\r', '\n')
-}
-
-func appendStatus(b []byte, s string) []byte {
-	b = append(b, '+')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
-}
-
-func appendInt(b []byte, n int64) []byte {
-	b = append(b, ':')
-	b = strconv.AppendInt(b, n, 10)
-	return append(b, '\r', '\n')
-}
-
-func appendBulk(b []byte, s string) []byte {
-	b = appendLen(b, '$', len(s))
-	b = append(b, s...)
-	return append(b, '\r', '\n')
-}
-
-func appendLen(b []byte, kind byte, n int) []byte {
-	b = append(b, kind)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, '\r', '\n')
-}
-
-func appendNull(b []byte, proto int) []byte {
-	if proto == 3 {
-		return append(b, "_\r\n"...)
-	}
-	return append(b, "$-1\r\n"...)
-}
-
-func appendBool(b []byte, v bool, proto int) []byte {
-	switch {
-	case proto == 3 && v:
-		return append(b, "#t\r\n"...)
-	case proto == 3:
-		return append(b, "#f\r\n"...)
-	case v:
-		return append(b, ":1\r\n"...)
-	default:
-		return append(b, ":0\r\n"...)
-	}
-}
-
-// appendDouble is addReplyDouble: a RESP3 double, or its text as a bulk
-// string for RESP2.
-func appendDouble(b []byte, d float64, proto int) []byte {
-	s := formatDouble(d)
-	if proto == 3 {
-		b = append(b, ',')
-		b = append(b, s...)
-		return append(b, '\r', '\n')
-	}
-	return appendBulk(b, s)
-}
-
-// appendBigNumber is addReplyBigNum.
-func appendBigNumber(b []byte, s string, proto int) []byte {
-	if proto == 3 {
-		b = append(b, '(')
-		b = append(b, s...)
-		return append(b, '\r', '\n')
-	}
-	return appendBulk(b, s)
-}
-
-// appendVerbatim is addReplyVerbatim: the format is cut or padded with
-// spaces to three bytes.
-func appendVerbatim(b []byte, s, format string, proto int) []byte {
-	if proto != 3 {
-		return appendBulk(b, s)
-	}
-	b = appendLen(b, '=', len(s)+4)
-	for i := range 3 {
-		if i < len(format) {
-			b = append(b, format[i])
-		} else {
-			b = append(b, ' ')
-		}
-	}
-	b = append(b, ':')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
 }

@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"strings"
 
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -449,7 +450,7 @@ func (s *state) pcall(L *lua.LState) int {
 func (s *state) tostring(orig lua.LValue) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if n, ok := L.CheckAny(1).(lua.LNumber); ok {
-			L.Push(lua.LString(formatG(float64(n), 14)))
+			L.Push(lua.LString(redisnum.AppendG(nil, float64(n), 14)))
 			return 1
 		}
 		return callThrough(L, orig)
@@ -463,7 +464,7 @@ func luaString(v lua.LValue) (string, bool) {
 	case lua.LString:
 		return string(v), true
 	case lua.LNumber:
-		return formatG(float64(v), 14), true
+		return string(redisnum.AppendG(nil, float64(v), 14)), true
 	}
 	return "", false
 }

@@ -3,6 +3,8 @@ package scripting
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 var scriptHelp = []string{
@@ -61,11 +63,7 @@ func (e *Engine) Script(args [][]byte) []byte {
 	}
 	switch sub := strings.ToLower(string(args[0])); sub {
 	case "help":
-		b := appendLen(nil, '*', len(scriptHelp))
-		for _, line := range scriptHelp {
-			b = appendStatus(b, line)
-		}
-		return b
+		return statusLines(scriptHelp)
 	case "flush":
 		if len(args) == 2 {
 			mode := strings.ToLower(string(args[1]))
@@ -78,21 +76,22 @@ func (e *Engine) Script(args [][]byte) []byte {
 		e.Flush()
 		return []byte("+OK\r\n")
 	case "exists":
-		b := appendLen(nil, '*', len(args)-1)
+		w := resp.Buffer(nil, 2)
+		w.Array(len(args) - 1)
 		for _, sha := range args[1:] {
 			if e.Exists(sha) {
-				b = appendInt(b, 1)
+				w.Int(1)
 			} else {
-				b = appendInt(b, 0)
+				w.Int(0)
 			}
 		}
-		return b
+		return w.Buffered()
 	case "load":
 		sha, err := e.Load(args[1])
 		if err != nil {
 			return err.(Error).Reply()
 		}
-		return appendBulk(nil, sha)
+		return bulk(sha)
 	case "kill":
 		return e.Kill()
 	}

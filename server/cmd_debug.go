@@ -16,6 +16,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -137,13 +138,13 @@ func debugHelp(c *Conn) {
 		"    The optional argument (0 by default) sets the level of detail")
 }
 
-// debugSleep answers after the seconds given (strtod's reading: decimals,
-// and 0 for what is no number). Redis stops the whole server meanwhile;
+// debugSleep answers after the seconds given (what strtod reads of them,
+// 0 for what is no number). Redis stops the whole server meanwhile;
 // here the connection waits parked, off its event loop, and every other
 // client is served. Inside EXEC, where nothing may wait, it answers at
 // once.
 func debugSleep(c *Conn, arg []byte) {
-	secs := strtod(arg)
+	secs, _, _ := redisnum.Strtod(arg)
 	if secs <= 0 || math.IsNaN(secs) || c.InSection() {
 		c.w.OK()
 		return
@@ -158,18 +159,6 @@ func debugSleep(c *Conn, arg []byte) {
 		}
 		return c.w.OK
 	})
-}
-
-// strtod reads the longest prefix of b that is a decimal number, as C's
-// strtod, and 0 if there is none.
-func strtod(b []byte) float64 {
-	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
-	for end := len(s); end > 0; end-- {
-		if f, err := strconv.ParseFloat(s[:end], 64); err == nil || errors.Is(err, strconv.ErrRange) {
-			return f
-		}
-	}
-	return 0
 }
 
 // atoi reads b as C's atoi: an optional sign and the digits that follow,
@@ -352,7 +341,7 @@ func xorItemDigest(digest []byte, it *engine.SnapshotItem) {
 		for _, sm := range it.Scored {
 			var e [20]byte
 			mixDigest(e[:], sm.Member)
-			mixDigest(e[:], []byte(formatG17(sm.Score)))
+			mixDigest(e[:], redisnum.AppendG(nil, sm.Score, 17))
 			xorDigest(digest, e[:])
 		}
 	case engine.TypeHash:
@@ -366,17 +355,6 @@ func xorItemDigest(digest []byte, it *engine.SnapshotItem) {
 	if it.StaleUntil != 0 {
 		xorDigest(digest, []byte("!!expire!!"))
 	}
-}
-
-// formatG17 is C's "%.17g".
-func formatG17(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 // xorDigest xors SHA1(data) into digest.

@@ -15,7 +15,7 @@ import (
 	"github.com/stampedeless/stampedeless/rdb"
 )
 
-// DUMP's bytes for values Redis does not compress, and RESTORE's errors,
+// DUMP's bytes, LZF-compressed strings included, and RESTORE's errors,
 // in Redis's order of checks, as redis-server answers.
 func TestCompatDumpRestore(t *testing.T) {
 	ts := startServer(t, Options{})
@@ -29,6 +29,9 @@ func TestCompatDumpRestore(t *testing.T) {
 			cs("SET s v"), cs("DUMP s"), cs("SET n 12345"), cs("DUMP n"), cs("SET big 12345678901"), cs("DUMP big"),
 			cs("HSET h f v n 7"), cs("DUMP h"), cs("SADD i 1 2 -70000"), cs("DUMP i"), cs("SADD t a"), cs("DUMP t"),
 			cs("ZADD z 1.5 a 2 b"), cs("DUMP z"), cs("DUMP nokey"),
+			cs("SET c " + strings.Repeat("abcd", 50)), cs("DUMP c"), cs("SET c21 aaaaaaaaaaaaaaaaaaaaa"), cs("DUMP c21"),
+			ca("SET", "text", strings.Repeat("the quick brown fox jumps over the lazy dog ", 20)), cs("DUMP text"),
+			cs("RPUSH l a 1 -5 70000 " + strings.Repeat("x", 100)), cs("DUMP l"),
 			cs("RESTORE s 0 x"), cs("RESTORE new 0 x"), cs("RESTORE new -1 x"), cs("RESTORE new abc x"),
 			cs("RESTORE new 0 x IDLETIME -1"), cs("RESTORE new 0 x FREQ 256"), cs("RESTORE new 0 x FREQ x"),
 			cs("RESTORE new 0 x IDLETIME 1 FREQ 1"), cs("RESTORE new 0 x BOGUS"), cs("RESTORE new 0 x IDLETIME"),

@@ -2,11 +2,10 @@ package keyspace
 
 import (
 	"math"
-	"math/big"
-	"strings"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -134,25 +133,6 @@ func sortROKeys(args [][]byte) [][]byte {
 // refused, and so is every value strtod flags ERANGE: an overflow, and an
 // underflow to a subnormal or zero that is not exact.
 func sortWeight(b []byte) (float64, bool) {
-	v, n, outOfRange := cStrtod(b)
-	if n < len(b) && b[n] != 0 || outOfRange || math.IsNaN(v) {
-		return 0, false
-	}
-	if v != 0 && math.Abs(v) < 0x1p-1022 {
-		return v, subnormalIsExact(b[:n], v)
-	}
-	return v, true
-}
-
-// subnormalIsExact reports whether text, a number strtod read as the
-// subnormal v, is v exactly: then strtod does not flag an underflow.
-func subnormalIsExact(text []byte, v float64) bool {
-	s := strings.TrimLeft(string(text), " \t\n\v\f\r")
-	if body := strings.ToLower(strings.TrimLeft(s, "+-")); strings.HasPrefix(body, "0x") && !strings.Contains(body, "p") {
-		s += "p0" // math/big wants a hexadecimal's exponent
-	}
-	// Far more bits than a number near a subnormal needs to be told from
-	// v, unless it has thousands of digits.
-	f, _, err := big.ParseFloat(s, 0, 4096, big.ToNearestEven)
-	return err == nil && f.Cmp(new(big.Float).SetFloat64(v)) == 0
+	v, n, erange := redisnum.Strtod(b)
+	return v, (n == len(b) || b[n] == 0) && !erange && !math.IsNaN(v)
 }

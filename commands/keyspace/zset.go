@@ -1,15 +1,14 @@
 package keyspace
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -25,119 +24,15 @@ const (
 	errWeightFloat = "ERR weight value is not a float"
 )
 
-// cStrtod reads the longest prefix of b that C's strtod reads (glibc:
-// leading white space, a sign, a decimal or hexadecimal float, inf,
-// infinity or nan), returning its value, its length (0 if there is no
-// number) and whether the value is out of range: an overflow, or an
-// underflow to zero, where strtod sets ERANGE and Redis refuses the
-// score.
-func cStrtod(b []byte) (v float64, n int, outOfRange bool) {
-	i := 0
-	for i < len(b) && isCSpace(b[i]) {
-		i++
-	}
-	start := i
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		i++
-	}
-	neg := start < len(b) && b[start] == '-'
-	word := func(w string) bool {
-		return len(b)-i >= len(w) && strings.EqualFold(string(b[i:i+len(w)]), w)
-	}
-	switch {
-	case word("infinity"):
-		return math.Inf(sign(neg)), i + 8, false
-	case word("inf"):
-		return math.Inf(sign(neg)), i + 3, false
-	case word("nan"):
-		i += 3
-		if j := bytes.IndexByte(b[i:], ')'); i < len(b) && b[i] == '(' && j > 0 && isNanChars(b[i+1:i+j]) {
-			i += j + 1
-		}
-		return math.NaN(), i, false
-	}
-	hex := len(b)-i >= 2 && b[i] == '0' && (b[i+1]|0x20) == 'x'
-	digit := isDigit
-	if hex {
-		digit = isHex
-	}
-	j := i
-	if hex {
-		j += 2
-	}
-	mant, nonzero, point := 0, false, false
-	for ; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '.' && !point:
-			point = true
-		case digit(c):
-			mant++
-			nonzero = nonzero || c != '0'
-		default:
-			goto done
-		}
-	}
-done:
-	if mant == 0 {
-		if hex { // "0x" alone: strtod reads the 0
-			return 0, i + 1, false
-		}
-		return 0, 0, false
-	}
-	expChar := byte('e')
-	if hex {
-		expChar = 'p'
-	}
-	if j < len(b) && b[j]|0x20 == expChar {
-		k := j + 1
-		if k < len(b) && (b[k] == '+' || b[k] == '-') {
-			k++
-		}
-		if k < len(b) && isDigit(b[k]) {
-			for k < len(b) && isDigit(b[k]) {
-				k++
-			}
-			j = k
-		}
-	}
-	text := string(b[start:j])
-	if hex && !strings.ContainsAny(text, "pP") {
-		text += "p0"
-	}
-	v, err := strconv.ParseFloat(text, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, 0, false
-	}
-	return v, j, errors.Is(err, strconv.ErrRange) || v == 0 && nonzero
-}
-
-func sign(neg bool) int {
-	if neg {
-		return -1
-	}
-	return 1
-}
-
-func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
-
-func isNanChars(b []byte) bool {
-	for _, c := range b {
-		if !isDigit(c) && !('a' <= c|0x20 && c|0x20 <= 'z') && c != '_' {
-			return false
-		}
-	}
-	return true
-}
-
 // parseScore reads a score or weight as Redis's getDoubleFromObject: all
 // of b a number strtod reads, with no leading space, in range, not NaN.
 func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isCSpace(b[0]) {
+	if len(b) == 0 || redisnum.IsSpace(b[0]) {
 		return 0, false
 	}
-	v, n, outOfRange := cStrtod(b)
-	return v, n == len(b) && !outOfRange && !math.IsNaN(v)
+	v, n, erange := redisnum.Strtod(b)
+	// ERANGE refuses a number only where it overflowed or became zero.
+	return v, n == len(b) && !(erange && (math.IsInf(v, 0) || v == 0)) && !math.IsNaN(v)
 }
 
 // parseScoreBound reads one end of a score range as Redis's zslParseRange:
@@ -148,7 +43,7 @@ func parseScoreBound(b []byte) (engine.ScoreBound, bool) {
 	if len(b) > 0 && b[0] == '(' {
 		sb.Excl, b = true, b[1:]
 	}
-	v, n, _ := cStrtod(b)
+	v, n, _ := redisnum.Strtod(b)
 	sb.Value = v
 	return sb, n == len(b) && !math.IsNaN(v)
 }
@@ -755,22 +650,9 @@ func cmdZScan(c *commands.Ctx, args [][]byte) {
 	}
 	flat := make([][]byte, 0, 2*len(ents))
 	for _, e := range ents {
-		flat = append(flat, e.Member, appendD2String(nil, e.Score))
+		flat = append(flat, e.Member, redisnum.AppendD2String(nil, e.Score))
 	}
 	writeScanReply(c, next, flat)
-}
-
-// appendD2String formats f as Redis's d2string, the form a listpack holds
-// a score in and ZSCAN returns it: an integer without exponent while it is
-// one exactly (within ±2^62), else %.17g.
-func appendD2String(b []byte, f float64) []byte {
-	switch {
-	case f == 0 && math.Signbit(f):
-		return append(b, "-0"...)
-	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
-		return strconv.AppendInt(b, int64(f), 10)
-	}
-	return resp.AppendDouble(b, f)
 }
 
 // zsetOpCall is how a ZUNION-family command reads its arguments.

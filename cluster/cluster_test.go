@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -731,5 +732,92 @@ func TestStaleReadersNeverWaitForTheFleetsRefresh(t *testing.T) {
 	})
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("%d origin calls, want 2 (the fill and one refresh)", n)
+	}
+}
+
+// TestEveryTypeTravels: a key of each type written on one replica is
+// faulted in on another as the same value (its portable form, its type),
+// and Reconcile finds the copies the shared tier's, streams among them,
+// small (checked by value) and big (by SHA-1); a copy changed behind the
+// tier's back is dropped.
+func TestEveryTypeTravels(t *testing.T) {
+	addr := redistest.Start(t).Addr()
+	a, b := newReplica(t, []string{addr}, Options{}), newReplica(t, []string{addr}, Options{})
+	waitPeers(t, a, b)
+	ctx := context.Background()
+	bs := func(s ...string) [][]byte {
+		out := make([][]byte, len(s))
+		for i, v := range s {
+			out[i] = []byte(v)
+		}
+		return out
+	}
+	xadd := func(store *engine.Store, key string, n int) {
+		t.Helper()
+		err := store.StreamOp(bs(key), true, func(tx *engine.StreamTx) error {
+			st, err := tx.Stream([]byte(key), false)
+			if st == nil && err == nil {
+				st = tx.Create([]byte(key))
+			}
+			if err != nil {
+				return err
+			}
+			for i := range n {
+				if _, err := st.Add(bs("field", fmt.Sprint(i)), nil, false, uint64(tx.NowMs())); err != nil {
+					return err
+				}
+			}
+			tx.Changed([]byte(key))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(t, a.store, "string", "v")
+	if _, err := a.store.HSet([]byte("hash"), bs("f", "v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.SAdd([]byte("set"), bs("m")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.ZAdd([]byte("zset"), engine.ZAddOptions{}, []engine.ScoreMember{{Member: []byte("m"), Score: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.LPush([]byte("list"), bs("e"), false, false); err != nil {
+		t.Fatal(err)
+	}
+	xadd(a.store, "stream", 3)
+	xadd(a.store, "bigstream", 200)
+	xadd(a.store.DB(3), "stream", 2) // another database's
+	keys := bs("string", "hash", "set", "zset", "list", "stream", "bigstream")
+	a.Written(ctx, 0, keys)
+	a.Written(ctx, 3, bs("stream"))
+	b.Fault(ctx, 0, keys)
+	b.Fault(ctx, 3, bs("stream"))
+	same := func(from, to *engine.Store, k []byte) {
+		t.Helper()
+		want, _ := from.Export(k)
+		got, found := to.Export(k)
+		if !found || got.Type != want.Type || !bytes.Equal(got.Value, want.Value) {
+			t.Fatalf("%s on B: found %v, type %v (want %v), same value %v", k, found, got.Type, want.Type, bytes.Equal(got.Value, want.Value))
+		}
+	}
+	for _, k := range keys {
+		same(a.store, b.store, k)
+	}
+	same(a.store.DB(3), b.store.DB(3), []byte("stream"))
+	if want, _ := a.store.Export([]byte("bigstream")); len(want.Value) <= reconcileInline {
+		t.Fatalf("bigstream's form is %d bytes: Reconcile checks it by value", len(want.Value))
+	}
+	all := len(keys) + 1
+	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != all || dropped != 0 {
+		t.Fatalf("Reconcile: checked %d, dropped %d, %v; want %d, 0", checked, dropped, err, all)
+	}
+	xadd(b.store, "stream", 1)
+	xadd(b.store, "bigstream", 1)
+	xadd(b.store.DB(3), "stream", 1)
+	if checked, dropped, err := b.Reconcile(ctx); err != nil || checked != all || dropped != 3 {
+		t.Fatalf("Reconcile after changing the streams: checked %d, dropped %d, %v; want %d, 3", checked, dropped, err, all)
 	}
 }

@@ -14,9 +14,10 @@ import (
 // An entry (swr.FleetEntry) is a hash in the shared tier, readable with
 // HGETALL:
 //
-//	v        the value: for a hash or a set, its portable form
-//	         (engine.Store.Export)
-//	type     the key's type if not a string: "hash" or "set"
+//	v        the value: for a collection (hash, set, sorted set, list,
+//	         stream), its portable form (engine.Store.Export)
+//	type     the key's type if not a string, as TYPE names it: "hash",
+//	         "set", "zset", "list" or "stream"
 //	fresh    fresh deadline, unix milliseconds (absent: none)
 //	stale    stale deadline, unix milliseconds (absent: none); the
 //	         hash expires then

@@ -432,8 +432,9 @@ func (s *Store) Encoding(key []byte) (enc string, found bool) {
 }
 
 // Export is Peek with the value of any type: a collection's in its
-// portable form (the bytes of its compact encoding, however it is held),
-// which Set with SetOptions.Type takes back. It is for copying a key
+// portable form (the bytes of its compact encoding, however it is held;
+// a stream's, exportStream's), which Set with SetOptions.Type
+// takes back. It is for copying a key
 // elsewhere (the --redis shared tier), not for commands.
 func (s *Store) Export(key []byte) (Envelope, bool) {
 	h := s.hash(key)
@@ -459,6 +460,8 @@ func exportCollection(t Type, c collection) []byte {
 		return exportZSet(c)
 	case TypeList:
 		return exportList(c)
+	case TypeStream:
+		return exportStream(c)
 	}
 	return nil
 }
@@ -475,6 +478,8 @@ func importCollection(t Type, b []byte) (c collection, ok bool) {
 		return importZSet(b)
 	case TypeList:
 		return importList(b)
+	case TypeStream:
+		return importStream(b)
 	}
 	return collection{}, false
 }

@@ -89,7 +89,7 @@ var ErrFleetLeaseLost = errors.New("swr: the fleet lease is no longer held")
 // FleetEntry is a cache entry as the fleet shares it: the value with its
 // envelope.
 type FleetEntry struct {
-	// Type is the key's type; Value is a hash's or set's portable form
+	// Type is the key's type; Value is a collection's portable form
 	// (engine.Store.Export) for another type than a string.
 	Type  engine.Type
 	Value []byte

@@ -1480,6 +1480,130 @@ func TestFleetLists(t *testing.T) {
 	}
 }
 
+// TestFleetStreams writes a stream on one replica of three sharing a Redis
+// and reads and writes it on the others, each step also run on a
+// redis-server of its own with the same replies: entries of two field
+// sets and one past a node's bytes, a consumer group whose PEL and last
+// ID another replica continues from, XACK, XDEL and an exact trim on one
+// replica, then an approximate trim and XADDs on another, which remove
+// and start the nodes Redis does only if the nodes (their deleted entries
+// counted) travelled with the stream. XINFO STREAM FULL, delivery and seen times
+// included, is the same on every replica, and DEL removes it everywhere.
+func TestFleetStreams(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 3, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b, c := f.replicas[0].rdb, f.replicas[1].rdb, f.replicas[2].rdb
+	ref := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr()})
+	t.Cleanup(func() { ref.Close() })
+	reply := func(r *redis.Client, args []any, drop func(any) any) string {
+		v, err := r.Do(ctx, args...).Result()
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		if drop != nil {
+			v = drop(v)
+		}
+		return fmt.Sprint(v)
+	}
+	// on runs args on r and on the reference, and fails unless both
+	// answer the same (drop takes out what may differ).
+	on := func(r *redis.Client, drop func(any) any, args ...any) string {
+		t.Helper()
+		got, want := reply(r, args, drop), reply(ref, args, drop)
+		if got != want {
+			t.Fatalf("%v:\n got %s\nwant %s", args, got, want)
+		}
+		return got
+	}
+	// everywhere runs a read on every replica and the reference.
+	everywhere := func(drop func(any) any, args ...any) {
+		t.Helper()
+		for _, r := range []*redis.Client{a, b, c} {
+			on(r, drop, args...)
+		}
+	}
+	// XINFO STREAM's radix-tree-nodes is the one field that differs from
+	// Redis's (docs/commands.md); XPENDING's idle times are the clock's.
+	noTreeNodes := func(v any) any {
+		m, ok := v.(map[any]any)
+		if !ok {
+			t.Fatalf("XINFO STREAM is a %T", v)
+		}
+		delete(m, "radix-tree-nodes")
+		return m
+	}
+	noIdle := func(v any) any {
+		list, _ := v.([]any)
+		for _, e := range list {
+			e.([]any)[2] = "idle"
+		}
+		return list
+	}
+
+	for i := 1; i <= 250; i++ {
+		fields := []any{"temp", i % 40, "unit", "C"}
+		switch {
+		case i%7 == 0:
+			fields = []any{"other", "x", "n", i}
+		case i == 180:
+			fields = []any{"blob", strings.Repeat("b", 5000)}
+		}
+		on(a, nil, append([]any{"XADD", "s", fmt.Sprintf("1-%d", i)}, fields...)...)
+	}
+	everywhere(nil, "XLEN", "s")
+	everywhere(nil, "XRANGE", "s", "-", "+")
+	everywhere(noTreeNodes, "XINFO", "STREAM", "s")
+
+	on(a, nil, "XGROUP", "CREATE", "s", "g", "0")
+	on(a, nil, "XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", "s", ">")
+	everywhere(nil, "XPENDING", "s", "g")
+	on(b, noIdle, "XPENDING", "s", "g", "-", "+", 10)
+	on(b, nil, "XREADGROUP", "GROUP", "g", "bob", "COUNT", 3, "STREAMS", "s", ">")
+	on(c, nil, "XACK", "s", "g", "1-1", "1-4")
+	everywhere(noIdle, "XPENDING", "s", "g", "-", "+", 10)
+	everywhere(nil, "XINFO", "GROUPS", "s")
+
+	ids := []any{"XDEL", "s"}
+	for i := 11; i <= 40; i++ {
+		ids = append(ids, fmt.Sprintf("1-%d", i))
+	}
+	on(b, nil, ids...)
+	on(b, nil, "XTRIM", "s", "MINID", "1-6")
+	everywhere(nil, "XLEN", "s")
+	everywhere(noTreeNodes, "XINFO", "STREAM", "s")
+	// The first node has 65 entries left of the 100 it took: Redis
+	// removes it whole, and so must C, which holds the stream only as B
+	// wrote it through.
+	on(c, nil, "XADD", "s", "MAXLEN", "~", 140, "2-1", "f", "v")
+	everywhere(nil, "XLEN", "s")
+	everywhere(nil, "XRANGE", "s", "-", "+", "COUNT", 3)
+	everywhere(noTreeNodes, "XINFO", "STREAM", "s")
+	everywhere(noIdle, "XPENDING", "s", "g", "-", "+", 10)
+	everywhere(nil, "XINFO", "GROUPS", "s")
+	// The last node took 71 entries, 5 of which B deletes: C's XADDs
+	// fill it to 100 before they start another, as Redis's do.
+	on(b, nil, "XDEL", "s", "1-241", "1-242", "1-243", "1-244", "1-245")
+	for i := 2; i <= 31; i++ {
+		on(c, nil, "XADD", "s", fmt.Sprintf("2-%d", i), "f", "v")
+	}
+	everywhere(noTreeNodes, "XINFO", "STREAM", "s")
+
+	full := reply(a, []any{"XINFO", "STREAM", "s", "FULL"}, nil)
+	for _, r := range []*redis.Client{b, c} {
+		if got := reply(r, []any{"XINFO", "STREAM", "s", "FULL"}, nil); got != full {
+			t.Fatalf("XINFO STREAM FULL differs between replicas:\n%s\n%s", got, full)
+		}
+	}
+
+	on(c, nil, "DEL", "s")
+	for _, r := range []*redis.Client{a, b} {
+		if n := r.Exists(ctx, "s").Val(); n != 0 {
+			t.Fatal("DEL on C is not seen")
+		}
+	}
+}
+
 // TestFleetSort: SORT ... STORE on one replica of three faults its source
 // in and writes its destination through, which the others read; BY and
 // GET patterns read the replica's own copies only, as docs/commands.md

@@ -117,8 +117,8 @@ func (n *streamNode) held() int64 { return int64(cap(n.buf) + 4*cap(n.offs)) }
 // node holds.
 func (n *streamNode) add(id StreamID, fields [][]byte) int64 {
 	before := n.held()
-	if n.total == 0 {
-		n.master = id
+	if len(n.buf) == 0 {
+		n.master = id // the node's first entry (an import's: its first live one)
 	}
 	same := sameFields(n.fields, fields)
 	size := n.entrySize(id, fields, same)

@@ -49,13 +49,14 @@ func exportStream(c collection) []byte {
 		b = binary.AppendUvarint(b, uint64(n.total))
 		b = binary.AppendUvarint(b, uint64(n.lp))
 		b = appendPortableList(b, n.fields)
-		b = binary.AppendUvarint(b, uint64(len(n.ents)))
-		for _, e := range n.ents {
-			b = appendIDDelta(b, prev, e.id)
-			prev = e.id
-			fields = decodeFields(fields[:0], e.data)
+		b = binary.AppendUvarint(b, uint64(n.len()))
+		for i := range n.len() {
+			id := n.id(i)
+			b = appendIDDelta(b, prev, id)
+			prev = id
+			fields = n.entry(fields[:0], i)
 			if !sameFields(n.fields, fields) {
-				b = append(b, e.data...)
+				b = appendPortableList(b, fields)
 				continue
 			}
 			b = append(b, 0)
@@ -117,8 +118,8 @@ func appendIDDelta(b []byte, prev, id StreamID) []byte {
 }
 
 // importStream is the stream whose portable form is b, charged as the
-// appends that make it would charge it (its entries' chunks allocated
-// entry by entry); ok is false if b is no stream's portable form: cut
+// appends that make it would charge it (its nodes' buffers grown entry by
+// entry, and cut when the next node starts); ok is false if b is no stream's portable form: cut
 // short, with bytes left over, entries or pending entries out of order,
 // two groups or consumers of one name, a pending entry of no consumer.
 // Nothing of the stream aliases b.
@@ -143,7 +144,6 @@ func importStream(b []byte) (c collection, ok bool) {
 		if r.bad || len(n.fields) == 0 || live == 0 || live > n.total {
 			return collection{}, false
 		}
-		n.ents = make([]streamEntry, 0, live)
 		for range live {
 			id, ok := r.nextID(prev, st.length == 0)
 			fields = fields[:0]
@@ -162,13 +162,16 @@ func importStream(b []byte) (c collection, ok bool) {
 				return collection{}, false
 			}
 			prev = id
-			data := n.alloc(fieldsSize(fields))
-			encodeFields(data, fields)
-			n.ents = append(n.ents, streamEntry{id: id, data: data})
+			n.add(id, fields)
 			st.length++
 		}
+		if k := len(st.nodes); k > 0 {
+			st.nodes[k-1].close()
+		}
 		st.nodes = append(st.nodes, n)
-		st.bytes += n.held
+	}
+	for _, n := range st.nodes {
+		st.bytes += n.held()
 	}
 	if st.length > 0 && st.lastID.Cmp(prev) < 0 {
 		return collection{}, false

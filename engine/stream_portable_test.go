@@ -148,7 +148,7 @@ func portableStreams(t *testing.T) []struct {
 func streamLayout(st *Stream) string {
 	var b strings.Builder
 	for _, n := range st.nodes {
-		fmt.Fprintf(&b, "[total %d lp %d fields %q live %d]", n.total, n.lp, n.fields, len(n.ents))
+		fmt.Fprintf(&b, "[total %d lp %d fields %q live %d]", n.total, n.lp, n.fields, n.len())
 	}
 	return b.String()
 }
@@ -322,20 +322,55 @@ func TestStreamPortableRefused(t *testing.T) {
 	}
 
 	bad := map[string]func(*Stream){
-		"entries out of order":         func(st *Stream) { st.nodes[0], st.nodes[1] = st.nodes[1], st.nodes[0] },
-		"last ID below the last entry": func(st *Stream) { st.lastID = StreamID{1, 0} },
-		"more live entries than added": func(st *Stream) { st.nodes[0].total = 1 },
-		"a node without fields":        func(st *Stream) { st.nodes[0].fields = nil },
-		"an odd count of fields": func(st *Stream) {
-			e := &st.nodes[0].ents[0]
-			e.data = make([]byte, fieldsSize([][]byte{[]byte("lone")}))
-			encodeFields(e.data, [][]byte{[]byte("lone")})
+		"entries out of order":           func(st *Stream) { st.nodes[0], st.nodes[1] = st.nodes[1], st.nodes[0] },
+		"last ID below the last entry":   func(st *Stream) { st.lastID = StreamID{1, 0} },
+		"more live entries than added":   func(st *Stream) { st.nodes[0].total = 1 },
+		"two groups of one name":         func(st *Stream) { st.groups = append(st.groups, st.groups[0]) },
+		"two consumers of one name":      func(st *Stream) { g := st.groups[1]; g.consumers = append(g.consumers, g.consumers[0]) },
+		"a pending entry of no consumer": func(st *Stream) { st.groups[1].pel.first().consumer = nil },
+		"pending entries out of order":   func(st *Stream) { c := st.groups[1].pel.chunks; c[0], c[1] = c[1], c[0] },
+		"an entry at the ID of the first": func(st *Stream) {
+			n := st.nodes[0]
+			first := n.id(0)
+			again := &streamNode{total: n.total, lp: n.lp, fields: n.fields}
+			for i := range n.len() {
+				id := n.id(i)
+				if i == 1 {
+					id = first
+				}
+				again.add(id, n.entry(nil, i))
+			}
+			st.nodes[0] = again
 		},
-		"two groups of one name":          func(st *Stream) { st.groups = append(st.groups, st.groups[0]) },
-		"two consumers of one name":       func(st *Stream) { g := st.groups[1]; g.consumers = append(g.consumers, g.consumers[0]) },
-		"a pending entry of no consumer":  func(st *Stream) { st.groups[1].pel.first().consumer = nil },
-		"pending entries out of order":    func(st *Stream) { c := st.groups[1].pel.chunks; c[0], c[1] = c[1], c[0] },
-		"an entry at the ID of the first": func(st *Stream) { st.nodes[0].ents[1].id = st.nodes[0].ents[0].id },
+	}
+	// A node cannot hold an odd count of fields, nor lack the master
+	// entry's: those forms are made by hand, from a node whose master
+	// field is "master" and whose second entry's fields are not the
+	// master's.
+	handMade := func() []byte {
+		st := NewStream()
+		st.Add([][]byte{[]byte("master"), []byte("1")}, nil, false, 1)
+		st.Add([][]byte{[]byte("odd-field-x"), []byte("v1"), []byte("odd-field-y"), []byte("v2")}, nil, false, 2)
+		return exportStream(collection{obj: st})
+	}
+	spoilForm := map[string]func(b []byte) []byte{
+		"an odd count of fields": func(b []byte) []byte {
+			at, last := bytes.Index(b, []byte("\x04\x0bodd-field-x")), bytes.Index(b, []byte("\x02v2"))
+			b[at] = 3
+			return append(b[:last], b[last+3:]...)
+		},
+		"a node without fields": func(b []byte) []byte {
+			at := bytes.Index(b, []byte("\x01\x06master"))
+			return append(append(b[:at:at], 0), b[at+8:]...)
+		},
+	}
+	for name, spoil := range spoilForm {
+		if _, ok := importStream(handMade()); !ok {
+			t.Fatal("the hand-made form is refused unspoiled")
+		}
+		if _, ok := importStream(spoil(handMade())); ok {
+			t.Errorf("a form with %s was imported", name)
+		}
 	}
 	for name, spoil := range bad {
 		st := groups.clone().(*Stream)

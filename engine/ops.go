@@ -691,9 +691,13 @@ func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bo
 		return 0, err
 	}
 	sh.wroteLocked(key)
-	if found && len(sl.rec.fill) == 0 && n <= len(old)+sl.rec.room {
+	if found && len(sl.rec.fill) == 0 && sl.rec.hasRoom && n <= len(old)+sl.rec.room {
 		// In place: readers hold the shard's read lock, so none sees the
 		// bytes change; the record's cost, which counts its room, stays.
+		// Only a record Grow wrote (flagRoom, however little room) is
+		// changed in place: one SET wrote moves to one, which makes it
+		// Redis's "raw" string (stringEncoding) as Redis's in-place
+		// commands make theirs.
 		p := s.arena.Block(sl.loc)
 		edit(p[sl.rec.valueOff : sl.rec.valueOff+n])
 		if grown := n - len(old); grown > 0 {

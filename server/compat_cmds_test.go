@@ -168,6 +168,24 @@ func cmdsCompatScripts() []compatScript {
 			cs("LCS a"), cs("LCS"),
 		}},
 
+		// A string the in-place commands changed is "raw" however short,
+		// until a write replaces it (the Tcl suite's "SETRANGE against
+		// integer-encoded key").
+		{name: "object-encoding-in-place", steps: []compatStep{
+			cs("SET k 1234"), cs("OBJECT ENCODING k"), cs("SETRANGE k 0 2"), cs("OBJECT ENCODING k"), cs("GET k"),
+			cs("SET k 1234"), ca("SETRANGE", "k", "0", ""), cs("OBJECT ENCODING k"), cs("GET k"),
+			cs("SET k 1234"), cs("SETRANGE k 5 2"), cs("OBJECT ENCODING k"), cs("GET k"),
+			cs("SETRANGE k 0 9"), cs("OBJECT ENCODING k"), cs("SET k 1234"), cs("OBJECT ENCODING k"),
+			cs("SET s hello"), cs("APPEND s x"), cs("OBJECT ENCODING s"), cs("APPEND s y"), cs("OBJECT ENCODING s"),
+			cs("SET s hello"), cs("SETBIT s 0 1"), cs("OBJECT ENCODING s"), cs("SETBIT s 0 1"), cs("OBJECT ENCODING s"),
+			cs("SET b 7"), cs("BITFIELD b SET u8 0 50"), cs("OBJECT ENCODING b"), cs("GET b"),
+			cs("SETRANGE new 2 ab"), cs("OBJECT ENCODING new"), cs("SETBIT bits 9 1"), cs("OBJECT ENCODING bits"),
+			cs("BITFIELD bf SET u8 0 255"), cs("OBJECT ENCODING bf"),
+			cs("SET n 10"), cs("APPEND n 5"), cs("OBJECT ENCODING n"), cs("INCR n"), cs("OBJECT ENCODING n"),
+			cs("APPEND n x"), cs("SET n 10"), cs("SETRANGE n 0 2"), cs("INCRBYFLOAT n 1.5"), cs("OBJECT ENCODING n"),
+			cs("SETRANGE n 0 2"), cs("GETSET n 12"), cs("OBJECT ENCODING n"),
+		}},
+
 		// ---- OBJECT, MEMORY USAGE errors ----
 		{name: "object", steps: []compatStep{
 			cs("SET i 12345"), cs("SET neg -9223372036854775808"), cs("SET big 9223372036854775808"), cs("SET lead 0123"),

@@ -18,19 +18,13 @@ func objectLookup(c *commands.Ctx, key []byte) (engine.Envelope, bool) {
 	return env, ok
 }
 
+// cmdObjectEncoding answers how Redis would hold the key's value: the
+// store knows.
 func cmdObjectEncoding(c *commands.Ctx, args [][]byte) {
-	env, ok := objectLookup(c, args[2])
-	switch {
-	case !ok:
-	case env.Type == engine.TypeString:
-		c.W.BulkString(engine.StringEncoding(env.Value))
-	default:
-		// A hash or set: the store knows how Redis would hold it.
-		if enc, found := c.Store.Encoding(args[2]); found {
-			c.W.BulkString(enc)
-		} else {
-			c.W.Null() // removed meanwhile
-		}
+	if enc, found := c.Store.Encoding(args[2]); found {
+		c.W.BulkString(enc)
+	} else {
+		c.W.Null()
 	}
 }
 

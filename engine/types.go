@@ -327,7 +327,7 @@ func (s *Store) storeCollLocked(sh *shard, h uint64, sl slot, found bool, key []
 }
 
 // keepBlob is the edit of a blob that growth copies as it is.
-func keepBlob([]byte) {}
+func keepBlob([]byte) bool { return false }
 
 // readCollLocked is readColl for a caller holding key's shard lock for
 // writing (lockShards): the value of key, if it is live and holds t,

@@ -297,7 +297,7 @@ func cmdAppend(c *commands.Ctx, args [][]byte) {
 		}
 		at = len(old)
 		return len(old) + len(suffix), nil
-	}, func(v []byte) { copy(v[at:], suffix) })
+	}, func(v []byte) bool { copy(v[at:], suffix); return true })
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return
@@ -377,7 +377,7 @@ func cmdSetRange(c *commands.Ctx, args [][]byte) {
 	// The offset is within proto-max-bulk-len, so it fits an int.
 	n, err := c.Store.Grow(args[1], func([]byte, bool) (int, error) {
 		return int(offset) + len(patch), nil
-	}, func(v []byte) { copy(v[offset:], patch) })
+	}, func(v []byte) bool { copy(v[offset:], patch); return true })
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return

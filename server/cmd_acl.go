@@ -86,12 +86,22 @@ func cmdACLGetUser(c *Conn, args [][]byte) {
 	for _, p := range d.Passwords {
 		c.w.BulkString(p)
 	}
-	for _, kv := range [][2]string{{"commands", d.Commands}, {"keys", d.Keys}, {"channels", d.Channels}} {
+	writeSelector(c, d.SelectorDescription)
+	c.w.BulkString("selectors")
+	c.w.Array(len(d.Selectors))
+	for _, s := range d.Selectors {
+		c.w.Map(3)
+		writeSelector(c, s)
+	}
+}
+
+// writeSelector writes a selector's commands, keys and channels, as
+// fields of a map.
+func writeSelector(c *Conn, s acl.SelectorDescription) {
+	for _, kv := range [][2]string{{"commands", s.Commands}, {"keys", s.Keys}, {"channels", s.Channels}} {
 		c.w.BulkString(kv[0])
 		c.w.BulkString(kv[1])
 	}
-	c.w.BulkString("selectors")
-	c.w.Array(0)
 }
 
 // cmdACLSetUser implements ACL SETUSER name [rule ...]. The user's open
@@ -178,10 +188,7 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 		return
 	}
 	call := args[3:]
-	cmd := c.srv.table[string(resp.Lower(call[0]))]
-	if cmd != nil && len(cmd.subcommands) > 0 && len(call) > 1 {
-		cmd = cmd.subcommand(call[1])
-	}
+	cmd := c.srv.calledCommand(call)
 	if cmd == nil {
 		c.w.Error("ERR Command '" + string(call[0]) + "' not found")
 		return

@@ -34,7 +34,7 @@ func (cl *client) Local() bool                     { return true }
 func (cl *client) Who() (string, string)           { return "default", "test" }
 func (cl *client) WritableKeys() func(string) bool { return nil }
 func (cl *client) ReadableKeys() func(string) bool { return nil }
-func (cl *client) ReadsAllKeys() bool              { return !cl.restricted }
+func (cl *client) ReadsAllKeys([][]byte) bool      { return !cl.restricted }
 func (cl *client) InScript() bool                  { return cl.inScript }
 func (cl *client) Block(keys [][]byte, _ time.Duration, _ func([]byte) bool, _, _ func()) {
 	cl.blocked = keys

@@ -395,8 +395,8 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 // int64's range, written as Redis writes one, "embstr" up to 44 bytes and
 // "raw" beyond, as SET makes them. A value Grow wrote (grown: APPEND,
 // SETRANGE, SETBIT, BITFIELD) is "raw" however short, as Redis's in-place
-// commands leave theirs until the next write replaces it; here also an
-// APPEND to a missing key, which Redis encodes as SET, and a value whose
+// commands leave theirs until the next write replaces it (APPEND makes a
+// missing key with Set, as Redis encodes it as SET does); a value whose
 // record a first deadline replaced reads as SET made it. An HLL is "raw",
 // as the PF commands make every one they touch.
 func stringEncoding(v []byte, grown bool) string {

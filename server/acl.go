@@ -156,8 +156,12 @@ func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
 	return true, true
 }
 
-// aclContextTopLevel is ACL LOG's context of a command run on its own.
-const aclContextTopLevel = "toplevel"
+// ACL LOG's contexts of a command run on its own, and of one queued in
+// MULTI or run by EXEC.
+const (
+	aclContextTopLevel = "toplevel"
+	aclContextMulti    = "multi"
+)
 
 // aclCall describes a call of cmd with args as the ACL checks it: the
 // command, its first argument, the keys and channels it names.
@@ -212,32 +216,68 @@ func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, o
 }
 
 // permitted reports whether c's user may run cmd with args. If not, it
-// replies NOPERM, in Redis 7.0's words, and logs the denial.
+// refuses the command with NOPERM, in Redis 7.0's words (an EXEC with
+// EXECABORT), and logs the denial.
 func (c *Conn) permitted(cmd *command, args [][]byte) bool {
-	u := c.user.Load()
-	p := u.Perms()
-	if p.Unrestricted() {
-		return true
-	}
-	reason, object, ok := checkPerms(p, cmd, args)
+	reason, ok := c.checkAndLog(cmd, args)
 	if ok {
 		return true
 	}
-	c.logDenial(reason, string(object), u.Name())
 	switch reason {
 	case acl.DeniedKey:
-		c.w.Error("NOPERM this user has no permissions to access one of the keys used as arguments")
+		c.refuse(cmd, "NOPERM this user has no permissions to access one of the keys used as arguments")
 	case acl.DeniedChannel:
-		c.w.Error("NOPERM this user has no permissions to access one of the channels used as arguments")
+		c.refuse(cmd, "NOPERM this user has no permissions to access one of the channels used as arguments")
 	default:
-		c.w.Error("NOPERM this user has no permissions to run the '" + cmd.Name + "' command")
+		c.refuse(cmd, "NOPERM this user has no permissions to run the '"+cmd.Name+"' command")
 	}
 	return false
 }
 
-// logDenial adds a denial of a command c ran to the ACL log.
+// checkAndLog reports whether c's user may run cmd with args, and if not
+// why, having logged the denial.
+func (c *Conn) checkAndLog(cmd *command, args [][]byte) (acl.Reason, bool) {
+	u := c.user.Load()
+	p := u.Perms()
+	if p.Unrestricted() {
+		return 0, true
+	}
+	reason, object, ok := checkPerms(p, cmd, args)
+	if !ok {
+		c.logDenial(reason, string(object), u.Name())
+	}
+	return reason, ok
+}
+
+// logDenial adds a denial of a command c ran, or queued in MULTI, to the
+// ACL log.
 func (c *Conn) logDenial(reason acl.Reason, object, username string) {
-	c.logDenialIn(aclContextTopLevel, reason, object, username)
+	context := aclContextTopLevel
+	if c.tx.active {
+		context = aclContextMulti
+	}
+	c.logDenialIn(context, reason, object, username)
+}
+
+// permittedInExec reports whether c's user may still run a command EXEC
+// is about to run: its rules may have changed since the command was
+// queued. If not, it replies NOPERM in Redis 7.0's words and logs the
+// denial, as Redis's EXEC does, and the transaction goes on.
+func (c *Conn) permittedInExec(cmd *command, args [][]byte) bool {
+	reason, ok := c.checkAndLog(cmd, args)
+	if ok {
+		return true
+	}
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case acl.DeniedKey:
+		why = "no permission to touch the specified keys"
+	case acl.DeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: " + why)
+	return false
 }
 
 // logDenialIn adds a denial to the ACL log, with the context it happened

@@ -646,12 +646,58 @@ func TestCompatACLSelectors(t *testing.T) {
 			words("ACL GETUSER names"), cs("ACL SETUSER names +@all -cluster -failover -psync"), words("ACL GETUSER names"),
 			cs("ACL SETUSER names -@all +@admin -latency|histogram"), words("ACL GETUSER names"),
 			cs("ACL SETUSER names reset +cluster|nosuch"), cs("ACL SETUSER names reset +cluster|info|x"),
+			// What each command does to its keys, as Redis's key specs say:
+			// existence and cardinality are no access.
+			cs("ACL SETUSER ct +@all %R~read* %W~write* %RW~rw*"),
+			cs("ACL DRYRUN ct SISMEMBER write foo"), cs("ACL DRYRUN ct SCARD write"), cs("ACL DRYRUN ct HEXISTS write f"),
+			cs("ACL DRYRUN ct MEMORY USAGE write"), cs("ACL DRYRUN ct OBJECT ENCODING write"), cs("ACL DRYRUN ct SCARD nothing"),
+			cs("ACL DRYRUN ct OBJECT FREQ nothing"), cs("ACL DRYRUN ct SMEMBERS write"),
+			cs("ACL DRYRUN ct MIGRATE h p rw 0 500"), cs("ACL DRYRUN ct MIGRATE h p read 0 500"),
+			ca("ACL", "DRYRUN", "ct", "MIGRATE", "h", "p", "", "0", "5000", "AUTH", "KEYS", "KEYS", "write"),
+			ca("ACL", "DRYRUN", "ct", "MIGRATE", "h", "p", "", "0", "5000", "AUTH2", "USER", "KEYS", "KEYS", "rw", "read"),
+			cs("ACL DRYRUN ct RESTORE-ASKING read 0 x"), cs("ACL DRYRUN ct RESTORE-ASKING write 0 x"),
+			cs("ACL DRYRUN ct CLUSTER INFO"), cs("ACL DRYRUN names CLUSTER INFO"), cs("ACL DRYRUN ct CLUSTER NOSUCH"),
+			cs("CONFIG SET acllog-max-len 5"), csPairs("CONFIG GET acllog-max-len"), cs("CONFIG SET acllog-max-len -1"),
 		}})
 		user := dialAs(t, redisAddr, ts.addr, proto, "s", "pw")
 		runCompatSteps(t, user, compatScript{name: "checked", steps: []compatStep{
 			cs("PING"), cs("SET write::foo bar"), cs("GET read::foo"), cs("GET write::foo"), cs("SET read::foo bar"),
 			cs("MSET write::a 1 write::b 2"), cs("MSET write::a 1 read::b 2"),
+			// Without MULTI and EXEC: an EXEC refused is an EXECABORT.
+			cs("MULTI"), cs("EXEC"),
 		}})
+		runCompatSteps(t, admin, compatScript{name: "multi context", steps: []compatStep{
+			cs("ACL SETUSER s +multi +exec"),
+		}})
+		runCompatSteps(t, user, compatScript{name: "queued", steps: []compatStep{
+			// Queued and denied, or denied by EXEC since the rules changed.
+			cs("MULTI"), cs("GET write::foo"), cs("SET write::foo v"), cs("EXEC"),
+		}})
+		runCompatSteps(t, admin, compatScript{name: "multi context", steps: []compatStep{
+			cs("ACL SETUSER s (+get ~write::*)"),
+		}})
+		runCompatSteps(t, user, compatScript{name: "exec recheck", steps: []compatStep{
+			cs("MULTI"), cs("GET write::foo"), cs("SET write::foo v"),
+		}})
+		runCompatSteps(t, admin, compatScript{name: "revoke", steps: []compatStep{cs("ACL SETUSER s clearselectors")}})
+		runCompatSteps(t, user, compatScript{name: "exec denied", steps: []compatStep{cs("EXEC")}})
+		for _, c := range []*compatConn{admin.redis, admin.ours} {
+			r, err := c.do("ACL", "LOG")
+			if err != nil || len(r.elems) != 5 {
+				t.Fatalf("ACL LOG with acllog-max-len 5: %s %v", r, err)
+			}
+			var contexts []string
+			for _, e := range r.elems {
+				for i := 0; i+1 < len(e.elems); i += 2 {
+					if e.elems[i].str == "context" || e.elems[i].str == "object" {
+						contexts = append(contexts, e.elems[i+1].str)
+					}
+				}
+			}
+			if want := "multi set multi get multi write::foo"; len(contexts) < 6 || strings.Join(contexts[:6], " ") != want {
+				t.Errorf("ACL LOG's newest entries: %v, want %s", contexts, want)
+			}
+		}
 		runCompatSteps(t, admin, compatScript{name: "sort", steps: []compatStep{
 			cs("SET v1 1"), cs("LPUSH mylist 1"), cs("ACL SETUSER sorter on >pw (+sort ~mylist)"),
 		}})

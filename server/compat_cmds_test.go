@@ -727,3 +727,34 @@ func TestCompatCmdsRestoreAccess(t *testing.T) {
 		}
 	})
 }
+
+// TestCompatObjectRefCount: OBJECT REFCOUNT of an integer from 0 to 9999
+// is Redis's shared count while no memory bound with an LRU or LFU policy
+// keeps integers apart (the Tcl suite's "INCR uses shared objects in the
+// 0-9999 range"), 1 otherwise. Each server gets its own memory bound
+// (redis-server's default is none, ours 1gb), so the policy decides.
+func TestCompatObjectRefCount(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		p.flush(t)
+		if r, err := p.redis.do("CONFIG", "SET", "maxmemory", "1gb"); err != nil || r.kind != '+' {
+			t.Fatalf("CONFIG SET maxmemory: %s %v", r, err)
+		}
+		runCompatSteps(t, p, compatScript{name: "refcount", steps: []compatStep{
+			cs("CONFIG SET maxmemory-policy noeviction"),
+			cs("SET foo -1"), cs("INCR foo"), cs("OBJECT REFCOUNT foo"), cs("SET foo 9998"), cs("INCR foo"),
+			cs("OBJECT REFCOUNT foo"), cs("INCR foo"), cs("OBJECT REFCOUNT foo"), cs("SET foo 12"), cs("OBJECT REFCOUNT foo"),
+			cs("SET s abc"), cs("OBJECT REFCOUNT s"), cs("SET e 012"), cs("OBJECT REFCOUNT e"),
+			cs("SET r 12"), cs("SETRANGE r 0 3"), cs("OBJECT REFCOUNT r"), cs("RPUSH l 1"), cs("OBJECT REFCOUNT l"),
+			cs("CONFIG SET maxmemory-policy allkeys-random"), cs("SET g 7"), cs("OBJECT REFCOUNT g"),
+			cs("CONFIG SET maxmemory-policy allkeys-lru"), cs("SET h 7"), cs("OBJECT REFCOUNT h"),
+			cs("CONFIG SET maxmemory-policy volatile-lfu"), cs("SET h 8"), cs("OBJECT REFCOUNT h"),
+			cs("OBJECT REFCOUNT nokey"),
+		}})
+		for _, c := range []*compatConn{p.redis, p.ours} {
+			c.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+		}
+	})
+}

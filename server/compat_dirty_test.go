@@ -74,3 +74,17 @@ func TestCompatDirtyOfInPlaceWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestCompatInfoMigrateSockets: INFO's stats have Redis's
+// migrate_cached_sockets, which the Tcl suite's dump unit reads; with no
+// MIGRATE here it is 0, as on a redis-server that migrated nothing.
+func TestCompatInfoMigrateSockets(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		if r, o := p.redis.infoInt(t, "stats", "migrate_cached_sockets"), p.ours.infoInt(t, "stats", "migrate_cached_sockets"); r != o {
+			t.Errorf("migrate_cached_sockets: redis %d, ours %d", r, o)
+		}
+	})
+}

@@ -75,6 +75,9 @@ type Perms struct {
 	// selectors are the user's other selectors, in the order added.
 	selectors []*selector
 
+	// sealed are the root and the other selectors, set by seal so that
+	// checks do not build the list.
+	sealed []*selector
 	// unrestricted: one selector allows every command, key and channel,
 	// so checks can stop early.
 	unrestricted bool
@@ -114,6 +117,7 @@ func (p *Perms) clone() *Perms {
 	q := *p
 	q.passwords = slices.Clone(p.passwords)
 	q.root = p.root.clone()
+	q.sealed = nil // p's root, not q's
 	q.selectors = make([]*selector, len(p.selectors))
 	for i, s := range p.selectors {
 		c := s.clone()
@@ -123,10 +127,17 @@ func (p *Perms) clone() *Perms {
 }
 
 // all returns p's selectors, the root first.
-func (p *Perms) all() []*selector { return append([]*selector{&p.root}, p.selectors...) }
+func (p *Perms) all() []*selector {
+	if p.sealed != nil {
+		return p.sealed
+	}
+	return append([]*selector{&p.root}, p.selectors...)
+}
 
-// seal computes what checks use to stop early, once p is complete.
+// seal computes what checks use, once p is complete.
 func (p *Perms) seal(t *Table) {
+	p.sealed = nil
+	p.sealed = p.all()
 	p.unrestricted = slices.ContainsFunc(p.all(), func(s *selector) bool {
 		if !s.allKeys || !s.allChannels {
 			return false

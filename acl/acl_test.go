@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestRulesDescribeAndRebuild(t *testing.T) {
 			t.Errorf("rules %q: described as %q, want %q", tc.rules, got, tc.want)
 		}
 		again := setUser(t, r, "again", got)
-		if r.Rules(again) != got || !slices.Equal(again.Perms().cmds, u.Perms().cmds) {
+		if r.Rules(again) != got || !slices.Equal(again.Perms().root.cmds, u.Perms().root.cmds) {
 			t.Errorf("rules %q: rebuilt from %q as %q", tc.rules, got, r.Rules(again))
 		}
 	}
@@ -81,7 +82,7 @@ func TestRuleErrors(t *testing.T) {
 		"+nosuch": ErrUnknownName, "+@nosuch": ErrUnknownName, "-client|nosuch": ErrUnknownName,
 		"bad": ErrRuleSyntax, "+get|": ErrRuleSyntax, "%X~k": ErrRuleSyntax, "%R": ErrRuleSyntax, "%~k": ErrRuleSyntax,
 		"~a b": ErrRuleSyntax, "+client|list|x": ErrSubcommandArg, "<nosuch": ErrNoSuchPassword,
-		"#ABC": ErrBadHash, "(+get ~*)": ErrSelectors,
+		"#ABC": ErrBadHash, "(+get bad)": ErrRuleSyntax, "(~* ~k)": ErrKeyAfterAll,
 	} {
 		_, err := r.SetUser("u", []string{"off", rule})
 		var re *RuleError
@@ -144,7 +145,7 @@ func TestChecks(t *testing.T) {
 		if tc.first != "" {
 			first = []byte(tc.first)
 		}
-		if got := p.CanRun(tab.Lookup(tc.cmd), first); got != tc.want {
+		if _, _, got := p.Check(&Call{Cmd: tab.Lookup(tc.cmd), FirstArg: first}); got != tc.want {
 			t.Errorf("run %s %s: %v", tc.cmd, tc.first, got)
 		}
 	}
@@ -281,5 +282,58 @@ func TestLogGroupsAlikeDenials(t *testing.T) {
 	l.Reset()
 	if len(l.Entries(10)) != 0 || l.Denied(DeniedAuth) != LogMaxLen+10 {
 		t.Error("Reset left entries, or reset the counts")
+	}
+}
+
+// TestSelectors checks that a call is allowed only when one selector
+// allows all of it, which denial is reported otherwise, and that a user's
+// selectors survive their description.
+func TestSelectors(t *testing.T) {
+	tab := testTable()
+	r := NewRegistry(tab)
+	u := setUser(t, r, "u", "on nopass -@all (+get %R~r:*) (+set %W~w:*) (+mget ~k ~other)")
+	p := u.Perms()
+	get, set, mget := tab.Lookup("get"), tab.Lookup("set"), tab.Lookup("mget")
+	key := func(k string, read, write bool) KeyUse { return KeyUse{Key: []byte(k), Read: read, Write: write} }
+	for _, tc := range []struct {
+		call   Call
+		reason Reason
+		object string
+		ok     bool
+	}{
+		{Call{Cmd: get, Keys: []KeyUse{key("r:1", true, false)}}, 0, "", true},
+		{Call{Cmd: get, Keys: []KeyUse{key("w:1", true, false)}}, DeniedKey, "w:1", false},
+		{Call{Cmd: set, Keys: []KeyUse{key("w:1", false, true)}}, 0, "", true},
+		{Call{Cmd: set, Keys: []KeyUse{key("r:1", false, true)}}, DeniedKey, "r:1", false},
+		{Call{Cmd: tab.Lookup("del"), Keys: []KeyUse{key("r:1", false, true)}}, DeniedCommand, "del", false},
+		// The key named last among those the command's selectors denied.
+		{Call{Cmd: mget, Keys: []KeyUse{key("k", true, false), key("other", true, false), key("x", true, false)}}, DeniedKey, "x", false},
+		{Call{Cmd: mget, Keys: []KeyUse{key("x", true, false), key("k", true, false)}}, DeniedKey, "x", false},
+	} {
+		reason, object, ok := p.Check(&tc.call)
+		if ok != tc.ok || !ok && (reason != tc.reason || string(object) != tc.object) {
+			t.Errorf("%s %v: %v %q %v, want %v %q %v", tc.call.Cmd.Name, tc.call.Keys, reason, object, ok, tc.reason, tc.object, tc.ok)
+		}
+	}
+	if p.CanAccessKey([]byte("r:1"), true, true) || !p.CanAccessKey([]byte("w:1"), false, true) {
+		t.Error("CanAccessKey: read and write of r:1 allowed, or write of w:1 refused")
+	}
+	again := setUser(t, r, "again", r.Rules(u))
+	if got, want := r.Rules(again), r.Rules(u); got != want || len(again.Perms().selectors) != 3 {
+		t.Errorf("rebuilt from its rules as %q, was %q", got, want)
+	}
+	for i, rules := range [][]string{{"(+get", "~a)"}, {"(", "+get", "~a)"}} {
+		u, err := r.SetUser("spread"+strconv.Itoa(i), rules)
+		if err != nil || len(u.Perms().selectors) != 1 || u.Perms().selectors[0].keys[0].pattern != "a" {
+			t.Errorf("%q: %v", rules, err)
+		}
+	}
+	var unmatched *UnmatchedError
+	if _, err := r.SetUser("open", []string{"on", "(+get", "~a"}); !errors.As(err, &unmatched) || unmatched.Rule != "(+get" {
+		t.Errorf("a selector left open: %v", err)
+	}
+	setUser(t, r, "u", "clearselectors")
+	if len(r.User("u").Perms().selectors) != 0 {
+		t.Error("clearselectors left selectors")
 	}
 }

@@ -13,6 +13,14 @@ type Description struct {
 	Flags []string
 	// Passwords are the SHA-256 hex digests.
 	Passwords []string
+	// SelectorDescription is the root selector's rules.
+	SelectorDescription
+	// Selectors are the other selectors', in the order added.
+	Selectors []SelectorDescription
+}
+
+// SelectorDescription is one selector's rules as ACL GETUSER shows them.
+type SelectorDescription struct {
 	// Commands are the command rules: "+@all", or "-@all +@read -keys".
 	Commands string
 	// Keys are the key patterns ("~*", or "~a* %R~b*"), Channels the
@@ -22,21 +30,29 @@ type Description struct {
 
 // Describe returns p's rules as ACL GETUSER shows them.
 func (p *Perms) Describe(t *Table) Description {
-	d := Description{Flags: p.flags(), Passwords: p.passwords, Commands: p.describeCommands(t)}
-	if p.allKeys {
+	d := Description{Flags: p.flags(), Passwords: p.passwords, SelectorDescription: p.root.describe(t)}
+	for _, s := range p.selectors {
+		d.Selectors = append(d.Selectors, s.describe(t))
+	}
+	return d
+}
+
+func (s *selector) describe(t *Table) SelectorDescription {
+	d := SelectorDescription{Commands: s.describeCommands(t)}
+	if s.allKeys {
 		d.Keys = "~*"
 	} else {
-		parts := make([]string, len(p.keys))
-		for i, kp := range p.keys {
+		parts := make([]string, len(s.keys))
+		for i, kp := range s.keys {
 			parts[i] = kp.String()
 		}
 		d.Keys = strings.Join(parts, " ")
 	}
-	if p.allChannels {
+	if s.allChannels {
 		d.Channels = "&*"
 	} else {
-		parts := make([]string, len(p.channels))
-		for i, c := range p.channels {
+		parts := make([]string, len(s.channels))
+		for i, c := range s.channels {
 			parts[i] = "&" + c
 		}
 		d.Channels = strings.Join(parts, " ")
@@ -73,6 +89,7 @@ func (kp keyPattern) String() string {
 
 // Rules returns p as one line of rules, as ACL LIST shows a user after its
 // name and an ACL file holds it: setting them on a new user gives p again.
+// The selectors other than the root follow in parentheses.
 func (p *Perms) Rules(t *Table) string {
 	var b strings.Builder
 	for _, f := range p.flags() {
@@ -81,35 +98,45 @@ func (p *Perms) Rules(t *Table) string {
 	for _, h := range p.passwords {
 		b.WriteString("#" + h + " ")
 	}
-	if p.allKeys {
-		b.WriteString("~* ")
-	} else {
-		for _, kp := range p.keys {
-			b.WriteString(kp.String() + " ")
-		}
+	b.WriteString(p.root.rules(t))
+	for _, s := range p.selectors {
+		b.WriteString(" (" + s.rules(t) + ")")
 	}
-	if p.allChannels {
-		b.WriteString("&* ")
-	} else {
-		b.WriteString("resetchannels ")
-		for _, c := range p.channels {
-			b.WriteString("&" + c + " ")
-		}
-	}
-	b.WriteString(p.describeCommands(t))
 	return b.String()
 }
 
-// describeCommands returns the command rules that rebuild p's commands,
-// as Redis 7.0 finds them: start from +@all if p allows future commands,
+// rules are s's keys, channels and commands as one line of rules.
+func (s *selector) rules(t *Table) string {
+	var b strings.Builder
+	if s.allKeys {
+		b.WriteString("~* ")
+	} else {
+		for _, kp := range s.keys {
+			b.WriteString(kp.String() + " ")
+		}
+	}
+	if s.allChannels {
+		b.WriteString("&* ")
+	} else {
+		b.WriteString("resetchannels ")
+		for _, c := range s.channels {
+			b.WriteString("&" + c + " ")
+		}
+	}
+	b.WriteString(s.describeCommands(t))
+	return b.String()
+}
+
+// describeCommands returns the command rules that rebuild s's commands,
+// as Redis 7.0 finds them: start from +@all if s allows future commands,
 // else from -@all; then, while some category not yet used has more of its
-// commands in agreement with p than not, apply the one that leaves the
+// commands in agreement with s than not, apply the one that leaves the
 // fewest differences; then add or remove single commands, and list the
 // allowed first arguments.
-func (p *Perms) describeCommands(t *Table) string {
-	additive := !p.future
+func (s *selector) describeCommands(t *Table) string {
+	additive := !s.future
 	var rules []string
-	fake := newPerms(t)
+	fake := newSelector(t)
 	if additive {
 		rules = append(rules, "-@all")
 	} else {
@@ -117,7 +144,7 @@ func (p *Perms) describeCommands(t *Table) string {
 		fake.allowAll(true)
 	}
 	// temp keeps the commands not yet accounted for by a category.
-	temp := p.clone()
+	temp := s.clone()
 	applied := make([]bool, len(categoryNames))
 	for {
 		best, minDiff, maxSame := -1, math.MaxInt, 0
@@ -155,7 +182,7 @@ func (p *Perms) describeCommands(t *Table) string {
 		applied[best] = true
 	}
 	for _, c := range t.cmds {
-		if want := p.bit(c.id); want != fake.bit(c.id) {
+		if want := s.bit(c.id); want != fake.bit(c.id) {
 			sign := "-"
 			if want {
 				sign = "+"
@@ -163,8 +190,8 @@ func (p *Perms) describeCommands(t *Table) string {
 			rules = append(rules, sign+c.Name)
 			fake.allow(c, want)
 		}
-		if !p.bit(c.id) {
-			for _, a := range p.firstArgs[c.id] {
+		if !s.bit(c.id) {
+			for _, a := range s.firstArgs[c.id] {
 				rules = append(rules, "+"+c.Name+"|"+a)
 			}
 		}

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,10 +50,25 @@ type Log struct {
 	mu      sync.Mutex
 	entries []Entry
 	denied  [NumReasons]atomic.Int64
+	// limit is SetMaxLen's length plus one; 0: LogMaxLen.
+	limit atomic.Int64
 }
 
-// LogMaxLen is how many entries the log keeps, Redis's acllog-max-len.
+// LogMaxLen is how many entries the log keeps unless SetMaxLen says
+// otherwise, Redis's default acllog-max-len.
 const LogMaxLen = 128
+
+// MaxLen is how many entries the log keeps, Redis's acllog-max-len.
+func (l *Log) MaxLen() int64 {
+	if n := l.limit.Load(); n > 0 {
+		return n - 1
+	}
+	return LogMaxLen
+}
+
+// SetMaxLen sets how many entries the log keeps (n >= 0); as in Redis, a
+// log longer than that is cut at its next entry.
+func (l *Log) SetMaxLen(n int64) { l.limit.Store(min(n, math.MaxInt64-1) + 1) }
 
 // logGrouping is how close in time denials alike must be to share an entry.
 const logGrouping = 60 * time.Second
@@ -79,8 +95,8 @@ func (l *Log) Add(e Entry) {
 	l.entries = append(l.entries, Entry{})
 	copy(l.entries[1:], l.entries)
 	l.entries[0] = e
-	if len(l.entries) > LogMaxLen {
-		l.entries = l.entries[:LogMaxLen]
+	if n := l.MaxLen(); int64(len(l.entries)) > n {
+		l.entries = l.entries[:n]
 	}
 }
 

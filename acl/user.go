@@ -123,12 +123,51 @@ func (e *RuleError) Error() string {
 
 func (e *RuleError) Unwrap() error { return e.Err }
 
+// UnmatchedError is a selector's "(" that no rule closes.
+type UnmatchedError struct{ Rule string }
+
+func (e *UnmatchedError) Error() string {
+	return "Unmatched parenthesis in acl selector starting at '" + e.Rule + "'."
+}
+
+// mergeSelectors joins a selector given over several rules, "(+get" "~k)",
+// into one, "(+get ~k)", as Redis does: a rule that opens a parenthesis
+// and does not close it starts one, and the rules up to one that ends
+// with ')' join it. A selector left open is an *UnmatchedError.
+func mergeSelectors(rules []string) ([]string, error) {
+	out := make([]string, 0, len(rules))
+	open, start := "", -1
+	for i, op := range rules {
+		switch {
+		case op != "" && op[0] == '(' && op[len(op)-1] != ')':
+			open, start = op, i
+		case start >= 0:
+			open += " " + op
+			if op != "" && op[len(op)-1] == ')' {
+				out = append(out, open)
+				start = -1
+			}
+		default:
+			out = append(out, op)
+		}
+	}
+	if start >= 0 {
+		return nil, &UnmatchedError{Rule: rules[start]}
+	}
+	return out, nil
+}
+
 // SetUser applies rules to the user named name, creating it if there is
 // none, as ACL SETUSER: every rule is applied or, if one is refused
-// (a *RuleError), none is. It returns the user.
+// (a *RuleError), none is. A selector may span several rules; one left
+// open is an *UnmatchedError. It returns the user.
 func (r *Registry) SetUser(name string, rules []string) (*User, error) {
 	if hasSpaces(name) {
 		return nil, ErrUserName
+	}
+	rules, err := mergeSelectors(rules)
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -250,9 +289,14 @@ func (r *Registry) LoadFile(path string) ([]*User, error) {
 			fmt.Fprintf(&problems, "WARNING: Duplicate user '%s' found on line %d. ", name, n)
 			continue
 		}
+		rules, err := mergeSelectors(args[2:])
+		if err != nil {
+			fmt.Fprintf(&problems, "%s:%d: Unmatched parenthesis in selector definition.", path, n)
+			continue
+		}
 		p := newPerms(r.table)
 		syntaxErr := false
-		for _, rule := range args[2:] {
+		for _, rule := range rules {
 			rule = strings.Trim(rule, "\t\r\n")
 			err := p.apply(rule, r.table)
 			switch {

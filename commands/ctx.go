@@ -87,10 +87,12 @@ type Client interface {
 	// for a command that lists keys its arguments do not name (FILL.TOP);
 	// nil when the user may read every key.
 	ReadableKeys() func(key string) bool
-	// ReadsAllKeys reports whether the client's user may read every key,
-	// which SORT asks before its BY and GET patterns read keys its
-	// arguments do not name (Redis's check for unrestricted key access).
-	ReadsAllKeys() bool
+	// ReadsAllKeys reports whether the client's user may read every key
+	// by an ACL selector that allows the call args (the command and its
+	// arguments; nil: any call), which SORT asks before its BY and GET
+	// patterns read keys its arguments do not name (Redis's check for
+	// unrestricted key access).
+	ReadsAllKeys(args [][]byte) bool
 	// InScript reports whether the call is a script's (redis.call), whose
 	// reply must not depend on how a replica holds a value: SORT then
 	// sorts a set even BY a constant, as Redis does.

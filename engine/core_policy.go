@@ -79,6 +79,9 @@ func PolicyNames() []string {
 // hold the time of the last access, which OBJECT IDLETIME reads.
 func (p EvictionPolicy) LFU() bool { return p == AllKeysLFU || p == VolatileLFU }
 
+// LRU reports whether the policy ranks keys by their last access.
+func (p EvictionPolicy) LRU() bool { return p == AllKeysLRU || p == VolatileLRU }
+
 // volatile reports whether the policy evicts only keys with a deadline.
 func (p EvictionPolicy) volatile() bool { return p >= VolatileLRU }
 

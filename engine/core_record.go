@@ -197,11 +197,13 @@ type newRecord struct {
 }
 
 // growth is a string value Grow builds in its new block: old, then zeros
-// to n bytes, changed by edit, then room unused bytes.
+// to n bytes, changed by edit, then room unused bytes; changed is what
+// edit reported.
 type growth struct {
 	old     []byte
 	n, room int
-	edit    func(v []byte)
+	edit    func(v []byte) bool
+	changed bool
 }
 
 func makeNewRecord(key, value []byte, fresh, stale int64, fill *FillMeta) newRecord {
@@ -275,7 +277,7 @@ func (r *newRecord) write(p []byte) {
 		// A reused block holds old bytes: the value's new part and the room
 		// must read as zeros.
 		clear(v[len(g.old) : len(v)-roomTail])
-		g.edit(v[:g.n])
+		g.changed = g.edit(v[:g.n])
 		binary.LittleEndian.PutUint32(v[len(v)-roomTail:], uint32(g.room))
 		return
 	}

@@ -433,7 +433,8 @@ func (s *Store) Frozen() bool { return s.frozen.Load() }
 // SetActiveExpire turns the sweeper's removal of expired keys off (false)
 // or back on, as Redis's DEBUG SET-ACTIVE-EXPIRE: tests that look at a key
 // past its deadline before anything reads it need it left in place.
-// Reads still find an expired key missing and remove it.
+// Reads still find an expired key missing and remove it; until one does,
+// Len counts it, as Redis's DBSIZE does.
 func (s *Store) SetActiveExpire(on bool) { s.noActiveExpire.Store(!on) }
 
 // Charge counts delta bytes (negative: given back) that a user of the

@@ -140,7 +140,7 @@ func TestGrowthInPlaceEvicts(t *testing.T) {
 			if _, err := s.HSet([]byte("hash:"+strconv.Itoa(k)), [][]byte{member, member}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Grow([]byte("str:"+strconv.Itoa(k)), func(old []byte, _ bool) (int, error) { return len(old) + 40, nil }, func([]byte) {}); err != nil {
+			if _, err := s.Grow([]byte("str:"+strconv.Itoa(k)), func(old []byte, _ bool) (int, error) { return len(old) + 40, nil }, func([]byte) bool { return true }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -157,7 +157,7 @@ func appendTo(t testing.TB, s *Store, key, suffix []byte) int {
 	n, err := s.Grow(key, func(old []byte, _ bool) (int, error) {
 		at = len(old)
 		return len(old) + len(suffix), nil
-	}, func(v []byte) { copy(v[at:], suffix) })
+	}, func(v []byte) bool { copy(v[at:], suffix); return true })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // Len returns the number of live keys (DBSIZE). Keys past their deadline that
-// the sweeper has not removed yet are not counted. A shard whose keys have
+// the sweeper has not removed yet are not counted, unless SetActiveExpire
+// turned its removal off. A shard whose keys have
 // deadlines is walked to leave the expired out, so Len locks one shard at a
 // time: holding every shard for the walks (an instant, as KEYS has) stalled
 // every write for the whole walk, at each DBSIZE and INFO keyspace, where
@@ -19,10 +20,14 @@ import (
 func (s *Store) Len() int {
 	n := 0
 	now := s.now()
+	// With the sweeper's removal off, a key past its deadline counts until
+	// a reader removes it, as Redis's DBSIZE (its dictSize) counts it then
+	// (DEBUG SET-ACTIVE-EXPIRE 0).
+	lazy := s.noActiveExpire.Load()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		if sh.volatile == 0 {
+		if sh.volatile == 0 || lazy {
 			n += int(sh.keys[s.db])
 		} else {
 			s.eachLiveLocked(sh, now, func(record) { n++ })

@@ -183,15 +183,19 @@ func (s *Store) rewriteLocked(sh *shard, h uint64, sl slot, found bool, key, val
 // current value (nil, false if key is missing), which it must not keep or
 // change, and returns the length the value is to have (no shorter than it
 // is) or an error, returned as it is; edit then changes the value of that
-// length: the old bytes, then zeros. Both run under the key's lock and
-// must be quick. The length is checked against the bound before any
+// length: the old bytes, then zeros, and reports whether it changed one.
+// Both run under the key's lock and must be quick. A key that neither
+// appeared, nor grew, nor had a byte changed is no write: the listener is
+// not told, so Redis's dirty counter, WATCH and client-side caching see
+// none, as Redis's SETBIT and BITFIELD leave them. The length is checked
+// against the bound before any
 // memory is taken (ErrTooLarge), so no command builds a value it cannot
 // keep. A value that grows past its record moves to one with room to grow
 // again, as Redis's sds strings get: as much again as its length, at most
 // growRoomMax, and only while that fits the bound; the room is charged as
 // the value's. A change that fits the record's room is made in place.
 // Grow returns the value's new length.
-func (s *Store) Grow(key []byte, size func(old []byte, exists bool) (int, error), edit func(v []byte)) (int, error) {
+func (s *Store) Grow(key []byte, size func(old []byte, exists bool) (int, error), edit func(v []byte) bool) (int, error) {
 	if err := s.admit(0); err != nil {
 		return 0, err
 	}
@@ -207,7 +211,7 @@ const growRoomMax = 1 << 20
 
 // growLocked is Grow's critical section; the deferred unlock keeps the
 // shard usable if the caller's functions panic.
-func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bool) (int, error), edit func([]byte)) (int, error) {
+func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bool) (int, error), edit func([]byte) bool) (int, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sl, old, found, err := s.liveStringLocked(sh, h, key)
@@ -226,15 +230,22 @@ func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bo
 		return 0, err
 	}
 	sh.wroteLocked(s.db, key)
-	if found && len(sl.rec.fill) == 0 && n <= len(old)+sl.rec.room {
+	if found && len(sl.rec.fill) == 0 && sl.rec.hasRoom && n <= len(old)+sl.rec.room {
 		// In place: readers hold the shard's read lock, so none sees the
 		// bytes change; the record's cost, which counts its room, stays.
+		// Only a record Grow wrote (flagRoom, however little room) is
+		// changed in place: one SET wrote moves to one, which makes it
+		// Redis's "raw" string (stringEncoding) as Redis's in-place
+		// commands make theirs.
 		p := s.arena.Block(sl.loc)
-		edit(p[sl.rec.valueOff : sl.rec.valueOff+n])
+		changed := edit(p[sl.rec.valueOff : sl.rec.valueOff+n])
 		if grown := n - len(old); grown > 0 {
 			binary.LittleEndian.PutUint32(p[len(p)-roomTail:], uint32(sl.rec.room-grown))
+			changed = true
 		}
-		s.notify(Written, key)
+		if changed {
+			s.notify(Written, key)
+		}
 		return n, nil
 	}
 	g := &growth{old: old, n: n, edit: edit}
@@ -251,7 +262,9 @@ func (s *Store) growLocked(sh *shard, h uint64, key []byte, size func([]byte, bo
 	if err := s.storeLocked(sh, h, sl, found, r); err != nil {
 		return 0, err
 	}
-	s.notify(Written, key)
+	if !found || n > len(old) || g.changed {
+		s.notify(Written, key)
+	}
 	return n, nil
 }
 

@@ -327,7 +327,7 @@ func (s *Store) storeCollLocked(sh *shard, h uint64, sl slot, found bool, key []
 }
 
 // keepBlob is the edit of a blob that growth copies as it is.
-func keepBlob([]byte) {}
+func keepBlob([]byte) bool { return false }
 
 // readCollLocked is readColl for a caller holding key's shard lock for
 // writing (lockShards): the value of key, if it is live and holds t,
@@ -390,14 +390,19 @@ func (s *Store) copyValueLocked(from *shard, r *record, to *shard, move bool) []
 	return s.holdLocked(to, obj, charge)
 }
 
-// StringEncoding is the encoding Redis gives a string value set by SET,
-// as OBJECT ENCODING and DEBUG OBJECT report it: "int" for a decimal
-// integer in int64's range, written as Redis writes one, "embstr" up to
-// 44 bytes and "raw" beyond. Redis also keeps a value changed in place
-// (APPEND, SETRANGE, SETBIT) as "raw" however short; the store keeps no
-// such history, so those read as SET would have made them; but an HLL is
-// "raw", as the PF commands make every one they touch.
-func StringEncoding(v []byte) string {
+// stringEncoding is the encoding Redis gives a string value, as OBJECT
+// ENCODING and DEBUG OBJECT report it: "int" for a decimal integer in
+// int64's range, written as Redis writes one, "embstr" up to 44 bytes and
+// "raw" beyond, as SET makes them. A value Grow wrote (grown: APPEND,
+// SETRANGE, SETBIT, BITFIELD) is "raw" however short, as Redis's in-place
+// commands leave theirs until the next write replaces it (APPEND makes a
+// missing key with Set, as Redis encodes it as SET does); a value whose
+// record a first deadline replaced reads as SET made it. An HLL is "raw",
+// as the PF commands make every one they touch.
+func stringEncoding(v []byte, grown bool) string {
+	if grown {
+		return "raw"
+	}
 	if _, ok := redisnum.ParseInt(v); ok && len(v) <= 20 {
 		return "int"
 	}
@@ -408,14 +413,15 @@ func StringEncoding(v []byte) string {
 }
 
 // Encoding names how Redis would hold key's value, as OBJECT ENCODING
-// reports it, for a collection; for a string it is "" (the caller
-// knows the string rules). found is false if key is not live.
+// reports it. found is false if key is not live.
 func (s *Store) Encoding(key []byte) (enc string, found bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
 	found, _ = s.readAt(sh, h, key, 0, func(r record) {
 		c := sh.collectionOf(&r)
 		switch r.typ() {
+		case TypeString:
+			enc = stringEncoding(r.value, r.hasRoom)
 		case TypeHash:
 			enc = hashEncoding(c)
 		case TypeSet:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // aclState is the server's ACL: its users, the log of denials, and what
@@ -32,8 +33,8 @@ var ErrUsersAndACLFile = errors.New("server: users are defined by Options.Users 
 // were taken away while it was subscribed.
 var errRevoked = errors.New("server: the connection's user was revoked")
 
-// initACL builds the ACL command table from the command table and the
-// users from opts: the default user with opts.RequirePass, then opts.Users
+// initACL builds the ACL command table from the command table (and the
+// Redis commands it lacks) and the users from opts: the default user with opts.RequirePass, then opts.Users
 // or opts.ACLFile.
 func (s *Server) initACL(opts Options) error {
 	var cmds []*acl.Command
@@ -46,7 +47,8 @@ func (s *Server) initACL(opts Options) error {
 		cmd.aclCommand = ac
 		cmds = append(cmds, ac)
 	}
-	s.acl.users = acl.NewRegistry(acl.NewTable(cmds))
+	// Rules may name Redis's commands this server lacks, as on redis-server.
+	s.acl.users = acl.NewRegistry(acl.NewTable(acl.WithRedisCommands(cmds)))
 	s.acl.file = opts.ACLFile
 	s.acl.users.SetDefaultPassword(opts.RequirePass)
 	switch {
@@ -154,76 +156,128 @@ func (cmd *command) keyUse(args [][]byte, i int) (read, write bool) {
 	return true, true
 }
 
-// aclContextTopLevel is ACL LOG's context of a command run on its own.
-const aclContextTopLevel = "toplevel"
+// ACL LOG's contexts of a command run on its own, and of one queued in
+// MULTI or run by EXEC.
+const (
+	aclContextTopLevel = "toplevel"
+	aclContextMulti    = "multi"
+)
 
-// checkPerms reports whether perms allow cmd with args: the command
-// itself (unless it needs no authentication), then each key, then each
-// channel. If not, it returns the reason and the key or channel denied
-// (the command's name for a command denied).
-func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, object []byte, ok bool) {
-	if cmd.Flags&commands.NoAuth == 0 {
-		var first []byte
-		if len(args) > 1 {
-			first = args[1]
-		}
-		if !p.CanRun(cmd.aclCommand, first) {
-			return acl.DeniedCommand, []byte(cmd.Name), false
-		}
+// aclCall describes a call of cmd with args as the ACL checks it: the
+// command, its first argument, the keys and channels it names.
+func aclCall(cmd *command, args [][]byte) *acl.Call {
+	call := &acl.Call{Cmd: cmd.aclCommand, NoAuth: cmd.Flags&commands.NoAuth != 0}
+	if len(args) > 1 {
+		call.FirstArg = args[1]
 	}
 	// Shard channels are keys to COMMAND INFO, but channels to the ACL
 	// (hasKeys).
-	if !p.AllKeys() && cmd.hasKeys() {
-		for i, k := range cmd.keys(args) {
-			if read, write := cmd.keyUse(args, i); !p.CanAccessKey(k, read, write) {
-				return acl.DeniedKey, k, false
-			}
+	if cmd.hasKeys() {
+		keys := cmd.keys(args)
+		call.Keys = make([]acl.KeyUse, len(keys))
+		for i, k := range keys {
+			read, write := cmd.keyUse(args, i)
+			call.Keys[i] = acl.KeyUse{Key: k, Read: read, Write: write}
 		}
 	}
-	if cmd.KeyPrefix > 0 && cmd.KeyPrefix < len(args) && !p.CanWritePrefix(args[cmd.KeyPrefix]) {
-		return acl.DeniedKey, args[cmd.KeyPrefix], false
+	if cmd.KeyPrefix > 0 && cmd.KeyPrefix < len(args) {
+		call.Prefix = args[cmd.KeyPrefix]
 	}
-	if !p.AllChannels() && cmd.Channels != commands.ChannelsNone {
+	if cmd.Channels != commands.ChannelsNone {
 		channels := args[1:]
 		if cmd.Channels == commands.ChannelsPublish {
 			channels = args[1:2]
 		}
-		for _, ch := range channels {
-			if !p.CanAccessChannel(ch, cmd.Channels == commands.ChannelsPatterns) {
-				return acl.DeniedChannel, ch, false
-			}
+		call.Channels = make([]acl.ChannelUse, len(channels))
+		for i, ch := range channels {
+			call.Channels[i] = acl.ChannelUse{Channel: ch, Pattern: cmd.Channels == commands.ChannelsPatterns}
 		}
 	}
-	return 0, nil, true
+	return call
+}
+
+// calledCommand is the command args call, by its name in any case: a
+// container's subcommand when there is an argument; nil when either is
+// unknown.
+func (s *Server) calledCommand(args [][]byte) *command {
+	cmd := s.table[string(resp.Lower(args[0]))]
+	if cmd != nil && len(cmd.subcommands) > 0 && len(args) > 1 {
+		cmd = cmd.subcommand(args[1])
+	}
+	return cmd
+}
+
+// checkPerms reports whether perms allow cmd with args: one of the user's
+// selectors allows the command (unless it needs no authentication), each
+// key and each channel. If not, it returns the reason and the key or
+// channel denied (the command's name for a command denied).
+func checkPerms(p *acl.Perms, cmd *command, args [][]byte) (reason acl.Reason, object []byte, ok bool) {
+	return p.Check(aclCall(cmd, args))
 }
 
 // permitted reports whether c's user may run cmd with args. If not, it
-// replies NOPERM, in Redis 7.0's words, and logs the denial.
+// refuses the command with NOPERM, in Redis 7.0's words (an EXEC with
+// EXECABORT), and logs the denial.
 func (c *Conn) permitted(cmd *command, args [][]byte) bool {
-	u := c.user.Load()
-	p := u.Perms()
-	if p.Unrestricted() {
-		return true
-	}
-	reason, object, ok := checkPerms(p, cmd, args)
+	reason, ok := c.checkAndLog(cmd, args)
 	if ok {
 		return true
 	}
-	c.logDenial(reason, string(object), u.Name())
 	switch reason {
 	case acl.DeniedKey:
-		c.w.Error("NOPERM this user has no permissions to access one of the keys used as arguments")
+		c.refuse(cmd, "NOPERM this user has no permissions to access one of the keys used as arguments")
 	case acl.DeniedChannel:
-		c.w.Error("NOPERM this user has no permissions to access one of the channels used as arguments")
+		c.refuse(cmd, "NOPERM this user has no permissions to access one of the channels used as arguments")
 	default:
-		c.w.Error("NOPERM this user has no permissions to run the '" + cmd.Name + "' command")
+		c.refuse(cmd, "NOPERM this user has no permissions to run the '"+cmd.Name+"' command")
 	}
 	return false
 }
 
-// logDenial adds a denial of a command c ran to the ACL log.
+// checkAndLog reports whether c's user may run cmd with args, and if not
+// why, having logged the denial.
+func (c *Conn) checkAndLog(cmd *command, args [][]byte) (acl.Reason, bool) {
+	u := c.user.Load()
+	p := u.Perms()
+	if p.Unrestricted() {
+		return 0, true
+	}
+	reason, object, ok := checkPerms(p, cmd, args)
+	if !ok {
+		c.logDenial(reason, string(object), u.Name())
+	}
+	return reason, ok
+}
+
+// logDenial adds a denial of a command c ran, or queued in MULTI, to the
+// ACL log.
 func (c *Conn) logDenial(reason acl.Reason, object, username string) {
-	c.logDenialIn(aclContextTopLevel, reason, object, username)
+	context := aclContextTopLevel
+	if c.tx.active {
+		context = aclContextMulti
+	}
+	c.logDenialIn(context, reason, object, username)
+}
+
+// permittedInExec reports whether c's user may still run a command EXEC
+// is about to run: its rules may have changed since the command was
+// queued. If not, it replies NOPERM in Redis 7.0's words and logs the
+// denial, as Redis's EXEC does, and the transaction goes on.
+func (c *Conn) permittedInExec(cmd *command, args [][]byte) bool {
+	reason, ok := c.checkAndLog(cmd, args)
+	if ok {
+		return true
+	}
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case acl.DeniedKey:
+		why = "no permission to touch the specified keys"
+	case acl.DeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: " + why)
+	return false
 }
 
 // logDenialIn adds a denial to the ACL log, with the context it happened

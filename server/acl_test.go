@@ -176,9 +176,9 @@ func TestCompatACLCommands(t *testing.T) {
 		words("ACL GETUSER x"),
 		// +client|id: with -client alone, the @connection commands allowed
 		// and denied tie in Redis 7.0 (16 and 16) and not here (the
-		// @connection commands differ: no ASKING, READONLY, READWRITE;
-		// CLIENT NO-TOUCH and SETINFO), and the descriptions would differ
-		// by that count, not by the rules.
+		// @connection commands differ: CLIENT NO-TOUCH and SETINFO, Redis
+		// 7.2's), and the descriptions would differ by that count, not by
+		// the rules.
 		cs("ACL SETUSER x +@all -@keyspace +del -client +client|id"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x nocommands +client -client|list"), words("ACL GETUSER x"),
 		cs("ACL SETUSER x allcommands allkeys allchannels nopass"), words("ACL GETUSER x"),
@@ -610,4 +610,105 @@ func TestACLOptions(t *testing.T) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// TestCompatACLSelectors compares Redis 7's selectors, "(rules ...)": how
+// they are given, shown and checked (a call is allowed when one selector
+// allows all of it, and a denial names what Redis's does), and rules
+// naming Redis commands this server does not serve, which redis-server
+// takes.
+func TestCompatACLSelectors(t *testing.T) {
+	redisAddr, ts := startACLServers(t)
+	words := func(line string) compatStep { return compatStep{args: strings.Fields(line), mode: compatWords} }
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		admin := dialAs(t, redisAddr, ts.addr, proto, "default", aclAdminPass)
+		admin.flush(t)
+		runCompatSteps(t, admin, compatScript{name: "selectors", steps: []compatStep{
+			cs("ACL SETUSER s on >pw -@all resetkeys"), cs("ACL SETUSER s (+@write ~write::*) (+@read ~read::*)"),
+			words("ACL GETUSER s"), words("ACL LIST"),
+			ca("ACL", "SETUSER", "s2", "(~key1 +get )", "( ~key2 +get )", "( ~key3 +get)", "(~key4 +get)"),
+			cs("ACL SETUSER s2 (~key5 +get ) ( ~key6 +get ) ( ~key7 +get) (~key8 +get)"), words("ACL GETUSER s2"),
+			cs("ACL SETUSER s2 clearselectors"), words("ACL GETUSER s2"),
+			cs("ACL SETUSER s3 reset ()"), words("ACL GETUSER s3"), cs("ACL SETUSER s3 reset"), words("ACL GETUSER s3"),
+			ca("ACL", "SETUSER", "bad", " () "), cs("ACL SETUSER bad ("), cs("ACL SETUSER bad )"),
+			cs("ACL SETUSER bad on (this-is-invalid)"), cs("ACL SETUSER bad on (&* &fail)"), cs("ACL SETUSER bad (+nosuch)"),
+			cs("ACL SETUSER bad (+get ~a"), cs("ACL GETUSER bad"),
+			cs("ACL SETUSER info -@all +get resetchannels &channel1 %R~foo1 %W~bar1 ~baz1"),
+			cs("ACL SETUSER info (-@all +set resetchannels &channel2 %R~foo2 %W~bar2 ~baz2)"), words("ACL GETUSER info"),
+			cs("ACL SETUSER rw %R~foo %W~foo %RW~bar (%R~a %W~a)"), words("ACL GETUSER rw"),
+			cs("ACL SETUSER log on nopass (+get ~key) (+mget ~key ~otherkey) (+set &ch)"),
+			cs("ACL DRYRUN s set write::a v"), cs("ACL DRYRUN s get write::a"), cs("ACL DRYRUN s get read::a"),
+			cs("ACL DRYRUN s ping"), cs("ACL DRYRUN log get otherkey"), cs("ACL DRYRUN log mget otherkey someotherkey"),
+			cs("ACL DRYRUN log mget key otherkey someotherkey"), cs("ACL DRYRUN log publish ch m"),
+			cs("ACL DRYRUN log set key v"), cs("ACL DRYRUN log copy key otherkey"),
+			// Redis's commands this server does not serve.
+			cs("ACL SETUSER names -@all +cluster|info +readonly -cluster +latency|graph +asking +sync +migrate"),
+			words("ACL GETUSER names"), cs("ACL SETUSER names +@all -cluster -failover -psync"), words("ACL GETUSER names"),
+			cs("ACL SETUSER names -@all +@admin -latency|histogram"), words("ACL GETUSER names"),
+			cs("ACL SETUSER names reset +cluster|nosuch"), cs("ACL SETUSER names reset +cluster|info|x"),
+			// What each command does to its keys, as Redis's key specs say:
+			// existence and cardinality are no access.
+			cs("ACL SETUSER ct +@all %R~read* %W~write* %RW~rw*"),
+			cs("ACL DRYRUN ct SISMEMBER write foo"), cs("ACL DRYRUN ct SCARD write"), cs("ACL DRYRUN ct HEXISTS write f"),
+			cs("ACL DRYRUN ct MEMORY USAGE write"), cs("ACL DRYRUN ct OBJECT ENCODING write"), cs("ACL DRYRUN ct SCARD nothing"),
+			cs("ACL DRYRUN ct OBJECT FREQ nothing"), cs("ACL DRYRUN ct SMEMBERS write"),
+			cs("ACL DRYRUN ct MIGRATE h p rw 0 500"), cs("ACL DRYRUN ct MIGRATE h p read 0 500"),
+			ca("ACL", "DRYRUN", "ct", "MIGRATE", "h", "p", "", "0", "5000", "AUTH", "KEYS", "KEYS", "write"),
+			ca("ACL", "DRYRUN", "ct", "MIGRATE", "h", "p", "", "0", "5000", "AUTH2", "USER", "KEYS", "KEYS", "rw", "read"),
+			cs("ACL DRYRUN ct RESTORE-ASKING read 0 x"), cs("ACL DRYRUN ct RESTORE-ASKING write 0 x"),
+			cs("ACL DRYRUN ct CLUSTER INFO"), cs("ACL DRYRUN names CLUSTER INFO"), cs("ACL DRYRUN ct CLUSTER NOSUCH"),
+			cs("CONFIG SET acllog-max-len 5"), csPairs("CONFIG GET acllog-max-len"), cs("CONFIG SET acllog-max-len -1"),
+		}})
+		user := dialAs(t, redisAddr, ts.addr, proto, "s", "pw")
+		runCompatSteps(t, user, compatScript{name: "checked", steps: []compatStep{
+			cs("PING"), cs("SET write::foo bar"), cs("GET read::foo"), cs("GET write::foo"), cs("SET read::foo bar"),
+			cs("MSET write::a 1 write::b 2"), cs("MSET write::a 1 read::b 2"),
+			// Without MULTI and EXEC: an EXEC refused is an EXECABORT.
+			cs("MULTI"), cs("EXEC"),
+		}})
+		runCompatSteps(t, admin, compatScript{name: "multi context", steps: []compatStep{
+			cs("ACL SETUSER s +multi +exec"),
+		}})
+		runCompatSteps(t, user, compatScript{name: "queued", steps: []compatStep{
+			// Queued and denied, or denied by EXEC since the rules changed.
+			cs("MULTI"), cs("GET write::foo"), cs("SET write::foo v"), cs("EXEC"),
+		}})
+		runCompatSteps(t, admin, compatScript{name: "multi context", steps: []compatStep{
+			cs("ACL SETUSER s (+get ~write::*)"),
+		}})
+		runCompatSteps(t, user, compatScript{name: "exec recheck", steps: []compatStep{
+			cs("MULTI"), cs("GET write::foo"), cs("SET write::foo v"),
+		}})
+		runCompatSteps(t, admin, compatScript{name: "revoke", steps: []compatStep{cs("ACL SETUSER s clearselectors")}})
+		runCompatSteps(t, user, compatScript{name: "exec denied", steps: []compatStep{cs("EXEC")}})
+		for _, c := range []*compatConn{admin.redis, admin.ours} {
+			r, err := c.do("ACL", "LOG")
+			if err != nil || len(r.elems) != 5 {
+				t.Fatalf("ACL LOG with acllog-max-len 5: %s %v", r, err)
+			}
+			var contexts []string
+			for _, e := range r.elems {
+				for i := 0; i+1 < len(e.elems); i += 2 {
+					if e.elems[i].str == "context" || e.elems[i].str == "object" {
+						contexts = append(contexts, e.elems[i+1].str)
+					}
+				}
+			}
+			if want := "multi set multi get multi write::foo"; len(contexts) < 6 || strings.Join(contexts[:6], " ") != want {
+				t.Errorf("ACL LOG's newest entries: %v, want %s", contexts, want)
+			}
+		}
+		runCompatSteps(t, admin, compatScript{name: "sort", steps: []compatStep{
+			cs("SET v1 1"), cs("LPUSH mylist 1"), cs("ACL SETUSER sorter on >pw (+sort ~mylist)"),
+		}})
+		sorter := dialAs(t, redisAddr, ts.addr, proto, "sorter", "pw")
+		for _, rules := range []string{"", "(+sort ~mylist ~v*)", "(+sort ~mylist %W~*)", "(+sort ~mylist %R~*)", "clearselectors (+get %R~*) (+sort ~mylist)"} {
+			if rules != "" {
+				runCompatSteps(t, admin, compatScript{name: "sort rules", steps: []compatStep{cs("ACL SETUSER sorter " + rules)}})
+			}
+			runCompatSteps(t, sorter, compatScript{name: "sort " + rules, steps: []compatStep{
+				cs("SORT mylist BY v*"), cs("SORT mylist GET v*"), cs("SORT mylist"),
+			}})
+		}
+	})
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"math"
 	"strings"
 	"time"
 
@@ -86,12 +87,22 @@ func cmdACLGetUser(c *Conn, args [][]byte) {
 	for _, p := range d.Passwords {
 		c.w.BulkString(p)
 	}
-	for _, kv := range [][2]string{{"commands", d.Commands}, {"keys", d.Keys}, {"channels", d.Channels}} {
+	writeSelector(c, d.SelectorDescription)
+	c.w.BulkString("selectors")
+	c.w.Array(len(d.Selectors))
+	for _, s := range d.Selectors {
+		c.w.Map(3)
+		writeSelector(c, s)
+	}
+}
+
+// writeSelector writes a selector's commands, keys and channels, as
+// fields of a map.
+func writeSelector(c *Conn, s acl.SelectorDescription) {
+	for _, kv := range [][2]string{{"commands", s.Commands}, {"keys", s.Keys}, {"channels", s.Channels}} {
 		c.w.BulkString(kv[0])
 		c.w.BulkString(kv[1])
 	}
-	c.w.BulkString("selectors")
-	c.w.Array(0)
 }
 
 // cmdACLSetUser implements ACL SETUSER name [rule ...]. The user's open
@@ -147,7 +158,7 @@ func cmdACLLog(c *Conn, args [][]byte) {
 		}
 		count = n
 	}
-	entries := log.Entries(int(min(count, acl.LogMaxLen)))
+	entries := log.Entries(int(min(count, math.MaxInt32)))
 	now := time.Now()
 	c.w.Array(len(entries))
 	for _, e := range entries {
@@ -178,19 +189,24 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 		return
 	}
 	call := args[3:]
-	cmd := c.srv.table[string(resp.Lower(call[0]))]
-	if cmd != nil && len(cmd.subcommands) > 0 && len(call) > 1 {
-		cmd = cmd.subcommand(call[1])
-	}
-	if cmd == nil {
-		c.w.Error("ERR Command '" + string(call[0]) + "' not found")
-		return
-	}
-	if !cmd.arityOK(len(call)) {
+	cmd := c.srv.calledCommand(call)
+	var check *acl.Call
+	switch {
+	case cmd != nil && !cmd.arityOK(len(call)):
 		c.w.Error("ERR wrong number of arguments for '" + cmd.Name + "' command")
 		return
+	case cmd != nil:
+		check = aclCall(cmd, call)
+	default:
+		// A Redis command this server does not serve is checked as Redis
+		// would check it, arity aside.
+		check = c.srv.unservedCall(call)
+		if check == nil {
+			c.w.Error("ERR Command '" + string(call[0]) + "' not found")
+			return
+		}
 	}
-	switch reason, object, ok := checkPerms(u.Perms(), cmd, call); {
+	switch reason, object, ok := u.Perms().Check(check); {
 	case ok:
 		c.w.OK()
 	case reason == acl.DeniedKey:
@@ -198,8 +214,53 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 	case reason == acl.DeniedChannel:
 		c.w.BulkString("This user has no permissions to access the '" + string(object) + "' channel")
 	default:
-		c.w.BulkString("This user has no permissions to run the '" + cmd.Name + "' command")
+		c.w.BulkString("This user has no permissions to run the '" + check.Cmd.Name + "' command")
 	}
+}
+
+// unservedCall is the call of a Redis command this server does not serve
+// but ACL rules name (acl.WithRedisCommands), with its keys as Redis finds
+// them (MIGRATE's getkeys, RESTORE-ASKING's key); nil for a name Redis
+// does not know either.
+func (s *Server) unservedCall(args [][]byte) *acl.Call {
+	table := s.acl.users.Table()
+	cmd := table.Lookup(string(args[0]))
+	if cmd == nil {
+		return nil
+	}
+	if len(cmd.Subcommands) > 0 && len(args) > 1 {
+		if cmd = table.Lookup(string(args[0]) + "|" + string(args[1])); cmd == nil {
+			return nil
+		}
+	}
+	call := &acl.Call{Cmd: cmd}
+	if len(args) > 1 {
+		call.FirstArg = args[1]
+	}
+	switch cmd.Name {
+	case "migrate":
+		// host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2
+		// user pw] [KEYS key ...]: the key, or those after KEYS.
+		keys := args[min(3, len(args)):min(4, len(args))]
+		for i := 6; i < len(args); i++ {
+			if resp.EqualFold(args[i], "auth2") {
+				i += 2
+			} else if resp.EqualFold(args[i], "auth") {
+				i++
+			} else if resp.EqualFold(args[i], "keys") {
+				keys = args[i+1:]
+				break
+			}
+		}
+		for _, k := range keys {
+			call.Keys = append(call.Keys, acl.KeyUse{Key: k, Read: true, Write: true})
+		}
+	case "restore-asking":
+		if len(args) > 1 {
+			call.Keys = []acl.KeyUse{{Key: args[1], Write: true}}
+		}
+	}
+	return call
 }
 
 // genpassMaxBits bounds ACL GENPASS's argument, as Redis does.

@@ -173,6 +173,9 @@ func cmdHello(c *Conn, args [][]byte) {
 
 func writeClientInfos(b *strings.Builder, asker *Conn, args [][]byte, conns []*Conn) {
 	for _, other := range conns {
+		if other != asker && other.revoked.Load() {
+			continue // closing, as Redis has freed it by now (revoke)
+		}
 		b.WriteString(other.info(asker, args))
 		b.WriteByte('\n')
 	}

@@ -188,10 +188,7 @@ func debugLookup(c *Conn, key []byte) (engine.Envelope, bool) {
 
 // encodingOf is the encoding OBJECT ENCODING reports for key's value in
 // database db.
-func encodingOf(db *engine.Store, key []byte, env engine.Envelope) string {
-	if env.Type == engine.TypeString {
-		return engine.StringEncoding(env.Value)
-	}
+func encodingOf(db *engine.Store, key []byte) string {
 	enc, _ := db.Encoding(key)
 	return enc
 }
@@ -203,8 +200,7 @@ func encodingOf(db *engine.Store, key []byte, env engine.Envelope) string {
 // clock and idle seconds of the key's last access (0 under an LFU policy,
 // which keeps none).
 func debugObject(c *Conn, key []byte) {
-	env, ok := debugLookup(c, key)
-	if !ok {
+	if _, ok := debugLookup(c, key); !ok {
 		return
 	}
 	h := fnv.New64a()
@@ -223,16 +219,16 @@ func debugObject(c *Conn, key []byte) {
 	const lruClockMax = 1<<24 - 1 // Redis's 24-bit LRU clock, in seconds
 	lru := (time.Now().Unix() - idle) & lruClockMax
 	c.w.Status(fmt.Sprintf("Value at:0x%x refcount:1 encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		h.Sum64()&0xffffffffffff, encodingOf(c.x.Store, key, env), serialized, lru, idle))
+		h.Sum64()&0xffffffffffff, encodingOf(c.x.Store, key), serialized, lru, idle))
 }
 
 // debugEncodingDump answers DEBUG LISTPACK and QUICKLIST: Redis prints the
 // structure on its standard output; there is nothing of it to print here.
 func debugEncodingDump(c *Conn, key []byte, enc, title string) {
-	env, ok := debugLookup(c, key)
+	_, ok := debugLookup(c, key)
 	switch {
 	case !ok:
-	case encodingOf(c.x.Store, key, env) != enc:
+	case encodingOf(c.x.Store, key) != enc:
 		c.w.Error("ERR Not a " + enc + " encoded object.")
 	default:
 		c.w.Status(title + " structure printed on stdout")

@@ -116,7 +116,7 @@ func commandTable() []*commands.Spec {
 			Group: "transactions", Summary: "Executes all commands in a transaction.", Since: "1.2.0"},
 		{Name: "discard", Arity: 1, Flags: commands.Fast | commands.Loading | commands.Stale | commands.NoQueue | commands.NoScript | commands.AllowBusy, Handler: conn(cmdDiscard),
 			Group: "transactions", Summary: "Discards a transaction.", Since: "2.0.0"},
-		{Name: "watch", Arity: -2, Flags: commands.Fast | commands.Loading | commands.Stale | commands.NoQueue | commands.NoScript | commands.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Handler: conn(cmdWatch), KeySpecs: []commands.KeySpec{{Flags: commands.KRO, Index: 1, LastKey: -1}},
+		{Name: "watch", Arity: -2, Flags: commands.Fast | commands.Loading | commands.Stale | commands.NoQueue | commands.NoScript | commands.AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Handler: conn(cmdWatch), Access: commands.KeysNone, KeySpecs: []commands.KeySpec{{Flags: commands.KRO, Index: 1, LastKey: -1}},
 			Group: "transactions", Summary: "Monitors changes to keys to determine the execution of a transaction.", Usage: "key [key ...]", Since: "2.2.0"},
 		{Name: "unwatch", Arity: 1, Flags: commands.Fast | commands.Loading | commands.Stale | commands.NoScript | commands.AllowBusy, Handler: conn(cmdUnwatch),
 			Group: "transactions", Summary: "Forgets about watched keys of a transaction.", Since: "2.2.0"},
@@ -216,7 +216,7 @@ func commandTable() []*commands.Spec {
 			{Name: "memory|malloc-stats", Arity: 2, Handler: conn(cmdMemoryMallocStats)},
 			{Name: "memory|purge", Arity: 2, Handler: conn(cmdMemoryPurge)},
 			{Name: "memory|stats", Arity: 2, Handler: conn(cmdMemoryStats)},
-			{Name: "memory|usage", Arity: -3, Flags: commands.Readonly, FirstKey: 2, LastKey: 2, Step: 1, Handler: conn(cmdMemoryUsage), KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRO)}},
+			{Name: "memory|usage", Arity: -3, Flags: commands.Readonly, FirstKey: 2, LastKey: 2, Step: 1, Handler: conn(cmdMemoryUsage), Access: commands.KeysNone, KeySpecs: []commands.KeySpec{commands.KeyAt(2, commands.KRO)}},
 		},
 			Group: "server", Summary: "Memory introspection: USAGE (what a key is charged), STATS, DOCTOR, PURGE.", Usage: "subcommand [argument ...]", Since: "4.0.0"},
 		{Name: "acl", Arity: -2, Subcommands: []*commands.Spec{

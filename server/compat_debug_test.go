@@ -208,3 +208,18 @@ func TestCompatCommandList(t *testing.T) {
 		}})
 	})
 }
+
+// TestCompatDebugLazyExpire: with DEBUG SET-ACTIVE-EXPIRE 0, keys past
+// their deadline are counted by DBSIZE until a read removes them, as
+// redis-server's are (the Tcl suite's "Redis should lazy expire keys").
+func TestCompatDebugLazyExpire(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "lazy-expire", steps: []compatStep{
+			cs("DEBUG SET-ACTIVE-EXPIRE 0"), cs("PSETEX k1 100 a"), cs("PSETEX k2 100 a"), cs("SET k3 a"),
+			cs("DBSIZE"), csSleep(300 * time.Millisecond), cs("DBSIZE"), cs("GET k1"), cs("DBSIZE"),
+			cs("MGET k2 k3"), cs("DBSIZE"), cs("DEBUG SET-ACTIVE-EXPIRE 1"), cs("DBSIZE"),
+		}})
+	})
+}

@@ -224,7 +224,7 @@ func notifyScripts() []notifyScript {
 		}},
 		{name: "hll and bitmap", classes: "KEA", cmds: []string{
 			"PFADD p a b", "PFADD p a", "PFADD p2 c", "PFMERGE p3 p p2", "SETBIT b 7 1", "SETBIT b 7 1", "SETBIT b 7 0",
-			"SETBIT b 100 0", "BITFIELD bf SET u8 0 255", "BITFIELD bf GET u8 0", "BITFIELD bf OVERFLOW FAIL INCRBY u8 0 1",
+			"SETBIT b 100 0", "BITFIELD bf SET u8 0 255", "BITFIELD bf SET u8 0 255", "BITFIELD bf SET u4 0 15 SET u4 4 15", "BITFIELD bf GET u8 0", "BITFIELD bf OVERFLOW FAIL INCRBY u8 0 1",
 			"BITFIELD bf INCRBY u8 0 1", "SET x1 ab", "BITOP AND x2 x1 b", "BITOP OR x2 nope", "BITOP OR x2 nope",
 			"RESTORE r 0 {dump:x1}", "RESTORE r 0 {dump:x1} REPLACE", "RESTORE r 100000 {dump:x1} REPLACE",
 		}},

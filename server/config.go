@@ -130,6 +130,15 @@ var configParams = []configParam{
 		}},
 	{name: "slowlog-log-slower-than", get: getSlowlogSlowerThan, set: setSlowlogSlowerThan},
 	{name: "slowlog-max-len", get: getSlowlogMaxLen, set: setSlowlogMaxLen},
+	{name: "acllog-max-len",
+		get: func(s *Server) string { return strconv.FormatInt(s.acl.log.MaxLen(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInteger(v, 0, math.MaxInt64)
+			if err == nil {
+				s.acl.log.SetMaxLen(n)
+			}
+			return err
+		}},
 	{name: "latency-monitor-threshold", get: getLatencyThreshold, set: setLatencyThreshold},
 	{name: "hll-sparse-max-bytes",
 		get: func(s *Server) string { return strconv.FormatInt(s.store.HLLSparseMaxBytes(), 10) },

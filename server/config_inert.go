@@ -249,7 +249,6 @@ var inertParams = []inertParam{
 	{name: "maxmemory-clients", value: "0", check: inertMemoryOrPercent},
 	{name: "oom-score-adj-values", value: "0 200 800", check: inertOOMScores},
 	{name: "acl-pubsub-default", value: "resetchannels", check: inertEnum("allchannels", "resetchannels")},
-	{name: "acllog-max-len", value: "128", check: inertInt(0, math.MaxInt64)},
 	{name: "active-defrag-cycle-max", value: "25", check: inertInt(1, 99)},
 	{name: "active-defrag-cycle-min", value: "1", check: inertInt(1, 99)},
 	{name: "active-defrag-ignore-bytes", value: "104857600", check: inertMemoryFrom(1)},

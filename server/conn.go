@@ -334,15 +334,22 @@ func (c *Conn) WritableKeys() func(key string) bool {
 // ReadableKeys filters the keys c's user may read (commands.Client).
 func (c *Conn) ReadableKeys() func(key string) bool {
 	p := c.user.Load().Perms()
-	if p.ReadsAllKeys() {
+	if p.ReadsAllKeys(nil) {
 		return nil
 	}
 	return func(key string) bool { return p.CanAccessKey([]byte(key), true, false) }
 }
 
-// ReadsAllKeys reports whether c's user may read every key
-// (commands.Client).
-func (c *Conn) ReadsAllKeys() bool { return c.user.Load().Perms().ReadsAllKeys() }
+// ReadsAllKeys reports whether c's user may read every key by a selector
+// that allows the call args (commands.Client).
+func (c *Conn) ReadsAllKeys(args [][]byte) bool {
+	p := c.user.Load().Perms()
+	if p.Unrestricted() || args == nil {
+		return p.ReadsAllKeys(nil)
+	}
+	cmd := c.srv.calledCommand(args)
+	return cmd != nil && p.ReadsAllKeys(aclCall(cmd, args))
+}
 
 // InScript reports whether c is a script's (commands.Client).
 func (c *Conn) InScript() bool { return c.lua }

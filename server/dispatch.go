@@ -59,10 +59,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	case !c.authenticated() && cmd.Flags&commands.NoAuth == 0:
 		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):
-		// permitted wrote -NOPERM; inside MULTI it fails the transaction.
-		if c.tx.active {
-			c.tx.failed = true
-		}
+		// permitted refused it; inside MULTI that fails the transaction.
 	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.

@@ -204,6 +204,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_channels", s.pubsub.count(subChannel))
 	b.field("pubsub_patterns", s.pubsub.count(subPattern))
 	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	b.field("migrate_cached_sockets", 0) // no MIGRATE, so no socket it keeps
 	_, keys, items, prefixes := s.tracking.stats()
 	b.field("tracking_total_keys", keys)
 	b.field("tracking_total_items", items)

@@ -274,6 +274,9 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	starts = make([]int, len(queue))
 	for i, q := range queue {
 		starts[i] = c.w.Len()
+		if !c.permittedInExec(q.cmd, q.args) {
+			continue // not called, so not counted, as in Redis
+		}
 		timer := s.startCall()
 		if q.cmd.usesKeyspace() {
 			s.handle(c, q.cmd, q.args)

@@ -245,7 +245,7 @@ func (cl *Client) NoTouch() bool                   { return cl.Untouching }
 func (cl *Client) InSection() bool                 { return cl.Atomic }
 func (cl *Client) InScript() bool                  { return cl.Scripted }
 func (cl *Client) Local() bool                     { return !cl.Remote }
-func (cl *Client) ReadsAllKeys() bool              { return !cl.Restricted }
+func (cl *Client) ReadsAllKeys([][]byte) bool      { return !cl.Restricted }
 func (cl *Client) Who() (string, string)           { return "default", "127.0.0.1:1" }
 func (cl *Client) WritableKeys() func(string) bool { return cl.Writable }
 func (cl *Client) ReadableKeys() func(string) bool { return cl.Readable }

@@ -217,7 +217,8 @@ func nowMillis(c *commands.Ctx) int64 { return c.Store.Now().UnixMilli() }
 // positive requires a value above zero, as SET and GETEX do (Redis's
 // getExpireMillisecondsOrReply); without it any value is taken and one in
 // the past deletes the key, as the EXPIRE family does (expireGenericCommand).
-// Either way a value whose conversion to milliseconds overflows is invalid.
+// Either way a value whose conversion to milliseconds overflows is invalid;
+// one past the engine's last deadline is that deadline.
 // It returns the error to reply, if any, with cmd's name in it. now is the
 // time in Unix milliseconds (nowMillis) that a duration counts from.
 func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string, now int64) (int64, string) {
@@ -236,9 +237,10 @@ func expiryArg(arg []byte, unit int64, absolute, positive bool, cmd string, now 
 		}
 		ms += now
 	}
-	if ms > engine.MaxDeadlineMillis {
-		return 0, invalid
-	}
+	// A deadline past the engine's clock (2262) is kept as its last
+	// instant: Redis takes any that does not overflow, and none of them
+	// comes within this process's life.
+	ms = min(ms, engine.MaxDeadlineMillis)
 	if ms <= 0 {
 		return 1, "" // already past; zero would mean "no deadline"
 	}

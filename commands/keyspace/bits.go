@@ -60,12 +60,13 @@ func cmdSetBit(c *commands.Ctx, args [][]byte) {
 		// flipped.
 		changed = !exists || byteIdx >= uint64(len(old)) || was != (on == 1)
 		return int(byteIdx) + 1, nil
-	}, func(v []byte) {
+	}, func(v []byte) bool {
 		if on == 1 {
 			v[byteIdx] |= mask
 		} else {
 			v[byteIdx] &^= mask
 		}
+		return was != (on == 1)
 	})
 	if err != nil {
 		commands.WriteError(c.W, err)
@@ -444,6 +445,8 @@ func parseBitfield(c *commands.Ctx, args [][]byte) (ops []bitfieldOp, writes, ok
 type bitfieldResult struct {
 	n   int64
 	nil bool
+	// changed: a SET or INCRBY wrote a field a value other than its own.
+	changed bool
 }
 
 func cmdBitField(c *commands.Ctx, args [][]byte)   { bitfield(c, args, false) }
@@ -477,22 +480,27 @@ func bitfield(c *commands.Ctx, args [][]byte, readonly bool) {
 				need = max(need, (op.offset+op.width-1)>>3+1)
 			}
 		}
-		_, err := c.Store.Grow(args[1], func([]byte, bool) (int, error) { return int(need), nil }, func(v []byte) {
+		// Redis 7.0's "setbit": the key was made or grew, or some SET or
+		// INCRBY changed a field (none that overflowed with FAIL).
+		var changed bool
+		_, err := c.Store.Grow(args[1], func(old []byte, exists bool) (int, error) {
+			changed = !exists || need > uint64(len(old))
+			return int(need), nil
+		}, func(v []byte) bool {
+			edited := false
 			for i, op := range ops {
 				results[i] = op.apply(v)
+				edited = edited || results[i].changed
 			}
+			changed = changed || edited
+			return edited
 		})
 		if err != nil {
 			commands.WriteError(c.W, err)
 			return
 		}
-		// Redis's "setbit": some SET or INCRBY wrote (not one that
-		// overflowed with FAIL).
-		for i, op := range ops {
-			if op.op != 'g' && !results[i].nil {
-				c.Notify(commands.EventString, "setbit", args[1])
-				break
-			}
+		if changed {
+			c.Notify(commands.EventString, "setbit", args[1])
 		}
 	}
 	c.W.Array(len(results))
@@ -553,8 +561,9 @@ func (op bitfieldOp) apply(v []byte) bitfieldResult {
 	if overflow && op.overflow == overflowFail {
 		return bitfieldResult{nil: true}
 	}
+	newU &= ^uint64(0) >> (64 - op.width)
 	setBits(v, op.offset, op.width, newU)
-	return bitfieldResult{n: reply}
+	return bitfieldResult{n: reply, changed: newU != oldU}
 }
 
 // getBits reads width bits of p from bit offset on as an unsigned number.

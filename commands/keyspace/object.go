@@ -1,8 +1,11 @@
 package keyspace
 
 import (
+	"math"
+
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
 // OBJECT and MEMORY: what Redis's introspection commands can say about a
@@ -18,28 +21,38 @@ func objectLookup(c *commands.Ctx, key []byte) (engine.Envelope, bool) {
 	return env, ok
 }
 
+// cmdObjectEncoding answers how Redis would hold the key's value: the
+// store knows.
 func cmdObjectEncoding(c *commands.Ctx, args [][]byte) {
-	env, ok := objectLookup(c, args[2])
-	switch {
-	case !ok:
-	case env.Type == engine.TypeString:
-		c.W.BulkString(engine.StringEncoding(env.Value))
-	default:
-		// A hash or set: the store knows how Redis would hold it.
-		if enc, found := c.Store.Encoding(args[2]); found {
-			c.W.BulkString(enc)
-		} else {
-			c.W.Null() // removed meanwhile
-		}
+	if enc, found := c.Store.Encoding(args[2]); found {
+		c.W.BulkString(enc)
+	} else {
+		c.W.Null()
 	}
 }
 
-// cmdObjectRefCount replies 1: values are not shared between keys, as in
-// Redis with an LFU maxmemory-policy, which does not share integers.
+// sharedRefCount is the count Redis answers for one of its shared
+// objects (OBJ_SHARED_REFCOUNT).
+const sharedRefCount = math.MaxInt32
+
+// cmdObjectRefCount answers what Redis would: its shared count for an
+// integer string from 0 to 9999, one of the objects Redis shares between
+// keys unless a memory bound with an LRU or LFU policy needs each key's
+// own access time; else 1, values here being each key's own.
 func cmdObjectRefCount(c *commands.Ctx, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
-		c.W.Int(1)
+	env, ok := objectLookup(c, args[2])
+	if !ok {
+		return
 	}
+	n := int64(1)
+	policy := c.Store.EvictionPolicy()
+	if env.Type == engine.TypeString && (c.Store.MaxMemory() == 0 || !policy.LFU() && !policy.LRU()) {
+		enc, _ := c.Store.Encoding(args[2])
+		if v, isInt := resp.ParseInt(env.Value); isInt && enc == "int" && v >= 0 && v < 10000 {
+			n = sharedRefCount
+		}
+	}
+	c.W.Int(n)
 }
 
 // cmdObjectFreq answers the key's logarithmic access counter with the

@@ -49,13 +49,13 @@ func sortCommand(c *commands.Ctx, args [][]byte, readonly bool) {
 				// Once a constant BY is given nothing is sorted, whatever
 				// other BY follows, as in Redis.
 				q.NoSort = true
-			} else if !c.Client.ReadsAllKeys() {
+			} else if !c.Client.ReadsAllKeys(args) {
 				c.W.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			j++
 		case resp.EqualFold(a, "get") && left >= 1:
-			if !c.Client.ReadsAllKeys() {
+			if !c.Client.ReadsAllKeys(args) {
 				c.W.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return
 			}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strconv"
@@ -287,23 +288,46 @@ func cmdMSetNX(c *commands.Ctx, args [][]byte) {
 	}
 }
 
+// errAppendToMissing stops APPEND's Grow at a missing key, which APPEND
+// makes as SET does instead.
+var errAppendToMissing = errors.New("append to a missing key")
+
+// cmdAppend implements APPEND key value. A missing key gets the value as
+// SET would store it (Redis's APPEND stores its argument, encoded as SET
+// encodes it); an existing one grows in place, which makes it Redis's
+// "raw" string.
 func cmdAppend(c *commands.Ctx, args [][]byte) {
 	limit := c.Client.MaxBulk()
 	suffix := args[2]
 	var at int
-	n, err := c.Store.Grow(args[1], func(old []byte, _ bool) (int, error) {
-		if int64(len(old)+len(suffix)) > limit {
-			return 0, commands.ErrTooBigValue
+	for {
+		n, err := c.Store.Grow(args[1], func(old []byte, exists bool) (int, error) {
+			if !exists {
+				return 0, errAppendToMissing
+			}
+			if int64(len(old)+len(suffix)) > limit {
+				return 0, commands.ErrTooBigValue
+			}
+			at = len(old)
+			return len(old) + len(suffix), nil
+		}, func(v []byte) bool { copy(v[at:], suffix); return true })
+		if errors.Is(err, errAppendToMissing) {
+			// Made here unless another client made it meanwhile: then it
+			// grows after all.
+			var res engine.SetResult
+			if res, err = c.Store.Set(args[1], suffix, engine.SetOptions{Condition: engine.IfAbsent}); err == nil && !res.Written {
+				continue
+			}
+			n = len(suffix)
 		}
-		at = len(old)
-		return len(old) + len(suffix), nil
-	}, func(v []byte) { copy(v[at:], suffix) })
-	if err != nil {
-		commands.WriteError(c.W, err)
+		if err != nil {
+			commands.WriteError(c.W, err)
+			return
+		}
+		c.Notify(commands.EventString, "append", args[1])
+		c.W.Int(int64(n))
 		return
 	}
-	c.Notify(commands.EventString, "append", args[1])
-	c.W.Int(int64(n))
 }
 
 func cmdStrlen(c *commands.Ctx, args [][]byte) {
@@ -377,7 +401,7 @@ func cmdSetRange(c *commands.Ctx, args [][]byte) {
 	// The offset is within proto-max-bulk-len, so it fits an int.
 	n, err := c.Store.Grow(args[1], func([]byte, bool) (int, error) {
 		return int(offset) + len(patch), nil
-	}, func(v []byte) { copy(v[offset:], patch) })
+	}, func(v []byte) bool { copy(v[offset:], patch); return true })
 	if err != nil {
 		commands.WriteError(c.W, err)
 		return

@@ -65,7 +65,7 @@ func parseTopArgs(c *commands.Ctx, args [][]byte, by bool) (topArgs, bool) {
 // radar: the keys it may read, and a key the radar cut (radar.MaxKey) only
 // if it may read every key, since the rest of the key is unknown.
 func visibleKeys(c *commands.Ctx) func(key string, truncated bool) bool {
-	if c.Client.ReadsAllKeys() {
+	if c.Client.ReadsAllKeys(nil) {
 		return nil
 	}
 	readable := c.Client.ReadableKeys()

@@ -55,6 +55,12 @@ type Change struct {
 	DB int
 	// Loaded is set on the Written of a loader's value (SetOptions.Loaded).
 	Loaded bool
+	// Unsignalled is set on the Written of a stream that Redis changes
+	// without signalling the key modified (signalModifiedKey): its consumer
+	// groups (XREADGROUP, XACK, XCLAIM, XGROUP ...) or its last ID
+	// (XSETID). Redis counts it as a change (dirty) and wakes the stream's
+	// blocked readers, but neither WATCH nor client-side caching sees it.
+	Unsignalled bool
 }
 
 // Listener is told of every change to the store, as it happens:
@@ -109,6 +115,15 @@ func (s *Store) notifyLoaded(key []byte) {
 	s.changes.Add(1)
 	if l := s.listener.Load(); l != nil {
 		(*l)(Change{Kind: Written, Key: key, DB: int(s.db), Loaded: true})
+	}
+}
+
+// notifyUnsignalled is notify of a Written that Redis does not signal
+// (Change.Unsignalled).
+func (s *Store) notifyUnsignalled(key []byte) {
+	s.changes.Add(1)
+	if l := s.listener.Load(); l != nil {
+		(*l)(Change{Kind: Written, Key: key, DB: int(s.db), Unsignalled: true})
 	}
 }
 

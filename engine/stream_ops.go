@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 )
 
@@ -9,11 +10,14 @@ import (
 // the command reads and writes of every key is one instant (XREADGROUP of
 // several streams, XCLAIM). A stream the function changes must be told
 // (Changed), which charges its new size and tells the listeners (blocked
-// readers, WATCH, tracking) once the function returns.
+// readers, WATCH, tracking) once the function returns; one Redis changes
+// without signalling the key modified, ChangedUnsignalled, which tells
+// blocked readers alone.
 type StreamTx struct {
 	s       *Store
 	now     int64 // unix ms
 	touched []string
+	quiet   []string // keys changed unsignalled (ChangedUnsignalled)
 	created map[string]*Stream
 }
 
@@ -110,14 +114,25 @@ func (tx *StreamTx) Create(key []byte) *Stream {
 	return st
 }
 
-// Changed tells that the stream at key changed.
+// Changed tells that the stream at key changed: its entries or its
+// existence (XADD, XDEL, XTRIM, a stream made).
 func (tx *StreamTx) Changed(key []byte) {
-	for _, k := range tx.touched {
-		if k == string(key) {
-			return
-		}
+	tx.quiet = slices.DeleteFunc(tx.quiet, func(k string) bool { return k == string(key) })
+	if !slices.Contains(tx.touched, string(key)) {
+		tx.touched = append(tx.touched, string(key))
 	}
-	tx.touched = append(tx.touched, string(key))
+}
+
+// ChangedUnsignalled tells that the stream at key changed in what Redis
+// changes without signalling the key modified: its consumer groups
+// (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP on an existing stream) or
+// its last ID (XSETID). It is charged its new size and counted as a
+// change, and blocked readers are told (a destroyed group's answer
+// NOGROUP), but WATCH and client-side caching are not.
+func (tx *StreamTx) ChangedUnsignalled(key []byte) {
+	if !slices.Contains(tx.touched, string(key)) && !slices.Contains(tx.quiet, string(key)) {
+		tx.quiet = append(tx.quiet, string(key))
+	}
 }
 
 func (tx *StreamTx) commit() error {
@@ -138,6 +153,18 @@ func (tx *StreamTx) commit() error {
 		if err != nil && first == nil {
 			first = err
 		}
+	}
+	for _, k := range tx.quiet {
+		key := []byte(k)
+		h := tx.s.hash(key)
+		sh := tx.s.shardOf(h)
+		sl, found := tx.s.liveKeyLocked(sh, h, key)
+		if !found || sl.rec.typ() != TypeStream {
+			continue
+		}
+		st := sh.collectionOf(&sl.rec).obj.(*Stream)
+		tx.s.setChargeLocked(sl, st.charge())
+		tx.s.notifyUnsignalled(key)
 	}
 	return first
 }

@@ -367,11 +367,16 @@ func (s *Store) lookupCollLocked(key []byte, t Type) (c collection, found bool, 
 // rechargeLocked rewrites in place the charge of the heap-held record in
 // sl, whose object its type's code changed.
 func (s *Store) rechargeLocked(sl slot, charge int64, key []byte) {
+	s.setChargeLocked(sl, charge)
+	s.notify(Written, key)
+}
+
+// setChargeLocked makes charge the charge of sl's heap object.
+func (s *Store) setChargeLocked(sl slot, charge int64) {
 	old := sl.rec.cost()
 	// The record's value aliases the arena: its cost reads the new charge.
 	binary.LittleEndian.PutUint64(sl.rec.value[8:], uint64(charge))
 	s.used.Add(sl.rec.cost() - old)
-	s.notify(Written, key)
 }
 
 // copyValueLocked is the value of a new record holding what r holds, for

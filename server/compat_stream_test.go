@@ -7,7 +7,9 @@ package server
 // times are compared within compatTolerance.
 
 import (
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -143,4 +145,72 @@ func TestCompatStreams(t *testing.T) {
 			t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, proto, sc) })
 		}
 	})
+}
+
+// TestCompatStreamGroupsKeepWatches: a WATCH of a stream is broken by what
+// changes its entries (XADD, XDEL, XTRIM, XGROUP CREATE ... MKSTREAM) and
+// not by what changes its consumer groups or its last ID alone (XSETID,
+// XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XGROUP CREATE, SETID,
+// CREATECONSUMER, DELCONSUMER, DESTROY), as redis-server decides; each
+// write runs on another connection between the WATCH and the EXEC.
+func TestCompatStreamGroupsKeepWatches(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	setup := [][]string{
+		{"DEL", "s", "fresh"}, {"XADD", "s", "1-1", "f", "v"}, {"XADD", "s", "2-1", "f", "v"},
+		{"XGROUP", "CREATE", "s", "g", "0"}, {"XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"},
+	}
+	writes := [][]string{
+		{"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "s", "0"},
+		{"XACK", "s", "g", "1-1"},
+		{"XCLAIM", "s", "g", "c2", "0", "2-1"},
+		{"XAUTOCLAIM", "s", "g", "c3", "0", "0"},
+		{"XGROUP", "CREATE", "s", "g2", "$"},
+		{"XGROUP", "SETID", "s", "g", "0"},
+		{"XGROUP", "CREATECONSUMER", "s", "g", "c9"},
+		{"XGROUP", "DELCONSUMER", "s", "g", "c9"},
+		{"XGROUP", "DESTROY", "s", "g"},
+		{"XADD", "s", "*", "f", "v"},
+		{"XDEL", "s", "1-1"},
+		{"XTRIM", "s", "MAXLEN", "0"},
+		{"XSETID", "s", "99-0"},
+		{"XGROUP", "CREATE", "fresh", "g", "$", "MKSTREAM"},
+	}
+	run := func(addr string) []string {
+		watcher, other := dialCompat(t, addr), dialCompat(t, addr)
+		var out []string
+		for _, w := range writes {
+			for _, args := range setup {
+				if _, err := other.do(args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			key := w[1]
+			if w[0] == "XGROUP" {
+				key = w[2]
+			}
+			watcher.do("WATCH", key)
+			r, err := other.do(w...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			watcher.do("MULTI")
+			watcher.do("PING")
+			exec, err := watcher.do("EXEC")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s -> error %v; EXEC %s", strings.Join(w, " "), r.kind == '-', exec))
+		}
+		return out
+	}
+	want, got := run(redisAddr), run(ts.addr)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("redis-server: %s\nstampedeless: %s", want[i], got[i])
+		}
+	}
+	if !strings.Contains(want[0], "PONG") || strings.Contains(want[9], "PONG") {
+		t.Errorf("redis-server did not decide as this test assumes: %s; %s", want[0], want[9])
+	}
 }

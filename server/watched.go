@@ -240,6 +240,13 @@ func (s *Server) keyChanged(ch engine.Change) {
 		s.keyEvents.changed(ch)
 		return
 	}
+	if ch.Unsignalled {
+		// A stream's groups or last ID: its readers may answer otherwise
+		// (NOGROUP), but no WATCH breaks and no cached read goes stale,
+		// as in Redis, which signals no modified key for them.
+		s.blocked.keyWritten(ch)
+		return
+	}
 	s.watches.changed(ch)
 	s.tracking.changed(ch)
 	s.blocked.keyWritten(ch)

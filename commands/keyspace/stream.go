@@ -741,7 +741,7 @@ func xread(c *commands.Ctx, args [][]byte, group bool) {
 				if made {
 					created = append(created, string(keys[i]))
 				}
-				tx.Changed(keys[i])
+				tx.ChangedUnsignalled(keys[i])
 			} else {
 				start, _ := gt.Next()
 				refs = collectRange(st, start, engine.MaxStreamID, int(count), false)
@@ -845,7 +845,7 @@ func blockXRead(c *commands.Ctx, keys [][]byte, ids []engine.StreamID, timeout t
 				created = st.ReadGroup(g, consumer, count, noack, tx.NowMs(), func(id engine.StreamID, fields [][]byte) {
 					refs = append(refs, entryRef{id, append(make([][]byte, 0, len(fields)), fields...)})
 				})
-				tx.Changed(ready)
+				tx.ChangedUnsignalled(ready)
 			} else {
 				start, _ := gt.Next()
 				refs = collectRange(st, start, engine.MaxStreamID, count, false)
@@ -959,7 +959,7 @@ func cmdXGroup(c *commands.Ctx, args [][]byte) {
 				c.W.Error("BUSYGROUP Consumer Group name already exists")
 				return errStreamReplied
 			}
-			tx.Changed(key)
+			tx.ChangedUnsignalled(key)
 			c.W.OK()
 			event = "xgroup-create"
 		case setid && (len(args) == 5 || len(args) == 7):
@@ -973,12 +973,12 @@ func cmdXGroup(c *commands.Ctx, args [][]byte) {
 				return errStreamReplied
 			}
 			g.SetGroupID(id, entriesRead)
-			tx.Changed(key)
+			tx.ChangedUnsignalled(key)
 			c.W.OK()
 			event = "xgroup-setid"
 		case resp.EqualFold(opt, "destroy") && len(args) == 4:
 			if g != nil && st.DestroyGroup(name) {
-				tx.Changed(key)
+				tx.ChangedUnsignalled(key)
 				c.W.Int(1)
 				event = "xgroup-destroy"
 			} else {
@@ -987,14 +987,14 @@ func cmdXGroup(c *commands.Ctx, args [][]byte) {
 		case resp.EqualFold(opt, "createconsumer") && len(args) == 5:
 			made := st.CreateConsumer(g, args[4], tx.NowMs())
 			if made {
-				tx.Changed(key)
+				tx.ChangedUnsignalled(key)
 				event = "xgroup-createconsumer"
 			}
 			c.W.Int(commands.BoolInt(made))
 		case resp.EqualFold(opt, "delconsumer") && len(args) == 5:
 			n, found := st.DelConsumer(g, args[4])
 			if found {
-				tx.Changed(key)
+				tx.ChangedUnsignalled(key)
 				event = "xgroup-delconsumer"
 			}
 			c.W.Int(int64(n))
@@ -1064,7 +1064,7 @@ func cmdXSetID(c *commands.Ctx, args [][]byte) {
 			c.W.Error("ERR " + err.Error())
 			return errStreamReplied
 		}
-		tx.Changed(args[1])
+		tx.ChangedUnsignalled(args[1])
 		return nil
 	})
 	if err != nil {
@@ -1096,7 +1096,7 @@ func cmdXAck(c *commands.Ctx, args [][]byte) {
 			ids = append(ids, id)
 		}
 		if n = st.Ack(g, ids); n > 0 {
-			tx.Changed(args[1])
+			tx.ChangedUnsignalled(args[1])
 		}
 		return nil
 	})
@@ -1259,7 +1259,7 @@ func cmdXClaim(c *commands.Ctx, args [][]byte) {
 		created = st.Claim(g, cl, now, func(id engine.StreamID, fields [][]byte) {
 			refs = append(refs, entryRef{id, append([][]byte(nil), fields...)})
 		})
-		tx.Changed(args[1])
+		tx.ChangedUnsignalled(args[1])
 		writeClaimed(c.W, refs, cl.JustID)
 		return nil
 	})
@@ -1317,7 +1317,7 @@ func cmdXAutoClaim(c *commands.Ctx, args [][]byte) {
 			refs = append(refs, entryRef{id, append([][]byte(nil), fields...)})
 		})
 		created = made
-		tx.Changed(args[1])
+		tx.ChangedUnsignalled(args[1])
 		c.W.Array(3)
 		writeStreamID(c.W, next)
 		writeClaimed(c.W, refs, justID)

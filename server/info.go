@@ -181,6 +181,11 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("arena_live_bytes", st.ArenaLiveBytes)
 	b.field("index_bytes", st.IndexBytes)
 	s.infoScripts(b)
+	// No replication or AOF buffers are left out of used_memory, and
+	// nothing is freed in the background.
+	b.field("mem_not_counted_for_evict", 0)
+	b.field("lazyfree_pending_objects", 0)
+	b.field("lazyfreed_objects", 0)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback

@@ -332,7 +332,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		return scripting.ErrUnknownCommand.Reply(), false
 	case !cmd.arityOK(len(args)):
 		return scripting.ErrWrongArity.Reply(), false
-	case cmd.Flags&commands.NoScript != 0:
+	case cmd.Flags&commands.NoScript != 0 && !sc.srv.denyScriptsOff.Load():
 		return scripting.ErrNotAllowed.Reply(), false
 	}
 	u := sc.c.user.Load()

@@ -262,6 +262,11 @@ func (tr *tracking) disable(c *Conn) {
 	delete(tr.clients, c.id)
 	if tr.active.Add(-1) == 0 {
 		tr.srv.consumeChanges(-1)
+		// Unwatched, the table would go stale: writes and flushes no
+		// longer reach it. Redis keeps it to the next write of each key,
+		// or flush; either would find no client tracking.
+		clear(tr.keys)
+		tr.items = 0
 	}
 	t.on, t.bcast, t.optin, t.optout, t.noloop, t.broken = false, false, false, false, false, false
 	t.redirect, t.redirTo, t.prefixes = 0, nil, nil

@@ -440,3 +440,22 @@ func functionBusyAndKill(t *testing.T, addr string) {
 	}
 	expect(runner, "+PONG", "PING")
 }
+
+// TestCompatFunctionLoadWhenOOM: FUNCTION LOAD and RESTORE are refused at
+// the memory bound as Redis refuses a deny-oom command; the other
+// subcommands run.
+func TestCompatFunctionLoadWhenOOM(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	lib := "#!lua name=oomlib\nredis.register_function('oomf', function() return 1 end)"
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "function-oom", steps: []compatStep{
+			cs("CONFIG SET maxmemory-policy noeviction"), cs("SET x value"),
+			ca("FUNCTION", "LOAD", "REPLACE", lib), cs("CONFIG SET maxmemory 1"),
+			ca("FUNCTION", "LOAD", "REPLACE", lib), ca("FUNCTION", "RESTORE", "nonsense"),
+			cs("FUNCTION DELETE oomlib"), ca("FUNCTION", "LOAD", lib),
+			cs("CONFIG SET maxmemory 0"), ca("FUNCTION", "LOAD", lib), cs("FCALL oomf 0"),
+			cs("FUNCTION FLUSH"), cs("CONFIG SET maxmemory-policy allkeys-lfu"),
+		}})
+	})
+}

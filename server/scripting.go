@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/scripting"
@@ -269,7 +271,25 @@ func cmdFunction(c *Conn, args [][]byte) {
 		answer(args)
 		return
 	}
-	c.whereItMayWaitWith(args, answer)
+	c.whereItMayWaitWith(args, func(args [][]byte) {
+		// LOAD and RESTORE are deny-oom in Redis: refused while used
+		// memory is over maxmemory and nothing can be evicted.
+		if !s.admits(c) {
+			c.w.Error(commands.ErrOOM)
+			return
+		}
+		answer(args)
+	})
+}
+
+// admits reports whether the store is within its bound, after evicting
+// what its policy lets it, as Redis checks a deny-oom command before it
+// runs; the section is entered for the eviction, where it may wait.
+func (s *Server) admits(c *Conn) bool {
+	hint := uint64(c.id)
+	s.gate.rlock(hint, true)
+	defer s.gate.sec.RUnlock(hint)
+	return !errors.Is(s.store.Admit(), engine.ErrOOM)
 }
 
 // scriptWrite is a write command a script ran, for the shared tier.

@@ -5,6 +5,7 @@ package server
 // its error texts, and reads back as Redis's.
 
 import (
+	"log/slog"
 	"slices"
 	"testing"
 )
@@ -79,6 +80,34 @@ func TestCompatConfigEveryParameter(t *testing.T) {
 					t.Errorf("%q: redis %s, ours %s", args, w, g)
 				}
 			}
+		}
+	}
+}
+
+// TestCompatConfigSetToItself: CONFIG SET of every parameter to the value
+// CONFIG GET shows succeeds here wherever it does on redis-server (Redis's
+// introspection.tcl sets them all so), and fails where it fails there.
+func TestCompatConfigSetToItself(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{LogLevel: new(slog.LevelVar)})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	values := func(c *compatConn) map[string]string {
+		r, err := c.do("CONFIG", "GET", "*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]string)
+		for i := 0; i+1 < len(r.elems); i += 2 {
+			m[r.elems[i].str] = r.elems[i+1].str
+		}
+		return m
+	}
+	want, got := values(p.redis), values(p.ours)
+	for name, v := range want {
+		w := p.redis.run(compatExact, []string{"CONFIG", "SET", name, v})
+		g := p.ours.run(compatExact, []string{"CONFIG", "SET", name, got[name]})
+		if (w == "+OK") != (g == "+OK") {
+			t.Errorf("CONFIG SET %s to itself: redis %s, ours %s", name, w, g)
 		}
 	}
 }

@@ -201,8 +201,10 @@ var configParams = []configParam{
 			}
 			return err
 		}},
-	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
-	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }},
+	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) },
+		set: onlyCurrent(func(s *Server) string { return strconv.Itoa(s.port()) }, "listens at start (--addr)")},
+	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) },
+		set: onlyCurrent(func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }, "bounds a query at 1 GiB")},
 	{name: "client-output-buffer-limit",
 		get: func(s *Server) string {
 			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()

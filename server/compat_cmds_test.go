@@ -502,6 +502,40 @@ func (p compatPair) both(t testing.TB, args ...string) (compatReply, compatReply
 }
 
 // TestCompatCmdsClientKill kills connections on both servers in each of
+// TestCompatClientInfoQbuf: a client's own CLIENT INFO and CLIENT LIST
+// line count the command being run in qbuf, as Redis's query buffer holds
+// it while it runs.
+func TestCompatClientInfoQbuf(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		qbuf := func(c *compatConn, args ...string) string {
+			r, err := c.do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r.str, "\n") {
+				if !strings.Contains(line, "cmd=client|") {
+					continue
+				}
+				for _, f := range strings.Fields(line) {
+					if strings.HasPrefix(f, "qbuf=") {
+						return f
+					}
+				}
+			}
+			t.Fatalf("%s: no qbuf of its own: %s", showArgs(args), r)
+			return ""
+		}
+		for _, args := range [][]string{{"CLIENT", "INFO"}, {"CLIENT", "LIST"}, {"client", "list", "type", "normal"}} {
+			if w, g := qbuf(p.redis, args...), qbuf(p.ours, args...); w != g {
+				t.Errorf("%s: redis %s, ours %s", showArgs(args), w, g)
+			}
+		}
+	})
+}
+
 // CLIENT KILL's ways and compares the replies and which connections each
 // server closed.
 func TestCompatCmdsClientKill(t *testing.T) {

@@ -60,13 +60,18 @@ func TestCompatConfigEveryParameter(t *testing.T) {
 	// CONFIG GET's map is compared above in both protocols.
 	p := dialCompatPair(t, redisAddr, ts.addr, 2)
 	values := []string{"YES", "no", "zzbad", "-1", "0", "1", "99", "100", "65535", "65536", "2147483648",
-		"9223372036854775807", "1mb", "2GB", "10%", "everysec", "ALWAYS", "allchannels", "swapdb", "hostname",
+		"9223372036854775807", "1mb", "2GB", "10%", "100%", "101%", "9999999999999%", "everysec", "ALWAYS", "allchannels", "swapdb", "hostname",
 		"50 99", "1 2 3", "-100 0 2001", "0 200", "a b c", "", "{title} {port}", "{title}", "x{{y}}", "{nope}", "{port", "a}b", "a-b.c"}
 	// The inert parameters, and the eviction's, which govern the store
 	// here as in Redis.
 	names := []string{"maxmemory-samples", "maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time"}
 	for i := range inertParams {
 		names = append(names, inertParams[i].name)
+	}
+	// Hidden: CONFIG GET * leaves them out on both (above), and answers
+	// them by name.
+	for i := range hiddenParams {
+		names = append(names, hiddenParams[i].name)
 	}
 	slices.Sort(names)
 	for _, name := range names {

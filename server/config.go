@@ -28,6 +28,9 @@ type configParam struct {
 	name string
 	get  func(s *Server) string
 	set  func(s *Server, value string) error
+	// hidden: no pattern of CONFIG GET matches it, as Redis's
+	// HIDDEN_CONFIG.
+	hidden bool
 }
 
 var configParams = []configParam{
@@ -415,7 +418,7 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 		}
 		pattern := resp.Lower(a)
 		for i := range configParams {
-			if p := &configParams[i]; !slices.Contains(found, p) && glob.Match(pattern, p.name) {
+			if p := &configParams[i]; !p.hidden && !slices.Contains(found, p) && glob.Match(pattern, p.name) {
 				found, names = append(found, p), append(names, p.name)
 			}
 		}

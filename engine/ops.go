@@ -82,6 +82,7 @@ const (
 	readNotes                        // reports the read to the eviction policy
 	readExpires                      // removes a key found past its deadline
 	readStrings                      // finds only strings: another type reads as missing
+	readPast                         // finds a key past its deadline too, as live
 )
 
 // readAll is what GET does: count, note, expire.
@@ -126,7 +127,7 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 	switch {
 	case !ok:
 		return readResult{}
-	case sl.rec.stale != 0 && sl.rec.expiredAt(s.now()):
+	case sl.rec.stale != 0 && mode&readPast == 0 && sl.rec.expiredAt(s.now()):
 		return readResult{expired: true, loc: sl.loc}
 	case mode&readStrings != 0 && !sl.rec.isString():
 		return readResult{otherType: true}
@@ -319,6 +320,14 @@ func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
 func (s *Store) Peek(key []byte) (Envelope, bool) {
 	var env Envelope
 	found, _ := s.read(key, 0, func(r record) { env = r.envelope() })
+	return env, found
+}
+
+// PeekPast is Peek that finds a key past its deadline and not yet removed
+// too, as Redis's DEBUG OBJECT looks in the dictionary itself.
+func (s *Store) PeekPast(key []byte) (Envelope, bool) {
+	var env Envelope
+	found, _ := s.read(key, readPast, func(r record) { env = r.envelope() })
 	return env, found
 }
 

@@ -245,3 +245,34 @@ func TestCompatDebugProtocol(t *testing.T) {
 		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "debug-protocol", steps: steps})
 	})
 }
+
+// TestCompatDebugObjectPastDeadline: with active expiry off, DEBUG OBJECT
+// finds a key past its deadline until a read removes it, as Redis's looks
+// in its dictionary (Redis's scripting.tcl checks a key is still there so).
+func TestCompatDebugObjectPastDeadline(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	for _, c := range []*compatConn{p.redis, p.ours} {
+		for _, args := range [][]string{{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, {"SET", "k", "v", "PX", "1"}} {
+			if r, err := c.do(args...); err != nil || r.String() != "+OK" {
+				t.Fatalf("%s: %s %v", showArgs(args), r, err)
+			}
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // past the key's deadline
+	encoding := func(line string) string {
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "encoding:") || strings.HasPrefix(f, "-ERR") {
+				return f
+			}
+		}
+		return line
+	}
+	for _, args := range [][]string{{"DEBUG", "OBJECT", "k"}, {"GET", "k"}, {"DEBUG", "OBJECT", "k"}} {
+		r, o := p.redis.run(compatExact, args), p.ours.run(compatExact, args)
+		if encoding(r) != encoding(o) {
+			t.Errorf("%s: redis %s, ours %s", showArgs(args), r, o)
+		}
+	}
+}

@@ -759,3 +759,44 @@ func TestCompatCmdsRestoreAccess(t *testing.T) {
 		}
 	})
 }
+
+// TestCompatCommandStatsReset: CONFIG RESETSTAT starts INFO's
+// commandstats again from zero, as Redis's does; calls and failed_calls
+// are compared (Redis also times calls).
+func TestCompatCommandStatsReset(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	stats := func(c *compatConn) map[string]string {
+		r, err := c.do("INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]string)
+		for _, line := range strings.Split(r.str, "\r\n") {
+			name, v, ok := strings.Cut(line, ":")
+			// CONFIG RESETSTAT is counted as its container here.
+			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || strings.HasPrefix(name, "cmdstat_config") {
+				continue
+			}
+			var kept []string
+			for _, f := range strings.Split(v, ",") {
+				if strings.HasPrefix(f, "calls=") || strings.HasPrefix(f, "failed_calls=") {
+					kept = append(kept, f)
+				}
+			}
+			m[name] = strings.Join(kept, ",")
+		}
+		return m
+	}
+	for _, step := range [][]string{
+		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"CONFIG", "RESETSTAT"},
+		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"EXPIRE", "foo", "100"},
+	} {
+		p.both(t, step...)
+	}
+	want, got := stats(p.redis), stats(p.ours)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Errorf("INFO commandstats after RESETSTAT:\n\tredis: %v\n\tours:  %v", want, got)
+	}
+}

@@ -485,6 +485,7 @@ func cmdConfigResetStat(c *Conn, _ [][]byte) {
 	s.rejectedConns.Store(0)
 	s.outputLimitCloses.Store(0)
 	s.resetACLStats()
+	s.resetCommandStats()
 	base := s.store.Stats()
 	s.statsBase.Store(&base)
 	c.w.OK()

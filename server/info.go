@@ -270,18 +270,33 @@ func (s *Server) infoCPU(b *infoBuilder) {
 	}
 }
 
-// infoCommandStats reports each command called since the start as Redis's
+// infoCommandStats reports each command called since the start (or the
+// last CONFIG RESETSTAT) as Redis's
 // cmdstat lines do, from the counters /metrics exports: calls, and
 // failed_calls for those that replied an error (Redis also counts
 // rejected_calls apart, and times calls, which is not done here).
 // Subcommands are counted as their container.
 func (s *Server) infoCommandStats(b *infoBuilder) {
 	for _, cmd := range s.sortedCommands() {
-		ok, fail := metrics.Value(cmd.counters.ok), metrics.Value(cmd.counters.fail)
+		ok, fail := cmd.counters.sinceReset()
 		if ok+fail == 0 {
 			continue
 		}
-		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
+		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,rejected_calls=0,failed_calls=%d", ok+fail, fail))
+	}
+}
+
+// sinceReset are the command's calls that succeeded and failed since the
+// last CONFIG RESETSTAT.
+func (c *counters) sinceReset() (ok, fail int64) {
+	return int64(metrics.Value(c.ok)) - c.okBase.Load(), int64(metrics.Value(c.fail)) - c.failBase.Load()
+}
+
+// resetCommandStats starts INFO's commandstats again from zero.
+func (s *Server) resetCommandStats() {
+	for _, cmd := range s.table {
+		cmd.counters.okBase.Store(int64(metrics.Value(cmd.counters.ok)))
+		cmd.counters.failBase.Store(int64(metrics.Value(cmd.counters.fail)))
 	}
 }
 

@@ -188,6 +188,9 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 // runFunction runs a function holding the section and writes its reply.
 func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
 	s.scripts.ran.Inc()
+	// Before the function's calls, as Redis's fcallCommandGeneric feeds
+	// itself.
+	s.feedMonitors(c, nil, args)
 	if flags, known := s.scripts.eng.FunctionFlags(args[1]); s.scriptOOM(c, flags, known) {
 		return
 	}

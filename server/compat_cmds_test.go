@@ -450,7 +450,7 @@ func TestCompatCmdsShape(t *testing.T) {
 		ours := map[string]bool{"stampede": true}
 		// Redis's sections we do not have; ours that Redis lacks are
 		// dropped before comparing.
-		missing := map[string]bool{"modules": true, "errorstats": true, "latencystats": true}
+		missing := map[string]bool{"modules": true, "latencystats": true}
 		for _, args := range [][]string{
 			{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"}, {"INFO", "server", "clients"},
 			{"INFO", "CLIENTS", "server"}, {"INFO", "server", "server"}, {"INFO", "nosuch"}, {"INFO", "nosuch", "cpu"},
@@ -798,5 +798,42 @@ func TestCompatCommandStatsReset(t *testing.T) {
 	want, got := stats(p.redis), stats(p.ours)
 	if fmt.Sprint(want) != fmt.Sprint(got) {
 		t.Errorf("INFO commandstats after RESETSTAT:\n\tredis: %v\n\tours:  %v", want, got)
+	}
+}
+
+// TestCompatErrorStats: INFO errorstats counts the error replies clients
+// get by their code, and total_error_replies all of them, from CONFIG
+// RESETSTAT on, as Redis's do.
+func TestCompatErrorStats(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	for _, step := range [][]string{
+		{"NOSUCH"}, {"CONFIG", "RESETSTAT"},
+		{"EVAL", "return redis.error_reply('MY_ERR_CODE custom msg')", "0"},
+		{"EVAL", "return redis.error_reply('')", "0"},
+		{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "s"},
+		{"NOSUCH", "x"}, {"GET"}, {"SET", "s", "text"}, {"LPUSH", "s", "x"}, {"INCR", "s"},
+		{"MULTI"}, {"INCR", "s"}, {"GET", "s"}, {"EXEC"},
+	} {
+		p.both(t, step...)
+	}
+	stats := func(c *compatConn) string {
+		var lines []string
+		for _, section := range []string{"errorstats", "stats"} {
+			r, err := c.do("INFO", section)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r.str, "\r\n") {
+				if strings.HasPrefix(line, "errorstat_") || strings.HasPrefix(line, "total_error_replies:") {
+					lines = append(lines, line)
+				}
+			}
+		}
+		return strings.Join(lines, " ")
+	}
+	if want, got := stats(p.redis), stats(p.ours); want != got {
+		t.Errorf("INFO errorstats:\n\tredis: %s\n\tours:  %s", want, got)
 	}
 }

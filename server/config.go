@@ -486,6 +486,7 @@ func cmdConfigResetStat(c *Conn, _ [][]byte) {
 	s.outputLimitCloses.Store(0)
 	s.resetACLStats()
 	s.resetCommandStats()
+	s.errors.reset()
 	base := s.store.Stats()
 	s.statsBase.Store(&base)
 	c.w.OK()

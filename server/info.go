@@ -1,13 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -37,6 +41,7 @@ var infoSections = []infoSection{
 	{name: "replication", write: (*Server).infoReplication},
 	{name: "cpu", write: (*Server).infoCPU},
 	{name: "commandstats", write: (*Server).infoCommandStats, extra: true},
+	{name: "errorstats", write: (*Server).infoErrorStats},
 	{name: "cluster", write: (*Server).infoCluster},
 	{name: "keyspace", write: (*Server).infoKeyspace},
 }
@@ -214,6 +219,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("tracking_total_items", items)
 	b.field("tracking_total_prefixes", prefixes)
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	b.field("total_error_replies", s.errors.totalCount())
 	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
 	b.field("evicted_scripts", s.scripts.eng.Evicted())
 	s.infoACL(b)
@@ -349,4 +355,70 @@ func seconds(d time.Duration) int64 {
 		return -1
 	}
 	return int64(d / time.Second)
+}
+
+// errorStats counts the error replies sent to clients by their code, the
+// error's first word, as Redis's INFO errorstats and total_error_replies
+// do; a script's calls are counted by the reply its caller gets. As in
+// Redis, at most errorCodesLimit codes are kept: the errors of a code past
+// it count in the total alone.
+type errorStats struct {
+	mu     sync.Mutex
+	byCode map[string]int64
+	total  int64
+}
+
+// errorCodesLimit is Redis's ERRORSTATS_LIMIT.
+const errorCodesLimit = 128
+
+// countAt counts the error reply c wrote at offset at, if it is one.
+func (e *errorStats) countAt(c *Conn, at int) {
+	if c.lua || !c.w.IsErrorAt(at) {
+		return
+	}
+	msg := c.w.Buffered()[at+1:]
+	end := bytes.IndexAny(msg, " \r")
+	if end < 0 {
+		end = len(msg)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.total++
+	code := string(msg[:end])
+	if _, ok := e.byCode[code]; ok || len(e.byCode) < errorCodesLimit {
+		if e.byCode == nil {
+			e.byCode = make(map[string]int64)
+		}
+		e.byCode[code]++
+	}
+}
+
+func (e *errorStats) totalCount() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.total
+}
+
+// reset starts the counts again (CONFIG RESETSTAT).
+func (e *errorStats) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byCode, e.total = nil, 0
+}
+
+// infoErrorStats writes errorstat_<code>:count=n for each code, in name
+// order.
+func (s *Server) infoErrorStats(b *infoBuilder) {
+	e := &s.errors
+	e.mu.Lock()
+	codes := make([]string, 0, len(e.byCode))
+	for code := range e.byCode {
+		codes = append(codes, code)
+	}
+	counts := maps.Clone(e.byCode)
+	e.mu.Unlock()
+	slices.Sort(codes)
+	for _, code := range codes {
+		b.field("errorstat_"+code, fmt.Sprintf("count=%d", counts[code]))
+	}
 }

@@ -201,6 +201,7 @@ type Server struct {
 	watches         watchRegistry
 	tracking        tracking
 	txResults       txResults
+	errors          errorStats // INFO errorstats
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 

@@ -186,9 +186,11 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("arena_live_bytes", st.ArenaLiveBytes)
 	b.field("index_bytes", st.IndexBytes)
 	s.infoScripts(b)
-	// No replication or AOF buffers are left out of used_memory, and
-	// nothing is freed in the background.
-	b.field("mem_not_counted_for_evict", 0)
+	// What the memory bound does not count: Redis's replication and AOF
+	// buffers, here what the process holds beside the store's records
+	// (used_memory less it is what --max-memory bounds). Nothing is
+	// freed in the background.
+	b.field("mem_not_counted_for_evict", max(used-st.Cost, 0))
 	b.field("lazyfree_pending_objects", 0)
 	b.field("lazyfreed_objects", 0)
 }

@@ -240,6 +240,13 @@ func trackingScripts() []psScript {
 			ps(1, "CONFIG SET maxmemory-policy noeviction"), ps(1, "CONFIG SET maxmemory 1"),
 			ps(1, "CONFIG SET maxmemory-policy volatile-random"), psN(0, 2, "GETBIT big 0"), ps(1, "CONFIG SET maxmemory 0"), ps(1, "EXISTS vk big"),
 		}},
+		// A RESP3 client gets the invalidations redirected to it without
+		// subscribing, with CLIENT REPLY OFF too.
+		{name: "resp3 redirect without subscribing", conns: 3, resp3: true, steps: []psStep{
+			psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"), ps(1, "GET a"), ps(2, "SET a 1"), psRead(0, 1),
+			ps(1, "GET a"), psN(0, 0, "CLIENT REPLY OFF"), ps(2, "SET a 2"), psRead(0, 1),
+			ps(0, "CLIENT REPLY ON"), ps(0, "PING"),
+		}},
 		// Keys read before tracking went off are forgotten at the flush
 		// (Redis's tracking.tcl reuses one client through its tests so).
 		{name: "table flushed while no one tracks", conns: 3, steps: []psStep{

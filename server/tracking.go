@@ -697,7 +697,11 @@ func (c *Conn) sendLocked(inv invalidation) {
 	if target.w.Protocol() != 3 && (target == c || target.subs.total() == 0) {
 		return
 	}
-	if !target.push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
+	push := target.push
+	if target != c {
+		push = target.pushOut // a RESP3 target need not subscribe
+	}
+	if !push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
 		return
 	}
 	if inv.all {

@@ -233,13 +233,6 @@ func trackingScripts() []psScript {
 			ps(1, "GET a"), ps(2, "SET a 1"), psRead(0, 1), ps(1, "PING"),
 			ps(1, "GET a"), ps(0, "QUIT"), ps(2, "SET a 2"), psIDs(1, "PING"), psIDs(1, "CLIENT TRACKINGINFO"),
 		}},
-		// Over the bound, a read evicts first, as Redis evicts before any
-		// command: the invalidation comes before the read's reply.
-		{name: "resp3 eviction before a read", conns: 2, resp3: true, steps: []psStep{
-			ps(0, "CLIENT TRACKING ON"), ps(1, "SETEX vk 10000 x"), ps(0, "GET vk"), ps(1, "SET big x"),
-			ps(1, "CONFIG SET maxmemory-policy noeviction"), ps(1, "CONFIG SET maxmemory 1"),
-			ps(1, "CONFIG SET maxmemory-policy volatile-random"), psN(0, 2, "GETBIT big 0"), ps(1, "CONFIG SET maxmemory 0"), ps(1, "EXISTS vk big"),
-		}},
 		// A RESP3 client gets the invalidations redirected to it without
 		// subscribing, with CLIENT REPLY OFF too.
 		{name: "resp3 redirect without subscribing", conns: 3, resp3: true, steps: []psStep{

@@ -170,11 +170,6 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 	if c.tracked || s.tracking.noloop.Load() > 0 || s.tracking.bcasting.Load() > 0 {
 		defer s.tracking.beforeCommand(c, cmd, args)()
 	}
-	if cmd.Flags&commands.Write == 0 {
-		// Over the bound, Redis evicts before any command, a read too;
-		// a write makes room itself. Within the bound this is a look.
-		s.store.Admit()
-	}
 	cmd.Handler(&c.x, args)
 	if cmd.Flags&(commands.Write|commands.OwnSection) == commands.Write {
 		// Its writes may have made keys that clients block on ready

@@ -29,18 +29,7 @@ func TestCompatConfigEveryParameter(t *testing.T) {
 	ts := startServer(t, Options{})
 	forEachProtocol(t, func(t *testing.T, proto int) {
 		p := dialCompatPair(t, redisAddr, ts.addr, proto)
-		all := func(c *compatConn) map[string]string {
-			r, err := c.do("CONFIG", "GET", "*")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := make(map[string]string)
-			for i := 0; i+1 < len(r.elems); i += 2 {
-				m[r.elems[i].str] = r.elems[i+1].String()
-			}
-			return m
-		}
-		want, got := all(p.redis), all(p.ours)
+		want, got := configValues(t, p.redis), configValues(t, p.ours)
 		for name, v := range want {
 			g, ok := got[name]
 			switch {
@@ -96,18 +85,7 @@ func TestCompatConfigSetToItself(t *testing.T) {
 	redisAddr := startReferenceRedis(t)
 	ts := startServer(t, Options{LogLevel: new(slog.LevelVar)})
 	p := dialCompatPair(t, redisAddr, ts.addr, 2)
-	values := func(c *compatConn) map[string]string {
-		r, err := c.do("CONFIG", "GET", "*")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := make(map[string]string)
-		for i := 0; i+1 < len(r.elems); i += 2 {
-			m[r.elems[i].str] = r.elems[i+1].str
-		}
-		return m
-	}
-	want, got := values(p.redis), values(p.ours)
+	want, got := configValues(t, p.redis), configValues(t, p.ours)
 	for name, v := range want {
 		w := p.redis.run(compatExact, []string{"CONFIG", "SET", name, v})
 		g := p.ours.run(compatExact, []string{"CONFIG", "SET", name, got[name]})
@@ -115,4 +93,18 @@ func TestCompatConfigSetToItself(t *testing.T) {
 			t.Errorf("CONFIG SET %s to itself: redis %s, ours %s", name, w, g)
 		}
 	}
+}
+
+// configValues is CONFIG GET * of a connection, by parameter name.
+func configValues(t *testing.T, c *compatConn) map[string]string {
+	t.Helper()
+	r, err := c.do("CONFIG", "GET", "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make(map[string]string)
+	for i := 0; i+1 < len(r.elems); i += 2 {
+		m[r.elems[i].str] = r.elems[i+1].str
+	}
+	return m
 }

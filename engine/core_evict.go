@@ -122,6 +122,9 @@ func (s *Store) overSlack() int64 { return max(s.bound()/32, 1<<20) }
 // makes room if the store is over its bound already, and may leave it over
 // by what it adds, until the next write. The caller holds no shard lock.
 func (s *Store) admit(cost int64) error {
+	if s.oomAllowed.Load() {
+		return nil
+	}
 	if err := s.fits(cost); err != nil {
 		return err
 	}
@@ -157,6 +160,9 @@ func (s *Store) Admit() error { return s.admit(0) }
 // under noeviction. Its caller makes room after unlocking (Loader.Write)
 // or leaves it to the next write.
 func (s *Store) admitLocked(cost int64) error {
+	if s.oomAllowed.Load() {
+		return nil
+	}
 	if err := s.fits(cost); err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ const (
 	readNotes                        // reports the read to the eviction policy
 	readExpires                      // removes a key found past its deadline
 	readStrings                      // finds only strings: another type reads as missing
+	readPast                         // finds a key past its deadline too, as live
 )
 
 // readAll is what GET does: count, note, expire.
@@ -116,7 +117,7 @@ func (s *Store) readLocked(sh *shard, h uint64, key []byte, mode readMode, fn fu
 	switch {
 	case !ok:
 		return readResult{}
-	case sl.rec.stale != 0 && sl.rec.expiredAt(s.now()):
+	case sl.rec.stale != 0 && mode&readPast == 0 && sl.rec.expiredAt(s.now()):
 		return readResult{expired: true, loc: sl.loc}
 	case mode&readStrings != 0 && !sl.rec.isString():
 		return readResult{otherType: true}

@@ -174,6 +174,8 @@ type store struct {
 
 	// frozen: the dataset changes only by what clients write (SetFrozen).
 	frozen atomic.Bool
+	// oomAllowed: writes go past the memory bound (AllowOOM).
+	oomAllowed atomic.Bool
 	// thawed: SetFrozen ended a freeze, and the sweeper has not yet
 	// evicted what the bound asked for meanwhile.
 	thawed atomic.Bool
@@ -426,6 +428,13 @@ func (s *Store) SetFrozen(on bool) {
 		s.thawed.Store(true)
 	}
 }
+
+// AllowOOM lets writes go past the memory bound (true), nothing refused
+// or evicted for them, or not (false): Redis runs the commands of a script
+// that declares allow-oom so. The server sets it around such a script,
+// holding the atomic section exclusively, so that only the script's
+// writes pass.
+func (s *Store) AllowOOM(on bool) { s.oomAllowed.Store(on) }
 
 // Frozen reports whether SetFrozen froze the store.
 func (s *Store) Frozen() bool { return s.frozen.Load() }

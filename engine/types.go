@@ -419,10 +419,16 @@ func stringEncoding(v []byte, grown bool) string {
 
 // Encoding names how Redis would hold key's value, as OBJECT ENCODING
 // reports it. found is false if key is not live.
-func (s *Store) Encoding(key []byte) (enc string, found bool) {
+func (s *Store) Encoding(key []byte) (enc string, found bool) { return s.encoding(key, 0) }
+
+// EncodingPast is Encoding that finds a key past its deadline and not yet
+// removed too, as Redis's DEBUG OBJECT looks in the dictionary itself.
+func (s *Store) EncodingPast(key []byte) (enc string, found bool) { return s.encoding(key, readPast) }
+
+func (s *Store) encoding(key []byte, mode readMode) (enc string, found bool) {
 	h := s.hash(key)
 	sh := s.shardOf(h)
-	found, _ = s.readAt(sh, h, key, 0, func(r record) {
+	found, _ = s.readAt(sh, h, key, mode, func(r record) {
 		c := sh.collectionOf(&r)
 		switch r.typ() {
 		case TypeString:

@@ -89,6 +89,11 @@ func (r *Reader) Received() int64 { return r.received }
 func (r *Reader) Size() int { return len(r.buf) }
 func (r *Reader) Free() int { return len(r.buf) - r.w }
 
+// Held reports how many bytes the buffer holds since it was last drained,
+// the commands already returned included: Redis's query buffer keeps the
+// commands of a read until it has run them all.
+func (r *Reader) Held() int { return r.w }
+
 // Buffered reports how many received bytes have not been returned yet.
 func (r *Reader) Buffered() int { return r.w - r.r }
 

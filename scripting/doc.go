@@ -105,8 +105,10 @@
 //     or binary numbers ("010") convert differently in arithmetic.
 //   - # of a table with holes counts up to its last element.
 //   - A stack overflow is reported without its line.
-//   - string.dump cannot make bytecode, and loadstring refuses it as
-//     Redis does.
+//   - Calling a value that is not a function is reported as calling a
+//     nil value, whatever its type.
+//   - string.dump makes only a binary chunk's header, without the
+//     bytecode, and loadstring refuses binary chunks as Redis does.
 //   - cmsgpack packs a map's keys, and cjson encodes them, in
 //     gopher-lua's iteration order, which is not Lua's: tables with more
 //     than one key that is not 1..n may pack to other bytes (the same

@@ -39,6 +39,12 @@ var luaErrorRewrites = []struct {
 	{regexp.MustCompile(`^bad argument #(\d+) to ([^' ]+) (\(.*\))$`), func(m []string) string {
 		return "bad argument #" + m[1] + " to '" + m[2] + "' " + m[3]
 	}},
+	// gopher-lua does not say what was called; in a script, where reading
+	// an unknown global is already an error, it is most often a nil
+	// (a missing field, a function's nil result), as Lua 5.1 says.
+	{regexp.MustCompile(`^attempt to call a non-function object$`), func([]string) string {
+		return "attempt to call a nil value"
+	}},
 	// gopher-lua panics with this when its call stack is full; the
 	// error handler cannot run then either (see scriptError).
 	{regexp.MustCompile(`^lua callstack overflow$`), func([]string) string { return "stack overflow" }},

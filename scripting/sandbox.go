@@ -156,6 +156,7 @@ func newState(o *Options) *state {
 	str := loaded.RawGetString("string").(*lua.LTable)
 	str.RawSetString("__index", lua.LNil)
 	str.RawSetString("rep", L.NewFunction(stringRep(str.RawGetString("rep"))))
+	str.RawSetString("dump", L.NewFunction(stringDump))
 	strView := s.view(str)
 	g.RawSetString("string", strView)
 	strMeta := L.NewTable()
@@ -391,6 +392,19 @@ func (s *state) loadstring(L *lua.LState) int {
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = s.env
 	L.Push(fn)
+	return 1
+}
+
+// stringDump stands for Lua 5.1's string.dump, which gopher-lua lacks: a
+// Lua function gives the header of a Lua 5.1 binary chunk (of a 64-bit
+// build) without its body, since no script can load bytecode anyway
+// (loadstring refuses it, as Redis's does); a Go function cannot be
+// dumped, as a C function cannot.
+func stringDump(L *lua.LState) int {
+	if L.CheckFunction(1).IsG {
+		luaError(L, "unable to dump given function")
+	}
+	L.Push(lua.LString("\x1bLua\x51\x00\x01\x04\x08\x04\x08\x00"))
 	return 1
 }
 

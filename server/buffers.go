@@ -44,5 +44,5 @@ func (s *bufferStats) snapshot() bufferValues {
 // live is c's buffers now, for c's own loop or continuation.
 func (s *bufferStats) live(c *Conn) bufferValues {
 	n := int64(c.w.Len())
-	return bufferValues{int64(c.rd.Buffered()), int64(c.rd.Free()), int64(c.w.Cap()), max(s.rbp.Load(), n), n}
+	return bufferValues{int64(c.rd.Held()), int64(c.rd.Free()), int64(c.w.Cap()), max(s.rbp.Load(), n), n}
 }

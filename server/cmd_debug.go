@@ -86,15 +86,80 @@ func cmdDebug(c *Conn, args [][]byte) {
 	case sub == "log" && n == 3:
 		c.srv.log.Warn("DEBUG LOG: " + string(args[2]))
 		c.w.OK()
+	case sub == "protocol" && n == 3:
+		debugProtocol(c, strings.ToLower(string(args[2])))
+	case sub == "set-disable-deny-scripts" && n == 3:
+		c.srv.denyScriptsOff.Store(atoi(args[2]) != 0)
+		c.w.OK()
 	case sub == "change-repl-id" && n == 2,
 		// Switches of Redis's internals this server does not have: each
 		// answers OK and changes nothing.
-		(sub == "set-skip-checksum-validation" || sub == "set-disable-deny-scripts" ||
+		(sub == "set-skip-checksum-validation" ||
 			sub == "pause-cron" || sub == "aof-flush-sleep") && n == 3:
 		c.w.OK()
 	default:
 		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" +
 			string(commands.Truncate(args[1], 128)) + "'. Try DEBUG HELP.")
+	}
+}
+
+// debugProtocol answers one reply of each RESP type, Redis's samples, for
+// clients' and scripts' tests of their parsers.
+func debugProtocol(c *Conn, name string) {
+	w := c.w
+	resp3 := w.Protocol() == 3
+	switch name {
+	case "string":
+		w.BulkString("Hello World")
+	case "integer":
+		w.Int(12345)
+	case "double":
+		w.Double(3.141)
+	case "bignum":
+		const big = "1234567999999999999999999999999999999"
+		if resp3 {
+			w.Raw([]byte("(" + big + "\r\n"))
+		} else {
+			w.BulkString(big)
+		}
+	case "null":
+		w.Null()
+	case "array", "set", "map":
+		switch name {
+		case "array":
+			w.Array(3)
+		case "set":
+			w.Set(3)
+		default:
+			w.Map(3)
+		}
+		for j := range 3 {
+			w.Int(int64(j))
+			if name == "map" {
+				w.Bool(j == 1)
+			}
+		}
+	case "attrib":
+		if resp3 {
+			w.Raw([]byte("|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"))
+		}
+		w.BulkString("Some real reply following the attribute")
+	case "push":
+		if !resp3 {
+			w.Error("ERR RESP2 is not supported by this command")
+			return
+		}
+		w.Push(2)
+		w.BulkString("server-cpu-usage")
+		w.Int(42)
+		w.BulkString("Some real reply following the push reply")
+	case "true", "false":
+		w.Bool(name == "true")
+	case "verbatim":
+		w.Verbatim("txt", "This is a verbatim\nstring")
+	default:
+		w.Error("ERR Wrong protocol type name. Please use one of the following: " +
+			"string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
 }
 
@@ -200,7 +265,11 @@ func encodingOf(db *engine.Store, key []byte) string {
 // clock and idle seconds of the key's last access (0 under an LFU policy,
 // which keeps none).
 func debugObject(c *Conn, key []byte) {
-	if _, ok := debugLookup(c, key); !ok {
+	// A key past its deadline is found until it is removed, as Redis
+	// finds it (with active expiry off, Redis's tests look so).
+	enc, ok := c.x.Store.EncodingPast(key)
+	if !ok {
+		c.w.Error("ERR no such key")
 		return
 	}
 	h := fnv.New64a()
@@ -219,7 +288,7 @@ func debugObject(c *Conn, key []byte) {
 	const lruClockMax = 1<<24 - 1 // Redis's 24-bit LRU clock, in seconds
 	lru := (time.Now().Unix() - idle) & lruClockMax
 	c.w.Status(fmt.Sprintf("Value at:0x%x refcount:1 encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		h.Sum64()&0xffffffffffff, encodingOf(c.x.Store, key), serialized, lru, idle))
+		h.Sum64()&0xffffffffffff, enc, serialized, lru, idle))
 }
 
 // debugEncodingDump answers DEBUG LISTPACK and QUICKLIST: Redis prints the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,6 +27,9 @@ type command struct {
 // costs one atomic add and no label lookup.
 type counters struct {
 	ok, fail prometheus.Counter
+	// okBase and failBase are ok and fail at the last CONFIG RESETSTAT,
+	// where INFO's commandstats start from: /metrics' counters never reset.
+	okBase, failBase atomic.Int64
 }
 
 // commandTable lists the server's own commands, those of the connection

@@ -454,7 +454,7 @@ func TestCompatCmdsShape(t *testing.T) {
 		ours := map[string]bool{"stampede": true}
 		// Redis's sections we do not have; ours that Redis lacks are
 		// dropped before comparing.
-		missing := map[string]bool{"modules": true, "errorstats": true, "latencystats": true}
+		missing := map[string]bool{"modules": true, "latencystats": true}
 		for _, args := range [][]string{
 			{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"}, {"INFO", "server", "clients"},
 			{"INFO", "CLIENTS", "server"}, {"INFO", "server", "server"}, {"INFO", "nosuch"}, {"INFO", "nosuch", "cpu"},
@@ -480,7 +480,9 @@ func TestCompatCmdsShape(t *testing.T) {
 				t.Errorf("%s: redis %q, ours %q", showArgs(args), rr.str, or.str)
 			}
 		}
-		for _, field := range []string{"role:master", "connected_slaves:0", "loading:0", "cluster_enabled:0", "used_cpu_sys:", "cmdstat_set:calls="} {
+		for _, field := range []string{"role:master", "connected_slaves:0", "loading:0", "cluster_enabled:0", "used_cpu_sys:", "cmdstat_set:calls=",
+			// Redis's test suite waits on these (wait_lazyfree_done).
+			"mem_not_counted_for_evict:", "lazyfree_pending_objects:0", "lazyfreed_objects:0"} {
 			rr, or := p.both(t, "INFO", "all")
 			for _, x := range []compatReply{rr, or} {
 				if !strings.Contains(x.str, "\r\n"+field) {
@@ -504,6 +506,40 @@ func (p compatPair) both(t testing.TB, args ...string) (compatReply, compatReply
 }
 
 // TestCompatCmdsClientKill kills connections on both servers in each of
+// TestCompatClientInfoQbuf: a client's own CLIENT INFO and CLIENT LIST
+// line count the command being run in qbuf, as Redis's query buffer holds
+// it while it runs.
+func TestCompatClientInfoQbuf(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		p := dialCompatPair(t, redisAddr, ts.addr, proto)
+		qbuf := func(c *compatConn, args ...string) string {
+			r, err := c.do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r.str, "\n") {
+				if !strings.Contains(line, "cmd=client|") {
+					continue
+				}
+				for _, f := range strings.Fields(line) {
+					if strings.HasPrefix(f, "qbuf=") {
+						return f
+					}
+				}
+			}
+			t.Fatalf("%s: no qbuf of its own: %s", showArgs(args), r)
+			return ""
+		}
+		for _, args := range [][]string{{"CLIENT", "INFO"}, {"CLIENT", "LIST"}, {"client", "list", "type", "normal"}} {
+			if w, g := qbuf(p.redis, args...), qbuf(p.ours, args...); w != g {
+				t.Errorf("%s: redis %s, ours %s", showArgs(args), w, g)
+			}
+		}
+	})
+}
+
 // CLIENT KILL's ways and compares the replies and which connections each
 // server closed.
 func TestCompatCmdsClientKill(t *testing.T) {
@@ -757,4 +793,82 @@ func TestCompatObjectRefCount(t *testing.T) {
 			c.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
 		}
 	})
+}
+
+// TestCompatCommandStatsReset: CONFIG RESETSTAT starts INFO's
+// commandstats again from zero, as Redis's does; calls and failed_calls
+// are compared (Redis also times calls).
+func TestCompatCommandStatsReset(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	stats := func(c *compatConn) map[string]string {
+		r, err := c.do("INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]string)
+		for _, line := range strings.Split(r.str, "\r\n") {
+			name, v, ok := strings.Cut(line, ":")
+			// CONFIG RESETSTAT is counted as its container here.
+			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || strings.HasPrefix(name, "cmdstat_config") {
+				continue
+			}
+			var kept []string
+			for _, f := range strings.Split(v, ",") {
+				if strings.HasPrefix(f, "calls=") || strings.HasPrefix(f, "failed_calls=") {
+					kept = append(kept, f)
+				}
+			}
+			m[name] = strings.Join(kept, ",")
+		}
+		return m
+	}
+	for _, step := range [][]string{
+		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"CONFIG", "RESETSTAT"},
+		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"EXPIRE", "foo", "100"},
+	} {
+		p.both(t, step...)
+	}
+	want, got := stats(p.redis), stats(p.ours)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Errorf("INFO commandstats after RESETSTAT:\n\tredis: %v\n\tours:  %v", want, got)
+	}
+}
+
+// TestCompatErrorStats: INFO errorstats counts the error replies clients
+// get by their code, and total_error_replies all of them, from CONFIG
+// RESETSTAT on, as Redis's do.
+func TestCompatErrorStats(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	for _, step := range [][]string{
+		{"NOSUCH"}, {"CONFIG", "RESETSTAT"},
+		{"EVAL", "return redis.error_reply('MY_ERR_CODE custom msg')", "0"},
+		{"EVAL", "return redis.error_reply('')", "0"},
+		{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "s"},
+		{"NOSUCH", "x"}, {"GET"}, {"SET", "s", "text"}, {"LPUSH", "s", "x"}, {"INCR", "s"},
+		{"MULTI"}, {"INCR", "s"}, {"GET", "s"}, {"EXEC"},
+	} {
+		p.both(t, step...)
+	}
+	stats := func(c *compatConn) string {
+		var lines []string
+		for _, section := range []string{"errorstats", "stats"} {
+			r, err := c.do("INFO", section)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r.str, "\r\n") {
+				if strings.HasPrefix(line, "errorstat_") || strings.HasPrefix(line, "total_error_replies:") {
+					lines = append(lines, line)
+				}
+			}
+		}
+		return strings.Join(lines, " ")
+	}
+	if want, got := stats(p.redis), stats(p.ours); want != got {
+		t.Errorf("INFO errorstats:\n\tredis: %s\n\tours:  %s", want, got)
+	}
 }

@@ -223,3 +223,71 @@ func TestCompatDebugLazyExpire(t *testing.T) {
 		}})
 	})
 }
+
+// TestCompatDebugProtocol: DEBUG PROTOCOL's samples of each reply type,
+// from a client and, with DEBUG SET-DISABLE-DENY-SCRIPTS, from scripts of
+// either protocol (Redis's scripting.tcl reads them so); and string.dump's
+// chunk, which loadstring refuses.
+func TestCompatDebugProtocol(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes})
+	types := []string{"string", "integer", "double", "bignum", "null", "array", "set", "map",
+		"attrib", "push", "verbatim", "true", "false", "nosuch"}
+	steps := []compatStep{ca("EVAL", "return redis.call('debug', 'protocol', 'true')", "0")}
+	for _, ty := range types {
+		if ty != "push" { // its push message is read as a message
+			steps = append(steps, cs("DEBUG PROTOCOL "+ty))
+		}
+	}
+	steps = append(steps, cs("DEBUG PROTOCOL"), cs("DEBUG SET-DISABLE-DENY-SCRIPTS 1"))
+	for _, resp := range []string{"2", "3"} {
+		for _, ty := range types {
+			if ty != "push" && ty != "attrib" {
+				steps = append(steps, ca("EVAL", "redis.setresp("+resp+"); return redis.call('debug', 'protocol', '"+ty+"')", "0"))
+			}
+		}
+	}
+	steps = append(steps,
+		ca("EVAL", "return redis.call('multi')", "0"),
+		cs("DEBUG SET-DISABLE-DENY-SCRIPTS 0"),
+		ca("EVAL", "return redis.call('debug', 'protocol', 'true')", "0"),
+		ca("EVAL", "return loadstring(string.dump(function() return 1 end))()", "0"),
+		ca("EVAL", "return {loadstring(string.dump(function() return 1 end))}", "0"),
+		ca("EVAL", "return string.dump(function() return 1 end):sub(1, 4)", "0"),
+		ca("EVAL", "return string.dump(tostring)", "0"),
+	)
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "debug-protocol", steps: steps})
+	})
+}
+
+// TestCompatDebugObjectPastDeadline: with active expiry off, DEBUG OBJECT
+// finds a key past its deadline until a read removes it, as Redis's looks
+// in its dictionary (Redis's scripting.tcl checks a key is still there so).
+func TestCompatDebugObjectPastDeadline(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	for _, c := range []*compatConn{p.redis, p.ours} {
+		for _, args := range [][]string{{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, {"SET", "k", "v", "PX", "1"}} {
+			if r, err := c.do(args...); err != nil || r.String() != "+OK" {
+				t.Fatalf("%s: %s %v", showArgs(args), r, err)
+			}
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // past the key's deadline
+	encoding := func(line string) string {
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "encoding:") || strings.HasPrefix(f, "-ERR") {
+				return f
+			}
+		}
+		return line
+	}
+	for _, args := range [][]string{{"DEBUG", "OBJECT", "k"}, {"GET", "k"}, {"DEBUG", "OBJECT", "k"}} {
+		r, o := p.redis.run(compatExact, args), p.ours.run(compatExact, args)
+		if encoding(r) != encoding(o) {
+			t.Errorf("%s: redis %s, ours %s", showArgs(args), r, o)
+		}
+	}
+}

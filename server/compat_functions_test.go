@@ -440,3 +440,50 @@ func functionBusyAndKill(t *testing.T, addr string) {
 	}
 	expect(runner, "+PONG", "PING")
 }
+
+// TestCompatFunctionLoadWhenOOM: FUNCTION LOAD and RESTORE are refused at
+// the memory bound as Redis refuses a deny-oom command; the other
+// subcommands run.
+func TestCompatFunctionLoadWhenOOM(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	lib := "#!lua name=oomlib\nredis.register_function('oomf', function() return 1 end)"
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "function-oom", steps: []compatStep{
+			cs("CONFIG SET maxmemory-policy noeviction"), cs("SET x value"),
+			ca("FUNCTION", "LOAD", "REPLACE", lib), cs("CONFIG SET maxmemory 1"),
+			ca("FUNCTION", "LOAD", "REPLACE", lib), ca("FUNCTION", "RESTORE", "nonsense"),
+			cs("FUNCTION DELETE oomlib"), ca("FUNCTION", "LOAD", lib),
+			cs("CONFIG SET maxmemory 0"), ca("FUNCTION", "LOAD", lib), cs("FCALL oomf 0"),
+			cs("FUNCTION FLUSH"), cs("CONFIG SET maxmemory-policy allkeys-lfu"),
+		}})
+	})
+}
+
+// TestCompatScriptFlagsWhenOOM: at the memory bound, a script or function
+// that declares flags but neither no-writes nor allow-oom is refused before
+// it runs, one with allow-oom writes past the bound, and a script without
+// a shebang has its writes refused, as in Redis's scriptPrepareForRun.
+func TestCompatScriptFlagsWhenOOM(t *testing.T) {
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{EventLoops: 4})
+	lib := "#!lua name=oomflags\n" +
+		"redis.register_function('fw', function() return 1 end)\n" +
+		"redis.register_function{function_name='fr', callback=function() return 2 end, flags={'no-writes'}}\n" +
+		"redis.register_function{function_name='fo', callback=function(k) return redis.call('set', k[1], 'o') end, flags={'allow-oom'}}"
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "script-flags-oom", steps: []compatStep{
+			cs("CONFIG SET maxmemory-policy noeviction"), cs("SET x 123"), ca("FUNCTION", "LOAD", "REPLACE", lib),
+			cs("CONFIG SET maxmemory 1"),
+			ca("EVAL", "redis.call('set','x',1) return 1", "1", "x"),
+			ca("EVAL", "return redis.call('get','x')", "1", "x"),
+			ca("EVAL", "#!lua flags=\nreturn 1", "0"),
+			ca("EVAL", "#!lua\nreturn 1", "0"),
+			ca("EVAL", "#!lua flags=allow-oom\nredis.call('set','x',1)\nreturn 1", "1", "x"),
+			cs("GET x"),
+			ca("EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"),
+			cs("FCALL fw 0"), cs("FCALL fr 0"), cs("FCALL fo 1 x"), cs("GET x"), cs("SET y 1"),
+			cs("CONFIG SET maxmemory 0"), cs("FUNCTION FLUSH"), cs("EVAL return(1) 0"),
+		}})
+	})
+}

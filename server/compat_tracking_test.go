@@ -233,6 +233,21 @@ func trackingScripts() []psScript {
 			ps(1, "GET a"), ps(2, "SET a 1"), psRead(0, 1), ps(1, "PING"),
 			ps(1, "GET a"), ps(0, "QUIT"), ps(2, "SET a 2"), psIDs(1, "PING"), psIDs(1, "CLIENT TRACKINGINFO"),
 		}},
+		// A RESP3 client gets the invalidations redirected to it without
+		// subscribing, with CLIENT REPLY OFF too.
+		{name: "resp3 redirect without subscribing", conns: 3, resp3: true, steps: []psStep{
+			psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"), ps(1, "GET a"), ps(2, "SET a 1"), psRead(0, 1),
+			ps(1, "GET a"), psN(0, 0, "CLIENT REPLY OFF"), ps(2, "SET a 2"), psRead(0, 1),
+			ps(0, "CLIENT REPLY ON"), ps(0, "PING"),
+		}},
+		// Keys read before tracking went off are forgotten at the flush
+		// (Redis's tracking.tcl reuses one client through its tests so).
+		{name: "table flushed while no one tracks", conns: 3, steps: []psStep{
+			ps(0, "SUBSCRIBE __redis__:invalidate"), psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"),
+			ps(1, "GET a"), ps(1, "CLIENT TRACKING OFF"), ps(1, "FLUSHALL"),
+			psIDs(1, "CLIENT TRACKING ON REDIRECT {id0}"), ps(2, "SET a 1"), ps(0, "PING"),
+			ps(1, "GET a"), ps(2, "SET a 2"), psRead(0, 1),
+		}},
 	}
 }
 

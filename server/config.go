@@ -28,6 +28,9 @@ type configParam struct {
 	name string
 	get  func(s *Server) string
 	set  func(s *Server, value string) error
+	// hidden: no pattern of CONFIG GET matches it, as Redis's
+	// HIDDEN_CONFIG.
+	hidden bool
 }
 
 var configParams = []configParam{
@@ -210,8 +213,10 @@ var configParams = []configParam{
 			}
 			return err
 		}},
-	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }},
-	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }},
+	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) },
+		set: onlyCurrent(func(s *Server) string { return strconv.Itoa(s.port()) }, "listens at start (--addr)")},
+	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) },
+		set: onlyCurrent(func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }, "bounds a query at 1 GiB")},
 	{name: "client-output-buffer-limit",
 		get: func(s *Server) string {
 			return "normal 0 0 0 slave " + replicaOutputLimit.String() + " pubsub " + s.pubsubLimit.Load().String()
@@ -422,7 +427,7 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 		}
 		pattern := resp.Lower(a)
 		for i := range configParams {
-			if p := &configParams[i]; !slices.Contains(found, p) && glob.Match(pattern, p.name) {
+			if p := &configParams[i]; !p.hidden && !slices.Contains(found, p) && glob.Match(pattern, p.name) {
 				found, names = append(found, p), append(names, p.name)
 			}
 		}
@@ -489,6 +494,8 @@ func cmdConfigResetStat(c *Conn, _ [][]byte) {
 	s.rejectedConns.Store(0)
 	s.outputLimitCloses.Store(0)
 	s.resetACLStats()
+	s.resetCommandStats()
+	s.errors.reset()
 	base := s.store.Stats()
 	s.statsBase.Store(&base)
 	c.w.OK()

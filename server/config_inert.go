@@ -26,6 +26,8 @@ type inertParam struct {
 	alias string
 	value string
 	check func(v string) (string, error)
+	// hidden: CONFIG GET answers it by name only (config_hidden.go).
+	hidden bool
 }
 
 // inertValues are the inert parameters' values that CONFIG SET changed.
@@ -68,7 +70,7 @@ func (p *inertParam) set(s *Server, v string) error {
 
 // configParam is the inert parameter's entry in CONFIG's table.
 func (p *inertParam) configParam() configParam {
-	cp := configParam{name: p.name, get: p.get}
+	cp := configParam{name: p.name, get: p.get, hidden: p.hidden}
 	if p.check != nil {
 		cp.set = p.set
 	}
@@ -218,7 +220,9 @@ func inertPercentiles(v string) (string, error) {
 // percentage of maxmemory.
 func inertMemoryOrPercent(v string) (string, error) {
 	if p, ok := strings.CutSuffix(v, "%"); ok {
-		if n, ok := resp.ParseInt([]byte(p)); ok && n >= 0 {
+		if n, ok := resp.ParseInt([]byte(p)); ok && n > 100 {
+			return "", errors.New("percentage argument must be less or equal to 100")
+		} else if ok && n >= 0 {
 			return strconv.FormatInt(n, 10) + "%", nil
 		}
 	} else if n, err := memsize.Parse(v); err == nil && n >= 0 {

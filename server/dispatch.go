@@ -27,7 +27,9 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	cmd := s.lookup(c, args[0])
 	if cmd == nil {
 		s.unknown.fail.Inc()
+		before := c.w.Len()
 		c.refuse(nil, unknownCommand(args))
+		s.errors.countAt(c, before)
 		c.track.caching = false
 		return
 	}
@@ -202,6 +204,7 @@ func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
 func countReply(counted *command, c *Conn, before int) {
 	if c.w.IsErrorAt(before) {
 		counted.counters.fail.Inc()
+		c.srv.errors.countAt(c, before)
 	} else {
 		counted.counters.ok.Inc()
 	}

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -37,6 +41,7 @@ var infoSections = []infoSection{
 	{name: "replication", write: (*Server).infoReplication},
 	{name: "cpu", write: (*Server).infoCPU},
 	{name: "commandstats", write: (*Server).infoCommandStats, extra: true},
+	{name: "errorstats", write: (*Server).infoErrorStats},
 	{name: "cluster", write: (*Server).infoCluster},
 	{name: "keyspace", write: (*Server).infoKeyspace},
 }
@@ -181,6 +186,13 @@ func (s *Server) infoMemory(b *infoBuilder) {
 	b.field("arena_live_bytes", st.ArenaLiveBytes)
 	b.field("index_bytes", st.IndexBytes)
 	s.infoScripts(b)
+	// What the memory bound does not count: Redis's replication and AOF
+	// buffers, here what the process holds beside the store's records
+	// (used_memory less it is what --max-memory bounds). Nothing is
+	// freed in the background.
+	b.field("mem_not_counted_for_evict", max(used-st.Cost, 0))
+	b.field("lazyfree_pending_objects", 0)
+	b.field("lazyfreed_objects", 0)
 }
 
 // residentBytes is the process's resident set size from /proc, or fallback
@@ -210,6 +222,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("tracking_total_items", items)
 	b.field("tracking_total_prefixes", prefixes)
 	b.field("client_output_buffer_limit_disconnections", s.outputLimitCloses.Load())
+	b.field("total_error_replies", s.errors.totalCount())
 	// Redis 7.4's name: EVAL scripts the cache's bounds pushed out.
 	b.field("evicted_scripts", s.scripts.eng.Evicted())
 	s.infoACL(b)
@@ -266,18 +279,33 @@ func (s *Server) infoCPU(b *infoBuilder) {
 	}
 }
 
-// infoCommandStats reports each command called since the start as Redis's
+// infoCommandStats reports each command called since the start (or the
+// last CONFIG RESETSTAT) as Redis's
 // cmdstat lines do, from the counters /metrics exports: calls, and
 // failed_calls for those that replied an error (Redis also counts
 // rejected_calls apart, and times calls, which is not done here).
 // Subcommands are counted as their container.
 func (s *Server) infoCommandStats(b *infoBuilder) {
 	for _, cmd := range s.sortedCommands() {
-		ok, fail := metrics.Value(cmd.counters.ok), metrics.Value(cmd.counters.fail)
+		ok, fail := cmd.counters.sinceReset()
 		if ok+fail == 0 {
 			continue
 		}
-		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%.0f,rejected_calls=0,failed_calls=%.0f", ok+fail, fail))
+		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,rejected_calls=0,failed_calls=%d", ok+fail, fail))
+	}
+}
+
+// sinceReset are the command's calls that succeeded and failed since the
+// last CONFIG RESETSTAT.
+func (c *counters) sinceReset() (ok, fail int64) {
+	return int64(metrics.Value(c.ok)) - c.okBase.Load(), int64(metrics.Value(c.fail)) - c.failBase.Load()
+}
+
+// resetCommandStats starts INFO's commandstats again from zero.
+func (s *Server) resetCommandStats() {
+	for _, cmd := range s.table {
+		cmd.counters.okBase.Store(int64(metrics.Value(cmd.counters.ok)))
+		cmd.counters.failBase.Store(int64(metrics.Value(cmd.counters.fail)))
 	}
 }
 
@@ -330,4 +358,70 @@ func seconds(d time.Duration) int64 {
 		return -1
 	}
 	return int64(d / time.Second)
+}
+
+// errorStats counts the error replies sent to clients by their code, the
+// error's first word, as Redis's INFO errorstats and total_error_replies
+// do; a script's calls are counted by the reply its caller gets. As in
+// Redis, at most errorCodesLimit codes are kept: the errors of a code past
+// it count in the total alone.
+type errorStats struct {
+	mu     sync.Mutex
+	byCode map[string]int64
+	total  int64
+}
+
+// errorCodesLimit is Redis's ERRORSTATS_LIMIT.
+const errorCodesLimit = 128
+
+// countAt counts the error reply c wrote at offset at, if it is one.
+func (e *errorStats) countAt(c *Conn, at int) {
+	if c.lua || !c.w.IsErrorAt(at) {
+		return
+	}
+	msg := c.w.Buffered()[at+1:]
+	end := bytes.IndexAny(msg, " \r")
+	if end < 0 {
+		end = len(msg)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.total++
+	code := string(msg[:end])
+	if _, ok := e.byCode[code]; ok || len(e.byCode) < errorCodesLimit {
+		if e.byCode == nil {
+			e.byCode = make(map[string]int64)
+		}
+		e.byCode[code]++
+	}
+}
+
+func (e *errorStats) totalCount() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.total
+}
+
+// reset starts the counts again (CONFIG RESETSTAT).
+func (e *errorStats) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byCode, e.total = nil, 0
+}
+
+// infoErrorStats writes errorstat_<code>:count=n for each code, in name
+// order.
+func (s *Server) infoErrorStats(b *infoBuilder) {
+	e := &s.errors
+	e.mu.Lock()
+	codes := make([]string, 0, len(e.byCode))
+	for code := range e.byCode {
+		codes = append(codes, code)
+	}
+	counts := maps.Clone(e.byCode)
+	e.mu.Unlock()
+	slices.Sort(codes)
+	for _, code := range codes {
+		b.field("errorstat_"+code, fmt.Sprintf("count=%d", counts[code]))
+	}
 }

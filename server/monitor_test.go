@@ -63,6 +63,8 @@ func TestMonitorClients(t *testing.T) {
 				return nil
 			})
 			driver.Eval(ctx, "return redis.call('get', KEYS[1])", []string{"user:1"})
+			driver.FunctionLoadReplace(ctx, "#!lua name=mon\nredis.register_function('mf', function(k) return redis.call('get', k[1]) end)")
+			driver.FCall(ctx, "mf", []string{"user:1"})
 			driver.Echo(ctx, "end")
 			var lines []string
 			for {
@@ -91,6 +93,8 @@ func TestMonitorClients(t *testing.T) {
 		`"set" "user:1" "ada \"lovelace\"\n" "ex" "60"`, `"get" "user:1"`,
 		`"multi"`, `"incr" "visits"`, `"expire" "visits" "3600"`, `"exec"`,
 		`"eval" "return redis.call('get', KEYS[1])" "1" "user:1"`, `lua "get" "user:1"`,
+		`"function" "load" "replace" "#!lua name=mon\nredis.register_function('mf', function(k) return redis.call('get', k[1]) end)"`,
+		`"fcall" "mf" "1" "user:1"`, `lua "get" "user:1"`,
 		`"echo" "end"`,
 	}
 	for i, lines := range got {

@@ -204,12 +204,23 @@ func (c *Conn) closedFor() string {
 // and must not block. A message pushed by one goroutine reaches c after
 // those it pushed before, and a reply c has queued before the push comes
 // before it. c's loop is woken to send it.
-func (c *Conn) push(fn func(w *resp.Writer)) bool {
+func (c *Conn) push(fn func(w *resp.Writer)) bool { return c.pushIn(fn, false) }
+
+// pushOut is push to a connection that need not be in push mode: a RESP3
+// client that another's tracking redirects to gets its invalidations
+// without subscribing, as in Redis. Outside push mode the message goes
+// before the replies c has not flushed yet.
+func (c *Conn) pushOut(fn func(w *resp.Writer)) bool { return c.pushIn(fn, true) }
+
+func (c *Conn) pushIn(fn func(w *resp.Writer), anyMode bool) bool {
 	o := &c.out
 	o.mu.Lock()
-	if !o.on || o.dead != "" {
+	if !o.on && !anyMode || o.dead != "" {
 		o.mu.Unlock()
 		return false
+	}
+	if !o.on {
+		o.w.SetProtocol(c.w.Protocol())
 	}
 	fn(&o.w)
 	o.checkLimit(c)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/scripting"
@@ -172,6 +174,10 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 	s.scripts.ran.Inc()
 	// Before the script's calls, as Redis's evalCommand feeds itself.
 	s.feedMonitors(c, nil, args)
+	if flags, known := s.scripts.eng.ScriptFlags(args[1], sha); s.scriptOOM(c, flags, known) {
+		return
+	}
+	defer s.store.AllowOOM(false)
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
 		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
@@ -182,11 +188,40 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 // runFunction runs a function holding the section and writes its reply.
 func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
 	s.scripts.ran.Inc()
+	// Before the function's calls, as Redis's fcallCommandGeneric feeds
+	// itself.
+	s.feedMonitors(c, nil, args)
+	if flags, known := s.scripts.eng.FunctionFlags(args[1]); s.scriptOOM(c, flags, known) {
+		return
+	}
+	defer s.store.AllowOOM(false)
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.FCall(context.Background(), scripting.FCallInvocation{
 		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller, Command: args,
 	})
 	s.finishScript(c, caller, reply, err)
+}
+
+// scriptOOM applies a script's or function's declared flags to memory as
+// Redis's scriptPrepareForRun does: one that declares neither no-writes
+// nor allow-oom is refused with -OOM while the store is over its bound
+// (true: the reply is written); one that declares allow-oom has its
+// writes go past the bound (engine.Store.AllowOOM, until the caller's
+// deferred reset). A script without a shebang has its writes refused one
+// by one, as Redis refuses its deny-oom commands.
+func (s *Server) scriptOOM(c *Conn, flags scripting.Flags, known bool) bool {
+	if !known || flags&scripting.FlagEvalCompat != 0 || flags&scripting.FlagNoWrites != 0 {
+		return false
+	}
+	if flags&scripting.FlagAllowOOM != 0 {
+		s.store.AllowOOM(true)
+		return false
+	}
+	if errors.Is(s.store.Admit(), engine.ErrOOM) {
+		c.w.Error(commands.ErrOOM)
+		return true
+	}
+	return false
 }
 
 // finishScript writes a script's or function's reply and keeps what it
@@ -269,7 +304,25 @@ func cmdFunction(c *Conn, args [][]byte) {
 		answer(args)
 		return
 	}
-	c.whereItMayWaitWith(args, answer)
+	c.whereItMayWaitWith(args, func(args [][]byte) {
+		// LOAD and RESTORE are deny-oom in Redis: refused while used
+		// memory is over maxmemory and nothing can be evicted.
+		if !s.admits(c) {
+			c.w.Error(commands.ErrOOM)
+			return
+		}
+		answer(args)
+	})
+}
+
+// admits reports whether the store is within its bound, after evicting
+// what its policy lets it, as Redis checks a deny-oom command before it
+// runs; the section is entered for the eviction, where it may wait.
+func (s *Server) admits(c *Conn) bool {
+	hint := uint64(c.id)
+	s.gate.rlock(hint, true)
+	defer s.gate.sec.RUnlock(hint)
+	return !errors.Is(s.store.Admit(), engine.ErrOOM)
 }
 
 // scriptWrite is a write command a script ran, for the shared tier.
@@ -333,7 +386,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		return scripting.ErrUnknownCommand.Reply(), false
 	case !cmd.arityOK(len(args)):
 		return scripting.ErrWrongArity.Reply(), false
-	case cmd.Flags&commands.NoScript != 0:
+	case cmd.Flags&commands.NoScript != 0 && !sc.srv.denyScriptsOff.Load():
 		return scripting.ErrNotAllowed.Reply(), false
 	}
 	u := sc.c.user.Load()

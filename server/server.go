@@ -182,6 +182,9 @@ type Server struct {
 	idleTimeout   atomic.Int64
 	maxBulk       atomic.Int64
 	protectedMode atomic.Bool
+	// denyScriptsOff is DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call
+	// the commands flagged noscript, for tests of what those reply.
+	denyScriptsOff atomic.Bool
 
 	nextConnID      atomic.Int64
 	commandsTotal   atomic.Int64
@@ -198,6 +201,7 @@ type Server struct {
 	watches         watchRegistry
 	tracking        tracking
 	txResults       txResults
+	errors          errorStats // INFO errorstats
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 

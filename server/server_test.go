@@ -7,6 +7,7 @@ import (
 
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -589,5 +590,27 @@ func TestInfoSections(t *testing.T) {
 	}
 	if only := c.Info(ctx, "keyspace").Val(); strings.Contains(only, "# Server") || !strings.Contains(only, "db0:") {
 		t.Errorf("INFO keyspace = %q", only)
+	}
+}
+
+// TestInfoMemoryNotCountedForEvict: used_memory less
+// mem_not_counted_for_evict is what the memory bound counts
+// (cache_cost_bytes), as Redis's test suite computes a maxmemory from it.
+func TestInfoMemoryNotCountedForEvict(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.clientRESP2(t)
+	ctx := context.Background()
+	c.Set(ctx, "a", strings.Repeat("x", 10000), 0)
+	fields := map[string]int64{}
+	for _, line := range strings.Split(c.Info(ctx, "memory").Val(), "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				fields[k] = n
+			}
+		}
+	}
+	used, other, cost := fields["used_memory"], fields["mem_not_counted_for_evict"], fields["cache_cost_bytes"]
+	if cost == 0 || used-other != cost {
+		t.Errorf("used_memory %d - mem_not_counted_for_evict %d != cache_cost_bytes %d", used, other, cost)
 	}
 }

@@ -262,6 +262,11 @@ func (tr *tracking) disable(c *Conn) {
 	delete(tr.clients, c.id)
 	if tr.active.Add(-1) == 0 {
 		tr.srv.consumeChanges(-1)
+		// Unwatched, the table would go stale: writes and flushes no
+		// longer reach it. Redis keeps it to the next write of each key,
+		// or flush; either would find no client tracking.
+		clear(tr.keys)
+		tr.items = 0
 	}
 	t.on, t.bcast, t.optin, t.optout, t.noloop, t.broken = false, false, false, false, false, false
 	t.redirect, t.redirTo, t.prefixes = 0, nil, nil
@@ -692,7 +697,11 @@ func (c *Conn) sendLocked(inv invalidation) {
 	if target.w.Protocol() != 3 && (target == c || target.subs.total() == 0) {
 		return
 	}
-	if !target.push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
+	push := target.push
+	if target != c {
+		push = target.pushOut // a RESP3 target need not subscribe
+	}
+	if !push(func(w *resp.Writer) { writeInvalidation(w, inv) }) {
 		return
 	}
 	if inv.all {

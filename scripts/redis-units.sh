@@ -3,7 +3,8 @@
 # redis-server, each unit on a fresh server, and prints both results side by
 # side with the tests that fail here but pass on redis-server.
 #
-#   scripts/redis-units.sh [unit...]       (default: the units below)
+#   scripts/redis-units.sh [unit...]       (default: every unit a cache
+#                                          server's clients meet, below)
 #
 # Environment:
 #   REDIS_SRC  a Redis source tree with its tests (default /tmp/redis-7.0.15)
@@ -35,8 +36,11 @@ EXPIRES after a reload (snapshot + append only file rewrite)
 EXPIRES after AOF reload (without rewrite)"}
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
-  units=(scripting functions introspection introspection-2 slowlog querybuf
-    tracking info multi pubsub protocol other)
+  units=(type/string type/incr keyspace expire info protocol multi pubsub
+    tracking scripting functions type/hash type/set type/list type/list-2
+    type/list-3 type/zset hyperloglog sort dump scan other introspection
+    introspection-2 slowlog querybuf bitops bitfield type/stream
+    type/stream-cgroups geo acl)
 fi
 
 for tool in tclsh redis-server redis-cli go; do

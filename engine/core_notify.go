@@ -34,9 +34,9 @@ const (
 	// counted in Changes. RENAME's and COPY's destination is created even
 	// when it replaces a key, as Redis deletes it first.
 	Created
-	// Swapped: database DB now holds what another held (SWAPDB), told
-	// for each of the two once both are swapped; Change.Key is nil, and
-	// no shard lock is held.
+	// Swapped: database DB now holds what database With held (SWAPDB),
+	// told for each of the two once both are swapped; Change.Key is nil,
+	// and no shard lock is held, so the listener may read the store.
 	Swapped
 	// Missed: a read found no live key (Redis's lookupKeyRead miss, its
 	// "keymiss" event), counted in keyspace_misses and not in Changes. No
@@ -53,6 +53,8 @@ type Change struct {
 	// DB is the key's database; for Flushed, the database emptied, or
 	// AllDatabases.
 	DB int
+	// With is, for Swapped, the database DB was swapped with.
+	With int
 	// Loaded is set on the Written of a loader's value (SetOptions.Loaded).
 	Loaded bool
 	// Unsignalled is set on the Written of a stream that Redis changes

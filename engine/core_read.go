@@ -383,6 +383,16 @@ func (s *Store) LookupExpired(key []byte) (env Envelope, found, expired bool) {
 	return env, found, expired
 }
 
+// Present reports whether the store holds key, live or past its deadline
+// and not yet removed (Redis's dictFind), and whether it is past its
+// deadline (Redis's keyIsExpired); it counts and removes nothing, for
+// WATCH, which treats a stale key apart.
+func (s *Store) Present(key []byte) (present, expired bool) {
+	now := s.now()
+	present, _ = s.read(key, readPast, func(r record) { expired = r.expiredAt(now) })
+	return present, expired
+}
+
 // Peek is Lookup without touching hit counters or access frequency, for
 // commands such as TTL, TYPE and EXISTS.
 func (s *Store) Peek(key []byte) (Envelope, bool) {

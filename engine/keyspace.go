@@ -369,8 +369,8 @@ func (s *Store) SwapDB(a, b int) {
 	unlockShards(shards, (*sync.RWMutex).Unlock)
 	s.changes.Add(1)
 	if l := s.listener.Load(); l != nil {
-		(*l)(Change{Kind: Swapped, DB: a})
-		(*l)(Change{Kind: Swapped, DB: b})
+		(*l)(Change{Kind: Swapped, DB: a, With: b})
+		(*l)(Change{Kind: Swapped, DB: b, With: a})
 	}
 	s.swapMu.Lock()
 	hooks := s.onSwap

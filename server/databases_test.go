@@ -310,3 +310,40 @@ func TestDatabasesOffered(t *testing.T) {
 		cs("COPY k k DB 4"), cs("CONFIG GET databases"),
 	}})
 }
+
+// TestCompatSwapDBWatches: SWAPDB touches a watched key as Redis's
+// touchAllWatchedKeysInDb decides, with keys past their deadline kept
+// (DEBUG SET-ACTIVE-EXPIRE 0): a key that exists in either database is
+// touched, one in neither is not; a stale key replaced by nothing, or by
+// another stale key, and nothing replaced by a stale key, are no change.
+func TestCompatSwapDBWatches(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EventLoops: 4, EnableDebugCommand: ProtectedYes})
+	exec := []compatStep{cs("MULTI"), cs("PING"), cs("EXEC")}
+	script := func(name string, steps ...compatStep) compatScript {
+		head := []compatStep{cs("FLUSHALL"), cs("SELECT 0"), cs("DEBUG SET-ACTIVE-EXPIRE 0")}
+		tail := []compatStep{cs("DEBUG SET-ACTIVE-EXPIRE 1"), cs("FLUSHALL")}
+		return compatScript{name: name, steps: append(append(head, steps...), tail...)}
+	}
+	scripts := []compatScript{
+		script("exists", append([]compatStep{cs("SET x 30"), cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("created", append([]compatStep{cs("SELECT 1"), cs("SET x 30"), cs("SELECT 0"), cs("WATCH x"),
+			cs("SWAPDB 0 1")}, exec...)...),
+		script("in neither", append([]compatStep{cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("stale replaced by nothing", append([]compatStep{cs("SELECT 1"), cs("SET x foo PX 1"),
+			csSleep(20 * time.Millisecond), cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("nothing replaced by stale", append([]compatStep{cs("SET x foo PX 1"), csSleep(20 * time.Millisecond),
+			cs("SELECT 1"), cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("stale replaced by stale", append([]compatStep{cs("SELECT 1"), cs("SET x foo PX 1"), cs("SELECT 0"),
+			cs("SET x bar PX 1"), csSleep(20 * time.Millisecond), cs("SELECT 1"), cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("stale replaced by live", append([]compatStep{cs("SELECT 1"), cs("SET x foo PX 1"), cs("SELECT 0"),
+			cs("SET x bar"), csSleep(20 * time.Millisecond), cs("SELECT 1"), cs("WATCH x"), cs("SWAPDB 0 1")}, exec...)...),
+		script("stale swapped twice", append([]compatStep{cs("SELECT 1"), cs("SET x foo PX 1"),
+			csSleep(20 * time.Millisecond), cs("WATCH x"), cs("SWAPDB 0 1"), cs("SWAPDB 0 1")}, exec...)...),
+	}
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		for _, sc := range scripts {
+			t.Run(sc.name, func(t *testing.T) { runCompatScript(t, redisAddr, ts.addr, proto, sc) })
+		}
+	})
+}

@@ -35,6 +35,10 @@ type watchedKey struct {
 	// a key that was not live (an expired entry swept away) changes
 	// nothing a reader sees, as in Redis.
 	live bool
+	// stale: the key was in the store past its deadline when watched (or
+	// a SWAPDB put such a key in its place), Redis's wk->expired: a SWAPDB
+	// that leaves it missing or stale is no change (swapped).
+	stale bool
 }
 
 // watch adds keys to c's watched keys. A client whose watched keys already
@@ -71,9 +75,9 @@ func (w *watchRegistry) watch(c *Conn, keys [][]byte) {
 	// Registered first, read after: a write in between marks c dirty
 	// rather than go unseen. The store is read without mu (lock order).
 	for _, wk := range added {
-		if _, live := w.srv.store.DB(wk.db).Peek([]byte(wk.key)); !live {
+		if present, expired := w.srv.store.DB(wk.db).Present([]byte(wk.key)); !present || expired {
 			w.mu.Lock()
-			wk.live = false
+			wk.live, wk.stale = false, present
 			w.mu.Unlock()
 		}
 	}
@@ -165,19 +169,22 @@ func (w *watchRegistry) unchanged(c *Conn) bool {
 // client watching a key that changed. A write always changes the key, and
 // so does another replica's (Invalidated); a removal only if the key was
 // live when watched; FLUSHDB and FLUSHALL remove every key that was; a
-// SWAPDB changes every key of both databases (Redis's
-// touchAllWatchedKeysInDb counts those live in either: a superset here).
+// SWAPDB decides as Redis's touchAllWatchedKeysInDb (swapped).
 func (w *watchRegistry) changed(ch engine.Change) {
+	if ch.Kind == engine.Swapped {
+		w.swapped(ch.DB, ch.With)
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var touched []*Conn
-	if ch.Kind == engine.Flushed || ch.Kind == engine.Swapped {
+	if ch.Kind == engine.Flushed {
 		for k, list := range w.keys {
 			if ch.DB != engine.AllDatabases && k.db != ch.DB {
 				continue
 			}
 			for _, wk := range list {
-				if wk.live || ch.Kind == engine.Swapped {
+				if wk.live {
 					touched = append(touched, wk.conn)
 				}
 			}
@@ -189,14 +196,68 @@ func (w *watchRegistry) changed(ch engine.Change) {
 			}
 		}
 	}
-	// Marked after the walk: a dirty client's keys are unwatched at once,
-	// as in Redis, since nothing can make its EXEC run any more.
+	w.touchLocked(touched)
+}
+
+// touchLocked marks dirty the clients of touched. A dirty client's keys
+// are unwatched at once, as in Redis, since nothing can make its EXEC run
+// any more. The caller holds mu.
+func (w *watchRegistry) touchLocked(touched []*Conn) {
 	for _, c := range touched {
 		if !c.casDirty {
 			c.casDirty = true
 			w.unwatchLocked(c)
 		}
 	}
+}
+
+// swapped applies SWAPDB to the keys watched in database db, which now
+// holds what database with held, as Redis's touchAllWatchedKeysInDb: a key
+// in neither database is untouched; a key that was stale when watched is
+// untouched if it is now missing (and no longer stale: deleted keys are
+// not) or stale again; a missing key replaced by a stale one becomes
+// stale, untouched; any other is touched. The store is read (no shard lock
+// is held for Swapped) without mu, then mu is taken to apply.
+func (w *watchRegistry) swapped(db, with int) {
+	type look struct {
+		key                            string
+		inEmptied, present, nowExpired bool
+	}
+	w.mu.Lock()
+	var looks []look
+	for k := range w.keys {
+		if k.db == db {
+			looks = append(looks, look{key: k.key})
+		}
+	}
+	w.mu.Unlock()
+	for i := range looks {
+		l := &looks[i]
+		l.inEmptied, _ = w.srv.store.DB(with).Present([]byte(l.key)) // what db held
+		l.present, l.nowExpired = w.srv.store.DB(db).Present([]byte(l.key))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var touched []*Conn
+	for _, l := range looks {
+		if !l.inEmptied && !l.present {
+			continue
+		}
+		for _, wk := range w.keys[dbKey{db, l.key}] {
+			switch {
+			case wk.stale && !l.present:
+				wk.stale = false // a stale key deleted: no change a reader sees
+				continue
+			case wk.stale && l.nowExpired:
+				continue // stale, and stale again
+			case !wk.stale && !l.inEmptied && l.nowExpired:
+				wk.stale = true // nothing, replaced by a stale key
+				continue
+			}
+			touched = append(touched, wk.conn)
+		}
+	}
+	w.touchLocked(touched)
 }
 
 // watchInfo is what CLIENT LIST says of c's watches: how many keys it

@@ -176,6 +176,9 @@ type store struct {
 	frozen atomic.Bool
 	// oomAllowed: writes go past the memory bound (AllowOOM).
 	oomAllowed atomic.Bool
+	// heldAt, if not 0, is the time keys expire by (HoldClock), in unix
+	// nanoseconds.
+	heldAt atomic.Int64
 	// thawed: SetFrozen ended a freeze, and the sweeper has not yet
 	// evicted what the bound asked for meanwhile.
 	thawed atomic.Bool
@@ -436,6 +439,20 @@ func (s *Store) SetFrozen(on bool) {
 // writes pass.
 func (s *Store) AllowOOM(on bool) { s.oomAllowed.Store(on) }
 
+// HoldClock stops the time keys expire by at now until release is called:
+// Redis runs a script and a transaction so, their keys expiring by the
+// time they started (scriptTimeSnapshot, fixed_time_expire), so that no
+// key expires between two of their commands. The server holds it around
+// them, holding the atomic section exclusively; Now, the clock, goes on.
+// A hold taken while one is held (a script inside EXEC) keeps the outer
+// one's time, and its release lets nothing go.
+func (s *Store) HoldClock() (release func()) {
+	if !s.heldAt.CompareAndSwap(0, s.nowFunc().UnixNano()) {
+		return func() {}
+	}
+	return func() { s.heldAt.Store(0) }
+}
+
 // Frozen reports whether SetFrozen froze the store.
 func (s *Store) Frozen() bool { return s.frozen.Load() }
 
@@ -518,7 +535,12 @@ func (s *Store) TuneEviction(fn func(*EvictionParams)) {
 // EvictionParams returns the parameters of eviction in force.
 func (s *Store) EvictionParams() EvictionParams { return *s.params.Load() }
 
-func (s *Store) now() int64 { return s.nowFunc().UnixNano() }
+func (s *Store) now() int64 {
+	if t := s.heldAt.Load(); t != 0 {
+		return t
+	}
+	return s.nowFunc().UnixNano()
+}
 
 // Now is the store's clock (Options.Now), the one clock of the server that
 // keys expire by; what the server stamps with a time reads it too.

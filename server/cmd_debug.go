@@ -206,15 +206,22 @@ func debugHelp(c *Conn) {
 // debugSleep answers after the seconds given (what strtod reads of them,
 // 0 for what is no number). Redis stops the whole server meanwhile;
 // here the connection waits parked, off its event loop, and every other
-// client is served. Inside EXEC, where nothing may wait, it answers at
-// once.
+// client is served. Inside EXEC or a script, which hold the atomic
+// section, it sleeps holding it: the commands of every other client wait,
+// as Redis's do, and the time passes for the transaction or script (a
+// script's keys expire by the time it started, HoldClock, as Redis's).
 func debugSleep(c *Conn, arg []byte) {
 	secs, _, _ := redisnum.Strtod(arg)
-	if secs <= 0 || math.IsNaN(secs) || c.InSection() {
+	if secs <= 0 || math.IsNaN(secs) {
 		c.w.OK()
 		return
 	}
 	d := time.Duration(min(secs, float64(math.MaxInt64/int64(time.Second))) * float64(time.Second))
+	if c.InSection() {
+		time.Sleep(d)
+		c.w.OK()
+		return
+	}
 	c.Await(func(ctx context.Context) func() {
 		t := time.NewTimer(d)
 		defer t.Stop()

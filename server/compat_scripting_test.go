@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/stampedeless/stampedeless/internal/redistest"
 	"github.com/stampedeless/stampedeless/scripting"
 )
 
@@ -620,4 +621,23 @@ func TestScriptCacheAsideRueidis(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCompatScriptHoldsTheClock: a script's keys expire by the time it
+// started, as Redis 7's (scriptTimeSnapshot): a key set to live 1 ms is
+// still there at the script's end however long the script ran (DEBUG
+// SLEEP inside it sleeps holding the store, as Redis's), and gone after.
+func TestCompatScriptHoldsTheClock(t *testing.T) {
+	redisAddr := redistest.Start(t, "--enable-debug-command", "yes").Addr()
+	ts := startServer(t, Options{EnableDebugCommand: ProtectedYes, EventLoops: 4})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, compatScript{name: "held clock", steps: []compatStep{
+			ca("EVAL", "redis.call('SET', 'key', 'value', 'PX', '1'); redis.call('DEBUG', 'SLEEP', 0.02); return redis.call('EXISTS', 'key')", "0"),
+			cs("EXISTS key"),
+			ca("FUNCTION", "LOAD", "REPLACE", "#!lua name=held\nredis.register_function('held', function() redis.call('SET', 'k2', 'v', 'PX', '1'); redis.call('DEBUG', 'SLEEP', 0.02); return redis.call('EXISTS', 'k2') end)"),
+			cs("FCALL held 0"), cs("EXISTS k2"),
+			cs("MULTI"), cs("SET k3 v PX 1"), cs("DEBUG SLEEP 0.02"), cs("EXISTS k3"), cs("EXEC"),
+			cs("FUNCTION FLUSH"),
+		}})
+	})
 }

@@ -267,6 +267,9 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		return nil, false
 	}
 	s.txResults.ran.Inc()
+	// Its keys expire by the time it started, as Redis's EXEC's do
+	// (fixed_time_expire): none between two of its commands.
+	defer s.store.HoldClock()()
 	c.tx.inSection = true
 	defer func() { c.tx.inSection = false }()
 	defer s.tracking.batchFor(c)()

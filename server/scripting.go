@@ -178,6 +178,7 @@ func (s *Server) runScript(c *Conn, args [][]byte, sha, readOnly bool) {
 		return
 	}
 	defer s.store.AllowOOM(false)
+	defer s.store.HoldClock()()
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.Eval(context.Background(), scripting.Invocation{
 		Args: args[1:], SHA: sha, ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller,
@@ -195,6 +196,7 @@ func (s *Server) runFunction(c *Conn, args [][]byte, readOnly bool) {
 		return
 	}
 	defer s.store.AllowOOM(false)
+	defer s.store.HoldClock()()
 	caller := newScriptCaller(c, evalKeys(args))
 	reply, err := s.scripts.eng.FCall(context.Background(), scripting.FCallInvocation{
 		Args: args[1:], ReadOnly: readOnly, Proto: c.w.Protocol(), Caller: caller, Command: args,

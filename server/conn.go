@@ -126,8 +126,8 @@ type Conn struct {
 	libVer  string
 }
 
-// loopState is what the event loop keeps on a connection (loop_linux.go),
-// the loop goroutine's alone but for attention.
+// loopState is what the event loop keeps on a connection (loop_linux.go
+// and the files beside it), the loop goroutine's alone but for attention.
 type loopState struct {
 	loop *eventLoop
 	// fd is the socket, duplicated out of Go's poller; sock reads and

@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"syscall"
@@ -6,17 +6,14 @@ import (
 )
 
 // ended reports whether c must close, and why: its outbox died (the
-// reason is the outbox's), it was killed, its user revoked, or Shutdown's
-// deadline passed (closedByClient: finish names the reason).
+// reason is the outbox's), Shutdown's deadline passed, or the server
+// wants it closed (Client.Ended; ClosedByClient: the server names the
+// reason).
 func (l *eventLoop) ended(c *Conn) (reason string, ended bool) {
 	if dead := c.closedFor(); dead != "" {
 		return dead, true
 	}
-	s := l.srv
-	s.mu.Lock()
-	killed := c.killed
-	s.mu.Unlock()
-	return closedByClient, killed || c.revoked.Load() || l.forced
+	return ClosedByClient, l.forced || c.client.Ended()
 }
 
 // closeIfEnded closes c if it must close (ended), and reports whether it
@@ -32,13 +29,13 @@ func (l *eventLoop) closeIfEnded(c *Conn) bool {
 // tick closes what has waited too long: at shutdown, connections that sent
 // nothing for drainWindow; always, those whose client took no output for
 // the write timeout; and, once a second, clients idle for longer than
-// CONFIG SET timeout's seconds, as Redis's clientsCron closes them:
-// subscribers, monitors and clients waiting for a command (blocked, or
-// held by CLIENT PAUSE: parked) are not idle.
+// the Host's IdleTimeout, as Redis's clientsCron closes them: listening
+// clients (subscribers, monitors: Client.Listening) and clients waiting
+// for a command (blocked, or held by CLIENT PAUSE: parked) are not idle.
 func (l *eventLoop) tick() {
 	now := time.Now()
-	timeout := l.srv.opts.WriteTimeout
-	idle := l.srv.idleTimeout.Load()
+	timeout := l.loops.cfg.WriteTimeout
+	idle := l.loops.host.IdleTimeout()
 	sweepIdle := idle > 0 && now.Sub(l.idleSweptAt) >= time.Second
 	if sweepIdle {
 		l.idleSweptAt = now
@@ -47,17 +44,21 @@ func (l *eventLoop) tick() {
 		switch {
 		case c.ev.parked:
 		case sweepIdle && now.Unix()-c.lastActive.Load() > idle &&
-			!c.monitoring.Load() && c.subs.total() == 0 && !c.ev.outBlocked:
-			l.drop(c, closedIdle, false)
+			!c.ev.outBlocked && !c.client.Listening():
+			l.drop(c, ClosedIdle, false)
 		case c.ev.outBlocked:
 			if timeout > 0 && now.Sub(c.ev.blockedAt) >= timeout {
-				l.drop(c, closedWriteError, false)
+				l.drop(c, ClosedWriteError, false)
 			}
 		case l.closing && now.After(c.ev.drainBy):
-			l.drop(c, closedByClient, true)
+			l.drop(c, ClosedByClient, true)
 		}
 	}
 }
+
+// drainWindow is how long a connection waits for more of a client's
+// requests during shutdown before it closes.
+const drainWindow = 100 * time.Millisecond
 
 // beginClosing starts the shutdown drain: until drainWindow passes, a
 // connection still runs what its client sends, and each batch extends its
@@ -87,7 +88,7 @@ func (l *eventLoop) closeAll() {
 			c.ev.cancel()
 			continue
 		}
-		l.drop(c, closedByClient, false)
+		l.drop(c, ClosedByClient, false)
 	}
 }
 
@@ -104,16 +105,13 @@ func (l *eventLoop) drop(c *Conn, reason string, graceful bool) {
 		c.ev.outBlocked = false
 		l.blocked--
 	}
-	s := l.srv
-	if reason == closedOutputLimit {
-		s.log.Warn("client closed for overcoming its pubsub output buffer limit",
-			"client", c.remote.String(), "id", c.id, "limit", s.pubsubLimit.Load().String())
-	}
-	c.leaveServer()
+	c.client.Leave()
+	c.StopPushing()
+	l.loops.keepPeak(c)
 	if !graceful || c.w.Err() != nil || c.closedFor() != "" {
 		c.ev.sock = nil
 		syscall.Close(c.ev.fd)
-		s.finish(c, reason)
+		c.client.Closed(reason)
 		return
 	}
 	c.w.Flush()
@@ -121,13 +119,13 @@ func (l *eventLoop) drop(c *Conn, reason string, graceful bool) {
 	nc, w, err := c.ev.sock.blocking()
 	c.ev.sock = nil
 	if err != nil {
-		s.finish(c, reason)
+		c.client.Closed(reason)
 		return
 	}
 	go func() {
-		nc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		nc.SetWriteDeadline(time.Now().Add(l.loops.cfg.WriteTimeout))
 		w.Write(out)
-		lingerClose(nc)
-		s.finish(c, reason)
+		LingerClose(nc)
+		c.client.Closed(reason)
 	}()
 }

@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"errors"
@@ -60,7 +60,7 @@ func (l *eventLoop) receive(events []syscall.EpollEvent) {
 	l.batch = batch[:0]
 	if read {
 		// The commands just read run at this time (loopReader.Read).
-		l.srv.clock.Read()
+		l.loops.clock.Read()
 	}
 	if err != nil {
 		l.ringFailed(err)
@@ -70,10 +70,10 @@ func (l *eventLoop) receive(events []syscall.EpollEvent) {
 // ringFailed turns the loop's ring off: from now on each read and write is
 // its own system call.
 func (l *eventLoop) ringFailed(err error) {
-	l.srv.log.Warn("event loop: io_uring failed; each socket read and write is a system call of its own from now on", "err", err)
+	l.loops.log.Warn("event loop: io_uring failed; each socket read and write is a system call of its own from now on", "err", err)
 	l.ring.Close()
 	l.ring = nil
-	l.srv.uringLoops.Add(-1)
+	l.loops.uring.Add(-1)
 }
 
 // ready handles what epoll reported for c.
@@ -109,9 +109,9 @@ func (l *eventLoop) ready(c *Conn, events uint32) {
 func (l *eventLoop) serveSafely(c *Conn) {
 	defer func() {
 		if p := recover(); p != nil {
-			l.srv.logPanic(c, p)
+			c.client.Panicked(p)
 			c.w.Error("ERR internal error")
-			l.drop(c, closedPanic, true)
+			l.drop(c, ClosedPanic, true)
 		}
 	}()
 	l.serve(c)
@@ -121,7 +121,7 @@ func (l *eventLoop) serveSafely(c *Conn) {
 // is full, or a command must wait.
 func (l *eventLoop) serve(c *Conn) {
 	for {
-		args, err := c.rd.ReadCommand(c.limits(), c.authenticated())
+		args, err := c.rd.ReadCommand(c.client.ReadLimits())
 		switch {
 		case err == nil: // the common case, first: no errors.Is calls per command
 		case errors.Is(err, errWouldBlock):
@@ -138,13 +138,12 @@ func (l *eventLoop) serve(c *Conn) {
 			l.readFailed(c, err)
 			return
 		}
-		l.srv.dispatch(c, args)
-		if c.next.run != nil { // a command that must wait
+		switch c.client.Command(args) {
+		case Wait:
 			l.park(c)
 			return
-		}
-		if c.quit {
-			l.drop(c, closedQuit, true)
+		case Quit:
+			l.drop(c, ClosedQuit, true)
 			return
 		}
 		// A long pipeline of large replies is sent as it goes.
@@ -162,11 +161,11 @@ func (l *eventLoop) readFailed(c *Conn, err error) {
 		l.drop(c, dead, false)
 	case errors.As(err, &pe):
 		c.w.Error("ERR " + pe.Error())
-		l.drop(c, closedProtocol, true)
+		l.drop(c, ClosedProtocol, true)
 	case c.w.Err() != nil:
-		l.drop(c, closedWriteError, false)
+		l.drop(c, ClosedWriteError, false)
 	default: // the client closed or reset its connection
-		l.drop(c, closedByClient, false)
+		l.drop(c, ClosedByClient, false)
 	}
 }
 
@@ -176,7 +175,7 @@ func (l *eventLoop) blockOutput(c *Conn) {
 		c.ev.outBlocked = true
 		c.ev.blockedAt = time.Now()
 		l.blocked++
-		l.srv.metrics.OutputBlocked.Inc()
+		l.loops.cfg.OutputBlocked.Inc()
 	}
 	l.arm(c, interestOut)
 }
@@ -193,7 +192,7 @@ func (l *eventLoop) drainOutput(c *Conn) bool {
 		}
 		return false
 	case err != nil:
-		l.drop(c, closedWriteError, false)
+		l.drop(c, ClosedWriteError, false)
 		return false
 	}
 	c.ev.outBlocked = false
@@ -214,7 +213,7 @@ func (l *eventLoop) sent(c *Conn, err error) bool {
 	case errors.Is(err, errOutputBlocked):
 		l.blockOutput(c)
 	default:
-		l.drop(c, closedWriteError, false)
+		l.drop(c, ClosedWriteError, false)
 	}
 	return false
 }
@@ -307,7 +306,7 @@ func (r loopReader) Read(p []byte) (int, error) {
 	if n > 0 {
 		// The commands just read run at this time: one reading for a
 		// pipeline of them (internal/clock).
-		c.srv.clock.Read()
+		c.loops.clock.Read()
 	}
 	if !c.ev.sock.readsAhead() || err != nil {
 		c.ev.readable = false

@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"errors"
@@ -17,28 +17,28 @@ import (
 // all of them: one OS thread waits on epoll for sockets with input, reads
 // each once, runs every whole command read and, once every socket it was
 // told of has been read, writes each connection's replies once (sendDue),
-// with no goroutine switch between a request and its reply. The server runs
-// DefaultEventLoops loops unless told otherwise (Options.EventLoops) and
-// gives each new connection to the next loop in turn; a connection stays on
-// its loop until it closes.
+// with no goroutine switch between a request and its reply. A server runs
+// as many loops as it is told (Config.Loops) and gives each new connection
+// to the next loop in turn (Loops.Adopt); a connection stays on its loop
+// until it closes.
 //
 // Nothing on a loop waits. A command that must (a GETFILL waiting for its
 // origin, a blocked list pop, a command waiting for the atomic section, a
 // script, a write through to the shared tier) leaves the rest of its work
-// in Conn.next; the loop parks the connection, runs that on a goroutine of
-// its own, and resumes the connection when it ends (park, resume). A
-// socket that takes less output than it is given is watched for room and
+// to Client.Continue (Client.Command returns Wait); the loop parks the
+// connection, runs that on a goroutine of its own, and resumes the
+// connection when it ends (park, resume). A socket that takes less output than it is given is watched for room and
 // its input left unread until it drains (blockOutput). Messages pushed to
 // a connection by other goroutines (pub/sub, invalidations, MONITOR) are
-// queued in its outbox and sent by its loop, which they wake (Conn.wake).
+// queued in its outbox and sent by its loop, which they wake (Conn.Wake).
 type eventLoop struct {
-	srv  *Server
-	ep   int    // epoll instance
-	wake [2]int // a pipe written to wake the loop (post)
+	loops *Loops
+	ep    int    // epoll instance
+	wake  [2]int // a pipe written to wake the loop (post)
 
 	mu       sync.Mutex
 	adopted  []*Conn // accepted, not yet registered
-	attend   []*Conn // woken by another goroutine (Conn.wake)
+	attend   []*Conn // woken by another goroutine (Conn.Wake)
 	resumed  []*Conn // their continuation has ended (park)
 	forcing  bool    // Shutdown's deadline passed (force)
 	signaled atomic.Bool
@@ -73,12 +73,12 @@ const (
 	epollOneShot   = syscall.EPOLLONESHOT
 )
 
-func newEventLoop(s *Server) (*eventLoop, error) {
+func newEventLoop(g *Loops) (*eventLoop, error) {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("event loop: epoll_create1: %w", err)
 	}
-	l := &eventLoop{srv: s, ep: ep, conns: make(map[int]*Conn), events: make([]syscall.EpollEvent, 256)}
+	l := &eventLoop{loops: g, ep: ep, conns: make(map[int]*Conn), events: make([]syscall.EpollEvent, 256)}
 	if err := syscall.Pipe2(l.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		syscall.Close(ep)
 		return nil, fmt.Errorf("event loop: pipe2: %w", err)
@@ -88,14 +88,14 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		l.close()
 		return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
 	}
-	if !s.opts.NoURing {
+	if !g.cfg.NoURing {
 		// As many reads or writes per system call as one epoll_wait
 		// reports sockets.
 		l.ring, err = uring.New(uint32(len(l.events)))
 		if err != nil {
-			s.log.Info("event loop: no io_uring; each socket read and write is a system call of its own", "err", err)
+			g.log.Info("event loop: no io_uring; each socket read and write is a system call of its own", "err", err)
 		} else {
-			s.uringLoops.Add(1)
+			g.uring.Add(1)
 		}
 	}
 	return l, nil
@@ -107,7 +107,7 @@ func (l *eventLoop) close() {
 	syscall.Close(l.wake[1])
 	if l.ring != nil {
 		l.ring.Close()
-		l.srv.uringLoops.Add(-1)
+		l.loops.uring.Add(-1)
 	}
 }
 
@@ -144,9 +144,7 @@ func (l *eventLoop) adopt(c *Conn, nc net.Conn) error {
 	}
 	c.fd.Store(int64(fd))
 	c.ev.loop = l
-	c.rd.SetSource(loopReader{c})
 	c.rd.BeforeBlock = c.sendLater
-	c.looped = true
 	l.post(&l.adopted, c)
 	return nil
 }
@@ -183,7 +181,6 @@ func detach(nc net.Conn) (int, error) {
 // run is the loop goroutine. It exits once the server is closing and every
 // connection of the server has closed.
 func (l *eventLoop) run() {
-	defer l.srv.wg.Done()
 	defer l.close()
 	// The loop is not locked to its thread. Go's monitor sees a loop that
 	// waits keeping its P (waitHoldingP) as running, and asks it to yield
@@ -199,7 +196,7 @@ func (l *eventLoop) run() {
 		switch {
 		case l.closing:
 			timeout = int(drainWindow / 4 / time.Millisecond)
-		case l.blocked > 0 || l.srv.idleTimeout.Load() > 0:
+		case l.blocked > 0 || l.loops.host.IdleTimeout() > 0:
 			timeout = 1000 // write and idle timeouts are counted in seconds
 		}
 		n, err := l.wait(procs, timeout, emptyWaits >= restAfter)
@@ -210,7 +207,7 @@ func (l *eventLoop) run() {
 		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			// Nothing the loop serves can be served any more.
-			l.srv.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)
+			l.loops.log.Error("event loop: epoll_wait failed; closing its connections", "err", err)
 			l.forced = true
 			l.closeAll()
 			return
@@ -229,13 +226,13 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.sendDue()
-		if l.closing || l.blocked > 0 || l.srv.idleTimeout.Load() > 0 {
+		if l.closing || l.blocked > 0 || l.loops.host.IdleTimeout() > 0 {
 			l.tick()
 		}
 		// A connection accepted before the close, or shaking hands
 		// (TLS), may still come to this loop: it goes once the server
 		// has none left.
-		if l.closing && len(l.conns) == 0 && l.emptyInbox() && l.srv.connectedClients() == 0 {
+		if l.closing && len(l.conns) == 0 && l.emptyInbox() && l.loops.host.Clients() == 0 {
 			return
 		}
 	}
@@ -297,15 +294,15 @@ func (l *eventLoop) drainWake() {
 		// stampede's thousands of answers do not hold up the others.
 		l.notify()
 	}
-	if !l.closing && l.srv.isClosing() {
+	if !l.closing && l.loops.host.Closing() {
 		l.beginClosing()
 	}
 	for _, c := range adopted {
 		ev := syscall.EpollEvent{Events: interestIn, Fd: int32(c.ev.fd)}
 		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.ev.fd, &ev); err != nil {
-			l.srv.log.Warn("event loop: cannot watch a connection; closing it", "err", err)
+			l.loops.log.Warn("event loop: cannot watch a connection; closing it", "err", err)
 			syscall.Close(c.ev.fd)
-			l.srv.finish(c, closedByClient)
+			c.client.Closed(ClosedByClient)
 			continue
 		}
 		c.ev.interest = interestIn
@@ -353,15 +350,15 @@ func (l *eventLoop) arm(c *Conn, events uint32) {
 	}
 	ev := syscall.EpollEvent{Events: events, Fd: int32(c.ev.fd)}
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.ev.fd, &ev); err != nil {
-		l.srv.log.Warn("event loop: epoll_ctl failed; closing the connection", "err", err)
+		l.loops.log.Warn("event loop: epoll_ctl failed; closing the connection", "err", err)
 	}
 	c.ev.interest = events
 }
 
-// wake asks c's loop to look at c: a message was pushed to it, or it was
+// Wake asks c's loop to look at c: a message was pushed to it, or it was
 // killed, its user revoked or its outbox closed. Any goroutine may call it;
 // one wake is pending at a time.
-func (c *Conn) wake() {
+func (c *Conn) Wake() {
 	if c.ev.loop == nil || c.ev.attention.Swap(true) {
 		return
 	}

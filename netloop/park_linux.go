@@ -1,11 +1,11 @@
-package server
+package netloop
 
 import (
 	"context"
 	"errors"
 )
 
-// park leaves c waiting for its continuation (c.next), which runs on a
+// park leaves c waiting for its continuation (Client.Continue), which runs on a
 // goroutine of its own; the loop resumes c when it ends. c's replies so
 // far are queued in its outbox, so the loop may send them, and what is
 // pushed to c, while the goroutine has c's writer.
@@ -21,11 +21,10 @@ func (l *eventLoop) park(c *Conn) {
 		c.ev.outBlocked = false
 		l.blocked--
 	}
-	c.looped = false
 	l.waiting.Add(1)
-	l.srv.metrics.Parks.Inc()
+	l.loops.cfg.Parks.Inc()
 	l.armParked(c)
-	go l.srv.continueOffLoop(c)
+	go l.continueOffLoop(c)
 }
 
 // armParked re-arms a parked connection: for the client leaving, unless it
@@ -56,19 +55,18 @@ func (l *eventLoop) resume(c *Conn) {
 	c.ev.parked = false
 	c.ev.cancel()
 	c.ev.ctx, c.ev.cancel = nil, nil
-	c.looped = true
 	l.waiting.Add(-1)
 	switch {
 	case c.ev.panicked:
 		c.ev.panicked = false
 		c.w.Error("ERR internal error")
-		l.drop(c, closedPanic, true)
+		l.drop(c, ClosedPanic, true)
 		return
-	case c.next.run != nil: // its continuation left another wait
+	case c.ev.after == Wait: // its continuation left another wait
 		l.park(c)
 		return
-	case c.quit:
-		l.drop(c, closedQuit, true)
+	case c.ev.after == Quit:
+		l.drop(c, ClosedQuit, true)
 		return
 	case c.w.Err() != nil:
 		l.drop(c, c.writeFailure(), false)
@@ -103,15 +101,13 @@ func (l *eventLoop) attendTo(c *Conn) {
 
 // continueOffLoop runs c's continuation on the goroutine park started and
 // gives c back to its loop.
-func (s *Server) continueOffLoop(c *Conn) {
+func (l *eventLoop) continueOffLoop(c *Conn) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.logPanic(c, p)
-			c.next = continuation{}
+			c.client.Panicked(p)
 			c.ev.panicked = true
 		}
-		l := c.ev.loop
 		l.post(&l.resumed, c)
 	}()
-	s.runContinuation(c)
+	c.ev.after = c.client.Continue()
 }

@@ -280,6 +280,26 @@ func (c *Conn) ReadsAllKeys() bool { return c.user.Load().Perms().ReadsAllKeys()
 // InScript reports whether c is a script's (commands.Client).
 func (c *Conn) InScript() bool { return c.lua }
 
+// Block blocks c on keys (commands.Client): serve runs in the atomic
+// section when a write makes one of them ready, and once one has served,
+// or timeout passes, reply or timedOut answers.
+func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	c.awaitBlocked(b, keys, timeout, reply, timedOut)
+}
+
+// BlockRead is Block for a reader that takes nothing (commands.Client):
+// serving the key goes on past it when it cannot be served.
+func (c *Conn) BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	b.reader = true
+	c.awaitBlocked(b, keys, timeout, reply, timedOut)
+}
+
+// InSection reports whether c runs inside EXEC or a script, where nothing
+// may wait (commands.Client).
+func (c *Conn) InSection() bool { return c.tx.inSection }
+
 // ctxFor is what c's handlers run with: its writer, the store, c itself and
 // the keyspace events. The one place a connection's, or a script's
 // caller's, Ctx is made.

@@ -13,8 +13,8 @@
 // A command that reads or writes keys runs inside the store's atomic
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
 // (multi.go), and so does a script (scripting.go), so no other command
-// interleaves with a transaction or a script in either serving mode; they
-// take turns at the section's gate (gate.go). WATCH listens to the store's
+// interleaves with a transaction or a script; they take turns at the
+// section's gate (gate.go). WATCH listens to the store's
 // changes (watched.go).
 package server
 
@@ -165,7 +165,7 @@ type Server struct {
 	// that govern nothing here (config_inert.go).
 	inertConfig inertValues
 	// refusals rate-limits the log lines of refused clients, by kind
-	// (oplog.go).
+	// (refusals.go).
 	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.

@@ -36,6 +36,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/clock"
+	"github.com/stampedeless/stampedeless/internal/latency"
 	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/metrics"
 )
@@ -216,7 +217,7 @@ type Server struct {
 	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
 	// commands for them (observe.go).
 	slowlog slowlog
-	latency latencyMonitor
+	latency latency.Monitor
 	clock   *clock.Clock
 	// ownClock: the server made its clock and stops it at Shutdown.
 	ownClock bool

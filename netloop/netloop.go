@@ -12,6 +12,7 @@
 package netloop
 
 import (
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -108,8 +109,8 @@ type Counter interface{ Inc() }
 
 // Config is what New makes the loops with.
 type Config struct {
-	// Loops is how many loops serve; each new connection goes to the
-	// next in turn and stays there.
+	// Loops is how many loops serve, at least one; each new connection
+	// goes to the next in turn and stays there.
 	Loops int
 	// NoURing: each socket read and write is a system call of its own,
 	// even where io_uring is available.
@@ -144,6 +145,9 @@ type Loops struct {
 // New makes cfg.Loops loops for host; Start runs them. Where there is no
 // epoll it fails.
 func New(cfg Config, host Host) (*Loops, error) {
+	if cfg.Loops < 1 {
+		return nil, fmt.Errorf("netloop: %d loops: at least one serves", cfg.Loops)
+	}
 	g := &Loops{host: host, cfg: cfg, log: cfg.Log, clock: cfg.Clock}
 	for range cfg.Loops {
 		l, err := newEventLoop(g)

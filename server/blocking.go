@@ -275,14 +275,6 @@ func (r *blockRegistry) isBlocked(id int64) bool {
 	return ok
 }
 
-// registered is the number of keys and clients in the registry, for
-// tests: a client that has left must leave nothing behind.
-func (r *blockRegistry) registered() (keys, clients int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.byKey), len(r.byID)
-}
-
 // waitBlocked waits, where c may wait, until b is served, its timeout
 // (0: none) passes, CLIENT UNBLOCK ends it or the client disconnects;
 // then it unregisters b and replies: reply if it was served, else
@@ -317,4 +309,18 @@ func (c *Conn) waitBlocked(b *blockedClient, timeout time.Duration, reply, timed
 			}
 		}
 	})
+}
+
+// awaitBlocked serves b at once from the first of keys that can serve it,
+// which a write made before b was registered may have filled (its
+// listener found no one blocked), then waits for it (waitBlocked). What
+// reply writes must not alias the handler's arguments, which the reader
+// reuses.
+func (c *Conn) awaitBlocked(b *blockedClient, keys [][]byte, timeout time.Duration, reply, timedOut func()) {
+	for _, k := range keys {
+		if b.tryServe(k) {
+			break
+		}
+	}
+	c.waitBlocked(b, timeout, reply, timedOut)
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/digest"
 	"github.com/stampedeless/stampedeless/internal/memsize"
 	"github.com/stampedeless/stampedeless/internal/redisnum"
 	"github.com/stampedeless/stampedeless/persist"
@@ -347,35 +346,11 @@ func debugReload(c *Conn, opts [][]byte) {
 	c.w.OK()
 }
 
-// Redis's type numbers, which its digest mixes in.
-var digestTypes = map[engine.Type]uint32{
-	engine.TypeString: 0, engine.TypeList: 1, engine.TypeSet: 2, engine.TypeZSet: 3, engine.TypeHash: 4,
-}
-
-// debugDigest answers Redis's digest of the whole dataset: for each
-// database holding keys, its number mixed in, then the xor of its keys'
-// digests, so that their order does not matter; 40 zeros when empty.
+// debugDigest answers Redis's digest of the whole dataset, 40 zeros when
+// empty.
 func debugDigest(c *Conn) {
-	var final [20]byte
-	for n := range c.srv.store.Databases() {
-		first := true
-		_ = c.srv.store.DB(n).Snapshot(func(items []engine.SnapshotItem) error {
-			for i := range items {
-				if first {
-					var db [4]byte
-					binary.BigEndian.PutUint32(db[:], uint32(n))
-					mixDigest(final[:], db[:])
-					first = false
-				}
-				var d [20]byte
-				mixDigest(d[:], items[i].Key)
-				xorItemDigest(d[:], &items[i])
-				xorDigest(final[:], d[:])
-			}
-			return nil
-		})
-	}
-	c.w.Status(hex.EncodeToString(final[:]))
+	d := digest.Store(c.srv.store)
+	c.w.Status(hex.EncodeToString(d[:]))
 }
 
 // debugDigestValue answers the digest of each key's value, 40 zeros for a
@@ -385,62 +360,8 @@ func debugDigestValue(c *Conn, keys [][]byte) {
 	for _, k := range keys {
 		var d [20]byte
 		if it, ok := c.x.Store.SnapshotKey(k); ok {
-			xorItemDigest(d[:], &it)
+			d = digest.Item(&it)
 		}
 		c.w.Status(hex.EncodeToString(d[:]))
 	}
-}
-
-// xorItemDigest mixes a value into digest as Redis's xorObjectDigest does:
-// its type, then its elements (in order for a list, xored for the
-// unordered types), then whether it has a deadline.
-func xorItemDigest(digest []byte, it *engine.SnapshotItem) {
-	var typ [4]byte
-	binary.BigEndian.PutUint32(typ[:], digestTypes[it.Type])
-	mixDigest(digest, typ[:])
-	switch it.Type {
-	case engine.TypeString:
-		mixDigest(digest, it.Value)
-	case engine.TypeList:
-		for _, e := range it.Members {
-			mixDigest(digest, e)
-		}
-	case engine.TypeSet:
-		for _, m := range it.Members {
-			xorDigest(digest, m)
-		}
-	case engine.TypeZSet:
-		for _, sm := range it.Scored {
-			var e [20]byte
-			mixDigest(e[:], sm.Member)
-			mixDigest(e[:], redisnum.AppendG(nil, sm.Score, 17))
-			xorDigest(digest, e[:])
-		}
-	case engine.TypeHash:
-		for i := 0; i+1 < len(it.Pairs); i += 2 {
-			var e [20]byte
-			mixDigest(e[:], it.Pairs[i])
-			mixDigest(e[:], it.Pairs[i+1])
-			xorDigest(digest, e[:])
-		}
-	}
-	if it.StaleUntil != 0 {
-		xorDigest(digest, []byte("!!expire!!"))
-	}
-}
-
-// xorDigest xors SHA1(data) into digest.
-func xorDigest(digest, data []byte) {
-	h := sha1.Sum(data)
-	for i := range h {
-		digest[i] ^= h[i]
-	}
-}
-
-// mixDigest makes digest SHA1(digest xor SHA1(data)), which, unlike
-// xorDigest, depends on the order of what is mixed.
-func mixDigest(digest, data []byte) {
-	xorDigest(digest, data)
-	h := sha1.Sum(digest[:20])
-	copy(digest, h[:])
 }

@@ -102,14 +102,7 @@ func commandTable() []*commands.Spec {
 		},
 			Group: "pubsub", Summary: "Pub/sub introspection: CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB.", Usage: "subcommand [argument ...]", Since: "2.8.0"},
 
-		// Bitmaps.
-
-		// Sets.
-
-		// HyperLogLog.
-		// Read-through.
-
-		// Keys.
+		// Generic.
 		{Name: "wait", Arity: 3, Flags: commands.NoScript, Handler: conn(cmdWait), ACL: acl.Connection, ACLNoGroup: true,
 			Group: "generic", Summary: "Blocks until writes reach replicas; there are none, so it answers 0 at once.", Usage: "numreplicas timeout", Since: "3.0.0"},
 

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -13,28 +12,29 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
-// Conn is one client connection. Its reader, writer and flags are owned by
-// its event loop, or by the goroutine of a command it waits for while the
+// Conn is one client connection. Its writer and flags are owned by its
+// event loop, or by the goroutine of a command it waits for while the
 // loop has parked it; the fields CLIENT LIST reads from other connections
 // are atomic or guarded by mu.
 type Conn struct {
 	srv *Server
-	rd  *resp.Reader
-	w   *resp.Writer
+	// link is the connection as its event loop serves it: its socket,
+	// reader, outbox; w is its writer (link's).
+	link netloop.Conn
+	w    *resp.Writer
 	// x is what c's handlers run with: its writer, the store, and c.
 	x       commands.Ctx
 	id      int64
 	created time.Time
 	// The addresses, which CLIENT LIST reads from other goroutines.
 	remote, local net.Addr
-	// ev is the event loop's state for this connection; next, the rest of
-	// a command that must wait; looped: its loop runs its commands now (it
-	// is not parked, nor a script's caller), so a command that may wait
-	// must leave the wait in next (whereItMayWait).
-	ev     loopState
+	// next is the rest of a command that must wait; looped: its loop runs
+	// its commands now (it is not parked, nor a script's caller), so a
+	// command that may wait must leave the wait in next (whereItMayWait).
 	next   continuation
 	looped bool
 	// scratch holds the lower-cased name of the command looked up last
@@ -52,9 +52,6 @@ type Conn struct {
 	lua bool
 	// monitoring: the connection is in MONITOR mode (monitor.go).
 	monitoring atomic.Bool
-	// fd is the socket's descriptor CLIENT LIST shows, -1 until its loop
-	// has it (a TLS connection's handshake).
-	fd atomic.Int64
 	// reply is CLIENT REPLY's mode (cmd_client.go); skipNext: SKIP ran,
 	// so the next command's reply is dropped.
 	reply    replyMode
@@ -80,11 +77,7 @@ type Conn struct {
 	watching []*watchedKey
 	casDirty bool
 
-	// out queues the connection's output in push mode; pushDone is the
-	// writer goroutine's, nil outside push mode (outbox.go).
-	out      outbox
-	pushDone chan struct{}
-	subs     subscriptions
+	subs subscriptions
 
 	// track is the connection's CLIENT TRACKING state (tracking.go);
 	// tracked, its loop's copy of whether tracking is on.
@@ -102,9 +95,7 @@ type Conn struct {
 
 	lastCommand atomic.Pointer[command]
 	multiLen    atomic.Int32 // commands queued since MULTI; -1 outside MULTI
-	lastActive  atomic.Int64 // unix seconds when the last batch was answered
 	multiMem    atomic.Int64 // bytes of the commands queued since MULTI
-	bufs        bufferStats
 
 	// pauseHeld: CLIENT PAUSE holds c's command, which CLIENT LIST shows
 	// as blocked. pauseTurn is the held command whose turn it is to run
@@ -126,48 +117,10 @@ type Conn struct {
 	libVer  string
 }
 
-// loopState is what the event loop keeps on a connection (loop_linux.go),
-// the loop goroutine's alone but for attention.
-type loopState struct {
-	loop *eventLoop
-	// fd is the socket, duplicated out of Go's poller; sock reads and
-	// writes it; interest is what it is registered with in epoll;
-	// readable: epoll said it has input, which the next read reads.
-	fd       int
-	sock     socket
-	interest uint32
-	readable bool
-	// received: this turn's read was made with the others' (receive),
-	// which set readable; readErr is what that read ended in (the end of
-	// input, a socket error), for the reader's next read to return.
-	received bool
-	readErr  error
-	// sendDue: c is in its loop's list of replies to send this turn.
-	sendDue bool
-	// outBlocked: the socket did not take all output, and input is left
-	// unread until it has, since blockedAt (or the last progress).
-	outBlocked bool
-	blockedAt  time.Time
-	// parked: a goroutine runs the command's continuation; ctx ends when
-	// the client leaves (peerGone) or the connection must close.
-	parked   bool
-	peerGone bool
-	panicked bool
-	ctx      context.Context
-	cancel   context.CancelFunc
-	// During shutdown: the connection closes once quiet past drainBy;
-	// drained is what it had received when drainBy was last set.
-	drainBy time.Time
-	drained int64
-	// attention: another goroutine woke the loop for this connection,
-	// which the loop has not looked at yet (Conn.wake).
-	attention atomic.Bool
-}
-
 // continuation is the rest of a command that must wait: set by its handler
 // (Conn.Await) or by dispatch (whereItMayWait), run once the handler has
 // returned and left the atomic section, on a goroutine of its own while
-// the connection's loop has it parked (eventLoop.park).
+// the connection's loop has it parked (netloop.Wait).
 type continuation struct {
 	run func()
 	// counted is the command to count once it has answered.
@@ -194,39 +147,27 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		id:      s.nextConnID.Add(1),
 		created: time.Now(),
 	}
-	c.w = resp.NewWriter(outboxConn{c: c}, 0)
+	c.link.Init((*loopClient)(c), s.loops, c.created)
+	c.w = c.link.Writer()
 	c.remote, c.local = peerAddrs(nc)
-	c.fd.Store(-1)
 	if a, ok := nc.LocalAddr().(*net.UnixAddr); ok {
 		c.unixPath = a.Name
 	}
-	c.rd = resp.NewReader(loopReader{c})
 	c.authed = !s.acl.users.AuthRequired()
 	c.user.Store(s.acl.users.Default())
-	c.lastActive.Store(c.created.Unix())
 	c.multiLen.Store(-1)
 	c.x = s.ctxFor(c)
 	return c
 }
 
-// Lingering after the last reply: how long, and how many bytes of further
-// input to discard at most.
-const (
-	lingerTime  = time.Second
-	lingerBytes = 64 << 20
-)
-
-// lingerClose sends FIN, discards input for up to lingerTime and closes
-// nc. Closing a socket with unread input makes the kernel send a reset,
-// which can destroy replies the client has not read yet, such as the error
-// explaining why it is closed.
-func lingerClose(nc net.Conn) {
-	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-		nc.SetReadDeadline(time.Now().Add(lingerTime))
-		io.Copy(io.Discard, io.LimitReader(nc, lingerBytes))
-	}
-	nc.Close()
-}
+// The server's names for what its connection's outbox does
+// (netloop.Conn).
+func (c *Conn) push(fn func(w *resp.Writer)) bool    { return c.link.Push(fn) }
+func (c *Conn) pushOut(fn func(w *resp.Writer)) bool { return c.link.PushOut(fn) }
+func (c *Conn) startPushing()                        { c.link.StartPushing() }
+func (c *Conn) stopPushing()                         { c.link.StopPushing() }
+func (c *Conn) pushing() bool                        { return c.link.Pushing() }
+func (c *Conn) wake()                                { c.link.Wake() }
 
 // authenticated reports whether the client may run any command: the
 // default user needs no password now, or the client passed AUTH, or none
@@ -253,30 +194,29 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	}
 	now := time.Now()
 	age := int64(now.Sub(c.created) / time.Second)
-	idle := now.Unix() - c.lastActive.Load()
-	omem, _ := c.outputBuffer(now.Unix())
+	idle := now.Unix() - c.link.LastActive()
+	omem, _ := c.link.OutputBuffer(now.Unix())
 	multi := c.multiLen.Load()
 	watched, _ := c.srv.watches.watchInfo(c)
 	redir := int64(-1)
 	if ti := c.track.info(); ti.on {
 		redir = ti.redirect
 	}
-	b := c.bufs.snapshot()
+	b := c.link.Buffers(asker == c)
 	var argvMem int64
 	if asker == c {
-		b = c.bufs.live(c)
 		for _, a := range args { // Redis's argv_len_sum
 			argvMem += int64(len(a))
 		}
 	}
 	multiMem := c.multiMem.Load()
-	totMem := b.qbuf + b.qbufFree + argvMem + multiMem + b.rbs + omem + int64(unsafe.Sizeof(*c))
+	totMem := b.QBuf + b.QBufFree + argvMem + multiMem + b.RBS + omem + int64(unsafe.Sizeof(*c))
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d watch=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.remote, c.local, c.fd.Load(), name, age, idle, c.flagLetters(), c.db.Load(),
+		c.id, c.remote, c.local, c.link.FD(), name, age, idle, c.flagLetters(), c.db.Load(),
 		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
-		multi, watched, b.qbuf, b.qbufFree, argvMem, multiMem, b.rbs, b.rbp, b.obl, omem, totMem,
+		multi, watched, b.QBuf, b.QBufFree, argvMem, multiMem, b.RBS, b.RBP, b.OBL, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }
 
@@ -299,13 +239,7 @@ func (c *Conn) MaxBulk() int64 { return c.srv.maxBulk.Load() }
 // only once the handler has returned: the continuation runs it next
 // (Server.runContinuation), never under the section the handler holds.
 func (c *Conn) Await(wait func(ctx context.Context) (reply func())) {
-	next := func() {
-		ctx := context.Background()
-		if c.ev.ctx != nil {
-			ctx = c.ev.ctx
-		}
-		wait(ctx)()
-	}
+	next := func() { wait(c.link.Context())() }
 	c.next.then(next)
 }
 
@@ -353,6 +287,26 @@ func (c *Conn) ReadsAllKeys(args [][]byte) bool {
 
 // InScript reports whether c is a script's (commands.Client).
 func (c *Conn) InScript() bool { return c.lua }
+
+// Block blocks c on keys (commands.Client): serve runs in the atomic
+// section when a write makes one of them ready, and once one has served,
+// or timeout passes, reply or timedOut answers.
+func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	c.awaitBlocked(b, keys, timeout, reply, timedOut)
+}
+
+// BlockRead is Block for a reader that takes nothing (commands.Client):
+// serving the key goes on past it when it cannot be served.
+func (c *Conn) BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
+	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	b.reader = true
+	c.awaitBlocked(b, keys, timeout, reply, timedOut)
+}
+
+// InSection reports whether c runs inside EXEC or a script, where nothing
+// may wait (commands.Client).
+func (c *Conn) InSection() bool { return c.tx.inSection }
 
 // ctxFor is what c's handlers run with: its writer, the store, c itself and
 // the keyspace events. The one place a connection's, or a script's

@@ -177,7 +177,7 @@ func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
 
 // whereItMayWait runs fn, which may wait, where the connection may wait:
 // on its event loop, which must not wait, in the continuation the loop runs
-// on a goroutine once the handler has returned (c.next.run, eventLoop.park);
+// on a goroutine once the handler has returned (c.next.run, netloop.Wait);
 // at once off the loop (in a continuation already, or a script's caller).
 // A caller that needs the command's arguments later copies them
 // (whereItMayWaitWith), since the reader reuses its buffers.

@@ -17,6 +17,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/internal/rusage"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -106,7 +107,7 @@ func (s *Server) infoServer(b *infoBuilder) {
 // with, and whether they batch their reads and writes through io_uring
 // (all of them do, or none, unless a ring failed).
 func (s *Server) multiplexingAPI() string {
-	if s.uringLoops.Load() > 0 {
+	if s.loops.URing() {
 		return "epoll+io_uring"
 	}
 	return "epoll"
@@ -136,7 +137,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	trackingClients, _, _, _ := s.tracking.stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
-	b.field("event_loops", len(s.loops))
+	b.field("event_loops", s.loops.Len())
 	b.field("waiting_clients", s.waitingClients())
 	b.field("client_pause", pauseMode(s.pause.shown.Load()))
 	b.field("paused_clients", s.pause.held.Load())
@@ -273,7 +274,7 @@ func (s *Server) infoReplication(b *infoBuilder) {
 // infoCPU reports the process's CPU time in seconds, as Redis does from
 // getrusage, where the platform has it.
 func (s *Server) infoCPU(b *infoBuilder) {
-	if sys, user, ok := cpuTimes(); ok {
+	if sys, user, ok := rusage.CPU(); ok {
 		b.field("used_cpu_sys", fmt.Sprintf("%.6f", sys.Seconds()))
 		b.field("used_cpu_user", fmt.Sprintf("%.6f", user.Seconds()))
 	}

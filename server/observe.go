@@ -35,7 +35,7 @@ type callTimer struct {
 // anything will observe it, and only as precisely as they need.
 func (s *Server) startCall() callTimer {
 	t := s.slowlog.slowerThan.Load()
-	if t < 0 && s.latency.threshold.Load() == 0 {
+	if t < 0 && s.latency.Threshold() == 0 {
 		return callTimer{on: s.monitors.n.Load() > 0} // no clock: MONITOR reads its own
 	}
 	if t >= 0 && t < int64(clock.Resolution/time.Microsecond) {
@@ -72,8 +72,8 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 	if cmd.Flags&commands.Fast != 0 {
 		event = latencyFastCommand
 	}
-	if ms := micros / 1000; s.latency.wants(ms) {
-		s.latency.add(event, ms, s.store.Now())
+	if ms := micros / 1000; s.latency.Wants(ms) {
+		s.latency.Add(event, ms, s.store.Now())
 	}
 	if cmd.Flags&commands.SkipSlowlog == 0 && s.slowlog.wants(micros) {
 		peer, name := c.peerID(), ""

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -213,10 +212,7 @@ func (s *Server) awaitTurn(c *Conn, w *pauseWaiter, args [][]byte) {
 		c.pauseTurn = nil
 		p.endTurn(prev)
 	}
-	ctx := context.Background()
-	if c.ev.ctx != nil {
-		ctx = c.ev.ctx
-	}
+	ctx := c.link.Context()
 	select {
 	case <-w.ready:
 	case <-ctx.Done(): // the client left, or the server closes

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/stampedeless/stampedeless/netloop"
 )
 
 // protectedModeAdaptations are the phrases of Redis's protected-mode reply
@@ -73,7 +75,7 @@ func refuse(nc net.Conn, reply string) {
 		nc.Close()
 		return
 	}
-	lingerClose(nc)
+	netloop.LingerClose(nc)
 }
 
 // unixPeer is how Redis shows both ends of a unix socket connection in

@@ -37,7 +37,7 @@ var subNames = [subKinds]struct{ subscribe, unsubscribe, message string }{
 // while they push, and (un)subscribing holds it for writing while the
 // confirmation is queued, so a message never reaches a connection before
 // the confirmation of the subscription it came through, nor after the
-// confirmation of its end. Pushing does no I/O (Conn.push).
+// confirmation of its end. Pushing does no I/O (netloop.Conn.Push).
 type pubsub struct {
 	mu      sync.RWMutex
 	subs    [subKinds]map[string]*subscribers

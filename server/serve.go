@@ -4,28 +4,133 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/stampedeless/stampedeless/netloop"
+	"github.com/stampedeless/stampedeless/resp"
 )
 
-// Close reasons, the label of stampedeless_connections_closed_total.
+// Close reasons, the label of stampedeless_connections_closed_total: the
+// event loop's (netloop.ClosedQuit and the others), and the server's own.
 const (
-	closedByClient   = "client"
-	closedQuit       = "quit"
-	closedProtocol   = "protocol_error"
-	closedWriteError = "write_error"
-	closedPanic      = "panic"
-	closedShutdown   = "shutdown"
-	// A subscriber whose queued output broke the pubsub output buffer
-	// limit (outbox.go).
-	closedOutputLimit = "output_buffer_limit"
-	closedKilled      = "killed" // by CLIENT KILL
-	closedIdle        = "idle"   // idle past CONFIG SET timeout
+	closedByClient = netloop.ClosedByClient
+	closedShutdown = "shutdown"
+	closedKilled   = "killed" // by CLIENT KILL
 	// A connection whose user was deleted, or whose channels were taken
 	// away while it was subscribed (acl.go).
 	closedRevoked = "acl_revoked"
 )
 
+// OutputLimit bounds the output a connection in push mode (a subscriber)
+// has queued and not yet sent (netloop.OutputLimit).
+type OutputLimit = netloop.OutputLimit
+
+// DefaultPubSubOutputLimit is Redis's default for pub/sub clients:
+// 32mb hard, 8mb soft for 60 seconds.
+var DefaultPubSubOutputLimit = netloop.DefaultPubSubOutputLimit
+
+// ParseOutputLimit parses "hard soft seconds", the notation of one class of
+// Redis's client-output-buffer-limit ("32mb 8mb 60").
+func ParseOutputLimit(s string) (OutputLimit, error) { return netloop.ParseOutputLimit(s) }
+
+// loopClient is a connection as its event loop sees it: the commands it
+// reads, run by dispatch, and the rest of those that wait.
+type loopClient Conn
+
+func (lc *loopClient) ReadLimits() (resp.Limits, bool) {
+	c := (*Conn)(lc)
+	return c.limits(), c.authenticated()
+}
+
+func (lc *loopClient) Command(args [][]byte) netloop.Next {
+	c := (*Conn)(lc)
+	c.looped = true
+	c.srv.dispatch(c, args)
+	return c.after()
+}
+
+func (lc *loopClient) Continue() netloop.Next {
+	c := (*Conn)(lc)
+	c.looped = false
+	c.srv.runContinuation(c)
+	return c.after()
+}
+
+// after is what c's loop does once c's command returned: park c while a
+// wait it left runs (c.next), close it after QUIT, or read on.
+func (c *Conn) after() netloop.Next {
+	switch {
+	case c.next.run != nil:
+		return netloop.Wait
+	case c.quit:
+		return netloop.Quit
+	}
+	return netloop.Serve
+}
+
+func (lc *loopClient) Panicked(p any) {
+	c := (*Conn)(lc)
+	c.srv.logPanic(c, p)
+	c.next = continuation{}
+}
+
+// Ended: CLIENT KILL closed c, or c's user was revoked.
+func (lc *loopClient) Ended() bool {
+	c := (*Conn)(lc)
+	s := c.srv
+	s.mu.Lock()
+	killed := c.killed
+	s.mu.Unlock()
+	return killed || c.revoked.Load()
+}
+
+// Listening: subscribers and monitors are not idle.
+func (lc *loopClient) Listening() bool {
+	return lc.monitoring.Load() || lc.subs.total() != 0
+}
+
+func (lc *loopClient) Queued() {
+	if lc.tracked {
+		// Invalidations held back until these replies were queued.
+		(*Conn)(lc).releaseTracked()
+	}
+}
+
+// Leave ends what a closing connection holds beside its socket: it is no
+// subscriber, monitor or redirect target any more and tracks nothing.
+func (lc *loopClient) Leave() {
+	c := (*Conn)(lc)
+	s := c.srv
+	c.gone.Store(true)
+	s.monitors.remove(c)
+	c.leavePubSub()
+	s.tracking.disable(c)
+}
+
+func (lc *loopClient) Closed(reason string) {
+	c := (*Conn)(lc)
+	s := c.srv
+	if reason == netloop.ClosedOutputLimit {
+		s.log.Warn("client closed for overcoming its pubsub output buffer limit",
+			"client", c.remote.String(), "id", c.id, "limit", s.pubsubLimit.Load().String())
+	}
+	s.finish(c, reason)
+}
+
+// loopHost is the server as its event loops see it.
+type loopHost Server
+
+func (h *loopHost) Closing() bool { return (*Server)(h).isClosing() }
+
+func (h *loopHost) Clients() int { return (*Server)(h).connectedClients() }
+
+func (h *loopHost) IdleTimeout() int64 { return h.idleTimeout.Load() }
+
+func (h *loopHost) OutputLimit() netloop.OutputLimit { return *h.pubsubLimit.Load() }
+
+func (h *loopHost) OutputLimitBroken() { h.outputLimitCloses.Add(1) }
+
 // runContinuation runs the rest of a command that had to wait (c.next),
-// on the goroutine its loop started for it (eventLoop.park), and counts and
+// on the goroutine its loop started for it (loopClient.Continue), and counts and
 // observes the command once it has answered.
 func (s *Server) runContinuation(c *Conn) {
 	resume, counted, before := c.next.run, c.next.counted, c.w.Len()
@@ -55,47 +160,13 @@ func (s *Server) runContinuation(c *Conn) {
 	}
 }
 
-// leaveServer ends what a closing connection holds beside its socket: no
-// message is pushed to it, it is no subscriber, tracks nothing and is no
-// redirect target any more.
-func (c *Conn) leaveServer() {
-	s := c.srv
-	c.gone.Store(true)
-	s.monitors.remove(c)
-	c.leavePubSub()
-	s.tracking.disable(c)
-	c.stopPushing()
-	s.keepPeak(c)
-}
-
-// writeFailure is the close reason of a connection whose reply could not
-// be flushed.
-func (c *Conn) writeFailure() string {
-	if dead := c.closedFor(); dead != "" {
-		return dead
-	}
-	return closedWriteError
-}
-
-// keepPeak keeps a closing connection's recent largest output buffer for
-// INFO's client_recent_max_output_buffer.
-func (s *Server) keepPeak(c *Conn) {
-	now := time.Now().Unix()
-	_, peak := c.outputBuffer(now)
-	s.peakMu.Lock()
-	s.peak.observe(now, peak)
-	s.peakMu.Unlock()
-}
-
 // recentMaxOutputBuffer is the largest output buffer any connection had
 // queued in the last peakSeconds.
 func (s *Server) recentMaxOutputBuffer() int64 {
 	now := time.Now().Unix()
-	s.peakMu.Lock()
-	m := s.peak.max(now)
-	s.peakMu.Unlock()
+	m := s.loops.ClosedMaxOutput(now)
 	for _, c := range s.clients() {
-		_, peak := c.outputBuffer(now)
+		_, peak := c.link.OutputBuffer(now)
 		m = max(m, peak)
 	}
 	return m

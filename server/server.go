@@ -4,20 +4,17 @@
 // shares a connection's state: MULTI/WATCH, client-side caching, pub/sub,
 // the ACL's checks, scripts' calls, CONFIG and INFO.
 //
-// redcon's server loop is not used: it has no input limits (a 20-byte
-// header pins a core), no panic recovery, no write deadline and no accept
-// back-off, so this package owns the connection loop.
-//
-// Connections are served by event loops (DefaultEventLoops unless
-// Options.EventLoops says otherwise), each an epoll thread as redis-server's;
-// a command that must wait leaves the rest of its work to a goroutine while
-// its connection is parked (loop_linux.go).
+// Connections are served by package netloop's event loops
+// (DefaultEventLoops unless Options.EventLoops says otherwise), each an
+// epoll thread as redis-server's; the server is their netloop.Client, one
+// per connection (serve.go). A command that must wait leaves the rest of
+// its work to a goroutine while its connection is parked (Conn.Await).
 //
 // A command that reads or writes keys runs inside the store's atomic
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
 // (multi.go), and so does a script (scripting.go), so no other command
-// interleaves with a transaction or a script in either serving mode; they
-// take turns at the section's gate (gate.go). WATCH listens to the store's
+// interleaves with a transaction or a script; they take turns at the
+// section's gate (gate.go). WATCH listens to the store's
 // changes (watched.go).
 package server
 
@@ -33,11 +30,13 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/clock"
+	"github.com/stampedeless/stampedeless/internal/latency"
 	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/metrics"
 )
@@ -47,10 +46,6 @@ const (
 	DefaultMaxClients   = 10000
 	DefaultWriteTimeout = 30 * time.Second
 )
-
-// drainWindow is how long a connection waits for more of a client's
-// requests during shutdown before it closes.
-const drainWindow = 100 * time.Millisecond
 
 // RedisVersion is the Redis version reported to clients, which some gate
 // features on; stampedeless implements the Redis 7 semantics of its commands.
@@ -171,14 +166,14 @@ type Server struct {
 	// that govern nothing here (config_inert.go).
 	inertConfig inertValues
 	// refusals rate-limits the log lines of refused clients, by kind
-	// (oplog.go).
+	// (refusals.go).
 	refusals lograte.Limiter
 
 	// Settable at run time with CONFIG SET.
 	requirePass atomic.Pointer[string]
 	maxClients  atomic.Int64
 	// idleTimeout is CONFIG SET timeout: seconds after which an idle
-	// client is closed (eventLoop.tick); 0: never.
+	// client is closed (netloop.Host.IdleTimeout); 0: never.
 	idleTimeout   atomic.Int64
 	maxBulk       atomic.Int64
 	protectedMode atomic.Bool
@@ -215,26 +210,18 @@ type Server struct {
 	wg      sync.WaitGroup // one per connection, and the event loop's
 
 	// loops serve the connections; accept gives each to the next in turn.
-	loops    []*eventLoop
-	nextLoop atomic.Uint64
-	// uringLoops counts the loops with an io_uring (eventLoop.ring), for
-	// INFO's multiplexing_api.
-	uringLoops atomic.Int32
+	loops *netloop.Loops
 
 	pubsub      pubsub
 	keyEvents   keyspaceEvents
 	pubsubLimit atomic.Pointer[OutputLimit]
 	// outputLimitCloses counts connections closed at pubsubLimit.
 	outputLimitCloses atomic.Int64
-	// peak is the largest output buffer of connections that closed in the
-	// last seconds.
-	peakMu sync.Mutex
-	peak   peakWindow
 
 	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
 	// commands for them (observe.go).
 	slowlog slowlog
-	latency latencyMonitor
+	latency latency.Monitor
 	clock   *clock.Clock
 	// ownClock: the server made its clock and stops it at Shutdown.
 	ownClock bool
@@ -458,28 +445,28 @@ func (s *Server) startLoops(n int) error {
 	if n <= 0 {
 		n = DefaultEventLoops()
 	}
-	for range n {
-		l, err := newEventLoop(s)
-		if err != nil {
-			for _, l := range s.loops {
-				l.close()
-			}
-			return err
-		}
-		s.loops = append(s.loops, l)
+	loops, err := netloop.New(netloop.Config{
+		Loops:         n,
+		NoURing:       s.opts.NoURing,
+		WriteTimeout:  s.opts.WriteTimeout,
+		Log:           s.log,
+		Clock:         s.clock,
+		OutputBlocked: s.metrics.OutputBlocked,
+		Parks:         s.metrics.Parks,
+	}, (*loopHost)(s))
+	if err != nil {
+		return err
 	}
+	s.loops = loops
 	s.wg.Add(n)
-	for _, l := range s.loops {
-		go l.run()
-	}
+	loops.Start(s.wg.Done)
 	return nil
 }
 
 // adopt gives an accepted connection to the next event loop, which serves
 // it until it closes.
 func (s *Server) adopt(c *Conn, nc net.Conn) {
-	l := s.loops[(s.nextLoop.Add(1)-1)%uint64(len(s.loops))]
-	if err := l.adopt(c, nc); err != nil {
+	if err := s.loops.Adopt(&c.link, nc); err != nil {
 		s.log.Warn("event loop: cannot take a connection; closing it", "err", err)
 		nc.Close()
 		s.finish(c, closedByClient)
@@ -494,20 +481,10 @@ func (s *Server) isClosing() bool {
 
 // waitingClients is how many connections are parked on a command that
 // waits.
-func (s *Server) waitingClients() int64 {
-	var n int64
-	for _, l := range s.loops {
-		n += l.waiting.Load()
-	}
-	return n
-}
+func (s *Server) waitingClients() int64 { return s.loops.Waiting() }
 
 // notifyLoops wakes every event loop, to look at the server's state.
-func (s *Server) notifyLoops() {
-	for _, l := range s.loops {
-		l.notify()
-	}
-}
+func (s *Server) notifyLoops() { s.loops.Notify() }
 
 func (s *Server) connectedClients() int {
 	s.mu.Lock()
@@ -530,10 +507,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.pause.close()
-	// Each loop drains its connections: until drainWindow passes, a
-	// connection still runs what its client sends, and each batch extends
-	// its window, so a pipeline in flight is answered; a quiet connection
-	// closes when it passes (eventLoop.beginClosing).
+	// Each loop drains its connections: for a short while a connection
+	// still runs what its client sends, and each batch extends its
+	// while, so a pipeline in flight is answered; a quiet connection
+	// closes when it passes.
 	s.notifyLoops()
 
 	done := make(chan struct{})
@@ -549,9 +526,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// SHUTDOWN NOSAVE stops it: its connection can then finish.
 		s.scripts.eng.Close()
 		s.cutHandshakes()
-		for _, l := range s.loops {
-			l.force()
-		}
+		s.loops.Force()
 		<-done
 		return ctx.Err()
 	}

@@ -1,8 +1,9 @@
 //go:build !linux
 
-package server
+package netloop
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -10,14 +11,14 @@ import (
 )
 
 // The event loops are epoll's: elsewhere New refuses to serve.
-var errNoEventLoop = errors.New("server: serving needs Linux (epoll)")
+var errNoEventLoop = errors.New("netloop: serving needs Linux (epoll)")
 
 type eventLoop struct {
 	attend  []*Conn
 	waiting atomic.Int64
 }
 
-func newEventLoop(*Server) (*eventLoop, error) { return nil, errNoEventLoop }
+func newEventLoop(*Loops) (*eventLoop, error) { return nil, errNoEventLoop }
 
 func (*eventLoop) adopt(*Conn, net.Conn) error { return errNoEventLoop }
 func (*eventLoop) post(*[]*Conn, *Conn)        {}
@@ -26,7 +27,9 @@ func (*eventLoop) force()                      {}
 func (*eventLoop) run()                        {}
 func (*eventLoop) close()                      {}
 
-func (c *Conn) wake() {}
+func (c *Conn) Wake() {}
+
+func (c *Conn) Handshake(net.Conn, *tls.Config) error { return errNoEventLoop }
 
 type tlsStream struct {
 	net.Conn

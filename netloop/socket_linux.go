@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"crypto/tls"
@@ -132,6 +132,26 @@ func fileConn(fd int) (net.Conn, error) {
 	return net.FileConn(f)
 }
 
+// Handshake runs c's TLS handshake with cfg on nc, which it may wait for
+// up to handshakeTimeout; c then speaks TLS on its loop (Loops.Adopt),
+// where crypto/tls reads and writes its socket without waiting
+// (tlsSocket). On an error nc is left open.
+func (c *Conn) Handshake(nc net.Conn, cfg *tls.Config) error {
+	stream := &tlsStream{nc: nc, fd: -1}
+	conn := tls.Server(stream, cfg)
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := conn.Handshake(); err != nil {
+		return err
+	}
+	nc.SetDeadline(time.Time{})
+	c.ev.sock = &tlsSocket{conn: conn, stream: stream}
+	return nil
+}
+
+// handshakeTimeout bounds a TLS handshake, so that a client that connects
+// and says nothing does not hold a goroutine for good.
+const handshakeTimeout = 10 * time.Second
+
 // tlsSocket is a TLS connection served by an event loop: crypto/tls over a
 // stream (tlsStream) that reads and writes the raw socket without waiting.
 type tlsSocket struct {
@@ -146,7 +166,7 @@ var errTLSWouldBlock net.Error = tlsWouldBlock{}
 
 type tlsWouldBlock struct{}
 
-func (tlsWouldBlock) Error() string   { return "server: tls read would block" }
+func (tlsWouldBlock) Error() string   { return "netloop: tls read would block" }
 func (tlsWouldBlock) Timeout() bool   { return true }
 func (tlsWouldBlock) Temporary() bool { return true }
 

@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"errors"
@@ -31,6 +31,6 @@ type socket interface {
 // for now (errWouldBlock), and its flush when the socket takes no more
 // output (errOutputBlocked).
 var (
-	errWouldBlock    = errors.New("server: would block")
-	errOutputBlocked = errors.New("server: output would block")
+	errWouldBlock    = errors.New("netloop: would block")
+	errOutputBlocked = errors.New("netloop: output would block")
 )

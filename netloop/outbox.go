@@ -1,4 +1,4 @@
-package server
+package netloop
 
 import (
 	"errors"
@@ -18,7 +18,8 @@ import (
 // has queued and not yet sent, as the pubsub class of Redis's
 // client-output-buffer-limit does: at Hard bytes, or at Soft bytes for
 // longer than SoftTime (counted in whole seconds, as Redis does), the
-// connection is closed. A zero Hard or Soft is no such bound.
+// connection is closed (Host.OutputLimit). A zero Hard or Soft is no
+// such bound.
 type OutputLimit struct {
 	Hard, Soft int64
 	SoftTime   time.Duration
@@ -80,7 +81,7 @@ func (l OutputLimit) reached(n, now int64, softSince *int64) bool {
 // to send besides the replies in its writer. In push mode (while it is
 // subscribed, tracks keys or monitors) every reply goes through it: the
 // connection's writer flushes into it (outboxConn), and the messages other
-// goroutines push (Conn.push) are queued here whole, so a push never lands
+// goroutines push (Conn.Push) are queued here whole, so a push never lands
 // inside a reply and both keep the order they were queued in. Outside push
 // mode it holds only what a flush queued while the connection waited
 // (eventLoop.park) and what its socket did not take of that.
@@ -125,7 +126,7 @@ func (o *outbox) settle() {
 }
 
 // errOutboxClosed is a reply flush's error once the outbox is dead.
-var errOutboxClosed = errors.New("server: connection closed for its output buffer or a write error")
+var errOutboxClosed = errors.New("netloop: connection closed for its output buffer or a write error")
 
 // outboxConn is the connection a Writer of a connection flushes to: a
 // Flush queues the replies in the outbox, which the loop sends. The
@@ -150,19 +151,17 @@ func (oc outboxConn) Write(b []byte) (int, error) {
 	}
 	o.settle()
 	o.mu.Unlock()
-	if c.tracked {
-		// Invalidations held back until these replies were queued.
-		c.releaseTracked()
-	}
+	// Pushes held back until these replies were queued.
+	c.client.Queued()
 	return len(b), nil
 }
 
 func (outboxConn) SetWriteDeadline(time.Time) error { return nil }
 
-// startPushing puts c in push mode; it is a no-op in push mode already.
+// StartPushing puts c in push mode; it is a no-op in push mode already.
 // Replies c has written and not yet sent are queued first, before
 // anything pushed from now on.
-func (c *Conn) startPushing() {
+func (c *Conn) StartPushing() {
 	o := &c.out
 	o.mu.Lock()
 	if o.on {
@@ -176,18 +175,27 @@ func (c *Conn) startPushing() {
 	c.w.Flush()
 }
 
-// pushing reports whether c is in push mode.
-func (c *Conn) pushing() bool { return c.out.pushMode.Load() }
+// Pushing reports whether c is in push mode.
+func (c *Conn) Pushing() bool { return c.out.pushMode.Load() }
 
-// stopPushing ends push mode: nothing more is pushed to c. What is queued
+// StopPushing ends push mode: nothing more is pushed to c. What is queued
 // is still sent, before c's later replies.
-func (c *Conn) stopPushing() {
+func (c *Conn) StopPushing() {
 	c.w.Flush()
 	o := &c.out
 	o.mu.Lock()
 	o.on = false
 	o.settle()
 	o.mu.Unlock()
+}
+
+// writeFailure is the close reason of a connection whose reply could not
+// be flushed.
+func (c *Conn) writeFailure() string {
+	if dead := c.closedFor(); dead != "" {
+		return dead
+	}
+	return ClosedWriteError
 }
 
 // closedFor is the close reason of a connection whose outbox died, or "".
@@ -197,20 +205,20 @@ func (c *Conn) closedFor() string {
 	return c.out.dead
 }
 
-// push queues an out-of-band message for c, written by fn in c's protocol
+// Push queues an out-of-band message for c, written by fn in c's protocol
 // (fn must write one whole reply, such as a Writer.Push and its elements),
 // and reports whether it was queued: it is not if c is not in push mode or
 // is being closed. Any goroutine may call it; fn runs under c's outbox lock
 // and must not block. A message pushed by one goroutine reaches c after
 // those it pushed before, and a reply c has queued before the push comes
 // before it. c's loop is woken to send it.
-func (c *Conn) push(fn func(w *resp.Writer)) bool { return c.pushIn(fn, false) }
+func (c *Conn) Push(fn func(w *resp.Writer)) bool { return c.pushIn(fn, false) }
 
-// pushOut is push to a connection that need not be in push mode: a RESP3
+// PushOut is Push to a connection that need not be in push mode: a RESP3
 // client that another's tracking redirects to gets its invalidations
 // without subscribing, as in Redis. Outside push mode the message goes
 // before the replies c has not flushed yet.
-func (c *Conn) pushOut(fn func(w *resp.Writer)) bool { return c.pushIn(fn, true) }
+func (c *Conn) PushOut(fn func(w *resp.Writer)) bool { return c.pushIn(fn, true) }
 
 func (c *Conn) pushIn(fn func(w *resp.Writer), anyMode bool) bool {
 	o := &c.out
@@ -226,7 +234,7 @@ func (c *Conn) pushIn(fn func(w *resp.Writer), anyMode bool) bool {
 	o.checkLimit(c)
 	o.settle()
 	o.mu.Unlock()
-	c.wake()
+	c.Wake()
 	return true
 }
 
@@ -234,18 +242,18 @@ func (c *Conn) pushIn(fn func(w *resp.Writer), anyMode bool) bool {
 // client past its output buffer limit: the queue is dropped, and c's loop
 // closes the socket. Called with o.mu held.
 func (o *outbox) checkLimit(c *Conn) {
-	s := c.srv
+	host := c.loops.host
 	now := time.Now().Unix()
 	n := int64(o.w.Len() + o.sending)
 	o.peak.observe(now, n)
-	if !s.pubsubLimit.Load().reached(n, now, &o.softSince) {
+	if !host.OutputLimit().reached(n, now, &o.softSince) {
 		return
 	}
-	o.dead = closedOutputLimit
+	o.dead = ClosedOutputLimit
 	o.w.Swap(nil)
 	o.settle()
-	s.outputLimitCloses.Add(1)
-	c.wake()
+	host.OutputLimitBroken()
+	c.Wake()
 }
 
 // empty reports whether nothing is queued and c is not in push mode: c's
@@ -286,7 +294,7 @@ func (c *Conn) sendBatch() error {
 // noteSend stamps c active now and observes its output buffer, as each
 // send does.
 func (c *Conn) noteSend() {
-	now := c.srv.clock.Nanos() / 1e9
+	now := c.loops.clock.Nanos() / 1e9
 	c.lastActive.Store(now)
 	c.bufs.observe(c, now)
 }
@@ -349,21 +357,21 @@ func (c *Conn) sendFailed(err error) error {
 }
 
 // queuedOutput is how many bytes c has to send: its outbox's, its
-// socket's, and its writer's when its loop has it.
+// socket's, and its writer's when its loop has it (it is not parked).
 func (c *Conn) queuedOutput() int {
 	n := int(c.out.queued.Load())
 	if c.ev.sock != nil {
 		n += c.ev.sock.Pending()
 	}
-	if c.looped {
+	if !c.ev.parked {
 		n += c.w.Len()
 	}
 	return n
 }
 
-// outputBuffer is c's queued output for CLIENT LIST's omem, and its
+// OutputBuffer is c's queued output for CLIENT LIST's omem, and its
 // largest in the last peakSeconds.
-func (c *Conn) outputBuffer(now int64) (queued, recentMax int64) {
+func (c *Conn) OutputBuffer(now int64) (queued, recentMax int64) {
 	o := &c.out
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -1,14 +1,14 @@
 //go:build unix
 
-package server
+package rusage
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTimes is the process's system and user CPU time so far.
-func cpuTimes() (sys, user time.Duration, ok bool) {
+// CPU is the process's system and user CPU time so far.
+func CPU() (sys, user time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0, 0, false

@@ -30,6 +30,10 @@ type counters struct {
 	// okBase and failBase are ok and fail at the last CONFIG RESETSTAT,
 	// where INFO's commandstats start from: /metrics' counters never reset.
 	okBase, failBase atomic.Int64
+	// usec is the µs the calls took since the last CONFIG RESETSTAT, as
+	// the clock the slow log reads measures them (none while neither the
+	// slow log nor the latency monitor times calls).
+	usec atomic.Int64
 }
 
 // commandTable lists the server's own commands, those of the connection

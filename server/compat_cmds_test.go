@@ -872,3 +872,36 @@ func TestCompatErrorStats(t *testing.T) {
 		t.Errorf("INFO errorstats:\n\tredis: %s\n\tours:  %s", want, got)
 	}
 }
+
+// TestCompatCommandStatsFields: a cmdstat line has Redis's fields in
+// Redis's order (calls, usec, usec_per_call, rejected_calls,
+// failed_calls), which tools parse by name and Redis's own tests by
+// pattern.
+func TestCompatCommandStatsFields(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	p := dialCompatPair(t, redisAddr, ts.addr, 2)
+	fields := func(c *compatConn) string {
+		c.do("CONFIG", "RESETSTAT")
+		c.do("SET", "k", "v")
+		c.do("SET", "k")
+		r, err := c.do("INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(r.str, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "cmdstat_set:"); ok {
+				var names []string
+				for _, f := range strings.Split(v, ",") {
+					name, _, _ := strings.Cut(f, "=")
+					names = append(names, name)
+				}
+				return strings.Join(names, ",")
+			}
+		}
+		return "no cmdstat_set line"
+	}
+	if want, got := fields(p.redis), fields(p.ours); want != got {
+		t.Errorf("cmdstat_set's fields: redis %s, ours %s", want, got)
+	}
+}

@@ -103,10 +103,11 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		return
 	}
 	c.endCaching(counted)
+	var usec int64
 	if ran {
-		s.observed(c, cmd, args, timer)
+		usec = s.observed(c, cmd, args, timer)
 	}
-	countReply(counted, c, before)
+	countReply(counted, c, before, usec)
 }
 
 // endCaching ends CLIENT CACHING once the command after it has answered
@@ -200,8 +201,9 @@ func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
 }
 
 // countReply counts a command by whether the reply written since before is
-// an error.
-func countReply(counted *command, c *Conn, before int) {
+// an error, and the µs it took.
+func countReply(counted *command, c *Conn, before int, usec int64) {
+	counted.counters.usec.Add(usec)
 	if c.w.IsErrorAt(before) {
 		counted.counters.fail.Inc()
 		c.srv.errors.countAt(c, before)

@@ -282,9 +282,9 @@ func (s *Server) infoCPU(b *infoBuilder) {
 
 // infoCommandStats reports each command called since the start (or the
 // last CONFIG RESETSTAT) as Redis's
-// cmdstat lines do, from the counters /metrics exports: calls, and
-// failed_calls for those that replied an error (Redis also counts
-// rejected_calls apart, and times calls, which is not done here).
+// cmdstat lines do, from the counters /metrics exports: calls, the µs
+// they took as the slow log's clock measures them, and failed_calls for
+// those that replied an error (Redis also counts rejected_calls apart).
 // Subcommands are counted as their container.
 func (s *Server) infoCommandStats(b *infoBuilder) {
 	for _, cmd := range s.sortedCommands() {
@@ -292,7 +292,9 @@ func (s *Server) infoCommandStats(b *infoBuilder) {
 		if ok+fail == 0 {
 			continue
 		}
-		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,rejected_calls=0,failed_calls=%d", ok+fail, fail))
+		usec := cmd.counters.usec.Load()
+		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=%d",
+			ok+fail, usec, float64(usec)/float64(ok+fail), fail))
 	}
 }
 
@@ -307,6 +309,7 @@ func (s *Server) resetCommandStats() {
 	for _, cmd := range s.table {
 		cmd.counters.okBase.Store(int64(metrics.Value(cmd.counters.ok)))
 		cmd.counters.failBase.Store(int64(metrics.Value(cmd.counters.fail)))
+		cmd.counters.usec.Store(0)
 	}
 }
 

@@ -286,8 +286,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		} else {
 			q.cmd.Handler(&c.x, q.args)
 		}
-		s.observed(c, q.cmd, q.args, timer)
-		countReply(q.counted, c, starts[i])
+		countReply(q.counted, c, starts[i], s.observed(c, q.cmd, q.args, timer))
 	}
 	// The transaction's pushes wake blocked clients as it ends, still
 	// holding the section, as Redis serves them after EXEC as a whole.

@@ -54,10 +54,11 @@ func (s *Server) elapsed(t callTimer) int64 {
 }
 
 // observed tells the monitors, the slow log and the latency monitor about
-// a command c ran, which took since t.
-func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
+// a command c ran, which took since t, and returns the µs it took (0 when
+// t timed nothing).
+func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) (micros int64) {
 	if !t.on {
-		return
+		return 0
 	}
 	if cmd.Flags&(commands.SkipMonitor|commands.Admin) == 0 {
 		// Redis shows administrative commands to no monitor; a script
@@ -65,9 +66,9 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 		s.feedMonitors(c, cmd, args)
 	}
 	if !t.timed {
-		return
+		return 0
 	}
-	micros := s.elapsed(t)
+	micros = s.elapsed(t)
 	event := latencyCommand
 	if cmd.Flags&commands.Fast != 0 {
 		event = latencyFastCommand
@@ -84,6 +85,7 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) {
 		}
 		s.slowlog.add(redactedArgs(cmd, args), micros, peer, name, s.store.Now())
 	}
+	return micros
 }
 
 // peerID is the client's address as the slow log and MONITOR show it:

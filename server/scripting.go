@@ -407,7 +407,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 	c.w.SetProtocol(call.Proto)
 	timer := sc.srv.startCall()
 	sc.handle(cmd, args)
-	sc.srv.observed(c, cmd, args, timer)
+	usec := sc.srv.observed(c, cmd, args, timer)
 	if c.next.run != nil {
 		// A command that must wait: none may, and those that could are
 		// refused from scripts (noscript). Never left half done.
@@ -415,7 +415,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		c.w.Swap(nil)
 		c.w.Error("ERR this command cannot run inside a script")
 	}
-	countReply(counted, c, 0)
+	countReply(counted, c, 0, usec)
 	wrote := cmd.Flags&commands.Write != 0
 	if wrote && !c.w.IsErrorAt(0) && cmd.shared() {
 		sc.written = append(sc.written, scriptWrite{db: int(c.db.Load()), cmd: cmd, args: args})

@@ -148,12 +148,13 @@ func (s *Server) runContinuation(c *Conn) {
 		c.postponed = false
 		call, counted = nil, nil
 	}
+	var usec int64
 	if call != nil {
-		s.observed(c, call.cmd, call.args, timer)
+		usec = s.observed(c, call.cmd, call.args, timer)
 	}
 	if counted != nil {
 		c.endCaching(counted)
-		countReply(counted, c, before)
+		countReply(counted, c, before, usec)
 	}
 	if gate {
 		c.gateReply(before)

@@ -56,6 +56,34 @@ func (l *eventLoop) tick() {
 	}
 }
 
+// queryBufferIdle is how many seconds a connection sends nothing before
+// its query buffer is given back (Redis's 2).
+const queryBufferIdle = 2
+
+// releaseBuffers gives back, once a second, the query buffer of each
+// connection quiet for queryBufferIdle, as Redis's clientsCron frees it,
+// so that idle connections hold no buffer; buffersHeld says whether any
+// still holds one (a turn sets it again).
+func (l *eventLoop) releaseBuffers() {
+	now := time.Now()
+	if now.Sub(l.buffersSweptAt) < time.Second {
+		return
+	}
+	l.buffersSweptAt = now
+	l.buffersHeld = false
+	for _, c := range l.conns {
+		if c.ev.parked || c.rd.Size() == 0 {
+			continue
+		}
+		if now.Unix()-c.lastActive.Load() >= queryBufferIdle && c.rd.Release() {
+			c.bufs.qbuf.Store(0)
+			c.bufs.qbufFree.Store(0)
+			continue
+		}
+		l.buffersHeld = true
+	}
+}
+
 // drainWindow is how long a connection waits for more of a client's
 // requests during shutdown before it closes.
 const drainWindow = 100 * time.Millisecond

@@ -48,10 +48,15 @@ type eventLoop struct {
 	blocked int           // connections waiting for their socket to take output
 	// idleSweptAt is when tick last looked for idle clients (timeout).
 	idleSweptAt time.Time
-	due         []*Conn // served this turn, their replies not yet sent
-	closing     bool    // the server is closing: connections drain and close
-	forced      bool    // Shutdown's deadline passed: everything closes now
-	events      []syscall.EpollEvent
+	// buffersHeld: a connection may hold a query buffer releaseBuffers
+	// would give back once it is quiet long enough (set by a turn,
+	// cleared by releaseBuffers, which last looked at buffersSweptAt).
+	buffersHeld    bool
+	buffersSweptAt time.Time
+	due            []*Conn // served this turn, their replies not yet sent
+	closing        bool    // the server is closing: connections drain and close
+	forced         bool    // Shutdown's deadline passed: everything closes now
+	events         []syscall.EpollEvent
 	// ring makes a turn's reads, and its writes, in one system call each
 	// (receive, sendDue); nil where io_uring is off or unavailable, and
 	// each is its own. batch is the connections in the ring now.
@@ -196,7 +201,7 @@ func (l *eventLoop) run() {
 		switch {
 		case l.closing:
 			timeout = int(drainWindow / 4 / time.Millisecond)
-		case l.blocked > 0 || l.loops.host.IdleTimeout() > 0:
+		case l.blocked > 0 || l.loops.host.IdleTimeout() > 0 || l.buffersHeld:
 			timeout = 1000 // write and idle timeouts are counted in seconds
 		}
 		n, err := l.wait(procs, timeout, emptyWaits >= restAfter)
@@ -223,11 +228,15 @@ func (l *eventLoop) run() {
 			}
 			if c := l.conns[fd]; c != nil {
 				l.ready(c, ev.Events)
+				l.buffersHeld = true
 			}
 		}
 		l.sendDue()
 		if l.closing || l.blocked > 0 || l.loops.host.IdleTimeout() > 0 {
 			l.tick()
+		}
+		if l.buffersHeld {
+			l.releaseBuffers()
 		}
 		// A connection accepted before the close, or shaking hands
 		// (TLS), may still come to this loop: it goes once the server

@@ -474,3 +474,57 @@ func TestLoopsTLS(t *testing.T) {
 		t.Fatalf("PING over TLS = %q", got)
 	}
 }
+
+// TestLoopsReleaseIdleBuffers: a connection quiet for queryBufferIdle
+// seconds holds no query buffer (Redis's clientsCron frees it), and serves
+// its next command with a new one; a busy one keeps its buffer.
+func TestLoopsReleaseIdleBuffers(t *testing.T) {
+	h := startLoops(t, 2, false, nil)
+	quiet, busy := dial(t, h.addr), dial(t, h.addr)
+	for _, c := range []*client{quiet, busy} {
+		c.send(t, command("PING"))
+		if got := c.reply(t); got != "+PONG" {
+			t.Fatalf("PING = %q", got)
+		}
+	}
+	held := func(c *testClient) int64 { b := c.link.Buffers(false); return b.QBuf + b.QBufFree }
+	var quietLink, busyLink *testClient
+	testwait.For(t, "both connections to be known", func() bool { return len(h.clientList()) == 2 })
+	for _, c := range h.clientList() {
+		if held(c) == 0 {
+			t.Fatalf("a connection that just read a command holds no buffer")
+		}
+	}
+	// Tell them apart: the busy one keeps sending.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+				busy.send(t, command("PING"))
+				busy.reply(t)
+			}
+		}
+	}()
+	testwait.For(t, "the quiet connection's buffer to be given back", func() bool {
+		quietLink, busyLink = nil, nil
+		for _, c := range h.clientList() {
+			if held(c) == 0 {
+				quietLink = c
+			} else {
+				busyLink = c
+			}
+		}
+		return quietLink != nil && busyLink != nil
+	})
+	close(stop)
+	<-done
+	quiet.send(t, command("ECHO", "again"))
+	if got := quiet.reply(t); got != "again" {
+		t.Fatalf("ECHO after the release = %q", got)
+	}
+}

@@ -175,6 +175,9 @@ func (r *Reader) fill(need int) error {
 // It is empty when the buffer is full of a command in progress:
 // ReadCommand then grows it as the command needs.
 func (r *Reader) Room() []byte {
+	if r.buf == nil { // released
+		r.buf = make([]byte, readSize)
+	}
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 		if len(r.buf) > maxIdleBuf && r.argc == 0 {
@@ -186,6 +189,18 @@ func (r *Reader) Room() []byte {
 		r.r = 0
 	}
 	return r.buf[r.w:]
+}
+
+// Release gives the buffer back if it holds nothing (no command in
+// progress, nothing unreturned), as Redis frees an idle client's query
+// buffer, and reports whether it did: a quiet connection then holds no
+// buffer (Size and Free are 0) until it sends again, when Room makes one.
+func (r *Reader) Release() bool {
+	if r.buf == nil || r.r != r.w || r.argc != 0 {
+		return false
+	}
+	r.buf, r.r, r.w = nil, 0, 0
+	return true
 }
 
 // Filled records that n bytes were read into Room's slice.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -70,7 +71,7 @@ func cmdLatencyHelp(c *Conn, _ [][]byte) {
 func getLatencyThreshold(s *Server) string { return strconv.FormatInt(s.latency.Threshold(), 10) }
 
 func setLatencyThreshold(s *Server, v string) error {
-	n, err := configInteger(v, 0, 1<<63-1)
+	n, err := redisconfig.Integer(v, 0, 1<<63-1)
 	if err == nil {
 		s.latency.SetThreshold(n)
 	}

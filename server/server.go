@@ -38,6 +38,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/clock"
 	"github.com/stampedeless/stampedeless/internal/latency"
 	"github.com/stampedeless/stampedeless/internal/lograte"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -163,8 +164,8 @@ type Server struct {
 	// listCompressDepth is list-compress-depth, shown but not applied.
 	listCompressDepth atomic.Int64
 	// inertConfig holds the values CONFIG SET gave the Redis parameters
-	// that govern nothing here (config_inert.go).
-	inertConfig inertValues
+	// that govern nothing here (internal/redisconfig).
+	inertConfig redisconfig.Values
 	// refusals rate-limits the log lines of refused clients, by kind
 	// (refusals.go).
 	refusals lograte.Limiter

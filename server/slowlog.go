@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -172,7 +173,7 @@ func getSlowlogSlowerThan(s *Server) string {
 }
 
 func setSlowlogSlowerThan(s *Server, v string) error {
-	n, err := configInteger(v, -1, 1<<63-1)
+	n, err := redisconfig.Integer(v, -1, 1<<63-1)
 	if err == nil {
 		s.slowlog.slowerThan.Store(n)
 	}
@@ -182,7 +183,7 @@ func setSlowlogSlowerThan(s *Server, v string) error {
 func getSlowlogMaxLen(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen.Load(), 10) }
 
 func setSlowlogMaxLen(s *Server, v string) error {
-	n, err := configInteger(v, 0, 1<<63-1)
+	n, err := redisconfig.Integer(v, 0, 1<<63-1)
 	if err == nil {
 		s.slowlog.maxLen.Store(n)
 		s.slowlog.trim()

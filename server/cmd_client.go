@@ -96,12 +96,12 @@ func (c *Conn) flagLetters() string {
 	if c.srv.blocked.isBlocked(c.id) || c.pauseHeld.Load() {
 		b = append(b, 'b')
 	}
-	if ti := c.track.info(); ti.on {
+	if ti := c.track.Info(); ti.On {
 		b = append(b, 't')
-		if ti.broken {
+		if ti.Broken {
 			b = append(b, 'R')
 		}
-		if ti.bcast {
+		if ti.BCAST {
 			b = append(b, 'B')
 		}
 	}

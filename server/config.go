@@ -195,14 +195,13 @@ var configParams = []configParam{
 			return err
 		}},
 	{name: "tracking-table-max-keys",
-		get: func(s *Server) string { return strconv.FormatInt(s.tracking.maxKeys.Load(), 10) },
+		get: func(s *Server) string { return strconv.FormatInt(s.tracking.MaxKeys(), 10) },
 		set: func(s *Server, v string) error {
 			n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 			if err != nil {
 				return err
 			}
-			s.tracking.maxKeys.Store(n)
-			s.tracking.trim()
+			s.tracking.SetMaxKeys(n)
 			return nil
 		}},
 	{name: "notify-keyspace-events",

@@ -14,6 +14,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/tracking"
 )
 
 // Conn is one client connection. Its writer and flags are owned by its
@@ -79,10 +80,8 @@ type Conn struct {
 
 	subs subscriptions
 
-	// track is the connection's CLIENT TRACKING state (tracking.go);
-	// tracked, its loop's copy of whether tracking is on.
-	track   tracker
-	tracked bool
+	// track is the connection's CLIENT TRACKING state.
+	track tracking.Tracker
 	// gone: the connection has closed, for those that redirect their
 	// invalidations to it.
 	gone atomic.Bool
@@ -199,8 +198,8 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	multi := c.multiLen.Load()
 	watched, _ := c.srv.watches.watchInfo(c)
 	redir := int64(-1)
-	if ti := c.track.info(); ti.on {
-		redir = ti.redirect
+	if ti := c.track.Info(); ti.On {
+		redir = ti.Redirect
 	}
 	b := c.link.Buffers(asker == c)
 	var argvMem int64

@@ -30,7 +30,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		before := c.w.Len()
 		c.refuse(nil, unknownCommand(args))
 		s.errors.countAt(c, before)
-		c.track.caching = false
+		c.track.Caching = false
 		return
 	}
 	counted := cmd // subcommands are counted as their container
@@ -113,8 +113,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 // (counted, its container if a subcommand), or the transaction after it,
 // as Redis's resetClient ends it.
 func (c *Conn) endCaching(counted *command) {
-	if c.track.caching && !c.tx.active && counted.Name != "client" {
-		c.track.caching = false
+	if c.track.Caching && !c.tx.active && counted.Name != "client" {
+		c.track.Caching = false
 	}
 }
 
@@ -160,10 +160,10 @@ func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64)
 }
 
 // handle runs a keyspace command's handler, holding the atomic section,
-// and tells tracking (tracking.beforeCommand) when it needs to know.
+// and tells tracking (beforeCommand) when it needs to know.
 func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
-	if c.tracked || s.tracking.noloop.Load() > 0 || s.tracking.bcasting.Load() > 0 {
-		defer s.tracking.beforeCommand(c, cmd, args)()
+	if s.tracking.Concerns(&c.track) {
+		defer s.beforeCommand(c, cmd, args)()
 	}
 	cmd.Handler(&c.x, args)
 	if cmd.Flags&(commands.Write|commands.OwnSection) == commands.Write {

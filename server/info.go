@@ -134,7 +134,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
 	// Redis counts the clients CLIENT PAUSE holds as blocked.
 	b.field("blocked_clients", s.blocked.clients.Load()+s.pause.held.Load())
-	trackingClients, _, _, _ := s.tracking.stats()
+	trackingClients, _, _, _ := s.tracking.Stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.subscriberCount())
 	b.field("event_loops", s.loops.Len())
@@ -218,7 +218,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_patterns", s.pubsub.count(subPattern))
 	b.field("pubsubshard_channels", s.pubsub.count(subShard))
 	b.field("migrate_cached_sockets", 0) // no MIGRATE, so no socket it keeps
-	_, keys, items, prefixes := s.tracking.stats()
+	_, keys, items, prefixes := s.tracking.Stats()
 	b.field("tracking_total_keys", keys)
 	b.field("tracking_total_items", items)
 	b.field("tracking_total_prefixes", prefixes)

@@ -272,7 +272,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	defer s.store.HoldClock()()
 	c.tx.inSection = true
 	defer func() { c.tx.inSection = false }()
-	defer s.tracking.batchFor(c)()
+	defer s.tracking.BatchFor(c.tracker())()
 	c.w.Array(len(queue))
 	starts = make([]int, len(queue))
 	for i, q := range queue {

@@ -163,7 +163,7 @@ func (c *Conn) unsubscribe(kind subKind, names [][]byte) {
 		c.w.Flush()
 	}
 	p.mu.Unlock()
-	if c.subs.total() == 0 && !c.tracked {
+	if c.subs.total() == 0 && !c.track.Tracked() {
 		c.stopPushing()
 	}
 }

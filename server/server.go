@@ -33,6 +33,7 @@ import (
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/tracking"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/clock"
@@ -195,7 +196,7 @@ type Server struct {
 	scripts scriptState
 
 	watches         watchRegistry
-	tracking        tracking
+	tracking        tracking.Table
 	txResults       txResults
 	errors          errorStats // INFO errorstats
 	changesMu       sync.Mutex // protects changeConsumers
@@ -266,7 +267,7 @@ func New(opts Options) (*Server, error) {
 	s.watches.srv = s
 	s.pause.srv, s.pause.shut = s, make(chan struct{})
 	s.slowlog.init()
-	s.tracking.init(s)
+	s.initTracking()
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)
 	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)

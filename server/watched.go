@@ -309,7 +309,7 @@ func (s *Server) keyChanged(ch engine.Change) {
 		return
 	}
 	s.watches.changed(ch)
-	s.tracking.changed(ch)
+	s.tracking.Changed(ch)
 	s.blocked.keyWritten(ch)
 	s.keyEvents.changed(ch)
 }

@@ -105,7 +105,7 @@ func (c *Conn) flagLetters() string {
 			b = append(b, 'B')
 		}
 	}
-	if _, dirty := c.srv.watches.watchInfo(c); dirty {
+	if _, dirty := c.srv.watches.Info(&c.watch); dirty {
 		b = append(b, 'd')
 	}
 	if c.noEvict.Load() {

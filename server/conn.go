@@ -15,6 +15,7 @@ import (
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
+	"github.com/stampedeless/stampedeless/server/internal/watch"
 )
 
 // Conn is one client connection. Its writer and flags are owned by its
@@ -73,10 +74,8 @@ type Conn struct {
 	// left.
 	afterSection []func()
 
-	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
-	// them changed since (Redis's CLIENT_DIRTY_CAS).
-	watching []*watchedKey
-	casDirty bool
+	// watch is what c WATCHes.
+	watch watch.Client
 
 	subs subscriptions
 
@@ -196,7 +195,7 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	idle := now.Unix() - c.link.LastActive()
 	omem, _ := c.link.OutputBuffer(now.Unix())
 	multi := c.multiLen.Load()
-	watched, _ := c.srv.watches.watchInfo(c)
+	watched, _ := c.srv.watches.Info(&c.watch)
 	redir := int64(-1)
 	if ti := c.track.Info(); ti.On {
 		redir = ti.Redirect

@@ -141,7 +141,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("waiting_clients", s.waitingClients())
 	b.field("client_pause", pauseMode(s.pause.shown.Load()))
 	b.field("paused_clients", s.pause.held.Load())
-	clients, keys := s.watches.stats()
+	clients, keys := s.watches.Stats()
 	b.field("watching_clients", clients)
 	b.field("total_watched_keys", keys)
 }

@@ -14,8 +14,9 @@
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
 // (multi.go), and so does a script (scripting.go), so no other command
 // interleaves with a transaction or a script; they take turns at the
-// section's gate (gate.go). WATCH listens to the store's
-// changes (watched.go).
+// section's gate (gate.go). The store's changes reach WATCH
+// (internal/watch) and client-side caching (internal/tracking) through
+// one listener (watched.go).
 package server
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
+	"github.com/stampedeless/stampedeless/server/internal/watch"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/clock"
@@ -195,7 +197,7 @@ type Server struct {
 	gate    *sectionGate
 	scripts scriptState
 
-	watches         watchRegistry
+	watches         watch.Registry
 	tracking        tracking.Table
 	txResults       txResults
 	errors          errorStats // INFO errorstats
@@ -264,7 +266,7 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
 	}
-	s.watches.srv = s
+	s.watches.Init(s.store, s.consumeChanges)
 	s.pause.srv, s.pause.shut = s, make(chan struct{})
 	s.slowlog.init()
 	s.initTracking()

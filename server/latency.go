@@ -52,7 +52,7 @@ func cmdLatencyReset(c *Conn, args [][]byte) {
 // the advice that applies to a server without disks or forks.
 func cmdLatencyDoctor(c *Conn, _ [][]byte) {
 	s := c.srv
-	c.w.Verbatim("txt", s.latency.Doctor(s.store.Now().Unix(), s.slowlog.slowerThan.Load()))
+	c.w.Verbatim("txt", s.latency.Doctor(s.store.Now().Unix(), s.slowlog.SlowerThan()))
 }
 
 func cmdLatencyHelp(c *Conn, _ [][]byte) {

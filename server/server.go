@@ -42,6 +42,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/latency"
 	"github.com/stampedeless/stampedeless/internal/lograte"
 	"github.com/stampedeless/stampedeless/internal/redisconfig"
+	"github.com/stampedeless/stampedeless/internal/slowlog"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -224,7 +225,7 @@ type Server struct {
 
 	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
 	// commands for them (observe.go).
-	slowlog slowlog
+	slowlog slowlog.Log
 	latency latency.Monitor
 	clock   *clock.Clock
 	// ownClock: the server made its clock and stops it at Shutdown.
@@ -268,7 +269,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.watches.Init(s.store, s.consumeChanges)
 	s.pause.srv, s.pause.shut = s, make(chan struct{})
-	s.slowlog.init()
+	s.slowlog.Init()
 	s.initTracking()
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)

@@ -71,7 +71,7 @@ func parseClientType(name []byte) (clientType, bool) {
 // kind is the connection's type. Every connection is a normal client
 // until one subscribes to a channel.
 func (c *Conn) kind() clientType {
-	if c.subs.total() > 0 {
+	if c.subs.Total() > 0 {
 		return clientPubSub
 	}
 	return clientNormal
@@ -87,7 +87,7 @@ func (c *Conn) flagLetters() string {
 	if c.monitoring.Load() {
 		b = append(b, 'O')
 	}
-	if c.subs.total() > 0 {
+	if c.subs.Total() > 0 {
 		b = append(b, 'P')
 	}
 	if c.multiLen.Load() >= 0 {

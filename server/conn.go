@@ -14,6 +14,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
 	"github.com/stampedeless/stampedeless/server/internal/watch"
 )
@@ -77,7 +78,7 @@ type Conn struct {
 	// watch is what c WATCHes.
 	watch watch.Client
 
-	subs subscriptions
+	subs pubsub.Subscriptions
 
 	// track is the connection's CLIENT TRACKING state.
 	track tracking.Tracker
@@ -213,7 +214,7 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, c.link.FD(), name, age, idle, c.flagLetters(), c.db.Load(),
-		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
+		c.subs.Of(pubsub.Channel), c.subs.Of(pubsub.Pattern), c.subs.Of(pubsub.Shard),
 		multi, watched, b.QBuf, b.QBufFree, argvMem, multiMem, b.RBS, b.RBP, b.OBL, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }

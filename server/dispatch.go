@@ -62,7 +62,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):
 		// permitted refused it; inside MULTI that fails the transaction.
-	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
+	case c.subs.Total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.
 		c.refuse(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")

@@ -20,6 +20,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/rusage"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 )
 
 // infoSection is one section of INFO's reply.
@@ -136,7 +137,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("blocked_clients", s.blocked.clients.Load()+s.pause.held.Load())
 	trackingClients, _, _, _ := s.tracking.Stats()
 	b.field("tracking_clients", trackingClients)
-	b.field("pubsub_clients", s.pubsub.subscriberCount())
+	b.field("pubsub_clients", s.pubsub.Clients())
 	b.field("event_loops", s.loops.Len())
 	b.field("waiting_clients", s.waitingClients())
 	b.field("client_pause", pauseMode(s.pause.shown.Load()))
@@ -214,9 +215,9 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("evicted_keys", st.Evicted)
 	b.field("keyspace_hits", st.Hits)
 	b.field("keyspace_misses", st.Misses)
-	b.field("pubsub_channels", s.pubsub.count(subChannel))
-	b.field("pubsub_patterns", s.pubsub.count(subPattern))
-	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	b.field("pubsub_channels", s.pubsub.Count(pubsub.Channel))
+	b.field("pubsub_patterns", s.pubsub.Count(pubsub.Pattern))
+	b.field("pubsubshard_channels", s.pubsub.Count(pubsub.Shard))
 	b.field("migrate_cached_sockets", 0) // no MIGRATE, so no socket it keeps
 	_, keys, items, prefixes := s.tracking.Stats()
 	b.field("tracking_total_keys", keys)

@@ -85,7 +85,7 @@ func (lc *loopClient) Ended() bool {
 
 // Listening: subscribers and monitors are not idle.
 func (lc *loopClient) Listening() bool {
-	return lc.monitoring.Load() || lc.subs.total() != 0
+	return lc.monitoring.Load() || lc.subs.Total() != 0
 }
 
 func (lc *loopClient) Queued() {

@@ -34,6 +34,7 @@ import (
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
 	"github.com/stampedeless/stampedeless/server/internal/watch"
 
@@ -217,7 +218,7 @@ type Server struct {
 	// loops serve the connections; accept gives each to the next in turn.
 	loops *netloop.Loops
 
-	pubsub      pubsub
+	pubsub      pubsub.Registry[*Conn]
 	keyEvents   keyspaceEvents
 	pubsubLimit atomic.Pointer[OutputLimit]
 	// outputLimitCloses counts connections closed at pubsubLimit.

@@ -24,7 +24,7 @@ func (tc *trackClient) ID() int64                          { return tc.id }
 func (tc *trackClient) Tracker() *tracking.Tracker         { return &tc.track }
 func (tc *trackClient) Gone() bool                         { return tc.gone.Load() }
 func (tc *trackClient) Protocol() int                      { return tc.w.Protocol() }
-func (tc *trackClient) Subscribed() bool                   { return tc.subs.total() != 0 }
+func (tc *trackClient) Subscribed() bool                   { return tc.subs.Total() != 0 }
 func (tc *trackClient) Push(fn func(*resp.Writer)) bool    { return (*Conn)(tc).push(fn) }
 func (tc *trackClient) PushOut(fn func(*resp.Writer)) bool { return (*Conn)(tc).pushOut(fn) }
 
@@ -151,7 +151,7 @@ func (c *Conn) trackingOff() {
 	}
 	c.w.Flush()
 	c.srv.tracking.Disable(c.tracker())
-	if c.subs.total() == 0 {
+	if c.subs.Total() == 0 {
 		c.stopPushing()
 	}
 }

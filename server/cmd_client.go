@@ -93,7 +93,7 @@ func (c *Conn) flagLetters() string {
 	if c.multiLen.Load() >= 0 {
 		b = append(b, 'x')
 	}
-	if c.srv.blocked.isBlocked(c.id) || c.pauseHeld.Load() {
+	if c.srv.blocked.IsBlocked(c.id) || c.pauseHeld.Load() {
 		b = append(b, 'b')
 	}
 	if ti := c.track.Info(); ti.On {
@@ -483,5 +483,5 @@ func cmdClientUnblock(c *Conn, args [][]byte) {
 		c.w.Error(commands.ErrNotInteger)
 		return
 	}
-	c.w.Int(commands.BoolInt(c.srv.unblockClient(id, withError)))
+	c.w.Int(commands.BoolInt(c.srv.blocked.Unblock(id, withError)))
 }

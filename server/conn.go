@@ -291,15 +291,15 @@ func (c *Conn) InScript() bool { return c.lua }
 // section when a write makes one of them ready, and once one has served,
 // or timeout passes, reply or timedOut answers.
 func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
-	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	b := c.srv.blocked.Block(c.id, int(c.db.Load()), keys, serve)
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 
 // BlockRead is Block for a reader that takes nothing (commands.Client):
 // serving the key goes on past it when it cannot be served.
 func (c *Conn) BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
-	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
-	b.reader = true
+	b := c.srv.blocked.Block(c.id, int(c.db.Load()), keys, serve)
+	b.Reader = true
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 

@@ -134,7 +134,7 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("maxclients", s.maxClients.Load())
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
 	// Redis counts the clients CLIENT PAUSE holds as blocked.
-	b.field("blocked_clients", s.blocked.clients.Load()+s.pause.held.Load())
+	b.field("blocked_clients", s.blocked.Clients()+s.pause.held.Load())
 	trackingClients, _, _, _ := s.tracking.Stats()
 	b.field("tracking_clients", trackingClients)
 	b.field("pubsub_clients", s.pubsub.Clients())

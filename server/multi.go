@@ -291,8 +291,8 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	}
 	// The transaction's pushes wake blocked clients as it ends, still
 	// holding the section, as Redis serves them after EXEC as a whole.
-	if s.blocked.haveReady.Load() {
-		s.serveReady()
+	if s.blocked.HaveReady() {
+		s.blocked.ServeReady()
 	}
 	return starts, true
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/blocked"
 	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
 	"github.com/stampedeless/stampedeless/server/internal/watch"
@@ -164,8 +165,9 @@ type Server struct {
 
 	// acl holds the users and the log of denials (acl.go).
 	acl aclState
-	// blocked are the clients blocked on keys (blocking.go).
-	blocked blockRegistry
+	// blocked are the clients blocked on keys (internal/blocked; their
+	// waits in blocking.go).
+	blocked blocked.Registry
 	// listCompressDepth is list-compress-depth, shown but not applied.
 	listCompressDepth atomic.Int64
 	// inertConfig holds the values CONFIG SET gave the Redis parameters
@@ -269,6 +271,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[*Conn]struct{}),
 	}
 	s.watches.Init(s.store, s.consumeChanges)
+	s.blocked.Init(s.consumeChanges)
 	s.pause.srv, s.pause.shut = s, make(chan struct{})
 	s.slowlog.Init()
 	s.initTracking()

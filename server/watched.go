@@ -4,13 +4,6 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 )
 
-// dbKey is a key of a database, as the registry of keys clients wait on
-// holds them.
-type dbKey struct {
-	db  int
-	key string
-}
-
 // consumeChanges counts a consumer of the store's changes in (1) or out
 // (-1). The store's listener is installed only while there is one, so that
 // while nothing watches, a write costs the store one atomic load.
@@ -39,11 +32,11 @@ func (s *Server) keyChanged(ch engine.Change) {
 		// A stream's groups or last ID: its readers may answer otherwise
 		// (NOGROUP), but no WATCH breaks and no cached read goes stale,
 		// as in Redis, which signals no modified key for them.
-		s.blocked.keyWritten(ch)
+		s.blocked.KeyWritten(ch)
 		return
 	}
 	s.watches.Changed(ch)
 	s.tracking.Changed(ch)
-	s.blocked.keyWritten(ch)
+	s.blocked.KeyWritten(ch)
 	s.keyEvents.changed(ch)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pause"
 	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
 	"github.com/stampedeless/stampedeless/server/internal/watch"
@@ -102,7 +103,7 @@ type Conn struct {
 	// inside the section (heldAfterAll), so it has not run, and its
 	// callers count nothing and end nothing (its rerun will).
 	pauseHeld atomic.Bool
-	pauseTurn *pauseWaiter
+	pauseTurn *pause.Waiter
 	postponed bool
 
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.

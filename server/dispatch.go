@@ -73,7 +73,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
 	case c.tx.active && cmd.Flags&commands.NoMulti != 0:
 		c.refuse(cmd, "ERR Command not allowed inside a transaction")
-	case s.pause.pausing() && s.holdIfPaused(c, cmd, args):
+	case s.pause.Pausing() && s.holdIfPaused(c, cmd, args):
 		// Last of the checks, as in Redis, and before MULTI queues: the
 		// command runs afresh from here once the pause lets it (pause.go),
 		// counted then.

@@ -35,6 +35,7 @@ import (
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/server/internal/blocked"
+	"github.com/stampedeless/stampedeless/server/internal/pause"
 	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
 	"github.com/stampedeless/stampedeless/server/internal/watch"
@@ -235,8 +236,9 @@ type Server struct {
 	ownClock bool
 	// monitors are the connections in MONITOR mode (monitor.go).
 	monitors monitors
-	// pause is CLIENT PAUSE's (pause.go).
-	pause clientPause
+	// pause is CLIENT PAUSE's gate (internal/pause; its commands and
+	// waits in pause.go).
+	pause pause.Gate
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -272,7 +274,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.watches.Init(s.store, s.consumeChanges)
 	s.blocked.Init(s.consumeChanges)
-	s.pause.srv, s.pause.shut = s, make(chan struct{})
+	s.pause.Init(s.store.SetFrozen)
 	s.slowlog.Init()
 	s.initTracking()
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
@@ -318,7 +320,7 @@ func New(opts Options) (*Server, error) {
 		return float64(s.deniedConns.Load())
 	})
 	s.registerTrackingMetrics()
-	s.pause.registerMetrics()
+	s.registerPauseMetrics()
 	// Last before the loops, which read it: a New that fails leaves no
 	// clock of its own ticking.
 	s.clock = opts.Clock
@@ -515,7 +517,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Close()
 	}
 	s.mu.Unlock()
-	s.pause.close()
+	s.pause.Close()
 	// Each loop drains its connections: for a short while a connection
 	// still runs what its client sends, and each batch extends its
 	// while, so a pipeline in flight is answered; a quiet connection

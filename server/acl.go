@@ -11,6 +11,7 @@ import (
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 )
 
 // aclState is the server's ACL: its users, the log of denials, and what
@@ -333,16 +334,14 @@ func (s *Server) revokeSubscribers(self *Conn, u *acl.User) {
 		return
 	}
 	s.revoke(self, func(c *Conn) bool {
-		if c.user.Load() != u || c.subs.total() == 0 {
+		if c.user.Load() != u || c.subs.Total() == 0 {
 			return false
 		}
-		s.pubsub.mu.RLock()
-		defer s.pubsub.mu.RUnlock()
-		for kind := range subKinds {
-			for name := range c.subs.names[kind] {
-				if !p.CanAccessChannel([]byte(name), kind == subPattern) {
-					return true
-				}
+		s.pubsub.RLock()
+		defer s.pubsub.RUnlock()
+		for kind, name := range c.subs.All() {
+			if !p.CanAccessChannel([]byte(name), kind == pubsub.Pattern) {
+				return true
 			}
 		}
 		return false
@@ -354,13 +353,13 @@ func (s *Server) revokeSubscribers(self *Conn, u *acl.User) {
 // taken them away since dispatch checked, and revokeSubscribers, which
 // takes the lock after changing the user, would not see this subscription.
 // If not, c is closed, as revokeSubscribers would have closed it.
-func (c *Conn) mayStillSubscribe(kind subKind, names [][]byte) bool {
+func (c *Conn) mayStillSubscribe(kind pubsub.Kind, names [][]byte) bool {
 	p := c.user.Load().Perms()
 	if p.AllChannels() {
 		return true
 	}
 	for _, name := range names {
-		if !p.CanAccessChannel(name, kind == subPattern) {
+		if !p.CanAccessChannel(name, kind == pubsub.Pattern) {
 			c.revoked.Store(true)
 			c.quit = true
 			return false

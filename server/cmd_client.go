@@ -71,7 +71,7 @@ func parseClientType(name []byte) (clientType, bool) {
 // kind is the connection's type. Every connection is a normal client
 // until one subscribes to a channel.
 func (c *Conn) kind() clientType {
-	if c.subs.total() > 0 {
+	if c.subs.Total() > 0 {
 		return clientPubSub
 	}
 	return clientNormal
@@ -87,25 +87,25 @@ func (c *Conn) flagLetters() string {
 	if c.monitoring.Load() {
 		b = append(b, 'O')
 	}
-	if c.subs.total() > 0 {
+	if c.subs.Total() > 0 {
 		b = append(b, 'P')
 	}
 	if c.multiLen.Load() >= 0 {
 		b = append(b, 'x')
 	}
-	if c.srv.blocked.isBlocked(c.id) || c.pauseHeld.Load() {
+	if c.srv.blocked.IsBlocked(c.id) || c.pauseHeld.Load() {
 		b = append(b, 'b')
 	}
-	if ti := c.track.info(); ti.on {
+	if ti := c.track.Info(); ti.On {
 		b = append(b, 't')
-		if ti.broken {
+		if ti.Broken {
 			b = append(b, 'R')
 		}
-		if ti.bcast {
+		if ti.BCAST {
 			b = append(b, 'B')
 		}
 	}
-	if _, dirty := c.srv.watches.watchInfo(c); dirty {
+	if _, dirty := c.srv.watches.Info(&c.watch); dirty {
 		b = append(b, 'd')
 	}
 	if c.noEvict.Load() {
@@ -483,5 +483,5 @@ func cmdClientUnblock(c *Conn, args [][]byte) {
 		c.w.Error(commands.ErrNotInteger)
 		return
 	}
-	c.w.Int(commands.BoolInt(c.srv.unblockClient(id, withError)))
+	c.w.Int(commands.BoolInt(c.srv.blocked.Unblock(id, withError)))
 }

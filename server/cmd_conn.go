@@ -15,7 +15,7 @@ func cmdPing(c *Conn, args [][]byte) {
 	switch {
 	case len(args) > 2:
 		c.w.Error("ERR wrong number of arguments for 'ping' command")
-	case c.subs.total() > 0 && c.w.Protocol() == 2:
+	case c.subs.Total() > 0 && c.w.Protocol() == 2:
 		// In subscriber mode a RESP2 client reads every reply as a push.
 		c.w.Array(2)
 		c.w.BulkString("pong")

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 )
 
 // configDiffers are the parameters whose values differ by nature: what
@@ -54,13 +56,10 @@ func TestCompatConfigEveryParameter(t *testing.T) {
 	// The inert parameters, and the eviction's, which govern the store
 	// here as in Redis.
 	names := []string{"maxmemory-samples", "maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time"}
-	for i := range inertParams {
-		names = append(names, inertParams[i].name)
-	}
-	// Hidden: CONFIG GET * leaves them out on both (above), and answers
-	// them by name.
-	for i := range hiddenParams {
-		names = append(names, hiddenParams[i].name)
+	// Hidden ones among them: CONFIG GET * leaves them out on both
+	// (above), and answers them by name.
+	for _, p := range redisconfig.Params {
+		names = append(names, p.Name)
 	}
 	slices.Sort(names)
 	for _, name := range names {

@@ -18,6 +18,7 @@ import (
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/glob"
 	"github.com/stampedeless/stampedeless/internal/memsize"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 )
@@ -69,7 +70,7 @@ var configParams = []configParam{
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.FormatInt(s.maxClients.Load(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 1, math.MaxUint32)
+			n, err := redisconfig.Integer(v, 1, math.MaxUint32)
 			if err != nil {
 				return err
 			}
@@ -125,7 +126,7 @@ var configParams = []configParam{
 	{name: "set-max-intset-entries",
 		get: func(s *Server) string { return strconv.FormatInt(s.store.IntsetLimit(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 0, math.MaxInt64)
+			n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 			if err == nil {
 				s.store.SetIntsetLimit(n)
 			}
@@ -136,7 +137,7 @@ var configParams = []configParam{
 	{name: "acllog-max-len",
 		get: func(s *Server) string { return strconv.FormatInt(s.acl.log.MaxLen(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 0, math.MaxInt64)
+			n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 			if err == nil {
 				s.acl.log.SetMaxLen(n)
 			}
@@ -161,7 +162,7 @@ var configParams = []configParam{
 	{name: "list-compress-depth",
 		get: func(s *Server) string { return strconv.FormatInt(s.listCompressDepth.Load(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 0, math.MaxInt32)
+			n, err := redisconfig.Integer(v, 0, math.MaxInt32)
 			if err == nil {
 				s.listCompressDepth.Store(n)
 			}
@@ -186,7 +187,7 @@ var configParams = []configParam{
 	{name: "timeout",
 		get: func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 0, math.MaxInt32)
+			n, err := redisconfig.Integer(v, 0, math.MaxInt32)
 			if err == nil {
 				s.idleTimeout.Store(n)
 				s.notifyLoops() // a loop waiting without a deadline starts counting
@@ -194,14 +195,13 @@ var configParams = []configParam{
 			return err
 		}},
 	{name: "tracking-table-max-keys",
-		get: func(s *Server) string { return strconv.FormatInt(s.tracking.maxKeys.Load(), 10) },
+		get: func(s *Server) string { return strconv.FormatInt(s.tracking.MaxKeys(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := configInteger(v, 0, math.MaxInt64)
+			n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 			if err != nil {
 				return err
 			}
-			s.tracking.maxKeys.Store(n)
-			s.tracking.trim()
+			s.tracking.SetMaxKeys(n)
 			return nil
 		}},
 	{name: "notify-keyspace-events",
@@ -238,7 +238,7 @@ var configParams = []configParam{
 // between lo and hi.
 func evictionParam(lo, hi int64, set func(*engine.EvictionParams, int)) func(*Server, string) error {
 	return func(s *Server, v string) error {
-		n, err := configInteger(v, lo, hi)
+		n, err := redisconfig.Integer(v, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -301,7 +301,7 @@ func getBusyThreshold(s *Server) string {
 }
 
 func setBusyThreshold(s *Server, v string) error {
-	n, err := configInteger(v, 0, math.MaxInt64)
+	n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func getListNodeSize(s *Server) string {
 }
 
 func setListNodeSize(s *Server, v string) error {
-	n, err := configInteger(v, math.MinInt32, math.MaxInt32)
+	n, err := redisconfig.Integer(v, math.MinInt32, math.MaxInt32)
 	if err == nil {
 		s.store.SetListMaxListpackSize(n)
 	}
@@ -359,19 +359,6 @@ func setOutputLimits(s *Server, v string) error {
 	return nil
 }
 
-// configInteger parses an integer parameter as Redis's numeric
-// configuration does, with its error texts.
-func configInteger(v string, lo, hi int64) (int64, error) {
-	n, ok := resp.ParseInt([]byte(v))
-	if !ok {
-		return 0, errors.New("argument couldn't be parsed into an integer")
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
-	}
-	return n, nil
-}
-
 // onlyValue accepts setting a parameter to the one value it has: nothing
 // persists, so save "" and appendonly no are all there is.
 func onlyValue(allowed string) func(*Server, string) error {
@@ -399,6 +386,18 @@ func logLevelName(v *slog.LevelVar) string {
 		return "notice"
 	}
 	return "warning"
+}
+
+func init() {
+	for i := range redisconfig.Params {
+		p := &redisconfig.Params[i]
+		cp := configParam{name: p.Name, hidden: p.Hidden,
+			get: func(s *Server) string { return s.inertConfig.Get(p) }}
+		if p.Check != nil {
+			cp.set = func(s *Server, v string) error { return s.inertConfig.Set(p, v) }
+		}
+		configParams = append(configParams, cp)
+	}
 }
 
 func findConfigParam(name string) *configParam {
@@ -548,7 +547,7 @@ func (p listpackPair) getEntries(s *Server) string {
 }
 
 func (p listpackPair) setEntries(s *Server, v string) error {
-	n, err := configInteger(v, 0, math.MaxInt64)
+	n, err := redisconfig.Integer(v, 0, math.MaxInt64)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,10 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pause"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
+	"github.com/stampedeless/stampedeless/server/internal/tracking"
+	"github.com/stampedeless/stampedeless/server/internal/watch"
 )
 
 // Conn is one client connection. Its writer and flags are owned by its
@@ -72,17 +76,13 @@ type Conn struct {
 	// left.
 	afterSection []func()
 
-	// Guarded by srv.watches.mu: the keys c WATCHes, and whether one of
-	// them changed since (Redis's CLIENT_DIRTY_CAS).
-	watching []*watchedKey
-	casDirty bool
+	// watch is what c WATCHes.
+	watch watch.Client
 
-	subs subscriptions
+	subs pubsub.Subscriptions
 
-	// track is the connection's CLIENT TRACKING state (tracking.go);
-	// tracked, its loop's copy of whether tracking is on.
-	track   tracker
-	tracked bool
+	// track is the connection's CLIENT TRACKING state.
+	track tracking.Tracker
 	// gone: the connection has closed, for those that redirect their
 	// invalidations to it.
 	gone atomic.Bool
@@ -103,7 +103,7 @@ type Conn struct {
 	// inside the section (heldAfterAll), so it has not run, and its
 	// callers count nothing and end nothing (its rerun will).
 	pauseHeld atomic.Bool
-	pauseTurn *pauseWaiter
+	pauseTurn *pause.Waiter
 	postponed bool
 
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
@@ -197,10 +197,10 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	idle := now.Unix() - c.link.LastActive()
 	omem, _ := c.link.OutputBuffer(now.Unix())
 	multi := c.multiLen.Load()
-	watched, _ := c.srv.watches.watchInfo(c)
+	watched, _ := c.srv.watches.Info(&c.watch)
 	redir := int64(-1)
-	if ti := c.track.info(); ti.on {
-		redir = ti.redirect
+	if ti := c.track.Info(); ti.On {
+		redir = ti.Redirect
 	}
 	b := c.link.Buffers(asker == c)
 	var argvMem int64
@@ -215,7 +215,7 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, c.link.FD(), name, age, idle, c.flagLetters(), c.db.Load(),
-		c.subs.counts[subChannel].Load(), c.subs.counts[subPattern].Load(), c.subs.counts[subShard].Load(),
+		c.subs.Of(pubsub.Channel), c.subs.Of(pubsub.Pattern), c.subs.Of(pubsub.Shard),
 		multi, watched, b.QBuf, b.QBufFree, argvMem, multiMem, b.RBS, b.RBP, b.OBL, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }
@@ -292,15 +292,15 @@ func (c *Conn) InScript() bool { return c.lua }
 // section when a write makes one of them ready, and once one has served,
 // or timeout passes, reply or timedOut answers.
 func (c *Conn) Block(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
-	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
+	b := c.srv.blocked.Block(c.id, int(c.db.Load()), keys, serve)
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 
 // BlockRead is Block for a reader that takes nothing (commands.Client):
 // serving the key goes on past it when it cannot be served.
 func (c *Conn) BlockRead(keys [][]byte, timeout time.Duration, serve func(ready []byte) bool, reply, timedOut func()) {
-	b := c.srv.block(c.id, int(c.db.Load()), keys, serve)
-	b.reader = true
+	b := c.srv.blocked.Block(c.id, int(c.db.Load()), keys, serve)
+	b.Reader = true
 	c.awaitBlocked(b, keys, timeout, reply, timedOut)
 }
 

@@ -30,7 +30,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		before := c.w.Len()
 		c.refuse(nil, unknownCommand(args))
 		s.errors.countAt(c, before)
-		c.track.caching = false
+		c.track.Caching = false
 		return
 	}
 	counted := cmd // subcommands are counted as their container
@@ -62,7 +62,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):
 		// permitted refused it; inside MULTI that fails the transaction.
-	case c.subs.total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
+	case c.subs.Total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.
 		c.refuse(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
@@ -73,7 +73,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, "ERR Replica can't interact with the keyspace")
 	case c.tx.active && cmd.Flags&commands.NoMulti != 0:
 		c.refuse(cmd, "ERR Command not allowed inside a transaction")
-	case s.pause.pausing() && s.holdIfPaused(c, cmd, args):
+	case s.pause.Pausing() && s.holdIfPaused(c, cmd, args):
 		// Last of the checks, as in Redis, and before MULTI queues: the
 		// command runs afresh from here once the pause lets it (pause.go),
 		// counted then.
@@ -114,8 +114,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 // (counted, its container if a subcommand), or the transaction after it,
 // as Redis's resetClient ends it.
 func (c *Conn) endCaching(counted *command) {
-	if c.track.caching && !c.tx.active && counted.Name != "client" {
-		c.track.caching = false
+	if c.track.Caching && !c.tx.active && counted.Name != "client" {
+		c.track.Caching = false
 	}
 }
 
@@ -161,10 +161,10 @@ func (s *Server) handleShared(c *Conn, cmd *command, args [][]byte, hint uint64)
 }
 
 // handle runs a keyspace command's handler, holding the atomic section,
-// and tells tracking (tracking.beforeCommand) when it needs to know.
+// and tells tracking (beforeCommand) when it needs to know.
 func (s *Server) handle(c *Conn, cmd *command, args [][]byte) {
-	if c.tracked || s.tracking.noloop.Load() > 0 || s.tracking.bcasting.Load() > 0 {
-		defer s.tracking.beforeCommand(c, cmd, args)()
+	if s.tracking.Concerns(&c.track) {
+		defer s.beforeCommand(c, cmd, args)()
 	}
 	cmd.Handler(&c.x, args)
 	if cmd.Flags&(commands.Write|commands.OwnSection) == commands.Write {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/internal/slowlog"
 )
 
 // benchConn is a connection for benchmarks that dispatch commands without a
@@ -66,11 +67,11 @@ func BenchmarkDispatchSet(b *testing.B) { benchmarkDispatch(b, "SET", "value") }
 // clock, read before and after): the default must cost GET no more than
 // off does.
 func BenchmarkDispatchGetSlowlog(b *testing.B) {
-	for _, threshold := range []int64{-1, defaultSlowlogSlowerThan, 0} {
+	for _, threshold := range []int64{-1, slowlog.DefaultSlowerThan, 0} {
 		b.Run("slower-than="+strconv.FormatInt(threshold, 10), func(b *testing.B) {
 			benchmarkDispatchWith(b, func(s *Server) {
-				s.slowlog.slowerThan.Store(threshold)
-				s.slowlog.maxLen.Store(0) // threshold 0 logs every GET; nothing is kept
+				s.slowlog.SetSlowerThan(threshold)
+				s.slowlog.SetMaxLen(0) // threshold 0 logs every GET; nothing is kept
 			}, "GET")
 		})
 	}

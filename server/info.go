@@ -20,6 +20,7 @@ import (
 	"github.com/stampedeless/stampedeless/internal/rusage"
 	"github.com/stampedeless/stampedeless/metrics"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 )
 
 // infoSection is one section of INFO's reply.
@@ -133,15 +134,15 @@ func (s *Server) infoClients(b *infoBuilder) {
 	b.field("maxclients", s.maxClients.Load())
 	b.field("client_recent_max_output_buffer", s.recentMaxOutputBuffer())
 	// Redis counts the clients CLIENT PAUSE holds as blocked.
-	b.field("blocked_clients", s.blocked.clients.Load()+s.pause.held.Load())
-	trackingClients, _, _, _ := s.tracking.stats()
+	b.field("blocked_clients", s.blocked.Clients()+s.pause.Held())
+	trackingClients, _, _, _ := s.tracking.Stats()
 	b.field("tracking_clients", trackingClients)
-	b.field("pubsub_clients", s.pubsub.subscriberCount())
+	b.field("pubsub_clients", s.pubsub.Clients())
 	b.field("event_loops", s.loops.Len())
 	b.field("waiting_clients", s.waitingClients())
-	b.field("client_pause", pauseMode(s.pause.shown.Load()))
-	b.field("paused_clients", s.pause.held.Load())
-	clients, keys := s.watches.stats()
+	b.field("client_pause", s.pause.Shown())
+	b.field("paused_clients", s.pause.Held())
+	clients, keys := s.watches.Stats()
 	b.field("watching_clients", clients)
 	b.field("total_watched_keys", keys)
 }
@@ -214,11 +215,11 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("evicted_keys", st.Evicted)
 	b.field("keyspace_hits", st.Hits)
 	b.field("keyspace_misses", st.Misses)
-	b.field("pubsub_channels", s.pubsub.count(subChannel))
-	b.field("pubsub_patterns", s.pubsub.count(subPattern))
-	b.field("pubsubshard_channels", s.pubsub.count(subShard))
+	b.field("pubsub_channels", s.pubsub.Count(pubsub.Channel))
+	b.field("pubsub_patterns", s.pubsub.Count(pubsub.Pattern))
+	b.field("pubsubshard_channels", s.pubsub.Count(pubsub.Shard))
 	b.field("migrate_cached_sockets", 0) // no MIGRATE, so no socket it keeps
-	_, keys, items, prefixes := s.tracking.stats()
+	_, keys, items, prefixes := s.tracking.Stats()
 	b.field("tracking_total_keys", keys)
 	b.field("tracking_total_items", items)
 	b.field("tracking_total_prefixes", prefixes)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
 	"github.com/stampedeless/stampedeless/resp"
 )
 
@@ -51,7 +52,7 @@ func cmdLatencyReset(c *Conn, args [][]byte) {
 // the advice that applies to a server without disks or forks.
 func cmdLatencyDoctor(c *Conn, _ [][]byte) {
 	s := c.srv
-	c.w.Verbatim("txt", s.latency.Doctor(s.store.Now().Unix(), s.slowlog.slowerThan.Load()))
+	c.w.Verbatim("txt", s.latency.Doctor(s.store.Now().Unix(), s.slowlog.SlowerThan()))
 }
 
 func cmdLatencyHelp(c *Conn, _ [][]byte) {
@@ -70,7 +71,7 @@ func cmdLatencyHelp(c *Conn, _ [][]byte) {
 func getLatencyThreshold(s *Server) string { return strconv.FormatInt(s.latency.Threshold(), 10) }
 
 func setLatencyThreshold(s *Server, v string) error {
-	n, err := configInteger(v, 0, 1<<63-1)
+	n, err := redisconfig.Integer(v, 0, 1<<63-1)
 	if err == nil {
 		s.latency.SetThreshold(n)
 	}

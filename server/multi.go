@@ -62,7 +62,7 @@ func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
 		return false
 	}
 	c.w.Status("QUEUED")
-	if c.tx.failed || c.srv.watches.dirty(c) {
+	if c.tx.failed || c.srv.watches.Dirty(&c.watch) {
 		return true
 	}
 	c.tx.queued += size
@@ -104,7 +104,7 @@ func (c *Conn) endTransaction() {
 	c.tx = transaction{}
 	c.multiLen.Store(-1)
 	c.multiMem.Store(0)
-	c.srv.watches.unwatch(c)
+	c.srv.watches.Unwatch(&c.watch)
 }
 
 func cmdMulti(c *Conn, _ [][]byte) {
@@ -131,12 +131,12 @@ func cmdWatch(c *Conn, args [][]byte) {
 		c.w.Error(errWatchInMulti)
 		return
 	}
-	c.srv.watches.watch(c, args[1:])
+	c.srv.watches.Watch(&c.watch, int(c.db.Load()), args[1:])
 	c.w.OK()
 }
 
 func cmdUnwatch(c *Conn, _ [][]byte) {
-	c.srv.watches.unwatch(c)
+	c.srv.watches.Unwatch(&c.watch)
 	c.w.OK()
 }
 
@@ -261,7 +261,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	}
 	// Checked holding the section, so nothing can change a watched key
 	// between the check and the commands.
-	if !s.watches.unchanged(c) {
+	if !s.watches.Unchanged(&c.watch) {
 		s.txResults.watchChanged.Inc()
 		c.w.NullArray()
 		return nil, false
@@ -272,7 +272,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	defer s.store.HoldClock()()
 	c.tx.inSection = true
 	defer func() { c.tx.inSection = false }()
-	defer s.tracking.batchFor(c)()
+	defer s.tracking.BatchFor(c.tracker())()
 	c.w.Array(len(queue))
 	starts = make([]int, len(queue))
 	for i, q := range queue {
@@ -290,8 +290,8 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 	}
 	// The transaction's pushes wake blocked clients as it ends, still
 	// holding the section, as Redis serves them after EXEC as a whole.
-	if s.blocked.haveReady.Load() {
-		s.serveReady()
+	if s.blocked.HaveReady() {
+		s.blocked.ServeReady()
 	}
 	return starts, true
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/engine"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 )
 
 // keyspaceEvents are the server's keyspace notifications (Redis's
@@ -59,17 +60,17 @@ func (s *Server) setKeyspaceEvents(classes commands.EventClass) {
 // notifyKeyspaceEvent: on the key's channel (__keyspace@<db>__:<key>)
 // first, then on the event's (__keyevent@<db>__:<event>).
 func (s *Server) publishKeyspaceEvent(classes commands.EventClass, db int, event string, key []byte) {
-	if s.pubsub.subscriberCount() == 0 {
+	if s.pubsub.Clients() == 0 {
 		return
 	}
 	ev := []byte(event)
 	if classes&commands.EventKeyspace != 0 {
 		ch := fmt.Appendf(make([]byte, 0, 16+len(key)), "__keyspace@%d__:%s", db, key)
-		s.publish(subChannel, ch, ev, nil)
+		s.publish(pubsub.Channel, ch, ev, nil)
 	}
 	if classes&commands.EventKeyevent != 0 {
 		ch := fmt.Appendf(make([]byte, 0, 16+len(event)), "__keyevent@%d__:%s", db, event)
-		s.publish(subChannel, ch, key, nil)
+		s.publish(pubsub.Channel, ch, key, nil)
 	}
 }
 

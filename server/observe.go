@@ -34,7 +34,7 @@ type callTimer struct {
 // startCall reads the clock for a command that is about to run, if
 // anything will observe it, and only as precisely as they need.
 func (s *Server) startCall() callTimer {
-	t := s.slowlog.slowerThan.Load()
+	t := s.slowlog.SlowerThan()
 	if t < 0 && s.latency.Threshold() == 0 {
 		return callTimer{on: s.monitors.n.Load() > 0} // no clock: MONITOR reads its own
 	}
@@ -76,14 +76,14 @@ func (s *Server) observed(c *Conn, cmd *command, args [][]byte, t callTimer) (mi
 	if ms := micros / 1000; s.latency.Wants(ms) {
 		s.latency.Add(event, ms, s.store.Now())
 	}
-	if cmd.Flags&commands.SkipSlowlog == 0 && s.slowlog.wants(micros) {
+	if cmd.Flags&commands.SkipSlowlog == 0 && s.slowlog.Wants(micros) {
 		peer, name := c.peerID(), ""
 		if !c.lua {
 			c.mu.Lock()
 			name = c.name
 			c.mu.Unlock()
 		}
-		s.slowlog.add(redactedArgs(cmd, args), micros, peer, name, s.store.Now())
+		s.slowlog.Add(redactedArgs(cmd, args), micros, peer, name, s.store.Now())
 	}
 	return micros
 }

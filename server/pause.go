@@ -2,13 +2,12 @@ package server
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/scripting"
+	"github.com/stampedeless/stampedeless/server/internal/pause"
 )
 
 // CLIENT PAUSE and CLIENT UNPAUSE, as Redis 7.0 has them: while a pause is
@@ -17,88 +16,13 @@ import (
 // at its timeout or at CLIENT UNPAUSE, and then run as if sent then. The
 // store is frozen meanwhile (engine.Store.SetFrozen): no key expires or is
 // evicted, so that a replica promoted during the pause has exactly the
-// data the clients wrote, which is what failover tooling pauses for.
+// data the clients wrote, which is what failover tooling pauses for. The
+// gate that decides and orders is package pause's; here are the commands,
+// what a pause holds (mayReplicate), and the waits.
 //
 // A held command never waits on its event loop, nor holding a lock: the
 // connection parks (Conn.whereItMayWait) and its continuation waits for
 // its turn; the commands pipelined after it stay unread until it has run.
-
-// pauseMode is what a pause holds, in Redis's order of its pause types: a
-// later pause keeps the more restrictive of the two.
-type pauseMode uint32
-
-const (
-	pauseOff   pauseMode = iota
-	pauseWrite           // commands that may write or replicate
-	pauseAll             // every command
-)
-
-func (m pauseMode) String() string {
-	switch m {
-	case pauseWrite:
-		return "write"
-	case pauseAll:
-		return "all"
-	}
-	return "off"
-}
-
-// pauseDraining is a bit of clientPause.state: held commands the pause
-// let go are still taking their turns, and new commands queue behind
-// them, as Redis runs the clients it unblocks before it reads new input.
-const pauseDraining = 1 << 8
-
-// clientPause is the server's pause.
-type clientPause struct {
-	srv *Server
-	// state is the mode in force, with pauseDraining: what dispatch reads
-	// without the lock, one atomic load per command.
-	state atomic.Uint32
-	// held counts the commands waiting, for INFO and metrics; heldTotal,
-	// those held since the start.
-	held, heldTotal atomic.Int64
-
-	mu    sync.Mutex
-	mode  pauseMode
-	endMs int64 // Unix milliseconds: the pause ends once the clock passes it
-	// shown is mode, for metrics, which read it without the lock.
-	shown atomic.Uint32
-	timer *time.Timer
-	// queue are the commands the mode holds, in the order they arrived;
-	// released, those it let go, which run one at a time in that order
-	// (turn: one is running), and the commands that arrived meanwhile.
-	queue    []*pauseWaiter
-	released []*pauseWaiter
-	turn     bool
-	// shut is closed when the server shuts down (close): held commands
-	// never run, and their connections close.
-	shut   chan struct{}
-	closed bool
-}
-
-// pauseWaiter is one held command.
-type pauseWaiter struct {
-	c *Conn
-	// ready is closed at its turn.
-	ready chan struct{}
-	// Guarded by clientPause.mu: its turn came (ready is closed), and it
-	// has ended; gone: its client left before its turn.
-	started, ended, gone bool
-}
-
-// pausing reports whether a pause is in force or its commands are still
-// being run: dispatch then asks holds.
-func (p *clientPause) pausing() bool { return p.state.Load() != 0 }
-
-// syncState publishes the mode and whether commands are still released;
-// p.mu is held.
-func (p *clientPause) syncState() {
-	st := uint32(p.mode)
-	if p.turn || len(p.released) > 0 {
-		st |= pauseDraining
-	}
-	p.state.Store(st)
-}
 
 // mayReplicate reports whether the pause's WRITE mode holds cmd, as Redis
 // decides with its write and may-replicate flags: EXEC as the commands it
@@ -129,43 +53,21 @@ func (s *Server) mayReplicate(c *Conn, cmd *command, args [][]byte) bool {
 	return cmd.Flags&(commands.Write|commands.MayReplicate) != 0
 }
 
-// hold decides whether cmd, which c sent, waits: the mode holds it, or
-// released commands are still taking their turns (unless it is one of
-// them). It returns the command's place in line, or nil if it runs now.
-// A monitor is exempt, as Redis exempts its replicas.
-func (p *clientPause) hold(c *Conn, cmd *command, args [][]byte, onlyByMode bool) *pauseWaiter {
+// holdPaused asks the pause whether c's command cmd waits (pause.Gate's
+// Hold). A monitor is exempt, as Redis exempts its replicas.
+func (s *Server) holdPaused(c *Conn, cmd *command, args [][]byte, onlyByMode bool) *pause.Waiter {
 	if c.monitoring.Load() {
 		return nil
 	}
-	st := p.state.Load()
-	if st == 0 {
-		return nil
-	}
-	// Outside the lock: a script's flags are looked up in the engine.
-	writes := pauseMode(st&^pauseDraining) == pauseWrite && p.srv.mayReplicate(c, cmd, args)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := &pauseWaiter{c: c, ready: make(chan struct{})}
-	switch {
-	case p.closed:
-		return nil
-	case p.mode == pauseAll || (p.mode == pauseWrite && writes):
-		p.queue = append(p.queue, w)
-	case !onlyByMode && c.pauseTurn == nil && (p.turn || len(p.released) > 0):
-		p.released = append(p.released, w)
-	default:
-		return nil
-	}
-	p.held.Add(1)
-	c.pauseHeld.Store(true)
-	return w
+	writes := func() bool { return s.mayReplicate(c, cmd, args) }
+	return s.pause.Hold(&c.pauseHeld, writes, c.pauseTurn != nil, onlyByMode)
 }
 
 // holdIfPaused holds c's command if the pause holds it, and reports
 // whether it did; the command then runs afresh once its turn comes
 // (postpone).
 func (s *Server) holdIfPaused(c *Conn, cmd *command, args [][]byte) bool {
-	w := s.pause.hold(c, cmd, args, false)
+	w := s.holdPaused(c, cmd, args, false)
 	if w == nil {
 		return false
 	}
@@ -180,10 +82,10 @@ func (s *Server) holdIfPaused(c *Conn, cmd *command, args [][]byte) bool {
 // holds it, it leaves the section (leave) and is held as at dispatch;
 // c.postponed then tells the callers up to dispatch that it has not run.
 func (s *Server) heldAfterAll(c *Conn, cmd *command, args [][]byte, leave func()) bool {
-	if !s.pause.pausing() || c.pauseTurn != nil {
+	if !s.pause.Pausing() || c.pauseTurn != nil {
 		return false
 	}
-	w := s.pause.hold(c, cmd, args, true)
+	w := s.holdPaused(c, cmd, args, true)
 	if w == nil {
 		return false
 	}
@@ -196,32 +98,32 @@ func (s *Server) heldAfterAll(c *Conn, cmd *command, args [][]byte, leave func()
 // postpone leaves c's command waiting for its turn (w) where c may wait,
 // and has it run afresh from dispatch then, as Redis reprocesses a
 // postponed client's command: it is counted and timed then, not now.
-func (s *Server) postpone(c *Conn, w *pauseWaiter, args [][]byte) {
+func (s *Server) postpone(c *Conn, w *pause.Waiter, args [][]byte) {
 	s.commandsTotal.Add(-1)
-	s.pause.heldTotal.Add(1)
+	s.pause.Postponed()
 	c.whereItMayWaitWith(args, func(args [][]byte) { s.awaitTurn(c, w, args) })
 }
 
 // awaitTurn waits for w's turn and runs its command, then lets the next
 // one go. It runs in c's continuation, where c may wait.
-func (s *Server) awaitTurn(c *Conn, w *pauseWaiter, args [][]byte) {
+func (s *Server) awaitTurn(c *Conn, w *pause.Waiter, args [][]byte) {
 	p := &s.pause
 	if prev := c.pauseTurn; prev != nil {
 		// Held again during its turn (a pause began or tightened
 		// meanwhile): the others go on.
 		c.pauseTurn = nil
-		p.endTurn(prev)
+		p.EndTurn(prev)
 	}
 	ctx := c.link.Context()
 	select {
-	case <-w.ready:
+	case <-w.Ready():
 	case <-ctx.Done(): // the client left, or the server closes
-		if !p.leave(w) {
+		if !p.Leave(w) {
 			break // its turn came meanwhile: it has to end it
 		}
 		return
-	case <-p.shut:
-		if !p.leave(w) {
+	case <-p.Shut():
+		if !p.Leave(w) {
 			break
 		}
 		// As Redis's shutdown closes the clients it holds: no reply to
@@ -229,15 +131,15 @@ func (s *Server) awaitTurn(c *Conn, w *pauseWaiter, args [][]byte) {
 		c.quit = true
 		return
 	}
-	if w.gone {
-		p.endTurn(w)
+	if w.Gone() {
+		p.EndTurn(w)
 		return
 	}
 	c.pauseTurn = w
 	s.dispatchCommand(c, args)
 	if c.pauseTurn == w {
 		c.pauseTurn = nil
-		p.endTurn(w)
+		p.EndTurn(w)
 	}
 	// What the command left to wait for (a blocked pop, a load) waits
 	// after its turn, as Redis's next client runs while it is blocked.
@@ -246,159 +148,18 @@ func (s *Server) awaitTurn(c *Conn, w *pauseWaiter, args [][]byte) {
 	}
 }
 
-// leave takes w out of line, its client gone, and reports whether it was
-// still waiting; false: its turn has come, which it must end.
-func (p *clientPause) leave(w *pauseWaiter) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w.started {
-		w.gone = true
-		return false
-	}
-	w.gone = true
-	p.held.Add(-1)
-	w.c.pauseHeld.Store(false)
-	p.queue = remove(p.queue, w)
-	p.released = remove(p.released, w)
-	p.syncState()
-	return true
-}
-
-func remove(list []*pauseWaiter, w *pauseWaiter) []*pauseWaiter {
-	for i, x := range list {
-		if x == w {
-			return append(list[:i], list[i+1:]...)
-		}
-	}
-	return list
-}
-
-// endTurn ends w's turn and starts the next one's.
-func (p *clientPause) endTurn(w *pauseWaiter) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w.ended {
-		return
-	}
-	w.ended = true
-	p.turn = false
-	p.nextTurn()
-}
-
-// nextTurn lets the first released command go, if none is running; p.mu
-// is held.
-func (p *clientPause) nextTurn() {
-	defer p.syncState()
-	if p.turn || len(p.released) == 0 || p.closed {
-		return
-	}
-	w := p.released[0]
-	p.released[0] = nil
-	p.released = p.released[1:]
-	w.started = true
-	p.turn = true
-	p.held.Add(-1)
-	w.c.pauseHeld.Store(false)
-	close(w.ready)
-}
-
-// release lets go the queued commands the mode no longer holds: all of
-// them when the pause ends, the reads when ALL turns to WRITE (those that
-// may write take their turn and are held again, as Redis reprocesses every
-// postponed client). p.mu is held.
-func (p *clientPause) release() {
-	p.released = append(p.released, p.queue...)
-	p.queue = nil
-	p.nextTurn()
-}
-
-// pause starts a pause of mode until endMs (Unix milliseconds), or makes
-// the one in force at least as long and as restrictive, as Redis's
-// pauseClients. A pause whose end has passed (CLIENT PAUSE 0) ends at
-// once. The caller holds the atomic section exclusively: once it leaves
-// it, no command that the pause holds runs and nothing changes the store.
-func (p *clientPause) pause(mode pauseMode, endMs int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.mode == pauseOff {
-		p.mode, p.endMs = mode, endMs
-	} else {
-		p.mode, p.endMs = max(p.mode, mode), max(p.endMs, endMs)
-	}
-	p.update(pauseOff)
-}
-
-// unpause ends the pause in force, if any.
-func (p *clientPause) unpause() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	was := p.mode
-	p.mode = pauseOff
-	p.update(was)
-}
-
-// expire is the pause's timer: the pause ends if its time has passed.
-func (p *clientPause) expire() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.update(p.mode)
-}
-
-// update ends the pause if its time has passed, and applies the mode: the
-// store is frozen while it holds anything, the timer set for its end,
-// and what it held before (was) but no longer does is let go. p.mu is
-// held.
-func (p *clientPause) update(was pauseMode) {
-	now := time.Now().UnixMilli()
-	if p.mode != pauseOff && p.endMs < now {
-		p.mode = pauseOff
-	}
-	p.srv.store.SetFrozen(p.mode != pauseOff)
-	p.shown.Store(uint32(p.mode))
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
-	}
-	if p.mode != pauseOff {
-		// Redis's pause lasts while its end is not past: until the
-		// millisecond after it.
-		d := time.Duration(p.endMs-now+1) * time.Millisecond
-		p.timer = time.AfterFunc(d, p.expire)
-	}
-	if p.mode < was {
-		p.release()
-		return
-	}
-	p.syncState()
-}
-
-// close ends the pause for the server's shutdown: the store thaws, and
-// the commands held, which never run, close their connections, as in
-// Redis a held write is never acknowledged once failover tooling has
-// stopped the server it paused.
-func (p *clientPause) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return
-	}
-	p.closed = true
-	p.mode = pauseOff
-	p.update(pauseOff)
-	close(p.shut)
-}
-
-// registerMetrics exports the pause: its mode and the commands it holds.
-func (p *clientPause) registerMetrics() {
-	m := p.srv.metrics
+// registerPauseMetrics exports the pause: its mode and the commands it
+// holds.
+func (s *Server) registerPauseMetrics() {
+	p, m := &s.pause, s.metrics
 	m.Gauge("client_pause", "The CLIENT PAUSE in force: 0 none, 1 WRITE, 2 ALL.", func() float64 {
-		return float64(p.shown.Load())
+		return float64(p.Shown())
 	})
 	m.Gauge("paused_clients", "Client connections whose command CLIENT PAUSE holds.", func() float64 {
-		return float64(p.held.Load())
+		return float64(p.Held())
 	})
 	m.Counter("paused_commands_total", "Commands CLIENT PAUSE held, each counted once per hold.", func() float64 {
-		return float64(p.heldTotal.Load())
+		return float64(p.HeldTotal())
 	})
 }
 
@@ -409,13 +170,13 @@ func (p *clientPause) registerMetrics() {
 // EXEC holds it already, where the pause starts once the transaction
 // ends, as in Redis.
 func cmdClientPause(c *Conn, args [][]byte) {
-	mode := pauseAll
+	mode := pause.All
 	if len(args) == 4 {
 		switch {
 		case resp.EqualFold(args[3], "write"):
-			mode = pauseWrite
+			mode = pause.Write
 		case resp.EqualFold(args[3], "all"):
-			mode = pauseAll
+			mode = pause.All
 		default:
 			c.w.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
 			return
@@ -446,7 +207,7 @@ func cmdClientPause(c *Conn, args [][]byte) {
 	}
 	s := c.srv
 	if c.tx.inSection {
-		s.pause.pause(mode, end)
+		s.pause.Pause(mode, end)
 		c.w.OK()
 		return
 	}
@@ -455,7 +216,7 @@ func cmdClientPause(c *Conn, args [][]byte) {
 			s.replyBusy(c, c.lastCommand.Load())
 			return
 		}
-		s.pause.pause(mode, end)
+		s.pause.Pause(mode, end)
 		s.gate.unlock()
 		c.w.OK()
 	})
@@ -464,6 +225,6 @@ func cmdClientPause(c *Conn, args [][]byte) {
 // cmdClientUnpause implements CLIENT UNPAUSE: the held commands run, in
 // the order they arrived.
 func cmdClientUnpause(c *Conn, _ [][]byte) {
-	c.srv.pause.unpause()
+	c.srv.pause.Unpause()
 	c.w.OK()
 }

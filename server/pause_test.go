@@ -534,7 +534,7 @@ func TestPauseHoldsGetFill(t *testing.T) {
 	admin.do("CLIENT", "PAUSE", "60000", "WRITE")
 	filler := dialRaw(t, ts.addr)
 	filler.send(encodeCommand("GETFILL", "k:x", "60", "0"))
-	testwait.For(t, "GETFILL held", func() bool { return ts.pause.held.Load() == 1 })
+	testwait.For(t, "GETFILL held", func() bool { return ts.pause.Held() == 1 })
 	if r := admin.do("FILL.INFO", "k:x"); !strings.Contains(r, "missing") {
 		t.Errorf("FILL.INFO during the pause: %s", r)
 	}
@@ -567,7 +567,7 @@ func TestPauseShutdownDropsHeldCommands(t *testing.T) {
 	admin, w := dialRaw(t, ln.Addr().String()), dialRaw(t, ln.Addr().String())
 	admin.do("CLIENT", "PAUSE", "60000", "WRITE")
 	w.send(encodeCommand("SET", "k", "v") + encodeCommand("PING"))
-	testwait.For(t, "SET held", func() bool { return srv.pause.held.Load() == 1 })
+	testwait.For(t, "SET held", func() bool { return srv.pause.Held() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

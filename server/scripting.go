@@ -162,7 +162,7 @@ func (s *Server) inSection(c *Conn, args [][]byte, run func(args [][]byte)) {
 		}
 		func() {
 			defer s.gate.unlock() // even if the script's command panics
-			defer s.tracking.batchFor(c)()
+			defer s.tracking.BatchFor(c.tracker())()
 			run(args)
 		}()
 		s.shareDeferred(ctx, c)
@@ -346,7 +346,7 @@ type scriptCaller struct {
 	// written are the writes that succeeded, for the shared tier.
 	written []scriptWrite
 	// declared are the script's KEYS, remembered for client's tracking
-	// with its first read (tracking.beforeScriptCall); nil once it read.
+	// with its first read (beforeScriptCall); nil once it read.
 	declared [][]byte
 }
 
@@ -431,13 +431,12 @@ func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
 	if sc.srv.refusedShared(sc.c, cmd) {
 		return
 	}
-	tr := &sc.srv.tracking
-	if sc.client.tracked || tr.noloop.Load() > 0 || tr.bcasting.Load() > 0 {
+	if sc.srv.tracking.Concerns(&sc.client.track) {
 		declared := sc.declared
 		if cmd.tracksReads() {
 			sc.declared = nil
 		}
-		defer tr.beforeScriptCall(sc.client, cmd, args, declared)()
+		defer sc.srv.beforeScriptCall(sc.client, cmd, args, declared)()
 	}
 	cmd.Handler(&sc.c.x, args)
 }

@@ -85,13 +85,13 @@ func (lc *loopClient) Ended() bool {
 
 // Listening: subscribers and monitors are not idle.
 func (lc *loopClient) Listening() bool {
-	return lc.monitoring.Load() || lc.subs.total() != 0
+	return lc.monitoring.Load() || lc.subs.Total() != 0
 }
 
 func (lc *loopClient) Queued() {
-	if lc.tracked {
+	if lc.track.Tracked() {
 		// Invalidations held back until these replies were queued.
-		(*Conn)(lc).releaseTracked()
+		lc.srv.tracking.Release((*Conn)(lc).tracker())
 	}
 }
 
@@ -103,7 +103,7 @@ func (lc *loopClient) Leave() {
 	c.gone.Store(true)
 	s.monitors.remove(c)
 	c.leavePubSub()
-	s.tracking.disable(c)
+	s.tracking.Disable(c.tracker())
 }
 
 func (lc *loopClient) Closed(reason string) {

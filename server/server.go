@@ -14,8 +14,9 @@
 // section, shared (dispatch.go); EXEC runs its queue holding it exclusively
 // (multi.go), and so does a script (scripting.go), so no other command
 // interleaves with a transaction or a script; they take turns at the
-// section's gate (gate.go). WATCH listens to the store's
-// changes (watched.go).
+// section's gate (gate.go). The store's changes reach WATCH
+// (internal/watch) and client-side caching (internal/tracking) through
+// one listener (watched.go).
 package server
 
 import (
@@ -33,11 +34,18 @@ import (
 	"github.com/stampedeless/stampedeless/netloop"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/server/internal/blocked"
+	"github.com/stampedeless/stampedeless/server/internal/pause"
+	"github.com/stampedeless/stampedeless/server/internal/pubsub"
+	"github.com/stampedeless/stampedeless/server/internal/tracking"
+	"github.com/stampedeless/stampedeless/server/internal/watch"
 
 	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/internal/clock"
 	"github.com/stampedeless/stampedeless/internal/latency"
 	"github.com/stampedeless/stampedeless/internal/lograte"
+	"github.com/stampedeless/stampedeless/internal/redisconfig"
+	"github.com/stampedeless/stampedeless/internal/slowlog"
 	"github.com/stampedeless/stampedeless/metrics"
 )
 
@@ -158,13 +166,14 @@ type Server struct {
 
 	// acl holds the users and the log of denials (acl.go).
 	acl aclState
-	// blocked are the clients blocked on keys (blocking.go).
-	blocked blockRegistry
+	// blocked are the clients blocked on keys (internal/blocked; their
+	// waits in blocking.go).
+	blocked blocked.Registry
 	// listCompressDepth is list-compress-depth, shown but not applied.
 	listCompressDepth atomic.Int64
 	// inertConfig holds the values CONFIG SET gave the Redis parameters
-	// that govern nothing here (config_inert.go).
-	inertConfig inertValues
+	// that govern nothing here (internal/redisconfig).
+	inertConfig redisconfig.Values
 	// refusals rate-limits the log lines of refused clients, by kind
 	// (refusals.go).
 	refusals lograte.Limiter
@@ -193,8 +202,8 @@ type Server struct {
 	gate    *sectionGate
 	scripts scriptState
 
-	watches         watchRegistry
-	tracking        tracking
+	watches         watch.Registry
+	tracking        tracking.Table
 	txResults       txResults
 	errors          errorStats // INFO errorstats
 	changesMu       sync.Mutex // protects changeConsumers
@@ -212,7 +221,7 @@ type Server struct {
 	// loops serve the connections; accept gives each to the next in turn.
 	loops *netloop.Loops
 
-	pubsub      pubsub
+	pubsub      pubsub.Registry[*Conn]
 	keyEvents   keyspaceEvents
 	pubsubLimit atomic.Pointer[OutputLimit]
 	// outputLimitCloses counts connections closed at pubsubLimit.
@@ -220,15 +229,16 @@ type Server struct {
 
 	// slowlog and latency are SLOWLOG's and LATENCY's; clock times
 	// commands for them (observe.go).
-	slowlog slowlog
+	slowlog slowlog.Log
 	latency latency.Monitor
 	clock   *clock.Clock
 	// ownClock: the server made its clock and stops it at Shutdown.
 	ownClock bool
 	// monitors are the connections in MONITOR mode (monitor.go).
 	monitors monitors
-	// pause is CLIENT PAUSE's (pause.go).
-	pause clientPause
+	// pause is CLIENT PAUSE's gate (internal/pause; its commands and
+	// waits in pause.go).
+	pause pause.Gate
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -262,10 +272,11 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
 	}
-	s.watches.srv = s
-	s.pause.srv, s.pause.shut = s, make(chan struct{})
-	s.slowlog.init()
-	s.tracking.init(s)
+	s.watches.Init(s.store, s.consumeChanges)
+	s.blocked.Init(s.consumeChanges)
+	s.pause.Init(s.store.SetFrozen)
+	s.slowlog.Init()
+	s.initTracking()
 	s.initKeyspaceEvents(opts.NotifyKeyspaceEvents)
 	s.initScripting(opts)
 	s.gate = newSectionGate(s.store.Section(), s.scripts.eng.Busy)
@@ -309,7 +320,7 @@ func New(opts Options) (*Server, error) {
 		return float64(s.deniedConns.Load())
 	})
 	s.registerTrackingMetrics()
-	s.pause.registerMetrics()
+	s.registerPauseMetrics()
 	// Last before the loops, which read it: a New that fails leaves no
 	// clock of its own ticking.
 	s.clock = opts.Clock
@@ -506,7 +517,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Close()
 	}
 	s.mu.Unlock()
-	s.pause.close()
+	s.pause.Close()
 	// Each loop drains its connections: for a short while a connection
 	// still runs what its client sends, and each batch extends its
 	// while, so a pipeline in flight is answered; a quiet connection

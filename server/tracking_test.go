@@ -438,7 +438,7 @@ func TestTrackingScriptUndeclaredReads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r, err := target.do("SUBSCRIBE", invalidateChannel); err != nil || r.kind != '*' {
+				if r, err := target.do("SUBSCRIBE", "__redis__:invalidate"); err != nil || r.kind != '*' {
 					t.Fatalf("SUBSCRIBE: %v %v", r, err)
 				}
 				track = append(track, "REDIRECT", id.str)

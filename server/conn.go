@@ -197,7 +197,6 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	idle := now.Unix() - c.link.LastActive()
 	omem, _ := c.link.OutputBuffer(now.Unix())
 	multi := c.multiLen.Load()
-	watched, _ := c.srv.watches.Info(&c.watch)
 	redir := int64(-1)
 	if ti := c.track.Info(); ti.On {
 		redir = ti.Redirect
@@ -211,12 +210,12 @@ func (c *Conn) info(asker *Conn, args [][]byte) string {
 	}
 	multiMem := c.multiMem.Load()
 	totMem := b.QBuf + b.QBufFree + argvMem + multiMem + b.RBS + omem + int64(unsafe.Sizeof(*c))
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d watch=%d "+
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d "+
 		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r "+
 		"cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.remote, c.local, c.link.FD(), name, age, idle, c.flagLetters(), c.db.Load(),
 		c.subs.Of(pubsub.Channel), c.subs.Of(pubsub.Pattern), c.subs.Of(pubsub.Shard),
-		multi, watched, b.QBuf, b.QBufFree, argvMem, multiMem, b.RBS, b.RBP, b.OBL, omem, totMem,
+		multi, b.QBuf, b.QBufFree, argvMem, multiMem, b.RBS, b.RBP, b.OBL, omem, totMem,
 		cmd, c.user.Load().Name(), redir, c.w.Protocol(), libName, libVer)
 }
 

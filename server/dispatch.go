@@ -203,7 +203,9 @@ func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
 // countReply counts a command by whether the reply written since before is
 // an error, and the µs it took.
 func countReply(counted *command, c *Conn, before int, usec int64) {
-	counted.counters.usec.Add(usec)
+	if usec != 0 { // most calls, on the coarse clock: no write to a shared line
+		counted.counters.usec.Add(usec)
+	}
 	if c.w.IsErrorAt(before) {
 		counted.counters.fail.Inc()
 		c.srv.errors.countAt(c, before)

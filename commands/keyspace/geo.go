@@ -126,23 +126,7 @@ func geoBox(s *geo.Shape, args [][]byte) error {
 // [longitude latitude member ...]: Redis turns it into a ZADD of the
 // positions' scores, whose event ("zadd") and reply it has.
 func cmdGeoAdd(c *commands.Ctx, args [][]byte) {
-	var opts engine.ZAddOptions
-	ch := false
-	i := 2
-options:
-	for ; i < len(args); i++ {
-		switch a := args[i]; {
-		case resp.EqualFold(a, "nx"):
-			opts.NX = true
-		case resp.EqualFold(a, "xx"):
-			opts.XX = true
-		case resp.EqualFold(a, "ch"):
-			ch = true
-		default:
-			break options
-		}
-	}
-	rest := args[i:]
+	opts, ch, rest := zaddOptions(args, false)
 	// No triple left is ZADD's syntax error.
 	if len(rest)%3 != 0 || len(rest) == 0 || opts.NX && opts.XX {
 		c.W.Error(commands.ErrSyntax)

@@ -66,13 +66,11 @@ func parseLexBound(b []byte) (engine.LexBound, bool) {
 	return engine.LexBound{}, false
 }
 
-// cmdZAdd implements ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member
-// [score member ...].
-func cmdZAdd(c *commands.Ctx, args [][]byte) {
-	var opts engine.ZAddOptions
-	ch := false
+// zaddOptions reads the options of ZADD (all) or GEOADD (NX, XX and CH
+// only) that follow the key, up to the first argument that is none, and
+// returns them with the arguments after them.
+func zaddOptions(args [][]byte, all bool) (opts engine.ZAddOptions, ch bool, rest [][]byte) {
 	i := 2
-options:
 	for ; i < len(args); i++ {
 		switch a := args[i]; {
 		case resp.EqualFold(a, "nx"):
@@ -81,17 +79,23 @@ options:
 			opts.XX = true
 		case resp.EqualFold(a, "ch"):
 			ch = true
-		case resp.EqualFold(a, "incr"):
+		case all && resp.EqualFold(a, "incr"):
 			opts.Incr = true
-		case resp.EqualFold(a, "gt"):
+		case all && resp.EqualFold(a, "gt"):
 			opts.GT = true
-		case resp.EqualFold(a, "lt"):
+		case all && resp.EqualFold(a, "lt"):
 			opts.LT = true
 		default:
-			break options
+			return opts, ch, args[i:]
 		}
 	}
-	rest := args[i:]
+	return opts, ch, nil
+}
+
+// cmdZAdd implements ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member
+// [score member ...].
+func cmdZAdd(c *commands.Ctx, args [][]byte) {
+	opts, ch, rest := zaddOptions(args, true)
 	switch {
 	case len(rest) == 0 || len(rest)%2 != 0:
 		c.W.Error(commands.ErrSyntax)

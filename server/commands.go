@@ -50,7 +50,7 @@ func commandTable() []*commands.Spec {
 		{Name: "quit", Arity: -1, Flags: commands.Fast | commands.NoAuth | commands.Stale | commands.Loading | commands.SubscriberOK | commands.NoQueue | commands.NoScript | commands.AllowBusy, Handler: conn(cmdQuit),
 			Group: "connection", Summary: "Closes the connection.", Since: "1.0.0"},
 		{Name: "select", Arity: 2, Flags: commands.Fast | commands.Stale | commands.Loading, Handler: conn(cmdSelect),
-			Group: "connection", Summary: "Changes the selected database; only database 0 exists.", Usage: "index", Since: "1.0.0"},
+			Group: "connection", Summary: "Changes the selected database for the current connection.", Usage: "index", Since: "1.0.0"},
 		{Name: "auth", Arity: -2, Flags: commands.Fast | commands.NoAuth | commands.Stale | commands.Loading | commands.NoScript | commands.AllowBusy, Handler: conn(cmdAuth),
 			Group: "connection", Summary: "Authenticates the connection.", Usage: "[username] password", Since: "1.0.0"},
 		{Name: "hello", Arity: -1, Flags: commands.Fast | commands.NoAuth | commands.Stale | commands.Loading | commands.NoScript | commands.AllowBusy, Handler: conn(cmdHello),

@@ -75,7 +75,7 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "notify-keyspace-events", EnvVars: env("notify-keyspace-events"),
 			Usage: "the keyspace notifications sent on __keyspace@0__:<key> and __keyevent@0__:<event>, Redis's notify-keyspace-events letters (\"Ex\": expired keys' events; \"KEA\": every event on both channels); empty: none"},
 		&cli.IntFlag{Name: "databases", Value: engine.MaxDatabases, EnvVars: env("databases"),
-			Usage: "how many databases SELECT offers, Redis's \"databases\": 1 to 16 (a record keeps its database in four bits); they share the memory bound, and the read-through cache is database 0's"},
+			Usage: "how many databases SELECT offers, Redis's \"databases\": 1 to 16 (a record keeps its database in four bits); they share the memory bound; each is a read-through cache of its own, and with --redis each is shared apart"},
 		&cli.IntFlag{Name: "event-loops", EnvVars: env("event-loops"),
 			Usage: "how many event loops serve the connections, each an epoll thread as redis-server's, new connections given to each in turn; 0: one per two CPUs (GOMAXPROCS/2, at least 1), leaving a core beside each loop for the kernel's side of its sockets and Go's runtime"},
 		&cli.BoolFlag{Name: "io-uring", Value: true, EnvVars: env("io-uring"),

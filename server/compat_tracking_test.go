@@ -10,6 +10,7 @@ package server
 import (
 	"crypto/sha1"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -256,5 +257,52 @@ func TestCompatTrackingMessages(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			runPubSubScript(t, startRedis(t), startServer(t, Options{}).addr, sc)
 		})
+	}
+}
+
+// TestCompatTrackingEvictionMessage: a write that takes the store past its
+// bound under a volatile policy with one volatile key to give. Redis
+// evicts it before the next command, whose reply follows the invalidation;
+// this server evicts it as the write runs and holds the message back until
+// the write's reply is queued: the connection reads the same three things
+// in the same order on both (Redis's tracking.tcl, "Tracking invalidation
+// message of eviction keys should be before response").
+func TestCompatTrackingEvictionMessage(t *testing.T) {
+	p := dialCompatPair(t, startRedis(t), startServer(t, Options{}).addr, 3)
+	for _, side := range []struct {
+		name string
+		c    *compatConn
+	}{{"redis", p.redis}, {"ours", p.ours}} {
+		c := side.c
+		t.Cleanup(func() {
+			c.do("CONFIG", "SET", "maxmemory", "0")
+			c.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+		})
+		// A key with no deadline holds most of the bound, as a server's
+		// own memory does on redis-server, so that the big key passes the
+		// bound without exceeding it alone.
+		got := []string{c.run(compatExact, []string{"SET", "pad", strings.Repeat("p", 1<<20)}),
+			c.run(compatExact, []string{"CLIENT", "TRACKING", "on"})}
+		used := c.infoInt(t, "memory", "used_memory") - c.infoInt(t, "memory", "mem_not_counted_for_evict")
+		for _, args := range [][]string{
+			{"CONFIG", "SET", "maxmemory", fmt.Sprint(used + 100<<10)},
+			{"CONFIG", "SET", "maxmemory-policy", "volatile-random"},
+			{"SETEX", "volatile-key", "10000", "x"},
+			{"GET", "volatile-key"},
+			{"SETBIT", "big-key", "1600000", "0"}, // 200 KB: past the bound
+			{"GETBIT", "big-key", "0"},
+		} {
+			got = append(got, c.run(compatExact, args))
+		}
+		// GETBIT's run read the message; its reply comes next.
+		r, err := c.read()
+		if err != nil {
+			t.Fatalf("%s: %q, then %v", side.name, got, err)
+		}
+		got = append(got, r.String(), c.run(compatExact, []string{"EXISTS", "volatile-key"}))
+		want := []string{"+OK", "+OK", "+OK", "+OK", "+OK", `"x"`, ":0", `>["invalidate" ["volatile-key"]]`, ":0", ":0"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s:\n\tgot  %q\n\twant %q", side.name, got, want)
+		}
 	}
 }

@@ -663,7 +663,14 @@ func (tr *Table) invalidate(c Client, inv invalidation, bcast, mine bool) {
 	if t.noloop && mine && len(inv.keys) == 1 && slices.Contains(t.writing, inv.keys[0].key) {
 		return
 	}
-	if t.busy && (inv.all || slices.ContainsFunc(inv.keys, func(k invKey) bool { return slices.Contains(t.inflight, k.key) })) {
+	// Held back while c's command runs: its own keys, whose invalidation
+	// Redis sends after the reply, and evictions. A write here evicts for
+	// its own size as it runs, where Redis lets it pass the bound and
+	// evicts before the next command, whose reply follows the message: held
+	// back, the message comes between the two replies as there.
+	if t.busy && (inv.all || slices.ContainsFunc(inv.keys, func(k invKey) bool {
+		return k.reason == invEvicted || slices.Contains(t.inflight, k.key)
+	})) {
 		t.deferred = append(t.deferred, inv)
 		return
 	}

@@ -22,8 +22,11 @@ const Namespace = "stampedeless"
 type Registry struct {
 	prom *prometheus.Registry
 
-	// Commands counts commands by name and result ("ok" or "error");
-	// commands not in the table are counted under the name "unknown".
+	// Commands counts commands by name, a subcommand as
+	// "container|subcommand", and result: "ok", "error" (it ran and
+	// replied an error) or "rejected" (refused before it ran: arity,
+	// permissions, a full store...). Commands and subcommands not in the
+	// table are counted under the name "unknown".
 	Commands *prometheus.CounterVec
 	// ConnectionsAccepted counts client connections accepted.
 	ConnectionsAccepted prometheus.Counter
@@ -65,7 +68,7 @@ func New() *Registry {
 		Commands: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "commands_total",
-			Help:      "Commands processed, by command name and result (ok or error).",
+			Help:      "Commands processed, by command name (a subcommand as container|subcommand) and result: ok, error (ran and replied an error) or rejected (refused before it ran).",
 		}, []string{"command", "result"}),
 		ConnectionsAccepted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace,

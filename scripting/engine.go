@@ -57,6 +57,16 @@ type CommandChecker interface {
 	CheckCommand(args [][]byte) (known, allowed bool)
 }
 
+// ErrorCounter is implemented by a Caller that counts error replies, as
+// Redis's INFO errorstats does: once a script has ended, it is told when
+// the script's reply is an error one of the script's commands replied
+// (redis.call raised it, or the script returned redis.pcall's error
+// table), which the Caller counted as that command's already. Redis counts
+// such an error once.
+type ErrorCounter interface {
+	ReplyCounted()
+}
+
 // Invocation is one EVAL, EVALSHA, EVAL_RO or EVALSHA_RO.
 type Invocation struct {
 	// Args are the command's arguments after its name: the script (or
@@ -551,8 +561,10 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 	err := L.PCall(nargs, 1, st.handler)
 	L.RemoveContext()
 	var reply []byte
+	counted := false
 	if err == nil {
 		reply = AppendLua(nil, L.Get(-1), proto, st.run.resp)
+		counted = commandError(L.Get(-1))
 	}
 	L.SetTop(0)
 	st.run = nil
@@ -589,8 +601,19 @@ func (e *Engine) run(t target, keys, argv [][]byte, readOnly bool, proto int, ca
 			debug.FreeOSMemory()
 		}
 		reply = scriptError(obj, t.name, as)
+		counted = as == "" && commandError(obj)
+	}
+	if ec, ok := caller.(ErrorCounter); ok && counted {
+		ec.ReplyCounted()
 	}
 	return reply, nil
+}
+
+// commandError reports whether v is the error table of a command's error
+// reply (replyToLua), which the command counted.
+func commandError(v lua.LValue) bool {
+	t, ok := v.(*lua.LTable)
+	return ok && t.RawGetString("ignore_error_stats_update") == lua.LTrue && t.RawGetString("err") != lua.LNil
 }
 
 // memCheckEvery is how often a running script's memory is checked: one

@@ -24,12 +24,15 @@ type command struct {
 }
 
 // counters are a command's pre-resolved metric children, so counting a call
-// costs one atomic add and no label lookup.
+// costs one atomic add and no label lookup: calls that replied, calls that
+// replied an error, and calls refused before they ran (Redis's
+// rejected_calls: arity, authentication, permissions, a full store...).
+// A subcommand has its own, as Redis's commandstats count it.
 type counters struct {
-	ok, fail prometheus.Counter
-	// okBase and failBase are ok and fail at the last CONFIG RESETSTAT,
-	// where INFO's commandstats start from: /metrics' counters never reset.
-	okBase, failBase atomic.Int64
+	ok, fail, rejected prometheus.Counter
+	// The bases are the counters at the last CONFIG RESETSTAT, where
+	// INFO's commandstats start from: /metrics' counters never reset.
+	okBase, failBase, rejectedBase atomic.Int64
 	// usec is the µs the calls took since the last CONFIG RESETSTAT, as
 	// the clock the slow log reads measures them (none while neither the
 	// slow log nor the latency monitor times calls).
@@ -251,7 +254,7 @@ func commandTable() []*commands.Spec {
 }
 
 // buildTable indexes the command table by name and resolves each command's
-// metric children; subcommands are counted as their container.
+// and subcommand's metric children.
 func buildTable(reg *metrics.Registry, specs []*commands.Spec) (map[string]*command, error) {
 	table := make(map[string]*command, len(specs))
 	for _, spec := range specs {
@@ -259,19 +262,28 @@ func buildTable(reg *metrics.Registry, specs []*commands.Spec) (map[string]*comm
 			return nil, fmt.Errorf("server: the command %q is declared twice", spec.Name)
 		}
 		c := entry(spec)
-		c.counters = counters{
-			ok:   reg.Commands.WithLabelValues(c.Name, "ok"),
-			fail: reg.Commands.WithLabelValues(c.Name, "error"),
-		}
+		c.counters = newCounters(reg, c.Name)
 		for _, sub := range spec.Subcommands {
 			s := entry(sub)
 			s.Group = c.Group
 			s.ACL |= c.ACL
+			s.counters = newCounters(reg, s.Name)
 			c.subcommands = append(c.subcommands, s)
 		}
 		table[c.Name] = c
 	}
 	return table, nil
+}
+
+// newCounters resolves the metric children of the command named name: a
+// subcommand is named container|subcommand, as Redis's commandstats name
+// it.
+func newCounters(reg *metrics.Registry, name string) counters {
+	return counters{
+		ok:       reg.Commands.WithLabelValues(name, "ok"),
+		fail:     reg.Commands.WithLabelValues(name, "error"),
+		rejected: reg.Commands.WithLabelValues(name, "rejected"),
+	}
 }
 
 // entry makes spec an entry of the table, copied: the table changes its

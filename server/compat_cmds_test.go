@@ -795,44 +795,106 @@ func TestCompatObjectRefCount(t *testing.T) {
 	})
 }
 
-// TestCompatCommandStatsReset: CONFIG RESETSTAT starts INFO's
-// commandstats again from zero, as Redis's does; calls and failed_calls
-// are compared (Redis also times calls).
-func TestCompatCommandStatsReset(t *testing.T) {
+// TestCompatCommandStats: INFO commandstats counts each command and
+// subcommand (cmdstat_container|subcommand) as Redis's does, from CONFIG
+// RESETSTAT on: calls that ran, calls refused before they ran
+// (rejected_calls: arity, MULTI's queue, permissions, a full store, a
+// script's checks) and calls that ran and replied an error (failed_calls),
+// with errorstats counting each error once, also when a script's command
+// replied it first (Redis's info.tcl and scripting.tcl, "Consistent eval
+// error reporting"). Every scenario starts from RESETSTAT; its replies and
+// then its counts are compared with redis-server's (Redis also times
+// calls, which are left out).
+func TestCompatCommandStats(t *testing.T) {
 	redisAddr := startReferenceRedis(t)
 	ts := startServer(t, Options{})
 	p := dialCompatPair(t, redisAddr, ts.addr, 2)
-	stats := func(c *compatConn) map[string]string {
-		r, err := c.do("INFO", "commandstats")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := make(map[string]string)
-		for _, line := range strings.Split(r.str, "\r\n") {
-			name, v, ok := strings.Cut(line, ":")
-			// CONFIG RESETSTAT is counted as its container here.
-			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || strings.HasPrefix(name, "cmdstat_config") {
-				continue
+	p.both(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+	stats := func(c *compatConn) string {
+		var lines []string
+		for _, section := range []string{"commandstats", "errorstats", "stats"} {
+			r, err := c.do("INFO", section)
+			if err != nil {
+				t.Fatal(err)
 			}
-			var kept []string
-			for _, f := range strings.Split(v, ",") {
-				if strings.HasPrefix(f, "calls=") || strings.HasPrefix(f, "failed_calls=") {
-					kept = append(kept, f)
+			for _, line := range strings.Split(r.str, "\r\n") {
+				name, v, _ := strings.Cut(line, ":")
+				switch {
+				case name == "cmdstat_info":
+				case strings.HasPrefix(name, "cmdstat_"):
+					var kept []string
+					for _, f := range strings.Split(v, ",") {
+						if !strings.HasPrefix(f, "usec") {
+							kept = append(kept, f)
+						}
+					}
+					lines = append(lines, name+":"+strings.Join(kept, ","))
+				case strings.HasPrefix(name, "errorstat_"), name == "total_error_replies":
+					lines = append(lines, line)
 				}
 			}
-			m[name] = strings.Join(kept, ",")
 		}
-		return m
+		slices.Sort(lines)
+		return strings.Join(lines, "\n\t\t")
 	}
-	for _, step := range [][]string{
-		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"CONFIG", "RESETSTAT"},
-		{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"EXPIRE", "foo", "100"},
-	} {
-		p.both(t, step...)
+	scenarios := []struct {
+		name  string
+		steps [][]string
+	}{
+		{"reset", [][]string{
+			{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"CONFIG", "RESETSTAT"},
+			{"SET", "foo", "1"}, {"GEOADD", "foo", "0", "0", "bar"}, {"EXPIRE", "foo", "100"},
+		}},
+		{"arity", [][]string{{"SET", "k"}, {"SET", "k1", "v1"}, {"SET", "k2", "v2"}, {"CONFIG"}, {"GET"}}},
+		{"unknown", [][]string{{"NOSUCH", "x"}, {"CONFIG", "NOSUCH"}, {"CLIENT", "GETNAME"}, {"CLIENT", "NOSUCH"}, {"OBJECT", "ENCODING", "nokey"},
+			{"CONFIG", "GET", "maxmemory-policy"}}},
+		{"multi", [][]string{{"MULTI"}, {"SET"}, {"EXEC"}, {"MULTI"}, {"SET", "s", "x"}, {"INCR", "s"}, {"EXEC"}}},
+		{"failed", [][]string{{"SET", "s", "x"}, {"INCR", "s"}, {"LPUSH", "s", "a"}, {"EVALSHA", "NotValidShaSUM", "0"},
+			{"XGROUP", "CREATECONSUMER", "nostream", "g", "c"}}},
+		{"oom", [][]string{
+			{"CONFIG", "SET", "maxmemory", "1"}, {"SET", "a", "b"}, {"GET", "a"}, {"DEL", "a"}, {"INCR", "n"},
+			{"EVAL", "return redis.call('set','x','y')", "1", "x"},
+			{"EVAL", "local t = redis.pcall('set','x','y'); return t['err']", "1", "x"},
+			{"EVAL", "return redis.pcall('set','x','y')", "1", "x"},
+			{"EVAL", "#!lua\nreturn redis.call('set','x','y')", "1", "x"},
+			{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"},
+			{"CONFIG", "SET", "maxmemory", "0"},
+		}},
+		{"scripts", [][]string{
+			{"EVAL", "return redis.call('select',99)", "0"},
+			{"EVAL", "local t = redis.pcall('select',99); return t['err']", "0"},
+			{"EVAL_RO", "return redis.call('set','x','y')", "1", "x"},
+			{"EVAL_RO", "local t = redis.pcall('set','x','y'); return t['err']", "1", "x"},
+			{"SET", "Sicily", "1"},
+			{"EVAL", "return redis.call('GEOADD','Sicily','13.361389','38.115556','Palermo')", "1", "Sicily"},
+			{"EVAL", "return redis.call('nosuch')", "0"},
+			{"EVAL", "return redis.call('get')", "0"},
+			{"EVAL", "return redis.pcall('client','id')", "0"},
+			{"EVAL", "redis.pcall('XGROUP', 'CREATECONSUMER', 's1', 'mygroup', 'consumer') return", "0"},
+			{"EVAL", "return redis.error_reply('MY_ERR_CODE custom msg')", "0"},
+			{"EVAL", "return redis.call('incr', KEYS[1])", "1", "Sicily"},
+			{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "Sicily"},
+			{"EVAL", "error('boom')", "0"},
+			{"EVAL", "a"},
+		}},
+		{"acl", [][]string{
+			{"ACL", "SETUSER", "alice", "on", ">p1pp0", "~cached:*", "+get", "+info", "+config", "+eval"},
+			{"AUTH", "alice", "p1pp0"}, {"SET", "a", "b"}, {"GET", "cached:1"}, {"GET", "other"},
+			{"EVAL", "redis.pcall('get','other'); return 1", "0"},
+			{"AUTH", "default", "x"},
+		}},
 	}
-	want, got := stats(p.redis), stats(p.ours)
-	if fmt.Sprint(want) != fmt.Sprint(got) {
-		t.Errorf("INFO commandstats after RESETSTAT:\n\tredis: %v\n\tours:  %v", want, got)
+	for _, sc := range scenarios {
+		p.both(t, "CONFIG", "RESETSTAT")
+		for _, step := range sc.steps {
+			want, got := p.both(t, step...)
+			if want.String() != got.String() {
+				t.Errorf("%s: %s:\n\tredis: %s\n\tours:  %s", sc.name, showArgs(step), want, got)
+			}
+		}
+		if want, got := stats(p.redis), stats(p.ours); want != got {
+			t.Errorf("%s: INFO commandstats and errorstats:\n\tredis:\t%s\n\tours:\t%s", sc.name, want, got)
+		}
 	}
 }
 

@@ -106,6 +106,11 @@ type Conn struct {
 	pauseTurn *pause.Waiter
 	postponed bool
 
+	// refused: the reply of the command being counted is a refusal
+	// (refuse); errorCounted: it is an error a script's command already
+	// counted in errorstats. countReply reads and clears both.
+	refused, errorCounted bool
+
 	// CLIENT NO-EVICT and NO-TOUCH, which CLIENT LIST shows.
 	noEvict, noTouch atomic.Bool
 	// killed: CLIENT KILL closed the connection; guarded by srv.mu.

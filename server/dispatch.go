@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/stampedeless/stampedeless/commands"
@@ -25,18 +26,16 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	}
 	s.commandsTotal.Add(1)
 	cmd := s.lookup(c, args[0])
+	before := c.w.Len()
 	if cmd == nil {
-		s.unknown.fail.Inc()
-		before := c.w.Len()
 		c.refuse(nil, unknownCommand(args))
-		s.errors.countAt(c, before)
+		countReply(nil, c, before, 0)
 		c.track.Caching = false
 		return
 	}
-	counted := cmd // subcommands are counted as their container
-	before := c.w.Len()
+	container := cmd
 	if len(cmd.subcommands) > 0 && len(args) > 1 {
-		cmd = cmd.subcommand(args[1])
+		cmd = cmd.subcommand(args[1]) // nil: an unknown subcommand
 	}
 	// CLIENT LIST shows the subcommand, or NULL for an unknown one. A
 	// repeated command is not stored again: an atomic store is a full
@@ -53,7 +52,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	switch {
 	case cmd == nil:
 		c.refuse(nil, "ERR unknown subcommand '"+string(commands.Truncate(args[1], 128))+"'. Try "+
-			strings.ToUpper(counted.Name)+" HELP.")
+			strings.ToUpper(container.Name)+" HELP.")
 	case !cmd.arityOK(len(args)):
 		c.refuse(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
 	case cmd.Flags&commands.Protected != 0 && s.protectedRefusal(c, cmd) != "":
@@ -79,7 +78,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		// counted then.
 		return
 	case c.tx.active && cmd.Flags&commands.NoQueue == 0:
-		if c.enqueue(cmd, counted, args) {
+		if c.enqueue(cmd, args) {
 			return // counted when EXEC runs it
 		}
 	case s.refusedShared(c, cmd):
@@ -96,25 +95,25 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		return
 	}
 	if c.next.run != nil {
-		c.next.counted = counted // counted when it has answered
+		c.next.counted = cmd // counted when it has answered
 		if ran && timer.on {
 			c.next.call = &resumedCall{cmd: cmd, args: copyArgs(args)}
 		}
 		return
 	}
-	c.endCaching(counted)
+	c.endCaching(container)
 	var usec int64
 	if ran {
 		usec = s.observed(c, cmd, args, timer)
 	}
-	countReply(counted, c, before, usec)
+	countReply(cmd, c, before, usec)
 }
 
 // endCaching ends CLIENT CACHING once the command after it has answered
-// (counted, its container if a subcommand), or the transaction after it,
-// as Redis's resetClient ends it.
-func (c *Conn) endCaching(counted *command) {
-	if c.track.Caching && !c.tx.active && counted.Name != "client" {
+// (cmd, or its container), or the transaction after it, as Redis's
+// resetClient ends it.
+func (c *Conn) endCaching(cmd *command) {
+	if c.track.Caching && !c.tx.active && cmd.Name != "client" && !strings.HasPrefix(cmd.Name, "client|") {
 		c.track.Caching = false
 	}
 }
@@ -200,19 +199,39 @@ func (c *Conn) whereItMayWaitWith(args [][]byte, fn func(args [][]byte)) {
 	c.whereItMayWait(func() { fn(args) })
 }
 
-// countReply counts a command by whether the reply written since before is
-// an error, and the µs it took.
-func countReply(counted *command, c *Conn, before int, usec int64) {
+// countReply counts a call of cmd (nil: a command or subcommand the table
+// lacks) by the reply written since before, as Redis's commandstats and
+// errorstats count it: refused before it ran (Conn.refuse, or a deny-oom
+// command the store refused for memory, which Redis refuses before it
+// runs), failed (an error reply), or ok; and the µs it took. An error a
+// script's command already counted (Conn.errorCounted) is not counted
+// again in errorstats.
+func countReply(cmd *command, c *Conn, before int, usec int64) {
+	refused, counted := c.refused, c.errorCounted
+	c.refused, c.errorCounted = false, false
+	k := &c.srv.unknown
+	if cmd != nil {
+		k = &cmd.counters
+	}
 	if usec != 0 { // most calls, on the coarse clock: no write to a shared line
-		counted.counters.usec.Add(usec)
+		k.usec.Add(usec)
 	}
-	if c.w.IsErrorAt(before) {
-		counted.counters.fail.Inc()
+	if !c.w.IsErrorAt(before) {
+		k.ok.Inc()
+		return
+	}
+	if !counted {
 		c.srv.errors.countAt(c, before)
-	} else {
-		counted.counters.ok.Inc()
 	}
+	if refused || cmd != nil && cmd.Flags&commands.DenyOOM != 0 && bytes.HasPrefix(c.w.Buffered()[before:], oomPrefix) {
+		k.rejected.Inc()
+		return
+	}
+	k.fail.Inc()
 }
+
+// oomPrefix starts the reply of a write the store refused for memory.
+var oomPrefix = []byte("-OOM ")
 
 // lookup finds a command by name, case-insensitively, without allocating.
 // A connection mostly repeats the command it sent last (a pipeline of
@@ -260,8 +279,10 @@ func unknownCommand(args [][]byte) string {
 
 // refuse answers errText to a command refused before it could run (cmd,
 // nil if unknown). Inside MULTI the transaction can then no longer be
-// executed; an EXEC refused so ends it, and says why, as Redis does.
+// executed; an EXEC refused so ends it, and says why, as Redis does. The
+// call is counted as refused (countReply).
 func (c *Conn) refuse(cmd *command, errText string) {
+	c.refused = true
 	if cmd != nil && cmd.Name == "exec" {
 		c.srv.txResults.aborted.Inc()
 		c.endTransaction()

@@ -281,36 +281,55 @@ func (s *Server) infoCPU(b *infoBuilder) {
 	}
 }
 
-// infoCommandStats reports each command called since the start (or the
-// last CONFIG RESETSTAT) as Redis's
-// cmdstat lines do, from the counters /metrics exports: calls, the µs
-// they took as the slow log's clock measures them, and failed_calls for
-// those that replied an error (Redis also counts rejected_calls apart).
-// Subcommands are counted as their container.
+// infoCommandStats reports each command and subcommand called or refused
+// since the start (or the last CONFIG RESETSTAT) as Redis's cmdstat lines
+// do, from the counters /metrics exports: calls that ran, the µs they took
+// as the slow log's clock measures them, the calls refused before they ran
+// (rejected_calls) and those that ran and replied an error (failed_calls).
+// A subcommand is cmdstat_container|subcommand.
 func (s *Server) infoCommandStats(b *infoBuilder) {
-	for _, cmd := range s.sortedCommands() {
-		ok, fail := cmd.counters.sinceReset()
-		if ok+fail == 0 {
-			continue
+	line := func(cmd *command) {
+		ok, fail, rejected := cmd.counters.sinceReset()
+		if ok+fail+rejected == 0 {
+			return
 		}
-		usec := cmd.counters.usec.Load()
-		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=%d",
-			ok+fail, usec, float64(usec)/float64(ok+fail), fail))
+		calls, usec, perCall := ok+fail, cmd.counters.usec.Load(), 0.0
+		if calls > 0 {
+			perCall = float64(usec) / float64(calls)
+		}
+		b.field("cmdstat_"+cmd.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+			calls, usec, perCall, rejected, fail))
+	}
+	for _, cmd := range s.sortedCommands() {
+		line(cmd)
+		for _, sub := range cmd.subcommands {
+			line(sub)
+		}
 	}
 }
 
-// sinceReset are the command's calls that succeeded and failed since the
-// last CONFIG RESETSTAT.
-func (c *counters) sinceReset() (ok, fail int64) {
-	return int64(metrics.Value(c.ok)) - c.okBase.Load(), int64(metrics.Value(c.fail)) - c.failBase.Load()
+// sinceReset are the command's calls that succeeded, failed and were
+// refused since the last CONFIG RESETSTAT.
+func (c *counters) sinceReset() (ok, fail, rejected int64) {
+	return int64(metrics.Value(c.ok)) - c.okBase.Load(), int64(metrics.Value(c.fail)) - c.failBase.Load(),
+		int64(metrics.Value(c.rejected)) - c.rejectedBase.Load()
+}
+
+// reset makes INFO's commandstats start again from zero.
+func (c *counters) reset() {
+	c.okBase.Store(int64(metrics.Value(c.ok)))
+	c.failBase.Store(int64(metrics.Value(c.fail)))
+	c.rejectedBase.Store(int64(metrics.Value(c.rejected)))
+	c.usec.Store(0)
 }
 
 // resetCommandStats starts INFO's commandstats again from zero.
 func (s *Server) resetCommandStats() {
 	for _, cmd := range s.table {
-		cmd.counters.okBase.Store(int64(metrics.Value(cmd.counters.ok)))
-		cmd.counters.failBase.Store(int64(metrics.Value(cmd.counters.fail)))
-		cmd.counters.usec.Store(0)
+		cmd.counters.reset()
+		for _, sub := range cmd.subcommands {
+			sub.counters.reset()
+		}
 	}
 }
 
@@ -367,7 +386,8 @@ func seconds(d time.Duration) int64 {
 
 // errorStats counts the error replies sent to clients by their code, the
 // error's first word, as Redis's INFO errorstats and total_error_replies
-// do; a script's calls are counted by the reply its caller gets. As in
+// do; a script's commands' errors are counted as they reply, and the
+// script's own reply only if it is not one of them (countReply). As in
 // Redis, at most errorCodesLimit codes are kept: the errors of a code past
 // it count in the total alone.
 type errorStats struct {
@@ -381,10 +401,14 @@ const errorCodesLimit = 128
 
 // countAt counts the error reply c wrote at offset at, if it is one.
 func (e *errorStats) countAt(c *Conn, at int) {
-	if c.lua || !c.w.IsErrorAt(at) {
-		return
+	if c.w.IsErrorAt(at) {
+		e.count(c.w.Buffered()[at:])
 	}
-	msg := c.w.Buffered()[at+1:]
+}
+
+// count counts the error reply that starts reply.
+func (e *errorStats) count(reply []byte) {
+	msg := reply[1:]
 	end := bytes.IndexAny(msg, " \r")
 	if end < 0 {
 		end = len(msg)

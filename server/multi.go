@@ -47,15 +47,15 @@ type txResults struct {
 // its metrics count, and a copy of its arguments (the reader reuses its
 // buffers).
 type queuedCommand struct {
-	cmd, counted *command
-	args         [][]byte
+	cmd  *command
+	args [][]byte
 }
 
 // enqueue queues a command for EXEC and answers +QUEUED, or refuses it
 // with Redis's OOM error, failing the transaction, when the queue would
 // outgrow the memory bound (if there is one). As in Redis, a transaction EXEC will not run
 // keeps nothing more. It reports whether the command was queued.
-func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
+func (c *Conn) enqueue(cmd *command, args [][]byte) bool {
 	size := argsSize(args)
 	if bound := c.srv.store.MaxMemory(); bound > 0 && c.tx.queued+size > bound {
 		c.refuse(cmd, commands.ErrOOM)
@@ -66,7 +66,7 @@ func (c *Conn) enqueue(cmd, counted *command, args [][]byte) bool {
 		return true
 	}
 	c.tx.queued += size
-	c.tx.queue = append(c.tx.queue, queuedCommand{cmd: cmd, counted: counted, args: copyArgs(args)})
+	c.tx.queue = append(c.tx.queue, queuedCommand{cmd: cmd, args: copyArgs(args)})
 	c.multiLen.Store(int32(len(c.tx.queue)))
 	c.multiMem.Store(c.tx.queued)
 	return true
@@ -286,7 +286,7 @@ func (s *Server) runQueue(c *Conn, queue []queuedCommand, locked bool) (starts [
 		} else {
 			q.cmd.Handler(&c.x, q.args)
 		}
-		countReply(q.counted, c, starts[i], s.observed(c, q.cmd, q.args, timer))
+		countReply(q.cmd, c, starts[i], s.observed(c, q.cmd, q.args, timer))
 	}
 	// The transaction's pushes wake blocked clients as it ends, still
 	// holding the section, as Redis serves them after EXEC as a whole.

@@ -221,6 +221,7 @@ func (s *Server) scriptOOM(c *Conn, flags scripting.Flags, known bool) bool {
 	}
 	if errors.Is(s.store.Admit(), engine.ErrOOM) {
 		c.w.Error(commands.ErrOOM)
+		c.refused = true // as Redis refuses it before it runs
 		return true
 	}
 	return false
@@ -348,6 +349,10 @@ type scriptCaller struct {
 	// declared are the script's KEYS, remembered for client's tracking
 	// with its first read (beforeScriptCall); nil once it read.
 	declared [][]byte
+	// dirty: a write command passed the checks, as Redis's
+	// SCRIPT_WRITE_DIRTY; from then on the script's deny-oom commands are
+	// no longer refused before they run.
+	dirty bool
 }
 
 func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
@@ -368,38 +373,73 @@ func newScriptCaller(client *Conn, declared [][]byte) *scriptCaller {
 // lookup finds the command a script calls as Redis's lookupCommand does:
 // a container's subcommand when there is an argument, nil when either is
 // unknown.
-func (sc *scriptCaller) lookup(args [][]byte) (cmd, counted *command) {
-	cmd = sc.srv.lookup(sc.c, args[0])
-	counted = cmd
+func (sc *scriptCaller) lookup(args [][]byte) *command {
+	cmd := sc.srv.lookup(sc.c, args[0])
 	if cmd != nil && len(cmd.subcommands) > 0 && len(args) > 1 {
 		cmd = cmd.subcommand(args[1])
 	}
-	return cmd, counted
+	return cmd
 }
 
-// Call runs one command for the script after Redis's checks, in Redis's
-// order: the command exists, its arity, scripts may call it, the user may
-// run it, a read-only script does not write.
-func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
-	args := call.Args
-	cmd, counted := sc.lookup(args)
+// check returns the error a script's call of cmd is refused with before it
+// runs, or "".
+func (sc *scriptCaller) check(cmd *command, call scripting.Command) scripting.Error {
 	switch {
 	case cmd == nil:
-		return scripting.ErrUnknownCommand.Reply(), false
-	case !cmd.arityOK(len(args)):
-		return scripting.ErrWrongArity.Reply(), false
+		return scripting.ErrUnknownCommand
+	case !cmd.arityOK(len(call.Args)):
+		return scripting.ErrWrongArity
 	case cmd.Flags&commands.NoScript != 0 && !sc.srv.denyScriptsOff.Load():
-		return scripting.ErrNotAllowed.Reply(), false
+		return scripting.ErrNotAllowed
 	}
 	u := sc.c.user.Load()
 	if p := u.Perms(); !p.Unrestricted() {
-		if reason, object, ok := checkPerms(p, cmd, args); !ok {
+		if reason, object, ok := checkPerms(p, cmd, call.Args); !ok {
 			sc.client.logDenialIn(aclContextLua, reason, string(object), u.Name())
-			return scripting.Error("ERR ACL failure in script: " + scriptACLMessage(reason, u.Name(), cmd)).Reply(), false
+			return scripting.Error("ERR ACL failure in script: " + scriptACLMessage(reason, u.Name(), cmd))
 		}
 	}
 	if call.ReadOnly && cmd.Flags&(commands.Write|commands.MayReplicate) != 0 {
-		return scripting.ErrWriteReadOnly.Reply(), false
+		return scripting.ErrWriteReadOnly
+	}
+	if cmd.Flags&commands.DenyOOM != 0 && !sc.dirty && errors.Is(sc.srv.store.Admit(), engine.ErrOOM) {
+		// Redis's scriptVerifyOOM: once the script has written, it is
+		// not stopped half way.
+		return commands.ErrOOM
+	}
+	return ""
+}
+
+// refuse answers a call check refused: counted as cmd's refusal (nil: an
+// unknown command, counted nowhere but in errorstats, as in Redis).
+func (sc *scriptCaller) refuse(cmd *command, refusal scripting.Error) []byte {
+	reply := refusal.Reply()
+	if cmd != nil {
+		cmd.counters.rejected.Inc()
+	}
+	sc.srv.errors.count(reply)
+	return reply
+}
+
+// ReplyCounted is the engine's word that the script's reply is an error
+// one of its commands replied and counted (scripting.ErrorCounter): the
+// client's reply is not counted again.
+func (sc *scriptCaller) ReplyCounted() { sc.client.errorCounted = true }
+
+// Call runs one command for the script after Redis's checks, in Redis's
+// order: the command exists, its arity, scripts may call it, the user may
+// run it, a read-only script does not write, a script that has not
+// written yet does not run a deny-oom command while the store is full.
+// A command refused so is counted as refused (rejected_calls), and its
+// error in errorstats; so is the error reply of one that ran.
+func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
+	args := call.Args
+	cmd := sc.lookup(args)
+	if refusal := sc.check(cmd, call); refusal != "" {
+		return sc.refuse(cmd, refusal), false
+	}
+	if cmd.Flags&commands.Write != 0 {
+		sc.dirty = true
 	}
 	sc.srv.commandsTotal.Add(1) // Redis counts a script's commands as processed
 	c := sc.c
@@ -415,7 +455,7 @@ func (sc *scriptCaller) Call(call scripting.Command) ([]byte, bool) {
 		c.w.Swap(nil)
 		c.w.Error("ERR this command cannot run inside a script")
 	}
-	countReply(counted, c, 0, usec)
+	countReply(cmd, c, 0, usec)
 	wrote := cmd.Flags&commands.Write != 0
 	if wrote && !c.w.IsErrorAt(0) && cmd.shared() {
 		sc.written = append(sc.written, scriptWrite{db: int(c.db.Load()), cmd: cmd, args: args})
@@ -444,7 +484,7 @@ func (sc *scriptCaller) handle(cmd *command, args [][]byte) {
 // CheckCommand answers redis.acl_check_cmd: whether the command exists and
 // the script's user may run it with these arguments.
 func (sc *scriptCaller) CheckCommand(args [][]byte) (known, allowed bool) {
-	cmd, _ := sc.lookup(args)
+	cmd := sc.lookup(args)
 	if cmd == nil {
 		return false, false
 	}

@@ -308,10 +308,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.initACL(opts); err != nil {
 		return nil, err
 	}
-	s.unknown = counters{
-		ok:   s.metrics.Commands.WithLabelValues("unknown", "ok"),
-		fail: s.metrics.Commands.WithLabelValues("unknown", "error"),
-	}
+	s.unknown = newCounters(s.metrics, "unknown")
 	s.metrics.Gauge("connected_clients", "Open client connections.", func() float64 {
 		return float64(s.connectedClients())
 	})

@@ -458,19 +458,23 @@ func TestMetricsCountCommands(t *testing.T) {
 	reg := metrics.New()
 	ts := startServer(t, Options{Metrics: reg})
 	r := dialRaw(t, ts.addr)
-	r.do("SET", "m", "1")
+	r.do("SET", "m", "x")
 	r.do("GET", "m")
-	r.do("INCR", "nope", "extra")
-	r.do("NOSUCH")
-	get := reg.Commands.WithLabelValues("get", "ok")
-	if v := metrics.Value(get); v != 1 {
-		t.Fatalf("commands_total{get,ok} = %v", v)
-	}
-	if v := metrics.Value(reg.Commands.WithLabelValues("incr", "error")); v != 1 {
-		t.Fatalf("commands_total{incr,error} = %v", v)
-	}
-	if v := metrics.Value(reg.Commands.WithLabelValues("unknown", "error")); v != 1 {
-		t.Fatalf("commands_total{unknown,error} = %v", v)
+	r.do("INCR", "m")             // ran and failed
+	r.do("INCR", "m", "extra")    // refused before it ran
+	r.do("NOSUCH")                // refused: no such command
+	r.do("CONFIG", "GET", "port") // a subcommand is counted as itself
+	r.do("CONFIG", "NOSUCH")      // and an unknown one as unknown
+	for _, c := range []struct {
+		command, result string
+		want            float64
+	}{
+		{"get", "ok", 1}, {"incr", "error", 1}, {"incr", "rejected", 1}, {"incr", "ok", 0},
+		{"unknown", "rejected", 2}, {"config|get", "ok", 1}, {"config", "ok", 0},
+	} {
+		if v := metrics.Value(reg.Commands.WithLabelValues(c.command, c.result)); v != c.want {
+			t.Errorf("commands_total{%s,%s} = %v, want %v", c.command, c.result, v, c.want)
+		}
 	}
 }
 

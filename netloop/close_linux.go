@@ -60,13 +60,20 @@ func (l *eventLoop) tick() {
 // its query buffer is given back (Redis's 2).
 const queryBufferIdle = 2
 
-// releaseBuffers gives back, once a second, the query buffer of each
-// connection quiet for queryBufferIdle, as Redis's clientsCron frees it,
-// so that idle connections hold no buffer; buffersHeld says whether any
-// still holds one (a turn sets it again).
-func (l *eventLoop) releaseBuffers() {
+// bufferSweepEvery is how often sweepBuffers looks at the loop's
+// connections: Redis's clientsCron sees each of a few clients ten times a
+// second, and a buffer grown for one large command shrinks two looks after
+// it (resp.Reader.Trim).
+const bufferSweepEvery = 250 * time.Millisecond
+
+// sweepBuffers gives back the query buffer of each connection quiet for
+// queryBufferIdle, as Redis's clientsCron frees it, so that idle
+// connections hold no buffer, and trims the buffers of the others to
+// their recent peak; buffersHeld says whether any still holds one (a turn
+// sets it again).
+func (l *eventLoop) sweepBuffers() {
 	now := time.Now()
-	if now.Sub(l.buffersSweptAt) < time.Second {
+	if now.Sub(l.buffersSweptAt) < bufferSweepEvery {
 		return
 	}
 	l.buffersSweptAt = now
@@ -79,6 +86,10 @@ func (l *eventLoop) releaseBuffers() {
 			c.bufs.qbuf.Store(0)
 			c.bufs.qbufFree.Store(0)
 			continue
+		}
+		size := c.rd.Size()
+		if c.rd.Trim(); c.rd.Size() != size {
+			c.bufs.qbufFree.Store(int64(c.rd.Free()))
 		}
 		l.buffersHeld = true
 	}

@@ -48,9 +48,9 @@ type eventLoop struct {
 	blocked int           // connections waiting for their socket to take output
 	// idleSweptAt is when tick last looked for idle clients (timeout).
 	idleSweptAt time.Time
-	// buffersHeld: a connection may hold a query buffer releaseBuffers
-	// would give back once it is quiet long enough (set by a turn,
-	// cleared by releaseBuffers, which last looked at buffersSweptAt).
+	// buffersHeld: a connection may hold a query buffer sweepBuffers
+	// would trim or give back (set by a turn, cleared by sweepBuffers,
+	// which last looked at buffersSweptAt).
 	buffersHeld    bool
 	buffersSweptAt time.Time
 	due            []*Conn // served this turn, their replies not yet sent
@@ -236,7 +236,7 @@ func (l *eventLoop) run() {
 			l.tick()
 		}
 		if l.buffersHeld {
-			l.releaseBuffers()
+			l.sweepBuffers()
 		}
 		// A connection accepted before the close, or shaking hands
 		// (TLS), may still come to this loop: it goes once the server

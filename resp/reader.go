@@ -26,9 +26,11 @@ const (
 	unauthMaxArgs = 10
 	unauthMaxBulk = 16 << 10
 
-	readSize     = 16 << 10
-	maxIdleBuf   = 64 << 10 // a drained buffer larger than this is released
-	maxLineDigit = 20
+	readSize = 16 << 10
+	// trimThreshold: a buffer no larger is never trimmed (Redis's
+	// PROTO_RESIZE_THRESHOLD).
+	trimThreshold = 32 << 10
+	maxLineDigit  = 20
 )
 
 // ProtocolError is a malformed or oversized request. Redis replies with it
@@ -56,6 +58,7 @@ type Reader struct {
 	buf      []byte
 	r        int // buf[r:w] is received but not yet returned
 	w        int
+	peak     int // the most buf held since the last Trim
 
 	// A multibulk command being parsed across reads; offsets are relative
 	// to r so that they survive the buffer being moved.
@@ -156,8 +159,7 @@ func (r *Reader) fill(need int) error {
 		}
 	}
 	n, err := r.rd.Read(r.buf[r.w:])
-	r.w += n
-	r.received += int64(n)
+	r.Filled(n)
 	if n > 0 {
 		return nil
 	}
@@ -168,8 +170,8 @@ func (r *Reader) fill(need int) error {
 }
 
 // Room makes room at the end of the buffer without growing it (a drained
-// buffer starts over, smaller if it grew; a full one moves its unreturned
-// bytes to the front) and returns it: what the next read fills, for fill
+// buffer starts over; a full one moves its unreturned bytes to the front)
+// and returns it: what the next read fills, for fill
 // and for a caller that reads the source itself (an event loop reading
 // many sockets in one system call) and reports what it read with Filled.
 // It is empty when the buffer is full of a command in progress:
@@ -180,9 +182,6 @@ func (r *Reader) Room() []byte {
 	}
 	if r.r == r.w {
 		r.r, r.w = 0, 0
-		if len(r.buf) > maxIdleBuf && r.argc == 0 {
-			r.buf = make([]byte, readSize)
-		}
 	}
 	if r.w == len(r.buf) && r.r > 0 {
 		r.w = copy(r.buf, r.buf[r.r:r.w])
@@ -203,10 +202,26 @@ func (r *Reader) Release() bool {
 	return true
 }
 
+// Trim shrinks a drained buffer that has grown past trimThreshold and is
+// more than twice the most it held since the last Trim, to that most (no
+// less than the read size), as Redis's clientsCron resizes a query buffer
+// against its recent peak; a buffer grown for one large command is so
+// kept while large commands keep coming. The caller calls it
+// periodically, and Release once the connection is idle.
+func (r *Reader) Trim() {
+	peak := r.peak
+	r.peak = r.w
+	if r.buf == nil || r.r != r.w || r.argc != 0 || len(r.buf) <= trimThreshold || len(r.buf)/2 <= peak {
+		return
+	}
+	r.buf, r.r, r.w = make([]byte, max(peak, readSize)), 0, 0
+}
+
 // Filled records that n bytes were read into Room's slice.
 func (r *Reader) Filled(n int) {
 	r.w += n
 	r.received += int64(n)
+	r.peak = max(r.peak, r.w)
 }
 
 // parse tries to complete a command from buf[r:w]. It returns the command,

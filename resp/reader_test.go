@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -216,20 +217,38 @@ func TestReaderBufferGrowsWithData(t *testing.T) {
 	}
 }
 
-func TestReaderReleasesLargeBuffer(t *testing.T) {
-	big := strings.Repeat("v", 1<<20)
-	input := encodeCommand("SET", "k", big) + encodeCommand("PING")
-	rd := NewReader(iotest.HalfReader(strings.NewReader(input)))
-	for i := 0; i < 2; i++ {
+// TestReaderTrimsToRecentPeak: a buffer grown for a large command stays
+// while such commands may come, and shrinks at the second Trim after the
+// last one, as Redis's cron resizes a query buffer against its peak.
+func TestReaderTrimsToRecentPeak(t *testing.T) {
+	var src bytes.Buffer
+	rd := NewReader(&src)
+	read := func(args ...string) {
+		t.Helper()
+		src.WriteString(encodeCommand(args...))
 		if _, err := rd.ReadCommand(Limits{}, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := rd.ReadCommand(Limits{}, true); !errors.Is(err, io.EOF) {
-		t.Fatalf("err = %v, want EOF", err)
+	read("SET", "k", strings.Repeat("v", 1<<20))
+	grown := rd.Size()
+	if grown < 1<<20 {
+		t.Fatalf("buffer of %d bytes for a 1 MiB value", grown)
 	}
-	if len(rd.buf) > maxIdleBuf {
-		t.Fatalf("idle reader kept a %d-byte buffer", len(rd.buf))
+	read("PING")
+	if rd.Trim(); rd.Size() != grown {
+		t.Fatalf("trimmed to %d bytes within the large command's period", rd.Size())
+	}
+	read("SET", "k", "small")
+	if rd.Trim(); rd.Size() != readSize {
+		t.Fatalf("Size() = %d after a period of small commands, want %d", rd.Size(), readSize)
+	}
+	read("SET", "k", strings.Repeat("v", 100<<10)) // grows again, as needed
+	if rd.Trim(); rd.Size() < 100<<10 {
+		t.Fatalf("trimmed below the command in its period: %d bytes", rd.Size())
+	}
+	if !rd.Release() || rd.Size() != 0 {
+		t.Fatal("a drained buffer was not released")
 	}
 }
 

@@ -967,3 +967,53 @@ func TestCompatCommandStatsFields(t *testing.T) {
 		t.Errorf("cmdstat_set's fields: redis %s, ours %s", want, got)
 	}
 }
+
+// TestCompatQueryBufferFollowsPeak: a connection's query buffer grown for a
+// large command stays while the command's period lasts and then shrinks to
+// what its commands since need, not to nothing, while the connection keeps
+// sending small ones, on both servers (Redis's querybuf.tcl, "query buffer
+// resized correctly when not idle").
+func TestCompatQueryBufferFollowsPeak(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	for _, side := range []struct{ name, addr string }{{"redis", redisAddr}, {"ours", ts.addr}} {
+		client, observer := dialCompat(t, side.addr), dialCompat(t, side.addr)
+		client.do("CLIENT", "SETNAME", "big_writer")
+		size := func() int {
+			r, err := observer.do("CLIENT", "LIST")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r.str, "\n") {
+				if !strings.Contains(line, " name=big_writer ") {
+					continue
+				}
+				var qbuf, free int
+				for _, f := range strings.Fields(line) {
+					if v, ok := strings.CutPrefix(f, "qbuf="); ok {
+						qbuf, _ = strconv.Atoi(v)
+					} else if v, ok := strings.CutPrefix(f, "qbuf-free="); ok {
+						free, _ = strconv.Atoi(v)
+					}
+				}
+				return qbuf + free
+			}
+			t.Fatalf("%s: no big_writer in CLIENT LIST", side.name)
+			return 0
+		}
+		client.do("SET", "x", strings.Repeat("A", 400000))
+		grown := size()
+		if grown <= 32<<10 {
+			t.Fatalf("%s: query buffer of %d bytes after a 400 kB command", side.name, grown)
+		}
+		now := grown
+		for deadline := time.Now().Add(10 * time.Second); now >= grown && time.Now().Before(deadline); {
+			client.do("SET", "x", "small")
+			time.Sleep(10 * time.Millisecond)
+			now = size()
+		}
+		if now >= grown || now == 0 {
+			t.Errorf("%s: query buffer of %d bytes after small commands, grown to %d for the large one", side.name, now, grown)
+		}
+	}
+}

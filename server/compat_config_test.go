@@ -6,8 +6,11 @@ package server
 
 import (
 	"log/slog"
+	"net"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stampedeless/stampedeless/internal/redisconfig"
 )
@@ -106,4 +109,83 @@ func configValues(t *testing.T, c *compatConn) map[string]string {
 		m[r.elems[i].str] = r.elems[i+1].str
 	}
 	return m
+}
+
+// TestCompatConfigSetPort: CONFIG SET port moves the server's listener as
+// Redis's does: new connections on the new port, none on the old, the
+// connections already made still served; a port another socket holds is
+// refused with Redis's text, and every parameter of that CONFIG SET rolls
+// back (Redis's introspection.tcl, "CONFIG SET rollback on apply error");
+// as are a bad port's texts.
+func TestCompatConfigSetPort(t *testing.T) {
+	redisAddr := startReferenceRedis(t)
+	ts := startServer(t, Options{})
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	usedPort := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	for _, side := range []struct{ name, addr string }{{"redis", redisAddr}, {"ours", ts.addr}} {
+		c := dialCompat(t, side.addr)
+		run := func(args ...string) string { return c.run(compatExact, args) }
+		before := run("CONFIG", "GET", "maxmemory")
+		for _, step := range []struct{ args, want []string }{
+			{[]string{"CONFIG", "SET", "maxmemory", "10000001", "port", usedPort}, []string{
+				"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs."}},
+			{[]string{"CONFIG", "SET", "port", "x"}, []string{
+				"-ERR CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer"}},
+			{[]string{"CONFIG", "SET", "port", "65536"}, []string{
+				"-ERR CONFIG SET failed (possibly related to argument 'port') - argument must be between 0 and 65535 inclusive"}},
+		} {
+			if got := run(step.args...); got != step.want[0] {
+				t.Errorf("%s: %s: %s, want %s", side.name, showArgs(step.args), got, step.want[0])
+			}
+		}
+		if got := run("CONFIG", "GET", "maxmemory"); got != before {
+			t.Errorf("%s: maxmemory %s after the failed CONFIG SET, was %s", side.name, got, before)
+		}
+
+		// A free port: find one, and let it go just before the move.
+		free, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldPort, newPort := portOf(t, side.addr), strconv.Itoa(free.Addr().(*net.TCPAddr).Port)
+		free.Close()
+		if got := run("CONFIG", "SET", "port", newPort); got != "+OK" {
+			t.Fatalf("%s: CONFIG SET port %s: %s", side.name, newPort, got)
+		}
+		if got := run("CONFIG", "GET", "port"); got != `["port" "`+newPort+`"]` {
+			t.Errorf("%s: CONFIG GET port: %s", side.name, got)
+		}
+		if got := run("PING"); got != "+PONG" {
+			t.Errorf("%s: the connection made before the move: %s", side.name, got)
+		}
+		moved := dialCompat(t, net.JoinHostPort("127.0.0.1", newPort))
+		if got := moved.run(compatExact, []string{"PING"}); got != "+PONG" {
+			t.Errorf("%s: a connection to the new port: %s", side.name, got)
+		}
+		if nc, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", oldPort), time.Second); err == nil {
+			nc.Close()
+			t.Errorf("%s: the old port %s still accepts", side.name, oldPort)
+		}
+		// Back where it was, so that the test's cleanup finds it.
+		if got := run("CONFIG", "SET", "port", oldPort); got != "+OK" {
+			t.Fatalf("%s: CONFIG SET port %s: %s", side.name, oldPort, got)
+		}
+		if got := dialCompat(t, side.addr).run(compatExact, []string{"PING"}); got != "+PONG" {
+			t.Errorf("%s: back on the old port: %s", side.name, got)
+		}
+	}
+}
+
+// portOf is addr's port.
+func portOf(t *testing.T, addr string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

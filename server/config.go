@@ -213,8 +213,7 @@ var configParams = []configParam{
 			}
 			return err
 		}},
-	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) },
-		set: onlyCurrent(func(s *Server) string { return strconv.Itoa(s.port()) }, "listens at start (--addr)")},
+	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.port()) }, set: (*Server).setPort},
 	{name: "client-query-buffer-limit", get: func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) },
 		set: onlyCurrent(func(*Server) string { return strconv.Itoa(resp.DefaultMaxQuery) }, "bounds a query at 1 GiB")},
 	{name: "client-output-buffer-limit",
@@ -276,7 +275,7 @@ func (s *Server) listening() listenAddrs {
 		case *net.UnixAddr:
 			la.unixSocket = a.Name
 		case *net.TCPAddr:
-			if _, ok := l.(tlsListener); ok {
+			if isTLS(l) {
 				la.tlsPort = a.Port
 				continue
 			}

@@ -119,10 +119,7 @@ func (s *Server) port() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.listeners {
-		if _, ok := l.(tlsListener); ok {
-			continue
-		}
-		if a, ok := l.Addr().(*net.TCPAddr); ok {
+		if a, ok := l.Addr().(*net.TCPAddr); ok && !isTLS(l) {
 			return a.Port
 		}
 	}

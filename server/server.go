@@ -209,9 +209,12 @@ type Server struct {
 	changesMu       sync.Mutex // protects changeConsumers
 	changeConsumers int        // parts of the server that need the store's changes (consumeChanges)
 
-	mu        sync.Mutex // protects listeners, conns, shaking and closing
+	mu        sync.Mutex // protects listeners, moved, conns, shaking and closing
 	listeners []net.Listener
-	conns     map[*Conn]struct{}
+	// moved maps a listener CONFIG SET port replaced to its replacement,
+	// until its Serve call takes it (movedListener).
+	moved map[net.Listener]net.Listener
+	conns map[*Conn]struct{}
 	// shaking are the sockets of the TLS handshakes under way, which
 	// Shutdown's deadline cuts (cutHandshakes).
 	shaking map[net.Conn]struct{}
@@ -369,6 +372,10 @@ func (s *Server) serve(l net.Listener, tlsConfig *tls.Config) error {
 		if err != nil {
 			if s.isClosing() {
 				return ErrServerClosed
+			}
+			if next := s.movedListener(l); next != nil {
+				l = next
+				continue
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {

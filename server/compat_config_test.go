@@ -189,3 +189,35 @@ func portOf(t *testing.T, addr string) string {
 	}
 	return port
 }
+
+// TestCompatMinReplicas: with min-replicas-to-write and
+// min-replicas-max-lag set, a primary with no replicas, as this server
+// always is, refuses every write with NOREPLICAS: write commands, a
+// transaction queueing one, scripts whose shebang may write, and the write
+// calls of a script without one, while reads and no-writes scripts run
+// (Redis's scripting.tcl, "not enough good replicas").
+func TestCompatMinReplicas(t *testing.T) {
+	const (
+		noWrites = "#!lua flags=no-writes\nreturn redis.call('get','x')"
+		shebang  = "#!lua\nreturn redis.call('get','x')"
+		compat   = "return redis.call('get','x')"
+		writes   = "return redis.call('set','x',1)"
+	)
+	sc := compatScript{name: "min-replicas", steps: []compatStep{
+		cs("SET x value"), cs("CONFIG GET min-replicas-to-write"), cs("CONFIG GET min-slaves-max-lag"),
+		cs("CONFIG SET min-replicas-to-write 1"), cs("CONFIG GET min-slaves-to-write"),
+		cs("GET x"), cs("SET x 1"), cs("DEL x"), cs("INCR n"), cs("PING"),
+		cs("MULTI"), cs("GET x"), cs("SET x 2"), cs("EXEC"),
+		ca("EVAL", noWrites, "1", "x"), ca("EVAL", compat, "1", "x"), ca("EVAL", shebang, "1", "x"), ca("EVAL", writes, "1", "x"),
+		ca("EVAL", "return redis.pcall('set','x',1)", "1", "x"),
+		ca("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)"),
+		cs("FCALL f 0"), cs("FUNCTION DELETE lib"),
+		cs("CONFIG SET min-replicas-max-lag 0"), cs("SET x 3"), cs("CONFIG SET min-slaves-max-lag 10"), cs("SET x 4"),
+		cs("CONFIG SET min-slaves-to-write 0"), cs("SET x 5"), cs("GET x"),
+	}}
+	redisAddr := startRedis(t)
+	ts := startServer(t, Options{})
+	forEachProtocol(t, func(t *testing.T, proto int) {
+		runCompatScript(t, redisAddr, ts.addr, proto, sc)
+	})
+}

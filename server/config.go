@@ -169,6 +169,10 @@ var configParams = []configParam{
 			return err
 		}},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
+	{name: "min-replicas-to-write", get: getMinReplicasToWrite, set: setMinReplicasToWrite},
+	{name: "min-slaves-to-write", get: getMinReplicasToWrite, set: setMinReplicasToWrite},
+	{name: "min-replicas-max-lag", get: getMinReplicasMaxLag, set: setMinReplicasMaxLag},
+	{name: "min-slaves-max-lag", get: getMinReplicasMaxLag, set: setMinReplicasMaxLag},
 	{name: "save",
 		get: func(s *Server) string { return persist.FormatSavePoints(s.opts.Saver.SavePoints()) },
 		set: func(s *Server, v string) error {

@@ -46,7 +46,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 	timer := s.startCall()
 	ran := false
 	// Redis's order: the (sub)command exists, its arity, authentication,
-	// the user's permissions, subscriber mode, a busy script; a command
+	// the user's permissions, min-replicas-to-write, subscriber mode, a busy script; a command
 	// refused so inside MULTI fails the transaction. Then MULTI queues all
 	// but the transaction commands.
 	switch {
@@ -61,6 +61,8 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		c.refuse(cmd, commands.ErrNoAuth)
 	case !c.permitted(cmd, args):
 		// permitted refused it; inside MULTI that fails the transaction.
+	case s.replicaMinimum.on() && s.writes(c, cmd, args):
+		c.refuse(cmd, errNoReplicas)
 	case c.subs.Total() > 0 && c.w.Protocol() == 2 && cmd.Flags&commands.SubscriberOK == 0:
 		// A RESP2 client in subscriber mode reads only pushes and these
 		// commands' replies; RESP3 tells them apart and has no limit.

@@ -264,6 +264,9 @@ func (s *Server) infoPersistence(b *infoBuilder) {
 func (s *Server) infoReplication(b *infoBuilder) {
 	b.field("role", "master")
 	b.field("connected_slaves", 0)
+	if s.replicaMinimum.on() {
+		b.field("min_slaves_good_slaves", 0)
+	}
 	b.field("master_failover_state", "no-failover")
 	b.field("master_repl_offset", 0)
 	b.field("repl_backlog_active", 0)

@@ -402,6 +402,9 @@ func (sc *scriptCaller) check(cmd *command, call scripting.Command) scripting.Er
 	if call.ReadOnly && cmd.Flags&(commands.Write|commands.MayReplicate) != 0 {
 		return scripting.ErrWriteReadOnly
 	}
+	if cmd.Flags&commands.Write != 0 && sc.srv.replicaMinimum.on() {
+		return errNoReplicas
+	}
 	if cmd.Flags&commands.DenyOOM != 0 && !sc.dirty && errors.Is(sc.srv.store.Admit(), engine.ErrOOM) {
 		// Redis's scriptVerifyOOM: once the script has written, it is
 		// not stopped half way.
@@ -428,7 +431,8 @@ func (sc *scriptCaller) ReplyCounted() { sc.client.errorCounted = true }
 
 // Call runs one command for the script after Redis's checks, in Redis's
 // order: the command exists, its arity, scripts may call it, the user may
-// run it, a read-only script does not write, a script that has not
+// run it, a read-only script does not write, nor one while
+// min-replicas-to-write refuses writes, a script that has not
 // written yet does not run a deny-oom command while the store is full.
 // A command refused so is counted as refused (rejected_calls), and its
 // error in errorstats; so is the error reply of one that ran.

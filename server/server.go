@@ -174,6 +174,8 @@ type Server struct {
 	// inertConfig holds the values CONFIG SET gave the Redis parameters
 	// that govern nothing here (internal/redisconfig).
 	inertConfig redisconfig.Values
+	// replicaMinimum is min-replicas-to-write and min-replicas-max-lag.
+	replicaMinimum replicaMinimum
 	// refusals rate-limits the log lines of refused clients, by kind
 	// (refusals.go).
 	refusals lograte.Limiter

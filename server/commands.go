@@ -40,11 +40,13 @@ type counters struct {
 }
 
 // commandTable lists the server's own commands, those of the connection
-// and the server (the families bring theirs, Options.Commands). It is a
+// and the server, and Redis Cluster's, which answer as a redis-server
+// without cluster support does (clusterSpecs; the families bring theirs,
+// Options.Commands). It is a
 // function, not a variable, so the handlers it names can refer back to the
 // table (COMMAND) without an initialisation cycle.
 func commandTable() []*commands.Spec {
-	return []*commands.Spec{
+	return append([]*commands.Spec{
 		// Connection.
 		{Name: "ping", Arity: -1, Flags: commands.Fast | commands.SubscriberOK, Handler: conn(cmdPing),
 			Group: "connection", Summary: "Returns the server's liveliness response.", Usage: "[message]", Since: "1.0.0"},
@@ -250,7 +252,7 @@ func commandTable() []*commands.Spec {
 			{Name: "command|list", Arity: -2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandList)},
 		},
 			Group: "server", Summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS, GETKEYSANDFLAGS.", Usage: "[subcommand [argument ...]]", Since: "2.8.13"},
-	}
+	}, clusterSpecs()...)
 }
 
 // buildTable indexes the command table by name and resolves each command's

@@ -650,6 +650,14 @@ const (
 func compatScripts() []compatScript {
 	bigValue := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
 	return []compatScript{
+		// Redis Cluster's commands, on a server without cluster support.
+		{name: "cluster-disabled", steps: []compatStep{
+			cs("CLUSTER INFO"), cs("CLUSTER SLOTS"), cs("CLUSTER HELP"), cs("CLUSTER KEYSLOT foo"), cs("CLUSTER NOSUCH"),
+			cs("CLUSTER"), cs("CLUSTER INFO x"), cs("READONLY"), cs("READWRITE"), cs("ASKING"), cs("READONLY x"),
+			ca("EVAL", "return redis.pcall('cluster','info')", "0"), ca("EVAL", "return redis.pcall('cluster','reset')", "0"),
+			ca("EVAL", "return redis.pcall('readonly')", "0"), cs("COMMAND INFO readonly readwrite asking"),
+			cs("COMMAND GETKEYS CLUSTER INFO"), cs("MULTI"), cs("CLUSTER INFO"), cs("EXEC"),
+		}},
 		// ---- GET / SET ----
 		{name: "get-set-basic", steps: []compatStep{
 			cs("GET k"), cs("SET k v"), cs("GET k"), cs("SET k v2"), cs("GET k"),

@@ -12,12 +12,14 @@ import (
 // of each instruction, the names of locals and upvalues, and the raising
 // frame's registers until its error handler returns. So the call is found
 // among the calls on the raising line: those whose function register
-// holds no callable value and whose live locals are the frame's, and it is
-// named only when every such call is worded alike.
+// holds no callable value, whose live locals are the frame's, and whose
+// register holds what the code that named it would read now (a call that
+// already returned holds its result there), and it is named only when
+// every such call is worded alike.
 
 // failedCallText is Lua 5.1's text for the failed call in the Lua function
 // at level of L's stack, when L is in the error handler of that failure
-// and the calls it may have been all read the same.
+// and the calls that may have failed all read the same.
 func failedCallText(L *lua.LState, level int) (string, bool) {
 	dbg, ok := L.GetStack(level)
 	if !ok {
@@ -30,6 +32,7 @@ func failedCallText(L *lua.LState, level int) (string, bool) {
 	}
 	p := fn.Proto
 	live := liveLocals(L, dbg, int(p.NumUsedRegisters))
+	rd := reader{L, dbg, fn, live}
 	text := ""
 	for pc, ins := range p.Code {
 		if pc >= len(p.DbgSourcePositions) || p.DbgSourcePositions[pc] != dbg.CurrentLine {
@@ -46,9 +49,13 @@ func failedCallText(L *lua.LState, level int) (string, bool) {
 			continue
 		}
 		kind, what := "", ""
+		// Lua 5.1 names no generator: TFORLOOP calls a copy of it, which
+		// its symbolic execution does not follow.
 		if op != lua.OP_TFORLOOP {
-			// Lua 5.1 names no generator: the call's register is a copy
-			// its symbolic execution does not follow.
+			// A call that returned holds its result, not what it called.
+			if now, ok := rd.value(pc, reg, 0); ok && now != v {
+				continue
+			}
 			kind, what = objectName(fn, pc, reg)
 		}
 		t := callErrorText(kind, what, v.Type().String())
@@ -61,7 +68,8 @@ func failedCallText(L *lua.LState, level int) (string, bool) {
 }
 
 // liveLocals is, for each register of the frame dbg, the name of the
-// local it holds where the frame stopped ("" for none).
+// local it holds where the frame stopped ("" for none; gopher-lua calls
+// a register past the locals "(*temporary)").
 func liveLocals(L *lua.LState, dbg *lua.Debug, n int) []string {
 	names := make([]string, n)
 	for i := range names {
@@ -126,6 +134,90 @@ func objectName(fn *lua.LFunction, pc, reg int) (kind, name string) {
 	return "", ""
 }
 
+// reader reads, from the state the frame dbg of fn stopped in, what the
+// instructions objectName follows would load, where that is known
+// without running Lua code: live locals, upvalues, and tables read
+// raw, through __index tables. It reads them as they are now, after the
+// failed call's arguments: a function among them that assigned the
+// field called would have the failed call passed over, and its text
+// nameless, or another call's on its line if one read alike.
+type reader struct {
+	L    *lua.LState
+	dbg  *lua.Debug
+	fn   *lua.LFunction
+	live []string
+}
+
+// value is what register reg would hold at pc.
+func (r reader) value(pc, reg, depth int) (lua.LValue, bool) {
+	const maxDepth = 8
+	if depth > maxDepth {
+		return nil, false
+	}
+	p := r.fn.Proto
+	if name, ok := r.fn.LocalName(reg+1, pc); ok {
+		// Still the same local where the frame stopped: its value then.
+		if reg >= len(r.live) || r.live[reg] != name {
+			return nil, false
+		}
+		_, v := r.L.GetLocal(r.dbg, reg+1)
+		return v, v != nil
+	}
+	setAt := lastSetter(p, pc, reg)
+	if setAt < 0 {
+		return nil, false
+	}
+	ins := p.Code[setAt]
+	switch opcode(ins) {
+	case lua.OP_GETGLOBAL:
+		if s, ok := constant(p, argBx(ins)); ok {
+			return r.index(r.fn.Env, lua.LString(s))
+		}
+	case lua.OP_MOVE, lua.OP_MOVEN:
+		if b := argB(ins); b < argA(ins) {
+			return r.value(setAt, b, depth+1)
+		}
+	case lua.OP_GETTABLE, lua.OP_GETTABLEKS, lua.OP_SELF:
+		key, ok := constantKey(p, argC(ins))
+		if !ok {
+			return nil, false
+		}
+		if t, ok := r.value(setAt, argB(ins), depth+1); ok {
+			return r.index(t, key)
+		}
+	case lua.OP_GETUPVAL:
+		if b := argB(ins); b < len(r.fn.Upvalues) {
+			_, v := r.L.GetUpvalue(r.fn, b+1)
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// index is t[key] when no function decides it: a raw read, then the
+// __index tables' while it finds nil.
+func (r reader) index(t lua.LValue, key lua.LValue) (lua.LValue, bool) {
+	const maxChain = 8
+	for range maxChain {
+		tt, ok := t.(*lua.LTable)
+		if !ok {
+			return nil, false
+		}
+		if v := tt.RawGet(key); v != lua.LNil {
+			return v, true
+		}
+		mt, ok := r.L.GetMetatable(tt).(*lua.LTable)
+		if !ok {
+			return lua.LNil, true
+		}
+		t = mt.RawGetString("__index")
+		if t == lua.LNil {
+			return lua.LNil, true
+		}
+	}
+	return nil, false
+}
+
 // lastSetter is symbexec: the pc of the last instruction before lastpc
 // that set register reg, taking every forward jump that does not pass
 // lastpc, or -1 when none did.
@@ -185,14 +277,21 @@ func setsA(op int) bool {
 
 // keyName is kname: a constant string key's text, else "?".
 func keyName(p *lua.FunctionProto, rk int) string {
-	const isK = 1 << 8
-	if rk&isK == 0 {
-		return "?"
-	}
-	if s, ok := constant(p, rk&^isK); ok {
-		return s
+	if k, ok := constantKey(p, rk); ok {
+		if s, ok := k.(lua.LString); ok {
+			return string(s)
+		}
 	}
 	return "?"
+}
+
+// constantKey is the constant an RK operand names, if it names one.
+func constantKey(p *lua.FunctionProto, rk int) (lua.LValue, bool) {
+	const isK = 1 << 8
+	if i := rk &^ isK; rk&isK != 0 && i < len(p.Constants) {
+		return p.Constants[i], true
+	}
+	return nil, false
 }
 
 func constant(p *lua.FunctionProto, i int) (string, bool) {

@@ -223,6 +223,8 @@ func compatCases() []compatCase {
 		{name: "call generator", script: "for k in 5 do end"},
 		{name: "call spanning lines", script: "local t = {}\nt.foo(\n1,\n2)"},
 		{name: "call after local on line", script: "local v = redis.call('get', 'k') redis.nosuch(v)"},
+		{name: "call after call on line", script: "redis.call('set', 'k', 'v') redis.nosuch()"},
+		{name: "call of call argument", script: "local t = {}\nreturn t.foo(redis.call('get', 'k'), unpack({1, 2}))"},
 		{name: "call repeated on line", script: "local t = {}\nt.foo() t.foo()"},
 		{name: "calls on line disagree", script: callsDisagree,
 			want: errorAt(callsDisagree, 2, "attempt to call a nil value"),

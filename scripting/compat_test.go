@@ -13,6 +13,7 @@ package scripting
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -75,9 +76,15 @@ func TestCompatEval(t *testing.T) {
 // sha is the digest a case's script runs under, for expected texts.
 func sha(script string) string { return SHA1([]byte(script)) }
 
+// errorAt is the reply to script when it raises msg on line.
+func errorAt(script string, line int, msg string) string {
+	return fmt.Sprintf("-ERR user_script:%d: %s script: %s, on @user_script:%d.\r\n", line, msg, sha(script), line)
+}
+
 func compatCases() []compatCase {
 	const nilIndex = "local t = nil\nreturn t.x"
 	const arith = "local x\nreturn x + 1"
+	const callsDisagree = "local t = {}\nt.foo() t.bar()"
 	return []compatCase{
 		// Lua values to replies.
 		{name: "integer", script: "return 42"},
@@ -195,11 +202,33 @@ func compatCases() []compatCase {
 		{name: "assert", script: "assert(false, 'nope')"},
 		{name: "assert default", script: "assert(1 == 2)"},
 		{name: "index nil", script: nilIndex,
-			want: "-ERR user_script:2: attempt to index a nil value script: " + sha(nilIndex) + ", on @user_script:2.\r\n",
+			want: errorAt(nilIndex, 2, "attempt to index a nil value"),
 			note: "Lua 5.1 names the variable (local 't'); gopher-lua does not know it"},
 		{name: "arith on local", script: arith,
-			want: "-ERR user_script:2: attempt to perform arithmetic on a nil value script: " + sha(arith) + ", on @user_script:2.\r\n",
+			want: errorAt(arith, 2, "attempt to perform arithmetic on a nil value"),
 			note: "Lua 5.1 names the variable (local 'x'); gopher-lua does not know it"},
+		// A failed call names what it called, as Lua 5.1 does.
+		{name: "call field", script: "local t = {}\nt.foo()"},
+		{name: "call method", script: "local t = {}\nt:foo()"},
+		{name: "call local", script: "local x\nx()"},
+		{name: "call local number", script: "local x = 5\nx()"},
+		{name: "call local table", script: "local t = setmetatable({}, {__call = 5})\nt()"},
+		{name: "call upvalue", script: "local x\nlocal function f() x() end\nf()"},
+		{name: "call nested field", script: "local a = {b = {}}\na.b.c()"},
+		{name: "call global", script: "_VERSION()"},
+		{name: "call redis field", script: "redis.nosuch()"},
+		{name: "call computed key", script: "local t, k = {}, 'a'\nt[k]()"},
+		{name: "call tail", script: "local t = {}\nreturn t.foo()"},
+		{name: "call result of call", script: "return loadstring(string.dump(function() return 1 end))()"},
+		{name: "call generator", script: "for k in 5 do end"},
+		{name: "call spanning lines", script: "local t = {}\nt.foo(\n1,\n2)"},
+		{name: "call after local on line", script: "local v = redis.call('get', 'k') redis.nosuch(v)"},
+		{name: "call after call on line", script: "redis.call('set', 'k', 'v') redis.nosuch()"},
+		{name: "call of call argument", script: "local t = {}\nreturn t.foo(redis.call('get', 'k'), unpack({1, 2}))"},
+		{name: "call repeated on line", script: "local t = {}\nt.foo() t.foo()"},
+		{name: "calls on line disagree", script: callsDisagree,
+			want: errorAt(callsDisagree, 2, "attempt to call a nil value"),
+			note: "either call on the line may have failed: gopher-lua keeps no program counter, and both hold a nil"},
 		{name: "concat error", script: "return 'a' .. {}"},
 		{name: "compare error", script: "return {} < {}"},
 		{name: "compare mixed", script: "return 1 < 'x'"},

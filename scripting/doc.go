@@ -95,9 +95,14 @@
 // # Where gopher-lua differs from Redis's Lua
 //
 //   - Runtime error texts are reworded to Lua 5.1's where gopher-lua's
-//     differ ("attempt to perform arithmetic on a nil value"), but Lua's
-//     variable names ("local 'x'") are not known; compile errors say
-//     "unexpected symbol near ..." where Lua may name what it expected.
+//     differ ("attempt to perform arithmetic on a nil value"). Lua's
+//     variable names ("local 'x'") are known only for a failed call that
+//     reaches the error handler: what it called, and its type, are read
+//     from the raising function's bytecode and registers ("attempt to
+//     call field 'x' (a nil value)"), when the calls on its line that
+//     could have failed read alike, since gopher-lua keeps no program
+//     counter where it can be read. Compile errors say "unexpected
+//     symbol near ..." where Lua may name what it expected.
 //   - Numbers converted to strings by the interpreter itself (the ..
 //     operator, string.format's %s) print as Go prints them
 //     ("1e+15" is "1000000000000000"); tostring, redis.call, redis.log
@@ -106,7 +111,8 @@
 //   - # of a table with holes counts up to its last element.
 //   - A stack overflow is reported without its line.
 //   - Calling a value that is not a function is reported as calling a
-//     nil value, whatever its type.
+//     nil value, whatever its type, when the call's name is not known
+//     (above) or the error is caught by pcall.
 //   - string.dump makes only a binary chunk's header, without the
 //     bytecode, and loadstring refuses binary chunks as Redis does.
 //   - cmsgpack packs a map's keys, and cjson encodes them, in

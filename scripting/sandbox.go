@@ -528,7 +528,8 @@ func (s *state) errorHandler(L *lua.LState) int {
 		if !ok {
 			msg = L.ToStringMeta(obj).String()
 		} else if _, isStr := obj.(lua.LString); isStr {
-			msg = luaErrorText(msg)
+			// Level 1 raised it, and its registers are still there.
+			msg = luaHandlerErrorText(L, 1, msg)
 		}
 		t = L.NewTable()
 		t.RawSetString("err", lua.LString("ERR "+msg))

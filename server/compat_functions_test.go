@@ -123,6 +123,32 @@ func compatFunctionScripts() []compatScript {
 			cs("FCALL v 0"),
 			cs("FUNCTION STATS"),
 		}},
+		{name: "function-runtime-errors", steps: []compatStep{
+			cs("FUNCTION FLUSH"),
+			// functions.tcl's "register function inside a function": at
+			// run time redis.register_function is nil, and Lua names it.
+			fl(lib("lib", `
+    redis.register_function(
+        'f1',
+        function(keys, args)
+            redis.register_function(
+                'f2',
+                function(key, args)
+                    return 2
+                end
+            )
+            return 1
+        end
+    )`)),
+			cs("FCALL f1 0"),
+			cs("FCALL f2 0"),
+			fl("REPLACE", lib("lib", strings.Join([]string{
+				"redis.register_function('method', function(keys, args) local t = {} return t:nosuch() end)",
+				"redis.register_function('local', function(keys, args) local f = args[1] f() end)",
+			}, "\n"))),
+			cs("FCALL method 0"),
+			cs("FCALL local 0 x"),
+		}},
 		{name: "function-multi", steps: []compatStep{
 			cs("FUNCTION FLUSH"),
 			fl(lib("m", "redis.register_function('incr2', function(keys, args) redis.call('incr', keys[1]); return redis.call('incr', keys[1]) end)")),

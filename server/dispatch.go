@@ -25,6 +25,7 @@ func (s *Server) dispatchCommand(c *Conn, args [][]byte) {
 		return
 	}
 	s.commandsTotal.Add(1)
+	c.refused, c.errorCounted = false, false // what a command not counted left
 	cmd := s.lookup(c, args[0])
 	before := c.w.Len()
 	if cmd == nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,5 +144,45 @@ func TestFillTopFiltersByACL(t *testing.T) {
 	}
 	if got := topKeys(t, ts.client(t), "BY", "calls"); len(got) != 3 {
 		t.Fatalf("the default user sees %v", got)
+	}
+}
+
+// TestFillTopCountsLeases: a fill the application does under FILL.LEASE is
+// an origin call to the radar, as a loader's is: FILL.SET a call (with the
+// time since the lease was granted), FILL.ABORT a failed one, under the
+// loader "app".
+func TestFillTopCountsLeases(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.client(t)
+	ctx := context.Background()
+	lease := func(key string) string {
+		t.Helper()
+		v, err := c.Do(ctx, "FILL.LEASE", key, "60", "0").Slice()
+		if err != nil || len(v) != 2 || v[1] == nil {
+			t.Fatalf("FILL.LEASE %s: %v %v", key, v, err)
+		}
+		return v[1].(string)
+	}
+	if err := c.Do(ctx, "FILL.SET", "app:set", lease("app:set"), "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "FILL.ABORT", "app:abort", lease("app:abort"), "origin down").Err(); err != nil {
+		t.Fatal(err)
+	}
+	calls := topKeys(t, c, "BY", "calls")
+	slices.Sort(calls)
+	if want := []string{"app:abort=1/app", "app:set=1/app"}; !slices.Equal(calls, want) {
+		t.Errorf("BY calls %v, want %v", calls, want)
+	}
+	if got := topKeys(t, c, "BY", "failures"); !slices.Equal(got, []string{"app:abort=1/app"}) {
+		t.Errorf("BY failures %v", got)
+	}
+	v, err := c.Do(ctx, "FILL.RADAR").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := v.(map[any]any)["loaders"].([]any)[0].(map[any]any)
+	if row["loader"] != "app" || row["calls"] != int64(2) || row["failures"] != int64(1) {
+		t.Errorf("FILL.RADAR loaders %v", v.(map[any]any)["loaders"])
 	}
 }

@@ -303,13 +303,17 @@ func (f *Filler) endLocked(r *round, ans Answer, err error, retry bool) {
 
 // expireLease ends r's lease at its term if the holder of token neither set
 // nor aborted it (it crashed, or gave up): waiters look again, and the next
-// one gets a new token.
+// one gets a new token. The radar counts it as a failed origin call, as it
+// counts a FILL.SET as a call and a FILL.ABORT as a failed one.
 func (f *Filler) expireLease(r *round, token string) {
 	f.leases.mu.Lock()
 	live := r.token == token && r.state == roundLeased
+	term := r.req.Term
 	f.leases.mu.Unlock()
 	if live && f.endRoundIf(r, roundLeased, Answer{}, nil, true) {
 		f.leased(LeaseExpired)
+		// The holder went to its origin and never answered: a failed call.
+		f.opts.Radar.Called(r.key, AppLoader, term, true)
 	}
 }
 
@@ -538,6 +542,7 @@ func (f *Filler) FillLease(c Caller, key, token string, value []byte, found bool
 		return err
 	}
 	now := f.now()
+	f.opts.Radar.Called(key, AppLoader, now.Sub(r.granted), false)
 	var entry FleetEntry
 	if found {
 		fresh := now.Add(f.jitter(r.req.TTL))
@@ -610,8 +615,10 @@ func (f *Filler) AbortLease(c Caller, key, token, reason string) error {
 	if reason == "" {
 		reason = "aborted by the application"
 	}
+	now := f.now()
+	f.opts.Radar.Called(key, AppLoader, now.Sub(r.granted), true)
 	oe := &loader.OriginError{Loader: AppLoader, Reason: reason}
-	until := f.cooldown.Fail(key, oe, f.now())
+	until := f.cooldown.Fail(key, oe, now)
 	if fleet != nil {
 		// Its error changes nothing here, as for a GETFILL flight (share).
 		c.afterSection(func() {

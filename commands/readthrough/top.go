@@ -4,6 +4,7 @@ import (
 	"github.com/stampedeless/stampedeless/commands"
 	"github.com/stampedeless/stampedeless/radar"
 	"github.com/stampedeless/stampedeless/resp"
+	"github.com/stampedeless/stampedeless/swr"
 )
 
 // Defaults of FILL.TOP and FILL.RADAR.
@@ -110,12 +111,14 @@ func (f *family) cmdFillTop(c *commands.Ctx, args [][]byte) {
 	}
 }
 
-// loaderOf is the prefix of key's loader, or "" if none covers it.
+// loaderOf is the prefix of key's loader, or swr.AppLoader if none covers
+// it: only FILL.LEASE fills such a key, and only its calls, waiters and
+// stale answers are counted.
 func (f *family) loaderOf(key string) string {
 	if ld, ok := f.opts.Loaders.Lookup(key); ok {
 		return ld.Prefix()
 	}
-	return ""
+	return swr.AppLoader
 }
 
 // cmdFillRadar implements FILL.RADAR [WINDOW 1m|10m]: the radar's view of

@@ -177,12 +177,21 @@ func TestFillTopCountsLeases(t *testing.T) {
 	if got := topKeys(t, c, "BY", "failures"); !slices.Equal(got, []string{"app:abort=1/app"}) {
 		t.Errorf("BY failures %v", got)
 	}
+	// A holder that never answers: its lease's term ends it, a failure.
+	if v, err := c.Do(ctx, "FILL.LEASE", "app:lost", "60", "0", "LEASE", "20").Slice(); err != nil || v[1] == nil {
+		t.Fatalf("FILL.LEASE app:lost: %v %v", v, err)
+	}
+	testwait.For(t, "app:lost's lease to run out", func() bool {
+		got := topKeys(t, c, "BY", "failures")
+		slices.Sort(got)
+		return slices.Equal(got, []string{"app:abort=1/app", "app:lost=1/app"})
+	})
 	v, err := c.Do(ctx, "FILL.RADAR").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	row := v.(map[any]any)["loaders"].([]any)[0].(map[any]any)
-	if row["loader"] != "app" || row["calls"] != int64(2) || row["failures"] != int64(1) {
+	if row["loader"] != "app" || row["calls"] != int64(3) || row["failures"] != int64(2) {
 		t.Errorf("FILL.RADAR loaders %v", v.(map[any]any)["loaders"])
 	}
 }

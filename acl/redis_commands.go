@@ -45,7 +45,6 @@ var redisCommands = []struct {
 	{"latency", Slow},
 	{"latency|graph", Admin | Slow | Dangerous},
 	{"latency|histogram", Admin | Slow | Dangerous},
-	{"migrate", Keyspace | Write | Slow | Dangerous},
 	{"psync", Admin | Slow | Dangerous},
 	{"readonly", Fast | Connection},
 	{"readwrite", Fast | Connection},

@@ -38,7 +38,9 @@ const (
 	// OwnSection: outside EXEC and scripts the handler runs outside
 	// the store's atomic section, where it may wait: its store writes go
 	// through the read-through layer, which enters the section around
-	// each one and talks to the fleet outside it (swr.Caller).
+	// each one and talks to the fleet outside it (swr.Caller), or it
+	// enters the section itself around its store calls and waits between
+	// them (MIGRATE, for its target).
 	OwnSection
 	// Protected: refused unless its enable-*-command setting allows the
 	// connection (DEBUG, MODULE LOAD). A Redis flag that Redis hides from

@@ -68,7 +68,8 @@ type Spec struct {
 	Flush bool
 	// KeysOf, if set, finds the keys of a command with movable keys
 	// (EVAL's numkeys, MGETFILL's options before its keys); FirstKey is
-	// 0 then, as COMMAND INFO shows, and MovableKeys is set.
+	// then what COMMAND INFO shows (0, or the first key where Redis shows
+	// one: SORT's, MIGRATE's), and MovableKeys is set.
 	KeysOf func(args [][]byte) [][]byte
 	// KeysWritten, if set, finds the keys a call changes, which --redis
 	// mode writes through, where they are fewer than its keys (SORT's
@@ -116,6 +117,9 @@ const (
 	// KeysMerge: the first key is read and written, the others read
 	// (PFMERGE, which merges its destination too).
 	KeysMerge
+	// KeysMove: every key is read and taken away (MIGRATE: Redis's key
+	// specs RW ACCESS DELETE).
+	KeysMove
 )
 
 // ChannelArgs says which of a command's arguments are pub/sub channels.

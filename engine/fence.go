@@ -1,5 +1,7 @@
 package engine
 
+import "sync"
+
 // Fence lets a read-through fill store its result only if nothing else
 // wrote the key meanwhile. A fill takes a fence before it calls the origin
 // and stores with SetOptions.Fence; a SET, DEL, EXPIRE, APPEND, FLUSHALL or
@@ -30,12 +32,8 @@ type fenceKey struct {
 // Fence takes a fence on key in this database.
 func (s *Store) Fence(key []byte) *Fence {
 	sh := s.shardFor(key)
-	f := &Fence{at: fenceKey{s.db, string(key)}, shard: sh}
 	sh.mu.Lock()
-	if sh.fences == nil {
-		sh.fences = make(map[fenceKey][]*Fence)
-	}
-	sh.fences[f.at] = append(sh.fences[f.at], f)
+	f := sh.fenceLocked(s.db, key)
 	sh.mu.Unlock()
 	return f
 }
@@ -140,4 +138,73 @@ func (f *Fence) Written() bool {
 	f.shard.mu.Lock()
 	defer f.shard.mu.Unlock()
 	return f.written
+}
+
+// SnapshotFenced is SnapshotKey of each of keys at one instant, under
+// every one of their shards' locks: the live ones, in keys' order (a key
+// named twice, twice). With fence, each copy comes with a fence taken in
+// the same hold, so that whoever sends the copies elsewhere (MIGRATE) can
+// delete each key afterwards only if nothing wrote it since
+// (DeleteUnwritten); fences is nil without. Each fence must be given to
+// DeleteUnwritten or to Release. Each key counts as a hit or a miss, as
+// a read's.
+func (s *Store) SnapshotFenced(keys [][]byte, fence bool) (items []SnapshotItem, fences []*Fence) {
+	shards := s.lockShards(keys, 1)
+	var missing [][]byte
+	for _, key := range keys {
+		h := s.hash(key)
+		sh := s.shardOf(h)
+		sl, found := s.liveKeyLocked(sh, h, key)
+		if !found {
+			missing = append(missing, key)
+			continue
+		}
+		sh.hits.Add(1)
+		items = append(items, sh.snapshotItemLocked(&sl.rec))
+		if fence {
+			fences = append(fences, sh.fenceLocked(s.db, key))
+		}
+	}
+	unlockShards(shards, (*sync.RWMutex).Unlock)
+	for _, key := range missing {
+		s.missed(s.shardFor(key), key)
+	}
+	return items, fences
+}
+
+// fenceLocked takes a fence on key of database db; the caller holds
+// sh.mu for writing.
+func (sh *shard) fenceLocked(db uint8, key []byte) *Fence {
+	f := &Fence{at: fenceKey{db, string(key)}, shard: sh}
+	if sh.fences == nil {
+		sh.fences = make(map[fenceKey][]*Fence)
+	}
+	sh.fences[f.at] = append(sh.fences[f.at], f)
+	return f
+}
+
+// DeleteUnwritten removes the key of each fence of fences, taken on this
+// database by SnapshotFenced, for which remove(i) is true (the copy sent
+// was taken: MIGRATE's target accepted it), unless the key was written
+// since the fence was taken: a write that came meanwhile is never lost. It
+// is one change, under every one of their shards' locks; it releases
+// every fence, and calls deleted(i) for each key it removed. A removal is
+// a write to the other fences on the key, as DEL's is.
+func (s *Store) DeleteUnwritten(fences []*Fence, remove func(i int) bool, deleted func(i int)) {
+	keys := make([][]byte, len(fences))
+	for i, f := range fences {
+		keys[i] = []byte(f.at.key)
+	}
+	shards := s.lockShards(keys, 1)
+	defer unlockShards(shards, (*sync.RWMutex).Unlock)
+	for i, f := range fences {
+		written := f.shard.releaseFenceLocked(f)
+		if written || !remove(i) {
+			continue
+		}
+		h := s.hash(keys[i])
+		if s.removeKeyLocked(f.shard, h, keys[i], Deleted, nil) {
+			deleted(i)
+		}
+	}
 }

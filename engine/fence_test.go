@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -199,5 +200,84 @@ func TestFencesKeepTheirDatabase(t *testing.T) {
 			one.Delete([]byte("missing"))
 			two.Delete([]byte("missing"))
 		})
+	}
+}
+
+// TestSnapshotFencedThenDeleteUnwritten: SnapshotFenced copies the live
+// keys named, a key named twice twice, each with a fence; DeleteUnwritten
+// then removes those whose removal is asked for and that nothing wrote
+// since (a string, a hash, a list written meanwhile stay with what was
+// written), tells each removal, breaks a fill's fence on a key it removes,
+// and leaves no fence behind.
+func TestSnapshotFencedThenDeleteUnwritten(t *testing.T) {
+	s := newStore(t, Options{})
+	b := func(v ...string) [][]byte {
+		out := make([][]byte, len(v))
+		for i, x := range v {
+			out[i] = []byte(x)
+		}
+		return out
+	}
+	for _, k := range []string{"s", "kept", "refused", "sw"} {
+		set(t, s, k, "v:"+k)
+	}
+	if _, err := s.HSet([]byte("h"), b("f", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.HSet([]byte("hw"), b("f", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LPush([]byte("lw"), b("a"), true, false); err != nil {
+		t.Fatal(err)
+	}
+	keys := b("s", "missing", "h", "kept", "refused", "sw", "hw", "lw", "s")
+	items, fences := s.SnapshotFenced(keys, true)
+	var got []string
+	for _, it := range items {
+		got = append(got, string(it.Key)+":"+it.Type.String())
+	}
+	want := "[s:string h:hash kept:string refused:string sw:string hw:hash lw:list s:string]"
+	if fmt.Sprint(got) != want || len(fences) != len(items) {
+		t.Fatalf("SnapshotFenced = %v with %d fences, want %s with one each", got, len(fences), want)
+	}
+	if string(items[0].Value) != "v:s" || len(items[1].Pairs) != 2 {
+		t.Fatalf("the copies: %q, %q", items[0].Value, items[1].Pairs)
+	}
+	// Written meanwhile: these stay, with what was written.
+	set(t, s, "sw", "newer")
+	if _, err := s.HSet([]byte("hw"), b("g", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LPush([]byte("lw"), b("b"), true, false); err != nil {
+		t.Fatal(err)
+	}
+	fillFence := s.Fence([]byte("h"))
+	var deleted []string
+	s.DeleteUnwritten(fences, func(i int) bool { return string(items[i].Key) != "refused" },
+		func(i int) { deleted = append(deleted, string(items[i].Key)) })
+	if fmt.Sprint(deleted) != "[s h kept]" {
+		t.Errorf("deleted %v, want [s h kept] (s once: the second copy finds it gone)", deleted)
+	}
+	for k, live := range map[string]bool{"s": false, "h": false, "kept": false, "refused": true, "sw": true, "hw": true, "lw": true} {
+		if _, ok := s.TypeOf([]byte(k)); ok != live {
+			t.Errorf("%s: live %v, want %v", k, ok, live)
+		}
+	}
+	wantValue(t, s, "sw", "newer")
+	if n, _ := s.LLen([]byte("lw")); n != 2 {
+		t.Errorf("LLEN lw = %d, want 2", n)
+	}
+	fillFence.Release()
+	if !fillFence.Written() {
+		t.Error("removing h left a fill's fence on it unbroken")
+	}
+	for i := range s.shards {
+		if n := len(s.shards[i].fences); n != 0 {
+			t.Fatalf("shard %d keeps %d fenced keys", i, n)
+		}
+	}
+	// Without fences: copies only.
+	if items, fences := s.SnapshotFenced(b("refused"), false); len(items) != 1 || fences != nil {
+		t.Errorf("SnapshotFenced without fences: %d items, fences %v", len(items), fences)
 	}
 }

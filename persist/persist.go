@@ -485,11 +485,20 @@ func Dump(st *engine.Store, key []byte) (payload []byte, found bool) {
 	if !found {
 		return nil, false
 	}
+	payload, _, ok := DumpItem(&it)
+	return payload, ok
+}
+
+// DumpItem is it, a key as the store copies it (SnapshotKey,
+// SnapshotFenced), in DUMP's serialization, with its deadline in unix
+// milliseconds (0: none), as MIGRATE sends it; ok is false for a type
+// DUMP does not write.
+func DumpItem(it *engine.SnapshotItem) (payload []byte, expireAtMs int64, ok bool) {
 	var e rdb.Entry
-	if !entryOf(&it, &e) {
-		return nil, false
+	if !entryOf(it, &e) {
+		return nil, 0, false
 	}
-	return rdb.Dump(&e), true
+	return rdb.Dump(&e), e.ExpireAt, true
 }
 
 // Restore writes e, a value RESTORE decoded, as key with the deadline at

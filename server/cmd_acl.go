@@ -220,8 +220,7 @@ func cmdACLDryRun(c *Conn, args [][]byte) {
 
 // unservedCall is the call of a Redis command this server does not serve
 // but ACL rules name (acl.WithRedisCommands), with its keys as Redis finds
-// them (MIGRATE's getkeys, RESTORE-ASKING's key); nil for a name Redis
-// does not know either.
+// them (RESTORE-ASKING's key); nil for a name Redis does not know either.
 func (s *Server) unservedCall(args [][]byte) *acl.Call {
 	table := s.acl.users.Table()
 	cmd := table.Lookup(string(args[0]))
@@ -237,28 +236,8 @@ func (s *Server) unservedCall(args [][]byte) *acl.Call {
 	if len(args) > 1 {
 		call.FirstArg = args[1]
 	}
-	switch cmd.Name {
-	case "migrate":
-		// host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2
-		// user pw] [KEYS key ...]: the key, or those after KEYS.
-		keys := args[min(3, len(args)):min(4, len(args))]
-		for i := 6; i < len(args); i++ {
-			if resp.EqualFold(args[i], "auth2") {
-				i += 2
-			} else if resp.EqualFold(args[i], "auth") {
-				i++
-			} else if resp.EqualFold(args[i], "keys") {
-				keys = args[i+1:]
-				break
-			}
-		}
-		for _, k := range keys {
-			call.Keys = append(call.Keys, acl.KeyUse{Key: k, Read: true, Write: true})
-		}
-	case "restore-asking":
-		if len(args) > 1 {
-			call.Keys = []acl.KeyUse{{Key: args[1], Write: true}}
-		}
+	if cmd.Name == "restore-asking" && len(args) > 1 {
+		call.Keys = []acl.KeyUse{{Key: args[1], Write: true}}
 	}
 	return call
 }

@@ -169,7 +169,7 @@ func (cmd *command) keySpecFlags(args [][]byte, i int) []string {
 	}
 	read, write := cmd.keyUse(args, i)
 	switch {
-	case cmd.Access == commands.KeysRename && i == 0:
+	case cmd.Access == commands.KeysRename && i == 0, cmd.Access == commands.KeysMove:
 		return []string{"RW", "access", "delete"}
 	case cmd.Access == commands.KeysMerge && i == 0:
 		return []string{"RW", "access", "insert"}

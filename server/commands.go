@@ -252,7 +252,7 @@ func commandTable() []*commands.Spec {
 			{Name: "command|list", Arity: -2, Flags: commands.Loading | commands.Stale, Handler: conn(cmdCommandList)},
 		},
 			Group: "server", Summary: "Returns detailed information about commands: COUNT, DOCS, INFO, LIST, GETKEYS, GETKEYSANDFLAGS.", Usage: "[subcommand [argument ...]]", Since: "2.8.13"},
-	}, clusterSpecs()...)
+	}, append(clusterSpecs(), migrateSpec())...)
 }
 
 // buildTable indexes the command table by name and resolves each command's

@@ -76,8 +76,9 @@ func TestCompatDirtyOfInPlaceWrites(t *testing.T) {
 }
 
 // TestCompatInfoMigrateSockets: INFO's stats have Redis's
-// migrate_cached_sockets, which the Tcl suite's dump unit reads; with no
-// MIGRATE here it is 0, as on a redis-server that migrated nothing.
+// migrate_cached_sockets, which the Tcl suite's dump unit reads: 0 on a
+// server that migrated nothing (TestCompatMigrate follows it as MIGRATE
+// caches and drops its connections).
 func TestCompatInfoMigrateSockets(t *testing.T) {
 	redisAddr := startRedis(t)
 	ts := startServer(t, Options{})

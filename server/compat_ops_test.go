@@ -79,6 +79,10 @@ func TestCompatSlowlog(t *testing.T) {
 			{"AUTH", "nopass"}, {"AUTH", "u", "p"}, {"HELLO", strconv.Itoa(proto), "AUTH", "default", "pw"},
 			{"HELLO", strconv.Itoa(proto), "SETNAME", "ops"},
 			{"CONFIG", "SET", "requirepass", ""},
+			// MIGRATE's secrets, to a port no one listens on.
+			{"MIGRATE", "127.0.0.1", "1", "k", "0", "100", "AUTH", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "k", "0", "100", "COPY", "AUTH2", "user", "pw", "REPLACE"},
+			{"MIGRATE", "127.0.0.1", "1", "k", "0", "100", "AUTH", "pw", "BOGUS", "AUTH", "pw2"},
 			{"SLOWLOG", "LEN"},
 		}
 		for _, args := range cmds {

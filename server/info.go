@@ -215,7 +215,7 @@ func (s *Server) infoStats(b *infoBuilder) {
 	b.field("pubsub_channels", s.pubsub.Count(pubsub.Channel))
 	b.field("pubsub_patterns", s.pubsub.Count(pubsub.Pattern))
 	b.field("pubsubshard_channels", s.pubsub.Count(pubsub.Shard))
-	b.field("migrate_cached_sockets", 0) // no MIGRATE, so no socket it keeps
+	b.field("migrate_cached_sockets", s.migrate.Len())
 	_, keys, items, prefixes := s.tracking.Stats()
 	b.field("tracking_total_keys", keys)
 	b.field("tracking_total_items", items)

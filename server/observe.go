@@ -102,7 +102,9 @@ var redacted = []byte("(redacted)")
 
 // redactedArgs returns args with the secrets Redis hides from the slow log
 // and MONITOR replaced by "(redacted)": AUTH's password (and user name),
-// HELLO's AUTH pair, ACL SETUSER's rules, CONFIG SET's requirepass.
+// HELLO's AUTH pair, ACL SETUSER's rules, CONFIG SET's requirepass,
+// MIGRATE's AUTH and AUTH2 arguments (those its parser reached, as
+// Redis redacts them as it reads them).
 func redactedArgs(cmd *command, args [][]byte) [][]byte {
 	if cmd == nil {
 		return args
@@ -126,6 +128,8 @@ func redactedArgs(cmd *command, args [][]byte) [][]byte {
 				j = len(args)
 			}
 		}
+	case "migrate":
+		hide = migrateSecrets(args)
 	case "acl|setuser":
 		for j := 2; j < len(args); j++ {
 			hide = append(hide, j)

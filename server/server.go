@@ -35,6 +35,7 @@ import (
 	"github.com/stampedeless/stampedeless/persist"
 	"github.com/stampedeless/stampedeless/resp"
 	"github.com/stampedeless/stampedeless/server/internal/blocked"
+	"github.com/stampedeless/stampedeless/server/internal/migrate"
 	"github.com/stampedeless/stampedeless/server/internal/pause"
 	"github.com/stampedeless/stampedeless/server/internal/pubsub"
 	"github.com/stampedeless/stampedeless/server/internal/tracking"
@@ -244,6 +245,8 @@ type Server struct {
 	// pause is CLIENT PAUSE's gate (internal/pause; its commands and
 	// waits in pause.go).
 	pause pause.Gate
+	// migrate keeps MIGRATE's connections to its targets (migrate.go).
+	migrate *migrate.Targets
 }
 
 // ErrNoStore is returned by New without Options.Store.
@@ -276,6 +279,7 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		started: time.Now(),
 		conns:   make(map[*Conn]struct{}),
+		migrate: migrate.New(migrate.IdleTimeout),
 	}
 	s.watches.Init(s.store, s.consumeChanges)
 	s.blocked.Init(s.consumeChanges)
@@ -535,6 +539,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.wg.Wait()
 		close(done)
 	}()
+	// Once every connection is gone, so is every MIGRATE.
+	defer s.migrate.Close()
 	select {
 	case <-done:
 		return nil

@@ -1289,6 +1289,40 @@ func TestFleetMovableKeys(t *testing.T) {
 	}
 }
 
+// TestFleetMigrate: with --redis, a key MIGRATE moved away from one
+// replica is gone from the others too, also when the target refused
+// another key of the same MIGRATE (an error reply); a key it refused stays
+// on every replica.
+func TestFleetMigrate(t *testing.T) {
+	s := redistest.Start(t)
+	f := startFleet(t, []string{"--redis", s.Addr()}, 2, newFleetOrigin(t), time.Second)
+	ctx := context.Background()
+	a, b := f.replicas[0].rdb, f.replicas[1].rdb
+	target := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr()})
+	t.Cleanup(func() { target.Close() })
+	host, port, _ := strings.Cut(target.Options().Addr, ":")
+	a.MSet(ctx, "moved", "1", "taken", "2", "refused", "3")
+	target.Set(ctx, "refused", "theirs", 0)
+	if v := b.MGet(ctx, "moved", "taken", "refused").Val(); fmt.Sprint(v) != "[1 2 3]" {
+		t.Fatalf("on B before: %v", v)
+	}
+	if err := a.Do(ctx, "MIGRATE", host, port, "moved", "0", "5000").Err(); err != nil {
+		t.Fatalf("MIGRATE: %v", err)
+	}
+	err := a.Do(ctx, "MIGRATE", host, port, "", "0", "5000", "KEYS", "taken", "refused").Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR Target instance replied with error: BUSYKEY") {
+		t.Fatalf("MIGRATE of a key the target has: %v", err)
+	}
+	for _, r := range []*redis.Client{a, b} {
+		if v := r.MGet(ctx, "moved", "taken", "refused").Val(); fmt.Sprint(v) != "[<nil> <nil> 3]" {
+			t.Errorf("after MIGRATE: %v, want only the refused key", v)
+		}
+	}
+	if v := target.MGet(ctx, "moved", "taken", "refused").Val(); fmt.Sprint(v) != "[1 2 theirs]" {
+		t.Errorf("the target has %v", v)
+	}
+}
+
 // TestFleetAppLeaseOutlivesLeaseWait: an application's lease is its
 // holder's for its whole LEASE term, however much longer than --lease-wait
 // that is: a replica whose callers wait for it follows it on rather than

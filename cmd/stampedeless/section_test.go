@@ -75,7 +75,8 @@ func taggedOrigin(t *testing.T) string {
 // clients at once: plain writes, deletes, expiry and FLUSHALL; read-through
 // fills and refills of a short ttl; leases set and aborted; hard and soft
 // tag purges; transactions, scripts and functions, which hold the atomic
-// section exclusively, with read-through commands inside them; a tracking client;
+// section exclusively, with read-through commands inside them; MIGRATE,
+// to the server itself or to the other replica; a tracking client;
 // and, in fleet mode, two replicas sharing a real redis-server. No
 // command may wait past opDeadline: one that does ends the test binary
 // with every goroutine's stack (testwait.Hung). Errors the commands
@@ -121,7 +122,9 @@ func TestSectionNeverHangs(t *testing.T) {
 			var wg sync.WaitGroup
 			for w := range 8 {
 				rdb := clients[w%len(clients)]
-				wg.Go(func() { sectionWorker(rdb, rand.New(rand.NewPCG(uint64(w), 7)), 400) })
+				// MIGRATE's target: the other replica, or the same server.
+				target := clients[(w+1)%len(clients)].Options().Addr
+				wg.Go(func() { sectionWorker(rdb, target, rand.New(rand.NewPCG(uint64(w), 7)), 400) })
 			}
 			wg.Wait()
 			close(stop)
@@ -136,13 +139,16 @@ const sectionLibrary = "#!lua name=section\n" +
 	"redis.call('SET', keys[1], args[1]) return redis.call('GET', keys[1]) end)"
 
 // sectionWorker sends n random commands of every kind that writes the
-// store.
-func sectionWorker(rdb *redis.Client, rng *rand.Rand, n int) {
+// store; its MIGRATEs go to target, which may be rdb's own server: one
+// that held the section while its target answered would wait for itself
+// there, behind a transaction waiting for the section.
+func sectionWorker(rdb *redis.Client, target string, rng *rand.Rand, n int) {
+	host, port, _ := strings.Cut(target, ":")
 	key := func() string { return "k:" + strconv.Itoa(rng.IntN(12)) }
 	appKey := func() string { return "a:" + strconv.Itoa(rng.IntN(6)) }
 	tag := func() string { return "t" + strconv.Itoa(rng.IntN(3)) }
 	for range n {
-		switch rng.IntN(13) {
+		switch rng.IntN(14) {
 		case 0:
 			do(rdb, "SET", key(), "v", "EX", 1+rng.IntN(3))
 		case 1:
@@ -187,6 +193,8 @@ func sectionWorker(rdb *redis.Client, rng *rand.Rand, n int) {
 			do(rdb, "EVAL", "return redis.call('FILL.SET', KEYS[1], 'notatoken', 'v')", 1, appKey())
 		case 12:
 			do(rdb, "FCALL", "section_set", 1, key(), "f")
+		case 13:
+			do(rdb, "MIGRATE", host, port, "", rng.IntN(2), 5000, "REPLACE", "KEYS", key(), key())
 		}
 	}
 }

@@ -13,6 +13,9 @@
 #   SIDES      "ours redis" (default), "ours" or "redis"
 #   OUT        where each unit's log is kept (default: a new temporary dir)
 #   TIMEOUT    seconds one unit may take (default 1200)
+#   SINGLEDB   1: runtest's single-database mode (--singledb: the tests
+#              keep to database 0 and select none), as Redis's own suite
+#              ran against a server with one database; default 0
 #   TAGS       runtest tag filters applied to both (default "-needs:repl
 #              -needs:aof": this server has no replication and writes no
 #              append-only file)
@@ -21,9 +24,10 @@
 #              replication stream (SYNC), which this server has not; each
 #              would end its unit)
 #
-# Both servers run Redis's defaults: 16 databases, no single-db mode,
-# noeviction, no persistence, DEBUG enabled. Tests tagged external:skip
-# are skipped by runtest itself against an external server.
+# Both servers run Redis's defaults: 16 databases, noeviction, no
+# persistence, DEBUG enabled; the tests run without runtest's single-db
+# mode unless SINGLEDB=1. Tests tagged external:skip are skipped by
+# runtest itself against an external server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +37,7 @@ BASEPORT=${BASEPORT:-22000}
 SIDES=${SIDES:-ours redis}
 TIMEOUT=${TIMEOUT:-1200}
 TAGS=${TAGS:--needs:repl -needs:aof}
+SINGLEDB=${SINGLEDB:-0}
 SKIP=${SKIP:-"Same dataset digest if saving/reloading as AOF?
 EXPIRES after a reload (snapshot + append only file rewrite)
 EXPIRES after AOF reload (without rewrite)
@@ -92,6 +97,7 @@ find "$tests/tests/unit" -name '*.tcl' -exec perl -pi -e \
 
 tagargs=()
 for t in $TAGS; do tagargs+=(--tags "$t"); done
+[ "$SINGLEDB" = 1 ] && tagargs+=(--singledb)
 while IFS= read -r t; do
   [ -n "$t" ] && tagargs+=(--skiptest "$t")
 done <<<"$SKIP"

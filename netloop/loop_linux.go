@@ -49,7 +49,7 @@ type eventLoop struct {
 	// idleSweptAt is when tick last looked for idle clients (timeout).
 	idleSweptAt time.Time
 	// buffersHeld: a connection may hold a query buffer sweepBuffers
-	// would trim or give back (set by a turn, cleared by sweepBuffers,
+	// would trim or give back (set by serve, cleared by sweepBuffers,
 	// which last looked at buffersSweptAt).
 	buffersHeld    bool
 	buffersSweptAt time.Time
@@ -228,7 +228,6 @@ func (l *eventLoop) run() {
 			}
 			if c := l.conns[fd]; c != nil {
 				l.ready(c, ev.Events)
-				l.buffersHeld = true
 			}
 		}
 		l.sendDue()

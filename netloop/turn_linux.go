@@ -118,8 +118,11 @@ func (l *eventLoop) serveSafely(c *Conn) {
 }
 
 // serve runs the commands c has sent until its input runs out, its socket
-// is full, or a command must wait.
+// is full, or a command must wait. Whatever calls it (an event, a new
+// connection's first bytes, a continuation's end), c now holds a query
+// buffer for sweepBuffers to trim or give back.
 func (l *eventLoop) serve(c *Conn) {
+	l.buffersHeld = true
 	for {
 		args, err := c.rd.ReadCommand(c.client.ReadLimits())
 		switch {

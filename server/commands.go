@@ -23,13 +23,12 @@ type command struct {
 	counters   counters
 }
 
-// counters are a command's pre-resolved metric children, so counting a call
-// costs one atomic add and no label lookup: calls that replied, calls that
+// counters are a command's metric children: calls that replied, calls that
 // replied an error, and calls refused before they ran (Redis's
 // rejected_calls: arity, authentication, permissions, a full store...).
 // A subcommand has its own, as Redis's commandstats count it.
 type counters struct {
-	ok, fail, rejected prometheus.Counter
+	ok, fail, rejected lazyCounter
 	// The bases are the counters at the last CONFIG RESETSTAT, where
 	// INFO's commandstats start from: /metrics' counters never reset.
 	okBase, failBase, rejectedBase atomic.Int64
@@ -277,15 +276,45 @@ func buildTable(reg *metrics.Registry, specs []*commands.Spec) (map[string]*comm
 	return table, nil
 }
 
-// newCounters resolves the metric children of the command named name: a
+// newCounters are the metric children of the command named name: a
 // subcommand is named container|subcommand, as Redis's commandstats name
 // it.
 func newCounters(reg *metrics.Registry, name string) counters {
 	return counters{
-		ok:       reg.Commands.WithLabelValues(name, "ok"),
-		fail:     reg.Commands.WithLabelValues(name, "error"),
-		rejected: reg.Commands.WithLabelValues(name, "rejected"),
+		ok:       lazyCounter{vec: reg.Commands, labels: [2]string{name, "ok"}},
+		fail:     lazyCounter{vec: reg.Commands, labels: [2]string{name, "error"}},
+		rejected: lazyCounter{vec: reg.Commands, labels: [2]string{name, "rejected"}},
 	}
+}
+
+// lazyCounter is one child of a counter vector, made on its first count,
+// so that /metrics lists the commands and results that happened rather
+// than every (sub)command's three; after that a count is one atomic load
+// and the counter's add, with no label lookup.
+type lazyCounter struct {
+	vec    *prometheus.CounterVec
+	labels [2]string
+	child  atomic.Pointer[prometheus.Counter]
+}
+
+// Inc counts one.
+func (l *lazyCounter) Inc() {
+	c := l.child.Load()
+	if c == nil {
+		// Two first counts at once make the same child.
+		made := l.vec.WithLabelValues(l.labels[0], l.labels[1])
+		l.child.CompareAndSwap(nil, &made)
+		c = l.child.Load()
+	}
+	(*c).Inc()
+}
+
+// value is the count so far.
+func (l *lazyCounter) value() int64 {
+	if c := l.child.Load(); c != nil {
+		return int64(metrics.Value(*c))
+	}
+	return 0
 }
 
 // entry makes spec an entry of the table, copied: the table changes its

@@ -311,15 +311,14 @@ func (s *Server) infoCommandStats(b *infoBuilder) {
 // sinceReset are the command's calls that succeeded, failed and were
 // refused since the last CONFIG RESETSTAT.
 func (c *counters) sinceReset() (ok, fail, rejected int64) {
-	return int64(metrics.Value(c.ok)) - c.okBase.Load(), int64(metrics.Value(c.fail)) - c.failBase.Load(),
-		int64(metrics.Value(c.rejected)) - c.rejectedBase.Load()
+	return c.ok.value() - c.okBase.Load(), c.fail.value() - c.failBase.Load(), c.rejected.value() - c.rejectedBase.Load()
 }
 
 // reset makes INFO's commandstats start again from zero.
 func (c *counters) reset() {
-	c.okBase.Store(int64(metrics.Value(c.ok)))
-	c.failBase.Store(int64(metrics.Value(c.fail)))
-	c.rejectedBase.Store(int64(metrics.Value(c.rejected)))
+	c.okBase.Store(c.ok.value())
+	c.failBase.Store(c.fail.value())
+	c.rejectedBase.Store(c.rejected.value())
 	c.usec.Store(0)
 }
 

@@ -149,6 +149,11 @@ func (s *Server) run(c *Conn, cmd *command, args [][]byte) {
 			s.replyBusy(c, cmd)
 			return
 		}
+		// The section was held, perhaps by the CLIENT PAUSE that began
+		// since dispatch let this command through: it looks again.
+		if s.heldAfterAll(c, cmd, args, func() { s.gate.sec.RUnlock(hint) }) {
+			return
+		}
 		s.handleShared(c, cmd, args, hint)
 	})
 }

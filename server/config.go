@@ -169,10 +169,6 @@ var configParams = []configParam{
 			return err
 		}},
 	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold},
-	{name: "min-replicas-to-write", get: getMinReplicasToWrite, set: setMinReplicasToWrite},
-	{name: "min-slaves-to-write", get: getMinReplicasToWrite, set: setMinReplicasToWrite},
-	{name: "min-replicas-max-lag", get: getMinReplicasMaxLag, set: setMinReplicasMaxLag},
-	{name: "min-slaves-max-lag", get: getMinReplicasMaxLag, set: setMinReplicasMaxLag},
 	{name: "save",
 		get: func(s *Server) string { return persist.FormatSavePoints(s.opts.Saver.SavePoints()) },
 		set: func(s *Server, v string) error {
@@ -396,7 +392,10 @@ func init() {
 		p := &redisconfig.Params[i]
 		cp := configParam{name: p.Name, hidden: p.Hidden,
 			get: func(s *Server) string { return s.inertConfig.Get(p) }}
-		if p.Check != nil {
+		switch {
+		case replicaParams[p.Name] || replicaParams[p.Alias]:
+			cp.set = func(s *Server, v string) error { return s.setReplicaParam(p, v) }
+		case p.Check != nil:
 			cp.set = func(s *Server, v string) error { return s.inertConfig.Set(p, v) }
 		}
 		configParams = append(configParams, cp)

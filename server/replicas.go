@@ -1,8 +1,6 @@
 package server
 
 import (
-	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,57 +15,41 @@ import (
 // good replicas than min-replicas-to-write.
 const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 
-// replicaMinimum is min-replicas-to-write and min-replicas-max-lag. This
-// server has no replicas, so with both set (Redis's checkGoodReplicasStatus)
+// replicaMinimum watches min-replicas-to-write and min-replicas-max-lag,
+// kept with Redis's other parameters (redisconfig.Params). This server
+// has no replicas, so with both set (Redis's checkGoodReplicasStatus)
 // every write is refused with errNoReplicas, as a Redis primary with none
 // refuses them: a client that asks for the guarantee is told it does not
-// hold. The zero value is Redis's defaults.
+// hold.
 type replicaMinimum struct {
-	mu sync.Mutex // serializes changes of the two values
-	// toWrite is min-replicas-to-write; lagOver10 is min-replicas-max-lag
-	// less its default 10, so that the zero value is the defaults.
-	toWrite, lagOver10 int64
-	refuse             atomic.Bool // both are set: writes are refused
+	mu     sync.Mutex  // orders a change of either value and the look at both
+	refuse atomic.Bool // both are set: writes are refused
 }
 
 // on reports whether writes are refused.
 func (r *replicaMinimum) on() bool { return r.refuse.Load() }
 
-func (r *replicaMinimum) set(f func()) {
+// replicaParams are the parameters replicaMinimum watches, by the name
+// their values are kept under.
+var replicaParams = map[string]bool{"min-replicas-to-write": true, "min-replicas-max-lag": true}
+
+// setReplicaParam is CONFIG SET of p, one of replicaParams or an alias of
+// one.
+func (s *Server) setReplicaParam(p *redisconfig.Param, v string) error {
+	r := &s.replicaMinimum
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f()
-	r.refuse.Store(r.toWrite > 0 && r.lagOver10+10 > 0)
-}
-
-func (r *replicaMinimum) get(v *int64, plus int64) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strconv.FormatInt(*v+plus, 10)
-}
-
-func getMinReplicasToWrite(s *Server) string {
-	return s.replicaMinimum.get(&s.replicaMinimum.toWrite, 0)
-}
-
-func getMinReplicasMaxLag(s *Server) string {
-	return s.replicaMinimum.get(&s.replicaMinimum.lagOver10, 10)
-}
-
-func setMinReplicasToWrite(s *Server, v string) error {
-	n, err := redisconfig.Integer(v, 0, math.MaxInt32)
-	if err == nil {
-		s.replicaMinimum.set(func() { s.replicaMinimum.toWrite = n })
+	if err := s.inertConfig.Set(p, v); err != nil {
+		return err
 	}
-	return err
-}
-
-func setMinReplicasMaxLag(s *Server, v string) error {
-	n, err := redisconfig.Integer(v, 0, math.MaxInt32)
-	if err == nil {
-		s.replicaMinimum.set(func() { s.replicaMinimum.lagOver10 = n - 10 })
+	on := true
+	for i := range redisconfig.Params {
+		if q := &redisconfig.Params[i]; replicaParams[q.Name] {
+			on = on && s.inertConfig.Get(q) != "0"
+		}
 	}
-	return err
+	r.refuse.Store(on)
+	return nil
 }
 
 // writes reports whether cmd, with args, is a write for Redis's

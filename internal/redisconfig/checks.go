@@ -6,7 +6,8 @@
 // with their defaults and the values CONFIG SET kept (Params, Values).
 // CONFIG GET answers redis-server 7.0.15's default of an inert parameter
 // until CONFIG SET changes it. The parameters that act on the server are
-// the server's.
+// the server's, but for min-replicas-to-write and min-replicas-max-lag:
+// kept here, and watched by the server, which has no replica to count.
 package redisconfig
 
 import (
